@@ -1,0 +1,92 @@
+"""The command line: the only place that prints or exits."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from cluster_iac import __version__
+from cluster_iac.console import format_diagnostic
+from cluster_iac.errors import Diagnostic
+from cluster_iac.render import Build, PipelineError, build
+
+SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+STRICT = click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="cluster-iac")
+def main() -> None:
+    """Compile a GPU-cluster spec into Slurm, NCCL, Lustre, Ansible, facility and cabling files."""
+
+
+@main.command()
+@SPEC
+@STRICT
+def validate(spec: Path, strict: bool) -> None:
+    """Check SPEC and its design; exit 1 on any error."""
+    result = _build_or_exit(spec, strict=strict, emit=False)
+    click.echo(f"{spec}: ok ({_summary(result)})")
+
+
+@main.command()
+@SPEC
+@click.option("-o", "--output", "out_dir", required=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
+@click.option("--check", is_flag=True,
+              help="Write nothing; print a diff and exit 1 if the output directory is stale.")
+@STRICT
+def render(spec: Path, out_dir: Path, check: bool, strict: bool) -> None:
+    """Render every output file of SPEC into OUT_DIR."""
+    from cluster_iac.writer import stale_diff, write_tree
+
+    result = _build_or_exit(spec, strict=strict, emit=True)
+    if check:
+        diff = stale_diff(out_dir, result.files)
+        if diff:
+            click.echo(diff, nl=False)
+            click.echo(f"{out_dir}: stale; run 'cluster-iac render {spec} -o {out_dir}'", err=True)
+            sys.exit(1)
+        click.echo(f"{out_dir}: up to date ({len(result.files)} files)")
+        return
+    changed = write_tree(out_dir, result.files)
+    click.echo(f"{out_dir}: {len(result.files)} files, {len(changed)} changed ({_summary(result)})")
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of the spec."""
+    from cluster_iac.spec.schema import schema_text
+
+    click.echo(schema_text(), nl=False)
+
+
+def _build_or_exit(spec: Path, *, strict: bool, emit: bool) -> Build:
+    try:
+        result = build(spec, strict=strict, emit=emit)
+    except PipelineError as exc:
+        _print_diagnostics(exc.diagnostics, exc, str(spec))
+        errors = sum(1 for d in exc.diagnostics if d.is_error)
+        click.echo(f"{spec}: {errors} error(s); nothing written", err=True)
+        sys.exit(1)
+    _print_diagnostics(result.findings, result, str(spec))
+    return result
+
+
+def _print_diagnostics(diagnostics: list[Diagnostic], holder: object, file: str) -> None:
+    source = getattr(holder, "source", None)
+    for diag in diagnostics:
+        click.echo(format_diagnostic(diag, source, file), err=True)
+
+
+def _summary(result: Build) -> str:
+    plan = result.plan
+    return (f"{len(plan.nodes)} nodes, {plan.gpu_count} GPUs, {len(plan.racks)} racks, "
+            f"{len(result.findings)} finding(s)")
+
+
+def _json(data: object) -> str:
+    return json.dumps(data, indent=2, sort_keys=True) + "\n"

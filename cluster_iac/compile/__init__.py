@@ -1,0 +1,36 @@
+"""Compile passes: spec -> plan, one small pure function per pass, in order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from cluster_iac.compile.check_references import check_references
+from cluster_iac.compile.expand_node_types import expand_node_types
+from cluster_iac.compile.expand_nodes import expand_nodes
+from cluster_iac.compile.expand_partitions import expand_partitions
+from cluster_iac.compile.expand_racks import expand_racks
+from cluster_iac.plan import Plan
+from cluster_iac.spec import ClusterSpec
+
+Pass = Callable[[ClusterSpec, Plan], Plan]
+
+# Order matters: each pass may read what the ones before it put in the plan.
+PASSES: tuple[Pass, ...] = (
+    check_references,
+    expand_node_types,
+    expand_racks,
+    expand_nodes,
+    expand_partitions,
+)
+
+
+def compile_plan(spec: ClusterSpec) -> Plan:
+    """Run every pass; a pass that finds errors raises CompileError."""
+    from cluster_iac.catalog import merged_catalog
+    from cluster_iac.plan.model import Settings
+
+    plan = Plan(cluster=spec.cluster, catalog=merged_catalog(spec.catalog),
+                settings=Settings.from_spec(spec))
+    for compile_pass in PASSES:
+        plan = compile_pass(spec, plan)
+    return plan

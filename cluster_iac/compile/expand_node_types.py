@@ -1,0 +1,86 @@
+"""Merge each node type's catalog platform with the spec's overrides."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.plan import NicPlan, NodeTypePlan, Plan
+from cluster_iac.spec import ClusterSpec
+from cluster_iac.spec.nodes import NodeType
+
+
+def expand_node_types(spec: ClusterSpec, plan: Plan) -> Plan:
+    """Resolve every node type against the catalog."""
+    resolved = {name: _resolve(name, nt, plan) for name, nt in sorted(spec.node_types.items())}
+    problems = [d for nt in resolved.values() for d in _consistency(nt)]
+    if problems:
+        raise CompileError(problems)
+    return replace(plan, node_types=resolved)
+
+
+def _resolve(name: str, nt: NodeType, plan: Plan) -> NodeTypePlan:
+    cat = plan.catalog
+    platform = cat.platforms[nt.platform]
+    gpu_key = (nt.gpu.model if nt.gpu and nt.gpu.model else None) or platform.gpu
+    gpu_count = nt.gpu.count if nt.gpu and nt.gpu.count is not None else platform.gpu_count
+    gpu = cat.gpus[gpu_key] if gpu_key else None
+    cpu_key = (nt.cpu.model if nt.cpu and nt.cpu.model else None) or platform.cpu
+    cpu = cat.cpus[cpu_key]
+    over = nt.cpu
+    psus = nt.psus or platform.psus
+    return NodeTypePlan(
+        name=name,
+        platform=nt.platform,
+        platform_name=platform.name,
+        kind=platform.kind,
+        gpu_model=gpu_key if gpu_count else None,
+        gpu_name=gpu.name if gpu and gpu_count else None,
+        gpu_count=gpu_count if gpu else 0,
+        gres_type=gpu.gres_type if gpu and gpu_count else None,
+        gpu_max_power_w=gpu.max_power_w if gpu else 0,
+        gpu_nvlink_gbs=gpu.nvlink_gbs if gpu else 0.0,
+        cpu_model=cpu_key,
+        cpu=cpu,
+        sockets=(over.sockets if over and over.sockets else None) or platform.sockets,
+        cores_per_socket=(over.cores_per_socket if over and over.cores_per_socket else None)
+        or cpu.cores,
+        threads_per_core=(over.threads_per_core if over and over.threads_per_core else None)
+        or cpu.threads_per_core,
+        memory_gib=nt.memory_gib or platform.memory_gib,
+        nics=tuple(_nic(slot, cat) for slot in (nt.nics if nt.nics is not None else platform.nics)),
+        max_power_w=nt.max_power_w or platform.max_power_w,
+        psu_count=psus.count if psus else 0,
+        psu_rating_w=psus.rating_w if psus else 0,
+        psu_required=psus.required if psus else 0,
+        height_u=nt.height_u or platform.height_u,
+        weight_kg=nt.weight_kg or platform.weight_kg,
+        cooling=platform.cooling,
+        nvlink_domain=platform.nvlink_domain if gpu_count else "none",
+        gpu_sockets=tuple(platform.gpu_sockets[:gpu_count]) if gpu_key == platform.gpu else (),
+        pcie=platform.pcie if gpu_key == platform.gpu and gpu_count == platform.gpu_count
+        else None,
+        features=tuple(nt.features),
+        gres_autodetect=nt.gres_autodetect,
+        spec_path=("node_types", name),
+    )
+
+
+def _nic(slot, cat) -> NicPlan:  # type: ignore[no-untyped-def]
+    model = cat.nics[slot.model]
+    return NicPlan(role=slot.role, model=slot.model, name=model.name, link=model.link,
+                   speed_gbps=model.speed_gbps, count=slot.count * model.ports,
+                   pcie_gen=model.pcie_gen, pcie_width=model.pcie_width)
+
+
+def _consistency(nt: NodeTypePlan) -> list[Diagnostic]:
+    out = []
+    if nt.psu_count and nt.psu_required > nt.psu_count:
+        out.append(Diagnostic(
+            "SPEC-PSU", f"node type '{nt.name}' needs {nt.psu_required} PSUs but has only "
+            f"{nt.psu_count}", (*nt.spec_path, "psus")))
+    if nt.gpu_sockets and max(nt.gpu_sockets) >= nt.sockets:
+        out.append(Diagnostic(
+            "SPEC-NUMA", f"node type '{nt.name}' places a GPU on socket {max(nt.gpu_sockets)} "
+            f"but has {nt.sockets} socket(s)", (*nt.spec_path, "cpu")))
+    return out

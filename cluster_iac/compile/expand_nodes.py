@@ -1,0 +1,59 @@
+"""Node groups -> one Node per host, with its hostname and rack."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import replace
+
+from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.hostlist import expand
+from cluster_iac.plan import Node, Plan
+from cluster_iac.spec import ClusterSpec
+from cluster_iac.spec.nodes import NodeGroup
+
+
+def hostname(pattern: str, index: int) -> str:
+    """'dgx-###' with index 7 -> 'dgx-007' (the index may outgrow the padding)."""
+    run = re.search(r"#+", pattern)
+    assert run is not None  # the spec's pattern guarantees one run of '#'
+    return pattern[: run.start()] + str(index).zfill(len(run.group())) + pattern[run.end():]
+
+
+def expand_nodes(spec: ClusterSpec, plan: Plan) -> Plan:
+    """Every node of every group, in spec order; duplicate hostnames are errors."""
+    nodes: list[Node] = []
+    problems: list[Diagnostic] = []
+    for i, group in enumerate(spec.node_groups):
+        racks = expand(group.racks)
+        per_rack = group.per_rack or math.ceil(group.count / len(racks))
+        if per_rack * len(racks) < group.count:
+            problems.append(Diagnostic(
+                "SPEC-RACK-CAPACITY",
+                f"node group '{group.name}' has {group.count} nodes but {len(racks)} rack(s) x "
+                f"{per_rack} per rack hold only {per_rack * len(racks)}",
+                ("node_groups", i, "per_rack")))
+            continue
+        nodes += _group_nodes(group, i, racks, per_rack)
+    seen: dict[str, Node] = {}
+    for node in nodes:
+        if node.hostname in seen:
+            problems.append(Diagnostic(
+                "SPEC-DUPLICATE-HOST",
+                f"hostname '{node.hostname}' of group '{node.group}' is also in group "
+                f"'{seen[node.hostname].group}'", (*node.spec_path, "hostname")))
+        seen.setdefault(node.hostname, node)
+    if problems:
+        raise CompileError(problems)
+    return replace(plan, nodes=tuple(nodes))
+
+
+def _group_nodes(group: NodeGroup, i: int, racks: list[str], per_rack: int) -> list[Node]:
+    return [
+        Node(
+            hostname=hostname(group.hostname, group.first_index + k),
+            group=group.name, role=group.role, node_type=group.node_type,
+            rack=racks[k // per_rack], index=k, spec_path=("node_groups", i),
+        )
+        for k in range(group.count)
+    ]

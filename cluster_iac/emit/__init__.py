@@ -1,0 +1,26 @@
+"""Emitters: each family renders the plan into {relative path: text}."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from cluster_iac.emit import slurm
+from cluster_iac.plan import Plan
+
+Emitter = Callable[[Plan], dict[str, str]]
+
+# One entry per artifact family; grep here to find who writes a file.
+EMITTERS: dict[str, Emitter] = {
+    "slurm": slurm.render,
+}
+
+
+def render_all(plan: Plan) -> dict[str, str]:
+    """Every output file, keyed by its path under the output directory, sorted."""
+    files: dict[str, str] = {}
+    for family, emitter in EMITTERS.items():
+        for path, text in emitter(plan).items():
+            if path in files:
+                raise ValueError(f"emitter {family!r} writes {path!r} twice")
+            files[path] = text
+    return dict(sorted(files.items()))

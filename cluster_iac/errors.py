@@ -1,0 +1,50 @@
+"""Diagnostics as data: every problem the pipeline finds is a Diagnostic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+SpecPath = tuple[str | int, ...]
+
+
+class Severity(str, Enum):
+    """How bad a finding is; errors stop validate and render."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One located problem: a stable code, a message and the spec path it is about."""
+
+    code: str
+    message: str
+    path: SpecPath = ()
+    severity: Severity = Severity.ERROR
+    hint: str | None = None
+    # Set by the loader for problems that have no spec path (YAML syntax).
+    line: int | None = None
+    column: int | None = None
+    # Measured value, limit and unit for capacity findings (report.md uses them).
+    details: dict[str, object] = field(default_factory=dict, compare=False)
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+
+class CompileError(Exception):
+    """Raised by a stage that found errors; carries every diagnostic of that stage."""
+
+    def __init__(self, diagnostics: list[Diagnostic], source: object | None = None):
+        self.diagnostics = diagnostics
+        self.source = source  # a SourceMap when the stage knows the text (YAML syntax errors)
+        super().__init__(f"{len(diagnostics)} error(s)")
+
+
+def spec_error(code: str, message: str, path: SpecPath, hint: str | None = None) -> Diagnostic:
+    """Shorthand for an error about a spec path."""
+    return Diagnostic(code=code, message=message, path=path, hint=hint)

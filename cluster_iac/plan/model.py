@@ -1,0 +1,164 @@
+"""Frozen dataclasses of the plan; graphs live beside them as networkx objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from cluster_iac.errors import SpecPath
+
+
+@dataclass(frozen=True)
+class NicPlan:
+    """Adapters of one role on a node type, resolved against the catalog."""
+
+    role: str
+    model: str
+    name: str
+    link: str
+    speed_gbps: int
+    count: int
+    pcie_gen: int
+    pcie_width: int
+
+
+@dataclass(frozen=True)
+class NodeTypePlan:
+    """A node type with catalog defaults and spec overrides merged."""
+
+    name: str
+    platform: str
+    platform_name: str
+    kind: str
+    gpu_model: str | None
+    gpu_name: str | None
+    gpu_count: int
+    gres_type: str | None
+    gpu_max_power_w: int
+    gpu_nvlink_gbs: float
+    cpu_model: str
+    cpu: Any  # CpuModel (catalog entry, frozen)
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+    memory_gib: int
+    nics: tuple[NicPlan, ...]
+    max_power_w: int
+    psu_count: int
+    psu_rating_w: int
+    psu_required: int
+    height_u: int
+    weight_kg: float
+    cooling: str
+    nvlink_domain: str
+    gpu_sockets: tuple[int, ...]
+    pcie: Any  # PcieLayout | None (catalog entry, frozen)
+    features: tuple[str, ...]
+    gres_autodetect: str
+    spec_path: SpecPath
+
+    @property
+    def cpus(self) -> int:
+        """Logical CPUs as Slurm counts them."""
+        return self.sockets * self.cores_per_socket * self.threads_per_core
+
+    def nics_of(self, role: str) -> tuple[NicPlan, ...]:
+        return tuple(nic for nic in self.nics if nic.role == role)
+
+    def nic_count(self, role: str) -> int:
+        return sum(nic.count for nic in self.nics_of(role))
+
+
+@dataclass(frozen=True)
+class Rack:
+    """One rack on the floor."""
+
+    name: str
+    row: str
+    position: int
+    height_u: int
+    max_power_kw: float | None
+    max_weight_kg: float | None
+    cooling: str
+    liquid_capacity_kw: float | None
+    pdu_profile: str
+    spec_path: SpecPath
+
+
+@dataclass(frozen=True)
+class Row:
+    """A row of racks."""
+
+    name: str
+    racks: tuple[str, ...]
+    max_power_kw: float | None
+    spec_path: SpecPath
+
+
+@dataclass(frozen=True)
+class Node:
+    """One host."""
+
+    hostname: str
+    group: str
+    role: str
+    node_type: str
+    rack: str
+    index: int
+    spec_path: SpecPath
+
+
+@dataclass(frozen=True)
+class PartitionPlan:
+    """A Slurm partition with its nodes."""
+
+    name: str
+    nodes: tuple[str, ...]
+    default: bool
+    max_time: str
+    priority_tier: int
+    exclusive: bool
+    spec_path: SpecPath
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the cluster is, expanded; each compile pass returns a new Plan."""
+
+    cluster: Any  # ClusterInfo
+    catalog: Any  # Catalog (built-in merged with the spec's)
+    settings: Any  # the spec's policy-like sections (slurm, power, cooling, storage, ...)
+    node_types: dict[str, NodeTypePlan] = field(default_factory=dict)
+    rows: tuple[Row, ...] = ()
+    racks: tuple[Rack, ...] = ()
+    nodes: tuple[Node, ...] = ()
+    partitions: tuple[PartitionPlan, ...] = ()
+
+    def nodes_by_role(self, role: str) -> tuple[Node, ...]:
+        return tuple(node for node in self.nodes if node.role == role)
+
+    @property
+    def compute_nodes(self) -> tuple[Node, ...]:
+        return self.nodes_by_role("compute")
+
+    @property
+    def gpu_count(self) -> int:
+        return sum(self.node_types[n.node_type].gpu_count for n in self.compute_nodes)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The spec's settings sections, validated and frozen, for passes, checks and emitters."""
+
+    slurm: Any
+    power: Any
+    cooling: Any
+    fabric: Any
+    networks: Any
+    storage: Any
+    workload: Any
+    policy: Any
+
+    @classmethod
+    def from_spec(cls, spec: Any) -> Settings:
+        return cls(**{name: getattr(spec, name) for name in cls.__dataclass_fields__})

@@ -1,0 +1,56 @@
+"""The pipeline, top to bottom: load -> spec -> compile -> checks -> emit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.plan import Plan
+from cluster_iac.source import SourceMap
+
+
+@dataclass(frozen=True)
+class Build:
+    """What one run of the pipeline produced."""
+
+    plan: Plan
+    findings: list[Diagnostic]
+    files: dict[str, str]
+    source: SourceMap
+
+
+class PipelineError(Exception):
+    """A stage failed; carries its diagnostics and the source map to locate them."""
+
+    def __init__(self, diagnostics: list[Diagnostic], source: SourceMap | None):
+        self.diagnostics = diagnostics
+        self.source = source
+        super().__init__(f"{len(diagnostics)} problem(s)")
+
+
+def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True) -> Build:
+    """Run the whole pipeline in memory; raise PipelineError on any error finding."""
+    from cluster_iac.checks import run_checks
+    from cluster_iac.compile import compile_plan
+    from cluster_iac.emit import render_all
+    from cluster_iac.loader import load_spec_file
+    from cluster_iac.spec.parse import parse_spec
+
+    source = None
+    try:
+        # 1. load: YAML with positions
+        data, source = load_spec_file(spec_file)
+        # 2. spec: validated pydantic models
+        spec = parse_spec(data)
+        # 3. compile: passes expand the spec into the plan and its graphs
+        plan = compile_plan(spec)
+    except CompileError as exc:
+        raise PipelineError(exc.diagnostics, source or exc.source) from None
+    # 4. checks: the capacity and consistency validator
+    findings = run_checks(plan, strict=strict)
+    if any(f.is_error for f in findings):
+        raise PipelineError(findings, source)
+    # 5. emit: every output file, in memory; the CLI writes them
+    files = render_all(plan) if emit else {}
+    return Build(plan=plan, findings=findings, files=files, source=source)

@@ -1,0 +1,90 @@
+"""The source map: spec path -> file:line:col, built once at load."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from cluster_iac.errors import SpecPath
+
+
+@dataclass(frozen=True)
+class Location:
+    """A 1-based position in a source file."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+class SourceMap:
+    """Positions of every value (and every mapping key) of a loaded YAML document."""
+
+    def __init__(self, file: str, lines: list[str]):
+        self.file = file
+        self.lines = lines
+        self._values: dict[SpecPath, tuple[int, int]] = {}
+        self._keys: dict[SpecPath, tuple[int, int]] = {}
+
+    @classmethod
+    def build(cls, file: str, text: str, root: object) -> SourceMap:
+        smap = cls(file, text.splitlines())
+        smap._values[()] = (0, 0)
+        for path, key_pos, value_pos in _walk(root, ()):
+            if key_pos is not None:
+                smap._keys[path] = key_pos
+            smap._values[path] = value_pos
+        return smap
+
+    def locate(self, path: SpecPath, *, key: bool = False) -> Location:
+        """Where ``path`` is; falls back to the nearest parent that exists."""
+        table = self._keys if key else self._values
+        probe = tuple(path)
+        while probe:
+            if probe in table:
+                return self._loc(table[probe])
+            if probe in self._values:
+                return self._loc(self._values[probe])
+            probe = probe[:-1]
+        return self._loc(self._values.get((), (0, 0)))
+
+    def has(self, path: SpecPath) -> bool:
+        return tuple(path) in self._values
+
+    def source_line(self, line: int) -> str | None:
+        if 1 <= line <= len(self.lines):
+            return self.lines[line - 1]
+        return None
+
+    def _loc(self, pos: tuple[int, int]) -> Location:
+        return Location(self.file, pos[0] + 1, pos[1] + 1)
+
+
+def _walk(
+    node: object, path: SpecPath
+) -> Iterator[tuple[SpecPath, tuple[int, int] | None, tuple[int, int]]]:
+    if isinstance(node, CommentedMap):
+        for key in node:
+            child = (*path, str(key))
+            key_line, key_col, value_line, value_col = _map_positions(node, key)
+            yield child, (key_line, key_col), (value_line, value_col)
+            yield from _walk(node[key], child)
+    elif isinstance(node, CommentedSeq):
+        for index, item in enumerate(node):
+            child = (*path, index)
+            line, col = node.lc.item(index)
+            yield child, None, (line, col)
+            yield from _walk(item, child)
+
+
+def _map_positions(node: CommentedMap, key: object) -> tuple[int, int, int, int]:
+    key_line, key_col = node.lc.key(key)
+    value_pos = node.lc.value(key)
+    if value_pos is None or value_pos[0] is None:
+        return key_line, key_col, key_line, key_col
+    return key_line, key_col, value_pos[0], value_pos[1]

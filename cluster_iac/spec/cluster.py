@@ -1,0 +1,62 @@
+"""The whole cluster spec: one document, every section."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from cluster_iac.spec.base import Name, SpecModel
+from cluster_iac.spec.facility import Cooling, Power, Row
+from cluster_iac.spec.hardware import Catalog
+from cluster_iac.spec.network import Fabric, Networks
+from cluster_iac.spec.nodes import NodeGroup, NodeType
+from cluster_iac.spec.policy import Policy, Workload
+from cluster_iac.spec.slurm import Slurm
+from cluster_iac.spec.storage import Storage
+
+SlurmVersion = Literal["22.05", "23.02", "23.11", "24.05", "24.11", "25.05"]
+
+
+class ClusterInfo(SpecModel):
+    """Identity of the cluster and the software it targets."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,39}$")
+    """Cluster name (Slurm ClusterName: lower case)."""
+    slurm_version: SlurmVersion = "22.05"
+    """Slurm release the generated files target (newer releases unlock topology/block)."""
+    nccl_version: str = Field(default="2.21", pattern=r"^\d+\.\d+(\.\d+)?$")
+    """NCCL release the generated NCCL files target."""
+    site: str = "site1"
+    """Data-center site name (NetBox site)."""
+
+
+class ClusterSpec(SpecModel):
+    """A GPU training cluster, declared in one file."""
+
+    cluster: ClusterInfo
+    """Name and targeted software versions."""
+    catalog: Catalog = Catalog()
+    """Extra hardware models, added to the built-in catalog."""
+    node_types: dict[Name, NodeType] = Field(min_length=1)
+    """Node types by name."""
+    node_groups: list[NodeGroup] = Field(min_length=1)
+    """Groups of identical nodes: compute, controllers, login, storage servers."""
+    rows: list[Row] = Field(min_length=1)
+    """Rows of racks."""
+    power: Power
+    """Power distribution."""
+    cooling: Cooling = Cooling()
+    """Facility cooling."""
+    fabric: Fabric = Fabric()
+    """Compute and storage fabrics."""
+    networks: Networks = Networks()
+    """IP networks."""
+    storage: Storage = Storage()
+    """Shared storage."""
+    slurm: Slurm
+    """Scheduler."""
+    workload: Workload = Workload()
+    """What training jobs need."""
+    policy: Policy = Policy()
+    """Validator thresholds."""

@@ -1,0 +1,79 @@
+"""Rows, racks, power distribution and cooling."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from cluster_iac.spec.base import HostlistExpr, Name, PositiveFloat, PositiveInt, SpecModel
+
+
+class RackGroup(SpecModel):
+    """Racks that share a height, limits, cooling and PDU profile."""
+
+    names: HostlistExpr
+    """Rack names as a hostlist, e.g. 'a[01-08]'."""
+    height_u: PositiveInt = 42
+    """Usable rack units."""
+    max_power_kw: PositiveFloat | None = None
+    """Power the facility can deliver to one rack, kW."""
+    max_weight_kg: PositiveFloat | None = None
+    """Static load rating of the rack (or floor tile), kg."""
+    cooling: Literal["air", "liquid"] = "air"
+    """How heat leaves the rack: room air, or a liquid loop (rear-door or direct-to-chip)."""
+    liquid_capacity_kw: PositiveFloat | None = None
+    """Heat the rack's liquid loop or CDU share can remove, kW (liquid racks)."""
+    pdu: Name
+    """PDU profile (power.pdu_profiles) that feeds these racks."""
+
+
+class Row(SpecModel):
+    """A row of racks."""
+
+    name: Name
+    """Row name."""
+    racks: list[RackGroup]
+    """Racks in the row, in floor order."""
+    max_power_kw: PositiveFloat | None = None
+    """Power budget of the row (its busway or power panel), kW."""
+
+
+class PduProfile(SpecModel):
+    """How one rack is fed: PDUs, their circuits and breakers."""
+
+    layout: Literal["single", "ab", "three"] = "ab"
+    """'single': one PDU set, no redundancy; 'ab': A and B feeds (2N), either alone carries the
+    rack; 'three': three PDUs per rack as in NVIDIA's DGX racks, any two carry the rack."""
+    circuits: PositiveInt = 1
+    """Branch circuits (each with its own breaker) per PDU."""
+    voltage_v: PositiveFloat = 415
+    """Circuit voltage: line-to-line for three-phase, line-to-neutral for single-phase."""
+    phases: Literal[1, 3] = 3
+    """1 or 3 phases."""
+    breaker_a: PositiveFloat = 32
+    """Breaker rating of each circuit in amperes."""
+    rated_100_percent: bool = False
+    """True when breaker and assembly are listed for 100 % continuous load (else 80 %, NEC 210.20(A))."""
+    power_factor: float = Field(default=0.95, gt=0, le=1)
+    """Power factor of the load (server PSUs with active PFC are 0.95-0.99)."""
+    outlets: PositiveInt = 24
+    """Outlets per PDU."""
+
+
+class Power(SpecModel):
+    """Power distribution."""
+
+    pdu_profiles: dict[Name, PduProfile]
+    """PDU profiles by name; racks refer to one."""
+    facility_capacity_kw: PositiveFloat | None = None
+    """Total facility power available to the cluster (IT load x PUE), kW."""
+    pue: float = Field(default=1.3, ge=1.0, le=3.0)
+    """Power usage effectiveness used to turn IT load into facility load."""
+
+
+class Cooling(SpecModel):
+    """Facility cooling."""
+
+    heat_rejection_kw: PositiveFloat | None = None
+    """Heat the facility (chillers, dry coolers) can reject, kW."""

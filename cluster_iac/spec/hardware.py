@@ -1,0 +1,202 @@
+"""Hardware models shared by the built-in catalog and the spec's own catalog entries."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from cluster_iac.spec.base import Name, NonNegativeInt, PositiveFloat, PositiveInt, Source, SpecModel
+
+LinkLayer = Literal["infiniband", "ethernet"]
+NicRole = Literal["compute", "storage", "inband", "bmc"]
+
+
+class GpuModel(SpecModel):
+    """A GPU model."""
+
+    name: str
+    """Marketing name, e.g. 'NVIDIA H100 SXM5 80GB'."""
+    gres_type: Name
+    """Slurm GRES type: NVML's product name lower-cased with spaces as '_' and the 'NVIDIA '
+    prefix dropped, which is what Slurm's AutoDetect=nvml reports, so both ways agree."""
+    memory_gib: PositiveInt
+    """HBM capacity in GiB."""
+    max_power_w: PositiveInt
+    """Maximum board power (TDP) in watts."""
+    nvlink_gbs: float = Field(ge=0)
+    """NVLink bandwidth per GPU, one direction, GB/s (0 when the GPU has no NVLink)."""
+    nvml_name: str
+    """Product name as NVML and nvidia-smi print it."""
+    source: Source
+
+
+class CpuModel(SpecModel):
+    """A CPU model (one socket)."""
+
+    name: str
+    """Marketing name, e.g. 'Intel Xeon Platinum 8480C'."""
+    arch: Literal["x86_64", "arm64", "ppc64"]
+    """Architecture as NCCL's topology XML names it."""
+    vendor: Literal["GenuineIntel", "AuthenticAMD", "ARM", "IBM"]
+    """CPUID vendor string (ARM/IBM for non-x86)."""
+    family: NonNegativeInt = 0
+    """CPUID family (family + extended family), as NCCL's topology XML wants it."""
+    model: NonNegativeInt = 0
+    """CPUID model (model + extended model << 4)."""
+    cores: PositiveInt
+    """Physical cores per socket."""
+    threads_per_core: PositiveInt = 1
+    """Hardware threads per core (2 with SMT/Hyper-Threading on)."""
+    source: Source
+
+
+class NicModel(SpecModel):
+    """A network adapter (one port is one link)."""
+
+    name: str
+    """Marketing name, e.g. 'NVIDIA ConnectX-7 NDR 400G'."""
+    link: LinkLayer
+    """Link layer: InfiniBand or Ethernet (RoCE v2 runs on Ethernet)."""
+    speed_gbps: PositiveInt
+    """Line rate of one port in Gb/s."""
+    ports: PositiveInt = 1
+    """Ports used per adapter."""
+    pcie_gen: int = Field(default=4, ge=1, le=6)
+    """PCIe generation of the host interface."""
+    pcie_width: PositiveInt = 16
+    """PCIe lanes of the host interface."""
+    max_power_w: float = Field(default=25, ge=0)
+    """Maximum power in watts (included in the server's figure; used for switches' optics budget)."""
+    source: Source
+
+
+class SwitchModel(SpecModel):
+    """A network switch."""
+
+    name: str
+    """Marketing name, e.g. 'NVIDIA Quantum-2 QM9700'."""
+    link: LinkLayer
+    """InfiniBand or Ethernet."""
+    ports: PositiveInt
+    """Radix: usable ports at ``port_speed_gbps`` (QM9700: 64 x NDR 400G on 32 OSFP cages)."""
+    port_speed_gbps: PositiveInt
+    """Speed of one port in Gb/s."""
+    height_u: PositiveInt = 1
+    """Rack units."""
+    max_power_w: PositiveInt
+    """Maximum power in watts, with active cables where the datasheet gives it."""
+    psus: PositiveInt = 2
+    """Power supplies (1+1 redundant unless ``psus_required`` says otherwise)."""
+    psus_required: PositiveInt = 1
+    """Power supplies needed to carry the maximum load."""
+    weight_kg: PositiveFloat = 15.0
+    """Weight in kg."""
+    source: Source
+
+
+class PsuSpec(SpecModel):
+    """A device's power supplies and their redundancy."""
+
+    count: PositiveInt
+    """Number of power supplies (each one cord to a PDU outlet)."""
+    rating_w: PositiveInt
+    """Output rating of one supply in watts."""
+    required: PositiveInt
+    """Supplies needed to carry the maximum draw (DGX H100: 4 of 6, i.e. 4+2)."""
+
+
+class NicSlot(SpecModel):
+    """Adapters of one role in a platform."""
+
+    role: NicRole
+    """What the adapters carry: the compute fabric, storage, in-band management, or the BMC."""
+    model: Name
+    """Catalog NIC model."""
+    count: PositiveInt = 1
+    """Number of adapters (one compute-fabric port each, for rail counting)."""
+
+
+class PcieDevice(SpecModel):
+    """One endpoint on the node's PCIe tree (a GPU or a NIC)."""
+
+    kind: Literal["gpu", "nic"]
+    """GPU or NIC."""
+    index: NonNegativeInt
+    """GPU index, or NIC index among the compute NICs."""
+    busid: str = Field(pattern=r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+    """PCI bus id as Linux prints it (lower-case hex)."""
+
+
+class PcieSwitch(SpecModel):
+    """A PCIe switch under one CPU socket, with the devices behind it."""
+
+    busid: str = Field(pattern=r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+    """Bus id of the switch's upstream port (or a fake, unused id, as vendors' files do)."""
+    devices: list[PcieDevice]
+    """GPUs and NICs behind this switch."""
+
+
+class PcieLayout(SpecModel):
+    """The node's PCIe/NUMA layout, for NCCL's topology XML."""
+
+    numa_nodes: list[list[PcieSwitch]]
+    """Per NUMA node (in order), the PCIe switches attached to it."""
+    cores_per_numa: PositiveInt | None = None
+    """Logical CPUs per NUMA node, for the affinity masks (default: socket cores x threads)."""
+    gen: int = Field(default=5, ge=3, le=6)
+    """PCIe generation of the GPU/NIC links."""
+    source: Source
+
+
+class PlatformModel(SpecModel):
+    """A server or compute-tray model: what a node type starts from."""
+
+    name: str
+    """Marketing name."""
+    kind: Literal["server", "compute-tray"] = "server"
+    """A standalone server, or a tray of a rack-scale system (GB200 NVL72)."""
+    gpu: Name | None = None
+    """Catalog GPU model (None for CPU-only servers)."""
+    gpu_count: NonNegativeInt = 0
+    """GPUs per node."""
+    cpu: Name
+    """Catalog CPU model."""
+    sockets: PositiveInt = 2
+    """CPU sockets."""
+    memory_gib: PositiveInt
+    """Installed system memory in GiB."""
+    nics: list[NicSlot] = []
+    """Network adapters by role."""
+    max_power_w: PositiveInt
+    """Maximum power draw of the whole node in watts."""
+    psus: PsuSpec | None = None
+    """Power supplies; None for trays fed from the rack's power shelves and busbar."""
+    height_u: PositiveInt = 1
+    """Rack units."""
+    weight_kg: PositiveFloat = 20.0
+    """Weight in kg."""
+    cooling: Literal["air", "liquid"] = "air"
+    """How the node is cooled."""
+    nvlink_domain: Literal["none", "board", "rack"] = "none"
+    """NVLink reach: none, the node's own NVSwitch board, or a rack-scale domain (NVL72)."""
+    gpu_sockets: list[NonNegativeInt] = []
+    """CPU socket each GPU hangs off (PCIe root), for gres.conf Cores= affinity."""
+    pcie: PcieLayout | None = None
+    """PCIe layout for the NCCL topology XML."""
+    source: Source
+
+
+class Catalog(SpecModel):
+    """Hardware catalog entries; the spec's own entries add to (or replace) the built-in ones."""
+
+    gpus: dict[Name, GpuModel] = {}
+    """GPU models by key."""
+    cpus: dict[Name, CpuModel] = {}
+    """CPU models by key."""
+    nics: dict[Name, NicModel] = {}
+    """NIC models by key."""
+    switches: dict[Name, SwitchModel] = {}
+    """Switch models by key."""
+    platforms: dict[Name, PlatformModel] = {}
+    """Server and tray models by key."""

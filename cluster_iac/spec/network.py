@@ -1,0 +1,85 @@
+"""The compute and storage fabrics, and the IP networks."""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Network
+from typing import Literal
+
+from pydantic import Field
+
+from cluster_iac.spec.base import Name, PositiveInt, SpecModel
+
+Ratio = str
+"""An oversubscription ratio such as '1:1' or '2:1'."""
+
+
+class ComputeFabric(SpecModel):
+    """The GPU (east-west) fabric."""
+
+    technology: Literal["infiniband", "roce"] = "infiniband"
+    """InfiniBand, or RoCE v2 over Ethernet."""
+    design: Literal["rail-optimized", "plain"] = "rail-optimized"
+    """'rail-optimized': NIC i of every node in a scalable unit goes to rail leaf i;
+    'plain': all NICs of a node go to one leaf."""
+    leaf_switch: Name
+    """Catalog switch model of the leaves."""
+    spine_switch: Name | None = None
+    """Catalog switch model of the spines (default: the leaf model)."""
+    core_switch: Name | None = None
+    """Catalog switch model of the core tier (default: the spine model)."""
+    oversubscription: Ratio = Field(default="1:1", pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")
+    """Leaf downlink:uplink bandwidth ratio ('1:1' is non-blocking)."""
+    scalable_unit_nodes: PositiveInt | None = None
+    """Nodes per scalable unit (DGX SuperPOD: 32); default: as many as one leaf set can hold."""
+    tiers: Literal["auto", 1, 2, 3] = "auto"
+    """Switch tiers; 'auto' picks the fewest that hold the nodes."""
+    nic_role: Literal["compute"] = "compute"
+    """Which NICs of a node form the fabric."""
+
+
+class StorageFabric(SpecModel):
+    """A separate storage network (nodes' storage NICs, Lustre servers)."""
+
+    technology: Literal["infiniband", "ethernet"] = "infiniband"
+    """InfiniBand or Ethernet."""
+    leaf_switch: Name
+    """Catalog switch model of the leaves."""
+    spine_switch: Name | None = None
+    """Catalog switch model of the spines (default: the leaf model)."""
+    oversubscription: Ratio = Field(default="1:1", pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")
+    """Leaf downlink:uplink bandwidth ratio."""
+
+
+class Fabric(SpecModel):
+    """High-speed fabrics."""
+
+    compute: ComputeFabric | None = None
+    """The GPU fabric (absent for a single-node or NVLink-only design)."""
+    storage: StorageFabric | None = None
+    """A separate storage fabric."""
+
+
+class IpNetwork(SpecModel):
+    """One IP network and the switch model that serves it."""
+
+    cidr: IPv4Network
+    """Subnet, e.g. 10.0.0.0/22; hosts get consecutive addresses after the reserved ones."""
+    reserved: int = Field(default=10, ge=1)
+    """Addresses kept at the start of the subnet (gateway, VIPs) before the first host."""
+    switch: Name | None = None
+    """Catalog switch model of this network's access switches (one per rack when set)."""
+    interface: str = "eth0"
+    """Host interface name on this network (NCCL_SOCKET_IFNAME uses the in-band one)."""
+
+
+class Networks(SpecModel):
+    """IP plan: management (in-band), BMC (out-of-band), IPoIB and storage."""
+
+    management: IpNetwork | None = None
+    """In-band management Ethernet (SSH, Slurm, Ansible)."""
+    bmc: IpNetwork | None = None
+    """Out-of-band BMC network."""
+    ipoib: IpNetwork | None = None
+    """IP over the compute fabric (one address per node)."""
+    storage: IpNetwork | None = None
+    """Storage network addresses."""

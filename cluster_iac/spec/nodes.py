@@ -1,0 +1,89 @@
+"""Node types (catalog platform plus overrides) and node groups (how many, where, named how)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from cluster_iac.spec.base import (
+    HostlistExpr,
+    Name,
+    NonNegativeInt,
+    PositiveInt,
+    SpecModel,
+)
+from cluster_iac.spec.hardware import NicSlot, PsuSpec
+
+Role = Literal["compute", "controller", "login", "lustre_mds", "lustre_oss", "service"]
+
+
+class GpuOverride(SpecModel):
+    """Replace the platform's GPU model or count."""
+
+    model: Name | None = None
+    """Catalog GPU model."""
+    count: NonNegativeInt | None = None
+    """GPUs per node."""
+
+
+class CpuOverride(SpecModel):
+    """Replace the platform's CPU layout."""
+
+    model: Name | None = None
+    """Catalog CPU model."""
+    sockets: PositiveInt | None = None
+    """CPU sockets."""
+    cores_per_socket: PositiveInt | None = None
+    """Physical cores per socket (default: the CPU model's)."""
+    threads_per_core: PositiveInt | None = None
+    """Hardware threads per core: 1 with SMT off, 2 with SMT on."""
+
+
+class NodeType(SpecModel):
+    """A kind of node: a catalog platform, with any field overridden."""
+
+    platform: Name
+    """Catalog platform this node type starts from (e.g. 'dgx-h100')."""
+    gpu: GpuOverride | None = None
+    """GPU model/count override."""
+    cpu: CpuOverride | None = None
+    """CPU override."""
+    memory_gib: PositiveInt | None = None
+    """Installed memory in GiB."""
+    nics: list[NicSlot] | None = None
+    """Network adapters by role; replaces the platform's list."""
+    max_power_w: PositiveInt | None = None
+    """Maximum power draw of the node in watts."""
+    psus: PsuSpec | None = None
+    """Power supplies and their redundancy."""
+    height_u: PositiveInt | None = None
+    """Rack units."""
+    weight_kg: float | None = Field(default=None, gt=0)
+    """Weight in kg."""
+    features: list[Name] = []
+    """Slurm node features (constraints users can request with --constraint)."""
+    gres_autodetect: Literal["off", "nvml"] = "off"
+    """gres.conf AutoDetect: 'nvml' lets slurmd read GPUs from NVML, 'off' writes File= lines."""
+
+
+class NodeGroup(SpecModel):
+    """A set of identical nodes with consecutive hostnames."""
+
+    name: Name
+    """Group name (partitions and inventories refer to it)."""
+    node_type: Name
+    """Node type of every node in the group."""
+    count: PositiveInt
+    """Number of nodes."""
+    hostname: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*#+[a-z0-9-]*$")
+    """Hostname pattern: a run of '#' is the zero-padded index, e.g. 'dgx-###' -> dgx-001."""
+    first_index: NonNegativeInt = 1
+    """Index of the first node."""
+    role: Role = "compute"
+    """What the nodes do: compute nodes become Slurm nodes; the others are infrastructure."""
+    racks: HostlistExpr
+    """Racks the nodes are placed in, as a hostlist (e.g. 'r[01-04]'); filled in order."""
+    per_rack: PositiveInt | None = None
+    """Nodes per rack (default: spread evenly over the listed racks)."""
+
