@@ -1,0 +1,25 @@
+"""Shared fixtures: the examples and their in-memory builds."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from cluster_iac.render import Build, build
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+EXAMPLE_IDS = [p.stem for p in EXAMPLES]
+
+
+@lru_cache(maxsize=None)
+def example_build(name: str) -> Build:
+    """The full pipeline run on examples/<name>.yaml (cached across tests)."""
+    return build(ROOT / "examples" / f"{name}.yaml")
+
+
+@pytest.fixture(params=EXAMPLE_IDS)
+def example(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
