@@ -5,9 +5,15 @@ from cluster_iac.plan.model import (
     NodeTypePlan,
     NicPlan,
     PartitionPlan,
+    Placement,
     Plan,
     Rack,
     Row,
+    Settings,
+    Switch,
 )
 
-__all__ = ["Node", "NicPlan", "NodeTypePlan", "PartitionPlan", "Plan", "Rack", "Row"]
+__all__ = [
+    "Node", "NicPlan", "NodeTypePlan", "PartitionPlan", "Placement", "Plan", "Rack", "Row",
+    "Settings", "Switch",
+]

@@ -109,6 +109,34 @@ class Node:
 
 
 @dataclass(frozen=True)
+class Switch:
+    """A switch of any network (compute/storage fabric, management, BMC, NVLink tray)."""
+
+    name: str
+    model: str  # catalog switch key
+    network: str  # 'compute' | 'storage' | 'management' | 'bmc' | 'nvlink'
+    tier: str  # 'leaf' | 'spine' | 'core' | 'access' | 'aggregation' | 'nvswitch-tray'
+    rack: str
+    ports: int
+    port_speed_gbps: int
+    height_u: int
+    max_power_w: int
+    psu_count: int
+    psu_required: int
+    weight_kg: float
+    spec_path: SpecPath
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a device sits: rack and lowest rack unit (1-based); 0U devices have height 0."""
+
+    rack: str
+    u: int
+    height_u: int
+
+
+@dataclass(frozen=True)
 class PartitionPlan:
     """A Slurm partition with its nodes."""
 
@@ -133,6 +161,14 @@ class Plan:
     racks: tuple[Rack, ...] = ()
     nodes: tuple[Node, ...] = ()
     partitions: tuple[PartitionPlan, ...] = ()
+    switches: tuple[Switch, ...] = ()
+    # Named networkx graphs: 'compute', 'storage', 'management', 'bmc', 'nvlink', 'power'.
+    # Network graphs are MultiGraphs with one edge per physical link (cable).
+    graphs: dict[str, Any] = field(default_factory=dict)
+    # device name -> Placement (nodes, switches, PDUs, power shelves)
+    placements: dict[str, Placement] = field(default_factory=dict)
+    # network name ('management', 'bmc', 'ipoib', 'storage') -> device name -> IPv4 address
+    addresses: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def nodes_by_role(self, role: str) -> tuple[Node, ...]:
         return tuple(node for node in self.nodes if node.role == role)
