@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cluster_iac.emit import slurm
+from cluster_iac.emit import ansible, cabling, netbox, slurm, terraform
 from cluster_iac.plan import Plan
 
 Emitter = Callable[[Plan], dict[str, str]]
@@ -12,6 +12,10 @@ Emitter = Callable[[Plan], dict[str, str]]
 # One entry per artifact family; grep here to find who writes a file.
 EMITTERS: dict[str, Emitter] = {
     "slurm": slurm.render,
+    "ansible": ansible.render,
+    "terraform": terraform.render,
+    "cabling": cabling.render,
+    "netbox": netbox.render,
 }
 
 

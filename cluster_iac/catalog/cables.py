@@ -1,0 +1,80 @@
+"""The cable catalog (media, reach per speed, stocked lengths) and the floor geometry."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from ruamel.yaml import YAML
+
+
+@dataclass(frozen=True)
+class CableMedium:
+    """One way to build a link: a cable type, with or without transceivers."""
+
+    key: str
+    name: str
+    netbox_type: str
+    link: str  # 'ethernet' | 'any' | 'power'
+    reach_m: dict[int, float]
+    stocked_m: tuple[float, ...]
+    transceivers: int
+    max_psu_w: float | None
+
+    def reach_at(self, speed_gbps: int) -> float | None:
+        """Longest supported length at this line rate, or None when the medium cannot carry it.
+
+        A rate between two listed ones takes the reach of the next faster one (a cable rated
+        for 400G carries 200G at least as far); faster than every listed rate: unsupported.
+        """
+        faster = [s for s in self.reach_m if s >= speed_gbps]
+        return self.reach_m[min(faster)] if faster else None
+
+    def stocked_length(self, length_m: float) -> float | None:
+        """The shortest stocked length that covers ``length_m``."""
+        i = bisect.bisect_left(self.stocked_m, length_m - 1e-9)
+        return self.stocked_m[i] if i < len(self.stocked_m) else None
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Floor geometry for cable-length estimates."""
+
+    u_height_mm: float
+    rack_width_mm: float
+    row_pitch_mm: float
+    tray_rise_mm: float
+    slack_m: float
+    in_rack_min_m: float
+
+
+@dataclass(frozen=True)
+class CableCatalog:
+    media: tuple[CableMedium, ...]
+    geometry: Geometry
+
+    def medium(self, key: str) -> CableMedium:
+        return next(m for m in self.media if m.key == key)
+
+
+@lru_cache(maxsize=1)
+def cable_catalog() -> CableCatalog:
+    """The built-in cable catalog, media in preference order."""
+    text = resources.files(__package__).joinpath("cables.yaml").read_text("utf-8")
+    data = YAML(typ="safe").load(text)
+    media = tuple(
+        CableMedium(
+            key=key,
+            name=entry["name"],
+            netbox_type=entry["netbox_type"],
+            link=entry["link"],
+            reach_m={int(k): float(v) for k, v in entry["reach_m"].items()},
+            stocked_m=tuple(sorted(float(x) for x in entry["stocked_m"])),
+            transceivers=int(entry["transceivers"]),
+            max_psu_w=entry.get("max_psu_w"),
+        )
+        for key, entry in data["media"].items()
+    )
+    return CableCatalog(media=media, geometry=Geometry(**data["geometry"]))

@@ -1,0 +1,133 @@
+"""Ansible YAML inventory: groups by role, node type, rack, partition and fabric leaf."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+
+from cluster_iac.emit.base import render_template
+from cluster_iac.emit.devices import Device, devices
+from cluster_iac.plan import Plan
+
+# Role group names (the playbooks' words); switches and PDUs are groups of their own.
+ROLE_GROUPS = {
+    "compute": "compute",
+    "controller": "controllers",
+    "login": "login",
+    "lustre_mds": "lustre_mds",
+    "lustre_oss": "lustre_oss",
+    "service": "service",
+}
+# Where the playbooks install what the slurm and nccl emitters render (paths relative to the
+# rendered tree on the left, on the hosts on the right). NCCL reads /etc/nccl.conf by default.
+SLURM_CONF_DIR = "/etc/slurm"
+NCCL_CONF_PATH = "/etc/nccl.conf"
+NCCL_TOPO_DIR = "/etc/nccl"
+ADDRESS_VARS = (("management", "mgmt_ip"), ("bmc", "bmc_ip"), ("ipoib", "ipoib_ip"),
+                ("storage", "storage_ip"))
+
+
+def render(plan: Plan) -> dict[str, str]:
+    return {"ansible/inventory.yml": render_template("ansible/inventory.yml.j2",
+                                                     **inventory_context(plan))}
+
+
+def group_name(prefix: str, name: str) -> str:
+    """A valid Ansible group name: letters, digits and '_', never a leading digit."""
+    return f"{prefix}_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"
+
+
+def inventory_context(plan: Plan) -> dict[str, object]:
+    """Hosts with their vars, and groups (name -> vars, hosts, children), all sorted."""
+    devs = devices(plan)
+    groups = _groups(plan, devs)
+    return {
+        "all_vars": _scalars(_all_vars(plan)),
+        "hosts": [(d.name, _scalars(_host_vars(plan, d))) for d in devs],
+        "groups": [(name, _scalars(g["vars"]), sorted(g["hosts"])) for name, g in
+                   sorted(groups.items())],
+    }
+
+
+def _groups(plan: Plan, devs: list[Device]) -> dict[str, dict]:
+    groups: dict[str, dict] = defaultdict(lambda: {"vars": {}, "hosts": set()})
+    originals: dict[str, str] = {}
+
+    def add(prefix: str, name: str, host: str) -> None:
+        gname = group_name(prefix, name) if prefix else name
+        if originals.setdefault(gname, f"{prefix}:{name}") != f"{prefix}:{name}":
+            raise ValueError(f"group names {originals[gname]!r} and {prefix}:{name!r} "
+                             f"both become {gname!r}")
+        groups[gname]["hosts"].add(host)
+        if prefix:
+            groups[gname]["vars"]["cluster_iac_name"] = name
+
+    for d in devs:
+        if d.kind == "node":
+            add("", ROLE_GROUPS[d.role], d.name)
+            add("type", d.model, d.name)
+        else:
+            add("", "switches" if d.kind == "switch" else "pdus", d.name)
+        if d.rack:
+            add("rack", d.rack, d.name)
+    for part in plan.partitions:
+        for host in part.nodes:
+            add("partition", part.name, host)
+    for host, leaf in _fabric_leaves(plan).items():
+        for name in leaf:
+            add("leaf", name, host)
+    for type_name in {d.model for d in devs if d.kind == "node" and d.role == "compute"}:
+        gname = group_name("type", type_name)
+        groups[gname]["vars"]["nccl_topo_src"] = f"nccl/{type_name}.topo.xml"
+        groups[gname]["vars"]["nccl_topo_file"] = f"{NCCL_TOPO_DIR}/{type_name}.topo.xml"
+    return groups
+
+
+def _fabric_leaves(plan: Plan) -> dict[str, list[str]]:
+    """Node -> the compute-fabric leaves its NICs are cabled to."""
+    graph = plan.graphs.get("compute")
+    if graph is None:
+        return {}
+    leaves = {s.name for s in plan.switches if s.network == "compute" and s.tier == "leaf"}
+    result: dict[str, list[str]] = {}
+    for node in plan.compute_nodes:
+        if node.hostname in graph:
+            result[node.hostname] = sorted(set(graph.neighbors(node.hostname)) & leaves)
+    return result
+
+
+def _all_vars(plan: Plan) -> dict[str, object]:
+    return {
+        "cluster_name": plan.cluster.name,
+        "slurm_conf_dir": SLURM_CONF_DIR,
+        "slurm_conf_src": "slurm",
+        "nccl_conf_src": "nccl/nccl.conf",
+        "nccl_conf_path": NCCL_CONF_PATH,
+        "slurm_topology_conf": f"{SLURM_CONF_DIR}/topology.conf",
+    }
+
+
+def _host_vars(plan: Plan, d: Device) -> dict[str, object]:
+    hv: dict[str, object] = {"rack": d.rack, "device_kind": d.kind}
+    if d.u is not None:
+        hv["rack_u"] = d.u
+    for network, var in ADDRESS_VARS:
+        ip = plan.addresses.get(network, {}).get(d.name)
+        if ip:
+            hv[var] = ip
+    if "mgmt_ip" in hv:
+        hv["ansible_host"] = hv["mgmt_ip"]
+    if d.kind == "node":
+        nt = plan.node_types[d.model]
+        hv.update(node_type=d.model, node_role=d.role, gpu_count=nt.gpu_count)
+    elif d.kind == "switch":
+        hv.update(switch_model=d.model, switch_role=d.role)
+    else:
+        hv["pdu_profile"] = d.model
+    return dict(sorted(hv.items()))
+
+
+def _scalars(values: dict[str, object]) -> list[tuple[str, str]]:
+    """Vars as (key, YAML scalar) pairs; JSON scalars are valid YAML and never re-typed."""
+    return [(k, json.dumps(v)) for k, v in sorted(values.items())]

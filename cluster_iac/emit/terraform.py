@@ -1,0 +1,61 @@
+"""Terraform variables: nodes, racks, networks and addresses as cluster.auto.tfvars.json."""
+
+from __future__ import annotations
+
+import json
+
+from cluster_iac.emit.devices import devices, rack_rows
+from cluster_iac.plan import Plan
+
+
+def render(plan: Plan) -> dict[str, str]:
+    text = json.dumps(tfvars(plan), indent=2, sort_keys=True) + "\n"
+    return {"terraform/cluster.auto.tfvars.json": text}
+
+
+def tfvars(plan: Plan) -> dict[str, object]:
+    """Plain maps keyed by name, so `for_each` over them gives stable resource addresses."""
+    return {
+        "cluster_name": plan.cluster.name,
+        "site": plan.cluster.site,
+        "racks": {r.name: {"row": r.row, "position": r.position, "height_u": r.height_u,
+                           "cooling": r.cooling, "pdu_profile": r.pdu_profile,
+                           "max_power_kw": r.max_power_kw} for r in plan.racks},
+        "nodes": _nodes(plan),
+        "switches": {d.name: {"rack": d.rack, "rack_u": d.u, "model": d.model, "role": d.role}
+                     for d in devices(plan) if d.kind == "switch"},
+        "networks": _networks(plan),
+        "addresses": {net: dict(sorted(hosts.items())) for net, hosts in plan.addresses.items()},
+    }
+
+
+def _nodes(plan: Plan) -> dict[str, dict[str, object]]:
+    rows = rack_rows(plan)
+    partitions: dict[str, list[str]] = {}
+    for part in plan.partitions:
+        for host in part.nodes:
+            partitions.setdefault(host, []).append(part.name)
+    nodes = {}
+    for d in devices(plan):
+        if d.kind != "node":
+            continue
+        nt = plan.node_types[d.model]
+        nodes[d.name] = {
+            "node_type": d.model, "role": d.role, "rack": d.rack, "row": rows.get(d.rack, ""),
+            "rack_u": d.u, "gpu_count": nt.gpu_count, "gpu_model": nt.gpu_model,
+            "platform": nt.platform, "partitions": sorted(partitions.get(d.name, [])),
+            "addresses": {net: hosts[d.name] for net, hosts in plan.addresses.items()
+                          if d.name in hosts},
+        }
+    return nodes
+
+
+def _networks(plan: Plan) -> dict[str, dict[str, object]]:
+    networks = plan.settings.networks
+    result = {}
+    for name in ("management", "bmc", "ipoib", "storage"):
+        net = getattr(networks, name)
+        if net is not None:
+            result[name] = {"cidr": str(net.cidr), "interface": net.interface,
+                            "reserved": net.reserved, "switch_model": net.switch}
+    return result
