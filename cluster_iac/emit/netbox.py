@@ -138,7 +138,7 @@ def _interfaces_and_power(plan: Plan, devs: list[Device],
         for end in (c.a, c.b):
             interfaces[(end.device, end.port)] = [
                 end.device, end.port, _interface_type(layer, c.speed_gbps), "true",
-                "true" if c.network in ("bmc", "management") else "false"]
+                "true" if c.network == "bmc" else "false"]
     return {"interfaces": [interfaces[k] for k in sorted(interfaces)],
             "power_ports": [ports[k] for k in sorted(ports)],
             "power_outlets": [outlets[k] for k in sorted(outlets)]}

@@ -1,0 +1,56 @@
+"""A small plan with hand-made graphs, so the inventory emitters are tested before (and
+independently of) the fabric and power passes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import networkx as nx
+
+from cluster_iac.plan import Plan
+from cluster_iac.plan.model import Placement, Switch
+from tests.conftest import example_build
+
+
+def _switch(name: str, model: str, network: str, tier: str, rack: str, speed: int) -> Switch:
+    return Switch(name=name, model=model, network=network, tier=tier, rack=rack, ports=40,
+                  port_speed_gbps=speed, height_u=1, max_power_w=640, psu_count=2,
+                  psu_required=1, weight_kg=11.1, spec_path=())
+
+
+def wired_plan() -> Plan:
+    """The seed example (8 GPU nodes in r01, a head node in r02) with one HDR leaf in r01,
+    a management switch in r02, and A/B power cords in r02."""
+    plan = example_build("seed-64gpu-h100").plan
+    leaf = _switch("ib-leaf1", "qm8700", "compute", "leaf", "r01", 200)
+    mgmt = _switch("mgmt-sw1", "sn2201", "management", "access", "r02", 1)
+    placements = {n.hostname: Placement(n.rack, 1 + 5 * i if n.rack == "r01" else 10,
+                                        plan.node_types[n.node_type].height_u)
+                  for i, n in enumerate(plan.nodes)}
+    placements.update({"ib-leaf1": Placement("r01", 48, 1), "mgmt-sw1": Placement("r02", 42, 1),
+                       "r02-pdu-a": Placement("r02", 0, 0)})
+    compute = nx.MultiGraph()
+    for i, node in enumerate(plan.compute_nodes):
+        compute.add_edge(node.hostname, "ib-leaf1",
+                         ports={node.hostname: "ib0", "ib-leaf1": f"1/{i + 1}"}, speed_gbps=200)
+    management = nx.MultiGraph()
+    for i, node in enumerate(plan.nodes):
+        management.add_edge(node.hostname, "mgmt-sw1",
+                            ports={node.hostname: "eth0", "mgmt-sw1": f"swp{i + 1}"},
+                            speed_gbps=1)
+    power = nx.DiGraph()
+    power.add_node("r02-feed-a", kind="feed", rack="r02")
+    power.add_node("r02-pdu-a", kind="pdu", rack="r02", profile="mgmt-208v")
+    power.add_edge("r02-feed-a", "r02-pdu-a")
+    for psu in (1, 2):
+        outlet, supply = f"r02-pdu-a:o{psu}", f"slurm-head1:psu{psu}"
+        power.add_node(outlet, kind="outlet", pdu="r02-pdu-a", name=f"outlet{psu}")
+        power.add_node(supply, kind="psu", device="slurm-head1", name=f"PSU{psu}", rating_w=1200)
+        power.add_node("slurm-head1", kind="device")
+        power.add_edge("r02-pdu-a", outlet)
+        power.add_edge(outlet, supply)
+        power.add_edge(supply, "slurm-head1")
+    addresses = {"management": {n.hostname: f"10.0.1.{11 + i}" for i, n in enumerate(plan.nodes)}}
+    return dataclasses.replace(
+        plan, switches=(leaf, mgmt), placements=placements, addresses=addresses,
+        graphs={"compute": compute, "management": management, "power": power})

@@ -1,0 +1,222 @@
+"""Cabling, Ansible, Terraform and NetBox outputs agree with the plan and with each other."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+from collections import Counter
+
+import pytest
+from ruamel.yaml import YAML
+
+from cluster_iac.catalog.cables import cable_catalog
+from cluster_iac.emit import ansible, cabling, netbox, terraform
+from cluster_iac.emit.cabling import allowed
+from cluster_iac.emit.devices import NETWORK_GRAPHS
+from cluster_iac.plan import Plan
+from tests.conftest import example_build
+from tests.inventory_fixtures import wired_plan
+
+# NetBox 4.x bulk-import form fields (netbox/dcim/forms/bulk_import.py: SiteImportForm,
+# ManufacturerImportForm, DeviceRoleImportForm, DeviceTypeImportForm, RackImportForm,
+# DeviceImportForm, InterfaceImportForm, CableImportForm, PowerPanelImportForm,
+# PowerFeedImportForm, PowerPortImportForm, PowerOutletImportForm). Every column we write
+# must be one of the form's fields.
+NETBOX_FIELDS = {
+    "sites": {"name", "slug", "status", "region", "group", "facility", "time_zone",
+              "description", "comments", "tags"},
+    "manufacturers": {"name", "slug", "description", "tags"},
+    "device_roles": {"name", "slug", "color", "vm_role", "description", "tags"},
+    "device_types": {"manufacturer", "default_platform", "model", "slug", "part_number",
+                     "u_height", "exclude_from_utilization", "is_full_depth", "subdevice_role",
+                     "airflow", "description", "weight", "weight_unit", "comments", "tags"},
+    "racks": {"site", "location", "name", "facility_id", "tenant", "status", "role",
+              "form_factor", "serial", "asset_tag", "width", "u_height", "desc_units",
+              "outer_width", "outer_depth", "outer_unit", "mounting_depth", "weight",
+              "max_weight", "weight_unit", "airflow", "description", "comments", "tags"},
+    "devices": {"name", "role", "tenant", "manufacturer", "device_type", "platform", "serial",
+                "asset_tag", "status", "site", "location", "rack", "position", "face",
+                "airflow", "parent", "device_bay", "virtual_chassis", "vc_position",
+                "vc_priority", "cluster", "description", "config_template", "comments", "tags"},
+    "interfaces": {"device", "name", "label", "parent", "bridge", "lag", "type", "enabled",
+                   "mark_connected", "mac_address", "wwn", "mtu", "mgmt_only", "description",
+                   "mode", "vrf", "poe_mode", "poe_type", "rf_role", "tags"},
+    "cables": {"side_a_site", "side_a_device", "side_a_type", "side_a_name", "side_b_site",
+               "side_b_device", "side_b_type", "side_b_name", "type", "status", "tenant",
+               "label", "color", "length", "length_unit", "description", "comments", "tags"},
+    "power_panels": {"site", "location", "name", "description", "comments", "tags"},
+    "power_feeds": {"site", "power_panel", "location", "rack", "name", "status", "type",
+                    "mark_connected", "supply", "phase", "voltage", "amperage",
+                    "max_utilization", "tenant", "description", "comments", "tags"},
+    "power_ports": {"device", "name", "label", "type", "mark_connected", "maximum_draw",
+                    "allocated_draw", "description", "tags"},
+    "power_outlets": {"device", "name", "label", "type", "mark_connected", "power_port",
+                      "feed_leg", "description", "tags"},
+}
+# netbox/dcim/choices.py CableTypeChoices (the subset a cluster uses).
+NETBOX_CABLE_TYPES = {"cat6", "dac-passive", "dac-active", "aoc", "mmf-om4", "smf-os2", "power"}
+
+
+def _rows(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def _plans() -> list[tuple[str, Plan]]:
+    from tests.conftest import EXAMPLE_IDS
+
+    return [(name, example_build(name).plan) for name in EXAMPLE_IDS] + [("wired", wired_plan())]
+
+
+PLANS = _plans()
+IDS = [name for name, _ in PLANS]
+
+
+def _expected_cables(plan: Plan) -> int:
+    """One cable per network-graph edge, plus one per outlet-PSU edge of the power graph."""
+    total = sum(plan.graphs[g].number_of_edges() for g in NETWORK_GRAPHS if g in plan.graphs)
+    power = plan.graphs.get("power")
+    if power is not None:
+        kinds = power.nodes(data="kind")
+        total += sum(1 for u, v in power.edges() if {kinds[u], kinds[v]} == {"outlet", "psu"})
+    return total
+
+
+def _hosts(plan: Plan) -> set[str]:
+    names = {n.hostname for n in plan.nodes} | {s.name for s in plan.switches}
+    power = plan.graphs.get("power")
+    if power is not None:
+        names |= {n for n, kind in power.nodes(data="kind") if kind == "pdu"}
+    return names
+
+
+@pytest.mark.parametrize(("name", "plan"), PLANS, ids=IDS)
+def test_cabling_has_exactly_the_plans_links(name: str, plan: Plan) -> None:
+    cables = _rows(cabling.render(plan)["cabling/cables.csv"])
+    assert len(cables) == _expected_cables(plan)
+    assert len({c["cable_id"] for c in cables}) == len(cables)
+    ports = Counter((c[f"{s}_device"], c[f"{s}_port"]) for c in cables for s in "ab")
+    assert [p for p, n in ports.items() if n > 1] == []
+    labels = _rows(cabling.render(plan)["cabling/labels.csv"])
+    assert Counter(r["cable_id"] for r in labels) == {c["cable_id"]: 2 for c in cables}
+
+
+@pytest.mark.parametrize(("name", "plan"), PLANS, ids=IDS)
+def test_every_medium_is_allowed_at_its_length_and_speed(name: str, plan: Plan) -> None:
+    catalog = cable_catalog()
+    for c in _rows(cabling.render(plan)["cabling/cables.csv"]):
+        medium = catalog.medium(c["medium"])
+        length, estimate = float(c["length_m"]), float(c["estimated_m"])
+        assert length >= estimate, c
+        assert length in medium.stocked_m, c
+        assert allowed(medium, int(c["speed_gbps"]), length), c
+
+
+@pytest.mark.parametrize(("name", "plan"), PLANS, ids=IDS)
+def test_bom_counts_every_cable_once(name: str, plan: Plan) -> None:
+    files = cabling.render(plan)
+    bom = _rows(files["cabling/bom.csv"])
+    cables = _rows(files["cabling/cables.csv"])
+    assert sum(int(r["quantity"]) for r in bom if r["item"] == "cable") == len(cables)
+    optical = sum(int(c["transceivers"]) for c in cables)
+    assert sum(int(r["quantity"]) for r in bom if r["item"] == "transceiver") == optical
+
+
+def test_medium_follows_length_and_speed() -> None:
+    """NDR: passive DAC to 1.5 m, active copper to 5 m, then multimode optics to 50 m."""
+    catalog = cable_catalog()
+    from cluster_iac.emit.devices import Link
+
+    ndr = Link("compute", "a", "p1", "b", "p1", 400, "infiniband")
+    picks = [cabling.choose_medium(catalog, ndr, 0, m) for m in (1.2, 2.6, 7.0, 45.0, 60.0)]
+    assert [(m.key, length) for m, length in picks] == [
+        ("dac-passive", 1.5), ("dac-active", 3), ("mmf-om4", 7), ("mmf-om4", 50),
+        ("smf-os2", 70)]
+    gbe = Link("management", "a", "p1", "b", "p1", 1, "ethernet")
+    assert cabling.choose_medium(catalog, gbe, 0, 42)[0].key == "cat6"
+
+
+def test_wired_plan_lengths_follow_rack_positions() -> None:
+    """compute01 at U1 to the leaf at U48 of a 48U rack: 47 U up + slack; the other rack's
+    management switch is reached over the tray."""
+    g = cable_catalog().geometry
+    cables = {c["cable_id"]: c for c in _rows(cabling.render(wired_plan())["cabling/cables.csv"])}
+    first = cables["CF-00001"]
+    assert float(first["estimated_m"]) == pytest.approx(47 * g.u_height_mm / 1000 + g.slack_m,
+                                                        abs=0.01)
+    assert first["medium"] == "dac-passive" and first["length_m"] == "3"
+
+
+@pytest.mark.parametrize(("name", "plan"), PLANS, ids=IDS)
+def test_inventory_hosts_are_the_plans_devices(name: str, plan: Plan) -> None:
+    text = ansible.render(plan)["ansible/inventory.yml"]
+    inventory = YAML(typ="safe").load(text)
+    hosts = inventory["all"]["hosts"]
+    assert set(hosts) == _hosts(plan)
+    for node in plan.nodes:
+        assert hosts[node.hostname]["node_type"] == node.node_type
+        assert hosts[node.hostname]["gpu_count"] == plan.node_types[node.node_type].gpu_count
+        assert hosts[node.hostname]["rack"] == (plan.placements[node.hostname].rack
+                                                if node.hostname in plan.placements else node.rack)
+        for network, var in ansible.ADDRESS_VARS:
+            assert hosts[node.hostname].get(var) == plan.addresses.get(network, {}).get(
+                node.hostname)
+    children = inventory["all"]["children"]
+    assert set(children["compute"]["hosts"]) == {n.hostname for n in plan.compute_nodes}
+    for part in plan.partitions:
+        assert set(children[ansible.group_name("partition", part.name)]["hosts"]) == set(part.nodes)
+    for group in children:
+        assert group.replace("_", "").isalnum() and not group[0].isdigit(), group
+
+
+def test_group_names_that_collide_are_refused() -> None:
+    assert ansible.group_name("partition", "gpu-training") == "partition_gpu_training"
+    assert ansible.group_name("rack", "1a.b") == "rack_1a_b"
+    plan = wired_plan()
+    twin = dataclasses.replace(plan.partitions[0], name="gpu_training")
+    with pytest.raises(ValueError, match="both become 'partition_gpu_training'"):
+        ansible.render(dataclasses.replace(plan, partitions=(*plan.partitions, twin)))
+
+
+@pytest.mark.parametrize(("name", "plan"), PLANS, ids=IDS)
+def test_terraform_tfvars_lists_nodes_and_racks(name: str, plan: Plan) -> None:
+    text = terraform.render(plan)["terraform/cluster.auto.tfvars.json"]
+    data = json.loads(text)
+    assert set(data["nodes"]) == {n.hostname for n in plan.nodes}
+    assert set(data["racks"]) == {r.name for r in plan.racks}
+    assert text == json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+@pytest.mark.parametrize(("name", "plan"), PLANS, ids=IDS)
+def test_netbox_files_read_back_and_cross_reference(name: str, plan: Plan) -> None:
+    files = netbox.render(plan)
+    tables = {}
+    for table, fields in NETBOX_FIELDS.items():
+        reader = csv.DictReader(io.StringIO(files[f"netbox/{table}.csv"]))
+        tables[table] = list(reader)
+        assert reader.fieldnames and set(reader.fieldnames) <= fields, table
+    devices = {d["name"]: d for d in tables["devices"]}
+    assert set(devices) == _hosts(plan)
+    racks = {r["name"] for r in tables["racks"]}
+    types = {(t["manufacturer"], t["model"]) for t in tables["device_types"]}
+    roles = {r["name"] for r in tables["device_roles"]}
+    manufacturers = {m["name"] for m in tables["manufacturers"]}
+    for d in devices.values():
+        assert d["rack"] in racks and d["role"] in roles and d["manufacturer"] in manufacturers
+        assert (d["manufacturer"], d["device_type"]) in types
+    ports = {
+        "dcim.interface": {(i["device"], i["name"]) for i in tables["interfaces"]},
+        "dcim.powerport": {(p["device"], p["name"]) for p in tables["power_ports"]},
+        "dcim.poweroutlet": {(o["device"], o["name"]) for o in tables["power_outlets"]},
+    }
+    for cable in tables["cables"]:
+        assert cable["type"] in NETBOX_CABLE_TYPES
+        for side in "ab":
+            assert cable[f"side_{side}_device"] in devices
+            term = (cable[f"side_{side}_device"], cable[f"side_{side}_name"])
+            assert term in ports[cable[f"side_{side}_type"]], cable
+    assert len(tables["cables"]) == _expected_cables(plan)
+    panels = {p["name"] for p in tables["power_panels"]}
+    assert all(f["power_panel"] in panels and f["rack"] in racks | {""}
+               for f in tables["power_feeds"])
