@@ -127,8 +127,9 @@ def choose_medium(catalog: CableCatalog, link: Link, psu_w: float,
         stocked = medium.stocked_length(estimated_m)
         if reach is not None and stocked is not None and stocked <= reach:
             return medium, stocked
+    ends = f"{link.a_device}:{link.a_port} - {link.b_device}:{link.b_port}"
     raise ValueError(f"no cable medium carries {link.speed_gbps} Gb/s {link.link} over "
-                     f"{estimated_m} m ({link.a_device}:{link.a_port} - {link.b_device}:{link.b_port})")
+                     f"{estimated_m} m ({ends})")
 
 
 def _fits(medium: CableMedium, link: Link, psu_w: float) -> bool:
@@ -181,7 +182,7 @@ def _label_rows(cables: list[Cable]) -> list[list[str]]:
 def bom_rows(cables: list[Cable]) -> list[list[str]]:
     """Cables by medium and length, and transceivers by speed (two per optical link)."""
     cable_count = Counter((c.medium.key, c.speed_gbps, c.length_m) for c in cables)
-    optics = Counter()
+    optics: Counter[tuple[str, int]] = Counter()
     for c in cables:
         if c.medium.transceivers:
             optics[(c.medium.key, c.speed_gbps)] += c.medium.transceivers

@@ -98,7 +98,8 @@ def _network_links(plan: Plan, network: str, graph: Any) -> list[Link]:
     """One Link per MultiGraph edge; ends sorted so a link reads the same in every run."""
     used: dict[str, int] = {}
     result = []
-    edges = sorted(graph.edges(keys=True, data=True), key=lambda e: (str(e[0]), str(e[1]), str(e[2])))
+    edges = sorted(graph.edges(keys=True, data=True),
+                   key=lambda e: (str(e[0]), str(e[1]), str(e[2])))
     for u, v, _key, data in edges:
         a, b = (u, v) if str(u) <= str(v) else (v, u)
         a_port = _port_of(data, a, used)
@@ -166,8 +167,8 @@ def _owner(graph: Any, part: Any, attr: str) -> Any:
                 if other in seen:
                     continue
                 kind = graph.nodes[other].get("kind")
-                if (attr == "pdu" and kind == "pdu") or (attr == "device" and kind not in POWER_PARTS
-                                                          and kind != "pdu"):
+                is_device = kind not in POWER_PARTS and kind != "pdu"
+                if (attr == "pdu" and kind == "pdu") or (attr == "device" and is_device):
                     return other
                 seen.add(other)
                 nxt.append(other)

@@ -35,7 +35,7 @@ def _nodes(plan: Plan) -> dict[str, dict[str, object]]:
     for part in plan.partitions:
         for host in part.nodes:
             partitions.setdefault(host, []).append(part.name)
-    nodes = {}
+    nodes: dict[str, dict[str, object]] = {}
     for d in devices(plan):
         if d.kind != "node":
             continue
