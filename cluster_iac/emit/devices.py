@@ -97,6 +97,7 @@ def links(plan: Plan) -> list[Link]:
 def _network_links(plan: Plan, network: str, graph: Any) -> list[Link]:
     """One Link per MultiGraph edge; ends sorted so a link reads the same in every run."""
     used: dict[str, int] = {}
+    default_speed, default_link = _speed_of(plan, network), _link_of(plan, network)
     result = []
     edges = sorted(graph.edges(keys=True, data=True),
                    key=lambda e: (str(e[0]), str(e[1]), str(e[2])))
@@ -104,8 +105,8 @@ def _network_links(plan: Plan, network: str, graph: Any) -> list[Link]:
         a, b = (u, v) if str(u) <= str(v) else (v, u)
         a_port = _port_of(data, a, used)
         b_port = _port_of(data, b, used)
-        speed = int(data.get("speed_gbps") or _speed_of(plan, network))
-        link = str(data.get("link") or _link_of(plan, network))
+        speed = int(data.get("speed_gbps") or default_speed)
+        link = str(data.get("link") or default_link)
         result.append(Link(network, str(a), a_port, str(b), b_port, speed, link))
     return result
 
