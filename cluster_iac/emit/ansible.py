@@ -77,6 +77,12 @@ def _groups(plan: Plan, devs: list[Device]) -> dict[str, dict]:
     for host, leaf in _fabric_leaves(plan).items():
         for name in leaf:
             add("leaf", name, host)
+    for host, unit in _scalable_units(plan).items():
+        add("su", unit, host)
+    rows = {r.name: r.row for r in plan.racks}
+    for d in devs:
+        if d.rack in rows:
+            add("row", rows[d.rack], d.name)
     for type_name in {d.model for d in devs if d.kind == "node" and d.role == "compute"}:
         gname = group_name("type", type_name)
         groups[gname]["vars"]["nccl_topo_src"] = f"nccl/{type_name}.topo.xml"
@@ -95,6 +101,20 @@ def _fabric_leaves(plan: Plan) -> dict[str, list[str]]:
         if node.hostname in graph:
             result[node.hostname] = sorted(set(graph.neighbors(node.hostname)) & leaves)
     return result
+
+
+def _scalable_units(plan: Plan) -> dict[str, str]:
+    """Node -> scalable unit, where the compute graph's nodes carry one ('su' attribute)."""
+    graph = plan.graphs.get("compute")
+    if graph is None:
+        return {}
+    units = {}
+    for node in plan.compute_nodes:
+        if node.hostname in graph:
+            unit = graph.nodes[node.hostname].get("su")
+            if unit is not None:
+                units[node.hostname] = str(unit)
+    return units
 
 
 def _all_vars(plan: Plan) -> dict[str, object]:
