@@ -10,7 +10,8 @@ from ruamel.yaml import YAML
 from cluster_iac.spec.hardware import Catalog
 
 _FILES = {"gpus": "gpus.yaml", "cpus": "cpus.yaml", "nics": "nics.yaml",
-          "switches": "switches.yaml", "platforms": "platforms.yaml"}
+          "switches": "switches.yaml", "platforms": "platforms.yaml",
+          "power_shelves": "power_shelves.yaml"}
 
 
 @lru_cache(maxsize=1)

@@ -106,6 +106,22 @@ class PsuSpec(SpecModel):
     """Supplies needed to carry the maximum draw (DGX H100: 4 of 6, i.e. 4+2)."""
 
 
+class PowerShelfModel(SpecModel):
+    """A rack power shelf: AC in from the PDUs, DC out to the rack's busbar (GB200 NVL72)."""
+
+    name: str
+    """Marketing name."""
+    capacity_w: PositiveInt
+    """DC power the shelf delivers to the busbar, watts."""
+    psus: PsuSpec
+    """The shelf's rectifiers, each with its own AC input cord."""
+    height_u: PositiveInt = 1
+    """Rack units."""
+    weight_kg: PositiveFloat = 20.0
+    """Weight, kg."""
+    source: Source
+
+
 class NicSlot(SpecModel):
     """Adapters of one role in a platform."""
 
@@ -200,3 +216,5 @@ class Catalog(SpecModel):
     """Switch models by key."""
     platforms: dict[Name, PlatformModel] = {}
     """Server and tray models by key."""
+    power_shelves: dict[Name, PowerShelfModel] = {}
+    """Rack power shelf models by key."""

@@ -1,0 +1,121 @@
+"""In-band management and BMC networks: an access switch per rack, aggregation above them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import networkx as nx
+
+from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.plan import Plan
+from cluster_iac.plan.model import Switch
+from cluster_iac.plan.power import SIDES, pdu_name
+from cluster_iac.spec import ClusterSpec
+
+# A 48-port 1GbE switch serves a rack when the spec names none (NVIDIA SN2201, the DGX
+# SuperPOD's out-of-band and in-band management switch).
+DEFAULT_SWITCH = "sn2201"
+# Each access or aggregation switch has two uplinks, one to each switch of the pair above it,
+# so losing one upper switch never cuts a rack off. They take the switch's last two ports.
+UPLINKS = 2
+NETWORKS = ("management", "bmc")
+# Fabric switches' management ports (mgmt0) go out of band, to the BMC network, as the DGX
+# SuperPOD reference architecture cables them; without a BMC network, to the in-band one.
+FABRIC_NETWORKS = ("compute", "storage", "nvlink")
+
+
+def build_management(spec: ClusterSpec, plan: Plan) -> Plan:
+    """Access, aggregation and core switches of each management network, with one edge per cable."""
+    switches = list(plan.switches)
+    graphs = dict(plan.graphs)
+    problems: list[Diagnostic] = []
+    for network in NETWORKS:
+        ipnet = getattr(plan.settings.networks, network)
+        if ipnet is None:
+            continue
+        model = ipnet.switch or DEFAULT_SWITCH
+        path = ("networks", network, "switch")
+        if model not in plan.catalog.switches:
+            problems.append(Diagnostic("SPEC-UNKNOWN-SWITCH", f"networks.{network}.switch "
+                                       f"'{model}' is not in the switch catalog", path))
+            continue
+        if plan.catalog.switches[model].ports <= UPLINKS + 1:
+            problems.append(Diagnostic("SPEC-SWITCH-RADIX", f"switch '{model}' has too few ports "
+                                       f"for {UPLINKS} uplinks and a host", path))
+            continue
+        graph = nx.MultiGraph()
+        switches += _build_network(plan, network, model, path, graph)
+        graphs[network] = graph
+    if problems:
+        raise CompileError(problems)
+    return replace(plan, switches=tuple(switches), graphs=graphs)
+
+
+def _endpoints(plan: Plan, network: str) -> dict[str, list[tuple[str, str]]]:
+    """Rack -> (device, port) that plug into this network, in spec order."""
+    ipnet = getattr(plan.settings.networks, network)
+    host_port = ipnet.interface if network == "management" else "bmc"
+    by_rack: dict[str, list[tuple[str, str]]] = {r.name: [] for r in plan.racks}
+    for node in plan.nodes:
+        by_rack[node.rack].append((node.hostname, host_port))
+    takes_fabric = network == "bmc" or plan.settings.networks.bmc is None
+    if takes_fabric:
+        for switch in plan.switches:
+            if switch.network in FABRIC_NETWORKS:
+                by_rack.setdefault(switch.rack, []).append((switch.name, "mgmt0"))
+        for rack in plan.racks:  # metered PDUs' network cards, out of band as well
+            layout = plan.settings.power.pdu_profiles[rack.pdu_profile].layout
+            by_rack[rack.name] += [(pdu_name(rack.name, side), "net") for side in SIDES[layout]]
+    return by_rack
+
+
+def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
+                   graph: nx.MultiGraph) -> list[Switch]:
+    entry = plan.catalog.switches[model]
+    down = entry.ports - UPLINKS
+    prefix = "mgmt" if network == "management" else "oob"
+    made: list[Switch] = []
+    access: list[Switch] = []
+    for rack, ends in _endpoints(plan, network).items():
+        for k in range(math.ceil(len(ends) / down)):
+            sw = _switch(plan, f"{prefix}-{rack}-{k + 1}", model, network, "access", rack, path)
+            access.append(sw)
+            for port, (device, device_port) in enumerate(ends[k * down:(k + 1) * down], 1):
+                graph.add_edge(device, sw.name, ports={device: device_port, sw.name: f"swp{port}"},
+                               speed_gbps=entry.port_speed_gbps, link="ethernet")
+    made += access
+    lower, tier, level = access, "aggregation", 1
+    while len(lower) > 1 and not (level > 1 and len(lower) == 2):
+        upper = _upper_level(plan, lower, network, model, tier, level, prefix, path, graph, down)
+        made += upper
+        lower, tier, level = upper, "core", level + 1
+    return made
+
+
+def _upper_level(plan: Plan, lower: list[Switch], network: str, model: str, tier: str, level: int,
+                 prefix: str, path: tuple[str, ...], graph: nx.MultiGraph, down: int) -> list[Switch]:
+    """Pairs of switches above ``lower``: lower switch i uplinks to both switches of pair i // down."""
+    entry = plan.catalog.switches[model]
+    upper: list[Switch] = []
+    for g in range(math.ceil(len(lower) / down)):
+        group = lower[g * down:(g + 1) * down]
+        pair = [_switch(plan, f"{prefix}-{tier[:3]}{level}-{2 * g + s + 1}", model, network,
+                        tier, group[0].rack, path) for s in range(2)]
+        upper += pair
+        for port, child in enumerate(group, 1):
+            for s, parent in enumerate(pair):
+                graph.add_edge(child.name, parent.name,
+                               ports={child.name: f"swp{entry.ports - UPLINKS + s + 1}",
+                                      parent.name: f"swp{port}"},
+                               speed_gbps=entry.port_speed_gbps, link="ethernet")
+    return upper
+
+
+def _switch(plan: Plan, name: str, model: str, network: str, tier: str, rack: str,
+            path: tuple[str, ...]) -> Switch:
+    entry = plan.catalog.switches[model]
+    return Switch(name=name, model=model, network=network, tier=tier, rack=rack, ports=entry.ports,
+                  port_speed_gbps=entry.port_speed_gbps, height_u=entry.height_u,
+                  max_power_w=entry.max_power_w, psu_count=entry.psus,
+                  psu_required=entry.psus_required, weight_kg=entry.weight_kg, spec_path=path)

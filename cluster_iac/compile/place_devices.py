@@ -1,0 +1,71 @@
+"""Rack units for every node, switch, power shelf and PDU: nodes bottom-up, switches top-down."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.plan import Plan
+from cluster_iac.plan.model import Placement
+from cluster_iac.plan.power import DEFAULT_SHELF, SIDES, pdu_name, power_shelves
+from cluster_iac.spec import ClusterSpec
+
+
+@dataclass
+class _Stack:
+    """Free space of one rack: the next unit from the bottom and from the top."""
+
+    bottom: int
+    top: int
+    needed: int = 0
+
+
+def place_devices(spec: ClusterSpec, plan: Plan) -> Plan:
+    """Placements in spec order; a rack whose devices exceed its height is a located error.
+    Power and weight limits are checks (checks/facility.py), so every rack is reported."""
+    racks = {r.name: r for r in plan.racks}
+    stacks = {r.name: _Stack(bottom=1, top=r.height_u) for r in plan.racks}
+    placements: dict[str, Placement] = {}
+    shelves = power_shelves(plan)
+    shelf_u = plan.catalog.power_shelves[DEFAULT_SHELF].height_u
+    # NVL72 racks put power shelves at both ends, around the trays (half bottom, half top).
+    for rack, names in shelves.items():
+        half = len(names) // 2
+        for name in names[:half]:
+            _bottom_up(stacks[rack], placements, name, rack, shelf_u)
+    for node in plan.nodes:
+        _bottom_up(stacks[node.rack], placements, node.hostname, node.rack,
+                   plan.node_types[node.node_type].height_u)
+    for rack, names in shelves.items():
+        for name in names[len(names) // 2:]:
+            _top_down(stacks[rack], placements, name, rack, shelf_u)
+    for switch in plan.switches:
+        _top_down(stacks[switch.rack], placements, switch.name, switch.rack, switch.height_u)
+    for rack in plan.racks:  # vertical PDUs: 0U at the rear
+        layout = plan.settings.power.pdu_profiles[rack.pdu_profile].layout
+        for side in SIDES[layout]:
+            placements[pdu_name(rack.name, side)] = Placement(rack.name, 0, 0)
+    problems = [
+        Diagnostic("SPEC-RACK-HEIGHT",
+                   f"rack {name} needs {stack.needed} U for its devices but is "
+                   f"{racks[name].height_u} U high", (*racks[name].spec_path, "height_u"),
+                   details={"measured": stack.needed, "limit": racks[name].height_u, "unit": "U"})
+        for name, stack in stacks.items() if stack.needed > racks[name].height_u
+    ]
+    if problems:
+        raise CompileError(problems)
+    return replace(plan, placements=placements)
+
+
+def _bottom_up(stack: _Stack, placements: dict[str, Placement], name: str, rack: str,
+               height: int) -> None:
+    stack.needed += height
+    placements[name] = Placement(rack, stack.bottom, height)
+    stack.bottom += height
+
+
+def _top_down(stack: _Stack, placements: dict[str, Placement], name: str, rack: str,
+              height: int) -> None:
+    stack.needed += height
+    stack.top -= height
+    placements[name] = Placement(rack, stack.top + 1, height)
