@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cluster_iac.compile.assign_addresses import assign_addresses
+from cluster_iac.compile.build_management import build_management
+from cluster_iac.compile.build_power import build_power
 from cluster_iac.compile.check_references import check_references
 from cluster_iac.compile.expand_node_types import expand_node_types
 from cluster_iac.compile.expand_nodes import expand_nodes
 from cluster_iac.compile.expand_partitions import expand_partitions
 from cluster_iac.compile.expand_racks import expand_racks
+from cluster_iac.compile.place_devices import place_devices
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
 
@@ -21,6 +25,10 @@ PASSES: tuple[Pass, ...] = (
     expand_racks,
     expand_nodes,
     expand_partitions,
+    build_management,
+    place_devices,
+    assign_addresses,
+    build_power,
 )
 
 

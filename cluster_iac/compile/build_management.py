@@ -85,12 +85,22 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
                 graph.add_edge(device, sw.name, ports={device: device_port, sw.name: f"swp{port}"},
                                speed_gbps=entry.port_speed_gbps, link="ethernet")
     made += access
+    if len(access) == 2:  # two racks: the access switches uplink to each other, no aggregation
+        _peer_links(graph, access, entry.ports)
+        return made
     lower, tier, level = access, "aggregation", 1
     while len(lower) > 1 and not (level > 1 and len(lower) == 2):
         upper = _upper_level(plan, lower, network, model, tier, level, prefix, path, graph, down)
         made += upper
         lower, tier, level = upper, "core", level + 1
     return made
+
+
+def _peer_links(graph: nx.MultiGraph, pair: list[Switch], ports: int) -> None:
+    for s in range(UPLINKS):
+        port = f"swp{ports - UPLINKS + s + 1}"
+        graph.add_edge(pair[0].name, pair[1].name, ports={pair[0].name: port, pair[1].name: port},
+                       speed_gbps=pair[0].port_speed_gbps, link="ethernet")
 
 
 def _upper_level(plan: Plan, lower: list[Switch], network: str, model: str, tier: str, level: int,

@@ -69,11 +69,12 @@ def _pdu_devices(plan: Plan) -> list[Device]:
         return []
     pdus = []
     for name, data in graph.nodes(data=True):
-        if data.get("kind") != "pdu":
+        if data.get("kind") not in ("pdu", "power-shelf"):  # shelves: racked like a PDU
             continue
         place = plan.placements.get(name)
         rack = place.rack if place else data.get("rack", "")
-        pdus.append(Device(str(name), "pdu", "pdu", str(data.get("profile", "pdu")), rack,
+        pdus.append(Device(str(name), "pdu", str(data["kind"]),
+                           str(data.get("profile", data.get("model", "pdu"))), rack,
                            place.u if place else None, place.height_u if place else 0))
     return pdus
 

@@ -31,8 +31,10 @@ INTERFACE_TYPES = {
     ("ethernet", 800): "800gbase-x-osfp",
 }
 # PowerPortTypeChoices / PowerOutletTypeChoices for the cords the cabling plan chose.
-POWER_PORT_TYPES = {"power-c13": "iec-60320-c14", "power-c19": "iec-60320-c20"}
-POWER_OUTLET_TYPES = {"power-c13": "iec-60320-c13", "power-c19": "iec-60320-c19"}
+POWER_PORT_TYPES = {"power-c13": "iec-60320-c14", "power-c19": "iec-60320-c20",
+                    "power-60309-32a": "iec-60309-p-n-e-6h"}  # 230 V single-phase, blue
+POWER_OUTLET_TYPES = {"power-c13": "iec-60320-c13", "power-c19": "iec-60320-c19",
+                      "power-60309-32a": "iec-60309-p-n-e-6h"}
 STATUS = "planned"  # DeviceStatusChoices / RackStatusChoices / LinkStatusChoices 'planned'
 
 COLUMNS = {
