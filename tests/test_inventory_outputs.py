@@ -87,7 +87,8 @@ def _hosts(plan: Plan) -> set[str]:
     names = {n.hostname for n in plan.nodes} | {s.name for s in plan.switches}
     power = plan.graphs.get("power")
     if power is not None:
-        names |= {n for n, kind in power.nodes(data="kind") if kind == "pdu"}
+        # PDUs and NVL72 power shelves are racked devices with their own inventory entries.
+        names |= {n for n, kind in power.nodes(data="kind") if kind in ("pdu", "power-shelf")}
     return names
 
 

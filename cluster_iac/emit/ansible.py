@@ -68,7 +68,7 @@ def _groups(plan: Plan, devs: list[Device]) -> dict[str, dict]:
             add("", ROLE_GROUPS[d.role], d.name)
             add("type", d.model, d.name)
         else:
-            add("", "switches" if d.kind == "switch" else "pdus", d.name)
+            add("", _device_group(d), d.name)
         if d.rack:
             add("rack", d.rack, d.name)
     for part in plan.partitions:
@@ -88,6 +88,12 @@ def _groups(plan: Plan, devs: list[Device]) -> dict[str, dict]:
         groups[gname]["vars"]["nccl_topo_src"] = f"nccl/{type_name}.topo.xml"
         groups[gname]["vars"]["nccl_topo_file"] = f"{NCCL_TOPO_DIR}/{type_name}.topo.xml"
     return groups
+
+
+def _device_group(d: Device) -> str:
+    if d.kind == "switch":
+        return "switches"
+    return "power_shelves" if d.role == "power-shelf" else "pdus"
 
 
 def _fabric_leaves(plan: Plan) -> dict[str, list[str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,7 +154,14 @@ def power_cords(plan: Plan) -> list[Link]:
                           str(odata.get("name", outlet)),
                           str(_owner(graph, psu, "device")), str(pdata.get("name", psu)),
                           0, "power", int(pdata.get("rating_w", 0))))
-    return sorted(cords, key=lambda c: (c.a_device, c.a_port, c.b_device, c.b_port))
+    return sorted(cords, key=lambda c: (natural(c.a_device), natural(c.a_port),
+                                        natural(c.b_device), natural(c.b_port)))
+
+
+def natural(text: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that puts outlet2 before outlet10."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part)
+                 for part in re.split(r"(\d+)", text) if part)
 
 
 def _owner(graph: Any, part: Any, attr: str) -> Any:
