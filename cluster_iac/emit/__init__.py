@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cluster_iac.emit import ansible, cabling, netbox, slurm, terraform
+from cluster_iac.emit import ansible, cabling, facility, netbox, slurm, terraform
 from cluster_iac.plan import Plan
 
 Emitter = Callable[[Plan], dict[str, str]]
@@ -16,6 +16,7 @@ EMITTERS: dict[str, Emitter] = {
     "terraform": terraform.render,
     "cabling": cabling.render,
     "netbox": netbox.render,
+    "facility": facility.render,
 }
 
 
