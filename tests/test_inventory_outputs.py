@@ -7,6 +7,7 @@ import dataclasses
 import io
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
@@ -221,3 +222,12 @@ def test_netbox_files_read_back_and_cross_reference(name: str, plan: Plan) -> No
     panels = {p["name"] for p in tables["power_panels"]}
     assert all(f["power_panel"] in panels and f["rack"] in racks | {""}
                for f in tables["power_feeds"])
+
+
+def test_cable_catalog_entries_cite_a_source() -> None:
+    data = YAML(typ="safe").load(
+        (Path(cabling.__file__).parent.parent / "catalog" / "cables.yaml").read_text())
+    assert data["source"] and data["geometry"]["u_height_mm"] == 44.45
+    for key, entry in data["media"].items():
+        assert entry.get("source"), key
+        assert entry["netbox_type"] in NETBOX_CABLE_TYPES, key
