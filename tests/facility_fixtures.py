@@ -1,0 +1,25 @@
+"""Helpers for the facility tests: compile an example with parts of its spec changed."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from cluster_iac.compile import compile_plan
+from cluster_iac.loader import load_spec_file
+from cluster_iac.plan import Plan
+from cluster_iac.spec.parse import parse_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def example_data(name: str) -> dict[str, Any]:
+    """The plain data of examples/<name>.yaml (a fresh copy each call)."""
+    data, _ = load_spec_file(ROOT / "examples" / f"{name}.yaml")
+    return copy.deepcopy(data)
+
+
+def compile_data(data: dict[str, Any]) -> Plan:
+    """Parse and compile without running the checks (so a variant may fail them)."""
+    return compile_plan(parse_spec(data))
