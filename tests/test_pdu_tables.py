@@ -20,7 +20,7 @@ def test_one_row_per_breaker(example: str) -> None:
     rows = _rows(b.files["facility/pdu_breakers.csv"])
     circuits = circuit_loads(b.plan)
     assert [(r["pdu"], r["breaker"]) for r in rows] == [(c.pdu, c.name) for c in circuits]
-    for row, circuit in zip(rows, circuits):
+    for row, circuit in zip(rows, circuits, strict=True):
         assert row["devices"].split() == list(circuit.devices)
         assert len(row["outlets"].split()) == len(circuit.outlets)
 

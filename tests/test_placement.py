@@ -77,7 +77,8 @@ def test_rack_height_message_has_needed_and_available() -> None:
     with pytest.raises(CompileError) as info:
         compile_plan(parse_spec(data))
     # 4 x 8U DGX + 1U controller + 1U management access switch = 34 U.
-    assert info.value.diagnostics[0].message == "rack r1 needs 34 U for its devices but is 24 U high"
+    message = info.value.diagnostics[0].message
+    assert message == "rack r1 needs 34 U for its devices but is 24 U high"
 
 
 def test_rack_power_check_cites_load_and_limit() -> None:

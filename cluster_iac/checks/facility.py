@@ -18,10 +18,11 @@ def rack_power(plan: Plan) -> Iterator[Diagnostic]:
         if rack.max_power_kw is None:
             continue
         kw = loads[rack.name] / 1000
+        pct = 100 * kw / rack.max_power_kw
         if kw > rack.max_power_kw:
             yield Diagnostic(
                 "FACILITY-RACK-POWER",
-                f"rack {rack.name} draws {kw:.1f} kW at maximum, {100 * kw / rack.max_power_kw:.0f}% "
+                f"rack {rack.name} draws {kw:.1f} kW at maximum, {pct:.0f}% "
                 f"of its {rack.max_power_kw:g} kW limit", (*rack.spec_path, "max_power_kw"),
                 details={"measured": round(kw, 3), "limit": rack.max_power_kw, "unit": "kW"})
 
@@ -34,10 +35,11 @@ def rack_weight(plan: Plan) -> Iterator[Diagnostic]:
         if rack.max_weight_kg is None:
             continue
         kg = weights[rack.name]
+        pct = 100 * kg / rack.max_weight_kg
         if kg > rack.max_weight_kg:
             yield Diagnostic(
                 "FACILITY-RACK-WEIGHT",
-                f"rack {rack.name} holds {kg:.0f} kg of devices, {100 * kg / rack.max_weight_kg:.0f}% "
+                f"rack {rack.name} holds {kg:.0f} kg of devices, {pct:.0f}% "
                 f"of its {rack.max_weight_kg:g} kg rating", (*rack.spec_path, "max_weight_kg"),
                 details={"measured": round(kg, 1), "limit": rack.max_weight_kg, "unit": "kg"})
 

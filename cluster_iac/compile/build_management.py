@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 import networkx as nx
 
@@ -70,55 +71,74 @@ def _endpoints(plan: Plan, network: str) -> dict[str, list[tuple[str, str]]]:
     return by_rack
 
 
+@dataclass(frozen=True)
+class _Net:
+    """One management network being built."""
+
+    plan: Plan
+    network: str
+    model: str
+    path: tuple[str, ...]
+    graph: nx.MultiGraph
+
+    @property
+    def entry(self) -> Any:
+        return self.plan.catalog.switches[self.model]
+
+    @property
+    def prefix(self) -> str:
+        return "mgmt" if self.network == "management" else "oob"
+
+    def switch(self, name: str, tier: str, rack: str) -> Switch:
+        return _switch(self.plan, name, self.model, self.network, tier, rack, self.path)
+
+    def cable(self, a: str, a_port: str, b: str, b_port: str) -> None:
+        self.graph.add_edge(a, b, ports={a: a_port, b: b_port},
+                            speed_gbps=self.entry.port_speed_gbps, link="ethernet")
+
+
 def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
                    graph: nx.MultiGraph) -> list[Switch]:
-    entry = plan.catalog.switches[model]
-    down = entry.ports - UPLINKS
-    prefix = "mgmt" if network == "management" else "oob"
-    made: list[Switch] = []
+    net = _Net(plan, network, model, path, graph)
+    down = net.entry.ports - UPLINKS
     access: list[Switch] = []
     for rack, ends in _endpoints(plan, network).items():
         for k in range(math.ceil(len(ends) / down)):
-            sw = _switch(plan, f"{prefix}-{rack}-{k + 1}", model, network, "access", rack, path)
+            sw = net.switch(f"{net.prefix}-{rack}-{k + 1}", "access", rack)
             access.append(sw)
             for port, (device, device_port) in enumerate(ends[k * down:(k + 1) * down], 1):
-                graph.add_edge(device, sw.name, ports={device: device_port, sw.name: f"swp{port}"},
-                               speed_gbps=entry.port_speed_gbps, link="ethernet")
-    made += access
+                net.cable(device, device_port, sw.name, f"swp{port}")
+    made = list(access)
     if len(access) == 2:  # two racks: the access switches uplink to each other, no aggregation
-        _peer_links(graph, access, entry.ports)
+        for s in range(UPLINKS):
+            uplink = _uplink_port(net, s)
+            net.cable(access[0].name, uplink, access[1].name, uplink)
         return made
     lower, tier, level = access, "aggregation", 1
     while len(lower) > 1 and not (level > 1 and len(lower) == 2):
-        upper = _upper_level(plan, lower, network, model, tier, level, prefix, path, graph, down)
+        upper = _upper_level(net, lower, tier, level)
         made += upper
         lower, tier, level = upper, "core", level + 1
     return made
 
 
-def _peer_links(graph: nx.MultiGraph, pair: list[Switch], ports: int) -> None:
-    for s in range(UPLINKS):
-        port = f"swp{ports - UPLINKS + s + 1}"
-        graph.add_edge(pair[0].name, pair[1].name, ports={pair[0].name: port, pair[1].name: port},
-                       speed_gbps=pair[0].port_speed_gbps, link="ethernet")
+def _uplink_port(net: _Net, s: int) -> str:
+    """The switch's last UPLINKS ports are its uplinks."""
+    return f"swp{net.entry.ports - UPLINKS + s + 1}"
 
 
-def _upper_level(plan: Plan, lower: list[Switch], network: str, model: str, tier: str, level: int,
-                 prefix: str, path: tuple[str, ...], graph: nx.MultiGraph, down: int) -> list[Switch]:
-    """Pairs of switches above ``lower``: lower switch i uplinks to both switches of pair i // down."""
-    entry = plan.catalog.switches[model]
+def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[Switch]:
+    """Pairs of switches above ``lower``; each lower switch uplinks to both of its pair."""
+    down = net.entry.ports - UPLINKS
     upper: list[Switch] = []
     for g in range(math.ceil(len(lower) / down)):
         group = lower[g * down:(g + 1) * down]
-        pair = [_switch(plan, f"{prefix}-{tier[:3]}{level}-{2 * g + s + 1}", model, network,
-                        tier, group[0].rack, path) for s in range(2)]
+        pair = [net.switch(f"{net.prefix}-{tier[:3]}{level}-{2 * g + s + 1}", tier, group[0].rack)
+                for s in range(2)]
         upper += pair
         for port, child in enumerate(group, 1):
             for s, parent in enumerate(pair):
-                graph.add_edge(child.name, parent.name,
-                               ports={child.name: f"swp{entry.ports - UPLINKS + s + 1}",
-                                      parent.name: f"swp{port}"},
-                               speed_gbps=entry.port_speed_gbps, link="ethernet")
+                net.cable(child.name, _uplink_port(net, s), parent.name, f"swp{port}")
     return upper
 
 

@@ -9,8 +9,14 @@ import networkx as nx
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan, electrical
-from cluster_iac.plan.power import (DEFAULT_SHELF, SIDES, busbar_fed, feed_name, pdu_name,
-                                    power_shelves)
+from cluster_iac.plan.power import (
+    DEFAULT_SHELF,
+    SIDES,
+    busbar_fed,
+    feed_name,
+    pdu_name,
+    power_shelves,
+)
 from cluster_iac.plan.power_flow import annotate_loads
 from cluster_iac.spec import ClusterSpec
 
@@ -146,7 +152,8 @@ def _wire_rack(graph: nx.DiGraph, rack: Any, profile: Any, pdus: list[str],
 def _cord(graph: nx.DiGraph, rack: str, cid: str, device: Powered, i: int, share: float,
           used: dict[str, int], slot_w: dict[tuple[str, str], float]) -> None:
     circuit = graph.nodes[cid]
-    slot = min(circuit["slots"], key=lambda s: (slot_w.get((cid, s), 0.0), circuit["slots"].index(s)))
+    slots = circuit["slots"]
+    slot = min(slots, key=lambda s: (slot_w.get((cid, s), 0.0), slots.index(s)))
     slot_w[(cid, slot)] = slot_w.get((cid, slot), 0.0) + share
     used[circuit["pdu"]] = number = used.get(circuit["pdu"], 0) + 1
     outlet = f"{circuit['pdu']}:o{number}"

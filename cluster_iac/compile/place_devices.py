@@ -41,10 +41,10 @@ def place_devices(spec: ClusterSpec, plan: Plan) -> Plan:
             _top_down(stacks[rack], placements, name, rack, shelf_u)
     for switch in plan.switches:
         _top_down(stacks[switch.rack], placements, switch.name, switch.rack, switch.height_u)
-    for rack in plan.racks:  # vertical PDUs: 0U at the rear
-        layout = plan.settings.power.pdu_profiles[rack.pdu_profile].layout
+    for each in plan.racks:  # vertical PDUs: 0U at the rear
+        layout = plan.settings.power.pdu_profiles[each.pdu_profile].layout
         for side in SIDES[layout]:
-            placements[pdu_name(rack.name, side)] = Placement(rack.name, 0, 0)
+            placements[pdu_name(each.name, side)] = Placement(each.name, 0, 0)
     problems = [
         Diagnostic("SPEC-RACK-HEIGHT",
                    f"rack {name} needs {stack.needed} U for its devices but is "

@@ -29,7 +29,8 @@ def circuit_capacity_w(volts: float, phases: int, amps: float, power_factor: flo
     return single_phase_w(volts, amps, power_factor)
 
 
-def continuous_limit_w(capacity_w: float, rated_100_percent: bool, continuous_percent: float) -> float:
+def continuous_limit_w(capacity_w: float, rated_100_percent: bool,
+                       continuous_percent: float) -> float:
     """Continuous load allowed: 80 % of the rating (NEC 210.20(A)) unless the breaker and its
     assembly are listed for 100 % continuous duty. ``continuous_percent`` is the policy value."""
     return capacity_w if rated_100_percent else capacity_w * continuous_percent / 100
@@ -61,8 +62,9 @@ def phase_currents(loads_w: dict[str, float], volts: float, phases: int,
         v_ln = volts / math.sqrt(3)
         return {p: loads_w.get(p, 0.0) / (v_ln * power_factor) for p in PHASES}
     branch = {pair: loads_w.get(pair, 0.0) / (volts * power_factor) for pair in LINE_PAIRS}
-    # Branch current phasor is in phase with its line-to-line voltage V_xy (L1-L2 leads L1 by 30 deg).
-    phasor = {pair: cmath.rect(i, _LINE_ANGLE[pair[:2]] + math.pi / 6) for pair, i in branch.items()}
+    # A branch current is in phase with its line-to-line voltage (V_12 leads V_1 by 30 deg).
+    phasor = {pair: cmath.rect(i, _LINE_ANGLE[pair[:2]] + math.pi / 6)
+              for pair, i in branch.items()}
     return {
         "L1": abs(phasor["L1-L2"] - phasor["L3-L1"]),
         "L2": abs(phasor["L2-L3"] - phasor["L1-L2"]),

@@ -53,7 +53,10 @@ def _device_draws(graph: Any, psus: list[str], live: dict[str, list[str]]) -> di
 
 
 def _annotate_rack(graph: Any, psus: list[str], pdus: list[str]) -> None:
-    scenarios = [frozenset()] + ([frozenset([p]) for p in pdus] if len(pdus) > 1 else [])
+    # Normal operation, then each PDU (with its feed) down in turn when there is a partner.
+    scenarios: list[frozenset[str]] = [frozenset()]
+    if len(pdus) > 1:
+        scenarios += [frozenset([p]) for p in pdus]
     results = [(s, psu_loads(graph, psus, s)) for s in scenarios]
     normal = results[0][1]
     for psu in psus:
