@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
+from cluster_iac.emit.base import render_template
 from cluster_iac.emit.devices import Device, Link, devices, links
 from cluster_iac.plan import Plan
 
@@ -51,7 +52,18 @@ def render(plan: Plan) -> dict[str, str]:
         "cabling/labels.csv": _csv(("cable_id", "end", "label"), _label_rows(cables)),
         "cabling/bom.csv": _csv(("item", "type", "speed_gbps", "length_m", "quantity"),
                                 bom_rows(cables)),
+        "cabling/bom.md": render_template("cabling/bom.md.j2", **_bom_context(plan, cables)),
     }
+
+
+def _bom_context(plan: Plan, cables: list[Cable]) -> dict[str, object]:
+    names = {m.key: m.name for m in cable_catalog().media}
+    rows = [{"item": item, "name": names[key], "speed": speed if speed != "0" else "-",
+             "length": length or "-", "quantity": quantity}
+            for item, key, speed, length, quantity in bom_rows(cables)]
+    optics = sum(int(r["quantity"]) for r in rows if r["item"] == "transceiver")
+    return {"cluster": plan.cluster.name, "total": len(cables), "optics": optics > 0,
+            "optics_total": optics, "rows": rows}
 
 
 def plan_cables(plan: Plan) -> list[Cable]:
