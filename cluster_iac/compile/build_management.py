@@ -80,6 +80,7 @@ class _Net:
     model: str
     path: tuple[str, ...]
     graph: nx.MultiGraph
+    network_racks: tuple[str, ...]  # racks without hosts, where upper tiers go
 
     @property
     def entry(self) -> Any:
@@ -99,7 +100,9 @@ class _Net:
 
 def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
                    graph: nx.MultiGraph) -> list[Switch]:
-    net = _Net(plan, network, model, path, graph)
+    hosting = {node.rack for node in plan.nodes}
+    network_racks = tuple(r.name for r in plan.racks if r.name not in hosting)
+    net = _Net(plan, network, model, path, graph, network_racks)
     down = net.entry.ports - UPLINKS
     access: list[Switch] = []
     for rack, ends in _endpoints(plan, network).items():
@@ -133,7 +136,11 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
     upper: list[Switch] = []
     for g in range(math.ceil(len(lower) / down)):
         group = lower[g * down:(g + 1) * down]
-        pair = [net.switch(f"{net.prefix}-{tier[:3]}{level}-{2 * g + s + 1}", tier, group[0].rack)
+        # Aggregation and core pairs go to network racks in turn, as the fabric's spines do;
+        # without one, to the rack of the group's first access switch.
+        racks = net.network_racks
+        rack = racks[g % len(racks)] if racks else group[0].rack
+        pair = [net.switch(f"{net.prefix}-{tier[:3]}{level}-{2 * g + s + 1}", tier, rack)
                 for s in range(2)]
         upper += pair
         for port, child in enumerate(group, 1):
