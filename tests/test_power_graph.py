@@ -143,3 +143,19 @@ def test_circuit_assignment_is_least_loaded_and_deterministic() -> None:
 
     again = build(ROOT / "examples" / "dgx-h100-superpod-4su.yaml", emit=False).plan
     assert first == [(c.circuit, c.devices, round(c.load_w, 6)) for c in circuit_loads(again)]
+
+
+def test_208v_three_phase_cords_on_line_pairs() -> None:
+    """A North American 208 V three-phase PDU is delta: cords sit line-to-line."""
+    data = example_data("seed-64gpu-h100")
+    data["power"]["pdu_profiles"]["mgmt-208v"].update(phases=3)
+    plan = compile_data(data)
+    graph = plan.graphs["power"]
+    slots = {d["slot"] for _, d in graph.nodes(data=True)
+             if d["kind"] == "outlet" and d["rack"] == "r02"}
+    assert slots <= set(electrical.LINE_PAIRS) and len(slots) > 1
+    for circuit in (c for c in circuit_loads(plan) if c.rack == "r02"):
+        assert set(circuit.phase_current_a) == {"L1", "L2", "L3"}
+        # Real power from the line currents never exceeds sqrt(3) x V x I_max x PF.
+        i_max = max(circuit.phase_current_a.values())
+        assert circuit.load_w <= electrical.three_phase_w(208, i_max, 0.95) + 1e-6
