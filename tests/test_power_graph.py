@@ -159,3 +159,14 @@ def test_208v_three_phase_cords_on_line_pairs() -> None:
         # Real power from the line currents never exceeds sqrt(3) x V x I_max x PF.
         i_max = max(circuit.phase_current_a.values())
         assert circuit.load_w <= electrical.three_phase_w(208, i_max, 0.95) + 1e-6
+
+
+def test_psu_loads_per_device() -> None:
+    from cluster_iac.plan.power import psu_loads
+
+    plan = example_build("dgx-h100-superpod-4su").plan
+    dgx = psu_loads(plan)["dgx-001"]
+    assert [p.psu for p in dgx] == [f"PSU{i}" for i in range(1, 7)]
+    assert sum(p.load_w for p in dgx) == pytest.approx(10200)
+    assert [p.failover_w for p in dgx] == pytest.approx([2550] * 6)  # 4 of 6 carry 10.2 kW
+    assert all(p.failover_w <= p.rating_w for p in dgx)

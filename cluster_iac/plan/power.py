@@ -154,6 +154,37 @@ def pdu_loads(plan: Plan) -> list[PduLoad]:
     return sorted(found, key=lambda p: (p.rack, p.side))
 
 
+@dataclass(frozen=True)
+class PsuLoad:
+    """One PSU (one cord) of a device: where it plugs in and what it carries."""
+
+    device: str
+    psu: str  # 'PSU1'
+    pdu: str
+    circuit: str
+    outlet: str
+    slot: str  # phase ('L1') or line pair ('L1-L2')
+    rating_w: int
+    load_w: float
+    failover_w: float  # the most it carries with any one partner PDU down
+
+
+def psu_loads(plan: Plan) -> dict[str, list[PsuLoad]]:
+    """Device -> its PSUs in order (devices with PSUs only; busbar trays have none)."""
+    graph = plan.graphs.get("power")
+    result: dict[str, list[PsuLoad]] = defaultdict(list)
+    if graph is None:
+        return {}
+    for _, d in sorted(graph.nodes(data=True), key=lambda nd: str(nd[0])):
+        if d["kind"] == "psu":
+            result[d["device"]].append(PsuLoad(
+                d["device"], d["name"], d["pdu"], d["circuit"], graph.nodes[d["outlet"]]["name"],
+                d["slot"], d["rating_w"], d["load_w"], d["failover_w"]))
+    for psus in result.values():
+        psus.sort(key=lambda p: int(p.psu[3:]))
+    return dict(result)
+
+
 def rack_loads_w(plan: Plan) -> dict[str, float]:
     """Rack -> sum of its devices' maximum draw (nodes, switches, busbar trays; shelves pass
     power through and add nothing). Equals the sum of its PDUs' normal loads."""
