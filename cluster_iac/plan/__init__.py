@@ -1,6 +1,8 @@
 """The plan: the expanded, immutable IR every check and emitter reads."""
 
 from cluster_iac.plan.model import (
+    FabricPlan,
+    NvlinkDomain,
     Node,
     NodeTypePlan,
     NicPlan,
@@ -14,6 +16,8 @@ from cluster_iac.plan.model import (
 )
 
 __all__ = [
+    "FabricPlan",
+    "NvlinkDomain",
     "Node", "NicPlan", "NodeTypePlan", "PartitionPlan", "Placement", "Plan", "Rack", "Row",
     "Settings", "Switch",
 ]

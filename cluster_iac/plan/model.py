@@ -137,6 +137,43 @@ class Placement:
 
 
 @dataclass(frozen=True)
+class FabricPlan:
+    """Summary of one built fabric ('compute' or 'storage'); the graph holds every link."""
+
+    network: str  # 'compute' | 'storage'
+    technology: str  # 'infiniband' | 'roce' | 'ethernet'
+    design: str  # 'rail-optimized' | 'plain' | 'single-switch'
+    tiers: int  # 1: leaves only, 2: leaf-spine, 3: leaf-spine-core
+    link_speed_gbps: int  # switch port speed
+    scalable_unit_nodes: int  # nodes per scalable unit
+    scalable_units: int
+    switch_counts: dict[str, int]  # tier -> switches ('leaf', 'spine', 'core')
+    link_counts: dict[str, int]  # 'node-leaf' | 'leaf-spine' | 'spine-core' -> cables
+    # tier -> (downlink Gb/s, uplink Gb/s) of the busiest switch of that tier; 'leaf' always,
+    # 'spine' when there is a core tier.
+    tier_bandwidth_gbps: dict[str, tuple[int, int]]
+    spare_ports: int  # unused switch ports over the whole fabric
+    spec_path: SpecPath
+
+    def oversubscription(self, tier: str) -> float:
+        """Downlink:uplink bandwidth ratio of a tier (1.0 = non-blocking; inf without uplinks)."""
+        down, up = self.tier_bandwidth_gbps.get(tier, (0, 0))
+        return down / up if up else (0.0 if not down else float("inf"))
+
+
+@dataclass(frozen=True)
+class NvlinkDomain:
+    """GPUs joined by NVLink: one HGX/DGX board, or a rack-scale domain such as GB200 NVL72."""
+
+    name: str
+    kind: str  # 'board' | 'rack'
+    nodes: tuple[str, ...]
+    gpus: int
+    gpu_bandwidth_gbs: float  # NVLink bandwidth of each GPU, one direction, GB/s
+    switch_trays: tuple[str, ...] = ()  # NVLink switch trays (rack domains)
+
+
+@dataclass(frozen=True)
 class PartitionPlan:
     """A Slurm partition with its nodes."""
 
@@ -169,6 +206,10 @@ class Plan:
     placements: dict[str, Placement] = field(default_factory=dict)
     # network name ('management', 'bmc', 'ipoib', 'storage') -> device name -> IPv4 address
     addresses: dict[str, dict[str, str]] = field(default_factory=dict)
+    # 'compute' / 'storage' -> summary of the built fabric (graph in graphs[...])
+    fabrics: dict[str, FabricPlan] = field(default_factory=dict)
+    # NVLink domains, rack-scale ones first named by rack
+    nvlink_domains: tuple[NvlinkDomain, ...] = ()
 
     def nodes_by_role(self, role: str) -> tuple[Node, ...]:
         return tuple(node for node in self.nodes if node.role == role)
