@@ -33,7 +33,10 @@ class Policy(SpecModel):
     breaker_continuous_percent: float = Field(default=80, gt=0, le=100)
     """Continuous load allowed on a breaker not rated for 100 % (NEC 210.20(A): 80 %)."""
     max_phase_imbalance: float = Field(default=0.2, ge=0, le=1)
-    """Largest allowed (max |I_phase - I_avg|) / I_avg on a three-phase circuit."""
+    """Largest allowed (max |I_phase - I_avg|) / I_avg on a three-phase PDU."""
+    phase_imbalance_min_load_percent: float = Field(default=50, ge=0, le=100)
+    """PDUs loaded below this share of their derated limit are not checked for phase
+    imbalance: every line of a lightly loaded PDU has headroom."""
     air_cooled_rack_kw: PositiveFloat = 40
     """Heat an air-cooled rack can shed, kW (hot/cold-aisle containment tops out around 30-50)."""
     max_oversubscription: str = Field(default="1:1", pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")
