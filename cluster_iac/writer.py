@@ -39,22 +39,27 @@ def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
     removed = sorted(_previous(out_dir) - set(files))
     changed = []
     for path, text in files.items():
-        target = out_dir / path
-        if _read(target) == text:
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-                handle.write(text)
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        changed.append(path)
+        if write_file(out_dir / path, text):
+            changed.append(path)
     for path in removed:
         (out_dir / path).unlink(missing_ok=True)
     return changed + removed
+
+
+def write_file(target: Path, text: str) -> bool:
+    """Write one file through a temp file + rename; False when it already holds ``text``."""
+    if _read(target) == text:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
 
 
 def _previous(out_dir: Path) -> set[str]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cluster_iac.compile.assign_addresses import assign_addresses
+from cluster_iac.compile.build_fabric import build_fabric
 from cluster_iac.compile.build_management import build_management
+from cluster_iac.compile.build_nvlink import build_nvlink
 from cluster_iac.compile.build_power import build_power
 from cluster_iac.compile.check_references import check_references
 from cluster_iac.compile.expand_node_types import expand_node_types
@@ -25,6 +27,8 @@ PASSES: tuple[Pass, ...] = (
     expand_racks,
     expand_nodes,
     expand_partitions,
+    build_fabric,
+    build_nvlink,
     build_management,
     place_devices,
     assign_addresses,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from cluster_iac.emit import topology
 from cluster_iac.emit.base import render_template
 from cluster_iac.hostlist import fold
 from cluster_iac.plan import NodeTypePlan, Plan
@@ -20,6 +21,7 @@ def render(plan: Plan) -> dict[str, str]:
         "slurm/slurm.conf": render_template("slurm/slurm.conf.j2", **slurm_conf_context(plan)),
         "slurm/gres.conf": render_template("slurm/gres.conf.j2", lines=gres_lines(plan)),
         "slurm/cgroup.conf": render_template("slurm/cgroup.conf.j2"),
+        **topology.render(plan),
     }
 
 
@@ -108,6 +110,7 @@ def parameters(plan: Plan) -> list[tuple[str, str]]:
         ("SelectType", "select/cons_tres"),
         ("SelectTypeParameters", slurm.select_parameters),
         ("GresTypes", "gpu"),
+        *topology_parameters(plan),
         ("SchedulerType", "sched/backfill"),
         ("SchedulerParameters", "bf_continue"),
         # RDMA needs an unlimited locked-memory limit in jobs: do not copy the
@@ -126,6 +129,12 @@ def parameters(plan: Plan) -> list[tuple[str, str]]:
     overrides = dict(slurm.extra)
     merged = [(k, overrides.pop(k, v)) for k, v in params]
     return merged + sorted(overrides.items())
+
+
+def topology_parameters(plan: Plan) -> list[tuple[str, str]]:
+    """TopologyPlugin when topology.conf is written (see emit/topology.py)."""
+    chosen = topology.plugin(plan)
+    return [("TopologyPlugin", chosen)] if chosen else []
 
 
 def accounting_parameters(plan: Plan, controllers: list[str]) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from cluster_iac.spec.base import Name, NonNegativeInt, PositiveFloat, PositiveInt, Source, SpecModel
 
-LinkLayer = Literal["infiniband", "ethernet"]
+LinkLayer = Literal["infiniband", "ethernet", "nvlink"]
 NicRole = Literal["compute", "storage", "inband", "bmc"]
 
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from cluster_iac.spec.base import Name, PositiveInt, SpecModel
+from cluster_iac.spec.base import HostlistExpr, Name, PositiveInt, SpecModel
 
 Ratio = str
 """An oversubscription ratio such as '1:1' or '2:1'."""
@@ -35,6 +35,10 @@ class ComputeFabric(SpecModel):
     """Switch tiers; 'auto' picks the fewest that hold the nodes."""
     nic_role: Literal["compute"] = "compute"
     """Which NICs of a node form the fabric."""
+    racks: HostlistExpr | None = None
+    """Racks that hold the fabric's switches, e.g. 'net-r[1-4]': leaves, then spines, then
+    cores, dealt round-robin. Default: each leaf in the rack of the first node it serves,
+    spines and cores beside the first leaf."""
 
 
 class StorageFabric(SpecModel):
@@ -48,6 +52,8 @@ class StorageFabric(SpecModel):
     """Catalog switch model of the spines (default: the leaf model)."""
     oversubscription: Ratio = Field(default="1:1", pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")
     """Leaf downlink:uplink bandwidth ratio."""
+    racks: HostlistExpr | None = None
+    """Racks that hold the storage fabric's switches (as for the compute fabric)."""
 
 
 class Fabric(SpecModel):

@@ -41,5 +41,9 @@ class Slurm(SpecModel):
         "CR_Core_Memory"
     )
     """SelectTypeParameters for select/cons_tres."""
+    topology: Literal["auto", "tree", "block", "none"] = "auto"
+    """TopologyPlugin: 'auto' picks topology/block for rack-scale NVLink domains when the
+    targeted Slurm has it (23.11 and later), topology/tree when there is a compute fabric,
+    and none otherwise."""
     extra: dict[str, str] = {}
     """Extra slurm.conf parameters, written as Key=Value after the generated ones."""

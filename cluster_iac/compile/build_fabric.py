@@ -1,0 +1,315 @@
+"""Compute and storage fabrics: fat trees sized by plan/fattree.py, wired port by port."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import networkx as nx
+
+from cluster_iac.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.hostlist import expand
+from cluster_iac.plan import FabricPlan, Plan
+from cluster_iac.plan.fattree import FabricSizeError, FatTree, parse_ratio, size_fat_tree
+from cluster_iac.plan.model import Switch
+from cluster_iac.spec import ClusterSpec
+from cluster_iac.suggest import did_you_mean
+
+# Switch-name prefix per fabric: what a technician reads on the label.
+PREFIX = {"compute": {"infiniband": "ib", "roce": "eth"}, "storage": {"infiniband": "sib",
+                                                                     "ethernet": "seth"}}
+NIC_ROLE = {"compute": "compute", "storage": "storage"}
+
+
+@dataclass(frozen=True)
+class _Endpoint:
+    """A host that plugs into the fabric with ``nics`` ports at ``speed_gbps``."""
+
+    hostname: str
+    rack: str
+    nics: int
+    speed_gbps: int
+    link: str
+
+
+@dataclass
+class _Wiring:
+    """A fabric being wired: graph, switches, and the next free port of each switch."""
+
+    network: str
+    prefix: str
+    link: str
+    graph: Any = field(default_factory=nx.MultiGraph)
+    switches: list[Switch] = field(default_factory=list)
+    next_port: dict[str, int] = field(default_factory=dict)
+    links: dict[str, int] = field(default_factory=lambda: {"node-leaf": 0})
+
+    def port(self, switch: str) -> str:
+        self.next_port[switch] += 1
+        return f"p{self.next_port[switch]}"
+
+    def cable(self, a: str, a_port: str, b: str, b_port: str, speed: int, tier: str,
+              **attrs: Any) -> None:
+        self.graph.add_edge(a, b, link=self.link, speed_gbps=speed, tier=tier,
+                            ports={a: a_port, b: b_port}, **attrs)
+        self.links[tier] = self.links.get(tier, 0) + 1
+
+
+def build_fabric(spec: ClusterSpec, plan: Plan) -> Plan:
+    """Each configured fabric as a MultiGraph (one edge per cable) plus its summary."""
+    graphs, fabrics = dict(plan.graphs), dict(plan.fabrics)
+    switches = list(plan.switches)
+    problems: list[Diagnostic] = []
+    for network in ("compute", "storage"):
+        config = getattr(plan.settings.fabric, network)
+        if config is None:
+            continue
+        path: SpecPath = ("fabric", network)
+        try:
+            wiring, summary = _build_one(plan, network, config, path)
+        except CompileError as error:
+            problems += error.diagnostics
+            continue
+        graphs[network] = wiring.graph
+        fabrics[network] = summary
+        switches += wiring.switches
+    if problems:
+        raise CompileError(problems)
+    return replace(plan, graphs=graphs, fabrics=fabrics, switches=tuple(switches))
+
+
+def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_Wiring, FabricPlan]:
+    models = _switch_models(plan, network, config, path)
+    leaf = models["leaf"]
+    endpoints = _endpoints(plan, network, config, leaf, path)
+    design = getattr(config, "design", "plain")
+    ratio = parse_ratio(config.oversubscription)
+    tiers = getattr(config, "tiers", "auto")
+    try:
+        tree = size_fat_tree(len(endpoints), max(e.nics for e in endpoints), leaf.ports,
+                             models["spine"].ports, models["core"].ports, ratio, design,
+                             su_nodes=getattr(config, "scalable_unit_nodes", None),
+                             tiers=None if tiers == "auto" else int(tiers))
+    except FabricSizeError as error:
+        raise CompileError([Diagnostic("FABRIC-SIZE", f"fabric.{network}: {error}",
+                                       (*path, "leaf_switch"))]) from None
+    technology = config.technology
+    wiring = _Wiring(network, PREFIX[network][technology],
+                     "infiniband" if technology == "infiniband" else "ethernet")
+    names = _name_switches(tree, wiring.prefix)
+    leaf_racks = _wire_nodes(wiring, tree, endpoints, names["leaf"], leaf.port_speed_gbps)
+    _wire_uplinks(wiring, tree, names, models)
+    racks = _switch_racks(plan, config, names, leaf_racks, path)
+    for tier, tier_names in names.items():
+        model_key = _model_key(config, tier)
+        for name in tier_names:
+            wiring.switches.append(_switch(plan, model_key, name, network, tier, racks[name],
+                                           (*path, f"{tier}_switch")))
+    return wiring, _summary(wiring, tree, network, technology, leaf.port_speed_gbps, path)
+
+
+def _model_key(config: Any, tier: str) -> str:
+    leaf = config.leaf_switch
+    spine = getattr(config, "spine_switch", None) or leaf
+    core = getattr(config, "core_switch", None) or spine
+    return {"leaf": leaf, "spine": spine, "core": core}[tier]
+
+
+def _switch_models(plan: Plan, network: str, config: Any, path: SpecPath) -> dict[str, Any]:
+    models, problems = {}, []
+    for tier in ("leaf", "spine", "core"):
+        key = _model_key(config, tier)
+        if key not in plan.catalog.switches:
+            problems.append(Diagnostic(
+                "SPEC-UNKNOWN-SWITCH", f"fabric.{network}: switch model '{key}' is not in the "
+                f"catalog", (*path, f"{tier}_switch" if hasattr(config, f"{tier}_switch") and
+                             getattr(config, f"{tier}_switch") else "leaf_switch"),
+                hint=did_you_mean(key, plan.catalog.switches)))
+        else:
+            models[tier] = plan.catalog.switches[key]
+    if problems:
+        raise CompileError(problems[:1])
+    return models
+
+
+def _endpoints(plan: Plan, network: str, config: Any, leaf: Any,
+               path: SpecPath) -> list[_Endpoint]:
+    """Hosts with NICs of the fabric's role, in plan order; a NIC of the wrong link layer
+    (an Ethernet port on an InfiniBand fabric) is an error, not a silent omission."""
+    role = NIC_ROLE[network]
+    want = "infiniband" if config.technology == "infiniband" else "ethernet"
+    found, problems, seen_bad = [], [], set()
+    for node in plan.nodes:
+        node_type = plan.node_types[node.node_type]
+        nics = node_type.nics_of(role)
+        if not nics:
+            continue
+        link = plan.catalog.nics[nics[0].model].link
+        if link != want:
+            if node.node_type not in seen_bad:
+                seen_bad.add(node.node_type)
+                problems.append(Diagnostic(
+                    "FABRIC-LINK-LAYER", f"node type '{node.node_type}' has {link} {role} NICs "
+                    f"({nics[0].model}) but fabric.{network} is {config.technology}",
+                    (*path, "technology"),
+                    hint=f"give node type '{node.node_type}' {want} {role} NICs, or change "
+                         f"the fabric's technology"))
+            continue
+        speed = min(min(n.speed_gbps for n in nics), leaf.port_speed_gbps)
+        found.append(_Endpoint(node.hostname, node.rack, node_type.nic_count(role), speed, link))
+    if problems:
+        raise CompileError(problems)
+    if not found:
+        raise CompileError([Diagnostic("FABRIC-EMPTY", f"fabric.{network} is configured but "
+                                       f"no node has {role} NICs", path)])
+    return found
+
+
+def _name_switches(tree: FatTree, prefix: str) -> dict[str, list[str]]:
+    """Leaves by SU and rail (rail-optimized) or by number; spines and cores by number."""
+    names: dict[str, list[str]] = {"leaf": []}
+    su_w = len(str(tree.sus))
+    per_rail = tree.leaves_per_su // tree.rails
+    for su in range(1, tree.sus + 1):
+        for rail in range(1, tree.rails + 1):
+            for j in range(1, per_rail + 1):
+                if tree.design == "rail-optimized":
+                    suffix = f"-{j}" if per_rail > 1 else ""
+                    names["leaf"].append(f"{prefix}-leaf-su{su:0{su_w}d}-r{rail}{suffix}")
+                else:
+                    index = (su - 1) * tree.leaves_per_su + j
+                    names["leaf"].append(f"{prefix}-leaf-{index:0{len(str(tree.leaves))}d}")
+    for tier, count in (("spine", tree.spines), ("core", tree.cores)):
+        if count:
+            names[tier] = [f"{prefix}-{tier}-{i:0{len(str(count))}d}" for i in range(1, count + 1)]
+    return names
+
+
+def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
+                leaves: list[str], leaf_speed: int) -> dict[str, str]:
+    """Node-to-leaf cables; returns each leaf's default rack (its first node's)."""
+    graph = wiring.graph
+    for name in leaves:
+        wiring.next_port[name] = 0
+    for index, leaf in enumerate(leaves):
+        su = index // tree.leaves_per_su + 1
+        rail = (index % tree.leaves_per_su) // (tree.leaves_per_su // tree.rails) + 1
+        graph.add_node(leaf, kind="switch", tier="leaf", su=su,
+                       rail=rail if tree.design == "rail-optimized" else None)
+    first_rack: dict[str, str] = {}
+    port_name = "ib" if wiring.link == "infiniband" else "rdma"
+    if wiring.network == "storage":
+        port_name = "stor"
+    per_rail = tree.leaves_per_su // tree.rails
+    for k, end in enumerate(endpoints):
+        su, pos = divmod(k, tree.su_nodes)
+        graph.add_node(end.hostname, kind="node", su=su + 1)
+        for nic in range(end.nics):
+            if tree.design == "rail-optimized":
+                leaf = leaves[su * tree.leaves_per_su + nic * per_rail + pos // tree.nodes_per_leaf]
+            else:
+                leaf = leaves[k // tree.nodes_per_leaf]
+            first_rack.setdefault(leaf, end.rack)
+            wiring.cable(end.hostname, f"{port_name}{nic}", leaf, wiring.port(leaf),
+                         end.speed_gbps, "node-leaf", rail=nic)
+    return first_rack
+
+
+def _wire_uplinks(wiring: _Wiring, tree: FatTree, names: dict[str, list[str]],
+                  models: dict[str, Any]) -> None:
+    """Leaf-spine and spine-core cables, spread evenly; uplinks take each switch's top ports."""
+    if tree.tiers < 2:
+        return
+    spines, cores = names["spine"], names.get("core", [])
+    speed = min(models["leaf"].port_speed_gbps, models["spine"].port_speed_gbps)
+    for name in spines:
+        wiring.next_port[name] = 0
+        wiring.graph.add_node(name, kind="switch", tier="spine", su=None, rail=None)
+    for name in cores:
+        wiring.next_port[name] = 0
+        wiring.graph.add_node(name, kind="switch", tier="core", su=None, rail=None)
+    leaves_per_pod = tree.sus_per_pod * tree.leaves_per_su
+    for index, leaf in enumerate(names["leaf"]):
+        pod = index // leaves_per_pod
+        wiring.next_port[leaf] = models["leaf"].ports - tree.leaf_up
+        for s in range(tree.spines_per_pod):
+            spine = spines[pod * tree.spines_per_pod + s]
+            for _ in range(tree.leaf_spine_links):
+                wiring.cable(leaf, wiring.port(leaf), spine, wiring.port(spine), speed,
+                             "leaf-spine")
+    if tree.tiers < 3:
+        return
+    speed = min(models["spine"].port_speed_gbps, models["core"].port_speed_gbps)
+    for index, spine in enumerate(spines):
+        group = index % tree.spines_per_pod  # spine j of every pod -> core group j
+        wiring.next_port[spine] = models["spine"].ports - tree.spine_up
+        for c in range(tree.cores_per_group):
+            core = cores[group * tree.cores_per_group + c]
+            for _ in range(tree.spine_core_links):
+                wiring.cable(spine, wiring.port(spine), core, wiring.port(core), speed,
+                             "spine-core")
+
+
+def _switch_racks(plan: Plan, config: Any, names: dict[str, list[str]],
+                  leaf_racks: dict[str, str], path: SpecPath) -> dict[str, str]:
+    """The rack of each switch: the spec's fabric racks round-robin, or beside the nodes."""
+    ordered = [n for tier in ("leaf", "spine", "core") for n in names.get(tier, [])]
+    if config.racks:
+        racks = expand(config.racks)
+        known = {r.name for r in plan.racks}
+        unknown = [r for r in racks if r not in known]
+        if unknown:
+            raise CompileError([Diagnostic(
+                "SPEC-UNKNOWN-RACK", f"fabric rack '{unknown[0]}' is not a rack of any row",
+                (*path, "racks"), hint=did_you_mean(unknown[0], sorted(known)))])
+        return {name: racks[i % len(racks)] for i, name in enumerate(ordered)}
+    first_leaf_rack = leaf_racks[names["leaf"][0]]
+    return {name: leaf_racks.get(name, first_leaf_rack) for name in ordered}
+
+
+def _switch(plan: Plan, key: str, name: str, network: str, tier: str, rack: str,
+            path: SpecPath) -> Switch:
+    model = plan.catalog.switches[key]
+    return Switch(name=name, model=key, network=network, tier=tier, rack=rack,
+                  ports=model.ports, port_speed_gbps=model.port_speed_gbps,
+                  height_u=model.height_u, max_power_w=model.max_power_w, psu_count=model.psus,
+                  psu_required=model.psus_required, weight_kg=model.weight_kg, spec_path=path)
+
+
+def _summary(wiring: _Wiring, tree: FatTree, network: str, technology: str, speed: int,
+             path: SpecPath) -> FabricPlan:
+    graph = wiring.graph
+    bandwidth: dict[str, tuple[int, int]] = {}
+    for tier, below, above in (("leaf", "node-leaf", "leaf-spine"),
+                               ("spine", "leaf-spine", "spine-core")):
+        if tree.tiers <= (1 if tier == "leaf" else 2):
+            continue
+        busiest = (0, 1)
+        for name, data in graph.nodes(data=True):
+            if data.get("tier") != tier:
+                continue
+            down = up = 0
+            for _u, _v, edge in graph.edges(name, data=True):
+                if edge["tier"] == below:
+                    down += edge["speed_gbps"]
+                elif edge["tier"] == above:
+                    up += edge["speed_gbps"]
+            if up and down * busiest[1] > busiest[0] * up:
+                busiest = (down, up)
+        bandwidth[tier] = busiest
+    used = sum(d for _n, d in graph.degree())
+    ports = sum(sw.ports for sw in wiring.switches)
+    counts = {tier: sum(1 for sw in wiring.switches if sw.tier == tier)
+              for tier in ("leaf", "spine", "core")}
+    return FabricPlan(network=network, technology=technology, design=tree.design,
+                      tiers=tree.tiers, link_speed_gbps=speed,
+                      scalable_unit_nodes=tree.su_nodes, scalable_units=tree.sus,
+                      switch_counts={t: n for t, n in counts.items() if n},
+                      link_counts=dict(wiring.links), tier_bandwidth_gbps=bandwidth,
+                      spare_ports=ports - (used - _host_ports(graph)), spec_path=path)
+
+
+def _host_ports(graph: Any) -> int:
+    """Cable ends on hosts (not switch ports)."""
+    return sum(d for n, d in graph.degree() if graph.nodes[n].get("kind") == "node")
+

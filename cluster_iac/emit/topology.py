@@ -1,0 +1,151 @@
+"""topology.conf: the switch hierarchy (topology/tree) or the NVLink blocks (topology/block).
+
+The tree is the hierarchy a scheduler should see, not every cable. Slurm wants a tree in
+which each node hangs under one lowest-level switch and each switch under one parent, so:
+
+- a plain fabric's leaf holds whole nodes: the leaves are the first level, under the spines;
+- a rail-optimized fabric spreads each node over its scalable unit's rail leaves, so the
+  first level that holds whole nodes is the scalable unit (``<prefix>-su<N>``), as the issue
+  and NVIDIA's SuperPOD guidance have it; jobs inside one SU stay one hop from each other;
+- every leaf reaches every spine of its pod, so a pod's spines act as one switch
+  (``<prefix>-pod<N>``, or ``<prefix>-spines`` in a two-tier fabric), and the core tier as
+  the root (``<prefix>-core``).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from cluster_iac.emit.base import render_template
+from cluster_iac.hostlist import fold
+from cluster_iac.plan import Plan
+
+# topology/block arrived in Slurm 23.11 (slurm.schedmd.com/topology.html, "Block").
+BLOCK_SINCE = (23, 11)
+
+
+def plugin(plan: Plan) -> str | None:
+    """The TopologyPlugin slurm.conf names, or None."""
+    choice = plan.settings.slurm.topology
+    has_fabric = "compute" in plan.fabrics
+    if choice == "none":
+        return None
+    if choice == "block" or (choice == "auto" and _block_capable(plan) and _rack_domains(plan)):
+        return "topology/block"
+    if choice == "tree" or (choice == "auto" and has_fabric):
+        return "topology/tree" if has_fabric else None
+    return None
+
+
+def render(plan: Plan) -> dict[str, str]:
+    chosen = plugin(plan)
+    if chosen is None:
+        return {}
+    if chosen == "topology/block":
+        comments, lines = _block(plan)
+    else:
+        comments, lines = _tree(plan)
+    text = render_template("slurm/topology.conf.j2", cluster=plan.cluster.name, plugin=chosen,
+                           comments=comments, lines=lines)
+    return {"slurm/topology.conf": text}
+
+
+def tree_levels(plan: Plan) -> list[tuple[str, str, list[str]]]:
+    """(switch, 'Nodes'|'Switches', children) from the lowest level up; tests compare the
+    graph with this and with what slurmctld reports."""
+    graph = plan.graphs["compute"]
+    fabric = plan.fabrics["compute"]
+    slurm_nodes = {n.hostname for n in plan.compute_nodes}
+    prefix = _prefix(graph)
+    leaves = [n for n, d in graph.nodes(data=True) if d.get("tier") == "leaf"]
+    if fabric.design == "single-switch":
+        hosts = [h for h in graph.neighbors(leaves[0]) if h in slurm_nodes]
+        return [(leaves[0], "Nodes", _host_order(plan, hosts))]
+    levels: list[tuple[str, str, list[str]]] = []
+    groups: dict[str, list[str]] = {}  # first-level switch -> its nodes
+    if fabric.design == "rail-optimized":
+        by_su: dict[int, list[str]] = defaultdict(list)
+        for host, data in graph.nodes(data=True):
+            if data.get("kind") == "node" and host in slurm_nodes:
+                by_su[data["su"]].append(host)
+        for su in sorted(by_su):
+            groups[f"{prefix}-su{su}"] = _host_order(plan, by_su[su])
+    else:
+        for leaf in leaves:
+            groups[leaf] = _host_order(plan, [h for h in graph.neighbors(leaf)
+                                              if h in slurm_nodes])
+    levels += [(name, "Nodes", hosts) for name, hosts in groups.items() if hosts]
+    firsts = [name for name, _kind, _hosts in levels]
+    pods = _pods(plan, graph, firsts, prefix)
+    if fabric.tiers == 2:
+        levels.append((f"{prefix}-spines", "Switches", firsts))
+    elif fabric.tiers == 3:
+        levels += [(pod, "Switches", members) for pod, members in pods.items()]
+        levels.append((f"{prefix}-core", "Switches", list(pods)))
+    return levels
+
+
+def _pods(plan: Plan, graph: Any, firsts: list[str], prefix: str) -> dict[str, list[str]]:
+    """Pod switch -> first-level switches under it: a first-level switch belongs to the pod
+    whose spines its leaves reach (every leaf of a pod reaches the same spines)."""
+    if plan.fabrics["compute"].tiers < 3:
+        return {}
+    su_leaf: dict[int, str] = {}
+    for name, data in graph.nodes(data=True):
+        if data.get("tier") == "leaf":
+            su_leaf.setdefault(data["su"], name)
+    spine_sets: dict[frozenset[str], list[str]] = {}
+    for first in firsts:
+        leaf = first if graph.has_node(first) else su_leaf[int(first.rsplit("su", 1)[1])]
+        spines = frozenset(n for n in graph.neighbors(leaf)
+                           if graph.nodes[n].get("tier") == "spine")
+        spine_sets.setdefault(spines, []).append(first)
+    return {f"{prefix}-pod{i}": members
+            for i, members in enumerate(spine_sets.values(), start=1)}
+
+
+def _tree(plan: Plan) -> tuple[list[str], list[str]]:
+    fabric = plan.fabrics["compute"]
+    comments = [f"{fabric.design} {fabric.technology} fabric, {fabric.tiers} tier(s), "
+                f"{fabric.scalable_units} scalable unit(s) of {fabric.scalable_unit_nodes} nodes"]
+    if fabric.design == "rail-optimized":
+        comments.append("first level: scalable units (rail leaves of one SU act as one switch)")
+    if fabric.tiers >= 2:
+        comments.append("upper levels: the spines of a pod act as one switch, and so does the core"
+                        if fabric.tiers == 3 else "upper level: the spines act as one switch")
+    if _rack_domains(plan):
+        comments.append(f"Slurm {plan.cluster.slurm_version} has no topology/block (23.11+): "
+                        "NVLink racks are not scheduled as blocks")
+    lines = [f"SwitchName={name} {kind}={fold(children)}"
+             for name, kind, children in tree_levels(plan)]
+    return comments, lines
+
+
+def _block(plan: Plan) -> tuple[list[str], list[str]]:
+    domains = [d for d in plan.nvlink_domains if d.kind == "rack"]
+    slurm_nodes = {n.hostname for n in plan.compute_nodes}
+    comments = ["one block per rack-scale NVLink domain"]
+    lines = [f"BlockName={d.name} Nodes={fold([h for h in d.nodes if h in slurm_nodes])}"
+             for d in domains]
+    return comments, lines
+
+
+def _rack_domains(plan: Plan) -> bool:
+    return any(d.kind == "rack" for d in plan.nvlink_domains)
+
+
+def _block_capable(plan: Plan) -> bool:
+    major, minor = (int(part) for part in plan.cluster.slurm_version.split(".")[:2])
+    return (major, minor) >= BLOCK_SINCE
+
+
+def _prefix(graph: Any) -> str:
+    leaf = next(n for n, d in graph.nodes(data=True) if d.get("tier") == "leaf")
+    return str(leaf).split("-leaf", 1)[0]
+
+
+
+def _host_order(plan: Plan, hosts: list[str]) -> list[str]:
+    """Hosts sorted as ClusterShell folds them (natural order)."""
+    return sorted(hosts)
