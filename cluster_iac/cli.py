@@ -56,6 +56,33 @@ def render(spec: Path, out_dir: Path, check: bool, strict: bool) -> None:
     click.echo(f"{out_dir}: {len(result.files)} files, {len(changed)} changed ({_summary(result)})")
 
 
+@main.command("plan")
+@SPEC
+@click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="yaml",
+              show_default=True, help="Output format.")
+@click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write to this file (atomically) instead of standard output.")
+@click.option("--counts", "counts_only", is_flag=True, help="Only the counts.")
+@STRICT
+def plan_command(spec: Path, fmt: str, out_file: Path | None, counts_only: bool,
+                 strict: bool) -> None:
+    """Print the expanded plan of SPEC: counts, fabrics, NVLink domains, nodes, switches."""
+    from cluster_iac.plan import dump
+
+    result = _build_or_exit(spec, strict=strict, emit=False)
+    if counts_only:
+        data = dump.counts(result.plan)
+        text = _json(data) if fmt == "json" else dump.yaml_text(data)
+    else:
+        text = dump.to_json(result.plan) if fmt == "json" else dump.to_yaml(result.plan)
+    if out_file is None:
+        click.echo(text, nl=False)
+        return
+    from cluster_iac.writer import write_file
+
+    write_file(out_file, text)
+
+
 @main.command()
 def schema() -> None:
     """Print the JSON Schema of the spec."""
