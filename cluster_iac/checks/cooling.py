@@ -1,0 +1,85 @@
+"""Cooling checks: each rack's heat against air or liquid capacity, and the facility's rejection."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+
+from cluster_iac.checks import check
+from cluster_iac.errors import Diagnostic, Severity
+from cluster_iac.plan import Plan
+from cluster_iac.plan.power import rack_loads_w
+
+# The heat a rack must shed is its IT load: every watt drawn leaves as heat (the devices do
+# no external work). A liquid rack's loop is checked against the whole load, which is
+# conservative for direct-to-chip designs that still leave 10-30 % of the heat to room air.
+
+
+@check("cooling.rack_heat")
+def rack_heat(plan: Plan) -> Iterator[Diagnostic]:
+    """Air racks within policy.air_cooled_rack_kw; liquid racks within their loop capacity.
+    One finding per rack group of the spec: its hottest rack, and how many more share it."""
+    yield from per_spec_path(_rack_heat(plan), "rack(s)")
+
+
+def per_spec_path(found: Iterator[Diagnostic], noun: str) -> Iterator[Diagnostic]:
+    """Group findings by (code, spec path); keep the largest measured one and count the rest."""
+    groups: dict[tuple[object, ...], list[Diagnostic]] = {}
+    for diag in found:
+        groups.setdefault((diag.code, diag.path), []).append(diag)
+    for items in groups.values():
+        worst = max(items, key=lambda d: float(d.details.get("measured", 0)))  # type: ignore[arg-type]
+        if len(items) > 1:
+            worst = replace(worst, message=f"{worst.message} (and {len(items) - 1} more {noun} "
+                                           f"of this rack group)")
+        yield worst
+
+
+def _rack_heat(plan: Plan) -> Iterator[Diagnostic]:
+    loads = rack_loads_w(plan)
+    air_limit = plan.settings.policy.air_cooled_rack_kw
+    for rack in plan.racks:
+        kw = loads[rack.name] / 1000
+        if rack.cooling == "air" and kw > air_limit:
+            yield Diagnostic(
+                "COOLING-AIR",
+                f"air-cooled rack {rack.name} must shed {kw:.1f} kW of heat, "
+                f"{100 * kw / air_limit:.0f}% of the {air_limit:g} kW an air-cooled rack can "
+                f"(policy.air_cooled_rack_kw); over by {kw - air_limit:.1f} kW: declare "
+                f"cooling: liquid with its liquid_capacity_kw", (*rack.spec_path, "cooling"),
+                details={"measured": round(kw, 3), "limit": air_limit, "unit": "kW"})
+        elif rack.cooling == "liquid" and rack.liquid_capacity_kw is None and kw > 0:
+            yield Diagnostic(
+                "COOLING-LIQUID-CAPACITY",
+                f"liquid-cooled rack {rack.name} sheds {kw:.1f} kW but declares no "
+                f"liquid_capacity_kw, so its loop cannot be checked", (*rack.spec_path, "cooling"),
+                severity=Severity.WARNING, details={"measured": round(kw, 3), "unit": "kW"})
+        elif rack.liquid_capacity_kw is not None and kw > rack.liquid_capacity_kw:
+            cap = rack.liquid_capacity_kw
+            yield Diagnostic(
+                "COOLING-LIQUID",
+                f"liquid-cooled rack {rack.name} must shed {kw:.1f} kW of heat, "
+                f"{100 * kw / cap:.0f}% of its loop's {cap:g} kW; over by {kw - cap:.1f} kW",
+                (*rack.spec_path, "liquid_capacity_kw"),
+                details={"measured": round(kw, 3), "limit": cap, "unit": "kW"})
+
+
+def facility_heat_kw(plan: Plan) -> float:
+    """Heat the facility must reject: the whole IT load, kW."""
+    return sum(rack_loads_w(plan).values()) / 1000
+
+
+@check("cooling.facility_heat")
+def facility_heat(plan: Plan) -> Iterator[Diagnostic]:
+    """The cluster's heat within what the chillers or dry coolers reject (cooling spec)."""
+    capacity = plan.settings.cooling.heat_rejection_kw
+    if capacity is None:
+        return
+    kw = facility_heat_kw(plan)
+    if kw > capacity:
+        yield Diagnostic(
+            "COOLING-FACILITY",
+            f"the cluster's {kw:.1f} kW of heat is {100 * kw / capacity:.0f}% of the facility's "
+            f"{capacity:g} kW heat rejection; over by {kw - capacity:.1f} kW",
+            ("cooling", "heat_rejection_kw"),
+            details={"measured": round(kw, 3), "limit": capacity, "unit": "kW"})

@@ -1,0 +1,74 @@
+"""Storage checks: Lustre read bandwidth per GPU, checkpoint write overhead and interval."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from cluster_iac.checks import check
+from cluster_iac.errors import Diagnostic, Severity
+from cluster_iac.plan import Plan
+from cluster_iac.plan.checkpoint import storage_figures
+
+# A planned interval this many times the Daly optimum (or its inverse) wastes noticeably more
+# time than the optimum: the expected loss ~ delta/T + T/(2M) is flat near the optimum, and
+# at 2x or 0.5x it is 25 % above the minimum.
+INTERVAL_TOLERANCE = 2.0
+
+
+@check("storage.read_bandwidth")
+def read_bandwidth(plan: Plan) -> Iterator[Diagnostic]:
+    """Aggregate Lustre read bandwidth shared by every GPU meets workload.read_gbs_per_gpu."""
+    fig = storage_figures(plan)
+    if fig.need_gbs_per_gpu is None:
+        return
+    if fig.read_gbs is None:
+        yield Diagnostic(
+            "STORAGE-READ", f"the workload needs {fig.need_gbs_per_gpu:g} GB/s per GPU but the "
+            f"spec declares no Lustre file system", ("workload", "read_gbs_per_gpu"))
+        return
+    got = fig.read_gbs_per_gpu or 0.0
+    if got < fig.need_gbs_per_gpu:
+        need_total = fig.need_gbs_per_gpu * fig.gpus
+        yield Diagnostic(
+            "STORAGE-READ",
+            f"Lustre reads {fig.read_gbs:g} GB/s for {fig.gpus} GPUs = {got:.3f} GB/s per GPU, "
+            f"{100 * got / fig.need_gbs_per_gpu:.0f}% of the workload's "
+            f"{fig.need_gbs_per_gpu:g} GB/s per GPU; short by {need_total - fig.read_gbs:.1f} "
+            f"GB/s in aggregate", ("storage", "lustre", "read_gbs"),
+            details={"measured": round(got, 4), "limit": fig.need_gbs_per_gpu, "unit": "GB/s"})
+
+
+@check("storage.checkpoint_overhead")
+def checkpoint_overhead(plan: Plan) -> Iterator[Diagnostic]:
+    """Writing a checkpoint (size / write bandwidth) takes at most
+    policy.max_checkpoint_overhead of the checkpoint interval."""
+    fig = storage_figures(plan)
+    limit = plan.settings.policy.max_checkpoint_overhead
+    if fig.overhead is None or fig.write_s is None or fig.interval_min is None:
+        return
+    if fig.overhead > limit:
+        yield Diagnostic(
+            "STORAGE-CHECKPOINT",
+            f"a {fig.checkpoint_size_gb:g} GB checkpoint at {fig.write_gbs:g} GB/s takes "
+            f"{fig.write_s:.0f} s, {100 * fig.overhead:.1f}% of the {fig.interval_min:g} min "
+            f"interval; the policy allows {100 * limit:.0f}% "
+            f"({limit * fig.interval_min * 60:.0f} s)", ("storage", "lustre", "write_gbs"),
+            details={"measured": round(fig.overhead, 4), "limit": limit, "unit": "ratio"})
+
+
+@check("storage.checkpoint_interval")
+def checkpoint_interval(plan: Plan) -> Iterator[Diagnostic]:
+    """The planned interval is within a factor of two of the Daly optimum (Young beside it)."""
+    fig = storage_figures(plan)
+    if fig.interval_min is None or fig.daly_min is None or fig.young_min is None:
+        return
+    ratio = fig.interval_min / fig.daly_min
+    if 1 / INTERVAL_TOLERANCE <= ratio <= INTERVAL_TOLERANCE:
+        return
+    yield Diagnostic(
+        "STORAGE-CHECKPOINT-INTERVAL",
+        f"checkpoint interval {fig.interval_min:g} min is {ratio:.1f}x the optimum: "
+        f"Daly {fig.daly_min:.1f} min, Young {fig.young_min:.1f} min, for a {fig.write_s:.0f} s "
+        f"write and a cluster MTBF of {fig.cluster_mtbf_h:.2f} h ({fig.gpus} GPUs)",
+        ("workload", "checkpoint_interval_min"), Severity.WARNING,
+        details={"measured": fig.interval_min, "limit": round(fig.daly_min, 2), "unit": "min"})
