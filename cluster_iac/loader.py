@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,10 @@ def load_spec_file(path: str | Path) -> tuple[dict[str, Any], SourceMap]:
         raise CompileError(
             [Diagnostic("IO-READ", f"cannot read spec: {exc.strerror or exc}")]
         ) from exc
+    except UnicodeDecodeError as exc:
+        raw = path.read_bytes()
+        lines = raw.decode("utf-8", errors="replace").splitlines()
+        raise CompileError([_encoding_diagnostic(raw, exc)], SourceMap(str(path), lines)) from None
     return load_spec_text(text, str(path))
 
 
@@ -33,19 +38,23 @@ def load_spec_text(text: str, file: str = "<spec>") -> tuple[dict[str, Any], Sou
     try:
         root = yaml.load(text)
     except MarkedYAMLError as exc:
-        raise CompileError([_syntax_diagnostic(exc)], SourceMap(file, text.splitlines())) from None
+        lines = text.splitlines()
+        raise CompileError([_syntax_diagnostic(exc, lines)], SourceMap(file, lines)) from None
     if root is None:
         root = CommentedMap()
     if not isinstance(root, CommentedMap):
+        # A list root has a position (after any leading comments); a bare scalar does not.
+        line = getattr(getattr(root, "lc", None), "line", 0) + 1
         raise CompileError(
-            [Diagnostic("YAML-ROOT", "the spec must be a mapping at the top level", line=1, column=1)],
+            [Diagnostic("YAML-ROOT", "the spec must be a mapping at the top level",
+                        line=line, column=1)],
             SourceMap(file, text.splitlines()),
         )
     smap = SourceMap.build(file, text, root)
     return _plain(root), smap
 
 
-def _syntax_diagnostic(exc: MarkedYAMLError) -> Diagnostic:
+def _syntax_diagnostic(exc: MarkedYAMLError, lines: list[str]) -> Diagnostic:
     mark = exc.problem_mark or exc.context_mark
     code = "YAML-DUPLICATE-KEY" if isinstance(exc, DuplicateKeyError) else "YAML-SYNTAX"
     problem = exc.problem or exc.context or "invalid YAML"
@@ -53,7 +62,36 @@ def _syntax_diagnostic(exc: MarkedYAMLError) -> Diagnostic:
         problem = str(exc.problem).split("\n")[0]
     line = mark.line + 1 if mark is not None else 1
     column = mark.column + 1 if mark is not None else 1
-    return Diagnostic(code, str(problem).strip(), line=line, column=column)
+    if lines and line > len(lines):
+        # 'unexpected end of stream': point just past the last character, on a line that exists.
+        line, column = len(lines), len(lines[-1]) + 1
+    hint = _syntax_context(exc, mark)
+    if hint is None and "'\\t'" in str(problem):
+        hint = "indent with spaces: YAML does not allow tabs in indentation"
+    return Diagnostic(code, str(problem).strip(), line=line, column=column, hint=hint)
+
+
+def _syntax_context(exc: MarkedYAMLError, mark: object) -> str | None:
+    """Where the construct that broke began: often the real mistake (an unclosed '{' or quote)."""
+    start = exc.context_mark
+    if exc.context is None or start is None or start is mark:
+        return None
+    where = f"line {start.line + 1}, column {start.column + 1}"
+    if isinstance(exc, DuplicateKeyError):
+        key = re.search(r'duplicate key "([^"]*)"', str(exc.problem))
+        name = f"'{key.group(1)}'" if key else "the key"
+        return f"keep one {name} in the mapping that starts at {where}"
+    return f"{exc.context} that starts at {where}"
+
+
+def _encoding_diagnostic(raw: bytes, exc: UnicodeDecodeError) -> Diagnostic:
+    """Locate the first byte that is not UTF-8 (the line and column of the bad byte)."""
+    before = raw[: exc.start]
+    line = before.count(b"\n") + 1
+    line_start = before[before.rfind(b"\n") + 1 :]
+    column = len(line_start.decode("utf-8", errors="replace")) + 1
+    return Diagnostic("IO-ENCODING", f"the spec is not UTF-8 text (byte 0x{raw[exc.start]:02x})",
+                      line=line, column=column)
 
 
 def _plain(node: object) -> Any:

@@ -56,7 +56,33 @@ def _diagnostic(err: ErrorDetails) -> Diagnostic:
         return Diagnostic(code, f"{_dotted(path)}: {got!r} is not one of {expected}", path,
                           hint=did_you_mean(str(got), [c for c in choices if c]))
     message = err["msg"]
-    return Diagnostic(code, f"{_dotted(path)}: {message} (got {_short(err.get('input'))})", path)
+    hint = _type_hint(kind, path) if code == "SPEC-TYPE" else None
+    return Diagnostic(code, f"{_dotted(path)}: {message} (got {_short(err.get('input'))})", path,
+                      hint=hint)
+
+
+# pydantic type-error prefix -> (what the field takes, an example value)
+_EXPECTED = {
+    "int": ("a whole number", "8"),
+    "float": ("a number", "2.5"),
+    "bool": ("true or false", "true"),
+    "string": ("text", '"abc"'),
+    "list": ("a list", "[a, b]"),
+    "tuple": ("a list", "[a, b]"),
+    "dict": ("a mapping of keys to values", "{key: value}"),
+    "model": ("a mapping of keys to values", "{key: value}"),
+}
+
+
+def _type_hint(kind: str, path: SpecPath) -> str | None:
+    """How to write the value: 'count takes a whole number, e.g. count: 8'."""
+    expected = _EXPECTED.get(kind.split("_")[0])
+    if expected is None or not path:
+        return None
+    what, example = expected
+    if isinstance(path[-1], int):
+        return f"{_dotted(path)} should be {what}, e.g. {example}"
+    return f"{path[-1]} takes {what}, e.g. {path[-1]}: {example}"
 
 
 def _fold_misspellings(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

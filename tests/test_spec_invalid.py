@@ -1,0 +1,70 @@
+"""Invalid specs as data: each file's header names the errors (code line:col) and the hint."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cluster_iac.cli import main
+
+CASES = sorted((Path(__file__).parent / "data" / "invalid" / "spec").glob("*.yaml"))
+HEAD = re.compile(r"^(?P<file>\S+?):(?P<line>\d+):(?P<col>\d+): error\[(?P<code>[A-Z0-9-]+)\] ")
+
+
+def _expected(case: Path) -> tuple[list[tuple[str, int, int]], str]:
+    """'# expect: CODE L:C, CODE L:C' and '# hint: text' (empty: no hint asserted)."""
+    header = case.read_bytes().decode("ascii", errors="replace").splitlines()[:2]
+    expect = re.fullmatch(r"# expect: (.+)", header[0])
+    hint = re.fullmatch(r"# hint:\s*(.*)", header[1])
+    assert expect and hint, f"{case.name}: header must be '# expect: ...' then '# hint: ...'"
+    errors = []
+    for item in expect.group(1).split(","):
+        code, position = item.split()
+        line, column = position.split(":")
+        errors.append((code, int(line), int(column)))
+    return errors, hint.group(1).strip()
+
+
+def _reported(output: str) -> list[tuple[str, int, int, int]]:
+    """(code, line, column, index of the diagnostic's first output line) per error."""
+    lines = output.splitlines()
+    found = []
+    for index, text in enumerate(lines):
+        match = HEAD.match(text)
+        if match:
+            found.append((match["code"], int(match["line"]), int(match["col"]), index))
+    return found
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
+def test_invalid_spec_reports_exactly_the_expected_errors(case: Path, tmp_path: Path) -> None:
+    expected, hint = _expected(case)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["render", str(case), "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    reported = _reported(result.output)
+    assert sorted((c, ln, col) for c, ln, col, _ in reported) == sorted(expected), result.output
+    if hint:
+        assert f"= hint: {hint}" in result.output
+    assert f"{case}: {len(expected)} error(s); nothing written" in result.output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
+def test_invalid_spec_shows_the_source_line_and_a_caret(case: Path) -> None:
+    result = CliRunner().invoke(main, ["validate", str(case)])
+    lines = result.output.splitlines()
+    source = case.read_bytes().decode("utf-8", errors="replace").splitlines()
+    for _code, line, column, index in _reported(result.output):
+        assert lines[index + 1] == f"{line:>5} | {source[line - 1]}"
+        assert lines[index + 2] == f"{'':5} | {' ' * (column - 1)}^"
+
+
+def test_every_case_is_checked() -> None:
+    """The issue's must-show cases are among the data files (so deleting one fails a test)."""
+    names = {p.stem for p in CASES}
+    assert {"misspelt_top_key", "misspelt_nested_key", "wrong_type", "unknown_node_type",
+            "yaml_unclosed_flow", "yaml_duplicate_key", "all_errors_at_once"} <= names
