@@ -1,0 +1,156 @@
+"""Fabric checks: switch radix, oversubscription, rail alignment, connectivity, predicted busbw."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+
+import networkx as nx
+
+from cluster_iac.checks import check
+from cluster_iac.errors import Diagnostic, Severity
+from cluster_iac.plan import Plan
+from cluster_iac.plan.busbw import BusbwPrediction, predictions
+from cluster_iac.plan.fattree import parse_ratio
+
+NETWORK_GRAPHS = ("compute", "storage", "management", "bmc")
+
+
+def ratio_text(value: float) -> str:
+    """2.0 -> '2:1', 1.5 -> '1.5:1' (the way the spec writes it)."""
+    return f"{value:.3g}:1"
+
+
+@check("fabric.radix")
+def radix(plan: Plan) -> Iterator[Diagnostic]:
+    """No switch has more cables than ports (graph degree against the catalog's radix)."""
+    switches = {(s.network, s.name): s for s in plan.switches}
+    for network in NETWORK_GRAPHS:
+        graph = plan.graphs.get(network)
+        if graph is None:
+            continue
+        for (net, name), sw in sorted(switches.items()):
+            if net != network or name not in graph:
+                continue
+            used = graph.degree(name)
+            if used > sw.ports:
+                yield Diagnostic(
+                    "FABRIC-RADIX",
+                    f"{network} {sw.tier} switch {name} ({sw.model}) has {used} cables but "
+                    f"{sw.ports} ports; over by {used - sw.ports}", sw.spec_path,
+                    details={"measured": used, "limit": sw.ports, "unit": "ports"})
+
+
+@check("fabric.oversubscription")
+def oversubscription(plan: Plan) -> Iterator[Diagnostic]:
+    """Each tier of the compute fabric within policy.max_oversubscription (1:1 by default)."""
+    fabric = plan.fabrics.get("compute")
+    if fabric is None:
+        return
+    allowed = parse_ratio(plan.settings.policy.max_oversubscription)
+    for tier in sorted(fabric.tier_bandwidth_gbps):
+        down, up = fabric.tier_bandwidth_gbps[tier]
+        ratio = fabric.oversubscription(tier)
+        if Fraction(ratio).limit_denominator(1000) > allowed:
+            yield Diagnostic(
+                "FABRIC-OVERSUBSCRIPTION",
+                f"compute fabric {tier} tier is {ratio_text(ratio)} oversubscribed ({down} Gb/s "
+                f"down, {up} Gb/s up per {tier}); the policy allows "
+                f"{plan.settings.policy.max_oversubscription} (policy.max_oversubscription)",
+                (*fabric.spec_path, "oversubscription"),
+                details={"measured": round(ratio, 3), "limit": float(allowed), "unit": "ratio"})
+
+
+@check("fabric.rail_alignment")
+def rail_alignment(plan: Plan) -> Iterator[Diagnostic]:
+    """Rail-optimized: NIC i (0-based) of every node lands on rail leaf i+1 of its own SU."""
+    fabric = plan.fabrics.get("compute")
+    graph = plan.graphs.get("compute")
+    if fabric is None or graph is None or fabric.design != "rail-optimized":
+        return
+    wrong: list[str] = []
+    for a, b, data in graph.edges(data=True):
+        if data.get("tier") != "node-leaf":
+            continue
+        node, leaf = (a, b) if graph.nodes[a].get("kind") == "node" else (b, a)
+        leaf_data, node_data = graph.nodes[leaf], graph.nodes[node]
+        if leaf_data.get("rail") != data["rail"] + 1 or leaf_data.get("su") != node_data.get("su"):
+            wrong.append(f"{node} NIC {data['rail']} on {leaf} (rail {leaf_data.get('rail')}, "
+                         f"SU {leaf_data.get('su')})")
+    if wrong:
+        wrong.sort()
+        more = f" and {len(wrong) - 1} more" if len(wrong) > 1 else ""
+        yield Diagnostic(
+            "FABRIC-RAIL",
+            f"rail-optimized compute fabric: {wrong[0]}{more}; NIC i of every node must "
+            f"reach rail leaf i+1 of its own scalable unit", (*fabric.spec_path, "design"),
+            details={"measured": len(wrong), "limit": 0, "unit": "cables"})
+
+
+def _gpu_nodes(plan: Plan) -> list[str]:
+    return [n.hostname for n in plan.compute_nodes
+            if plan.node_types[n.node_type].gpu_count > 0]
+
+
+@check("fabric.connectivity")
+def connectivity(plan: Plan) -> Iterator[Diagnostic]:
+    """Every GPU node reaches every other: one connected component of the compute graph
+    (NVLink domains reach each other only through it)."""
+    hosts = _gpu_nodes(plan)
+    domains = {d.name for d in plan.nvlink_domains if set(d.nodes) & set(hosts)}
+    graph = plan.graphs.get("compute")
+    if len(hosts) < 2 or len(domains) == 1:
+        return
+    if graph is None or plan.fabrics.get("compute") is None:
+        yield Diagnostic(
+            "FABRIC-NONE",
+            f"{len(hosts)} GPU nodes have no compute fabric: jobs spanning nodes fall back to "
+            f"TCP over the management network", ("fabric",), Severity.INFO)
+        return
+    missing = sorted(h for h in hosts if h not in graph)
+    reached = nx.node_connected_component(graph, next(h for h in hosts if h in graph)) \
+        if len(missing) < len(hosts) else set()
+    cut_off = sorted(h for h in hosts if h in graph and h not in reached)
+    for label, names in (("is not cabled to", missing), ("cannot reach the rest of", cut_off)):
+        if names:
+            more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+            yield Diagnostic(
+                "FABRIC-CONNECTIVITY",
+                f"GPU node {names[0]}{more} {label} the compute fabric; "
+                f"{len(hosts) - len(names)} of {len(hosts)} GPU nodes are connected",
+                ("fabric", "compute"), details={"measured": len(names), "limit": 0,
+                                                "unit": "nodes"})
+
+
+@check("fabric.allreduce_busbw")
+def allreduce_busbw(plan: Plan) -> Iterator[Diagnostic]:
+    """Predicted NCCL all_reduce busbw of each partition against the policy's minimum."""
+    minimum = plan.settings.policy.min_allreduce_busbw_gbs
+    if minimum is None:
+        return
+    for p in predictions(plan):
+        if p.gpus and p.busbw_gbs < minimum:
+            yield Diagnostic(
+                "FABRIC-BUSBW",
+                f"partition {p.scope}: predicted all_reduce busbw {p.busbw_gbs:.1f} GB/s over "
+                f"{p.gpus} GPUs is {100 * p.busbw_gbs / minimum:.0f}% of the policy's "
+                f"{minimum:g} GB/s ({bounds_text(p)})", _busbw_path(plan, p),
+                details={"measured": round(p.busbw_gbs, 2), "limit": minimum, "unit": "GB/s"})
+
+
+def bounds_text(p: BusbwPrediction) -> str:
+    """'NVLink bound 382.5 GB/s, network bound 23.0 GB/s (25.0 GB/s NICs x 0.92 / 1:1)'."""
+    text = f"NVLink bound {p.nvlink_gbs:.1f} GB/s"
+    if p.network_gbs is not None:
+        text += (f", network bound {p.network_gbs:.1f} GB/s ({p.nic_gbs:.1f} GB/s of NICs per "
+                 f"NVLink domain, {p.technology}, {ratio_text(p.oversubscription)} "
+                 f"oversubscribed)")
+    return f"{text}; the {p.bottleneck} limits it"
+
+
+def _busbw_path(plan: Plan, p: BusbwPrediction) -> tuple[str | int, ...]:
+    """Cite what limits the prediction: the fabric's oversubscription, or the NICs."""
+    if p.bottleneck == "network" and p.oversubscription > 1:
+        return ("fabric", "compute", "oversubscription")
+    part = next(x for x in plan.partitions if x.name == p.scope)
+    return part.spec_path if p.bottleneck != "network" else ("fabric", "compute")
