@@ -133,35 +133,60 @@ class NicSlot(SpecModel):
     """Number of adapters (one compute-fabric port each, for rail counting)."""
 
 
+PciBusId = str
+"""A PCI bus id as Linux prints it: lower-case hex ``DDDD:BB:DD.F``."""
+_BUSID = r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$"
+
+
 class PcieDevice(SpecModel):
     """One endpoint on the node's PCIe tree (a GPU or a NIC)."""
 
     kind: Literal["gpu", "nic"]
     """GPU or NIC."""
     index: NonNegativeInt
-    """GPU index, or NIC index among the compute NICs."""
-    busid: str = Field(pattern=r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
-    """PCI bus id as Linux prints it (lower-case hex)."""
+    """GPU index, or NIC index among the compute NICs (its rail)."""
+    busid: PciBusId = Field(pattern=_BUSID)
+    """PCI bus id as Linux prints it (lower-case hex); NICs with function 0, as NCCL looks
+    them up."""
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]+$")
+    """RDMA device name of a NIC (``mlx5_0``), for NCCL_IB_HCA."""
 
 
 class PcieSwitch(SpecModel):
-    """A PCIe switch under one CPU socket, with the devices behind it."""
+    """A PCIe switch under one NUMA node, with the devices behind it."""
 
-    busid: str = Field(pattern=r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
-    """Bus id of the switch's upstream port (or a fake, unused id, as vendors' files do)."""
-    devices: list[PcieDevice]
+    busid: PciBusId | None = Field(default=None, pattern=_BUSID)
+    """Bus id of the switch's upstream port; default a fake, unused id ``ffff:ff:NN.0``
+    numbered in layout order, as vendors' topology files do."""
+    devices: list[PcieDevice] = Field(min_length=1)
     """GPUs and NICs behind this switch."""
+
+
+class NumaNode(SpecModel):
+    """One NUMA node (a socket, or a quarter of one with AMD NPS4) and its PCIe switches."""
+
+    numaid: NonNegativeInt
+    """NUMA node id as Linux numbers it."""
+    switches: list[PcieSwitch] = Field(min_length=1)
+    """PCIe switches attached to this node."""
 
 
 class PcieLayout(SpecModel):
     """The node's PCIe/NUMA layout, for NCCL's topology XML."""
 
-    numa_nodes: list[list[PcieSwitch]]
-    """Per NUMA node (in order), the PCIe switches attached to it."""
+    numa_nodes: list[NumaNode] = Field(min_length=1)
+    """NUMA nodes that host GPUs or NICs, in GPU order."""
+    numa_per_socket: PositiveInt = 1
+    """NUMA nodes per socket (AMD NPS4: 4)."""
     cores_per_numa: PositiveInt | None = None
-    """Logical CPUs per NUMA node, for the affinity masks (default: socket cores x threads)."""
+    """Physical cores per NUMA node as the OS sees them (default: the node's cores spread
+    evenly); set for VMs that expose fewer cores than the CPU has."""
+    threads_per_core: PositiveInt | None = None
+    """Hardware threads per core as the OS sees them (default: the node type's)."""
     gen: int = Field(default=5, ge=3, le=6)
     """PCIe generation of the GPU/NIC links."""
+    link_width: PositiveInt = 16
+    """PCIe lanes of the GPU/NIC links."""
     source: Source
 
 

@@ -1,0 +1,131 @@
+"""Diagnostics: pydantic errors -> located codes, 'did you mean', and the printed form."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluster_iac.console import format_diagnostic
+from cluster_iac.errors import CompileError, Diagnostic, Severity
+from cluster_iac.loader import load_spec_text
+from cluster_iac.spec.parse import parse_spec
+from cluster_iac.suggest import closest, did_you_mean
+
+SPEC = """\
+cluster:
+  name: tiny
+node_types:
+  gpu: {platform: hgx-h100-8gpu}
+node_groups:
+  - {name: gpu, node_type: gpu, count: 2, hostname: "gpu##", racks: r01}
+rows:
+  - {name: a, racks: [{names: r01, pdu: ab}]}
+power:
+  pdu_profiles:
+    ab: {layout: ab, voltage_v: 415, phases: 3, breaker_a: 32}
+slurm:
+  partitions:
+    - {name: gpu, node_groups: [gpu]}
+"""
+
+
+def _parse_errors(text: str) -> list[Diagnostic]:
+    data, _ = load_spec_text(text)
+    with pytest.raises(CompileError) as info:
+        parse_spec(data)
+    return info.value.diagnostics
+
+
+def test_the_base_spec_parses() -> None:
+    data, _ = load_spec_text(SPEC)
+    assert parse_spec(data).cluster.name == "tiny"
+
+
+def test_misspelt_required_key_is_one_error_with_a_suggestion() -> None:
+    [diag] = _parse_errors(SPEC.replace("node_groups:\n", "node_grups:\n"))
+    assert (diag.code, diag.path) == ("SPEC-UNKNOWN-KEY", ("node_grups",))
+    assert diag.hint == "did you mean 'node_groups'?"
+
+
+def test_misspelt_optional_key_in_a_list_item() -> None:
+    [diag] = _parse_errors(SPEC.replace("racks: r01}", "racks: r01, per_rak: 2}"))
+    assert (diag.code, diag.path) == ("SPEC-UNKNOWN-KEY", ("node_groups", 0, "per_rak"))
+    assert diag.message == "unknown key 'per_rak' in node_groups[0]"
+    assert diag.hint == "did you mean 'per_rack'?"
+
+
+def test_misspelt_key_under_a_dict_of_models() -> None:
+    [diag] = _parse_errors(SPEC.replace("{platform: hgx", "{platfrom: hgx"))
+    assert diag.path == ("node_types", "gpu", "platfrom")
+    assert diag.hint == "did you mean 'platform'?"
+
+
+def test_wrong_type_names_the_field_and_how_to_write_it() -> None:
+    [diag] = _parse_errors(SPEC.replace("count: 2", "count: [2]"))
+    assert (diag.code, diag.path) == ("SPEC-TYPE", ("node_groups", 0, "count"))
+    assert diag.message.startswith("node_groups[0].count: Input should be a valid integer")
+    assert diag.hint == "count takes a whole number, e.g. count: 8"
+
+
+def test_choice_error_lists_the_choices_and_suggests_one() -> None:
+    [diag] = _parse_errors(SPEC.replace("layout: ab", "layout: abb"))
+    assert diag.code == "SPEC-CHOICE"
+    assert diag.path == ("power", "pdu_profiles", "ab", "layout")
+    assert diag.hint == "did you mean 'ab'?"
+
+
+def test_every_error_of_the_stage_at_once_in_document_order() -> None:
+    text = (SPEC.replace("name: tiny", "name: Tiny")
+                .replace("count: 2", "count: -1")
+                .replace("breaker_a: 32", "breaker_a: 32, colour: red"))
+    diags = _parse_errors(text)
+    assert [(d.code, d.path) for d in diags] == [
+        ("SPEC-FORMAT", ("cluster", "name")),
+        ("SPEC-VALUE", ("node_groups", 0, "count")),
+        ("SPEC-UNKNOWN-KEY", ("power", "pdu_profiles", "ab", "colour")),
+    ]
+
+
+def test_missing_key_is_cited_at_its_parent() -> None:
+    [diag] = _parse_errors(SPEC.replace(" count: 2,", ""))
+    assert (diag.code, diag.path) == ("SPEC-MISSING", ("node_groups", 0))
+    assert diag.message == "missing required key 'count' in node_groups[0]"
+
+
+def test_format_has_position_code_source_line_caret_and_hint() -> None:
+    text = SPEC.replace("node_groups:\n", "node_grups:\n")
+    data, source = load_spec_text(text, "c.yaml")
+    with pytest.raises(CompileError) as info:
+        parse_spec(data)
+    printed = format_diagnostic(info.value.diagnostics[0], source, "c.yaml")
+    assert printed.splitlines() == [
+        "c.yaml:5:1: error[SPEC-UNKNOWN-KEY] unknown key 'node_grups' in the top level",
+        "    5 | node_grups:",
+        "      | ^",
+        "      = hint: did you mean 'node_groups'?",
+    ]
+
+
+def test_unknown_key_caret_sits_under_the_key_not_the_value() -> None:
+    text = SPEC.replace("name: tiny", "name: tiny\n  sight: x")
+    data, source = load_spec_text(text, "c.yaml")
+    with pytest.raises(CompileError) as info:
+        parse_spec(data)
+    printed = format_diagnostic(info.value.diagnostics[0], source, "c.yaml").splitlines()
+    assert printed[0].startswith("c.yaml:3:3: error[SPEC-UNKNOWN-KEY] unknown key 'sight'")
+    assert printed[2] == "      |   ^"
+    assert printed[3] == "      = hint: did you mean 'site'?"
+
+
+def test_warning_without_source_prints_one_line() -> None:
+    diag = Diagnostic("X-Y", "something", severity=Severity.WARNING)
+    assert format_diagnostic(diag, None, "f.yaml") == "f.yaml:1:1: warning[X-Y] something"
+
+
+def test_did_you_mean() -> None:
+    names = ["dgx-h100", "dgx-a100", "hgx-h100-8gpu", "mgmt-1u"]
+    assert closest("dgx-h10", names) == "dgx-h100"
+    assert closest("DGX-A100", names) == "dgx-a100"
+    assert closest("zzz", names) is None
+    assert did_you_mean("zzz", names) == ("expected one of: 'dgx-a100', 'dgx-h100', "
+                                          "'hgx-h100-8gpu', 'mgmt-1u'")
+    assert did_you_mean("zzz", [f"n{i}" for i in range(20)]) is None
