@@ -1,0 +1,136 @@
+"""Consistency checks the compile passes leave open: name and address clashes across device
+kinds and networks, unused node types, unscheduled nodes, empty racks, Lustre server roles."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from itertools import combinations
+
+from cluster_iac.checks import check
+from cluster_iac.errors import Diagnostic, Severity
+from cluster_iac.plan import Plan
+from cluster_iac.plan.power import SIDES, pdu_name, power_shelves
+
+
+@check("consistency.device_names")
+def device_names(plan: Plan) -> Iterator[Diagnostic]:
+    """Hostnames, switch, PDU and power-shelf names are one namespace (inventory, DNS, NetBox);
+    expand_nodes already rejects two nodes with one hostname."""
+    owners: dict[str, list[tuple[str, tuple[str | int, ...]]]] = {}
+    for node in plan.nodes:
+        owners.setdefault(node.hostname, []).append(("node", (*node.spec_path, "hostname")))
+    for sw in plan.switches:
+        owners.setdefault(sw.name, []).append((f"{sw.network} switch", sw.spec_path))
+    for rack in plan.racks:
+        layout = plan.settings.power.pdu_profiles[rack.pdu_profile].layout
+        for side in SIDES[layout]:
+            owners.setdefault(pdu_name(rack.name, side), []).append(("PDU", rack.spec_path))
+    for rack, shelves in power_shelves(plan).items():
+        for shelf in shelves:
+            owners.setdefault(shelf, []).append(("power shelf", ()))
+    for name in sorted(owners):
+        kinds = owners[name]
+        if len(kinds) > 1:
+            yield Diagnostic(
+                "CONSISTENCY-NAME-CLASH",
+                f"device name {name} is used by {len(kinds)} devices "
+                f"({', '.join(kind for kind, _ in kinds)}); inventories need unique names",
+                next((path for _, path in kinds if path), ()))
+
+
+@check("consistency.addresses")
+def addresses(plan: Plan) -> Iterator[Diagnostic]:
+    """No address is given twice in one network, and no two IP networks overlap."""
+    for network, table in sorted(plan.addresses.items()):
+        counts = Counter(table.values())
+        for address, n in sorted(counts.items()):
+            if n > 1:
+                devices = sorted(d for d, a in table.items() if a == address)
+                yield Diagnostic(
+                    "CONSISTENCY-DUPLICATE-ADDRESS",
+                    f"{network} address {address} is given to {n} devices ({', '.join(devices)})",
+                    ("networks", network, "cidr"))
+    nets = plan.settings.networks
+    declared = [(name, getattr(nets, name)) for name in ("management", "bmc", "ipoib", "storage")
+                if getattr(nets, name) is not None]
+    for (a, net_a), (b, net_b) in combinations(declared, 2):
+        if net_a.cidr.overlaps(net_b.cidr):
+            yield Diagnostic(
+                "CONSISTENCY-SUBNET-OVERLAP",
+                f"networks.{b}.cidr {net_b.cidr} overlaps networks.{a}.cidr {net_a.cidr}; "
+                f"hosts on both would get clashing routes", ("networks", b, "cidr"))
+
+
+@check("consistency.node_types")
+def unused_node_types(plan: Plan) -> Iterator[Diagnostic]:
+    """A node type that no node group uses is never racked, powered or scheduled."""
+    used = {n.node_type for n in plan.nodes}
+    for name in sorted(set(plan.node_types) - used):
+        yield Diagnostic(
+            "CONSISTENCY-UNUSED-NODE-TYPE",
+            f"node type {name} is defined but no node group uses it, so no rack holds it",
+            plan.node_types[name].spec_path, Severity.WARNING)
+
+
+@check("consistency.partitions")
+def partitions(plan: Plan) -> Iterator[Diagnostic]:
+    """Partitions name known nodes once each, and every compute node is in some partition."""
+    known = {n.hostname for n in plan.nodes}
+    scheduled: set[str] = set()
+    for part in plan.partitions:
+        unknown = sorted(set(part.nodes) - known)
+        if unknown:
+            yield Diagnostic(
+                "CONSISTENCY-PARTITION-NODES",
+                f"partition {part.name} names {len(unknown)} unknown node(s), e.g. {unknown[0]}",
+                part.spec_path)
+        if not part.nodes:
+            yield Diagnostic("CONSISTENCY-PARTITION-EMPTY", f"partition {part.name} has no nodes",
+                             part.spec_path)
+        twice = sorted(h for h, n in Counter(part.nodes).items() if n > 1)
+        if twice:
+            yield Diagnostic(
+                "CONSISTENCY-PARTITION-DUPLICATE",
+                f"partition {part.name} lists {len(twice)} node(s) more than once, e.g. "
+                f"{twice[0]} (a node group named twice)", (*part.spec_path, "node_groups"),
+                Severity.WARNING)
+        scheduled.update(part.nodes)
+    groups: dict[str, list[str]] = {}
+    for node in plan.compute_nodes:
+        if node.hostname not in scheduled:
+            groups.setdefault(node.group, []).append(node.hostname)
+    for group, hosts in sorted(groups.items()):
+        path = next(n.spec_path for n in plan.nodes if n.group == group)
+        yield Diagnostic(
+            "CONSISTENCY-UNSCHEDULED",
+            f"{len(hosts)} compute node(s) of group {group} ({hosts[0]}...) are in no "
+            f"partition, so Slurm never runs jobs on them", path, Severity.WARNING)
+
+
+@check("consistency.racks")
+def empty_racks(plan: Plan) -> Iterator[Diagnostic]:
+    """A rack with no device is paid for and powered for nothing."""
+    used = {p.rack for p in plan.placements.values() if p.height_u > 0}
+    used |= {n.rack for n in plan.nodes} | {s.rack for s in plan.switches}
+    for rack in plan.racks:
+        if rack.name not in used:
+            yield Diagnostic("CONSISTENCY-EMPTY-RACK",
+                             f"rack {rack.name} holds no node or switch", rack.spec_path,
+                             Severity.WARNING)
+
+
+@check("consistency.lustre_roles")
+def lustre_roles(plan: Plan) -> Iterator[Diagnostic]:
+    """Lustre's mds_group and oss_group name groups of role lustre_mds and lustre_oss."""
+    lustre = plan.settings.storage.lustre
+    if lustre is None:
+        return
+    roles = {n.group: n.role for n in plan.nodes}
+    for key, role in (("mds_group", "lustre_mds"), ("oss_group", "lustre_oss")):
+        group = getattr(lustre, key)
+        if group is not None and roles.get(group, role) != role:
+            yield Diagnostic(
+                "CONSISTENCY-LUSTRE-ROLE",
+                f"storage.lustre.{key} is node group {group}, whose role is {roles[group]}, "
+                f"not {role}", ("storage", "lustre", key))
