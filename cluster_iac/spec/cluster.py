@@ -9,6 +9,7 @@ from pydantic import Field
 from cluster_iac.spec.base import Name, SpecModel
 from cluster_iac.spec.facility import Cooling, Power, Row
 from cluster_iac.spec.hardware import Catalog
+from cluster_iac.spec.nccl import Nccl
 from cluster_iac.spec.network import Fabric, Networks
 from cluster_iac.spec.nodes import NodeGroup, NodeType
 from cluster_iac.spec.policy import Policy, Workload
@@ -54,6 +55,8 @@ class ClusterSpec(SpecModel):
     """IP networks."""
     storage: Storage = Storage()
     """Shared storage."""
+    nccl: Nccl = Nccl()
+    """Extra NCCL environment for the GPU nodes."""
     slurm: Slurm
     """Scheduler."""
     workload: Workload = Workload()

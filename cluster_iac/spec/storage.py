@@ -20,6 +20,8 @@ class LayoutComponent(SpecModel):
     """Stripe count (-1 = all OSTs)."""
     stripe_size: str = "1M"
     """Stripe size, a multiple of 64K."""
+    on_mdt: bool = False
+    """Data-on-MDT: keep this (first) component on the metadata target (``-L mdt``)."""
 
 
 class DirectoryClass(SpecModel):
