@@ -52,7 +52,13 @@ def render(spec: Path, out_dir: Path, check: bool, strict: bool) -> None:
             sys.exit(1)
         click.echo(f"{out_dir}: up to date ({len(result.files)} files)")
         return
-    changed = write_tree(out_dir, result.files)
+    try:
+        changed = write_tree(out_dir, result.files)
+    except OSError as exc:
+        # A file the OS refused (permissions, a file where a folder must be): say which, exit 1.
+        target = exc.filename or out_dir
+        click.echo(f"{target}: error[IO-WRITE] cannot write output: {exc.strerror or exc}", err=True)
+        sys.exit(1)
     click.echo(f"{out_dir}: {len(result.files)} files, {len(changed)} changed ({_summary(result)})")
 
 
@@ -81,6 +87,17 @@ def plan_command(spec: Path, fmt: str, out_file: Path | None, counts_only: bool,
     from cluster_iac.writer import write_file
 
     write_file(out_file, text)
+
+
+@main.command()
+@SPEC
+@STRICT
+def report(spec: Path, strict: bool) -> None:
+    """Print SPEC's report.md: counts, BOM, power, cooling, predicted busbw, findings."""
+    from cluster_iac.emit.report import render as render_report
+
+    result = _build_or_exit(spec, strict=strict, emit=False)
+    click.echo(render_report(result.plan)["report.md"], nl=False)
 
 
 @main.command()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cluster_iac.errors import CompileError, Diagnostic
@@ -51,6 +51,7 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True) -> 
     findings = run_checks(plan, strict=strict)
     if any(f.is_error for f in findings):
         raise PipelineError(findings, source)
-    # 5. emit: every output file, in memory; the CLI writes them
+    # 5. emit: every output file, in memory (report.md lists the findings); the CLI writes them
+    plan = replace(plan, findings=tuple(findings))
     files = render_all(plan) if emit else {}
     return Build(plan=plan, findings=findings, files=files, source=source)

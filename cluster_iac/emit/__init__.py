@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cluster_iac.emit import ansible, cabling, facility, netbox, slurm, terraform
+from cluster_iac.emit import ansible, cabling, facility, netbox, report, slurm, terraform
 from cluster_iac.plan import Plan
 
 Emitter = Callable[[Plan], dict[str, str]]
@@ -17,6 +17,7 @@ EMITTERS: dict[str, Emitter] = {
     "cabling": cabling.render,
     "netbox": netbox.render,
     "facility": facility.render,
+    "report": report.render,
 }
 
 

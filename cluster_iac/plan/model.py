@@ -210,6 +210,8 @@ class Plan:
     fabrics: dict[str, FabricPlan] = field(default_factory=dict)
     # NVLink domains, rack-scale ones first named by rack
     nvlink_domains: tuple[NvlinkDomain, ...] = ()
+    # The validator's findings (Diagnostics), set after the checks so report.md can list them
+    findings: tuple[Any, ...] = ()
 
     def nodes_by_role(self, role: str) -> tuple[Node, ...]:
         return tuple(node for node in self.nodes if node.role == role)

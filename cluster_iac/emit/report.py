@@ -1,0 +1,164 @@
+"""report.md: what was built, its power, cooling, predicted all_reduce bandwidth and findings."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from cluster_iac.emit.base import render_template
+from cluster_iac.plan import Plan
+from cluster_iac.plan import busbw as model
+from cluster_iac.plan.checkpoint import storage_figures
+from cluster_iac.plan.dump import counts
+from cluster_iac.plan.power import pdu_loads, power_shelves, rack_loads_w
+
+
+def render(plan: Plan) -> dict[str, str]:
+    return {"report.md": render_template("report/report.md.j2", **report_context(plan))}
+
+
+def report_context(plan: Plan) -> dict[str, Any]:
+    """Plain, pre-formatted, sorted sections of the report."""
+    return {
+        "cluster": plan.cluster.name,
+        "counts": _counts(plan),
+        "bom": _bom(plan),
+        "power": _power(plan),
+        "cooling": _cooling(plan),
+        "busbw": _busbw(plan),
+        "storage": _storage(plan),
+        "findings": _findings(plan),
+    }
+
+
+def _kw(watts: float) -> str:
+    return f"{watts / 1000:.2f}"
+
+
+def _counts(plan: Plan) -> list[tuple[str, str]]:
+    c = counts(plan)
+    rows = [("nodes", str(c["nodes"]))]
+    rows += [(f"nodes ({role})", str(n)) for role, n in c["nodes_by_role"].items()]
+    rows += [("GPUs", str(c["gpus"])), ("NVLink domains", str(c["nvlink_domains"])),
+             ("rows", str(c["rows"])), ("racks", str(c["racks"])), ("PDUs", str(c["pdus"]))]
+    rows += [(f"{net} switches ({tier})", str(n))
+             for net, tiers in c["switches"].items() for tier, n in tiers.items()]
+    rows += [(f"{net} links ({tier})", str(n))
+             for net, tiers in c["links"].items() for tier, n in tiers.items()]
+    return rows
+
+
+def _bom(plan: Plan) -> list[dict[str, str]]:
+    """Equipment by model; cable media and lengths are in cabling/bom.md."""
+    rows: list[dict[str, str]] = []
+    by_type = Counter(n.node_type for n in plan.nodes)
+    for name, n in sorted(by_type.items()):
+        nt = plan.node_types[name]
+        rows.append({"item": "server", "model": f"{nt.platform_name} ({name})", "qty": str(n)})
+    by_switch = Counter((s.model, s.network, s.tier) for s in plan.switches)
+    for (switch, network, tier), n in sorted(by_switch.items()):
+        name = plan.catalog.switches[switch].name if switch in plan.catalog.switches else switch
+        rows.append({"item": f"{network} {tier} switch", "model": name, "qty": str(n)})
+    profiles = plan.settings.power.pdu_profiles
+    by_pdu = Counter(p.rack for p in pdu_loads(plan))
+    per_profile: Counter[str] = Counter()
+    for rack in plan.racks:
+        per_profile[rack.pdu_profile] += by_pdu.get(rack.name, 0)
+    for name, n in sorted(per_profile.items()):
+        p = profiles[name]
+        model_text = (f"{name}: {p.voltage_v:g} V {p.phases}-phase, {p.circuits} x "
+                      f"{p.breaker_a:g} A, {p.outlets} outlets")
+        rows.append({"item": "rack PDU", "model": model_text, "qty": str(n)})
+    shelves = sum(len(s) for s in power_shelves(plan).values())
+    if shelves:
+        rows.append({"item": "power shelf", "model": "NVL72 33 kW power shelf", "qty": str(shelves)})
+    return rows
+
+
+def _power(plan: Plan) -> dict[str, Any]:
+    loads = rack_loads_w(plan)
+    pdus = pdu_loads(plan)
+    racks = []
+    for rack in sorted(plan.racks, key=lambda r: r.name):
+        limit = rack.max_power_kw
+        racks.append({
+            "name": rack.name, "row": rack.row, "load": _kw(loads[rack.name]),
+            "limit": f"{limit:g}" if limit else "-",
+            "margin": f"{limit - loads[rack.name] / 1000:.2f}" if limit else "-"})
+    pdu_rows = [{
+        "rack": p.rack, "pdu": p.pdu, "layout": p.layout, "load": _kw(p.load_w),
+        "failover": _kw(p.failover_w), "case": p.failover_case or "-", "limit": _kw(p.limit_w),
+        "pct": f"{100 * p.failover_w / p.limit_w:.0f}" if p.limit_w else "-",
+        "margin": _kw(p.limit_w - p.failover_w)} for p in pdus]
+    it_w = sum(loads.values())
+    power = plan.settings.power
+    cap = power.facility_capacity_kw
+    facility = it_w * power.pue
+    capacity = (f"capacity {cap:g} kW, margin {cap - facility / 1000:.2f} kW" if cap else
+                "no facility capacity declared (power.facility_capacity_kw)")
+    return {"racks": racks, "pdus": pdu_rows, "it": _kw(it_w), "pue": f"{power.pue:g}",
+            "facility": _kw(facility), "capacity": capacity,
+            "continuous": f"{plan.settings.policy.breaker_continuous_percent:g}"}
+
+
+def _cooling(plan: Plan) -> dict[str, Any]:
+    loads = rack_loads_w(plan)
+    air = plan.settings.policy.air_cooled_rack_kw
+    racks = []
+    for rack in sorted(plan.racks, key=lambda r: r.name):
+        heat = loads[rack.name] / 1000
+        cap = rack.liquid_capacity_kw if rack.cooling == "liquid" else air
+        racks.append({"name": rack.name, "cooling": rack.cooling, "heat": f"{heat:.2f}",
+                      "capacity": f"{cap:g}" if cap else "-",
+                      "margin": f"{cap - heat:.2f}" if cap else "-"})
+    rejection = plan.settings.cooling.heat_rejection_kw
+    total = sum(loads.values()) / 1000
+    rejection_text = (f"facility heat rejection {rejection:g} kW, margin {rejection - total:.2f} kW"
+                      if rejection else "no facility heat rejection declared "
+                                        "(cooling.heat_rejection_kw)")
+    return {"racks": racks, "total": f"{total:.2f}", "air_limit": f"{air:g}",
+            "rejection": rejection_text}
+
+
+def _busbw(plan: Plan) -> dict[str, Any]:
+    rows = []
+    for p in model.predictions(plan):
+        rows.append({
+            "scope": p.scope, "nodes": str(p.nodes), "gpus": str(p.gpus),
+            "domains": str(p.domains), "nvlink": f"{p.nvlink_gbs:.1f}",
+            "nic": f"{p.nic_gbs:.1f}",
+            "network": "-" if p.network_gbs is None else f"{p.network_gbs:.1f}",
+            "oversub": f"{p.oversubscription:.3g}:1", "busbw": f"{p.busbw_gbs:.1f}",
+            "bottleneck": p.bottleneck})
+    minimum = plan.settings.policy.min_allreduce_busbw_gbs
+    return {"rows": rows, "minimum": f"{minimum:g}" if minimum else "-",
+            "nvlink_eff": f"{model.NVLINK_EFFICIENCY:g}",
+            "network_eff": ", ".join(f"{k} {v:g}" for k, v in model.NETWORK_EFFICIENCY.items()),
+            "sources": [{"what": w, "value": v, "source": s} for w, v, s in model.SOURCES]}
+
+
+def _opt(value: float | None, fmt: str) -> str:
+    return "-" if value is None else format(value, fmt)
+
+
+def _storage(plan: Plan) -> dict[str, str]:
+    f = storage_figures(plan)
+    policy = plan.settings.policy
+    return {
+        "read": _opt(f.read_gbs, "g"), "per_gpu": _opt(f.read_gbs_per_gpu, ".3f"),
+        "need": _opt(f.need_gbs_per_gpu, "g"), "write": _opt(f.write_gbs, "g"),
+        "size": _opt(f.checkpoint_size_gb, "g"), "write_s": _opt(f.write_s, ".1f"),
+        "interval": _opt(f.interval_min, "g"),
+        "overhead": _opt(None if f.overhead is None else 100 * f.overhead, ".2f"),
+        "max_overhead": f"{100 * policy.max_checkpoint_overhead:g}",
+        "gpu_mtbf": f"{plan.settings.workload.gpu_mtbf_hours:g}",
+        "cluster_mtbf": f"{f.cluster_mtbf_h:.2f}", "gpus": str(f.gpus),
+        "young": _opt(f.young_min, ".1f"), "daly": _opt(f.daly_min, ".1f")}
+
+
+def _findings(plan: Plan) -> list[dict[str, str]]:
+    order = {"error": 0, "warning": 1, "info": 2}
+    rows = [{"severity": d.severity.value, "code": d.code,
+             "message": d.message.replace("|", "\\|"),
+             "path": ".".join(str(p) for p in d.path) or "-"} for d in plan.findings]
+    return sorted(rows, key=lambda r: (order[r["severity"]], r["code"], r["path"], r["message"]))
