@@ -13,7 +13,10 @@ def format_diagnostic(diag: Diagnostic, source: SourceMap | None, fallback_file:
     file, line, column = _position(diag, source, fallback_file)
     head = f"{file}:{line}:{column}: {diag.severity.value}[{diag.code}] {diag.message}"
     lines = [head]
-    text = source.source_line(line) if source else None
+    # A finding about the whole document, or about a section the file leaves out (a default),
+    # is cited at 1:1; the first line of the file is not worth quoting there.
+    whole = diag.line is None and not (source and diag.path and source.has(diag.path[:1]))
+    text = source.source_line(line) if source and not whole else None
     if text is not None:
         gutter = str(line).rjust(5)
         lines.append(f"{gutter} | {text}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import tempfile
@@ -34,16 +35,68 @@ def stale_diff(out_dir: Path, files: dict[str, str]) -> str:
 
 
 def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
-    """Write every file through a temp file + rename; remove files an earlier render made."""
+    """Write every changed file; remove files an earlier render made.
+
+    Every new text goes to a temp file beside its target first; only when all are written are
+    they renamed into place, so a full disk or a refused path leaves the old tree as it was.
+    """
     files = with_manifest(files)
     removed = sorted(_previous(out_dir) - set(files))
-    changed = []
-    for path, text in files.items():
-        if write_file(out_dir / path, text):
-            changed.append(path)
+    changed = [path for path, text in files.items() if _read(out_dir / path) != text]
+    staged: list[tuple[Path, Path]] = []
+    created: list[Path] = []
+    try:
+        for path in changed:
+            target = out_dir / path
+            created += _make_parents(target.parent)
+            staged.append((_stage(target, files[path]), target))
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        for folder in reversed(created):
+            with contextlib.suppress(OSError):  # not empty: something else put a file there
+                folder.rmdir()
+        raise
+    for tmp, target in staged:
+        os.replace(tmp, target)
     for path in removed:
         (out_dir / path).unlink(missing_ok=True)
-    return changed + removed
+    return [path for path in changed + removed if path != MANIFEST]
+
+
+def _stage(target: Path, text: str) -> Path:
+    """Write ``text`` to a temp file in the target's folder (same file system: rename is atomic)."""
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        # mkstemp makes 0600 files; rendered configs are read by other users (slurmd, ansible).
+        os.fchmod(fd, _mode_for(target))
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def _mode_for(target: Path) -> int:
+    """Keep the mode of the file being replaced; a new file gets 0666 less the umask."""
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return the ones created, outermost first."""
+    missing = []
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return list(reversed(missing))
 
 
 def write_file(target: Path, text: str) -> bool:
@@ -51,14 +104,7 @@ def write_file(target: Path, text: str) -> bool:
     if _read(target) == text:
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    os.replace(_stage(target, text), target)
     return True
 
 

@@ -129,3 +129,13 @@ def test_did_you_mean() -> None:
     assert did_you_mean("zzz", names) == ("expected one of: 'dgx-a100', 'dgx-h100', "
                                           "'hgx-h100-8gpu', 'mgmt-1u'")
     assert did_you_mean("zzz", [f"n{i}" for i in range(20)]) is None
+
+
+def test_finding_about_an_absent_section_quotes_no_line() -> None:
+    """A default the file never wrote is cited at 1:1; quoting line 1 would mislead."""
+    _, source = load_spec_text("# modeline\ncluster: {name: x}\n", "c.yaml")
+    diag = Diagnostic("FABRIC-NONE", "no fabric", ("fabric", "compute"), Severity.INFO)
+    assert format_diagnostic(diag, source, "c.yaml") == "c.yaml:1:1: info[FABRIC-NONE] no fabric"
+    diag = Diagnostic("X", "about the name", ("cluster", "name", "deeper"))
+    assert format_diagnostic(diag, source, "c.yaml").splitlines()[1:] == [
+        "    2 | cluster: {name: x}", "      | " + " " * 16 + "^"]
