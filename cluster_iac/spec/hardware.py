@@ -29,6 +29,7 @@ class GpuModel(SpecModel):
     nvml_name: str
     """Product name as NVML and nvidia-smi print it."""
     source: Source
+    """Where the numbers come from: datasheet, standard or document (with the section)."""
 
 
 class CpuModel(SpecModel):
@@ -49,6 +50,7 @@ class CpuModel(SpecModel):
     threads_per_core: PositiveInt = 1
     """Hardware threads per core (2 with SMT/Hyper-Threading on)."""
     source: Source
+    """Where the numbers come from: datasheet, standard or document (with the section)."""
 
 
 class NicModel(SpecModel):
@@ -69,6 +71,7 @@ class NicModel(SpecModel):
     max_power_w: float = Field(default=25, ge=0)
     """Maximum power in watts (included in the server's figure; used for switches' optics budget)."""
     source: Source
+    """Where the numbers come from: datasheet, standard or document (with the section)."""
 
 
 class SwitchModel(SpecModel):
@@ -93,6 +96,7 @@ class SwitchModel(SpecModel):
     weight_kg: PositiveFloat = 15.0
     """Weight in kg."""
     source: Source
+    """Where the numbers come from: datasheet, standard or document (with the section)."""
 
 
 class PsuSpec(SpecModel):
@@ -120,6 +124,7 @@ class PowerShelfModel(SpecModel):
     weight_kg: PositiveFloat = 20.0
     """Weight, kg."""
     source: Source
+    """Where the numbers come from: datasheet, standard or document (with the section)."""
 
 
 class NicSlot(SpecModel):
@@ -188,6 +193,7 @@ class PcieLayout(SpecModel):
     link_width: PositiveInt = 16
     """PCIe lanes of the GPU/NIC links."""
     source: Source
+    """Where the numbers come from: datasheet, standard or document (with the section)."""
 
 
 class PlatformModel(SpecModel):
@@ -226,6 +232,7 @@ class PlatformModel(SpecModel):
     pcie: PcieLayout | None = None
     """PCIe layout for the NCCL topology XML."""
     source: Source
+    """Where the numbers come from: datasheet, standard or document (with the section)."""
 
 
 class Catalog(SpecModel):
