@@ -15,6 +15,8 @@ from cluster_iac.compile.expand_nodes import expand_nodes
 from cluster_iac.compile.expand_partitions import expand_partitions
 from cluster_iac.compile.expand_racks import expand_racks
 from cluster_iac.compile.place_devices import place_devices
+from cluster_iac.compile.plan_lustre import plan_lustre
+from cluster_iac.compile.plan_nccl import plan_nccl
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
 
@@ -33,6 +35,8 @@ PASSES: tuple[Pass, ...] = (
     place_devices,
     assign_addresses,
     build_power,
+    plan_nccl,
+    plan_lustre,
 )
 
 

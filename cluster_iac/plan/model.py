@@ -210,6 +210,10 @@ class Plan:
     fabrics: dict[str, FabricPlan] = field(default_factory=dict)
     # NVLink domains, rack-scale ones first named by rack
     nvlink_domains: tuple[NvlinkDomain, ...] = ()
+    # GPU node type -> its NCCL environment (plan/nccl.py NcclNodeType)
+    nccl: dict[str, Any] = field(default_factory=dict)
+    # The Lustre file system's directory layouts (plan/lustre.py LustrePlan), None without Lustre
+    lustre: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
 

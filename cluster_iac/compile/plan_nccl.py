@@ -1,0 +1,133 @@
+"""Derive each GPU node type's NCCL environment from its fabric, NICs and PCIe layout."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+
+from cluster_iac.catalog.nccl_vars import Version, nccl_variables, parse_version
+from cluster_iac.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.plan import NodeTypePlan, Plan
+from cluster_iac.plan.nccl import NcclNodeType, NcclSetting, compute_hcas, topo_path
+from cluster_iac.spec import ClusterSpec
+from cluster_iac.suggest import did_you_mean
+
+# RoCE traffic class when the spec gives none: DSCP 26, the RoCE class of NVIDIA's
+# lossless-RoCE switch defaults (Cumulus/Onyx 'roce lossless'), shifted past the two ECN
+# bits and marked ECN-capable (10b): 26 << 2 | 2 = 106.
+DEFAULT_ROCE_TC = 106
+# Before 2.21 NCCL used GID index 0 (RoCE v1, link-local); 3 is RoCE v2 over IPv4 on
+# MLNX_OFED (NVIDIA networking troubleshooting guide). 2.21 selects a RoCE v2 GID itself.
+LEGACY_ROCE_GID_INDEX = "3"
+GID_AUTO_SINCE: Version = (2, 21)
+MAX_VALUE_CHARS = 1023  # src/misc/param.cc reads names and values up to 1023 characters
+
+
+def plan_nccl(spec: ClusterSpec, plan: Plan) -> Plan:
+    """Check the spec's NCCL variables, then build the environment of every GPU node type."""
+    target = parse_version(plan.cluster.nccl_version)
+    problems = list(_spec_problems(spec, plan, target))
+    if problems:
+        raise CompileError(problems)
+    used = {node.node_type for node in plan.compute_nodes}
+    return replace(plan, nccl={
+        name: _node_type_env(spec, plan, nt, target)
+        for name, nt in sorted(plan.node_types.items()) if nt.gpu_count and name in used
+    })
+
+
+def _spec_problems(spec: ClusterSpec, plan: Plan, target: Version) -> Iterator[Diagnostic]:
+    yield from _variable_problems(spec.nccl.env, ("nccl", "env"), target)
+    for type_name, env in sorted(spec.nccl.node_types.items()):
+        path: SpecPath = ("nccl", "node_types", type_name)
+        if type_name not in plan.node_types:
+            yield Diagnostic("NCCL-NODE-TYPE", f"nccl.node_types names node type "
+                             f"'{type_name}', which the spec does not declare", path,
+                             hint=did_you_mean(type_name, plan.node_types))
+        yield from _variable_problems(env, path, target)
+
+
+def _variable_problems(env: Mapping[str, str | int], path: SpecPath,
+                       target: Version) -> Iterator[Diagnostic]:
+    known = nccl_variables()
+    version = ".".join(map(str, target))
+    for name, value in sorted(env.items()):
+        where = (*path, name)
+        variable = known.get(name)
+        if variable is None:
+            yield Diagnostic("NCCL-UNKNOWN-VAR", f"NCCL does not read '{name}'", where,
+                             hint=did_you_mean(name, known))
+            continue
+        status = variable.status(target)
+        if status is not None:
+            code, reason = status
+            hint = f"use {variable.replacement}" if variable.replacement else None
+            yield Diagnostic(f"NCCL-{code}-VAR", f"{name} is {reason}; cluster.nccl_version "
+                             f"is {version}", where, hint=hint)
+        text = str(value)
+        if text != text.strip() or "\n" in text or len(text) > MAX_VALUE_CHARS:
+            yield Diagnostic("NCCL-VALUE", f"{name}'s value must be one line of at most "
+                             f"{MAX_VALUE_CHARS} characters without surrounding spaces "
+                             "(NCCL reads nccl.conf values verbatim)", where)
+
+
+def _node_type_env(spec: ClusterSpec, plan: Plan, nt: NodeTypePlan,
+                   target: Version) -> NcclNodeType:
+    hcas = compute_hcas(nt)
+    settings = {s.name: s for s in _generated(spec, plan, nt, hcas, target)
+                if nccl_variables()[s.name].status(target) is None}
+    for source, env in (("nccl.env", spec.nccl.env),
+                        (f"nccl.node_types.{nt.name}", spec.nccl.node_types.get(nt.name, {}))):
+        for name, value in env.items():
+            settings[name] = NcclSetting(name, str(value), f"set by the spec ({source})")
+    return NcclNodeType(
+        node_type=nt.name,
+        settings=tuple(settings[name] for name in sorted(settings)),
+        hcas=hcas,
+        topo_file=topo_path(nt.name) if nt.pcie is not None else None,
+        spec_path=nt.spec_path,
+    )
+
+
+def _generated(spec: ClusterSpec, plan: Plan, nt: NodeTypePlan, hcas: tuple[str, ...],
+               target: Version) -> Iterator[NcclSetting]:
+    management = plan.settings.networks.management
+    if management is not None:
+        yield NcclSetting("NCCL_SOCKET_IFNAME", f"={management.interface}",
+                          "bootstrap and socket traffic on the management interface, "
+                          "exact name ('=' so eth0 does not also match eth01)")
+    technology = fabric_technology(plan)
+    if technology in ("infiniband", "roce") and hcas:
+        yield NcclSetting("NCCL_IB_HCA", "=" + ",".join(hcas),
+                          "the compute-fabric HCAs only, exact names ('=' so mlx5_1 does "
+                          "not also match mlx5_10); storage and management ports stay out")
+    if technology == "roce" and hcas:
+        yield from _roce(spec, target)
+    if nt.pcie is not None:
+        yield NcclSetting("NCCL_TOPO_FILE", topo_path(nt.name),
+                          f"PCIe/NUMA layout of {nt.platform_name} from the catalog")
+    if nt.nvlink_domain == "rack":
+        yield NcclSetting("NCCL_MNNVL_ENABLE", "1", "rack-scale NVLink domain: fail loudly "
+                          "rather than fall back to the NICs when multi-node NVLink (IMEX) is "
+                          "not set up (OCI's GB200 preset sets 1)")
+        yield NcclSetting("NCCL_CUMEM_ENABLE", "1", "multi-node NVLink needs cuMem buffers")
+
+
+def _roce(spec: ClusterSpec, target: Version) -> Iterator[NcclSetting]:
+    tc = spec.nccl.traffic_class
+    yield NcclSetting("NCCL_IB_TC", str(DEFAULT_ROCE_TC if tc is None else tc),
+                      "traffic class of the fabric's lossless RDMA queue "
+                      + ("(nccl.traffic_class)" if tc is not None
+                         else "(default: DSCP 26 << 2 | ECN-capable = 106)"))
+    if target < GID_AUTO_SINCE:
+        yield NcclSetting("NCCL_IB_GID_INDEX", LEGACY_ROCE_GID_INDEX,
+                          "NCCL before 2.21 defaults to GID 0 (RoCE v1); 3 is RoCE v2/IPv4")
+
+
+def fabric_technology(plan: Plan) -> str | None:
+    """'infiniband' or 'roce' for the compute fabric, None without one."""
+    built = plan.fabrics.get("compute")
+    if built is not None:
+        return str(built.technology)
+    declared = plan.settings.fabric.compute
+    return str(declared.technology) if declared is not None else None
