@@ -1,0 +1,110 @@
+"""Cooling checks (air/liquid racks, facility heat) and storage checks (read, checkpoints)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cluster_iac.errors import Severity
+from cluster_iac.plan.checkpoint import daly_interval_s, storage_figures, young_interval_s
+from tests.check_fixtures import findings_of, messages
+from tests.conftest import example_build
+from tests.facility_fixtures import example_data
+
+
+def test_air_cooled_dgx_racks_over_the_default_40kw() -> None:
+    data = example_data("dgx-h100-superpod-4su")
+    del data["policy"]["air_cooled_rack_kw"]  # back to the 40 kW default
+    found = findings_of(data, "COOLING-AIR")
+    assert len(found) == 4  # one per rack group (su1..su4), each naming its first rack
+    assert found[0].message == (
+        "air-cooled rack su1-r1 must shed 41.1 kW of heat, 103% of the 40 kW an air-cooled rack "
+        "can (policy.air_cooled_rack_kw); over by 1.1 kW: declare cooling: liquid with its "
+        "liquid_capacity_kw (and 7 more rack(s) of this rack group)")
+    assert found[0].path == ("rows", 0, "racks", 0, "cooling")
+
+
+def test_liquid_rack_over_its_loop() -> None:
+    data = example_data("seed-64gpu-h100")
+    data["rows"][0]["racks"][0]["liquid_capacity_kw"] = 40
+    assert messages(data, "COOLING-LIQUID") == [
+        "liquid-cooled rack r01 must shed 45.1 kW of heat, 113% of its loop's 40 kW; "
+        "over by 5.1 kW"]
+
+
+def test_liquid_rack_without_capacity_warns() -> None:
+    data = example_data("seed-64gpu-h100")
+    del data["rows"][0]["racks"][0]["liquid_capacity_kw"]
+    found = findings_of(data, "COOLING-LIQUID-CAPACITY")
+    assert [f.message for f in found] == [
+        "liquid-cooled rack r01 sheds 45.1 kW but declares no liquid_capacity_kw, so its loop "
+        "cannot be checked"]
+    assert found[0].severity is Severity.WARNING
+
+
+def test_facility_heat_rejection() -> None:
+    data = example_data("gb200-nvl72")
+    data["cooling"]["heat_rejection_kw"] = 500
+    assert messages(data, "COOLING-FACILITY") == [
+        "the cluster's 570.9 kW of heat is 114% of the facility's 500 kW heat rejection; "
+        "over by 70.9 kW"]
+
+
+def test_read_bandwidth_per_gpu() -> None:
+    data = example_data("dgx-h100-superpod-4su")
+    data["workload"]["read_gbs_per_gpu"] = 0.5
+    found = findings_of(data, "STORAGE-READ")
+    # 400 GB/s / 1016 GPUs = 0.394 GB/s; 1016 x 0.5 = 508 GB/s needed.
+    assert [f.message for f in found] == [
+        "Lustre reads 400 GB/s for 1016 GPUs = 0.394 GB/s per GPU, 79% of the workload's "
+        "0.5 GB/s per GPU; short by 108.0 GB/s in aggregate"]
+    assert found[0].path == ("storage", "lustre", "read_gbs")
+
+
+def test_read_need_without_lustre() -> None:
+    data = example_data("seed-64gpu-h100")
+    data["workload"] = {"read_gbs_per_gpu": 1}
+    assert messages(data, "STORAGE-READ") == [
+        "the workload needs 1 GB/s per GPU but the spec declares no Lustre file system"]
+
+
+def test_checkpoint_write_overhead() -> None:
+    data = example_data("dgx-h100-superpod-4su")
+    data["storage"]["lustre"]["write_gbs"] = 20  # 4500 GB / 20 GB/s = 225 s of 1800 s
+    assert messages(data, "STORAGE-CHECKPOINT") == [
+        "a 4500 GB checkpoint at 20 GB/s takes 225 s, 12.5% of the 30 min interval; the policy "
+        "allows 10% (180 s)"]
+    data["policy"]["max_checkpoint_overhead"] = 0.15
+    assert findings_of(data, "STORAGE-CHECKPOINT") == []
+
+
+def test_checkpoint_interval_far_from_optimum() -> None:
+    data = example_data("dgx-h100-superpod-4su")
+    data["workload"]["checkpoint_interval_min"] = 240
+    found = findings_of(data, "STORAGE-CHECKPOINT-INTERVAL")
+    # delta = 18 s, M = 50,000 h / 1016 = 49.21 h; Young sqrt(2 x 18 x 177,165 s) = 42.1 min.
+    assert [f.message for f in found] == [
+        "checkpoint interval 240 min is 5.7x the optimum: Daly 41.9 min, Young 42.1 min, for a "
+        "18 s write and a cluster MTBF of 49.21 h (1016 GPUs)"]
+    assert found[0].severity is Severity.WARNING
+
+
+def test_young_and_daly_formulas() -> None:
+    mtbf = 50_000 / 1016 * 3600
+    assert young_interval_s(18, mtbf) == pytest.approx(math.sqrt(2 * 18 * mtbf))
+    assert young_interval_s(18, mtbf) / 60 == pytest.approx(42.09, abs=0.01)
+    # Daly: sqrt(2 d M) (1 + sqrt(d/2M)/3 + d/(18 M)) - d, a little under Young when d << M.
+    ratio = 18 / (2 * mtbf)
+    expected = math.sqrt(2 * 18 * mtbf) * (1 + math.sqrt(ratio) / 3 + ratio / 9) - 18
+    assert daly_interval_s(18, mtbf) == pytest.approx(expected)
+    assert daly_interval_s(18, mtbf) < young_interval_s(18, mtbf)
+    assert daly_interval_s(100, 40) == 40  # delta >= 2M: checkpoint every MTBF
+
+
+def test_mtbf_scales_inversely_with_gpus() -> None:
+    superpod = storage_figures(example_build("dgx-h100-superpod-4su").plan)
+    seed = storage_figures(example_build("seed-64gpu-h100").plan)
+    assert superpod.cluster_mtbf_h * 1016 == pytest.approx(50_000)
+    assert seed.cluster_mtbf_h * 64 == pytest.approx(50_000)
+    assert superpod.overhead == pytest.approx(18 / 1800)
