@@ -110,14 +110,15 @@ def partitions(plan: Plan) -> Iterator[Diagnostic]:
 
 @check("consistency.racks")
 def empty_racks(plan: Plan) -> Iterator[Diagnostic]:
-    """A rack with no device is paid for and powered for nothing."""
-    used = {p.rack for p in plan.placements.values() if p.height_u > 0}
-    used |= {n.rack for n in plan.nodes} | {s.rack for s in plan.switches}
+    """A rack that holds only its own management access switches serves nothing."""
+    used = {n.rack for n in plan.nodes}
+    used |= {s.rack for s in plan.switches if not (s.tier == "access" and s.network in
+                                                   ("management", "bmc"))}
     for rack in plan.racks:
         if rack.name not in used:
             yield Diagnostic("CONSISTENCY-EMPTY-RACK",
-                             f"rack {rack.name} holds no node or switch", rack.spec_path,
-                             Severity.WARNING)
+                             f"rack {rack.name} holds no node and no fabric or aggregation "
+                             f"switch", rack.spec_path, Severity.WARNING)
 
 
 @check("consistency.lustre_roles")
