@@ -1,0 +1,153 @@
+"""Scale benchmark: time and peak memory of each pipeline stage for N-GPU specs.
+
+    python tests/benchmarks/bench_scale.py                 # 100,000 GPUs
+    python tests/benchmarks/bench_scale.py --gpus 12500 25000 50000 100000
+
+Each size runs in its own process so its peak RSS is its own. The spec is a DGX H100
+cluster (8 NDR NICs per node) on a rail-optimized Quantum-X800 (Q3400, 144-port) fabric,
+four nodes per rack, fabric switches in network racks, management and BMC networks: the shape
+of a real 100k-GPU build. Not a test: timings are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+
+def spec_yaml(gpus: int) -> str:
+    nodes = math.ceil(gpus / 8)
+    racks = math.ceil(nodes / 4)
+    # up to one 4U Q3400 per 2 nodes over three tiers; 10 per 48U network rack
+    net_racks = max(1, math.ceil(nodes / 2 / 10))
+    return f"""
+cluster: {{name: bench, slurm_version: "23.11"}}
+node_types:
+  dgx: {{platform: dgx-h100}}
+  head: {{platform: mgmt-1u}}
+node_groups:
+  - {{name: gpu, node_type: dgx, count: {nodes}, hostname: "g#####",
+     racks: "r[1-{racks}]", per_rack: 4}}
+  - {{name: head, role: controller, node_type: head, count: 2, hostname: "head#", racks: svc1}}
+rows:
+  - name: compute
+    racks: [{{names: "r[1-{racks}]", height_u: 48, cooling: liquid, liquid_capacity_kw: 80,
+             max_power_kw: 80, pdu: three}}]
+  - name: network
+    racks: [{{names: "net[1-{net_racks}]", height_u: 48, cooling: liquid,
+             liquid_capacity_kw: 120, max_power_kw: 120, pdu: net}},
+            {{names: svc1, height_u: 42, pdu: svc}}]
+power:
+  pdu_profiles:
+    three: {{layout: three, voltage_v: 415, phases: 3, breaker_a: 63, circuits: 1,
+            rated_100_percent: true, outlets: 36}}
+    net: {{layout: three, voltage_v: 415, phases: 3, breaker_a: 63, circuits: 2,
+          rated_100_percent: true, outlets: 60}}
+    svc: {{layout: ab, voltage_v: 415, phases: 3, breaker_a: 32}}
+fabric:
+  compute: {{technology: infiniband, design: rail-optimized, leaf_switch: q3400,
+            racks: "net[1-{net_racks}]"}}
+networks:
+  management: {{cidr: 10.0.0.0/14}}
+  bmc: {{cidr: 10.4.0.0/14}}
+  ipoib: {{cidr: 10.8.0.0/14}}
+slurm:
+  partitions: [{{name: batch, node_groups: [gpu], default: true, exclusive: true}}]
+policy:
+  levels: {{COOLING-FACILITY: ignore}}
+"""
+
+
+def measure(gpus: int) -> dict[str, Any]:
+    """Run every stage once in this process; seconds per stage and peak RSS."""
+    from cluster_iac.checks import run_checks
+    from cluster_iac.compile import PASSES
+    from cluster_iac.emit import EMITTERS
+    from cluster_iac.loader import load_spec_file
+    from cluster_iac.plan import Plan
+    from cluster_iac.plan.model import Settings
+    from cluster_iac.spec.parse import parse_spec
+
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.yaml"
+        path.write_text(spec_yaml(gpus))
+        start = time.perf_counter()
+        data, _source = load_spec_file(path)
+        spec = parse_spec(data)
+        timings["load+parse"] = time.perf_counter() - start
+    from cluster_iac.catalog import merged_catalog
+
+    plan = Plan(cluster=spec.cluster, catalog=merged_catalog(spec.catalog),
+                settings=Settings.from_spec(spec))
+    from cluster_iac.errors import CompileError
+
+    for compile_pass in PASSES:
+        start = time.perf_counter()
+        try:
+            plan = compile_pass(spec, plan)
+        except CompileError as error:
+            raise SystemExit("\n".join(d.message for d in error.diagnostics[:5])) from None
+        timings[f"compile.{compile_pass.__name__}"] = time.perf_counter() - start
+    start = time.perf_counter()
+    findings = run_checks(plan)
+    timings["checks"] = time.perf_counter() - start
+    files_bytes = 0
+    for family, emitter in EMITTERS.items():
+        start = time.perf_counter()
+        files = emitter(plan)
+        timings[f"emit.{family}"] = time.perf_counter() - start
+        files_bytes += sum(len(text) for text in files.values())
+    fabric = plan.fabrics["compute"]
+    return {
+        "gpus": plan.gpu_count, "nodes": len(plan.nodes), "racks": len(plan.racks),
+        "switches": len(plan.switches),
+        "fabric": {"tiers": fabric.tiers, **fabric.switch_counts},
+        "cables": sum(g.number_of_edges() for k, g in plan.graphs.items() if k != "nvlink"),
+        "errors": sum(1 for f in findings if f.is_error),
+        "output_mib": round(files_bytes / 2**20, 1),
+        "total_s": round(sum(timings.values()), 2),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "stages_s": {k: round(v, 3) for k, v in timings.items()},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gpus", type=int, nargs="+", default=[100_000])
+    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # child process
+    parser.add_argument("--stages", action="store_true", help="Print per-stage times.")
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one)))
+        return
+    print(f"{'GPUs':>8} {'nodes':>7} {'switches':>8} {'cables':>8} {'tiers':>5} "
+          f"{'out MiB':>7} {'total s':>7} {'peak MiB':>8} {'s/1k GPU':>8}")
+    for gpus in args.gpus:
+        child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
+                               capture_output=True, text=True, check=True)
+        r = json.loads(child.stdout)
+        print(f"{r['gpus']:>8} {r['nodes']:>7} {r['switches']:>8} {r['cables']:>8} "
+              f"{r['fabric']['tiers']:>5} {r['output_mib']:>7} {r['total_s']:>7} "
+              f"{r['peak_rss_mib']:>8} {1000 * r['total_s'] / r['gpus']:>8.3f}")
+        if r["errors"]:
+            print(f"         ({r['errors']} validator errors in the benchmark spec)")
+        if args.stages:
+            for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:12]:
+                print(f"           {stage:<40} {seconds:>8.3f}")
+
+
+if __name__ == "__main__":
+    main()
