@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cluster_iac.emit import ansible, cabling, facility, netbox, report, slurm, terraform
+from cluster_iac.emit import (
+    ansible,
+    cabling,
+    facility,
+    lustre,
+    nccl,
+    netbox,
+    report,
+    slurm,
+    terraform,
+)
 from cluster_iac.plan import Plan
 
 Emitter = Callable[[Plan], dict[str, str]]
@@ -17,6 +27,8 @@ EMITTERS: dict[str, Emitter] = {
     "cabling": cabling.render,
     "netbox": netbox.render,
     "facility": facility.render,
+    "nccl": nccl.render,
+    "lustre": lustre.render,
     "report": report.render,
 }
 
