@@ -1,0 +1,66 @@
+"""report.md and the CLI around the validator: report command, exit 1 and nothing written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cluster_iac.cli import main
+from tests.conftest import ROOT, example_build
+from tests.facility_fixtures import example_data
+
+
+def _spec(tmp_path: Path, data: dict) -> Path:  # type: ignore[type-arg]
+    path = tmp_path / "cluster.yaml"
+    path.write_text(json.dumps(data, indent=1))  # JSON is YAML
+    return path
+
+
+def _seed_208v(tmp_path: Path) -> Path:
+    data = example_data("seed-64gpu-h100")
+    data["power"]["pdu_profiles"]["seed-415v"].update(voltage_v=208, phases=1)
+    return _spec(tmp_path, data)
+
+
+def test_validate_and_render_exit_1_and_write_nothing(tmp_path: Path) -> None:
+    spec = _seed_208v(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(main, ["validate", str(spec)])
+    assert result.exit_code == 1
+    assert "error[POWER-BREAKER] rack r01 PDU r01-pdu-a breaker CB1 carries 11.35 kW" in result.output
+    out = tmp_path / "out"
+    result = runner.invoke(main, ["render", str(spec), "-o", str(out)])
+    assert result.exit_code == 1 and "nothing written" in result.output
+    assert not out.exists()
+    result = runner.invoke(main, ["report", str(spec)])
+    assert result.exit_code == 1
+
+
+def test_strict_turns_warnings_into_errors() -> None:
+    spec = ROOT / "examples" / "dgx-h100-superpod-4su.yaml"
+    runner = CliRunner()
+    assert runner.invoke(main, ["validate", str(spec)]).exit_code == 0
+    result = runner.invoke(main, ["validate", "--strict", str(spec)])
+    assert result.exit_code == 1
+    assert "error[POWER-PHASE-IMBALANCE]" in result.output
+
+
+def test_report_command_prints_report_md() -> None:
+    result = CliRunner().invoke(main, ["report", str(ROOT / "examples" / "seed-64gpu-h100.yaml")])
+    assert result.exit_code == 0
+    assert result.output == example_build("seed-64gpu-h100").files["report.md"]
+
+
+def test_report_has_the_model_its_sources_and_the_findings() -> None:
+    seed = example_build("seed-64gpu-h100").files["report.md"]
+    assert "| gpu-training | 8 | 64 | 8 | 382.5 | 25.0 | 23.0 | 1:1 | 23.0 | network |" in seed
+    assert "NVIDIA nccl-tests, doc/PERFORMANCE.md" in seed
+    assert "seed guide 'Building a GPU Cluster for ML Training'" in seed
+    assert "| r01 | r01-pdu-a | single | 45.10 | 45.10 | - | 69.92 | 64 | 24.82 |" in seed
+    assert "No findings: every check passed." in seed
+    superpod = example_build("dgx-h100-superpod-4su").files["report.md"]
+    assert "| warning | POWER-PHASE-IMBALANCE | rack su1-r1 PDU su1-r1-pdu-b" in superpod
+    assert "`policy.max_phase_imbalance` |" in superpod
+    assert "| Optimal interval, Young sqrt(2 delta M) (min) | 42.1 |" in superpod
