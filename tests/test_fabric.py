@@ -245,3 +245,28 @@ def _assert_rails(plan: Plan) -> None:
         for _u, leaf, edge in graph.edges(host, data=True):
             assert graph.nodes[leaf]["rail"] == edge["rail"] + 1
             assert graph.nodes[leaf]["su"] == data["su"]
+
+
+@pytest.mark.parametrize(("technology", "leaf", "nic", "speed"), [
+    ("roce", "sn5600", "cx7-400gbe", 400),  # RoCE v2: 400GbE NICs on 800GbE ports
+    ("infiniband", "q3400", "cx8-xdr", 800),  # XDR end to end
+    ("infiniband", "qm8700", "cx6-hdr", 200),  # HDR
+])
+def test_fabric_technologies(technology: str, leaf: str, nic: str, speed: int) -> None:
+    data = superpod_spec(1, technology=technology, leaf_switch=leaf)
+    data["node_types"]["dgx"]["nics"] = [{"role": "compute", "model": nic, "count": 8},
+                                         {"role": "inband", "model": "eth-1g"},
+                                         {"role": "bmc", "model": "eth-1g"}]
+    data["fabric"]["compute"].pop("scalable_unit_nodes")
+    plan = compile_data(data)
+    graph = plan.graphs["compute"]
+    link = "infiniband" if technology == "infiniband" else "ethernet"
+    assert {(d["link"], d["speed_gbps"]) for _u, _v, d in graph.edges(data=True)
+            if d["tier"] == "node-leaf"} == {(link, speed)}
+    fabric = plan.fabrics["compute"]
+    ports = plan.catalog.switches[leaf].ports
+    # by default an SU fills a rail leaf's downlinks at 1:1 (half its ports)
+    assert fabric.scalable_unit_nodes == ports // 2
+    _assert_ports_accounted(plan)
+    _assert_uplinks_even(plan)
+    _assert_rails(plan)
