@@ -21,8 +21,7 @@ def expand(expression: str) -> list[str]:
     for part in _split_top_level(expression):
         ordered.extend(NodeSet(part))
     # NodeSet sorts; keep the author's order for rack lists, deduplicated.
-    seen: set[str] = set()
-    result = [n for n in ordered if not (n in seen or seen.add(n))]
+    result = list(dict.fromkeys(ordered))
     if len(result) != len(nodeset):
         raise HostlistError(f"cannot expand {expression!r}")
     return result

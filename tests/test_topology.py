@@ -77,8 +77,9 @@ def test_three_tier_fabric_has_pods_under_the_core() -> None:
     for pod in pods:
         (su_switch,) = by_name[pod]
         su = int(su_switch.rsplit("su", 1)[1])
-        spines = {v for n, d in graph.nodes(data=True) if d.get("tier") == "leaf" and
-                  d["su"] == su for v in graph.neighbors(n) if graph.nodes[v].get("tier") == "spine"}
+        leaves = [n for n, d in graph.nodes(data=True) if d.get("tier") == "leaf" and d["su"] == su]
+        spines = {v for n in leaves for v in graph.neighbors(n)
+                  if graph.nodes[v].get("tier") == "spine"}
         assert len(spines) == 8
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -221,33 +222,35 @@ def _wire_uplinks(wiring: _Wiring, tree: FatTree, names: dict[str, list[str]],
     if tree.tiers < 2:
         return
     spines, cores = names["spine"], names.get("core", [])
-    speed = min(models["leaf"].port_speed_gbps, models["spine"].port_speed_gbps)
-    for name in spines:
-        wiring.next_port[name] = 0
-        wiring.graph.add_node(name, kind="switch", tier="spine", su=None, rail=None)
-    for name in cores:
-        wiring.next_port[name] = 0
-        wiring.graph.add_node(name, kind="switch", tier="core", su=None, rail=None)
+    for tier, tier_names in (("spine", spines), ("core", cores)):
+        for name in tier_names:
+            wiring.next_port[name] = 0
+            wiring.graph.add_node(name, kind="switch", tier=tier, su=None, rail=None)
     leaves_per_pod = tree.sus_per_pod * tree.leaves_per_su
-    for index, leaf in enumerate(names["leaf"]):
-        pod = index // leaves_per_pod
-        wiring.next_port[leaf] = models["leaf"].ports - tree.leaf_up
-        for s in range(tree.spines_per_pod):
-            spine = spines[pod * tree.spines_per_pod + s]
-            for _ in range(tree.leaf_spine_links):
-                wiring.cable(leaf, wiring.port(leaf), spine, wiring.port(spine), speed,
-                             "leaf-spine")
+    per_pod = tree.spines_per_pod
+    _connect(wiring, names["leaf"],
+             lambda i: spines[i // leaves_per_pod * per_pod:(i // leaves_per_pod + 1) * per_pod],
+             tree.leaf_spine_links, models["leaf"].ports - tree.leaf_up,
+             min(models["leaf"].port_speed_gbps, models["spine"].port_speed_gbps), "leaf-spine")
     if tree.tiers < 3:
         return
-    speed = min(models["spine"].port_speed_gbps, models["core"].port_speed_gbps)
-    for index, spine in enumerate(spines):
-        group = index % tree.spines_per_pod  # spine j of every pod -> core group j
-        wiring.next_port[spine] = models["spine"].ports - tree.spine_up
-        for c in range(tree.cores_per_group):
-            core = cores[group * tree.cores_per_group + c]
-            for _ in range(tree.spine_core_links):
-                wiring.cable(spine, wiring.port(spine), core, wiring.port(core), speed,
-                             "spine-core")
+    per_group = tree.cores_per_group
+    # spine j of every pod -> core group j
+    _connect(wiring, spines,
+             lambda i: cores[i % per_pod * per_group:(i % per_pod + 1) * per_group],
+             tree.spine_core_links, models["spine"].ports - tree.spine_up,
+             min(models["spine"].port_speed_gbps, models["core"].port_speed_gbps), "spine-core")
+
+
+def _connect(wiring: _Wiring, lowers: list[str], uppers_of: Callable[[int], list[str]],
+             links: int, first_port: int, speed: int, tier: str) -> None:
+    """Cable each lower switch to each of its upper switches ``links`` times, from its
+    ``first_port``+1 on; upper switches take their ports in order."""
+    for index, lower in enumerate(lowers):
+        wiring.next_port[lower] = first_port
+        for upper in uppers_of(index):
+            for _ in range(links):
+                wiring.cable(lower, wiring.port(lower), upper, wiring.port(upper), speed, tier)
 
 
 def _switch_racks(plan: Plan, config: Any, names: dict[str, list[str]],
