@@ -66,8 +66,21 @@ def _bom_context(plan: Plan, cables: list[Cable]) -> dict[str, object]:
             "optics_total": optics, "rows": rows}
 
 
+# The cabling plan and the NetBox import both need every cable of the same plan: remember
+# the last plan's cables (by identity; the plan is immutable) instead of choosing twice.
+_LAST: list[tuple[Plan, tuple[Cable, ...]]] = []
+
+
 def plan_cables(plan: Plan) -> list[Cable]:
     """Every link of the plan as a cable with a unique id, medium and length."""
+    if _LAST and _LAST[0][0] is plan:
+        return list(_LAST[0][1])
+    cables = _plan_cables(plan)
+    _LAST[:] = [(plan, tuple(cables))]
+    return cables
+
+
+def _plan_cables(plan: Plan) -> list[Cable]:
     catalog = cable_catalog()
     by_name = {d.name: d for d in devices(plan)}
     geometry = _RackGeometry(plan, catalog)
