@@ -44,12 +44,12 @@ class NcclVariable:
     def status(self, target: Version) -> tuple[str, str] | None:
         """(code suffix, reason) when ``target`` must not use this variable, else None."""
         if self.removed is not None and at_least(target, self.removed):
-            return "REMOVED", f"removed in NCCL {_text(self.removed)}"
+            return "REMOVED", f"was removed in NCCL {_text(self.removed)}"
         if self.deprecated is not None and at_least(target, self.deprecated):
             since = f" since NCCL {_text(self.deprecated)}" if self.deprecated else ""
-            return "DEPRECATED", f"deprecated{since}"
+            return "DEPRECATED", f"is deprecated{since}"
         if self.first is not None and not at_least(target, self.first):
-            return "TOO-NEW", f"first read by NCCL {_text(self.first)}"
+            return "TOO-NEW", f"is first read by NCCL {_text(self.first)}"
         return None
 
 

@@ -62,7 +62,7 @@ def _variable_problems(env: Mapping[str, str | int], path: SpecPath,
         if status is not None:
             code, reason = status
             hint = f"use {variable.replacement}" if variable.replacement else None
-            yield Diagnostic(f"NCCL-{code}-VAR", f"{name} is {reason}; cluster.nccl_version "
+            yield Diagnostic(f"NCCL-{code}-VAR", f"{name} {reason}; cluster.nccl_version "
                              f"is {version}", where, hint=hint)
         text = str(value)
         if text != text.strip() or "\n" in text or len(text) > MAX_VALUE_CHARS:
