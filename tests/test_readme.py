@@ -1,0 +1,98 @@
+"""The README stays true: its commands, examples, output table and error sample match the tool."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cluster_iac.cli import main
+from cluster_iac.render import build
+from tests.conftest import ROOT, example_build
+
+README = (ROOT / "README.md").read_text()
+BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```$", README, flags=re.M | re.S)
+CI_RUN = ROOT / ".ci" / "run"
+
+
+def _block_after(marker: str) -> str:
+    """The first fenced block after the sentence containing ``marker``."""
+    start = README.index(marker)
+    match = re.compile(r"^```\w*\n(.*?)^```$", re.M | re.S).search(README, start)
+    assert match, marker
+    return match.group(1)
+
+
+def test_readme_opens_with_the_two_newcomer_commands() -> None:
+    (_, install), (_, tests) = BLOCKS[0], BLOCKS[1]
+    assert README.index("```") < README.index("## ")  # before any section
+    assert install.strip() == ("python3 -m venv .venv && . .venv/bin/activate && pip install . "
+                               "&& cluster-iac render examples/minimal.yaml -o out/")
+    assert tests.strip().startswith(".ci/install-deps && python3 -m venv .venv")
+    assert "pip install '.[test]'" in tests and tests.strip().endswith("python -m pytest -q")
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    test_command = BLOCKS[1][1].strip()
+    lines = [ln for ln in CI_RUN.read_text().splitlines() if ln and not ln.startswith("#")]
+    assert test_command in lines
+    assert lines[-1] == test_command  # the last thing CI does, so its exit code is CI's
+
+
+@pytest.mark.parametrize("script", ["run", "install-deps"])
+def test_ci_scripts_are_strict_executable_bash(script: str) -> None:
+    path = ROOT / ".ci" / script
+    assert os.access(path, os.X_OK)
+    lines = path.read_text().splitlines()
+    assert lines[0] == "#!/usr/bin/env bash"
+    assert "set -euo pipefail" in lines
+
+
+def test_readme_shows_the_minimal_example_verbatim() -> None:
+    shown = _block_after("is the smallest useful spec")
+    body = (ROOT / "examples" / "minimal.yaml").read_text().split("\ncluster:", 1)[1]
+    assert shown == "cluster:" + body
+
+
+def test_readme_error_sample_is_what_the_cli_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    sample = _block_after("For example, `cluster-iac validate")
+    command = re.search(r"For example, `cluster-iac (validate \S+)`", README)
+    assert command
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(main, command.group(1).split())
+    assert result.exit_code == 1
+    assert result.output == sample
+
+
+def test_readme_catalog_snippet_validates(tmp_path: Path) -> None:
+    snippet = _block_after("an entry with a built-in key replaces the built-in one")
+    minimal = (ROOT / "examples" / "minimal.yaml").read_text()
+    head, rest = minimal.split("node_types:\n", 1)
+    spec = tmp_path / "custom.yaml"
+    spec.write_text(head + snippet + rest.split("\n\n", 1)[1])
+    plan = build(spec, emit=False).plan
+    gpu_type = plan.node_types["gpu"]
+    assert (gpu_type.platform, gpu_type.gpu_model, gpu_type.gpu_count) == (
+        "hgx-h200-8gpu", "h200-sxm-141gb", 8)
+
+
+def test_readme_lists_every_command() -> None:
+    table = _table_after("## Commands")
+    listed = {re.match(r"`cluster-iac (\w+)", row[0]).group(1) for row in table}  # type: ignore[union-attr]
+    assert listed == set(main.commands)
+
+
+def test_readme_output_table_matches_a_render() -> None:
+    files = example_build("dgx-h100-superpod-4su").files
+    top = {path.split("/", 1)[0] + ("/" if "/" in path else "") for path in files}
+    listed = {row[0].strip("`") for row in _table_after("## Outputs")}
+    assert listed == top
+
+
+def _table_after(heading: str) -> list[list[str]]:
+    section = README.split(heading, 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    return [[cell.strip() for cell in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows[1:]]
