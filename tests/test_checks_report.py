@@ -29,7 +29,8 @@ def test_validate_and_render_exit_1_and_write_nothing(tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(main, ["validate", str(spec)])
     assert result.exit_code == 1
-    assert "error[POWER-BREAKER] rack r01 PDU r01-pdu-a breaker CB1 carries 11.35 kW" in result.output
+    assert ("error[POWER-BREAKER] rack r01 PDU r01-pdu-a breaker CB1 carries 11.35 kW"
+            in result.output)
     out = tmp_path / "out"
     result = runner.invoke(main, ["render", str(spec), "-o", str(out)])
     assert result.exit_code == 1 and "nothing written" in result.output

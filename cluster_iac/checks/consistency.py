@@ -26,7 +26,7 @@ def device_names(plan: Plan) -> Iterator[Diagnostic]:
         layout = plan.settings.power.pdu_profiles[rack.pdu_profile].layout
         for side in SIDES[layout]:
             owners.setdefault(pdu_name(rack.name, side), []).append(("PDU", rack.spec_path))
-    for rack, shelves in power_shelves(plan).items():
+    for shelves in power_shelves(plan).values():
         for shelf in shelves:
             owners.setdefault(shelf, []).append(("power shelf", ()))
     for name in sorted(owners):

@@ -77,8 +77,8 @@ def phase_balance(plan: Plan) -> Iterator[Diagnostic]:
     for c in circuit_loads(plan):
         if c.phases == 3:
             circuits[c.pdu].append(c)
-            for line, amps in c.phase_current_a.items():
-                currents[c.pdu][line] += amps
+            for line, current in c.phase_current_a.items():
+                currents[c.pdu][line] += current
     found = []
     for pdu, lines in currents.items():
         first = circuits[pdu][0]
@@ -89,7 +89,7 @@ def phase_balance(plan: Plan) -> Iterator[Diagnostic]:
             continue
         if 100 * load < policy.phase_imbalance_min_load_percent * limit:
             continue
-        amps = ", ".join(f"{line} {a:.1f} A" for line, a in sorted(lines.items()))
+        amps = ", ".join(f"{phase} {a:.1f} A" for phase, a in sorted(lines.items()))
         found.append((first, imbalance, Diagnostic(
             "POWER-PHASE-IMBALANCE",
             f"rack {first.rack} PDU {pdu} phase imbalance {100 * imbalance:.0f}% ({amps}) at "

@@ -10,7 +10,7 @@ from cluster_iac.plan import Plan
 from cluster_iac.plan import busbw as model
 from cluster_iac.plan.checkpoint import storage_figures
 from cluster_iac.plan.dump import counts
-from cluster_iac.plan.power import pdu_loads, power_shelves, rack_loads_w
+from cluster_iac.plan.power import DEFAULT_SHELF, pdu_loads, power_shelves, rack_loads_w
 
 
 def render(plan: Plan) -> dict[str, str]:
@@ -71,7 +71,8 @@ def _bom(plan: Plan) -> list[dict[str, str]]:
         rows.append({"item": "rack PDU", "model": model_text, "qty": str(n)})
     shelves = sum(len(s) for s in power_shelves(plan).values())
     if shelves:
-        rows.append({"item": "power shelf", "model": "NVL72 33 kW power shelf", "qty": str(shelves)})
+        shelf = plan.catalog.power_shelves[DEFAULT_SHELF].name
+        rows.append({"item": "power shelf", "model": shelf, "qty": str(shelves)})
     return rows
 
 
