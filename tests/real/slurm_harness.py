@@ -1,0 +1,391 @@
+"""Run real slurmctld/slurmd (Debian's 22.05) on a rendered slurm directory, in a sandbox.
+
+How this was learned is in ../shared/reference/slurm-harness.md. The rendered files are copied
+into a private directory and only what a local run needs is rewritten (see ``OVERRIDES``);
+every NodeName, PartitionName, Gres and topology line is kept as emitted, so the daemons judge
+our files. Daemons run under ``unshare -m`` with a private /etc/hosts (node names resolve to
+127.0.0.1: slurmctld 22.05 waits ~10 s per unresolvable name) and, for slurmd, a private /dev
+holding fake GPU character devices (gres.conf File= paths must be character devices).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cluster_iac.hostlist import expand
+
+NO_REAL_ENV = "CLUSTER_IAC_NO_REAL"
+CONF_FILES = ("slurm.conf", "gres.conf", "cgroup.conf", "topology.conf")
+# topology/block arrived in Slurm 23.11 (slurm.schedmd.com/topology.html).
+BLOCK_SINCE = (23, 11)
+# NVIDIA's GPU character devices: major 195, minor = GPU index (Linux devices.txt).
+NVIDIA_MAJOR = 195
+# /dev entries a daemon needs inside the private /dev: (name, major, minor), Linux devices.txt.
+BASE_DEVICES = (("null", 1, 3), ("zero", 1, 5), ("full", 1, 7), ("random", 1, 8),
+                ("urandom", 1, 9), ("tty", 5, 0))
+# Log lines caused by the sandbox, not by our files (the harness doc lists them).
+SANDBOX_NOISE = (
+    re.compile(r"pmix", re.I),  # PMIx mpi plugin without libpmix-dev
+    re.compile(r"Could not open (node|job) state file|Could not open trigger state file|"
+               r"Could not open reservation state file|"
+               r"No job state file .* to recover|NOTE: Trying backup state save file"),
+    re.compile(r"Node .* appears to have a different slurm\.conf"),
+    re.compile(r"(Low RealMemory|Low TmpDisk)"),  # the test machine is smaller than the node
+    re.compile(r"_slurm_rpc_node_registration node=.*: Invalid argument"),
+    re.compile(r"Setting node .* state to INVAL with reason"),
+    re.compile(r"cgroup", re.I),  # slurmd probing the host's cgroups inside the sandbox
+    re.compile(r"Unable to register: Zero Bytes were transmitted"),
+)
+# Only when the harness replaced slurmdbd accounting: multifactor weights need SlurmDBD.
+NO_DBD_NOISE = re.compile(r"can only be used with SlurmDBD")
+WAIT_S = 30.0
+
+
+class HarnessError(RuntimeError):
+    """The sandbox could not start a daemon (with the daemon's log)."""
+
+
+def installed_version() -> tuple[int, int]:
+    """The installed Slurm's (major, minor), from `slurmctld -V` ('slurm-wlm 22.05.8')."""
+    out = subprocess.run([_tool("slurmctld"), "-V"], capture_output=True, text=True,
+                         check=True).stdout
+    match = re.search(r"(\d+)\.(\d+)", out)
+    if match is None:
+        raise HarnessError(f"cannot read the Slurm version from {out!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def missing_tools() -> list[str]:
+    return [t for t in ("slurmctld", "slurmd", "scontrol", "unshare", "mount", "mknod")
+            if _which(t) is None]
+
+
+def _which(name: str) -> str | None:
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+
+
+def _tool(name: str) -> str:
+    path = _which(name)
+    if path is None:
+        raise HarnessError(f"{name} is not installed")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# --- the private configuration ------------------------------------------------------------
+
+
+@dataclass
+class SlurmConf:
+    """A private copy of a rendered slurm directory with the harness's rewrites."""
+
+    directory: Path
+    node_names: list[str]
+    overrides: list[str] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return self.directory / "slurm.conf"
+
+
+def prepare(rendered: Path, work: Path) -> SlurmConf:
+    """Copy rendered/{slurm.conf,gres.conf,cgroup.conf,topology.conf} into work/etc and
+    rewrite only host, ports, paths, user, auth, process tracking and accounting."""
+    etc = work / "etc"
+    etc.mkdir(parents=True)
+    for name in CONF_FILES:
+        if (rendered / name).exists():
+            shutil.copy(rendered / name, etc / name)
+    for sub in ("state", "spool", "log", "run"):
+        (work / sub).mkdir()
+    text = (rendered / "slurm.conf").read_text()
+    values = _local_values(work)
+    lines, overrides = _rewrite(text.splitlines(), values)
+    (etc / "slurm.conf").write_text("\n".join(lines) + "\n")
+    nodes = [host for line in lines if line.startswith("NodeName=")
+             for host in expand(line.split()[0].split("=", 1)[1])]
+    return SlurmConf(etc, nodes, overrides)
+
+
+def _local_values(work: Path) -> dict[str, str | None]:
+    """Key -> the value for the local run (None: drop the line). Each is needed, and why:"""
+    user = _current_user()
+    return {
+        # our controllers are not this machine; the address saves a lookup outside the sandbox
+        "SlurmctldHost": f"{socket.gethostname().split('.')[0]}(127.0.0.1)",
+        # the daemons run as whoever runs the tests, with no 'slurm' account needed
+        "SlurmUser": user,
+        "SlurmdUser": "root" if user == "root" else user,
+        # free ports, so parallel runs and a host's own Slurm do not clash
+        "SlurmctldPort": str(free_port()),
+        "SlurmdPort": str(free_port()),
+        # state, spool, pid and log files in the test's temp dir (%n: one per slurmd)
+        "StateSaveLocation": str(work / "state"),
+        "SlurmdSpoolDir": str(work / "spool" / "%n"),
+        "SlurmctldPidFile": str(work / "run" / "slurmctld.pid"),
+        "SlurmdPidFile": str(work / "run" / "slurmd-%n.pid"),
+        "SlurmctldLogFile": str(work / "log" / "slurmctld.log"),
+        "SlurmdLogFile": str(work / "log" / "slurmd-%n.log"),
+        # no munged: 22.05 still ships auth/none and cred/none, and they work
+        "AuthType": "auth/none",
+        "CredType": "cred/none",
+        # keep slurmd out of the host's cgroups (the harness doc)
+        "ProctrackType": "proctrack/pgid",
+        "TaskPlugin": "task/none",
+        "JobAcctGatherType": "jobacct_gather/none",
+        # no slurmdbd here: without it gres/gpu TRES is fatal and Enforce logs an error
+        "AccountingStorageType": "accounting_storage/none",
+        "AccountingStorageHost": None,
+        "AccountingStoragePort": None,
+        "AccountingStorageTRES": None,
+        "AccountingStorageEnforce": None,
+        "MailProg": "/bin/true",
+    }
+
+
+def _current_user() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+def _rewrite(lines: list[str], values: dict[str, str | None]) -> tuple[list[str], list[str]]:
+    """Substitute the keys in values (first SlurmctldHost only); keep every other line."""
+    out: list[str] = []
+    overrides: list[str] = []
+    seen: set[str] = set()
+    block_ok = installed_version() >= BLOCK_SINCE
+    for line in lines:
+        key, _, value = line.partition("=")
+        key = key.strip()
+        if key == "TopologyPlugin" and value.strip() == "topology/block" and not block_ok:
+            overrides.append(f"dropped {line} (the installed Slurm has no topology/block)")
+            continue
+        if key not in values or line.lstrip().startswith("#"):
+            out.append(line)
+            continue
+        new = values[key]
+        if new is None or key in seen:
+            overrides.append(f"dropped {line}")
+        elif new != value:
+            out.append(f"{key}={new}")
+            overrides.append(f"{line} -> {key}={new}")
+        else:
+            out.append(line)
+        seen.add(key)
+    for key, new in values.items():
+        if key not in seen and new is not None and key in ("CredType", "MailProg"):
+            out.insert(_first_node_line(out), f"{key}={new}")
+            overrides.append(f"added {key}={new}")
+    return out, overrides
+
+
+def _first_node_line(lines: list[str]) -> int:
+    """Global keys must come before the first NodeName line."""
+    return next((i for i, line in enumerate(lines) if line.startswith("NodeName=")), len(lines))
+
+
+# --- daemons in a sandbox --------------------------------------------------------------------
+
+
+def _sandbox(hosts: Path, command: list[str], devices: list[tuple[str, int, int]]) -> list[str]:
+    """`unshare -m` with a private /etc/hosts (and a private /dev when devices are given)."""
+    steps = [f"mount --bind {shlex.quote(str(hosts))} /etc/hosts"]
+    if devices:
+        steps.append("mount -t tmpfs -o mode=755 sandbox-dev /dev")
+        steps += [f"mknod -m 666 /dev/{name} c {major} {minor}"
+                  for name, major, minor in devices]
+    steps.append("exec " + shlex.join(command))
+    return [_tool("unshare"), "-m", "--propagation", "private", "sh", "-ec", " && ".join(steps)]
+
+
+@dataclass
+class SlurmCluster:
+    """A running slurmctld on a private configuration; scontrol talks to it."""
+
+    conf: SlurmConf
+    work: Path
+    controller: subprocess.Popen[bytes] | None = None
+    daemons: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "SLURM_CONF": str(self.conf.path)}
+
+    def start(self) -> None:
+        hosts = self.work / "hosts"
+        names = ["localhost", socket.gethostname().split(".")[0], *self.conf.node_names]
+        hosts.write_text("127.0.0.1 " + " ".join(dict.fromkeys(names)) + "\n")
+        command = [_tool("slurmctld"), "-D", "-f", str(self.conf.path)]
+        self.controller = self._spawn(_sandbox(hosts, command, []), "slurmctld-stdout.log")
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            if self.controller.poll() is not None:
+                raise HarnessError(f"slurmctld exited {self.controller.returncode}:\n"
+                                   + self.log("slurmctld"))
+            ping = self.scontrol("ping", check=False)
+            if " is UP" in ping:
+                return
+            time.sleep(0.1)
+        raise HarnessError("slurmctld did not answer scontrol ping:\n" + self.log("slurmctld"))
+
+    def _spawn(self, argv: list[str], stdout_name: str) -> subprocess.Popen[bytes]:
+        with open(self.work / "log" / stdout_name, "wb") as out:
+            return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    env=self.env)
+
+    def stop(self) -> None:
+        for proc in [*self.daemons, self.controller]:
+            if proc is not None:
+                _stop(proc)
+        self.daemons.clear()
+        self.controller = None
+
+    def scontrol(self, *args: str, check: bool = True) -> str:
+        return self.run("scontrol", *args, check=check)
+
+    def run(self, tool: str, *args: str, check: bool = True) -> str:
+        """A Slurm client (scontrol, sinfo) against this cluster; stderr output is an error."""
+        result = subprocess.run([_tool(tool), *args], capture_output=True, text=True,
+                                env=self.env, timeout=WAIT_S)
+        if check and (result.returncode != 0 or result.stderr.strip()):
+            raise HarnessError(f"{tool} {' '.join(args)}: {result.stderr.strip()}")
+        return result.stdout
+
+    def topology(self) -> dict[str, dict[str, str]]:
+        """`scontrol show topology`: switch name -> fields; empty without a topology plugin."""
+        result = subprocess.run([_tool("scontrol"), "show", "topology"], capture_output=True,
+                                text=True, env=self.env, timeout=WAIT_S)
+        if "No topology information available" in result.stderr:
+            return {}
+        if result.returncode != 0 or result.stderr.strip():
+            raise HarnessError(f"scontrol show topology: {result.stderr.strip()}")
+        return topology_switches(result.stdout)
+
+    def records(self, kind: str) -> list[dict[str, str]]:
+        """`scontrol -o show nodes|partitions` as one dict per line."""
+        return [parse_record(line) for line in self.scontrol("-o", "show", kind).splitlines()
+                if line.strip()]
+
+    def node(self, name: str) -> dict[str, str]:
+        return parse_record(self.scontrol("-o", "show", "node", name).strip())
+
+    def log(self, daemon: str) -> str:
+        """A daemon's log file ('slurmctld' or 'slurmd-<node>') and its captured stdout."""
+        texts = []
+        for name in (f"{daemon}.log", f"{daemon}-stdout.log"):
+            path = self.work / "log" / name
+            if path.exists():
+                texts.append(path.read_text(errors="replace"))
+        return "\n".join(texts)
+
+    def register(self, node: str, sockets: int, cores: int, threads: int, gpus: int,
+                 conf_dir: Path | None = None) -> dict[str, str]:
+        """Start `slurmd -D -N node` (CPU topology faked with HWLOC_SYNTHETIC, /dev/nvidia*
+        faked as character devices), wait until it has registered, stop it, return the
+        node's record. conf_dir: another config directory (a changed gres.conf)."""
+        conf = (conf_dir or self.conf.directory) / "slurm.conf"
+        (self.work / "spool" / node).mkdir(exist_ok=True)  # SlurmdSpoolDir=.../%n
+        devices = [*BASE_DEVICES, *((f"nvidia{i}", NVIDIA_MAJOR, i) for i in range(gpus))]
+        command = [_tool("slurmd"), "-D", "-f", str(conf), "-N", node]
+        argv = _sandbox(self.work / "hosts", command, devices)
+        env = {**self.env, "HWLOC_SYNTHETIC": f"pack:{sockets} core:{cores} pu:{threads}"}
+        with open(self.work / "log" / f"slurmd-{node}-stdout.log", "wb") as out:
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+        self.daemons.append(proc)
+        try:
+            return self._wait_registered(node, proc)
+        finally:
+            _stop(proc)
+            self.daemons.remove(proc)
+
+    def _wait_registered(self, node: str, proc: subprocess.Popen[bytes]) -> dict[str, str]:
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            record = self.node(node)
+            if record.get("SlurmdStartTime", "None") != "None":
+                return record
+            if proc.poll() is not None:
+                raise HarnessError(f"slurmd -N {node} exited {proc.returncode}:\n"
+                                   + self.log(f"slurmd-{node}"))
+            time.sleep(0.1)
+        raise HarnessError(f"slurmd -N {node} did not register:\n" + self.log(f"slurmd-{node}"))
+
+    def log_errors(self, daemon: str) -> list[str]:
+        """error:/fatal: lines of a daemon's log that the sandbox does not explain."""
+        noise = list(SANDBOX_NOISE)
+        if any(o.startswith("AccountingStorageType=accounting_storage/slurmdbd ->")
+               for o in self.conf.overrides):
+            noise.append(NO_DBD_NOISE)
+        return [line for line in self.log(daemon).splitlines()
+                if re.search(r"\b(error|fatal):", line)
+                and not any(p.search(line) for p in noise)]
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the daemon's process group, SIGKILL after 5 s."""
+    if proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def running(rendered: Path, work: Path) -> Iterator[SlurmCluster]:
+    """Generator for a fixture: a started cluster, stopped afterwards whatever happens."""
+    cluster = SlurmCluster(prepare(rendered, work), work)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+# --- scontrol output ---------------------------------------------------------------------------
+
+_FIELD = re.compile(r"(?:^|\s)([A-Za-z][\w/:.]*)=")
+
+
+def parse_record(line: str) -> dict[str, str]:
+    """'NodeName=a CPUs=8 OS=Linux 6.1 #1 SMP Reason=x y' -> {key: value}; values may hold
+    spaces, so a field ends where the next 'Key=' begins."""
+    marks = list(_FIELD.finditer(line))
+    record: dict[str, str] = {}
+    for mark, following in zip(marks, [*marks[1:], None], strict=True):
+        end = following.start() if following else len(line)
+        record[mark.group(1)] = line[mark.end():end].strip()
+    return record
+
+
+def topology_switches(text: str) -> dict[str, dict[str, str]]:
+    """`scontrol show topology` -> switch name -> its fields (Level, Nodes, Switches)."""
+    switches = {}
+    for line in text.splitlines():
+        record = parse_record(line.strip())
+        if "SwitchName" in record:
+            switches[record["SwitchName"]] = record
+    return switches
