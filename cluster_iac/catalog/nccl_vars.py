@@ -15,7 +15,8 @@ Version = tuple[int, ...]
 _IN_SOURCE = re.compile(r"in source v(\d+(?:\.\d+)+)\.\.(v\d+(?:\.\d+)+|master)")
 _MARKER = re.compile(r"^\[(DEPRECATED|REMOVED)([^\]]*)\]")
 _VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?")
-_REPLACEMENT = re.compile(r"(?:use|favour of|->|replaced by|renamed|Old name of)\s+(NCCL_[A-Z0-9_]+)")
+_REPLACEMENT = re.compile(
+    r"(?:use|favour of|->|replaced by|renamed|Old name of)\s+(NCCL_[A-Z0-9_]+)")
 
 
 def parse_version(text: str) -> Version:
