@@ -65,19 +65,14 @@ def tree_levels(plan: Plan) -> list[tuple[str, str, list[str]]]:
     levels: list[tuple[str, str, list[str]]] = []
     groups: dict[str, list[str]] = {}  # first-level switch -> its nodes
     if fabric.design == "rail-optimized":
-        by_su: dict[int, list[str]] = defaultdict(list)
-        for host, data in graph.nodes(data=True):
-            if data.get("kind") == "node" and host in slurm_nodes:
-                by_su[data["su"]].append(host)
-        for su in sorted(by_su):
-            groups[f"{prefix}-su{su}"] = _host_order(plan, by_su[su])
+        groups = _rail_groups(plan, graph, slurm_nodes, prefix)
     else:
         for leaf in leaves:
             groups[leaf] = _host_order(plan, [h for h in graph.neighbors(leaf)
                                               if h in slurm_nodes])
     levels += [(name, "Nodes", hosts) for name, hosts in groups.items() if hosts]
     firsts = [name for name, _kind, _hosts in levels]
-    pods = _pods(plan, graph, firsts, prefix)
+    pods = _pods(plan, graph, groups, prefix)
     if fabric.tiers == 2:
         levels.append((f"{prefix}-spines", "Switches", firsts))
     elif fabric.tiers == 3:
@@ -86,18 +81,38 @@ def tree_levels(plan: Plan) -> list[tuple[str, str, list[str]]]:
     return levels
 
 
-def _pods(plan: Plan, graph: Any, firsts: list[str], prefix: str) -> dict[str, list[str]]:
+def _rail_groups(plan: Plan, graph: Any, slurm_nodes: set[str],
+                 prefix: str) -> dict[str, list[str]]:
+    """First-level switch -> its nodes: the nodes cabled to the same rail leaves. Usually a
+    whole SU (``<prefix>-su<N>``); an SU wider than one leaf's downlinks (GB200: 36 nodes, two
+    leaves per rail) splits into ``<prefix>-su<N>-<k>``, whose nodes reach each other in one hop."""
+    by_leaves: dict[tuple[int, frozenset[str]], list[str]] = defaultdict(list)
+    for host, data in graph.nodes(data=True):
+        if data.get("kind") == "node" and host in slurm_nodes:
+            leaves = frozenset(n for n in graph.neighbors(host)
+                               if graph.nodes[n].get("tier") == "leaf")
+            by_leaves[(data["su"], leaves)].append(host)
+    by_su: dict[int, list[list[str]]] = defaultdict(list)
+    for (su, _leaves), hosts in by_leaves.items():
+        by_su[su].append(_host_order(plan, hosts))
+    groups: dict[str, list[str]] = {}
+    for su in sorted(by_su):
+        parts = sorted(by_su[su])
+        for k, hosts in enumerate(parts, start=1):
+            groups[f"{prefix}-su{su}" if len(parts) == 1 else f"{prefix}-su{su}-{k}"] = hosts
+    return groups
+
+
+def _pods(plan: Plan, graph: Any, groups: dict[str, list[str]],
+          prefix: str) -> dict[str, list[str]]:
     """Pod switch -> first-level switches under it: a first-level switch belongs to the pod
     whose spines its leaves reach (every leaf of a pod reaches the same spines)."""
     if plan.fabrics["compute"].tiers < 3:
         return {}
-    su_leaf: dict[int, str] = {}
-    for name, data in graph.nodes(data=True):
-        if data.get("tier") == "leaf":
-            su_leaf.setdefault(data["su"], name)
     spine_sets: dict[frozenset[str], list[str]] = {}
-    for first in firsts:
-        leaf = first if graph.has_node(first) else su_leaf[int(first.rsplit("su", 1)[1])]
+    for first, hosts in groups.items():
+        leaf = first if graph.has_node(first) else next(
+            n for n in graph.neighbors(hosts[0]) if graph.nodes[n].get("tier") == "leaf")
         spines = frozenset(n for n in graph.neighbors(leaf)
                            if graph.nodes[n].get("tier") == "spine")
         spine_sets.setdefault(spines, []).append(first)
