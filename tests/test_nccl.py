@@ -244,3 +244,55 @@ def test_topology_paths_agree_with_the_ansible_inventory() -> None:
     for name, env in built.plan.nccl.items():
         assert env.topo_file == f"{ansible.NCCL_TOPO_DIR}/{name}.topo.xml"
         assert f"nccl/{name}.topo.xml" in built.files
+
+
+def test_catalog_layouts_agree_with_their_platforms() -> None:
+    from cluster_iac.catalog import builtin_catalog
+
+    for key, platform in builtin_catalog().platforms.items():
+        if platform.pcie is None:
+            continue
+        layout = platform.pcie
+        gpus = {dev.index: numa.numaid for numa in layout.numa_nodes
+                for sw in numa.switches for dev in sw.devices if dev.kind == "gpu"}
+        nics = [dev for numa in layout.numa_nodes for sw in numa.switches
+                for dev in sw.devices if dev.kind == "nic"]
+        assert sorted(gpus) == list(range(platform.gpu_count)), key
+        # gres.conf's socket of each GPU is the socket of its NUMA node
+        assert [gpus[i] // layout.numa_per_socket for i in range(platform.gpu_count)] == \
+            platform.gpu_sockets, key
+        compute = sum(slot.count for slot in platform.nics if slot.role == "compute")
+        assert sorted(dev.index for dev in nics) == list(range(compute)), key
+        assert all(dev.busid.endswith(".0") for dev in nics), key  # NCCL looks NICs up at .0
+
+
+def test_a_layout_that_misplaces_gpus_is_rejected(tmp_path: Path) -> None:
+    spec = BASE_SPEC.format(platform="my-box", version="2.21", technology="infiniband",
+                            leaf="qm9700", nics="", nccl="{}")
+    spec += """catalog:
+  platforms:
+    my-box:
+      name: Box
+      gpu: h100-sxm5-80gb
+      gpu_count: 2
+      cpu: xeon-8480c
+      memory_gib: 512
+      nics: [{role: compute, model: cx7-ndr, count: 1}]
+      max_power_w: 3000
+      pcie:
+        numa_nodes:
+          - numaid: 2
+            switches:
+              - devices: [{kind: gpu, index: 0, busid: "0000:1b:00.0"}]
+        source: test
+      source: test
+"""
+    path = tmp_path / "cluster.yaml"
+    path.write_text(spec)
+    with pytest.raises(PipelineError) as caught:
+        build(path)
+    found = [d for d in caught.value.diagnostics if d.code == "NCCL-LAYOUT"]
+    assert len(found) == 2  # GPU 1 missing; NUMA node 2 of 2 sockets x 1
+    assert found[0].path == ("catalog", "platforms", "my-box", "pcie")
+    location = caught.value.source.locate(found[0].path, key=True)
+    assert location.line == spec.splitlines().index("      pcie:") + 1

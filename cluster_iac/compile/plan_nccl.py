@@ -38,6 +38,9 @@ def plan_nccl(spec: ClusterSpec, plan: Plan) -> Plan:
 
 def _spec_problems(spec: ClusterSpec, plan: Plan, target: Version) -> Iterator[Diagnostic]:
     yield from _variable_problems(spec.nccl.env, ("nccl", "env"), target)
+    for nt in sorted(plan.node_types.values(), key=lambda nt: nt.name):
+        if nt.pcie is not None:
+            yield from _layout_problems(spec, nt)
     for type_name, env in sorted(spec.nccl.node_types.items()):
         path: SpecPath = ("nccl", "node_types", type_name)
         if type_name not in plan.node_types:
@@ -69,6 +72,29 @@ def _variable_problems(env: Mapping[str, str | int], path: SpecPath,
             yield Diagnostic("NCCL-VALUE", f"{name}'s value must be one line of at most "
                              f"{MAX_VALUE_CHARS} characters without surrounding spaces "
                              "(NCCL reads nccl.conf values verbatim)", where)
+
+
+def _layout_problems(spec: ClusterSpec, nt: NodeTypePlan) -> Iterator[Diagnostic]:
+    """A PCIe layout must place each GPU once, on a NUMA node the sockets have."""
+    layout = nt.pcie
+    path: SpecPath = (("catalog", "platforms", nt.platform, "pcie")
+                      if nt.platform in spec.catalog.platforms else nt.spec_path)
+    devices = [dev for numa in layout.numa_nodes for sw in numa.switches for dev in sw.devices]
+    gpus = sorted(dev.index for dev in devices if dev.kind == "gpu")
+    if gpus != list(range(nt.gpu_count)):
+        yield Diagnostic("NCCL-LAYOUT", f"the PCIe layout of platform '{nt.platform}' places "
+                         f"GPUs {gpus}, node type '{nt.name}' has {nt.gpu_count}", path)
+    numa_total = nt.sockets * layout.numa_per_socket
+    for numa in layout.numa_nodes:
+        if numa.numaid >= numa_total:
+            yield Diagnostic("NCCL-LAYOUT", f"the PCIe layout of platform '{nt.platform}' uses "
+                             f"NUMA node {numa.numaid}, but {nt.sockets} socket(s) x "
+                             f"{layout.numa_per_socket} have {numa_total}", path)
+    busids = [dev.busid for dev in devices] + [sw.busid for numa in layout.numa_nodes
+                                               for sw in numa.switches if sw.busid]
+    if len(busids) != len(set(busids)):
+        yield Diagnostic("NCCL-LAYOUT", f"the PCIe layout of platform '{nt.platform}' gives "
+                         "one bus id to two devices", path)
 
 
 def _node_type_env(spec: ClusterSpec, plan: Plan, nt: NodeTypePlan,
