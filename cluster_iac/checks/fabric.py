@@ -97,7 +97,8 @@ def connectivity(plan: Plan) -> Iterator[Diagnostic]:
     """Every GPU node reaches every other: one connected component of the compute graph
     (NVLink domains reach each other only through it)."""
     hosts = _gpu_nodes(plan)
-    domains = {d.name for d in plan.nvlink_domains if set(d.nodes) & set(hosts)}
+    wanted = set(hosts)
+    domains = {d.name for d in plan.nvlink_domains if not wanted.isdisjoint(d.nodes)}
     graph = plan.graphs.get("compute")
     if len(hosts) < 2 or len(domains) == 1:
         return

@@ -14,7 +14,7 @@ from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
 from cluster_iac.plan.electrical import phase_imbalance
-from cluster_iac.plan.power import CircuitLoad, circuit_loads, psu_loads, rack_loads_w
+from cluster_iac.plan.power import CircuitLoad, circuit_loads, rack_loads_w
 
 
 def rating(circuit: CircuitLoad, continuous_percent: float) -> str:
@@ -185,17 +185,23 @@ def psu_failover(plan: Plan) -> Iterator[Diagnostic]:
     paths = {n.hostname: (n.node_type, plan.node_types[n.node_type].spec_path)
              for n in plan.nodes}
     paths.update({s.name: (s.model, s.spec_path) for s in plan.switches})
+    # One pass over the power graph's PSUs (their failover loads are annotated by build_power).
+    graph = plan.graphs.get("power")
+    over: dict[str, list[tuple[float, int, str, int]]] = defaultdict(list)
+    for _, d in graph.nodes(data=True) if graph is not None else ():
+        if d["kind"] == "psu" and d["failover_w"] > d["rating_w"] + 1e-6:
+            over[d["device"]].append((-d["failover_w"], int(d["name"][3:]), d["name"],
+                                      d["rating_w"]))
     worst: dict[str, tuple[float, str, str, int]] = {}
     count: dict[str, int] = defaultdict(int)
-    for device, psus in sorted(psu_loads(plan).items()):
-        over = [p for p in psus if p.failover_w > p.rating_w + 1e-6]
-        if not over or device not in paths:
+    for device in sorted(over):
+        if device not in paths:
             continue
         kind = paths[device][0]
         count[kind] += 1
-        p = max(over, key=lambda q: q.failover_w)
-        if kind not in worst or p.failover_w > worst[kind][0] + 1e-6:
-            worst[kind] = (p.failover_w, device, p.psu, p.rating_w)
+        neg_load, _, psu, rating_w = min(over[device])
+        if kind not in worst or -neg_load > worst[kind][0] + 1e-6:
+            worst[kind] = (-neg_load, device, psu, rating_w)
     for kind, (load, device, psu, rating_w) in sorted(worst.items()):
         others = f" and {count[kind] - 1} more" if count[kind] > 1 else ""
         yield Diagnostic(
