@@ -5,12 +5,13 @@ into a private directory and only what a local run needs is rewritten (see ``OVE
 every NodeName, PartitionName, Gres and topology line is kept as emitted, so the daemons judge
 our files. Daemons run under ``unshare -m`` with a private /etc/hosts (node names resolve to
 127.0.0.1: slurmctld 22.05 waits ~10 s per unresolvable name) and, for slurmd, a private /dev
-holding fake GPU character devices (gres.conf File= paths must be character devices).
+holding stand-in GPU character devices (gres.conf File= paths must be character devices).
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import shlex
 import shutil
@@ -28,11 +29,8 @@ NO_REAL_ENV = "CLUSTER_IAC_NO_REAL"
 CONF_FILES = ("slurm.conf", "gres.conf", "cgroup.conf", "topology.conf")
 # topology/block arrived in Slurm 23.11 (slurm.schedmd.com/topology.html).
 BLOCK_SINCE = (23, 11)
-# NVIDIA's GPU character devices: major 195, minor = GPU index (Linux devices.txt).
-NVIDIA_MAJOR = 195
-# /dev entries a daemon needs inside the private /dev: (name, major, minor), Linux devices.txt.
-BASE_DEVICES = (("null", 1, 3), ("zero", 1, 5), ("full", 1, 7), ("random", 1, 8),
-                ("urandom", 1, 9), ("tty", 5, 0))
+# The host's /dev entries a daemon needs inside its private /dev.
+BASE_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 # Log lines caused by the sandbox, not by our files (the harness doc lists them).
 SANDBOX_NOISE = (
     re.compile(r"pmix", re.I),  # PMIx mpi plugin without libpmix-dev
@@ -49,6 +47,8 @@ SANDBOX_NOISE = (
 # Only when the harness replaced slurmdbd accounting: multifactor weights need SlurmDBD.
 NO_DBD_NOISE = re.compile(r"can only be used with SlurmDBD")
 WAIT_S = 30.0
+# Keys the local run needs even when our slurm.conf leaves them to Slurm's default.
+ADDED = ("CredType", "MailProg", "SlurmdUser")
 
 
 class HarnessError(RuntimeError):
@@ -66,7 +66,7 @@ def installed_version() -> tuple[int, int]:
 
 
 def missing_tools() -> list[str]:
-    return [t for t in ("slurmctld", "slurmd", "scontrol", "unshare", "mount", "mknod")
+    return [t for t in ("slurmctld", "slurmd", "scontrol", "unshare", "mount")
             if _which(t) is None]
 
 
@@ -124,13 +124,12 @@ def prepare(rendered: Path, work: Path) -> SlurmConf:
 
 def _local_values(work: Path) -> dict[str, str | None]:
     """Key -> the value for the local run (None: drop the line). Each is needed, and why:"""
-    user = _current_user()
     return {
         # our controllers are not this machine; the address saves a lookup outside the sandbox
         "SlurmctldHost": f"{socket.gethostname().split('.')[0]}(127.0.0.1)",
-        # the daemons run as whoever runs the tests, with no 'slurm' account needed
-        "SlurmUser": user,
-        "SlurmdUser": "root" if user == "root" else user,
+        # no 'slurm' account needed: the daemons run as whoever runs the tests
+        "SlurmUser": pwd.getpwuid(os.geteuid()).pw_name,
+        **({"SlurmdUser": pwd.getpwuid(os.geteuid()).pw_name} if os.geteuid() != 0 else {}),
         # free ports, so parallel runs and a host's own Slurm do not clash
         "SlurmctldPort": str(free_port()),
         "SlurmdPort": str(free_port()),
@@ -158,12 +157,6 @@ def _local_values(work: Path) -> dict[str, str | None]:
     }
 
 
-def _current_user() -> str:
-    import pwd
-
-    return pwd.getpwuid(os.getuid()).pw_name
-
-
 def _rewrite(lines: list[str], values: dict[str, str | None]) -> tuple[list[str], list[str]]:
     """Substitute the keys in values (first SlurmctldHost only); keep every other line."""
     out: list[str] = []
@@ -189,7 +182,7 @@ def _rewrite(lines: list[str], values: dict[str, str | None]) -> tuple[list[str]
             out.append(line)
         seen.add(key)
     for key, new in values.items():
-        if key not in seen and new is not None and key in ("CredType", "MailProg"):
+        if key not in seen and new is not None and key in ADDED:
             out.insert(_first_node_line(out), f"{key}={new}")
             overrides.append(f"added {key}={new}")
     return out, overrides
@@ -203,15 +196,31 @@ def _first_node_line(lines: list[str]) -> int:
 # --- daemons in a sandbox --------------------------------------------------------------------
 
 
-def _sandbox(hosts: Path, command: list[str], devices: list[tuple[str, int, int]]) -> list[str]:
-    """`unshare -m` with a private /etc/hosts (and a private /dev when devices are given)."""
-    steps = [f"mount --bind {shlex.quote(str(hosts))} /etc/hosts"]
-    if devices:
-        steps.append("mount -t tmpfs -o mode=755 sandbox-dev /dev")
-        steps += [f"mknod -m 666 /dev/{name} c {major} {minor}"
-                  for name, major, minor in devices]
+def _sandbox(work: Path, command: list[str], gpus: int | None = None) -> list[str]:
+    """`unshare -m` with a private /etc/hosts and, for slurmd (gpus given), a private /dev
+    where /dev/nvidia0..N-1 are the host's /dev/null bind-mounted: gres.conf File= paths must
+    be character devices, and binding needs no mknod, so a user namespace will do when the
+    tests do not run as root."""
+    steps = [f"mount --bind {shlex.quote(str(work / 'hosts'))} /etc/hosts"]
+    if gpus is not None:
+        host_dev = work / "host-dev"
+        host_dev.mkdir(exist_ok=True)
+        steps += [f"mount --rbind /dev {shlex.quote(str(host_dev))}",
+                  "mount -t tmpfs -o mode=755 sandbox-dev /dev"]
+        devices = {name: name for name in BASE_DEVICES}
+        devices.update({f"nvidia{i}": "null" for i in range(gpus)})
+        for name, source in devices.items():
+            steps += [f"touch /dev/{name}",
+                      f"mount --bind {shlex.quote(str(host_dev / source))} /dev/{name}"]
+    if os.geteuid() != 0:
+        # mount as root of a user namespace, then run the daemon as ourselves again: as root
+        # there it would call setgroups(), which a user namespace denies
+        command = [_tool("unshare"), f"--map-user={os.geteuid()}",
+                   f"--map-group={os.getegid()}", *command]
     steps.append("exec " + shlex.join(command))
-    return [_tool("unshare"), "-m", "--propagation", "private", "sh", "-ec", " && ".join(steps)]
+    user_ns = ["--map-root-user"] if os.geteuid() != 0 else []
+    return [_tool("unshare"), "-m", *user_ns, "--propagation", "private", "sh", "-ec",
+            " && ".join(steps)]
 
 
 @dataclass
@@ -228,11 +237,10 @@ class SlurmCluster:
         return {**os.environ, "SLURM_CONF": str(self.conf.path)}
 
     def start(self) -> None:
-        hosts = self.work / "hosts"
         names = ["localhost", socket.gethostname().split(".")[0], *self.conf.node_names]
-        hosts.write_text("127.0.0.1 " + " ".join(dict.fromkeys(names)) + "\n")
+        (self.work / "hosts").write_text("127.0.0.1 " + " ".join(dict.fromkeys(names)) + "\n")
         command = [_tool("slurmctld"), "-D", "-f", str(self.conf.path)]
-        self.controller = self._spawn(_sandbox(hosts, command, []), "slurmctld-stdout.log")
+        self.controller = self._spawn(_sandbox(self.work, command), "slurmctld-stdout.log")
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
             if self.controller.poll() is not None:
@@ -302,9 +310,8 @@ class SlurmCluster:
         node's record. conf_dir: another config directory (a changed gres.conf)."""
         conf = (conf_dir or self.conf.directory) / "slurm.conf"
         (self.work / "spool" / node).mkdir(exist_ok=True)  # SlurmdSpoolDir=.../%n
-        devices = [*BASE_DEVICES, *((f"nvidia{i}", NVIDIA_MAJOR, i) for i in range(gpus))]
         command = [_tool("slurmd"), "-D", "-f", str(conf), "-N", node]
-        argv = _sandbox(self.work / "hosts", command, devices)
+        argv = _sandbox(self.work, command, gpus)
         env = {**self.env, "HWLOC_SYNTHETIC": f"pack:{sockets} core:{cores} pu:{threads}"}
         with open(self.work / "log" / f"slurmd-{node}-stdout.log", "wb") as out:
             proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,

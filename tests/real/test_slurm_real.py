@@ -32,9 +32,6 @@ def _require_real() -> None:
     if missing:
         pytest.fail(f"real Slurm tests need {', '.join(missing)}: apt-get install slurmctld "
                     f"slurmd slurm-client munge (or set {harness.NO_REAL_ENV}=1 to opt out)")
-    if os.geteuid() != 0:
-        pytest.fail("real Slurm tests need root (private mount namespaces for /etc/hosts and "
-                    f"/dev); run them as root or set {harness.NO_REAL_ENV}=1 to opt out")
 
 
 def _newer_than_installed() -> list[str]:
@@ -248,8 +245,9 @@ def test_topology_matches_the_compute_fabric(case: tuple[Plan, harness.SlurmClus
         return
     assert has_topology, "the plan has a compute fabric but no slurm/topology.conf was rendered"
     if any("topology/block" in line for line in cluster.conf.overrides):
-        pytest.skip(f"topology/block needs Slurm {harness.BLOCK_SINCE}; installed "
-                    f"{harness.installed_version()}: the tree is tested on {RETARGET}")
+        pytest.skip("topology/block needs Slurm 23.11, installed is "
+                    "{}.{:02d}: the tree is tested on the {} case".format(
+                        *harness.installed_version(), RETARGET))
     expected = _expected_levels(plan)
     levels: dict[int, dict[str, frozenset[str]]] = {}
     for name, record in switches.items():
