@@ -6,7 +6,7 @@ import contextlib
 import difflib
 import os
 import tempfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 MANIFEST = ".cluster-iac-manifest"
 """Lists the files cluster-iac wrote, so a later render can remove the ones it no longer makes."""
@@ -109,12 +109,20 @@ def write_file(target: Path, text: str) -> bool:
 
 
 def _previous(out_dir: Path) -> set[str]:
+    """Files the last render wrote; only plain relative paths, so a hand-edited manifest can
+    never make a render delete a file outside ``out_dir``."""
     text = _read(out_dir / MANIFEST)
-    return {line for line in (text or "").splitlines() if line and ".." not in line}
+    return {line for line in (text or "").splitlines() if _inside(line)}
+
+
+def _inside(line: str) -> bool:
+    path = PurePosixPath(line)
+    return bool(line) and not path.is_absolute() and ".." not in path.parts and "\\" not in line
 
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        # A file that is not UTF-8 (edited by hand, or binary) simply differs from our text.
+        return path.read_bytes().decode("utf-8", errors="replace")
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None

@@ -197,3 +197,44 @@ def test_rendered_files_are_readable_by_others(spec: Path, tmp_path: Path) -> No
     spec.write_text(spec.read_text().replace("count: 2,", "count: 3,"))
     assert _cli("render", spec, "-o", out).exit_code == 0
     assert (out / "slurm" / "slurm.conf").stat().st_mode & 0o777 == 0o640  # mode kept
+
+
+def test_a_refused_write_leaves_the_previous_render_as_it_was(spec: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert _cli("render", spec, "-o", out).exit_code == 0
+    shutil.rmtree(out / "slurm")
+    (out / "slurm").write_text("a file where the slurm folder must go\n")
+    before = _tree(out)
+    spec.write_text(spec.read_text().replace("count: 2,", "count: 3,"))  # changes ansible/ too
+    result = _cli("render", spec, "-o", out)
+    assert result.exit_code == 1 and "error[IO-WRITE]" in result.output
+    assert _tree(out) == before
+    assert not [p for p in out.rglob("*.tmp")]
+
+
+def test_a_tampered_manifest_cannot_delete_files_outside_the_output(spec: Path,
+                                                                    tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _cli("render", spec, "-o", out)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    manifest = out / MANIFEST
+    manifest.write_text(manifest.read_text() + f"{victim}\n../victim.txt\nslurm/../../victim.txt\n")
+    assert _cli("render", spec, "-o", out).exit_code == 0
+    assert victim.read_text() == "keep me\n"
+
+
+@pytest.mark.parametrize("damage", ["latin1", "crlf"])
+def test_a_damaged_output_file_is_stale_and_rewritten(spec: Path, tmp_path: Path,
+                                                      damage: str) -> None:
+    """Byte-identical means bytes: a non-UTF-8 file, or the same text with CRLF line ends
+    (an editor on Windows), is stale."""
+    out = tmp_path / "out"
+    _cli("render", spec, "-o", out)
+    good = (out / "slurm" / "slurm.conf").read_bytes()
+    bad = b"caf\xe9\n" if damage == "latin1" else good.replace(b"\n", b"\r\n")
+    (out / "slurm" / "slurm.conf").write_bytes(bad)
+    check = _cli("render", spec, "-o", out, "--check")
+    assert check.exit_code == 1 and "+++ b/slurm/slurm.conf" in check.output
+    assert _cli("render", spec, "-o", out).exit_code == 0
+    assert (out / "slurm" / "slurm.conf").read_bytes() == good
