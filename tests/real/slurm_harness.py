@@ -117,6 +117,8 @@ def prepare(rendered: Path, work: Path) -> SlurmConf:
     values = _local_values(work)
     lines, overrides = _rewrite(text.splitlines(), values)
     (etc / "slurm.conf").write_text("\n".join(lines) + "\n")
+    # what the harness changed, for whoever reads a failure's temp dir
+    (work / "overrides.txt").write_text("".join(f"{o}\n" for o in overrides))
     nodes = [host for line in lines if line.startswith("NodeName=")
              for host in expand(line.split()[0].split("=", 1)[1])]
     return SlurmConf(etc, nodes, overrides)
@@ -276,15 +278,16 @@ class SlurmCluster:
             raise HarnessError(f"{tool} {' '.join(args)}: {result.stderr.strip()}")
         return result.stdout
 
-    def topology(self) -> dict[str, dict[str, str]]:
-        """`scontrol show topology`: switch name -> fields; empty without a topology plugin."""
+    def topology(self, key: str = "SwitchName") -> dict[str, dict[str, str]]:
+        """`scontrol show topology`: switch (or block, key='BlockName') name -> its fields;
+        empty without a topology plugin."""
         result = subprocess.run([_tool("scontrol"), "show", "topology"], capture_output=True,
                                 text=True, env=self.env, timeout=WAIT_S)
         if "No topology information available" in result.stderr:
             return {}
         if result.returncode != 0 or result.stderr.strip():
             raise HarnessError(f"scontrol show topology: {result.stderr.strip()}")
-        return topology_switches(result.stdout)
+        return topology_records(result.stdout, key)
 
     def records(self, kind: str) -> list[dict[str, str]]:
         """`scontrol -o show nodes|partitions` as one dict per line."""
@@ -388,11 +391,11 @@ def parse_record(line: str) -> dict[str, str]:
     return record
 
 
-def topology_switches(text: str) -> dict[str, dict[str, str]]:
-    """`scontrol show topology` -> switch name -> its fields (Level, Nodes, Switches)."""
-    switches = {}
+def topology_records(text: str, key: str) -> dict[str, dict[str, str]]:
+    """`scontrol show topology` -> name -> fields (Level, Nodes, Switches for a switch)."""
+    records = {}
     for line in text.splitlines():
         record = parse_record(line.strip())
-        if "SwitchName" in record:
-            switches[record["SwitchName"]] = record
-    return switches
+        if key in record:
+            records[record[key]] = record
+    return records

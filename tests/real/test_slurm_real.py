@@ -248,6 +248,9 @@ def test_topology_matches_the_compute_fabric(case: tuple[Plan, harness.SlurmClus
         pytest.skip("topology/block needs Slurm 23.11, installed is "
                     "{}.{:02d}: the tree is tested on the {} case".format(
                         *harness.installed_version(), RETARGET))
+    if "TopologyPlugin=topology/block" in cluster.conf.path.read_text():
+        _assert_blocks(plan, cluster.topology("BlockName"))
+        return
     expected = _expected_levels(plan)
     levels: dict[int, dict[str, frozenset[str]]] = {}
     for name, record in switches.items():
@@ -259,6 +262,14 @@ def test_topology_matches_the_compute_fabric(case: tuple[Plan, harness.SlurmClus
         assert shown == cabled, f"level {level}: slurmctld's switches vs the graph's cabling"
     _assert_first_level_names(plan, levels[0])
     _assert_children(switches, levels)
+
+
+def _assert_blocks(plan: Plan, blocks: dict[str, dict[str, str]]) -> None:
+    """topology/block (Slurm 23.11+; not installed here, so this path is untried): one block
+    per rack-scale NVLink domain, holding that domain's Slurm nodes."""
+    hosts = {n.hostname for n in plan.compute_nodes}
+    expected = sorted(fold(set(d.nodes) & hosts) for d in plan.nvlink_domains if d.kind == "rack")
+    assert sorted(fold(expand(b["Nodes"])) for b in blocks.values()) == expected
 
 
 def _expected_levels(plan: Plan) -> list[set[frozenset[str]]]:
