@@ -71,8 +71,10 @@ def _walk(
     if isinstance(node, CommentedMap):
         for key in node:
             child = (*path, str(key))
-            key_line, key_col, value_line, value_col = _map_positions(node, key)
-            yield child, (key_line, key_col), (value_line, value_col)
+            holder = _holder(node, key)
+            if holder is not None:
+                key_line, key_col, value_line, value_col = _map_positions(holder, key)
+                yield child, (key_line, key_col), (value_line, value_col)
             yield from _walk(node[key], child)
     elif isinstance(node, CommentedSeq):
         for index, item in enumerate(node):
@@ -80,6 +82,21 @@ def _walk(
             line, col = node.lc.item(index)
             yield child, None, (line, col)
             yield from _walk(item, child)
+
+
+def _holder(node: CommentedMap, key: object) -> CommentedMap | None:
+    """The mapping whose text holds ``key``: ``node`` itself, or the anchored mapping a
+    ``<<: *defaults`` merge key took it from (the error then points at the definition)."""
+    if key in node.lc.data:
+        return node
+    for item in getattr(node, "merge", None) or ():
+        # ruamel.yaml 0.18 lists (position, mapping) pairs; 0.19 lists the mappings.
+        source = item[1] if isinstance(item, tuple) else item
+        if isinstance(source, CommentedMap) and key in source:
+            found = _holder(source, key)
+            if found is not None:
+                return found
+    return None
 
 
 def _map_positions(node: CommentedMap, key: object) -> tuple[int, int, int, int]:

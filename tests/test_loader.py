@@ -163,3 +163,21 @@ def test_loader_round_trips_and_locates_every_key(tree: dict[str, object]) -> No
         if isinstance(path[-1], str):
             loc = source.locate(path, key=True)
             assert lines[loc.line - 1][loc.column - 1:].startswith(f"{path[-1]}:")
+
+
+MERGED = """\
+node_groups:
+  - &gpu {name: gpu, node_type: gpu, racks: r01}
+  - <<: *gpu
+    name: gpu2
+"""
+
+
+def test_merge_keys_load_and_cite_where_each_value_is_written() -> None:
+    data, source = load_spec_text(MERGED, "m.yaml")
+    assert data["node_groups"][1] == {"name": "gpu2", "node_type": "gpu", "racks": "r01"}
+    # A merged value is cited at the anchored mapping that defines it ...
+    assert str(source.locate(("node_groups", 1, "racks"))) == "m.yaml:2:45"
+    assert str(source.locate(("node_groups", 1, "racks"), key=True)) == "m.yaml:2:38"
+    # ... and a value the item overrides at the override.
+    assert str(source.locate(("node_groups", 1, "name"))) == "m.yaml:4:11"
