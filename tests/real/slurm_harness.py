@@ -326,6 +326,21 @@ class SlurmCluster:
             _stop(proc)
             self.daemons.remove(proc)
 
+    def gres_parse(self, node: str, sockets: int, cores: int, threads: int,
+                   gpus: int) -> list[dict[str, str]]:
+        """`slurmd -G -N node`: slurmd parses gres.conf for the node (File= devices and Cores=
+        against the faked CPU topology) and prints one record per File= line, then exits."""
+        (self.work / "spool" / node).mkdir(exist_ok=True)
+        command = [_tool("slurmd"), "-G", "-f", str(self.conf.path), "-N", node]
+        env = {**self.env, "HWLOC_SYNTHETIC": f"pack:{sockets} core:{cores} pu:{threads}"}
+        result = subprocess.run(_sandbox(self.work, command, gpus), capture_output=True,
+                                text=True, env=env, timeout=WAIT_S)
+        output = result.stdout + result.stderr
+        if result.returncode != 0 or re.search(r"\b(error|fatal):", output):
+            raise HarnessError(f"slurmd -G -N {node} exited {result.returncode}:\n{output}")
+        return [parse_record(line.split(" Gres ", 1)[1]) for line in output.splitlines()
+                if " Gres " in line]
+
     def _wait_registered(self, node: str, proc: subprocess.Popen[bytes]) -> dict[str, str]:
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:

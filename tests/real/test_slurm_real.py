@@ -180,6 +180,35 @@ def test_one_node_of_each_type_registers_with_its_gpus(
         assert cluster.log_errors(f"slurmd-{host}") == [], host
 
 
+def test_slurmd_binds_each_gpu_to_its_sockets_cores(
+        case: tuple[Plan, harness.SlurmCluster]) -> None:
+    """`slurmd -G` per node type: every GPU once, of the plan's type, with Cores= the cores of
+    the socket the plan puts it on (core IDs count up socket by socket)."""
+    plan, cluster = case
+    for type_name, host in _first_of_each_type(plan).items():
+        nt = plan.node_types[type_name]
+        records = cluster.gres_parse(host, nt.sockets, nt.cores_per_socket,
+                                     nt.threads_per_core, nt.gpu_count)
+        devices = [d for r in records for d in expand(r["File"])]
+        assert sorted(devices) == sorted(f"/dev/nvidia{i}" for i in range(nt.gpu_count)), host
+        for record in records:
+            assert record["Name"] == "gpu" and record["Type"] == nt.gres_type, host
+            gpus = [int(d.removeprefix("/dev/nvidia")) for d in expand(record["File"])]
+            assert int(record["Count"]) == len(gpus), host
+            if nt.gpu_sockets:
+                cores = {c for g in gpus for c in _socket_cores(nt, nt.gpu_sockets[g])}
+                assert _core_ids(record.get("Cores", "")) == cores, (host, record["File"])
+
+
+def _socket_cores(nt: NodeTypePlan, socket: int) -> range:
+    return range(socket * nt.cores_per_socket, (socket + 1) * nt.cores_per_socket)
+
+
+def _core_ids(text: str) -> set[int]:
+    """'0-55,112-167' -> the core IDs."""
+    return {int(c[1:]) for c in expand(f"c[{text}]")} if text else set()
+
+
 def test_one_gpu_missing_from_gres_conf_makes_the_node_invalid(
         case: tuple[Plan, harness.SlurmCluster], tmp_path: Path) -> None:
     """The same check must fail on a gres.conf with one GPU fewer (so the test above can fail)."""
