@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import pytest
 
+from cluster_iac.emit import render_all
 from cluster_iac.hostlist import expand, fold
 from cluster_iac.plan import NodeTypePlan, Plan
 from cluster_iac.render import build
 from tests.conftest import EXAMPLE_IDS, ROOT, example_build
+from tests.facility_fixtures import compile_data
 from tests.real import slurm_harness as harness
+from tests.test_fabric import superpod_spec
 
 pytestmark = pytest.mark.real
 
@@ -49,13 +53,21 @@ def _version(text: str) -> tuple[int, int]:
     return int(major), int(minor)
 
 
-CASES = EXAMPLE_IDS + [name + RETARGET for name in _newer_than_installed()]
+# Fabrics no example has: a three-tier fat tree (pods under a core) and a plain (non-rail) one.
+FABRICS: dict[str, Callable[[], dict[str, Any]]] = {
+    "superpod-16su-3tier": lambda: superpod_spec(16),
+    "superpod-2su-plain": lambda: superpod_spec(2, design="plain"),
+}
+CASES = EXAMPLE_IDS + [name + RETARGET for name in _newer_than_installed()] + list(FABRICS)
 
 
 def _case_build(case: str, tmp: Path) -> Plan:
     """Render the case's slurm files into tmp/slurm; return its plan."""
     name, _, retarget = case.partition("@")
-    if retarget:
+    if name in FABRICS:
+        plan = compile_data(FABRICS[name]())
+        files = render_all(plan)
+    elif retarget:
         major, minor = harness.installed_version()
         text = (ROOT / "examples" / f"{name}.yaml").read_text()
         text, count = re.subn(r"(?m)^(\s*slurm_version:\s*).*$", rf'\g<1>"{major}.{minor:02d}"',
@@ -64,13 +76,15 @@ def _case_build(case: str, tmp: Path) -> Plan:
         spec = tmp / f"{name}.yaml"
         spec.write_text(text)
         built = build(spec)
+        plan, files = built.plan, built.files
     else:
         built = example_build(name)
-    for rel, text in built.files.items():
+        plan, files = built.plan, built.files
+    for rel, text in files.items():
         if rel.startswith("slurm/"):
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text)
-    return built.plan
+    return plan
 
 
 @pytest.fixture(scope="module", params=CASES)
