@@ -56,7 +56,7 @@ def test_report_command_prints_report_md() -> None:
 
 def test_report_has_the_model_its_sources_and_the_findings() -> None:
     seed = example_build("seed-64gpu-h100").files["report.md"]
-    assert "| gpu-training | 8 | 64 | 8 | 382.5 | 25.0 | 23.0 | 1:1 | 23.0 | network |" in seed
+    assert "| gpu-training | 8 | 64 | 8 | 369.0 | 25.0 | 23.0 | 1:1 | 23.0 | network |" in seed
     assert "NVIDIA nccl-tests, doc/PERFORMANCE.md" in seed
     assert "seed guide 'Building a GPU Cluster for ML Training'" in seed
     assert "| r01 | r01-pdu-a | single | 45.10 | 45.10 | - | 69.92 | 64 | 24.82 |" in seed

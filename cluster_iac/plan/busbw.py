@@ -12,14 +12,14 @@ The model (ring all_reduce, bandwidth-bound, message >> 100 MB):
   same 2(n-1)/n x S bytes: busbw <= (sum of the domain's fabric NIC bandwidth, GB/s) x
   NETWORK_EFFICIENCY[technology], divided by the fabric's worst oversubscription when traffic
   crosses an oversubscribed tier (tiers > 1). It is the domain's total NIC bandwidth, not a
-  per-GPU share: with 8 x 400 Gb/s on a DGX H100 that is 400 GB/s, and NVIDIA's multi-node
-  figures of ~370-400 GB/s confirm it.
+  per-GPU share: a DGX A100 with 8 x 200 Gb/s (200 GB/s) measures 192 GB/s busbw across nodes
+  (NVIDIA/nccl issue #812, quoted in #1576), far above a per-GPU share of 25 GB/s.
 - busbw = the smaller bound. One domain (one 8-GPU board, one NVL72 rack) gives the NVLink bound.
 - Tree/NVLS algorithms are not modelled: NCCL picks ring for large messages on few nodes, and
   the ring figure is the conservative one.
 
 Calibration: the seed guide (64 H100, one 200 Gb/s HDR HCA per node) reports 25 GB/s busbw;
-the model gives 200 / 8 x 0.92 = 23.0 GB/s (-8 %).
+the model gives 200 / 8 x 0.92 = 23.0 GB/s (-8 %). DGX A100 (8 x HDR): 184 vs 192 GB/s (-4 %).
 """
 
 from __future__ import annotations
@@ -29,23 +29,26 @@ from dataclasses import dataclass
 
 from cluster_iac.plan.model import Node, NvlinkDomain, Plan
 
-# Ring all_reduce over NVLink reaches about 85 % of the per-GPU one-way NVLink bandwidth without
-# NVLink SHARP: ~380 GB/s of H100's 450 GB/s (NVIDIA DGX H100 nccl-tests figures; NVLS raises the
-# single-node figure to ~450-480 GB/s, which we do not assume).
-NVLINK_EFFICIENCY = 0.85
-# Share of the NIC line rate NCCL's busbw reaches over the fabric. InfiniBand: DGX H100 with
-# 8 x 400 Gb/s NDR (400 GB/s) measures ~370 GB/s multi-node (0.92); the seed guide's
-# ib_send_bw expects 190 of 200 Gb/s on the wire (0.95) before NCCL's own overhead.
-# RoCE/Ethernet: an assumption (larger headers, congestion control), not a measured figure.
+# Ring all_reduce over NVLink: "450GB/s is the line rate. With the protocol overhead (~20%) NCCL
+# can get an effective NVLink bandwidth of 370GB/s" on H100 with NCCL_ALGO=RING (NCCL maintainer,
+# NVIDIA/nccl-tests issue #212): 370 / 450 = 0.82. NVLink SHARP lifts one board's all_reduce to
+# ~480 GB/s busbw (same thread; ~476 GB/s in nccl-tests #290), which we do not assume.
+NVLINK_EFFICIENCY = 0.82
+# Share of the NIC line rate NCCL's busbw reaches over the fabric. InfiniBand: "For NDR @ 400Gbps
+# you should see 46-48GB/s per NIC" (NVIDIA, nccl-tests issue #290): 46 / 50 = 0.92, the low end;
+# DGX A100 with 8 x 200 Gb/s HDR measures 192 GB/s all_reduce busbw (NVIDIA/nccl issue #812) and
+# the seed guide's ib_send_bw expects 190 of 200 Gb/s. RoCE/Ethernet: an assumption (larger
+# headers, congestion control), not a measured figure.
 NETWORK_EFFICIENCY = {"infiniband": 0.92, "roce": 0.85, "ethernet": 0.85}
 
 SOURCES = (
     ("busbw definition", "busbw = algbw x 2(n-1)/n for all_reduce",
      "NVIDIA nccl-tests, doc/PERFORMANCE.md"),
     ("NVLink efficiency", f"{NVLINK_EFFICIENCY:g}",
-     "ring all_reduce on one DGX H100 board, ~380 of 450 GB/s per GPU (no NVLS)"),
+     "H100 ring: ~370 of 450 GB/s NVLink line rate (NVIDIA/nccl-tests issue #212)"),
     ("InfiniBand efficiency", f"{NETWORK_EFFICIENCY['infiniband']:g}",
-     "DGX H100, 8 x NDR 400 Gb/s: ~370 GB/s multi-node busbw of 400 GB/s line rate"),
+     "NDR 400 Gb/s: 46-48 GB/s per NIC (NVIDIA/nccl-tests issue #290); DGX A100, 8 x HDR: "
+     "192 GB/s busbw (NVIDIA/nccl issue #812)"),
     ("RoCE/Ethernet efficiency", f"{NETWORK_EFFICIENCY['roce']:g}",
      "assumption: RoCE v2 headers and congestion control; not calibrated"),
     ("calibration", "64 H100, 1 x HDR 200 Gb/s per node: 25 GB/s",
