@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import DuplicateKeyError
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.source import SourceMap
@@ -35,16 +36,22 @@ def load_spec_text(text: str, file: str = "<spec>") -> tuple[dict[str, Any], Sou
     """Parse YAML text; syntax errors become located diagnostics."""
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
+    lines = text.splitlines()
     try:
-        root = yaml.load(text)
+        with warnings.catch_warnings():
+            # ruamel only warns about a reused anchor (and prints it raw); an alias would then
+            # silently take the later definition, so it is an error like a duplicate key.
+            warnings.simplefilter("error", ReusedAnchorWarning)
+            root = yaml.load(text)
     except MarkedYAMLError as exc:
-        lines = text.splitlines()
         raise CompileError([_syntax_diagnostic(exc, lines)], SourceMap(file, lines)) from None
+    except ReusedAnchorWarning as exc:
+        raise CompileError([_anchor_diagnostic(str(exc))], SourceMap(file, lines)) from None
     if root is None:
         root = CommentedMap()
     if not isinstance(root, CommentedMap):
         # A list root has a position (after any leading comments); a bare scalar does not.
-        line = getattr(getattr(root, "lc", None), "line", 0) + 1
+        line = (getattr(getattr(root, "lc", None), "line", None) or 0) + 1
         raise CompileError(
             [Diagnostic("YAML-ROOT", "the spec must be a mapping at the top level",
                         line=line, column=1)],
@@ -82,6 +89,18 @@ def _syntax_context(exc: MarkedYAMLError, mark: object) -> str | None:
         name = f"'{key.group(1)}'" if key else "the key"
         return f"keep one {name} in the mapping that starts at {where}"
     return f"{exc.context} that starts at {where}"
+
+
+def _anchor_diagnostic(message: str) -> Diagnostic:
+    name = re.search(r"duplicate anchor '([^']*)'", message)
+    found = re.findall(r"line (\d+), column (\d+)", message)  # ruamel's marks, 1-based
+    marks = [(int(line), int(col)) for line, col in found]
+    anchor = f"&{name.group(1)}" if name else "an anchor"
+    (first_line, first_col), (line, column) = (marks + [(1, 1), (1, 1)])[:2]
+    return Diagnostic("YAML-DUPLICATE-ANCHOR", f"anchor '{anchor}' is defined twice",
+                      line=line, column=column,
+                      hint=f"the first '{anchor}' is at line {first_line}, column {first_col}; "
+                           "give each anchor its own name")
 
 
 def _encoding_diagnostic(raw: bytes, exc: UnicodeDecodeError) -> Diagnostic:

@@ -181,3 +181,19 @@ def test_merge_keys_load_and_cite_where_each_value_is_written() -> None:
     assert str(source.locate(("node_groups", 1, "racks"), key=True)) == "m.yaml:2:38"
     # ... and a value the item overrides at the override.
     assert str(source.locate(("node_groups", 1, "name"))) == "m.yaml:4:11"
+
+
+def test_reused_anchor_is_an_error_not_a_raw_warning() -> None:
+    code, line, column, message, hint = _only_error("a: &x 1\nb: &x 2\nc: *x\n")
+    assert (code, line, column) == ("YAML-DUPLICATE-ANCHOR", 2, 4)
+    assert message == "anchor '&x' is defined twice"
+    assert hint == "the first '&x' is at line 1, column 4; give each anchor its own name"
+
+
+@given(st.text(alphabet=list("ab:{}[]-,&*<!|>'\"#\n ?%@`\t2~"), max_size=40))
+def test_any_text_loads_or_fails_with_located_diagnostics(text: str) -> None:
+    """Whatever the bytes, the loader returns data or raises CompileError (never a crash)."""
+    try:
+        load_spec_text(text)
+    except CompileError as exc:
+        assert all(d.line is not None and d.line >= 1 for d in exc.diagnostics)
