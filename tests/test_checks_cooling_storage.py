@@ -74,7 +74,7 @@ def test_checkpoint_write_overhead() -> None:
     data["storage"]["lustre"]["write_gbs"] = 20  # 4500 GB / 20 GB/s = 225 s of 1800 s
     assert messages(data, "STORAGE-CHECKPOINT") == [
         "a 4500 GB checkpoint at 20 GB/s takes 225 s, 12.5% of the 30 min interval; the policy "
-        "allows 10% (180 s)"]
+        "allows 10% (180 s), over by 45 s"]
     data["policy"]["max_checkpoint_overhead"] = 0.15
     assert findings_of(data, "STORAGE-CHECKPOINT") == []
 

@@ -72,7 +72,8 @@ def test_two_to_one_rejected_by_default_and_accepted_when_allowed() -> None:
     found = findings_of(data, "FABRIC-OVERSUBSCRIPTION")
     assert [f.message for f in found] == [
         "compute fabric leaf tier is 2:1 oversubscribed (12800 Gb/s down, 6400 Gb/s up per "
-        "leaf); the policy allows 1:1 (policy.max_oversubscription)"]
+        "leaf); the policy allows 1:1 (policy.max_oversubscription), which needs 6400 Gb/s more "
+        "uplink per leaf"]
     assert found[0].path == ("fabric", "compute", "oversubscription")
     assert [f.code for f in errors_of(data)] == ["FABRIC-OVERSUBSCRIPTION"]
     data["policy"]["max_oversubscription"] = "2:1"
@@ -85,8 +86,9 @@ def test_busbw_below_policy_minimum() -> None:
     found = findings_of(data, "FABRIC-BUSBW")
     assert [f.message for f in found] == [
         "partition gpu-training: predicted all_reduce busbw 23.0 GB/s over 64 GPUs is 77% of "
-        "the policy's 30 GB/s (NVLink bound 369.0 GB/s, network bound 23.0 GB/s (25.0 GB/s of "
-        "NICs per NVLink domain, infiniband, 1:1 oversubscribed); the network limits it)"]
+        "the policy's 30 GB/s, short by 7.0 GB/s (NVLink bound 369.0 GB/s, network bound "
+        "23.0 GB/s (25.0 GB/s of NICs per NVLink domain, infiniband, 1:1 oversubscribed); the "
+        "network limits it)"]
     # 2:1 on the SuperPOD halves the network bound below its 300 GB/s minimum: cite the ratio.
     data = example_data("dgx-h100-superpod-4su")
     data["fabric"]["compute"]["oversubscription"] = "2:1"

@@ -69,7 +69,8 @@ def test_phase_imbalance_of_loaded_pdus_warns() -> None:
     # Four DGX x 2 cords per PDU = 8 cords on 3 phases: 3/3/2 (the switch lands on L3).
     assert [f.message for f in found] == [
         "rack su1-r1 PDU su1-r1-pdu-b phase imbalance 24% (L1 22.4 A, L2 22.4 A, L3 15.3 A) at "
-        "63% load exceeds the policy's 20% (and 92 more PDU(s) of PDU profile dgx-3pdu)"]
+        "63% load exceeds the policy's 20% by 4 points (and 92 more PDU(s) of PDU profile "
+        "dgx-3pdu)"]
     assert found[0].severity is Severity.WARNING
     assert found[0].path == ("policy", "max_phase_imbalance")
 

@@ -56,7 +56,8 @@ def oversubscription(plan: Plan) -> Iterator[Diagnostic]:
                 "FABRIC-OVERSUBSCRIPTION",
                 f"compute fabric {tier} tier is {ratio_text(ratio)} oversubscribed ({down} Gb/s "
                 f"down, {up} Gb/s up per {tier}); the policy allows "
-                f"{plan.settings.policy.max_oversubscription} (policy.max_oversubscription)",
+                f"{plan.settings.policy.max_oversubscription} (policy.max_oversubscription), "
+                f"which needs {float(down / allowed - up):g} Gb/s more uplink per {tier}",
                 (*fabric.spec_path, "oversubscription"),
                 details={"measured": round(ratio, 3), "limit": float(allowed), "unit": "ratio"})
 
@@ -135,7 +136,8 @@ def allreduce_busbw(plan: Plan) -> Iterator[Diagnostic]:
                 "FABRIC-BUSBW",
                 f"partition {p.scope}: predicted all_reduce busbw {p.busbw_gbs:.1f} GB/s over "
                 f"{p.gpus} GPUs is {100 * p.busbw_gbs / minimum:.0f}% of the policy's "
-                f"{minimum:g} GB/s ({bounds_text(p)})", _busbw_path(plan, p),
+                f"{minimum:g} GB/s, short by {minimum - p.busbw_gbs:.1f} GB/s "
+                f"({bounds_text(p)})", _busbw_path(plan, p),
                 details={"measured": round(p.busbw_gbs, 2), "limit": minimum, "unit": "GB/s"})
 
 

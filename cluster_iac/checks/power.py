@@ -94,7 +94,8 @@ def phase_balance(plan: Plan) -> Iterator[Diagnostic]:
             "POWER-PHASE-IMBALANCE",
             f"rack {first.rack} PDU {pdu} phase imbalance {100 * imbalance:.0f}% ({amps}) at "
             f"{100 * load / limit:.0f}% load exceeds the policy's "
-            f"{100 * policy.max_phase_imbalance:.0f}%",
+            f"{100 * policy.max_phase_imbalance:.0f}% by "
+            f"{100 * (imbalance - policy.max_phase_imbalance):.0f} points",
             ("policy", "max_phase_imbalance"), Severity.WARNING,
             details={"measured": round(imbalance, 3), "limit": policy.max_phase_imbalance,
                      "unit": "ratio"})))

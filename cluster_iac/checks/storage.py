@@ -52,7 +52,9 @@ def checkpoint_overhead(plan: Plan) -> Iterator[Diagnostic]:
             f"a {fig.checkpoint_size_gb:g} GB checkpoint at {fig.write_gbs:g} GB/s takes "
             f"{fig.write_s:.0f} s, {100 * fig.overhead:.1f}% of the {fig.interval_min:g} min "
             f"interval; the policy allows {100 * limit:.0f}% "
-            f"({limit * fig.interval_min * 60:.0f} s)", ("storage", "lustre", "write_gbs"),
+            f"({limit * fig.interval_min * 60:.0f} s), over by "
+            f"{fig.write_s - limit * fig.interval_min * 60:.0f} s",
+            ("storage", "lustre", "write_gbs"),
             details={"measured": round(fig.overhead, 4), "limit": limit, "unit": "ratio"})
 
 
