@@ -31,3 +31,19 @@ def test_under_provisioned_spec_is_rejected_at_its_line(case: Path) -> None:
 
 def test_cases_exist() -> None:
     assert len(CASES) >= 4
+
+
+def test_every_check_code_has_a_test_that_trips_it() -> None:
+    """Each code a check module can yield appears in a test of the validator."""
+    import cluster_iac.checks as checks
+
+    package = Path(checks.__file__).parent
+    codes = {code for module in package.glob("*.py")
+             for code in re.findall(r'"((?:POWER|COOLING|FABRIC|STORAGE|CONSISTENCY|FACILITY)'
+                                    r'-[A-Z-]+)"', module.read_text())}
+    tests = Path(__file__).parent
+    text = "".join(p.read_text() for p in tests.glob("test_*.py") if p.name != Path(__file__).name)
+    text += "".join(p.read_bytes().decode("utf-8", "replace")
+                    for p in (tests / "data" / "invalid").rglob("*.yaml"))
+    assert len(codes) >= 25
+    assert sorted(c for c in codes if c not in text) == []
