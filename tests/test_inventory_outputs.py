@@ -231,3 +231,31 @@ def test_cable_catalog_entries_cite_a_source() -> None:
     for key, entry in data["media"].items():
         assert entry.get("source"), key
         assert entry["netbox_type"] in NETBOX_CABLE_TYPES, key
+
+
+@pytest.mark.parametrize("name", ["seed-64gpu-h100", "dgx-h100-superpod-4su", "mixed-a100-h100",
+                                  "gb200-nvl72", "minimal"])
+def test_ansible_source_paths_name_rendered_files(name: str) -> None:
+    """Every '*_src' variable points at a file (or folder) the same render wrote."""
+    result = example_build(name)
+    inventory = YAML(typ="safe").load(result.files["ansible/inventory.yml"])
+    folders = {path.split("/", 1)[0] for path in result.files}
+    sources: list[str] = []
+
+    def walk(group: dict) -> None:  # type: ignore[type-arg]
+        for key, value in (group.get("vars") or {}).items():
+            if key.endswith("_src"):
+                sources.append(value)
+        for host_vars in (group.get("hosts") or {}).values():
+            sources.extend(v for k, v in (host_vars or {}).items() if k.endswith("_src"))
+        for child in (group.get("children") or {}).values():
+            walk(child or {})
+
+    walk(inventory["all"])
+    assert sources
+    for source in sources:
+        assert source in result.files or source in folders, source
+    gpu_types = {nt for nt, t in result.plan.node_types.items() if t.gpu_count}
+    assert {s for s in sources if s.endswith(".nccl.conf")} == {
+        f"nccl/{t}.nccl.conf" for t in gpu_types if t in result.plan.nccl
+        and any(n.node_type == t for n in result.plan.compute_nodes)}

@@ -84,9 +84,17 @@ def _groups(plan: Plan, devs: list[Device]) -> dict[str, dict]:
         if d.rack in rows:
             add("row", rows[d.rack], d.name)
     for type_name in {d.model for d in devs if d.kind == "node" and d.role == "compute"}:
-        gname = group_name("type", type_name)
-        groups[gname]["vars"]["nccl_topo_src"] = f"nccl/{type_name}.topo.xml"
-        groups[gname]["vars"]["nccl_topo_file"] = f"{NCCL_TOPO_DIR}/{type_name}.topo.xml"
+        env = plan.nccl.get(type_name)
+        if env is None:  # no GPUs: no NCCL files for this type
+            continue
+        group_vars = groups[group_name("type", type_name)]["vars"]
+        # what emit/nccl.py writes for the type, and where the playbooks install it
+        group_vars["nccl_conf_src"] = f"nccl/{type_name}.nccl.conf"
+        group_vars["nccl_conf_path"] = NCCL_CONF_PATH
+        group_vars["nccl_env_src"] = f"nccl/{type_name}.env"
+        if env.topo_file:
+            group_vars["nccl_topo_src"] = f"nccl/{type_name}.topo.xml"
+            group_vars["nccl_topo_file"] = env.topo_file
     return groups
 
 
@@ -128,8 +136,6 @@ def _all_vars(plan: Plan) -> dict[str, object]:
         "cluster_name": plan.cluster.name,
         "slurm_conf_dir": SLURM_CONF_DIR,
         "slurm_conf_src": "slurm",
-        "nccl_conf_src": "nccl/nccl.conf",
-        "nccl_conf_path": NCCL_CONF_PATH,
         "slurm_topology_conf": f"{SLURM_CONF_DIR}/topology.conf",
     }
 
