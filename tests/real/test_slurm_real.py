@@ -95,7 +95,8 @@ def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     tmp = tmp_path_factory.mktemp(request.param.replace("@", "-"))
     plan = _case_build(request.param, tmp)
     (tmp / "run").mkdir()
-    yield from ((plan, cluster) for cluster in harness.running(tmp / "slurm", tmp / "run"))
+    for cluster in harness.running(tmp / "slurm", tmp / "run"):
+        yield plan, cluster
 
 
 # --- what the plan says, computed from its node types (not from our slurm.conf) -------------
