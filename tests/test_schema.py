@@ -8,7 +8,9 @@ from typing import Any
 
 import jsonschema
 import pytest
+from click.testing import CliRunner
 
+from cluster_iac.cli import main
 from cluster_iac.loader import load_spec_file
 from cluster_iac.resources import schemas_dir
 from cluster_iac.spec.schema import SCHEMA_FILE, schema_text
@@ -30,6 +32,12 @@ def test_committed_schema_is_not_stale() -> None:
     assert COMMITTED.read_text() == schema_text(), (
         "schemas/cluster.schema.json is stale: run "
         "'python -m cluster_iac schema > schemas/cluster.schema.json'")
+
+
+def test_schema_command_prints_the_committed_file() -> None:
+    result = CliRunner().invoke(main, ["schema"])
+    assert result.exit_code == 0
+    assert result.output == COMMITTED.read_text()
 
 
 def test_packaged_schema_is_the_committed_one() -> None:
