@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from cluster_iac.console import format_diagnostic
 from cluster_iac.errors import CompileError, Diagnostic, Severity
-from cluster_iac.loader import load_spec_text
-from cluster_iac.spec.parse import parse_spec
+from cluster_iac.loader import load_spec_file, load_spec_text
+from cluster_iac.spec.cluster import ClusterSpec
+from cluster_iac.spec.parse import _field_names, parse_spec
 from cluster_iac.suggest import closest, did_you_mean
+from tests.conftest import EXAMPLE_IDS, ROOT
 
 SPEC = """\
 cluster:
@@ -139,3 +143,37 @@ def test_finding_about_an_absent_section_quotes_no_line() -> None:
     diag = Diagnostic("X", "about the name", ("cluster", "name", "deeper"))
     assert format_diagnostic(diag, source, "c.yaml").splitlines()[1:] == [
         "    2 | cluster: {name: x}", "      | " + " " * 16 + "^"]
+
+
+def _mappings(node: object, path: tuple[str | int, ...] = ()):  # type: ignore[no-untyped-def]
+    if isinstance(node, dict):
+        yield path, node
+        for key, value in node.items():
+            yield from _mappings(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _mappings(value, (*path, index))
+
+
+@pytest.mark.parametrize("example", EXAMPLE_IDS)
+def test_every_misspelt_key_of_every_example_gets_one_error_and_a_suggestion(example: str) -> None:
+    """Drop a letter from each key the examples use, one at a time: exactly one located error,
+    'did you mean' the real key (no second 'missing key' error for a required one)."""
+    data, _ = load_spec_file(ROOT / "examples" / f"{example}.yaml")
+    tried = 0
+    for path, mapping in list(_mappings(data)):
+        for key in [k for k in mapping if len(k) >= 4 and k in _field_names(ClusterSpec, path)]:
+            wrong = key[: len(key) // 2] + key[len(key) // 2 + 1:]
+            mutated = copy.deepcopy(data)
+            target = mutated
+            for part in path:
+                target = target[part]
+            renamed = {(wrong if k == key else k): v for k, v in target.items()}
+            target.clear()
+            target.update(renamed)
+            with pytest.raises(CompileError) as info:
+                parse_spec(mutated)
+            found = [(d.code, d.path, d.hint) for d in info.value.diagnostics]
+            assert found == [("SPEC-UNKNOWN-KEY", (*path, wrong), f"did you mean '{key}'?")]
+            tried += 1
+    assert tried > 20
