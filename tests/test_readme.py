@@ -29,8 +29,9 @@ def _block_after(marker: str) -> str:
 def test_readme_opens_with_the_two_newcomer_commands() -> None:
     (_, install), (_, tests) = BLOCKS[0], BLOCKS[1]
     assert README.index("```") < README.index("## ")  # before any section
-    assert install.strip() == ("python3 -m venv .venv && . .venv/bin/activate && pip install . "
-                               "&& cluster-iac render examples/minimal.yaml -o out/")
+    assert install.strip() == (".ci/install-deps python && python3 -m venv .venv && "
+                               ". .venv/bin/activate && pip install . && "
+                               "cluster-iac render examples/minimal.yaml -o out/")
     assert tests.strip().startswith(".ci/install-deps && python3 -m venv .venv")
     assert "pip install '.[test]'" in tests and tests.strip().endswith("python -m pytest -q")
 
