@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # source.py imports this module
+    from cluster_iac.source import SourceMap
 
 SpecPath = tuple[str | int, ...]
 
@@ -39,7 +43,7 @@ class Diagnostic:
 class CompileError(Exception):
     """Raised by a stage that found errors; carries every diagnostic of that stage."""
 
-    def __init__(self, diagnostics: list[Diagnostic], source: object | None = None):
+    def __init__(self, diagnostics: list[Diagnostic], source: SourceMap | None = None):
         self.diagnostics = diagnostics
         self.source = source  # a SourceMap when the stage knows the text (YAML syntax errors)
         super().__init__(f"{len(diagnostics)} error(s)")

@@ -104,6 +104,7 @@ def test_non_utf8_file_is_located_at_the_bad_byte(tmp_path: Path) -> None:
     [diag] = info.value.diagnostics
     assert (diag.code, diag.line, diag.column) == ("IO-ENCODING", 2, 12)
     assert "0xe9" in diag.message
+    assert info.value.source is not None
     assert info.value.source.source_line(2) == "  name: caf\ufffd"
 
 
