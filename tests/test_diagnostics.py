@@ -177,3 +177,14 @@ def test_every_misspelt_key_of_every_example_gets_one_error_and_a_suggestion(exa
             assert found == [("SPEC-UNKNOWN-KEY", (*path, wrong), f"did you mean '{key}'?")]
             tried += 1
     assert tried > 20
+
+
+def test_an_unquoted_version_is_explained_as_a_yaml_number() -> None:
+    diags = _parse_errors(SPEC.replace("name: tiny", "name: tiny\n  slurm_version: 23.02\n"
+                                                     "  nccl_version: 2.20"))
+    assert [(d.code, d.path[-1]) for d in diags] == [("SPEC-CHOICE", "slurm_version"),
+                                                     ("SPEC-TYPE", "nccl_version")]
+    assert diags[0].message.startswith("cluster.slurm_version: the number 23.02 is not one of")
+    assert diags[0].hint == ('YAML reads the unquoted value as the number 23.02; put it in '
+                             'quotes, e.g. slurm_version: "23.02"')
+    assert diags[1].hint == "YAML reads the unquoted value as the number 2.2; put it in quotes"

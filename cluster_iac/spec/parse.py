@@ -53,10 +53,16 @@ def _diagnostic(err: ErrorDetails) -> Diagnostic:
         expected = str((err.get("ctx") or {}).get("expected", ""))
         choices = [c.strip().strip("'\"") for c in expected.replace(" or ", ",").split(",")]
         got = err.get("input")
-        return Diagnostic(code, f"{_dotted(path)}: {got!r} is not one of {expected}", path,
-                          hint=did_you_mean(str(got), [c for c in choices if c]))
+        hint = did_you_mean(str(got), [c for c in choices if c])
+        what = repr(got)
+        if _is_number(got) and "'" in expected:  # the choices are strings: quote the value
+            hint, what = _quote_hint(got, path, closest(str(got), choices)), f"the number {got}"
+        return Diagnostic(code, f"{_dotted(path)}: {what} is not one of {expected}", path,
+                          hint=hint)
     message = err["msg"]
     hint = _type_hint(kind, path) if code == "SPEC-TYPE" else None
+    if kind == "string_type" and _is_number(err.get("input")):
+        hint = _quote_hint(err.get("input"), path, None)
     return Diagnostic(code, f"{_dotted(path)}: {message} (got {_short(err.get('input'))})", path,
                       hint=hint)
 
@@ -72,6 +78,18 @@ _EXPECTED = {
     "dict": ("a mapping of keys to values", "{key: value}"),
     "model": ("a mapping of keys to values", "{key: value}"),
 }
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _quote_hint(got: object, path: SpecPath, choice: str | None) -> str:
+    """YAML reads an unquoted 22.05 as a number (and 2.20 as 2.2): the value needs quotes."""
+    text = f"YAML reads the unquoted value as the number {got}; put it in quotes"
+    if choice and isinstance(path[-1], str):
+        text += f', e.g. {path[-1]}: "{choice}"'
+    return text
 
 
 def _type_hint(kind: str, path: SpecPath) -> str | None:
