@@ -42,15 +42,21 @@ class SourceMap:
         return smap
 
     def locate(self, path: SpecPath, *, key: bool = False) -> Location:
-        """Where ``path`` is; falls back to the nearest parent that exists."""
-        table = self._keys if key else self._values
+        """Where ``path`` is; falls back to the nearest parent that exists.
+
+        A parent is cited at its key ('policy:'), not at its value: the value of a block
+        mapping starts at its first child, an unrelated line for a default the file leaves out.
+        """
         probe = tuple(path)
+        if probe in self._values:
+            table = self._keys if key and probe in self._keys else self._values
+            return self._loc(table[probe])
         while probe:
-            if probe in table:
-                return self._loc(table[probe])
+            probe = probe[:-1]
+            if probe in self._keys:
+                return self._loc(self._keys[probe])
             if probe in self._values:
                 return self._loc(self._values[probe])
-            probe = probe[:-1]
         return self._loc(self._values.get((), (0, 0)))
 
     def has(self, path: SpecPath) -> bool:

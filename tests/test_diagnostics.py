@@ -142,7 +142,7 @@ def test_finding_about_an_absent_section_quotes_no_line() -> None:
     assert format_diagnostic(diag, source, "c.yaml") == "c.yaml:1:1: info[FABRIC-NONE] no fabric"
     diag = Diagnostic("X", "about the name", ("cluster", "name", "deeper"))
     assert format_diagnostic(diag, source, "c.yaml").splitlines()[1:] == [
-        "    2 | cluster: {name: x}", "      | " + " " * 16 + "^"]
+        "    2 | cluster: {name: x}", "      | " + " " * 10 + "^"]
 
 
 def _mappings(node: object, path: tuple[str | int, ...] = ()):  # type: ignore[no-untyped-def]

@@ -198,3 +198,11 @@ def test_any_text_loads_or_fails_with_located_diagnostics(text: str) -> None:
         load_spec_text(text)
     except CompileError as exc:
         assert all(d.line is not None and d.line >= 1 for d in exc.diagnostics)
+
+
+def test_a_default_the_file_leaves_out_is_cited_at_its_section_key() -> None:
+    """Not at the section's first child, which is an unrelated line."""
+    _, source = load_spec_text("cluster:\n  name: x\npolicy:\n  air_cooled_rack_kw: 45\n", "s.yaml")
+    assert str(source.locate(("policy", "max_phase_imbalance"))) == "s.yaml:3:1"
+    assert str(source.locate(("policy", "air_cooled_rack_kw"))) == "s.yaml:4:23"
+    assert str(source.locate(("policy", "air_cooled_rack_kw"), key=True)) == "s.yaml:4:3"
