@@ -97,3 +97,14 @@ def _table_after(heading: str) -> list[list[str]]:
     section = README.split(heading, 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ")]
     return [[cell.strip() for cell in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows[1:]]
+
+
+def test_readme_names_every_top_level_section_and_bolds_the_required_ones() -> None:
+    from cluster_iac.spec.cluster import ClusterSpec
+
+    paragraph = README.split("Top-level sections (required ones in bold):", 1)[1].split("\n\n")[0]
+    bold = set(re.findall(r"\*\*`(\w+)`\*\*", paragraph))
+    named = set(re.findall(r"`(\w+)`", paragraph))
+    fields = ClusterSpec.model_fields
+    assert bold == {name for name, field in fields.items() if field.is_required()}
+    assert named == set(fields)
