@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -55,10 +56,7 @@ def render(spec: Path, out_dir: Path, check: bool, strict: bool) -> None:
     try:
         changed = write_tree(out_dir, result.files)
     except OSError as exc:
-        # A file the OS refused (permissions, a file where a folder must be): say which, exit 1.
-        target = exc.filename or out_dir
-        click.echo(f"{target}: error[IO-WRITE] cannot write output: {exc.strerror or exc}", err=True)
-        sys.exit(1)
+        _write_failed(exc, out_dir)
     click.echo(f"{out_dir}: {len(result.files)} files, {len(changed)} changed ({_summary(result)})")
 
 
@@ -86,7 +84,10 @@ def plan_command(spec: Path, fmt: str, out_file: Path | None, counts_only: bool,
         return
     from cluster_iac.writer import write_file
 
-    write_file(out_file, text)
+    try:
+        write_file(out_file, text)
+    except OSError as exc:
+        _write_failed(exc, out_file)
 
 
 @main.command()
@@ -118,6 +119,13 @@ def _build_or_exit(spec: Path, *, strict: bool, emit: bool) -> Build:
         sys.exit(1)
     _print_diagnostics(result.findings, result, str(spec))
     return result
+
+
+def _write_failed(exc: OSError, target: Path) -> NoReturn:
+    """A file the OS refused (permissions, a file where a folder must be): say which, exit 1."""
+    where = exc.filename or target
+    click.echo(f"{where}: error[IO-WRITE] cannot write output: {exc.strerror or exc}", err=True)
+    sys.exit(1)
 
 
 def _print_diagnostics(diagnostics: list[Diagnostic], holder: object, file: str) -> None:

@@ -238,3 +238,10 @@ def test_a_damaged_output_file_is_stale_and_rewritten(spec: Path, tmp_path: Path
     assert check.exit_code == 1 and "+++ b/slurm/slurm.conf" in check.output
     assert _cli("render", spec, "-o", out).exit_code == 0
     assert (out / "slurm" / "slurm.conf").read_bytes() == good
+
+
+def test_plan_to_a_refused_path_is_an_error_not_a_traceback(spec: Path) -> None:
+    result = _cli("plan", spec, "-o", spec / "plan.yaml")  # the spec is a file, not a folder
+    assert result.exit_code == 1
+    assert f"{spec}: error[IO-WRITE] cannot write output:" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
