@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster_iac.errors import CompileError
@@ -155,6 +155,7 @@ def _paths(node: object, path: tuple[str | int, ...] = ()) -> list[tuple[str | i
     return out
 
 
+@settings(deadline=None)  # ruamel's first load can be slow on a loaded CI machine
 @given(st.dictionaries(KEYS, TREES, min_size=1, max_size=5))
 def test_loader_round_trips_and_locates_every_key(tree: dict[str, object]) -> None:
     lines = _dump(tree)
@@ -191,6 +192,7 @@ def test_reused_anchor_is_an_error_not_a_raw_warning() -> None:
     assert hint == "the first '&x' is at line 1, column 4; give each anchor its own name"
 
 
+@settings(deadline=None)  # ruamel's first load can be slow on a loaded CI machine
 @given(st.text(alphabet=list("ab:{}[]-,&*<!|>'\"#\n ?%@`\t2~"), max_size=40))
 def test_any_text_loads_or_fails_with_located_diagnostics(text: str) -> None:
     """Whatever the bytes, the loader returns data or raises CompileError (never a crash)."""
