@@ -245,3 +245,16 @@ def test_plan_to_a_refused_path_is_an_error_not_a_traceback(spec: Path) -> None:
     assert result.exit_code == 1
     assert f"{spec}: error[IO-WRITE] cannot write output:" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_strict_turns_a_warning_into_an_error_and_writes_nothing(spec: Path,
+                                                                 tmp_path: Path) -> None:
+    # The minimal example has no compute fabric: an info finding the policy raises to a warning.
+    spec.write_text(spec.read_text() + "\npolicy:\n  levels: {FABRIC-NONE: warning}\n")
+    out = tmp_path / "out"
+    relaxed = _cli("validate", spec)
+    assert relaxed.exit_code == 0 and "warning[FABRIC-NONE]" in relaxed.output
+    strict = _cli("render", spec, "-o", out, "--strict")
+    assert strict.exit_code == 1 and "error[FABRIC-NONE]" in strict.output
+    assert f"{spec}: 1 error(s); nothing written" in strict.output
+    assert not out.exists()
