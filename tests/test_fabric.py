@@ -270,3 +270,12 @@ def test_fabric_technologies(technology: str, leaf: str, nic: str, speed: int) -
     _assert_ports_accounted(plan)
     _assert_uplinks_even(plan)
     _assert_rails(plan)
+
+
+def test_bad_fabric_rack_hostlist_is_a_located_error() -> None:
+    data = superpod_spec(1)
+    data["fabric"]["compute"]["racks"] = "net[8-1]"
+    with pytest.raises(CompileError) as caught:
+        compile_data(data)
+    (diag,) = caught.value.diagnostics
+    assert diag.code == "SPEC-HOSTLIST" and diag.path == ("fabric", "compute", "racks")

@@ -9,7 +9,7 @@ from typing import Any
 import networkx as nx
 
 from cluster_iac.errors import CompileError, Diagnostic, SpecPath
-from cluster_iac.hostlist import expand
+from cluster_iac.hostlist import HostlistError, expand
 from cluster_iac.plan import FabricPlan, Plan
 from cluster_iac.plan.fattree import FabricSizeError, FatTree, parse_ratio, size_fat_tree
 from cluster_iac.plan.model import Switch
@@ -258,7 +258,11 @@ def _switch_racks(plan: Plan, config: Any, names: dict[str, list[str]],
     """The rack of each switch: the spec's fabric racks round-robin, or beside the nodes."""
     ordered = [n for tier in ("leaf", "spine", "core") for n in names.get(tier, [])]
     if config.racks:
-        racks = expand(config.racks)
+        try:
+            racks = expand(config.racks)
+        except HostlistError as error:
+            raise CompileError([Diagnostic("SPEC-HOSTLIST", f"fabric racks: {error}",
+                                           (*path, "racks"))]) from None
         known = {r.name for r in plan.racks}
         unknown = [r for r in racks if r not in known]
         if unknown:

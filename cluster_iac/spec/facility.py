@@ -14,8 +14,8 @@ class RackGroup(SpecModel):
 
     names: HostlistExpr
     """Rack names as a hostlist, e.g. 'a[01-08]'."""
-    height_u: PositiveInt = 42
-    """Usable rack units."""
+    height_u: int = Field(default=42, ge=1, le=60)
+    """Usable rack units (racks are at most about 58U; EIA-310 racks are 42-52U)."""
     max_power_kw: PositiveFloat | None = None
     """Power the facility can deliver to one rack, kW."""
     max_weight_kg: PositiveFloat | None = None
