@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -14,7 +14,7 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 EXAMPLE_IDS = [p.stem for p in EXAMPLES]
 
 
-@lru_cache(maxsize=None)
+@cache
 def example_build(name: str) -> Build:
     """The full pipeline run on examples/<name>.yaml (cached across tests)."""
     return build(ROOT / "examples" / f"{name}.yaml")

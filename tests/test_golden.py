@@ -1,7 +1,7 @@
 """Golden files: every emitted file of every example, one plain-text snapshot each.
 
-A reviewer reads a change to slurm.conf as a plain diff of
-tests/__snapshots__/test_golden/test_output_matches_golden[<example>--<dir>--<file>].txt. Update with
+A reviewer reads a change to slurm.conf as a plain diff of tests/__snapshots__/test_golden/
+test_output_matches_golden[<example>--<dir>--<file>].txt. Update with
 `pytest tests/test_golden.py --snapshot-update` and review the diff.
 """
 

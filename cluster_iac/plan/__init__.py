@@ -2,10 +2,10 @@
 
 from cluster_iac.plan.model import (
     FabricPlan,
-    NvlinkDomain,
+    NicPlan,
     Node,
     NodeTypePlan,
-    NicPlan,
+    NvlinkDomain,
     PartitionPlan,
     Placement,
     Plan,

@@ -54,7 +54,8 @@ class PduProfile(SpecModel):
     breaker_a: PositiveFloat = 32
     """Breaker rating of each circuit in amperes."""
     rated_100_percent: bool = False
-    """True when breaker and assembly are listed for 100 % continuous load (else 80 %, NEC 210.20(A))."""
+    """True when breaker and assembly are listed for 100 % continuous load
+    (else 80 %, NEC 210.20(A))."""
     power_factor: float = Field(default=0.95, gt=0, le=1)
     """Power factor of the load (server PSUs with active PFC are 0.95-0.99)."""
     outlets: PositiveInt = 24

@@ -6,7 +6,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from cluster_iac.spec.base import Name, NonNegativeInt, PositiveFloat, PositiveInt, Source, SpecModel
+from cluster_iac.spec.base import (
+    Name,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    Source,
+    SpecModel,
+)
 
 LinkLayer = Literal["infiniband", "ethernet", "nvlink"]
 NicRole = Literal["compute", "storage", "inband", "bmc"]
@@ -69,7 +76,8 @@ class NicModel(SpecModel):
     pcie_width: PositiveInt = 16
     """PCIe lanes of the host interface."""
     max_power_w: float = Field(default=25, ge=0)
-    """Maximum power in watts (included in the server's figure; used for switches' optics budget)."""
+    """Maximum power in watts (included in the server's figure; used for switches'
+    optics budget)."""
     source: Source
     """Where the numbers come from: datasheet, standard or document (with the section)."""
 
