@@ -80,7 +80,7 @@ def build_fabric(spec: ClusterSpec, plan: Plan) -> Plan:
 
 
 def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_Wiring, FabricPlan]:
-    models = _switch_models(plan, network, config, path)
+    models = _switch_models(plan, config)
     leaf = models["leaf"]
     endpoints = _endpoints(plan, network, config, leaf, path)
     design = getattr(config, "design", "plain")
@@ -116,21 +116,10 @@ def _model_key(config: Any, tier: str) -> str:
     return {"leaf": leaf, "spine": spine, "core": core}[tier]
 
 
-def _switch_models(plan: Plan, network: str, config: Any, path: SpecPath) -> dict[str, Any]:
-    models, problems = {}, []
-    for tier in ("leaf", "spine", "core"):
-        key = _model_key(config, tier)
-        if key not in plan.catalog.switches:
-            problems.append(Diagnostic(
-                "SPEC-UNKNOWN-SWITCH", f"fabric.{network}: switch model '{key}' is not in the "
-                f"catalog", (*path, f"{tier}_switch" if hasattr(config, f"{tier}_switch") and
-                             getattr(config, f"{tier}_switch") else "leaf_switch"),
-                hint=did_you_mean(key, plan.catalog.switches)))
-        else:
-            models[tier] = plan.catalog.switches[key]
-    if problems:
-        raise CompileError(problems[:1])
-    return models
+def _switch_models(plan: Plan, config: Any) -> dict[str, Any]:
+    """Catalog entries of each tier (check_references has already rejected unknown models)."""
+    return {tier: plan.catalog.switches[_model_key(config, tier)]
+            for tier in ("leaf", "spine", "core")}
 
 
 def _endpoints(plan: Plan, network: str, config: Any, leaf: Any,
@@ -304,7 +293,7 @@ def _summary(wiring: _Wiring, tree: FatTree, network: str, technology: str, spee
             if up and down * busiest[1] > busiest[0] * up:
                 busiest = (down, up)
         bandwidth[tier] = busiest
-    used = sum(d for _n, d in graph.degree())
+    used = sum(d for n, d in graph.degree() if graph.nodes[n].get("kind") == "switch")
     ports = sum(sw.ports for sw in wiring.switches)
     counts = {tier: sum(1 for sw in wiring.switches if sw.tier == tier)
               for tier in ("leaf", "spine", "core")}
@@ -313,10 +302,5 @@ def _summary(wiring: _Wiring, tree: FatTree, network: str, technology: str, spee
                       scalable_unit_nodes=tree.su_nodes, scalable_units=tree.sus,
                       switch_counts={t: n for t, n in counts.items() if n},
                       link_counts=dict(wiring.links), tier_bandwidth_gbps=bandwidth,
-                      spare_ports=ports - (used - _host_ports(graph)), spec_path=path)
-
-
-def _host_ports(graph: Any) -> int:
-    """Cable ends on hosts (not switch ports)."""
-    return sum(d for n, d in graph.degree() if graph.nodes[n].get("kind") == "node")
+                      spare_ports=ports - used, spec_path=path)
 

@@ -58,30 +58,25 @@ def tree_levels(plan: Plan) -> list[tuple[str, str, list[str]]]:
     fabric = plan.fabrics["compute"]
     slurm_nodes = {n.hostname for n in plan.compute_nodes}
     prefix = _prefix(graph)
-    leaves = [n for n, d in graph.nodes(data=True) if d.get("tier") == "leaf"]
-    if fabric.design == "single-switch":
-        hosts = [h for h in graph.neighbors(leaves[0]) if h in slurm_nodes]
-        return [(leaves[0], "Nodes", _host_order(plan, hosts))]
-    levels: list[tuple[str, str, list[str]]] = []
-    groups: dict[str, list[str]] = {}  # first-level switch -> its nodes
+    # first-level switch -> its nodes (a plain or single-switch fabric: each leaf's own)
     if fabric.design == "rail-optimized":
-        groups = _rail_groups(plan, graph, slurm_nodes, prefix)
+        groups = _rail_groups(graph, slurm_nodes, prefix)
     else:
-        for leaf in leaves:
-            groups[leaf] = _host_order(plan, [h for h in graph.neighbors(leaf)
-                                              if h in slurm_nodes])
-    levels += [(name, "Nodes", hosts) for name, hosts in groups.items() if hosts]
-    firsts = [name for name, _kind, _hosts in levels]
-    pods = _pods(plan, graph, groups, prefix)
+        groups = {leaf: sorted(h for h in graph.neighbors(leaf) if h in slurm_nodes)
+                  for leaf, d in graph.nodes(data=True) if d.get("tier") == "leaf"}
+    groups = {name: hosts for name, hosts in groups.items() if hosts}
+    levels: list[tuple[str, str, list[str]]] = [(n, "Nodes", h) for n, h in groups.items()]
+    firsts = list(groups)
     if fabric.tiers == 2:
         levels.append((f"{prefix}-spines", "Switches", firsts))
     elif fabric.tiers == 3:
+        pods = _pods(graph, groups, prefix)
         levels += [(pod, "Switches", members) for pod, members in pods.items()]
         levels.append((f"{prefix}-core", "Switches", list(pods)))
     return levels
 
 
-def _rail_groups(plan: Plan, graph: Any, slurm_nodes: set[str],
+def _rail_groups(graph: Any, slurm_nodes: set[str],
                  prefix: str) -> dict[str, list[str]]:
     """First-level switch -> its nodes: the nodes cabled to the same rail leaves. Usually a
     whole SU (``<prefix>-su<N>``); an SU wider than one leaf's downlinks (GB200: 36 nodes, two
@@ -94,7 +89,7 @@ def _rail_groups(plan: Plan, graph: Any, slurm_nodes: set[str],
             by_leaves[(data["su"], leaves)].append(host)
     by_su: dict[int, list[list[str]]] = defaultdict(list)
     for (su, _leaves), hosts in by_leaves.items():
-        by_su[su].append(_host_order(plan, hosts))
+        by_su[su].append(sorted(hosts))
     groups: dict[str, list[str]] = {}
     for su in sorted(by_su):
         parts = sorted(by_su[su])
@@ -103,12 +98,9 @@ def _rail_groups(plan: Plan, graph: Any, slurm_nodes: set[str],
     return groups
 
 
-def _pods(plan: Plan, graph: Any, groups: dict[str, list[str]],
-          prefix: str) -> dict[str, list[str]]:
+def _pods(graph: Any, groups: dict[str, list[str]], prefix: str) -> dict[str, list[str]]:
     """Pod switch -> first-level switches under it: a first-level switch belongs to the pod
     whose spines its leaves reach (every leaf of a pod reaches the same spines)."""
-    if plan.fabrics["compute"].tiers < 3:
-        return {}
     spine_sets: dict[frozenset[str], list[str]] = {}
     for first, hosts in groups.items():
         leaf = first if graph.has_node(first) else next(
@@ -160,7 +152,3 @@ def _prefix(graph: Any) -> str:
     return str(leaf).split("-leaf", 1)[0]
 
 
-
-def _host_order(plan: Plan, hosts: list[str]) -> list[str]:
-    """Hosts sorted as ClusterShell folds them (natural order)."""
-    return sorted(hosts)
