@@ -8,7 +8,7 @@ import dataclasses
 import networkx as nx
 
 from cluster_iac.plan import Plan
-from cluster_iac.plan.model import Placement, Switch
+from cluster_iac.plan.model import Placement, PowerCord, PowerDevice, Switch
 from tests.conftest import example_build
 
 
@@ -20,7 +20,7 @@ def _switch(name: str, model: str, network: str, tier: str, rack: str, speed: in
 
 def wired_plan() -> Plan:
     """The seed example (8 GPU nodes in r01, a head node in r02) with one HDR leaf in r01,
-    a management switch in r02, and A/B power cords in r02."""
+    a management switch in r02, and two power cords from one PDU in r02."""
     plan = example_build("seed-64gpu-h100").plan
     leaf = _switch("ib-leaf1", "qm8700", "compute", "leaf", "r01", 200)
     mgmt = _switch("mgmt-sw1", "sn2201", "management", "access", "r02", 1)
@@ -38,19 +38,11 @@ def wired_plan() -> Plan:
         management.add_edge(node.hostname, "mgmt-sw1",
                             ports={node.hostname: "eth0", "mgmt-sw1": f"swp{i + 1}"},
                             speed_gbps=1)
-    power = nx.DiGraph()
-    power.add_node("r02-feed-a", kind="feed", rack="r02")
-    power.add_node("r02-pdu-a", kind="pdu", rack="r02", profile="mgmt-208v")
-    power.add_edge("r02-feed-a", "r02-pdu-a")
-    for psu in (1, 2):
-        outlet, supply = f"r02-pdu-a:o{psu}", f"slurm-head1:psu{psu}"
-        power.add_node(outlet, kind="outlet", pdu="r02-pdu-a", name=f"outlet{psu}")
-        power.add_node(supply, kind="psu", device="slurm-head1", name=f"PSU{psu}", rating_w=1200)
-        power.add_node("slurm-head1", kind="device")
-        power.add_edge("r02-pdu-a", outlet)
-        power.add_edge(outlet, supply)
-        power.add_edge(supply, "slurm-head1")
+    pdu = PowerDevice("r02-pdu-a", "pdu", "r02", "mgmt-208v", "A")
+    cords = tuple(PowerCord("r02", "r02-pdu-a", "CB1", "L1", psu, "slurm-head1", psu, 1200)
+                  for psu in (1, 2))
     addresses = {"management": {n.hostname: f"10.0.1.{11 + i}" for i, n in enumerate(plan.nodes)}}
     return dataclasses.replace(
         plan, switches=(leaf, mgmt), placements=placements, addresses=addresses,
-        graphs={"compute": compute, "management": management, "power": power})
+        graphs={"compute": compute, "management": management},
+        power_devices=(pdu,), power_cords=cords)

@@ -75,21 +75,15 @@ IDS = [name for name, _ in PLANS]
 
 
 def _expected_cables(plan: Plan) -> int:
-    """One cable per network-graph edge, plus one per outlet-PSU edge of the power graph."""
+    """One cable per network-graph edge, plus one per power cord."""
     total = sum(plan.graphs[g].number_of_edges() for g in NETWORK_GRAPHS if g in plan.graphs)
-    power = plan.graphs.get("power")
-    if power is not None:
-        kinds = power.nodes(data="kind")
-        total += sum(1 for u, v in power.edges() if {kinds[u], kinds[v]} == {"outlet", "psu"})
-    return total
+    return total + len(plan.power_cords)
 
 
 def _hosts(plan: Plan) -> set[str]:
     names = {n.hostname for n in plan.nodes} | {s.name for s in plan.switches}
-    power = plan.graphs.get("power")
-    if power is not None:
-        # PDUs and NVL72 power shelves are racked devices with their own inventory entries.
-        names |= {n for n, kind in power.nodes(data="kind") if kind in ("pdu", "power-shelf")}
+    # PDUs and NVL72 power shelves are racked devices with their own inventory entries.
+    names |= {d.name for d in plan.power_devices}
     return names
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import networkx as nx
 
 from cluster_iac.errors import CompileError, Diagnostic
-from cluster_iac.plan import Plan, electrical
+from cluster_iac.plan import Plan, PowerCord, PowerDevice, electrical
 from cluster_iac.plan.power import (
     DEFAULT_SHELF,
     SIDES,
@@ -48,7 +48,30 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
     if problems:
         raise CompileError(problems)
     annotate_loads(graph, rack_pdus)
-    return replace(plan, graphs={**plan.graphs, "power": graph})
+    return replace(plan, graphs={**plan.graphs, "power": graph},
+                   power_devices=_power_devices(graph), power_cords=_power_cords(graph))
+
+
+def _power_devices(graph: nx.DiGraph) -> tuple[PowerDevice, ...]:
+    """PDUs and power shelves, by name."""
+    found = [PowerDevice(str(name), data["kind"], data["rack"],
+                         str(data.get("profile") or data.get("model")), data.get("side", ""))
+             for name, data in graph.nodes(data=True) if data["kind"] in ("pdu", "power-shelf")]
+    return tuple(sorted(found, key=lambda d: d.name))
+
+
+def _power_cords(graph: nx.DiGraph) -> tuple[PowerCord, ...]:
+    """Every outlet -> PSU cord with its circuit and line, by PDU and outlet number."""
+    cords = []
+    for _, data in graph.nodes(data=True):
+        if data["kind"] != "psu":
+            continue
+        outlet = graph.nodes[data["outlet"]]
+        cords.append(PowerCord(
+            rack=data["rack"], pdu=data["pdu"], circuit=graph.nodes[data["circuit"]]["name"],
+            line=data["slot"], outlet=outlet["number"], device=data["device"],
+            psu=int(data["name"][3:]), rating_w=data["rating_w"]))
+    return tuple(sorted(cords, key=lambda c: (c.pdu, c.outlet)))
 
 
 def _devices_by_rack(plan: Plan, graph: nx.DiGraph) -> dict[str, list[Powered]]:

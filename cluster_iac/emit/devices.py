@@ -10,8 +10,6 @@ from cluster_iac.plan import Plan
 
 # Graphs whose edges are data cables (one edge per cable), in cable-id order.
 NETWORK_GRAPHS = ("compute", "storage", "management", "bmc")
-# Power-graph node kinds that are not devices (PDUs are devices: they have a rack and U).
-POWER_PARTS = ("feed", "panel", "circuit", "breaker", "outlet", "psu")
 
 
 @dataclass(frozen=True)
@@ -65,17 +63,12 @@ def _switch_device(plan: Plan, switch: Any) -> Device:
 
 
 def _pdu_devices(plan: Plan) -> list[Device]:
-    graph = plan.graphs.get("power")
-    if graph is None:
-        return []
+    """PDUs and power shelves (racked like a PDU), from the power pass's table."""
     pdus = []
-    for name, data in graph.nodes(data=True):
-        if data.get("kind") not in ("pdu", "power-shelf"):  # shelves: racked like a PDU
-            continue
-        place = plan.placements.get(name)
-        rack = place.rack if place else data.get("rack", "")
-        pdus.append(Device(str(name), "pdu", str(data["kind"]),
-                           str(data.get("profile", data.get("model", "pdu"))), rack,
+    for part in plan.power_devices:
+        place = plan.placements.get(part.name)
+        pdus.append(Device(part.name, "pdu", part.kind, part.model,
+                           place.rack if place else part.rack,
                            place.u if place else None, place.height_u if place else 0))
     return pdus
 
@@ -139,21 +132,9 @@ def _link_of(plan: Plan, network: str) -> str:
 
 
 def power_cords(plan: Plan) -> list[Link]:
-    """One cord per outlet-PSU edge of the power graph: PDU outlet -> device inlet."""
-    graph = plan.graphs.get("power")
-    if graph is None:
-        return []
-    cords = []
-    for u, v in graph.edges():
-        kinds = {graph.nodes[u].get("kind"): u, graph.nodes[v].get("kind"): v}
-        if "outlet" not in kinds or "psu" not in kinds:
-            continue
-        outlet, psu = kinds["outlet"], kinds["psu"]
-        odata, pdata = graph.nodes[outlet], graph.nodes[psu]
-        cords.append(Link("power", str(_owner(graph, outlet, "pdu")),
-                          str(odata.get("name", outlet)),
-                          str(_owner(graph, psu, "device")), str(pdata.get("name", psu)),
-                          0, "power", int(pdata.get("rating_w", 0))))
+    """One cord per PSU, from the power pass's table: PDU outlet -> device inlet."""
+    cords = [Link("power", c.pdu, f"outlet{c.outlet}", c.device, f"PSU{c.psu}", 0, "power",
+                  int(c.rating_w)) for c in plan.power_cords]
     return sorted(cords, key=lambda c: (natural(c.a_device), natural(c.a_port),
                                         natural(c.b_device), natural(c.b_port)))
 
@@ -162,25 +143,3 @@ def natural(text: str) -> tuple[tuple[int, int | str], ...]:
     """Sort key that puts outlet2 before outlet10."""
     return tuple((0, int(part)) if part.isdigit() else (1, part)
                  for part in re.split(r"(\d+)", text) if part)
-
-
-def _owner(graph: Any, part: Any, attr: str) -> Any:
-    """The device a PSU or outlet belongs to: its attribute, else the nearest device node."""
-    data = graph.nodes[part]
-    if attr in data:
-        return data[attr]
-    seen, frontier = {part}, [part]
-    while frontier:
-        nxt = []
-        for node in frontier:
-            for other in graph.neighbors(node):
-                if other in seen:
-                    continue
-                kind = graph.nodes[other].get("kind")
-                is_device = kind not in POWER_PARTS and kind != "pdu"
-                if (attr == "pdu" and kind == "pdu") or (attr == "device" and is_device):
-                    return other
-                seen.add(other)
-                nxt.append(other)
-        frontier = nxt
-    return part

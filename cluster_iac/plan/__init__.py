@@ -9,6 +9,8 @@ from cluster_iac.plan.model import (
     PartitionPlan,
     Placement,
     Plan,
+    PowerCord,
+    PowerDevice,
     Rack,
     Row,
     Settings,
@@ -18,6 +20,7 @@ from cluster_iac.plan.model import (
 __all__ = [
     "FabricPlan",
     "NvlinkDomain",
-    "Node", "NicPlan", "NodeTypePlan", "PartitionPlan", "Placement", "Plan", "Rack", "Row",
+    "Node", "NicPlan", "NodeTypePlan", "PartitionPlan", "Placement", "Plan", "PowerCord",
+    "PowerDevice", "Rack", "Row",
     "Settings", "Switch",
 ]

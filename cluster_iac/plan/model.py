@@ -186,6 +186,35 @@ class PartitionPlan:
     spec_path: SpecPath
 
 
+@dataclass(frozen=True, slots=True)
+class PowerCord:
+    """One PSU's cord: from a PDU outlet (on a circuit and a line) to a device's power inlet.
+
+    The physical layer's power table: the power pass plans it once; checks and every emitter
+    (facility, cabling, NetBox) read these rows and never re-derive them.
+    """
+
+    rack: str
+    pdu: str  # PDU device name, e.g. 'r01-pdu-a'
+    circuit: str  # breaker/circuit of that PDU, e.g. 'CB1'
+    line: str  # 'L1' | 'L2' | 'L3' (wye or single phase) or 'L1-L2' ... (delta line pair)
+    outlet: int  # outlet number on the PDU, 1-based
+    device: str  # node, switch or power shelf the cord feeds
+    psu: int  # PSU (power inlet) number on the device, 1-based
+    rating_w: float  # output rating of that PSU, W
+
+
+@dataclass(frozen=True, slots=True)
+class PowerDevice:
+    """A racked part of the power chain: a rack PDU (one per feed side) or a power shelf."""
+
+    name: str
+    kind: str  # 'pdu' | 'power-shelf'
+    rack: str
+    model: str  # PDU profile name, or the power shelf's catalog key
+    side: str  # feed side of a PDU ('A', 'B', 'C'); '' for power shelves
+
+
 @dataclass(frozen=True)
 class Plan:
     """Everything the cluster is, expanded; each compile pass returns a new Plan."""
@@ -212,6 +241,9 @@ class Plan:
     nvlink_domains: tuple[NvlinkDomain, ...] = ()
     # GPU node type -> its NCCL environment (plan/nccl.py NcclNodeType)
     nccl: dict[str, Any] = field(default_factory=dict)
+    # The power chain as flat tables (build_power): PDUs and power shelves, and every cord
+    power_devices: tuple[PowerDevice, ...] = ()
+    power_cords: tuple[PowerCord, ...] = ()
     # The Lustre file system's directory layouts (plan/lustre.py LustrePlan), None without Lustre
     lustre: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
