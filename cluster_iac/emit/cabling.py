@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -11,6 +9,7 @@ from dataclasses import dataclass
 from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.devices import Device, Link, devices, links
+from cluster_iac.emit.formats import csv_text
 from cluster_iac.plan import Plan
 
 # Cable-id prefix per network, so a crew can tell a cable's network from its label.
@@ -48,9 +47,9 @@ class Cable:
 def render(plan: Plan) -> dict[str, str]:
     cables = plan_cables(plan)
     return {
-        "cabling/cables.csv": _csv(CABLE_COLUMNS, [_cable_row(c) for c in cables]),
-        "cabling/labels.csv": _csv(("cable_id", "end", "label"), _label_rows(cables)),
-        "cabling/bom.csv": _csv(("item", "type", "speed_gbps", "length_m", "quantity"),
+        "cabling/cables.csv": csv_text(CABLE_COLUMNS, [_cable_row(c) for c in cables]),
+        "cabling/labels.csv": csv_text(("cable_id", "end", "label"), _label_rows(cables)),
+        "cabling/bom.csv": csv_text(("item", "type", "speed_gbps", "length_m", "quantity"),
                                 bom_rows(cables)),
         "cabling/bom.md": render_template("cabling/bom.md.j2", **_bom_context(plan, cables)),
     }
@@ -216,11 +215,3 @@ def bom_rows(cables: list[Cable]) -> list[list[str]]:
     rows += [["transceiver", key, str(speed), "", str(n)]
              for (key, speed), n in sorted(optics.items())]
     return rows
-
-
-def _csv(header: tuple[str, ...], rows: list[list[str]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return out.getvalue()

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 from cluster_iac.emit.base import render_template
+from cluster_iac.emit.formats import csv_text
 from cluster_iac.plan import Plan, electrical
 from cluster_iac.plan.power import CircuitLoad, PduLoad, circuit_loads, pdu_loads, rack_loads_w
 
@@ -24,9 +23,9 @@ def render(plan: Plan) -> dict[str, str]:
         return {}
     context = facility_context(plan)
     return {
-        "facility/pdu_breakers.csv": _csv(BREAKER_COLUMNS, [_breaker_row(b) for b in
+        "facility/pdu_breakers.csv": csv_text(BREAKER_COLUMNS, [_breaker_row(b) for b in
                                                             context["breakers"]]),
-        "facility/power_totals.csv": _csv(TOTAL_COLUMNS, [[t[c] for c in TOTAL_COLUMNS]
+        "facility/power_totals.csv": csv_text(TOTAL_COLUMNS, [[t[c] for c in TOTAL_COLUMNS]
                                                           for t in context["totals"]]),
         "facility/pdu_breakers.md": render_template("facility/pdu_breakers.md.j2", **context),
     }
@@ -109,11 +108,3 @@ def _kw(watts: float) -> str:
 
 def _amps(amps: float | None) -> str:
     return "" if amps is None else f"{amps:.1f}"
-
-
-def _csv(header: tuple[str, ...], rows: list[list[str]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return out.getvalue()

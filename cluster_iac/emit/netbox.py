@@ -9,12 +9,11 @@ and choice values are NetBox's slugs from netbox/dcim/choices.py (CableTypeChoic
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 
 from cluster_iac.emit.cabling import Cable, plan_cables
 from cluster_iac.emit.devices import Device, devices
+from cluster_iac.emit.formats import csv_text
 from cluster_iac.plan import Plan
 
 # netbox/dcim/choices.py InterfaceTypeChoices, by link layer and line rate (Gb/s).
@@ -71,7 +70,7 @@ def render(plan: Plan) -> dict[str, str]:
         **_interfaces_and_power(plan, devs, cables),
         **_feeds(plan),
     }
-    return {f"netbox/{name}.csv": _csv(COLUMNS[name], tables[name]) for name in COLUMNS}
+    return {f"netbox/{name}.csv": csv_text(COLUMNS[name], tables[name]) for name in COLUMNS}
 
 
 def slug(name: str) -> str:
@@ -178,11 +177,3 @@ def _feeds(plan: Plan) -> dict[str, list[list[str]]]:
                       f"{profile.breaker_a:g}" if profile else "",
                       f"{plan.settings.policy.breaker_continuous_percent:g}"])
     return {"power_panels": [[site, p] for p in sorted(panels)], "power_feeds": feeds}
-
-
-def _csv(header: tuple[str, ...], rows: list[list[str]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return out.getvalue()
