@@ -10,11 +10,13 @@ and choice values are NetBox's slugs from netbox/dcim/choices.py (CableTypeChoic
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from cluster_iac.emit.cabling import Cable, plan_cables
-from cluster_iac.emit.devices import Device, devices
+from cluster_iac.catalog.cables import cable_catalog
+from cluster_iac.emit.cabling import text_of
 from cluster_iac.emit.formats import csv_text
 from cluster_iac.plan import Plan
+from cluster_iac.plan.physical import Cables, Device, Ports
 
 # netbox/dcim/choices.py InterfaceTypeChoices, by link layer and line rate (Gb/s).
 INTERFACE_TYPES = {
@@ -59,15 +61,14 @@ ROLE_COLORS = {"compute": "76b900", "controller": "2196f3", "login": "03a9f4",
 
 
 def render(plan: Plan) -> dict[str, str]:
-    devs = devices(plan)
-    cables = plan_cables(plan)
+    devs = plan.devices
     tables = {
         "sites": [[plan.cluster.site, slug(plan.cluster.site), "active"]],
         "racks": [[plan.cluster.site, r.name, STATUS, "19", str(r.height_u)] for r in plan.racks],
         "devices": [_device_row(plan, d) for d in devs],
-        "cables": [_cable_row(c) for c in cables],
+        "cables": _cable_rows(plan.cables),
         **_types(plan, devs),
-        **_interfaces_and_power(plan, devs, cables),
+        **_ports(plan.ports),
         **_feeds(plan),
     }
     return {f"netbox/{name}.csv": csv_text(COLUMNS[name], tables[name]) for name in COLUMNS}
@@ -93,7 +94,7 @@ def _role(d: Device) -> str:
     return d.role if d.kind != "switch" else f"{d.role}-switch"
 
 
-def _types(plan: Plan, devs: list[Device]) -> dict[str, list[list[str]]]:
+def _types(plan: Plan, devs: tuple[Device, ...]) -> dict[str, list[list[str]]]:
     types = {(_manufacturer(plan, d), d.model): d.height_u for d in devs}
     roles = sorted({_role(d) for d in devs})
     return {
@@ -110,48 +111,31 @@ def _device_row(plan: Plan, d: Device) -> list[str]:
             d.rack, str(d.u) if racked else "", "front" if racked else ""]
 
 
-def _interface_type(link: str, speed: int) -> str:
-    return INTERFACE_TYPES.get((link, speed), "other")
+def _cable_rows(c: Cables) -> Iterable[tuple[str, ...]]:
+    netbox = {m.key: m.netbox_type for m in cable_catalog().media}
+    a_type = ["dcim.powerport" if net == "power" else "dcim.interface" for net in c.network]
+    b_type = ["dcim.poweroutlet" if net == "power" else "dcim.interface" for net in c.network]
+    n = len(c)
+    return zip(c.a_device, a_type, c.a_port, c.b_device, b_type, c.b_port,
+               [netbox[m] for m in c.medium], (STATUS,) * n, c.cable_id, text_of(c.length_m),
+               ("m",) * n, strict=True)
 
 
-def _cable_row(c: Cable) -> list[str]:
-    if c.network == "power":
-        a_type, b_type = "dcim.poweroutlet", "dcim.powerport"
-    else:
-        a_type = b_type = "dcim.interface"
-    return [c.a.device, a_type, c.a.port, c.b.device, b_type, c.b.port, c.medium.netbox_type,
-            STATUS, c.cable_id, f"{c.length_m:g}", "m"]
-
-
-def _interfaces_and_power(plan: Plan, devs: list[Device],
-                          cables: list[Cable]) -> dict[str, list[list[str]]]:
-    """Every cabled port: interfaces for data cables, outlets and inlets for power cords."""
-    link_of = {s.name: s for s in plan.switches}
-    interfaces, ports, outlets = {}, {}, {}
-    for c in cables:
-        if c.network == "power":
-            outlets[(c.a.device, c.a.port)] = [c.a.device, c.a.port,
-                                               POWER_OUTLET_TYPES[c.medium.key], ""]
-            ports[(c.b.device, c.b.port)] = [c.b.device, c.b.port,
-                                             POWER_PORT_TYPES[c.medium.key], ""]
-            continue
-        layer = "infiniband" if c.medium.key != "cat6" and _is_ib(plan, c, link_of) else "ethernet"
-        for end in (c.a, c.b):
-            interfaces[(end.device, end.port)] = [
-                end.device, end.port, _interface_type(layer, c.speed_gbps), "true",
-                "true" if c.network == "bmc" else "false"]
-    return {"interfaces": [interfaces[k] for k in sorted(interfaces)],
-            "power_ports": [ports[k] for k in sorted(ports)],
-            "power_outlets": [outlets[k] for k in sorted(outlets)]}
-
-
-def _is_ib(plan: Plan, c: Cable, switches: dict) -> bool:
-    """A fabric cable is InfiniBand when the switch at either end is an InfiniBand model."""
-    for end in (c.a, c.b):
-        switch = switches.get(end.device)
-        if switch is not None and switch.model in plan.catalog.switches:
-            return plan.catalog.switches[switch.model].link == "infiniband"
-    return False
+def _ports(p: Ports) -> dict[str, list[tuple[object, ...]]]:
+    """Every cabled port: interfaces for data cables, inlets and outlets for power cords."""
+    interfaces: list[tuple[object, ...]] = []
+    inlets: list[tuple[object, ...]] = []
+    outlets: list[tuple[object, ...]] = []
+    for device, port, kind, network, link, speed, medium in zip(
+            p.device, p.port, p.kind, p.network, p.link, p.speed_gbps, p.medium, strict=True):
+        if kind == "interface":
+            interfaces.append((device, port, INTERFACE_TYPES.get((link, speed), "other"),
+                               "true", "true" if network == "bmc" else "false"))
+        elif kind == "power-port":
+            inlets.append((device, port, POWER_PORT_TYPES[medium], ""))
+        else:
+            outlets.append((device, port, POWER_OUTLET_TYPES[medium], ""))
+    return {"interfaces": interfaces, "power_ports": inlets, "power_outlets": outlets}
 
 
 def _feeds(plan: Plan) -> dict[str, list[list[str]]]:

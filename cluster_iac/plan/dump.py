@@ -19,14 +19,12 @@ def counts(plan: Plan) -> dict[str, Any]:
     for sw in plan.switches:
         tiers = switches.setdefault(sw.network, {})
         tiers[sw.tier] = tiers.get(sw.tier, 0) + 1
-    links: dict[str, dict[str, int]] = {}
-    for network in NETWORKS:
-        graph = plan.graphs.get(network)
-        if graph is not None:
-            by_tier = Counter(str(d.get("tier", "link")) for _u, _v, d in graph.edges(data=True))
-            links[network] = dict(sorted(by_tier.items()))
-    power = plan.graphs.get("power")
-    pdus = sum(1 for _n, d in power.nodes(data=True) if d.get("kind") == "pdu") if power else 0
+    by_network: dict[str, Counter[str]] = {}
+    for network, tier in zip(plan.links.network, plan.links.tier, strict=True):
+        by_network.setdefault(network, Counter())[tier] += 1
+    links = {network: dict(sorted(by_network[network].items()))
+             for network in NETWORKS if network in by_network}
+    pdus = sum(1 for d in plan.power_devices if d.kind == "pdu")
     return {
         "nodes": len(plan.nodes),
         "nodes_by_role": dict(sorted(Counter(n.role for n in plan.nodes).items())),
