@@ -128,7 +128,10 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
     leaf_racks = _wire_nodes(wiring, tree, endpoints, names["leaf"], leaf.port_speed_gbps)
     _wire_uplinks(wiring, tree, names, models)
     racks = _switch_racks(plan, config, names, leaf_racks, path)
-    for tier, tier_names in names.items():
+    # Upper tiers first, leaves last: a new scalable unit appends its leaves (power cords and
+    # rack units follow this order).
+    for tier in ("core", "spine", "leaf"):
+        tier_names = names.get(tier, [])
         model_key = _model_key(config, tier)
         for name in tier_names:
             wiring.switches.append(_switch(plan, model_key, name, network, tier, racks[name],

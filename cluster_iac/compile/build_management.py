@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -28,7 +29,7 @@ FABRIC_NETWORKS = ("compute", "storage", "nvlink")
 
 def build_management(spec: ClusterSpec, plan: Plan) -> Plan:
     """Access, aggregation and core switches of each management network, and their cables."""
-    switches = list(plan.switches)
+    made: list[Switch] = []
     cables = LinkBuilder()
     problems: list[Diagnostic] = []
     for network in NETWORKS:
@@ -45,10 +46,25 @@ def build_management(spec: ClusterSpec, plan: Plan) -> Plan:
             problems.append(Diagnostic("SPEC-SWITCH-RADIX", f"switch '{model}' has too few ports "
                                        f"for {UPLINKS} uplinks and a host", path))
             continue
-        switches += _build_network(plan, network, model, path, cables)
+        made += _build_network(plan, network, model, path, cables)
     if problems:
         raise CompileError(problems)
-    return replace(plan, switches=tuple(switches), links=plan.links + cables.freeze())
+    # Management switches first: a rack's devices are powered and racked in this order, and
+    # what a cluster grows by (fabric leaves) comes last, moving no outlet already cabled.
+    return replace(plan, switches=(*made, *plan.switches), links=plan.links + cables.freeze())
+
+
+def growth_key(plan: Plan) -> Callable[[Switch], tuple[Any, ...]]:
+    """Sort key that puts last what a cluster grows by: upper tiers (aggregation, core,
+    spine) first, then access switches and leaves of racks without compute nodes (services,
+    storage, network racks), then those of compute racks; compute fabric before storage; by
+    name within each."""
+    compute_racks = {n.rack for n in plan.nodes if n.role == "compute"}
+
+    def key(sw: Switch) -> tuple[Any, ...]:
+        return (sw.tier in ("access", "leaf"), sw.rack in compute_racks,
+                sw.network == "storage", natural_key(sw.name))
+    return key
 
 
 def _endpoints(plan: Plan, network: str) -> dict[str, list[tuple[str, str]]]:
@@ -113,9 +129,9 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
             access.append(sw)
             for port, (device, device_port) in enumerate(ends[k * down:(k + 1) * down], 1):
                 net.cable(device, device_port, sw.name, f"swp{port}", "link")
-    # Upper tiers take the access switches in name order, so a new rack's switch (named after
-    # its rack) takes the next aggregation port and moves no other.
-    access.sort(key=lambda sw: natural_key(sw.name))
+    # Upper tiers take the access switches in growth order: a new compute rack's switch takes
+    # the next aggregation port and moves no other.
+    access.sort(key=growth_key(plan))
     made = list(access)
     if len(access) == 2:  # two racks: the access switches uplink to each other, no aggregation
         for s in range(UPLINKS):
