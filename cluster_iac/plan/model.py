@@ -56,6 +56,8 @@ class NodeTypePlan:
     features: tuple[str, ...]
     gres_autodetect: str
     spec_path: SpecPath
+    gpu_architecture: str | None = None  # 'ampere' | 'hopper' | 'blackwell' (NCCL's tuning key)
+    nvlink_sharp: bool = False  # the NVSwitches reduce in the switch (NCCL's NVLS algorithms)
 
     @property
     def cpus(self) -> int:
