@@ -7,57 +7,56 @@ from dataclasses import replace
 import pytest
 
 from cluster_iac.errors import Severity
-from cluster_iac.plan.busbw import NETWORK_EFFICIENCY, NVLINK_EFFICIENCY, predictions
+from cluster_iac.plan.collectives import predictions
+from cluster_iac.plan.collectives.constants import EFFICIENCY, NETWORK_EFFICIENCY
+from tests.busbw_references import ROCE_400G, hgx
 from tests.check_fixtures import errors_of, findings_of, messages
 from tests.conftest import example_build
 from tests.facility_fixtures import compile_data, example_data
 
-SEED_GUIDE_BUSBW_GBS = 25  # seed guide, 'Validate All-Reduce': 64 H100, 1 x HDR per node
+
+def _whole(plan):  # type: ignore[no-untyped-def]
+    [whole] = [p for p in predictions(plan) if p.job == "partition"]
+    return whole
 
 
-def test_seed_busbw_within_15_percent_of_the_guide() -> None:
-    [p] = predictions(example_build("seed-64gpu-h100").plan)
-    assert (p.gpus, p.domains, p.nic_gbs) == (64, 8, 25.0)  # one 200 Gb/s HCA per node
-    assert p.bottleneck == "network"
-    assert abs(p.busbw_gbs - SEED_GUIDE_BUSBW_GBS) / SEED_GUIDE_BUSBW_GBS <= 0.15
-    assert p.busbw_gbs == pytest.approx(25 * NETWORK_EFFICIENCY["infiniband"])
+def test_seed_partition_is_bound_by_its_one_hca_per_node() -> None:
+    p = _whole(example_build("seed-64gpu-h100").plan)
+    assert (p.shape.gpus, p.shape.domains, p.shape.net_line_gbs) == (64, 8, 25.0)
+    assert p.chosen is not None and p.chosen.limit == "network"
+    assert p.busbw_gbs == pytest.approx(25 * NETWORK_EFFICIENCY["infiniband"], rel=0.01)
 
 
-def test_dgx_superpod_busbw_is_node_nic_bound() -> None:
-    """8 x 400 Gb/s per DGX H100 = 400 GB/s of NICs; NVIDIA expects 46-48 GB/s per NDR NIC."""
-    [p] = predictions(example_build("dgx-h100-superpod-4su").plan)
-    assert p.nic_gbs == 400
-    assert 8 * 46 <= p.busbw_gbs <= 8 * 48
-    assert p.nvlink_gbs == pytest.approx(450 * NVLINK_EFFICIENCY)
-
-
-def test_dgx_a100_busbw_near_nvidias_measurement() -> None:
-    """NVIDIA measures 192 GB/s all_reduce busbw on DGX A100 with 8 x HDR (NVIDIA/nccl #812)."""
-    a100 = next(p for p in predictions(example_build("mixed-a100-h100").plan) if p.scope == "a100")
-    assert a100.nic_gbs == 200
-    assert abs(a100.busbw_gbs - 192) / 192 <= 0.15
+def test_superpod_runs_nvls_tree_on_eight_ndr_nics_per_node() -> None:
+    p = _whole(example_build("dgx-h100-superpod-4su").plan)
+    assert (p.shape.gpus, p.shape.net_line_gbs, p.shape.oversubscription) == (1016, 400, 1.0)
+    assert p.chosen is not None and p.chosen.algorithm == "nvls_tree"
+    assert 8 * 46 <= p.busbw_gbs <= 8 * 48  # NVIDIA: 46-48 GB/s per NDR NIC (nccl-tests #290)
 
 
 def test_single_node_and_nvl72_rack_are_nvlink_bound() -> None:
     data = example_data("minimal")
     data["node_groups"][0]["count"] = 1
     [p] = predictions(compile_data(data))
-    assert (p.domains, p.network_gbs, p.bottleneck) == (1, None, "nvlink")
-    assert p.busbw_gbs == pytest.approx(450 * NVLINK_EFFICIENCY)
-    [p] = predictions(example_build("gb200-nvl72").plan)
-    assert (p.domains, p.bottleneck) == (4, "nvlink")  # 72 NICs per rack outrun NVLink
+    assert (p.job, p.shape.domains, p.chosen and p.chosen.algorithm) == ("partition", 1, "nvls")
+    assert p.busbw_gbs == pytest.approx(450 * EFFICIENCY["hopper"].nvls * 2 * 7 / 8, rel=0.01)
     data = example_data("gb200-nvl72")
     data["node_groups"][0].update(count=18, racks="nvl1")
-    [p] = predictions(compile_data(data))
-    assert (p.domains, p.network_gbs) == (1, None)
+    whole = _whole(compile_data(data))
+    assert (whole.shape.gpus, whole.shape.domains) == (72, 1)
+    assert whole.chosen is not None and whole.chosen.algorithm == "nvls"
 
 
-def test_oversubscribed_fabric_halves_the_network_bound() -> None:
+def test_oversubscribed_fabric_halves_the_network_bound_beyond_one_scalable_unit() -> None:
     data = example_data("dgx-h100-superpod-4su")
     data["fabric"]["compute"]["oversubscription"] = "2:1"
-    [p] = predictions(compile_data(data))
-    assert p.oversubscription == 2.0
-    assert p.busbw_gbs == pytest.approx(400 * NETWORK_EFFICIENCY["infiniband"] / 2)
+    plan = compile_data(data)
+    jobs = {p.job: p for p in predictions(plan)}
+    assert jobs["partition"].shape.oversubscription == 2.0
+    assert jobs["partition"].shape.net_gbs == pytest.approx(
+        400 * NETWORK_EFFICIENCY["infiniband"] / 2)
+    assert jobs["scalable_unit"].shape.oversubscription == 1.0  # 32 nodes under one leaf set
+    assert jobs["scalable_unit"].busbw_gbs > 1.9 * jobs["partition"].busbw_gbs
 
 
 def _two_to_one() -> dict:  # type: ignore[type-arg]
@@ -85,17 +84,47 @@ def test_busbw_below_policy_minimum() -> None:
     data["policy"] = {"min_allreduce_busbw_gbs": 30}
     found = findings_of(data, "FABRIC-BUSBW")
     assert [f.message for f in found] == [
-        "partition gpu-training: predicted all_reduce busbw 23.0 GB/s over 64 GPUs is 77% of "
-        "the policy's 30 GB/s, short by 7.0 GB/s (NVLink bound 369.0 GB/s, network bound "
-        "23.0 GB/s (25.0 GB/s of NICs per NVLink domain, infiniband, 1:1 oversubscribed); the "
-        "network limits it)"]
+        "partition gpu-training: predicted all_reduce busbw of the whole partition (64 GPUs) "
+        "is 24.0 GB/s at 8 GiB, 80% of the policy's 30 GB/s (policy.min_allreduce_busbw_gbs), "
+        "short by 6.0 GB/s; NCCL would run Ring, limited by the network: 25.0 GB/s of NICs "
+        "per NVLink domain x 0.96 (infiniband), 1:1 oversubscribed on the job's path"]
+    assert found[0].path == ("fabric", "compute")
+    assert found[0].details == {"measured": 23.98, "limit": 30, "unit": "GB/s"}
     # 2:1 on the SuperPOD halves the network bound below its 300 GB/s minimum: cite the ratio.
     data = example_data("dgx-h100-superpod-4su")
     data["fabric"]["compute"]["oversubscription"] = "2:1"
     data["policy"]["max_oversubscription"] = "2:1"
     [finding] = findings_of(data, "FABRIC-BUSBW")
     assert finding.path == ("fabric", "compute", "oversubscription")
-    assert "predicted all_reduce busbw 184.0 GB/s over 1016 GPUs" in finding.message
+    assert "predicted all_reduce busbw of the whole partition (1016 GPUs) is 191.2 GB/s" \
+        in finding.message
+    # ... which one scalable unit, under its own leaves, still meets.
+    data["policy"]["min_allreduce_busbw_job"] = "scalable_unit"
+    assert findings_of(data, "FABRIC-BUSBW") == []
+
+
+def test_policy_names_the_job_one_node_or_a_gpu_count() -> None:
+    data = example_data("seed-64gpu-h100")
+    data["policy"] = {"min_allreduce_busbw_gbs": 400, "min_allreduce_busbw_job": "node"}
+    assert findings_of(data, "FABRIC-BUSBW") == []  # one node: NVLS, 480 GB/s
+    data["policy"]["min_allreduce_busbw_job"] = 16
+    [finding] = findings_of(data, "FABRIC-BUSBW")
+    assert finding.message.startswith(  # two nodes: tree and NVLS-tree send each byte once
+        "partition gpu-training: predicted all_reduce busbw of 16 GPUs is 45.0 GB/s")
+    data["policy"]["min_allreduce_busbw_job"] = 1000  # more than the partition holds
+    [finding] = findings_of(data, "FABRIC-BUSBW")
+    assert "of the whole partition (64 GPUs)" in finding.message
+
+
+def test_sharp_needs_infiniband() -> None:
+    data = hgx("hgx-h100-8gpu", 4)
+    data["fabric"]["compute"]["sharp"] = True
+    assert findings_of(data, "FABRIC-SHARP") == []
+    data = hgx("hgx-h100-8gpu", 4, nics=ROCE_400G, technology="roce")
+    data["fabric"]["compute"]["sharp"] = True
+    [finding] = findings_of(data, "FABRIC-SHARP")
+    assert finding.path == ("fabric", "compute", "sharp")
+    assert finding.message.startswith("fabric.compute.sharp needs InfiniBand")
 
 
 def test_radix_exceeded() -> None:

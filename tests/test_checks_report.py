@@ -56,9 +56,14 @@ def test_report_command_prints_report_md() -> None:
 
 def test_report_has_the_model_its_sources_and_the_findings() -> None:
     seed = example_build("seed-64gpu-h100").files["report.md"]
-    assert "| gpu-training | 8 | 64 | 8 | 369.0 | 25.0 | 23.0 | 1:1 | 23.0 | network |" in seed
-    assert "NVIDIA nccl-tests, doc/PERFORMANCE.md" in seed
-    assert "seed guide 'Building a GPU Cluster for ML Training'" in seed
+    assert "### Partition gpu-training" in seed
+    assert ("| one node | 1 | 8 | 1 x 8 | - | - | 368.5 | 296.7 | 480.0 | - | - | NVLS | 480.0 "
+            "| NVLink | 0.1 |") in seed
+    assert ("| the whole partition | 8 | 64 | 8 x 8 | 25.0 | 1:1 | 24.0 | 21.7 | - | 23.6 | - "
+            "| Ring | 24.0 | network | 0.1 |") in seed
+    assert "| busbw | algbw x 2(n-1)/n | NVIDIA/nccl-tests doc/PERFORMANCE.md |" in seed
+    assert "| hopper | 0.82 | 0.61 | 0.52 |" in seed
+    assert "coreweave/nccl-tests README.md" in seed
     assert "| r01 | r01-pdu-a | single | 45.10 | 45.10 | - | 69.92 | 64 | 24.82 |" in seed
     assert "No findings: every check passed." in seed
     superpod = example_build("dgx-h100-superpod-4su").files["report.md"]

@@ -11,7 +11,7 @@ import networkx as nx
 from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
-from cluster_iac.plan.busbw import BusbwPrediction, predictions
+from cluster_iac.plan.collectives import JobPrediction, policy_job, size_text
 from cluster_iac.plan.fattree import parse_ratio
 
 NETWORK_GRAPHS = ("compute", "storage", "management", "bmc")
@@ -123,36 +123,69 @@ def connectivity(plan: Plan) -> Iterator[Diagnostic]:
                                                 "unit": "nodes"})
 
 
+@check("fabric.sharp")
+def sharp(plan: Plan) -> Iterator[Diagnostic]:
+    """SHARP needs InfiniBand: the reductions run in Quantum switches, RoCE has none."""
+    section = plan.settings.fabric.compute
+    if section is not None and section.sharp and section.technology != "infiniband":
+        yield Diagnostic(
+            "FABRIC-SHARP",
+            f"fabric.compute.sharp needs InfiniBand: SHARP reduces in NVIDIA Quantum "
+            f"InfiniBand switches, and a {section.technology} fabric has no in-network "
+            f"reduction for NCCL's CollNet", ("fabric", "compute", "sharp"),
+            hint="drop sharp, or build the compute fabric on InfiniBand")
+
+
 @check("fabric.allreduce_busbw")
 def allreduce_busbw(plan: Plan) -> Iterator[Diagnostic]:
-    """Predicted NCCL all_reduce busbw of each partition against the policy's minimum."""
+    """Predicted NCCL all_reduce busbw of the job policy.min_allreduce_busbw_job names (the
+    whole partition by default), in each partition, against the policy's minimum."""
     minimum = plan.settings.policy.min_allreduce_busbw_gbs
     if minimum is None:
         return
-    for p in predictions(plan):
-        if p.gpus and p.busbw_gbs < minimum:
-            yield Diagnostic(
-                "FABRIC-BUSBW",
-                f"partition {p.scope}: predicted all_reduce busbw {p.busbw_gbs:.1f} GB/s over "
-                f"{p.gpus} GPUs is {100 * p.busbw_gbs / minimum:.0f}% of the policy's "
-                f"{minimum:g} GB/s, short by {minimum - p.busbw_gbs:.1f} GB/s "
-                f"({bounds_text(p)})", _busbw_path(plan, p),
-                details={"measured": round(p.busbw_gbs, 2), "limit": minimum, "unit": "GB/s"})
+    for partition in plan.partitions:
+        p = policy_job(plan, partition)
+        if p is None or p.shape.gpus < 2 or p.busbw_gbs >= minimum:
+            continue
+        yield Diagnostic(
+            "FABRIC-BUSBW",
+            f"partition {p.partition}: predicted all_reduce busbw of {_job_text(p)} is "
+            f"{p.busbw_gbs:.1f} GB/s at {size_text(p.size_bytes)}, "
+            f"{100 * p.busbw_gbs / minimum:.0f}% of the policy's {minimum:g} GB/s "
+            f"(policy.min_allreduce_busbw_gbs), short by {minimum - p.busbw_gbs:.1f} GB/s; "
+            f"{bounds_text(p)}", _busbw_path(plan, p),
+            details={"measured": round(p.busbw_gbs, 2), "limit": minimum, "unit": "GB/s"})
 
 
-def bounds_text(p: BusbwPrediction) -> str:
-    """'NVLink bound 382.5 GB/s, network bound 23.0 GB/s (25.0 GB/s NICs x 0.92 / 1:1)'."""
-    text = f"NVLink bound {p.nvlink_gbs:.1f} GB/s"
-    if p.network_gbs is not None:
-        text += (f", network bound {p.network_gbs:.1f} GB/s ({p.nic_gbs:.1f} GB/s of NICs per "
-                 f"NVLink domain, {p.technology}, {ratio_text(p.oversubscription)} "
-                 f"oversubscribed)")
-    return f"{text}; the {p.bottleneck} limits it"
+def _job_text(p: JobPrediction) -> str:
+    """'the whole partition (1016 GPUs)', 'one node (8 GPUs)', '64 GPUs'."""
+    names = {"partition": "the whole partition", "node": "one node",
+             "nvlink_domain": "one NVLink domain", "scalable_unit": "one scalable unit"}
+    return f"{names[p.job]} ({p.shape.gpus} GPUs)" if p.job in names else p.job
 
 
-def _busbw_path(plan: Plan, p: BusbwPrediction) -> tuple[str | int, ...]:
-    """Cite what limits the prediction: the fabric's oversubscription, or the NICs."""
-    if p.bottleneck == "network" and p.oversubscription > 1:
+def bounds_text(p: JobPrediction) -> str:
+    """What NCCL would run and what limits it, e.g. 'NCCL would run NVLS-tree, limited by
+    the network: 8 NICs per NVLink domain, 400.0 GB/s line rate x 0.96 (infiniband) / 2:1'."""
+    s = p.shape
+    if p.chosen is None:
+        return (f"no algorithm reaches across {s.domains} NVLink domains without a compute "
+                f"fabric (NCCL falls back to TCP sockets, not modelled)")
+    text = f"NCCL would run {p.chosen.label}, limited by "
+    if p.chosen.limit != "network":
+        return text + f"{p.chosen.limit} ({s.intra_gbs:g} GB/s per GPU)"
+    return text + (f"the network: {s.net_line_gbs:.1f} GB/s of NICs per NVLink domain x "
+                   f"{s.net_efficiency:g} ({s.technology}), {ratio_text(s.oversubscription)} "
+                   f"oversubscribed on the job's path")
+
+
+def _busbw_path(plan: Plan, p: JobPrediction) -> tuple[str | int, ...]:
+    """Cite what limits the prediction: the fabric's oversubscription, the fabric, or the
+    partition (NVLink, or the job)."""
+    network = p.chosen is None or p.chosen.limit == "network"
+    if network and p.shape.oversubscription > 1:
         return ("fabric", "compute", "oversubscription")
-    part = next(x for x in plan.partitions if x.name == p.scope)
-    return part.spec_path if p.bottleneck != "network" else ("fabric", "compute")
+    if network and plan.settings.fabric.compute is not None:
+        return ("fabric", "compute")
+    part = next(x for x in plan.partitions if x.name == p.partition)
+    return part.spec_path

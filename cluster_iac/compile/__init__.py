@@ -18,6 +18,7 @@ from cluster_iac.compile.place_devices import place_devices
 from cluster_iac.compile.plan_cabling import plan_cabling
 from cluster_iac.compile.plan_lustre import plan_lustre
 from cluster_iac.compile.plan_nccl import plan_nccl
+from cluster_iac.compile.plan_slurm import plan_slurm
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
 
@@ -39,6 +40,7 @@ PASSES: tuple[Pass, ...] = (
     plan_cabling,
     plan_nccl,
     plan_lustre,
+    plan_slurm,
 )
 
 

@@ -63,6 +63,8 @@ def _resolve(name: str, nt: NodeType, plan: Plan) -> NodeTypePlan:
         features=tuple(nt.features),
         gres_autodetect=nt.gres_autodetect,
         spec_path=("node_types", name),
+        gpu_architecture=gpu.architecture if gpu and gpu_count else None,
+        nvlink_sharp=platform.nvlink_sharp,
     )
 
 

@@ -129,6 +129,11 @@ def _generated(spec: ClusterSpec, plan: Plan, nt: NodeTypePlan, hcas: tuple[str,
                           "not also match mlx5_10); storage and management ports stay out")
     if technology == "roce" and hcas:
         yield from _roce(spec, target)
+    compute = plan.settings.fabric.compute
+    if technology == "infiniband" and compute is not None and compute.sharp:
+        yield NcclSetting("NCCL_COLLNET_ENABLE", "1", "the compute fabric reduces in its "
+                          "switches (fabric.compute.sharp): CollNet and NVLS across nodes; "
+                          "needs the NCCL SHARP plugin (nccl-rdma-sharp-plugins) on the hosts")
     if nt.pcie is not None:
         yield NcclSetting("NCCL_TOPO_FILE", topo_path(nt.name),
                           f"PCIe/NUMA layout of {nt.platform_name} from the catalog")

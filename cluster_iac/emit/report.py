@@ -6,9 +6,9 @@ from collections import Counter
 from typing import Any
 
 from cluster_iac.emit.base import render_template
-from cluster_iac.plan import Plan
-from cluster_iac.plan import busbw as model
+from cluster_iac.plan import Plan, collectives
 from cluster_iac.plan.checkpoint import storage_figures
+from cluster_iac.plan.collectives import constants
 from cluster_iac.plan.dump import counts
 from cluster_iac.plan.power import pdu_loads, rack_loads_w
 
@@ -119,20 +119,50 @@ def _cooling(plan: Plan) -> dict[str, Any]:
 
 
 def _busbw(plan: Plan) -> dict[str, Any]:
-    rows = []
-    for p in model.predictions(plan):
-        rows.append({
-            "scope": p.scope, "nodes": str(p.nodes), "gpus": str(p.gpus),
-            "domains": str(p.domains), "nvlink": f"{p.nvlink_gbs:.1f}",
-            "nic": f"{p.nic_gbs:.1f}",
-            "network": "-" if p.network_gbs is None else f"{p.network_gbs:.1f}",
-            "oversub": f"{p.oversubscription:.3g}:1", "busbw": f"{p.busbw_gbs:.1f}",
-            "bottleneck": p.bottleneck})
-    minimum = plan.settings.policy.min_allreduce_busbw_gbs
-    return {"rows": rows, "minimum": f"{minimum:g}" if minimum else "-",
-            "nvlink_eff": f"{model.NVLINK_EFFICIENCY:g}",
-            "network_eff": ", ".join(f"{k} {v:g}" for k, v in model.NETWORK_EFFICIENCY.items()),
-            "sources": [{"what": w, "value": v, "source": s} for w, v, s in model.SOURCES]}
+    """One table per partition: each job size, every algorithm's busbw, NCCL's pick."""
+    policy = plan.settings.policy
+    size = collectives.message_bytes(policy.allreduce_message_size)
+    tables = []
+    for partition in plan.partitions:
+        rows = [_busbw_row(p) for p in collectives.partition_predictions(plan, partition)]
+        if rows:
+            tables.append({"name": partition.name, "rows": rows})
+    job = policy.min_allreduce_busbw_job
+    return {
+        "size": collectives.size_text(size), "bytes": str(size), "tables": tables,
+        "minimum": f"{policy.min_allreduce_busbw_gbs:g} GB/s"
+        if policy.min_allreduce_busbw_gbs else "none",
+        "job": _JOB_TEXT.get(str(job), f"{job} GPUs"),
+        "labels": [collectives.LABELS[a] for a in collectives.ALGORITHMS],
+        "nics": str(constants.NICS_PER_DOMAIN),
+        "efficiency": [{"arch": arch, "ring": f"{e.ring:g}", "nvls": f"{e.nvls:g}" if e.nvls
+                        else "-", "nvls_tree": f"{e.nvls_tree:g}" if e.nvls_tree else "-"}
+                       for arch, e in constants.EFFICIENCY.items()],
+        "network": ", ".join(f"{k} {v:g}" for k, v in constants.NETWORK_EFFICIENCY.items()),
+        "sources": [{"what": w, "value": v, "source": s} for w, v, s in constants.SOURCES]}
+
+
+_JOB_TEXT = {"partition": "the whole partition", "node": "one node",
+             "nvlink_domain": "one NVLink domain", "scalable_unit": "one scalable unit"}
+
+
+def _busbw_row(p: collectives.JobPrediction) -> dict[str, Any]:
+    s = p.shape
+    per_algorithm = []
+    for algorithm in collectives.ALGORITHMS:
+        found = p.of(algorithm)
+        per_algorithm.append("-" if found is None else f"{found.busbw_gbs:.1f}")
+    chosen = p.chosen
+    return {
+        "job": _JOB_TEXT.get(p.job, p.job), "nodes": str(s.nodes), "gpus": str(s.gpus),
+        "domains": f"{s.domains} x {s.domain_gpus}",
+        "nics": f"{s.net_line_gbs:.1f}" if s.domains > 1 and s.net_line_gbs else "-",
+        "oversub": f"{s.oversubscription:.3g}:1" if s.domains > 1 and s.net_line_gbs else "-",
+        "algorithms": per_algorithm,
+        "picks": chosen.label if chosen else "-",
+        "busbw": f"{chosen.busbw_gbs:.1f}" if chosen else "-",
+        "limit": chosen.limit if chosen else ("no compute fabric" if s.gpus > 1 else "-"),
+        "latency": f"{100 * chosen.latency_us / chosen.time_us:.1f}" if chosen else "-"}
 
 
 def _opt(value: float | None, fmt: str) -> str:

@@ -57,6 +57,8 @@ class NodeTypePlan:
     features: tuple[str, ...]
     gres_autodetect: str
     spec_path: SpecPath
+    gpu_architecture: str | None = None  # 'ampere' | 'hopper' | 'blackwell' (NCCL's tuning key)
+    nvlink_sharp: bool = False  # the NVSwitches reduce in the switch (NCCL's NVLS algorithms)
 
     @property
     def cpus(self) -> int:
@@ -253,6 +255,8 @@ class Plan:
     devices: tuple[Device, ...] = ()
     cables: Cables = field(default_factory=Cables)
     ports: Ports = field(default_factory=Ports)
+    # Slurm: the targeted release, topology and checked slurm.extra (plan/slurm.py SlurmPlan)
+    slurm: Any = None
     # The Lustre file system's directory layouts (plan/lustre.py LustrePlan), None without Lustre
     lustre: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them

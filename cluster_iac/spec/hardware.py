@@ -35,6 +35,9 @@ class GpuModel(SpecModel):
     """NVLink bandwidth per GPU, one direction, GB/s (0 when the GPU has no NVLink)."""
     nvml_name: str
     """Product name as NVML and nvidia-smi print it."""
+    architecture: Literal["volta", "ampere", "hopper", "blackwell"] | None = None
+    """GPU architecture (compute capability 7.x, 8.x, 9.x, 10.x): NCCL keys its tuning on it,
+    and the all_reduce model its calibrated efficiencies; None for others."""
     source: Source
     """Where the numbers come from: datasheet, standard or document (with the section)."""
 
@@ -235,6 +238,9 @@ class PlatformModel(SpecModel):
     """How the node is cooled."""
     nvlink_domain: Literal["none", "board", "rack"] = "none"
     """NVLink reach: none, the node's own NVSwitch board, or a rack-scale domain (NVL72)."""
+    nvlink_sharp: bool = False
+    """The NVSwitches reduce in the switch (NVLink SHARP, NCCL's NVLS algorithms): third
+    generation NVSwitch and later (HGX/DGX H100, H200, B200, GB200 NVL72); not on A100."""
     gpu_sockets: list[NonNegativeInt] = []
     """CPU socket each GPU hangs off (PCIe root), for gres.conf Cores= affinity."""
     pcie: PcieLayout | None = None

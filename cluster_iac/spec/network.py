@@ -35,6 +35,11 @@ class ComputeFabric(SpecModel):
     """Switch tiers; 'auto' picks the fewest that hold the nodes."""
     nic_role: Literal["compute"] = "compute"
     """Which NICs of a node form the fabric."""
+    sharp: bool = False
+    """The switches reduce in the network for NCCL (SHARP on InfiniBand Quantum switches, with
+    the aggregation manager running and the NCCL SHARP plugin on the hosts): NCCL may then
+    use CollNet, and NVLS with IB SHARP across nodes; the generated NCCL environment sets
+    NCCL_COLLNET_ENABLE=1. InfiniBand only."""
     racks: HostlistExpr | None = None
     """Racks that hold the fabric's switches, e.g. 'net-r[1-4]': leaves, then spines, then
     cores, dealt round-robin. Default: each leaf in the rack of the first node it serves,

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
-from cluster_iac.spec.base import PositiveFloat, SpecModel
+from cluster_iac.spec.base import PositiveFloat, PositiveInt, SpecModel
+
+MessageSize = PositiveInt | Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,12}[KMG]$")]
+"""A message size as nccl-tests' -b/-e read it: bytes, or a count with K, M or G (powers of
+1024), e.g. 8G = 8589934592 bytes."""
+
+JobSize = Literal["node", "nvlink_domain", "scalable_unit", "partition"] | PositiveInt
+"""A job: one node, one NVLink domain, one scalable unit (the nodes under one set of leaf
+switches), the whole partition, or a number of GPUs (whole nodes, in partition order)."""
 
 
 class Workload(SpecModel):
@@ -42,7 +50,18 @@ class Policy(SpecModel):
     max_oversubscription: str = Field(default="1:1", pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")
     """Largest leaf oversubscription accepted on the compute fabric."""
     min_allreduce_busbw_gbs: PositiveFloat | None = None
-    """Smallest acceptable predicted NCCL all_reduce bus bandwidth, GB/s."""
+    """Smallest acceptable predicted NCCL all_reduce bus bandwidth (nccl-tests' busbw), GB/s,
+    for the job that min_allreduce_busbw_job names in each partition."""
+    min_allreduce_busbw_job: JobSize = "partition"
+    """The job whose predicted busbw must meet min_allreduce_busbw_gbs: 'node',
+    'nvlink_domain', 'scalable_unit', 'partition' (default), or a number of GPUs."""
+    allreduce_message_size: MessageSize = "8G"
+    """all_reduce message size the busbw is predicted at. Default 8G, the top of the usual
+    `all_reduce_perf -b 8 -e 8G` sweep, where published results quote the large-message
+    plateau (nccl-tests issues, CoreWeave's and Azure's result tables)."""
+    allreduce_job_sizes: list[PositiveInt] = []
+    """Further job sizes, in GPUs, to predict for each partition; report.md always shows one
+    node, one NVLink domain and one scalable unit (where they differ) and the partition."""
     max_checkpoint_overhead: float = Field(default=0.1, gt=0, lt=1)
     """Largest share of time spent writing checkpoints (write time / interval)."""
     levels: dict[str, Level] = {}

@@ -1,0 +1,29 @@
+"""Predicted NCCL all_reduce bus bandwidth (nccl-tests' busbw) from an alpha-beta model."""
+
+from __future__ import annotations
+
+from cluster_iac.plan.collectives.algorithms import (
+    ALGORITHMS,
+    LABELS,
+    Estimate,
+    JobShape,
+    estimates,
+    nccl_choice,
+)
+from cluster_iac.plan.collectives.jobs import (
+    JobPrediction,
+    message_bytes,
+    partition_jobs,
+    partition_predictions,
+    policy_job,
+    predict,
+    predictions,
+    size_text,
+)
+from cluster_iac.plan.collectives.shape import job_shape
+
+__all__ = [
+    "ALGORITHMS", "LABELS", "Estimate", "JobPrediction", "JobShape", "estimates", "job_shape",
+    "message_bytes", "nccl_choice", "partition_jobs", "partition_predictions", "policy_job",
+    "predict", "predictions", "size_text",
+]

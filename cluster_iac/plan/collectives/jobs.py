@@ -1,0 +1,149 @@
+"""Predicted all_reduce busbw per partition and job size: which jobs, and what NCCL picks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cluster_iac.plan.collectives.algorithms import (
+    Estimate,
+    JobShape,
+    estimates,
+    nccl_choice,
+)
+from cluster_iac.plan.collectives.shape import domain_groups, job_shape, scalable_unit
+from cluster_iac.plan.model import Node, PartitionPlan, Plan
+
+_SIZE = re.compile(r"^([1-9][0-9]*)([KMG]?)$")
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+NAMED_JOBS = ("node", "nvlink_domain", "scalable_unit", "partition")
+
+
+@dataclass(frozen=True)
+class JobPrediction:
+    """The busbw of one all_reduce over one job's GPUs, per algorithm and as NCCL picks."""
+
+    partition: str
+    job: str  # 'node' | 'nvlink_domain' | 'scalable_unit' | 'partition' | '<n> GPUs'
+    shape: JobShape
+    size_bytes: int
+    estimates: tuple[Estimate, ...]
+    chosen: Estimate | None  # None for a one-GPU job: nothing to reduce
+
+    @property
+    def busbw_gbs(self) -> float:
+        return self.chosen.busbw_gbs if self.chosen is not None else 0.0
+
+    def of(self, algorithm: str) -> Estimate | None:
+        return next((e for e in self.estimates if e.algorithm == algorithm), None)
+
+
+def message_bytes(size: int | str) -> int:
+    """nccl-tests' size syntax: 8G = 8 x 2**30 bytes (its parsesize reads K, M, G as 1024s)."""
+    if isinstance(size, int):
+        return size
+    match = _SIZE.match(size)
+    if match is None:
+        raise ValueError(f"not a message size: {size!r}")
+    return int(match.group(1)) * _UNITS[match.group(2)]
+
+
+def size_text(size_bytes: int) -> str:
+    """8589934592 -> '8 GiB' (the largest binary unit that divides it), else bytes."""
+    for unit, factor in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size_bytes % factor == 0:
+            return f"{size_bytes // factor} {unit}"
+    return f"{size_bytes} B"
+
+
+def predict(plan: Plan, nodes: Sequence[Node], partition: str = "", job: str = "",
+            size_bytes: int | None = None) -> JobPrediction | None:
+    """The prediction for one job on every GPU of ``nodes`` (None without GPUs)."""
+    shape = job_shape(plan, nodes)
+    if shape is None:
+        return None
+    size = size_bytes if size_bytes is not None else message_bytes(
+        plan.settings.policy.allreduce_message_size)
+    found = estimates(shape, size)
+    return JobPrediction(partition, job, shape, size, found, nccl_choice(found))
+
+
+def partition_predictions(plan: Plan, partition: PartitionPlan) -> list[JobPrediction]:
+    """One prediction per job size of a partition, smallest first, duplicates dropped."""
+    out = []
+    for job, nodes in partition_jobs(plan, partition):
+        prediction = predict(plan, nodes, partition.name, job)
+        if prediction is not None:
+            out.append(prediction)
+    return out
+
+
+def predictions(plan: Plan) -> list[JobPrediction]:
+    """Every partition's job sizes, in spec order."""
+    return [p for part in plan.partitions for p in partition_predictions(plan, part)]
+
+
+def policy_job(plan: Plan, partition: PartitionPlan) -> JobPrediction | None:
+    """The prediction of the job policy.min_allreduce_busbw_job names in a partition (the
+    whole partition where it holds less: a partition without a fabric has no SU)."""
+    wanted = plan.settings.policy.min_allreduce_busbw_job
+    extra = [wanted] if isinstance(wanted, int) else []
+    jobs = dict(job_nodes(plan, partition, extra))
+    job = wanted if isinstance(wanted, str) else _gpus_label(wanted)
+    if not jobs.get(job):
+        job = "partition"
+    return predict(plan, jobs.get(job, ()), partition.name, job)
+
+
+def partition_jobs(plan: Plan, partition: PartitionPlan) -> list[tuple[str, tuple[Node, ...]]]:
+    """The distinct jobs of a partition, smallest first: a job with the same nodes as a
+    smaller one is dropped, except the partition, which takes its place."""
+    candidates = job_nodes(plan, partition, plan.settings.policy.allreduce_job_sizes)
+    out: dict[tuple[str, ...], str] = {}
+    members: dict[tuple[str, ...], tuple[Node, ...]] = {}
+    for job, nodes in sorted(candidates, key=lambda c: _gpu_total(plan, c[1])):
+        key = tuple(n.hostname for n in nodes)
+        if nodes and (key not in out or job == "partition"):
+            out[key] = job
+            members[key] = nodes
+    return [(job, members[key]) for key, job in out.items()]
+
+
+def job_nodes(plan: Plan, partition: PartitionPlan,
+              extra_gpus: Sequence[int]) -> list[tuple[str, tuple[Node, ...]]]:
+    """(job, nodes) of one node, one NVLink domain, one scalable unit (the first node's),
+    ``extra_gpus`` sizes and the whole partition."""
+    hosts = {n.hostname: n for n in plan.nodes}
+    nodes = tuple(hosts[h] for h in partition.nodes if h in hosts
+                  and plan.node_types[hosts[h].node_type].gpu_count > 0)
+    if not nodes:
+        return []
+    first = nodes[0]
+    domain = next(tuple(g) for g in domain_groups(plan, nodes).values() if first in g)
+    su = scalable_unit(plan, first)
+    unit = tuple(n for n in nodes if su is not None and scalable_unit(plan, n) == su)
+    jobs = [("node", (first,)), ("nvlink_domain", domain), ("scalable_unit", unit)]
+    jobs += [(_gpus_label(gpus), _first_gpus(plan, nodes, gpus)) for gpus in extra_gpus]
+    return [*jobs, ("partition", nodes)]
+
+
+def _gpus_label(gpus: int) -> str:
+    return f"{gpus} GPUs"
+
+
+def _gpu_total(plan: Plan, nodes: Sequence[Node]) -> int:
+    return sum(plan.node_types[n.node_type].gpu_count for n in nodes)
+
+
+def _first_gpus(plan: Plan, nodes: Sequence[Node], gpus: int) -> tuple[Node, ...]:
+    """Whole nodes in partition order until they hold ``gpus`` GPUs (none when the partition
+    holds fewer)."""
+    out: list[Node] = []
+    total = 0
+    for node in nodes:
+        if total >= gpus:
+            break
+        out.append(node)
+        total += plan.node_types[node.node_type].gpu_count
+    return tuple(out) if total >= gpus else ()
