@@ -88,7 +88,7 @@ def test_busbw_below_policy_minimum() -> None:
         "is 24.0 GB/s at 8 GiB, 80% of the policy's 30 GB/s (policy.min_allreduce_busbw_gbs), "
         "short by 6.0 GB/s; NCCL would run Ring, limited by the network: 25.0 GB/s of NICs "
         "per NVLink domain x 0.96 (infiniband), 1:1 oversubscribed on the job's path"]
-    assert found[0].path == ("fabric", "compute")
+    assert found[0].path == ("node_types", "h100-hdr", "nics")  # one HDR HCA per node
     assert found[0].details == {"measured": 23.98, "limit": 30, "unit": "GB/s"}
     # 2:1 on the SuperPOD halves the network bound below its 300 GB/s minimum: cite the ratio.
     data = example_data("dgx-h100-superpod-4su")

@@ -181,12 +181,13 @@ def bounds_text(p: JobPrediction) -> str:
 
 
 def _busbw_path(plan: Plan, p: JobPrediction) -> tuple[str | int, ...]:
-    """Cite what limits the prediction: the fabric's oversubscription, the fabric, or the
-    partition (NVLink, or the job)."""
-    network = p.chosen is None or p.chosen.limit == "network"
-    if network and p.shape.oversubscription > 1:
+    """Cite what limits the prediction: the fabric's oversubscription, the NICs of the job's
+    node type (too few or too slow), the fabric (none), or the partition (NVLink)."""
+    if p.chosen is None:
+        return ("fabric",)
+    if p.chosen.limit == "network" and p.shape.oversubscription > 1:
         return ("fabric", "compute", "oversubscription")
-    if network and plan.settings.fabric.compute is not None:
-        return ("fabric", "compute")
+    if p.chosen.limit == "network":
+        return (*plan.node_types[p.node_types[0]].spec_path, "nics")
     part = next(x for x in plan.partitions if x.name == p.partition)
     return part.spec_path
