@@ -17,6 +17,7 @@ from cluster_iac.compile.expand_racks import expand_racks
 from cluster_iac.compile.place_devices import place_devices
 from cluster_iac.compile.plan_lustre import plan_lustre
 from cluster_iac.compile.plan_nccl import plan_nccl
+from cluster_iac.compile.plan_slurm import plan_slurm
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
 
@@ -37,6 +38,7 @@ PASSES: tuple[Pass, ...] = (
     build_power,
     plan_nccl,
     plan_lustre,
+    plan_slurm,
 )
 
 

@@ -1,28 +1,164 @@
-"""slurm.conf, gres.conf and cgroup.conf."""
+"""slurm.conf, gres.conf and cgroup.conf: one emitter for every release of the Slurm version table.
+
+Extension point. slurm.conf is assembled from three tables at the bottom of this module:
+
+- ``PARAMETER_GROUPS``: (heading, function) pairs in the order slurm.conf lists them; each
+  function takes the plan and returns the group's ``(key, value)`` pairs. A new spec section
+  (accounting, priority, QOS, health checks) adds or replaces one group with a function in its
+  own module, and lists the keys its spec fields set in plan/slurm.py ``OWNED_KEYS`` so that
+  ``slurm.extra`` cannot set them too.
+- ``NODE_KEYS`` and ``PARTITION_KEYS``: functions ``(plan, node type)`` and
+  ``(plan, partition)`` returning pairs appended to each NodeName and PartitionName line.
+
+Version differences are read from ``plan.slurm.release`` (catalog/slurm_releases.py), never
+from the version string. Every line goes through emit/slurm_conf.py, which quotes values and
+refuses any value that would add a line. ``slurm.extra`` replaces a generated key that no spec
+field sets (e.g. SchedulerParameters) in place; other extra keys follow the generated ones.
+"""
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 
 from cluster_iac.emit import topology
 from cluster_iac.emit.base import render_template
+from cluster_iac.emit.slurm_conf import Pair, conf_line
 from cluster_iac.hostlist import fold
-from cluster_iac.plan import NodeTypePlan, Plan
+from cluster_iac.plan import NodeTypePlan, PartitionPlan, Plan
 
 # Ports registered with IANA for Slurm (slurmctld 6817, slurmd 6818, slurmdbd 6819).
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
 SLURMDBD_PORT = 6819
 
+ParameterGroup = Callable[[Plan], Iterable[Pair]]
+NodeKeys = Callable[[Plan, NodeTypePlan], Iterable[Pair]]
+PartitionKeys = Callable[[Plan, PartitionPlan], Iterable[Pair]]
+
 
 def render(plan: Plan) -> dict[str, str]:
     return {
-        "slurm/slurm.conf": render_template("slurm/slurm.conf.j2", **slurm_conf_context(plan)),
+        "slurm/slurm.conf": render_template("slurm/slurm.conf.j2", cluster=plan.cluster.name,
+                                            groups=parameter_sections(plan),
+                                            nodes=node_lines(plan),
+                                            partitions=partition_lines(plan)),
         "slurm/gres.conf": render_template("slurm/gres.conf.j2", lines=gres_lines(plan)),
         "slurm/cgroup.conf": render_template("slurm/cgroup.conf.j2"),
         **topology.render(plan),
     }
+
+
+# --- parameters -----------------------------------------------------------------------------------
+
+
+def parameters(plan: Plan) -> list[tuple[str, str]]:
+    """Every scheduler-wide key and value, in file order, slurm.extra applied."""
+    return [(k, str(v)) for _heading, pairs in _merged_groups(plan) for k, v in pairs]
+
+
+def parameter_sections(plan: Plan) -> list[tuple[str, list[str]]]:
+    """(heading, lines) per non-empty group, for the template."""
+    return [(heading, [conf_line([pair]) for pair in pairs])
+            for heading, pairs in _merged_groups(plan) if pairs]
+
+
+def _merged_groups(plan: Plan) -> list[tuple[str, list[Pair]]]:
+    """The groups with slurm.extra: a generated key is replaced where it stands (Slurm ignores
+    the case of keys), the other extra keys come last, in the spec's order."""
+    extra = {key.lower(): (key, value) for key, value in plan.slurm.extra}
+    groups = []
+    for heading, group in PARAMETER_GROUPS:
+        pairs = [extra.pop(key.lower(), (key, value)) for key, value in group(plan)]
+        groups.append((heading, pairs))
+    groups.append(("Site parameters (slurm.extra)", list(extra.values())))
+    return groups
+
+
+def controller_parameters(plan: Plan) -> list[Pair]:
+    controllers = [n.hostname for n in plan.nodes_by_role("controller")]
+    return [
+        ("ClusterName", plan.cluster.name),
+        *(("SlurmctldHost", host) for host in controllers),
+        ("SlurmUser", "slurm"),
+        ("SlurmctldPort", SLURMCTLD_PORT),
+        ("SlurmdPort", SLURMD_PORT),
+        ("AuthType", "auth/munge"),
+        ("StateSaveLocation", "/var/spool/slurmctld"),
+        ("SlurmdSpoolDir", "/var/spool/slurmd"),
+        ("SlurmctldPidFile", "/run/slurmctld.pid"),
+        ("SlurmdPidFile", "/run/slurmd.pid"),
+        ("SlurmctldLogFile", "/var/log/slurm/slurmctld.log"),
+        ("SlurmdLogFile", "/var/log/slurm/slurmd.log"),
+    ]
+
+
+def resource_parameters(plan: Plan) -> list[Pair]:
+    return [
+        # cgroup confinement of cores, memory and GPUs (cgroup.conf says what is constrained)
+        ("ProctrackType", "proctrack/cgroup"),
+        ("TaskPlugin", "task/cgroup,task/affinity"),
+        ("SelectType", "select/cons_tres"),
+        ("SelectTypeParameters", plan.settings.slurm.select_parameters),
+        ("GresTypes", "gpu"),
+    ]
+
+
+def topology_parameters(plan: Plan) -> list[Pair]:
+    """TopologyPlugin when topology.conf is written (topology.yaml names its own plugins)."""
+    chosen = topology.plugin(plan)
+    return [("TopologyPlugin", chosen)] if chosen else []
+
+
+def scheduling_parameters(plan: Plan) -> list[Pair]:
+    return [
+        ("SchedulerType", "sched/backfill"),
+        ("SchedulerParameters", "bf_continue"),
+        # RDMA needs an unlimited locked-memory limit in jobs: do not copy the
+        # submitting shell's (often 64 KiB) MEMLOCK limit to the compute nodes.
+        ("PropagateResourceLimitsExcept", "MEMLOCK"),
+        ("MpiDefault", "none"),
+        ("ReturnToService", 2),
+    ]
+
+
+def timeout_parameters(plan: Plan) -> list[Pair]:
+    return [
+        ("SlurmctldTimeout", 120),
+        ("SlurmdTimeout", 300),
+        ("MessageTimeout", 30),
+        ("InactiveLimit", 0),
+        ("KillWait", 30),
+        ("MinJobAge", 300),
+    ]
+
+
+def accounting_parameters(plan: Plan) -> list[Pair]:
+    """slurmdbd on the first controller, or no accounting at all. Without storage nothing
+    gathers either: jobacct_gather/cgroup with accounting_storage/none logs 'Job accounting
+    information gathered, but not stored' at every start (22.05, 24.11 and 26.05 alike)."""
+    if not plan.settings.slurm.accounting:
+        return [("AccountingStorageType", "accounting_storage/none"),
+                ("JobAcctGatherType", "jobacct_gather/none"),
+                ("PriorityType", "priority/basic")]
+    controller = plan.nodes_by_role("controller")[0].hostname
+    return [
+        ("AccountingStorageType", "accounting_storage/slurmdbd"),
+        ("AccountingStorageHost", controller),
+        ("AccountingStoragePort", SLURMDBD_PORT),
+        ("AccountingStorageTRES", "gres/gpu"),
+        ("AccountingStorageEnforce", "associations,limits,qos"),
+        ("JobAcctGatherType", "jobacct_gather/cgroup"),
+        ("PriorityType", "priority/multifactor"),
+        ("PriorityWeightFairshare", 10000),
+        ("PriorityWeightAge", 1000),
+        ("PriorityWeightJobSize", 1000),
+        ("PriorityWeightPartition", 1000),
+    ]
+
+
+# --- nodes and partitions -------------------------------------------------------------------------
 
 
 def real_memory_mib(plan: Plan, nt: NodeTypePlan) -> int:
@@ -41,24 +177,29 @@ def nodes_by_type(plan: Plan) -> dict[str, list[str]]:
 
 
 def node_lines(plan: Plan) -> list[str]:
+    """One NodeName line per node type."""
     lines = []
     for type_name, hosts in nodes_by_type(plan).items():
         nt = plan.node_types[type_name]
-        fields = [
-            f"NodeName={fold(hosts)}",
-            f"CPUs={nt.cpus}",
-            "Boards=1",
-            f"SocketsPerBoard={nt.sockets}",
-            f"CoresPerSocket={nt.cores_per_socket}",
-            f"ThreadsPerCore={nt.threads_per_core}",
-            f"RealMemory={real_memory_mib(plan, nt)}",
-        ]
-        if nt.gpu_count:
-            fields.append(f"Gres=gpu:{nt.gres_type}:{nt.gpu_count}")
-        fields.append("Features=" + ",".join(node_features(nt)))
-        fields.append("State=UNKNOWN")
-        lines.append(" ".join(fields))
+        pairs: list[Pair] = [("NodeName", fold(hosts))]
+        for keys in NODE_KEYS:
+            pairs += keys(plan, nt)
+        lines.append(conf_line(pairs))
     return lines
+
+
+def hardware_keys(plan: Plan, nt: NodeTypePlan) -> list[Pair]:
+    pairs: list[Pair] = [
+        ("CPUs", nt.cpus),
+        ("Boards", 1),
+        ("SocketsPerBoard", nt.sockets),
+        ("CoresPerSocket", nt.cores_per_socket),
+        ("ThreadsPerCore", nt.threads_per_core),
+        ("RealMemory", real_memory_mib(plan, nt)),
+    ]
+    if nt.gpu_count:
+        pairs.append(("Gres", f"gpu:{nt.gres_type}:{nt.gpu_count}"))
+    return pairs + [("Features", ",".join(node_features(nt))), ("State", "UNKNOWN")]
 
 
 def node_features(nt: NodeTypePlan) -> list[str]:
@@ -72,96 +213,30 @@ def node_features(nt: NodeTypePlan) -> list[str]:
 def partition_lines(plan: Plan) -> list[str]:
     lines = []
     for part in plan.partitions:
-        fields = [
-            f"PartitionName={part.name}",
-            f"Nodes={fold(part.nodes)}",
-            f"Default={'YES' if part.default else 'NO'}",
-            f"MaxTime={part.max_time}",
-            f"PriorityTier={part.priority_tier}",
-        ]
-        if part.exclusive:
-            fields.append("OverSubscribe=EXCLUSIVE")
-        fields.append("State=UP")
-        lines.append(" ".join(fields))
+        pairs: list[Pair] = [("PartitionName", part.name)]
+        for keys in PARTITION_KEYS:
+            pairs += keys(plan, part)
+        lines.append(conf_line([*pairs, ("State", "UP")]))
     return lines
 
 
-def parameters(plan: Plan) -> list[tuple[str, str]]:
-    """Scheduler-wide parameters, in the order a reader expects; spec 'extra' overrides."""
-    slurm = plan.settings.slurm
-    controllers = [n.hostname for n in plan.nodes_by_role("controller")]
-    params: list[tuple[str, str]] = [("ClusterName", plan.cluster.name)]
-    params += [("SlurmctldHost", host) for host in controllers]
-    params += [
-        ("SlurmUser", "slurm"),
-        ("SlurmctldPort", str(SLURMCTLD_PORT)),
-        ("SlurmdPort", str(SLURMD_PORT)),
-        ("AuthType", "auth/munge"),
-        ("StateSaveLocation", "/var/spool/slurmctld"),
-        ("SlurmdSpoolDir", "/var/spool/slurmd"),
-        ("SlurmctldPidFile", "/run/slurmctld.pid"),
-        ("SlurmdPidFile", "/run/slurmd.pid"),
-        ("SlurmctldLogFile", "/var/log/slurm/slurmctld.log"),
-        ("SlurmdLogFile", "/var/log/slurm/slurmd.log"),
-        # cgroup confinement of cores, memory and GPUs (cgroup.conf says what is constrained).
-        ("ProctrackType", "proctrack/cgroup"),
-        ("TaskPlugin", "task/cgroup,task/affinity"),
-        ("JobAcctGatherType", "jobacct_gather/cgroup"),
-        ("SelectType", "select/cons_tres"),
-        ("SelectTypeParameters", slurm.select_parameters),
-        ("GresTypes", "gpu"),
-        *topology_parameters(plan),
-        ("SchedulerType", "sched/backfill"),
-        ("SchedulerParameters", "bf_continue"),
-        # RDMA needs an unlimited locked-memory limit in jobs: do not copy the
-        # submitting shell's (often 64 KiB) MEMLOCK limit to the compute nodes.
-        ("PropagateResourceLimitsExcept", "MEMLOCK"),
-        ("MpiDefault", "none"),
-        ("ReturnToService", "2"),
-        ("SlurmctldTimeout", "120"),
-        ("SlurmdTimeout", "300"),
-        ("MessageTimeout", "30"),
-        ("InactiveLimit", "0"),
-        ("KillWait", "30"),
-        ("MinJobAge", "300"),
+def partition_keys(plan: Plan, part: PartitionPlan) -> list[Pair]:
+    pairs: list[Pair] = [
+        ("Nodes", fold(part.nodes)),
+        ("Default", part.default),
+        ("MaxTime", part.max_time),
+        ("PriorityTier", part.priority_tier),
     ]
-    params += accounting_parameters(plan, controllers)
-    overrides = dict(slurm.extra)
-    merged = [(k, overrides.pop(k, v)) for k, v in params]
-    return merged + sorted(overrides.items())
+    if part.exclusive:
+        # 26.05 deprecates OverSubscribe=EXCLUSIVE for Exclusive=NODE (the version table)
+        pairs.append(("Exclusive", "NODE") if plan.slurm.release.exclusive_node
+                     else ("OverSubscribe", "EXCLUSIVE"))
+    if part.name in plan.slurm.partition_topology:
+        pairs.append(("Topology", plan.slurm.partition_topology[part.name]))
+    return pairs
 
 
-def topology_parameters(plan: Plan) -> list[tuple[str, str]]:
-    """TopologyPlugin when topology.conf is written (see emit/topology.py)."""
-    chosen = topology.plugin(plan)
-    return [("TopologyPlugin", chosen)] if chosen else []
-
-
-def accounting_parameters(plan: Plan, controllers: list[str]) -> list[tuple[str, str]]:
-    if not plan.settings.slurm.accounting:
-        return [("AccountingStorageType", "accounting_storage/none"),
-                ("PriorityType", "priority/basic")]
-    return [
-        ("AccountingStorageType", "accounting_storage/slurmdbd"),
-        ("AccountingStorageHost", controllers[0]),
-        ("AccountingStoragePort", str(SLURMDBD_PORT)),
-        ("AccountingStorageTRES", "gres/gpu"),
-        ("AccountingStorageEnforce", "associations,limits,qos"),
-        ("PriorityType", "priority/multifactor"),
-        ("PriorityWeightFairshare", "10000"),
-        ("PriorityWeightAge", "1000"),
-        ("PriorityWeightJobSize", "1000"),
-        ("PriorityWeightPartition", "1000"),
-    ]
-
-
-def slurm_conf_context(plan: Plan) -> dict[str, object]:
-    return {
-        "cluster": plan.cluster.name,
-        "parameters": [f"{k}={v}" for k, v in parameters(plan)],
-        "nodes": node_lines(plan),
-        "partitions": partition_lines(plan),
-    }
+# --- gres.conf ------------------------------------------------------------------------------------
 
 
 def gres_lines(plan: Plan) -> list[str]:
@@ -173,15 +248,15 @@ def gres_lines(plan: Plan) -> list[str]:
             continue
         hostlist = fold(hosts)
         if nt.gres_autodetect == "nvml":
-            lines.append(f"NodeName={hostlist} AutoDetect=nvml")
+            lines.append(conf_line([("NodeName", hostlist), ("AutoDetect", "nvml")]))
             continue
         for socket, gpus in _gpus_by_socket(nt).items():
-            line = (f"NodeName={hostlist} Name=gpu Type={nt.gres_type} "
-                    f"File=/dev/nvidia{_bracket(gpus)}")
+            pairs: list[Pair] = [("NodeName", hostlist), ("Name", "gpu"),
+                                 ("Type", nt.gres_type), ("File", f"/dev/nvidia{_bracket(gpus)}")]
             if socket is not None:
                 first = socket * nt.cores_per_socket
-                line += f" Cores={first}-{first + nt.cores_per_socket - 1}"
-            lines.append(line)
+                pairs.append(("Cores", f"{first}-{first + nt.cores_per_socket - 1}"))
+            lines.append(conf_line(pairs))
     return lines
 
 
@@ -199,3 +274,17 @@ def _bracket(indices: list[int]) -> str:
         return str(indices[0])
     folded = fold(f"d{i}" for i in indices)
     return folded[1:]
+
+
+# --- the extension point: what slurm.conf is made of, in order ------------------------------------
+
+PARAMETER_GROUPS: tuple[tuple[str, ParameterGroup], ...] = (
+    ("Controller, daemons and paths", controller_parameters),
+    ("Resources: cgroups, cores, memory and GPUs", resource_parameters),
+    ("Network topology", topology_parameters),
+    ("Scheduling", scheduling_parameters),
+    ("Timeouts", timeout_parameters),
+    ("Accounting and priority", accounting_parameters),
+)
+NODE_KEYS: tuple[NodeKeys, ...] = (hardware_keys,)
+PARTITION_KEYS: tuple[PartitionKeys, ...] = (partition_keys,)

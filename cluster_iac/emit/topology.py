@@ -17,37 +17,30 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from cluster_iac.emit.base import render_template
+from ruamel.yaml import YAML
+
+from cluster_iac.emit.base import GENERATED_BY, render_template
+from cluster_iac.emit.slurm_conf import comment, conf_line
 from cluster_iac.hostlist import fold
 from cluster_iac.plan import Plan
-
-# topology/block arrived in Slurm 23.11 (slurm.schedmd.com/topology.html, "Block").
-BLOCK_SINCE = (23, 11)
+from cluster_iac.plan.slurm import BLOCK_TOPOLOGY, DEFAULT_TOPOLOGY
 
 
 def plugin(plan: Plan) -> str | None:
-    """The TopologyPlugin slurm.conf names, or None."""
-    choice = plan.settings.slurm.topology
-    has_fabric = "compute" in plan.fabrics
-    if choice == "none":
-        return None
-    if choice == "block" or (choice == "auto" and _block_capable(plan) and _rack_domains(plan)):
-        return "topology/block"
-    if choice == "tree" or (choice == "auto" and has_fabric):
-        return "topology/tree" if has_fabric else None
-    return None
+    """The TopologyPlugin slurm.conf names (None: no topology.conf, or topology.yaml)."""
+    return {"tree": "topology/tree", "block": "topology/block"}.get(plan.slurm.topology)
 
 
 def render(plan: Plan) -> dict[str, str]:
-    chosen = plugin(plan)
-    if chosen is None:
+    kind = plan.slurm.topology
+    if kind == "per-partition":
+        return {"slurm/topology.yaml": topology_yaml(plan)}
+    if kind == "none":
         return {}
-    if chosen == "topology/block":
-        comments, lines = _block(plan)
-    else:
-        comments, lines = _tree(plan)
-    text = render_template("slurm/topology.conf.j2", cluster=plan.cluster.name, plugin=chosen,
-                           comments=comments, lines=lines)
+    comments, lines = _block(plan) if kind == "block" else _tree(plan)
+    text = render_template("slurm/topology.conf.j2", cluster=plan.cluster.name,
+                           plugin=plugin(plan), comments=[comment(c) for c in comments],
+                           lines=lines)
     return {"slurm/topology.conf": text}
 
 
@@ -122,29 +115,70 @@ def _tree(plan: Plan) -> tuple[list[str], list[str]]:
         comments.append("upper levels: the spines of a pod act as one switch, and so does the core"
                         if fabric.tiers == 3 else "upper level: the spines act as one switch")
     if _rack_domains(plan):
-        comments.append(f"Slurm {plan.cluster.slurm_version} has no topology/block (23.11+): "
-                        "NVLink racks are not scheduled as blocks")
-    lines = [f"SwitchName={name} {kind}={fold(children)}"
+        comments.append(_why_no_blocks(plan))
+    lines = [conf_line([("SwitchName", name), (kind, fold(children))])
              for name, kind, children in tree_levels(plan)]
     return comments, lines
 
 
+def _why_no_blocks(plan: Plan) -> str:
+    release = plan.slurm.release
+    if not release.topology_block:
+        return (f"Slurm {release.version} has no topology/block (23.11+): "
+                "NVLink racks are not scheduled as blocks")
+    return (f"some compute nodes are in no NVLink rack and Slurm {release.version} has one "
+            "topology for all partitions (25.05+ gives each its own): NVLink racks are not "
+            "scheduled as blocks")
+
+
 def _block(plan: Plan) -> tuple[list[str], list[str]]:
-    domains = [d for d in plan.nvlink_domains if d.kind == "rack"]
-    slurm_nodes = {n.hostname for n in plan.compute_nodes}
+    slurm = plan.slurm
     comments = ["one block per rack-scale NVLink domain"]
-    lines = [f"BlockName={d.name} Nodes={fold([h for h in d.nodes if h in slurm_nodes])}"
-             for d in domains]
+    lines = [conf_line([("BlockName", b.name), ("Nodes", fold(b.nodes))]) for b in slurm.blocks]
+    if slurm.release.block_sizes:
+        comments.append("BlockSizes: the smallest block's node count, which every block has")
+        lines.append(conf_line([("BlockSizes", slurm.block_size)]))
+    else:
+        comments.append(f"Slurm {slurm.release.version} takes the base block size from the "
+                        "first block: the smallest comes first")
     return comments, lines
+
+
+def topology_yaml(plan: Plan) -> str:
+    """topology.yaml (Slurm 25.05+): the NVLink racks as a block topology for the partitions
+    made of them, the fabric's tree (or flat) as the cluster default for the rest."""
+    default: dict[str, Any] = {"topology": DEFAULT_TOPOLOGY, "cluster_default": True}
+    if "compute" in plan.fabrics:
+        default["tree"] = {"switches": [
+            {"switch": name, "nodes" if kind == "Nodes" else "children": fold(children)}
+            for name, kind, children in tree_levels(plan)]}
+    else:
+        default["flat"] = True
+    block = {"topology": BLOCK_TOPOLOGY, "cluster_default": False, "block": {
+        "block_sizes": [plan.slurm.block_size],
+        "blocks": [{"block": b.name, "nodes": fold(b.nodes)} for b in plan.slurm.blocks]}}
+    return yaml_text([default, block], header=[
+        f"topology.yaml for cluster {plan.cluster.name}: one topology per partition",
+        GENERATED_BY,
+        f"partitions on '{BLOCK_TOPOLOGY}' (NVLink racks as topology/block): "
+        + ", ".join(sorted(plan.slurm.partition_topology)),
+        f"every other partition uses '{DEFAULT_TOPOLOGY}'"])
+
+
+def yaml_text(data: object, header: list[str]) -> str:
+    """YAML from the serializer (a value cannot break the syntax), after comment lines."""
+    import io
+
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.representer.sort_base_mapping_type_on_output = False  # 'topology' must come first
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return "".join(comment(line) + "\n" for line in header) + "---\n" + out.getvalue()
 
 
 def _rack_domains(plan: Plan) -> bool:
     return any(d.kind == "rack" for d in plan.nvlink_domains)
-
-
-def _block_capable(plan: Plan) -> bool:
-    major, minor = (int(part) for part in plan.cluster.slurm_version.split(".")[:2])
-    return (major, minor) >= BLOCK_SINCE
 
 
 def _prefix(graph: Any) -> str:

@@ -246,6 +246,8 @@ class Plan:
     # The power chain as flat tables (build_power): PDUs and power shelves, and every cord
     power_devices: tuple[PowerDevice, ...] = ()
     power_cords: tuple[PowerCord, ...] = ()
+    # Slurm: the targeted release, topology and checked slurm.extra (plan/slurm.py SlurmPlan)
+    slurm: Any = None
     # The Lustre file system's directory layouts (plan/lustre.py LustrePlan), None without Lustre
     lustre: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them

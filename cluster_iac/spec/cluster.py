@@ -16,7 +16,8 @@ from cluster_iac.spec.policy import Policy, Workload
 from cluster_iac.spec.slurm import Slurm
 from cluster_iac.spec.storage import Storage
 
-SlurmVersion = Literal["22.05", "23.02", "23.11", "24.05", "24.11", "25.05"]
+# The releases of catalog/slurm_releases.py (a test keeps the two lists equal).
+SlurmVersion = Literal["22.05", "23.02", "23.11", "24.05", "24.11", "25.05", "25.11", "26.05"]
 
 
 class ClusterInfo(SpecModel):
@@ -25,7 +26,9 @@ class ClusterInfo(SpecModel):
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,39}$")
     """Cluster name (Slurm ClusterName: lower case)."""
     slurm_version: SlurmVersion = "22.05"
-    """Slurm release the generated files target (newer releases unlock topology/block)."""
+    """Slurm release the generated files target: it decides the plugins, keys and files
+    written (topology/block from 23.11, BlockSizes from 24.05, topology.yaml from 25.05,
+    Exclusive=NODE from 26.05) and which slurm.extra keys exist."""
     nccl_version: str = Field(default="2.21", pattern=r"^\d+\.\d+(\.\d+)?$")
     """NCCL release the generated NCCL files target."""
     site: str = "site1"

@@ -18,12 +18,14 @@ class Partition(SpecModel):
     """Node groups whose nodes are in the partition."""
     default: bool = False
     """The default partition (exactly one may be)."""
-    max_time: str = Field(default="INFINITE", pattern=r"^(INFINITE|UNLIMITED|[0-9:-]+)$")
-    """Time limit, Slurm format ('INFINITE', '7-00:00:00', '04:00:00')."""
+    max_time: str = "INFINITE"
+    """MaxTime in one of Slurm's time formats: minutes, minutes:seconds, hours:minutes:seconds,
+    days-hours, days-hours:minutes, days-hours:minutes:seconds, or INFINITE/UNLIMITED
+    ('7-00:00:00', '04:00:00', '90')."""
     priority_tier: int = Field(default=1, ge=0, le=65533)
     """PriorityTier: jobs in higher tiers are scheduled first."""
     exclusive: bool = False
-    """Allocate whole nodes (OverSubscribe=EXCLUSIVE)."""
+    """Allocate whole nodes (OverSubscribe=EXCLUSIVE; Exclusive=NODE from Slurm 26.05)."""
 
 
 class Slurm(SpecModel):
@@ -43,7 +45,12 @@ class Slurm(SpecModel):
     """SelectTypeParameters for select/cons_tres."""
     topology: Literal["auto", "tree", "block", "none"] = "auto"
     """TopologyPlugin: 'auto' picks topology/block for rack-scale NVLink domains when the
-    targeted Slurm has it (23.11 and later), topology/tree when there is a compute fabric,
-    and none otherwise."""
-    extra: dict[str, str] = {}
-    """Extra slurm.conf parameters, written as Key=Value after the generated ones."""
+    targeted Slurm has it (23.11 and later) and every compute node is in one, a per-partition
+    topology.yaml (block for NVLink-rack partitions, tree or flat for the rest) on 25.05 and
+    later when only some are, topology/tree when there is a compute fabric, and none
+    otherwise. 'block' is an error on a Slurm without topology/block or without NVLink racks."""
+    extra: dict[str, str | int] = {}
+    """Extra slurm.conf parameters, written as Key=Value after the generated ones. Keys must be
+    slurm.conf keys of the targeted Slurm release; keys that a spec field sets are refused (the
+    error names the field); a key the tool writes with a fixed value (e.g. SchedulerParameters)
+    is replaced in place. Values are one line."""
