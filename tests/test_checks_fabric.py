@@ -116,6 +116,17 @@ def test_policy_names_the_job_one_node_or_a_gpu_count() -> None:
     assert "of the whole partition (64 GPUs)" in finding.message
 
 
+def test_nccl_environment_that_leaves_no_algorithm_is_cited() -> None:
+    data = hgx("hgx-h100-8gpu", 2, nccl_env={"NCCL_ALGO": "NVLS"})  # NVLS across nodes: SHARP
+    data["policy"] = {"min_allreduce_busbw_gbs": 100}
+    [finding] = findings_of(data, "FABRIC-BUSBW")
+    assert finding.path == ("nccl",)
+    assert "is 0.0 GB/s" in finding.message
+    assert finding.message.endswith("no algorithm NCCL may run reaches these GPUs (NCCL_ALGO, "
+                                    "NCCL_NVLS_ENABLE or NCCL_COLLNET_ENABLE in the NCCL "
+                                    "environment leave none; NCCL would fail)")
+
+
 def test_sharp_needs_infiniband() -> None:
     data = hgx("hgx-h100-8gpu", 4)
     data["fabric"]["compute"]["sharp"] = True

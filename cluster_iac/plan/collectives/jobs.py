@@ -36,6 +36,17 @@ class JobPrediction:
     def busbw_gbs(self) -> float:
         return self.chosen.busbw_gbs if self.chosen is not None else 0.0
 
+    @property
+    def missing(self) -> str:
+        """Why there is no prediction ('' when there is one)."""
+        if self.chosen is not None:
+            return ""
+        if self.shape.gpus < 2:
+            return "one GPU"
+        if self.shape.domains > 1 and self.shape.net_line_gbs == 0:
+            return "no compute fabric"
+        return "no algorithm NCCL may run"
+
     def of(self, algorithm: str) -> Estimate | None:
         return next((e for e in self.estimates if e.algorithm == algorithm), None)
 
