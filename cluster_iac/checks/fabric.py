@@ -168,9 +168,12 @@ def bounds_text(p: JobPrediction) -> str:
     """What NCCL would run and what limits it, e.g. 'NCCL would run NVLS-tree, limited by
     the network: 8 NICs per NVLink domain, 400.0 GB/s line rate x 0.96 (infiniband) / 2:1'."""
     s = p.shape
-    if p.chosen is None:
+    if p.chosen is None and p.missing == "no compute fabric":
         return (f"no algorithm reaches across {s.domains} NVLink domains without a compute "
                 f"fabric (NCCL falls back to TCP sockets, not modelled)")
+    if p.chosen is None:
+        return ("no algorithm NCCL may run reaches these GPUs (NCCL_ALGO, NCCL_NVLS_ENABLE or "
+                "NCCL_COLLNET_ENABLE in the NCCL environment leave none; NCCL would fail)")
     text = f"NCCL would run {p.chosen.label}, limited by "
     if p.chosen.limit != "network":
         return text + f"{p.chosen.limit} ({s.intra_gbs:g} GB/s per GPU)"
@@ -180,12 +183,15 @@ def bounds_text(p: JobPrediction) -> str:
 
 
 def _busbw_path(plan: Plan, p: JobPrediction) -> tuple[str | int, ...]:
-    """Cite what limits the prediction: the fabric's oversubscription, the fabric, or the
-    partition (NVLink, or the job)."""
-    network = p.chosen is None or p.chosen.limit == "network"
-    if network and p.shape.oversubscription > 1:
+    """Cite what limits the prediction: the fabric's oversubscription, the NICs of the job's
+    node type (too few or too slow), the fabric (none), or the partition (NVLink)."""
+    if p.chosen is None and p.missing == "no compute fabric":
+        return ("fabric",)
+    if p.chosen is None:
+        return ("nccl",)
+    if p.chosen.limit == "network" and p.shape.oversubscription > 1:
         return ("fabric", "compute", "oversubscription")
-    if network and plan.settings.fabric.compute is not None:
-        return ("fabric", "compute")
+    if p.chosen.limit == "network":
+        return (*plan.node_types[p.node_types[0]].spec_path, "nics")
     part = next(x for x in plan.partitions if x.name == p.partition)
     return part.spec_path

@@ -161,7 +161,7 @@ def _busbw_row(p: collectives.JobPrediction) -> dict[str, Any]:
         "algorithms": per_algorithm,
         "picks": chosen.label if chosen else "-",
         "busbw": f"{chosen.busbw_gbs:.1f}" if chosen else "-",
-        "limit": chosen.limit if chosen else ("no compute fabric" if s.gpus > 1 else "-"),
+        "limit": chosen.limit if chosen else p.missing,
         "latency": f"{100 * chosen.latency_us / chosen.time_us:.1f}" if chosen else "-"}
 
 
