@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from itertools import repeat
 from typing import Any
 
 from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
@@ -102,8 +103,7 @@ def _locate(names: tuple[str, ...],
     """Columns (row, rack, U, rack.position) of the devices named."""
     where = {name: (d.row, d.rack, d.u, f"{d.rack}.{d.position or d.name}")
              for name, d in devices.items()}
-    missing = ("", "", None, "")
-    located = [where.get(name, missing) for name in names]
+    located = list(map(where.get, names, repeat(("", "", None, ""))))
     return tuple(zip(*located, strict=True)) if located else ((), (), (), ())
 
 
@@ -146,32 +146,47 @@ class _Geometry:
         up = (self.top[a_rack] - za) + (self.top[b_rack] - zb) + 2 * g.tray_rise_mm
         return round((up + abs(xa - xb) + abs(ya - yb)) / 1000 + g.slack_m, 2)
 
+    def lengths(self, routes: set[tuple[str, int | None, str, int | None]]
+                ) -> dict[tuple[str, int | None, str, int | None], float]:
+        """length_m of many routes: between racked devices of two racks, the sum of each end's
+        rise to the tray and the racks' distance, each computed once."""
+        g = self.g
+        rise: dict[tuple[str, int], float] = {}
+        apart: dict[tuple[str, str], float] = {}
+        found = {}
+        for route in routes:
+            a_rack, a_u, b_rack, b_u = route
+            if a_rack == b_rack or not a_u or not b_u or a_rack not in self.xy \
+                    or b_rack not in self.xy:
+                found[route] = self.length_m(*route)
+                continue
+            up_a = rise.get((a_rack, a_u))
+            if up_a is None:
+                up_a = rise[(a_rack, a_u)] = self.top[a_rack] - (a_u - 0.5) * g.u_height_mm
+            up_b = rise.get((b_rack, b_u))
+            if up_b is None:
+                up_b = rise[(b_rack, b_u)] = self.top[b_rack] - (b_u - 0.5) * g.u_height_mm
+            flat = apart.get((a_rack, b_rack))
+            if flat is None:
+                (xa, ya), (xb, yb) = self.xy[a_rack], self.xy[b_rack]
+                flat = apart[(a_rack, b_rack)] = abs(xa - xb) + abs(ya - yb) + 2 * g.tray_rise_mm
+            found[route] = round((up_a + up_b + flat) / 1000 + g.slack_m, 2)
+        return found
+
 
 def _measure(catalog: CableCatalog, geometry: _Geometry, columns: dict[str, tuple[Any, ...]],
              ends: dict[str, tuple[tuple[Any, ...], ...]], ratings: tuple[float, ...]
              ) -> tuple[tuple[float, ...], tuple[str, ...], tuple[float, ...]]:
-    """Estimated length, medium and stocked length of every cable (each distinct route and
-    each distinct (link, speed, rating, length) choice computed once)."""
-    routes: dict[tuple[Any, ...], float] = {}
-    choices: dict[tuple[Any, ...], tuple[str, float]] = {}
-    estimated, media, lengths = [], [], []
-    a_rack, a_u = ends["a"][1], ends["a"][2]
-    b_rack, b_u = ends["b"][1], ends["b"][2]
-    for route, link, speed, psu_w in zip(zip(a_rack, a_u, b_rack, b_u, strict=True),
-                                         columns["link"], columns["speed_gbps"], ratings,
-                                         strict=True):
-        length = routes.get(route)
-        if length is None:
-            length = routes[route] = geometry.length_m(*route)
-        key = (link, speed, psu_w, length)
-        choice = choices.get(key)
-        if choice is None:
-            medium, stocked = choose_medium(catalog, link, speed, psu_w, length)
-            choice = choices[key] = (medium.key, stocked)
-        estimated.append(length)
-        media.append(choice[0])
-        lengths.append(choice[1])
-    return tuple(estimated), tuple(media), tuple(lengths)
+    """Estimated length, medium and stocked length of every cable: each distinct route, and
+    each distinct (link, speed, rating, length), computed once."""
+    route_of = list(zip(ends["a"][1], ends["a"][2], ends["b"][1], ends["b"][2], strict=True))
+    lengths = geometry.lengths(set(route_of))
+    estimated = tuple(map(lengths.__getitem__, route_of))
+    need = list(zip(columns["link"], columns["speed_gbps"], ratings, estimated, strict=True))
+    choices = {key: choose_medium(catalog, *key) for key in set(need)}
+    media = tuple(choices[key][0].key for key in need)
+    stocked = tuple(choices[key][1] for key in need)
+    return estimated, media, stocked
 
 
 def choose_medium(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float,
@@ -201,15 +216,11 @@ def allowed(medium: CableMedium, speed_gbps: int, length_m: float) -> bool:
 
 
 def port_table(cables: Cables) -> Ports:
-    """Both ends of every cable, sorted by device and port name."""
-    n = len(cables)
+    """Both ends of every cable: the A ends in cable order, then the B ends."""
     power = tuple(net == "power" for net in cables.network)
-    a_kind = tuple("power-port" if p else "interface" for p in power)
-    b_kind = tuple("power-outlet" if p else "interface" for p in power)
-    rows = sorted(zip(cables.a_device + cables.b_device, cables.a_port + cables.b_port,
-                      a_kind + b_kind, cables.network * 2, cables.link * 2,
-                      cables.speed_gbps * 2, cables.medium * 2, cables.cable_id * 2,
-                      strict=True))
-    if not n:
-        return Ports()
-    return Ports(*(tuple(column) for column in zip(*rows, strict=True)))
+    return Ports(
+        device=cables.a_device + cables.b_device, port=cables.a_port + cables.b_port,
+        kind=tuple("power-port" if p else "interface" for p in power)
+        + tuple("power-outlet" if p else "interface" for p in power),
+        network=cables.network * 2, link=cables.link * 2, speed_gbps=cables.speed_gbps * 2,
+        medium=cables.medium * 2, cable_id=cables.cable_id * 2)

@@ -6,11 +6,11 @@ Formats the rows of plan.cables (compile/plan_cabling.py); computes nothing abou
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
-from cluster_iac.emit.formats import csv_text
+from cluster_iac.emit.formats import csv_columns, csv_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
 
@@ -23,8 +23,8 @@ def render(plan: Plan) -> dict[str, str]:
     cables = plan.cables
     bom = bom_rows(cables)
     return {
-        "cabling/cables.csv": csv_text(CABLE_COLUMNS, _cable_rows(cables)),
-        "cabling/labels.csv": csv_text(("cable_id", "end", "label"), _label_rows(cables)),
+        "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables)),
+        "cabling/labels.csv": csv_columns(("cable_id", "end", "label"), _label_columns(cables)),
         "cabling/bom.csv": csv_text(("item", "type", "speed_gbps", "length_m", "quantity"), bom),
         "cabling/bom.md": render_template("cabling/bom.md.j2",
                                           **_bom_context(plan, len(cables), bom)),
@@ -55,28 +55,32 @@ def _text(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _cable_rows(c: Cables) -> Iterable[tuple[str, ...]]:
+def _cable_columns(c: Cables) -> list[Sequence[str]]:
     netbox = {m.key: m.netbox_type for m in cable_catalog().media}
-    return zip(c.cable_id, c.network, c.a_row, c.a_rack, text_of(c.a_u), c.a_device, c.a_port,
-               c.b_row, c.b_rack, text_of(c.b_u), c.b_device, c.b_port, text_of(c.speed_gbps),
-               c.medium, [netbox[m] for m in c.medium], text_of(c.transceivers),
-               text_of(c.estimated_m), text_of(c.length_m), strict=True)
+    return [c.cable_id, c.network, c.a_row, c.a_rack, text_of(c.a_u), c.a_device, c.a_port,
+            c.b_row, c.b_rack, text_of(c.b_u), c.b_device, c.b_port, text_of(c.speed_gbps),
+            c.medium, list(map(netbox.__getitem__, c.medium)), text_of(c.transceivers),
+            text_of(c.estimated_m), text_of(c.length_m)]
 
 
-def _where(racks: Iterable[str], units: Iterable[int | None], devices: Iterable[str],
-           ports: Iterable[str]) -> list[str]:
+def _where(racks: Sequence[str], units: Sequence[int | None], devices: Sequence[str],
+           ports: Sequence[str]) -> list[str]:
     """'rack.U09 device:port' (no .U for 0U and unplaced devices) for every cable end."""
-    return [f"{rack}.U{u:02d} {device}:{port}" if u else f"{rack} {device}:{port}"
-            for rack, u, device, port in zip(racks, units, devices, ports, strict=True)]
+    place = {(device, rack, u): f"{rack}.U{u:02d} {device}:" if u else f"{rack} {device}:"
+             for device, rack, u in set(zip(devices, racks, units, strict=True))}
+    return [place[key] + port
+            for key, port in zip(zip(devices, racks, units, strict=True), ports, strict=True)]
 
 
-def _label_rows(c: Cables) -> Iterable[tuple[str, str, str]]:
-    """TIA-606 style labels for both ends: the cable id, then near end > far end."""
+def _label_columns(c: Cables) -> list[Sequence[str]]:
+    """TIA-606 style labels for both ends, A then B of each cable: the cable id, then near
+    end > far end."""
     a = _where(c.a_rack, c.a_u, c.a_device, c.a_port)
     b = _where(c.b_rack, c.b_u, c.b_device, c.b_port)
-    for cable_id, a_end, b_end in zip(c.cable_id, a, b, strict=True):
-        yield cable_id, "A", f"{cable_id} {a_end} > {b_end}"
-        yield cable_id, "B", f"{cable_id} {b_end} > {a_end}"
+    ids = [cable_id for cable_id in c.cable_id for _ in (0, 1)]
+    labels = [label for cable_id, a_end, b_end in zip(c.cable_id, a, b, strict=True)
+              for label in (f"{cable_id} {a_end} > {b_end}", f"{cable_id} {b_end} > {a_end}")]
+    return [ids, ("A", "B") * len(c), labels]
 
 
 def bom_rows(c: Cables) -> list[list[str]]:

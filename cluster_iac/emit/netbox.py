@@ -10,11 +10,12 @@ and choice values are NetBox's slugs from netbox/dcim/choices.py (CableTypeChoic
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
+from itertools import compress
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.cabling import text_of
-from cluster_iac.emit.formats import csv_text
+from cluster_iac.emit.formats import csv_columns, csv_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables, Device, Ports
 
@@ -66,12 +67,14 @@ def render(plan: Plan) -> dict[str, str]:
         "sites": [[plan.cluster.site, slug(plan.cluster.site), "active"]],
         "racks": [[plan.cluster.site, r.name, STATUS, "19", str(r.height_u)] for r in plan.racks],
         "devices": [_device_row(plan, d) for d in devs],
-        "cables": _cable_rows(plan.cables),
         **_types(plan, devs),
-        **_ports(plan.ports),
         **_feeds(plan),
     }
-    return {f"netbox/{name}.csv": csv_text(COLUMNS[name], tables[name]) for name in COLUMNS}
+    files = {f"netbox/{name}.csv": csv_text(COLUMNS[name], rows) for name, rows in tables.items()}
+    files["netbox/cables.csv"] = csv_columns(COLUMNS["cables"], _cable_columns(plan.cables))
+    for name, columns in _port_columns(plan.ports).items():
+        files[f"netbox/{name}.csv"] = csv_columns(COLUMNS[name], columns)
+    return {f"netbox/{name}.csv": files[f"netbox/{name}.csv"] for name in COLUMNS}
 
 
 def slug(name: str) -> str:
@@ -111,31 +114,38 @@ def _device_row(plan: Plan, d: Device) -> list[str]:
             d.rack, str(d.u) if racked else "", "front" if racked else ""]
 
 
-def _cable_rows(c: Cables) -> Iterable[tuple[str, ...]]:
+def _cable_columns(c: Cables) -> list[Sequence[object]]:
     netbox = {m.key: m.netbox_type for m in cable_catalog().media}
-    a_type = ["dcim.powerport" if net == "power" else "dcim.interface" for net in c.network]
-    b_type = ["dcim.poweroutlet" if net == "power" else "dcim.interface" for net in c.network]
+    a_type = {net: "dcim.powerport" if net == "power" else "dcim.interface"
+              for net in set(c.network)}
+    b_type = {net: "dcim.poweroutlet" if net == "power" else "dcim.interface"
+              for net in set(c.network)}
     n = len(c)
-    return zip(c.a_device, a_type, c.a_port, c.b_device, b_type, c.b_port,
-               [netbox[m] for m in c.medium], (STATUS,) * n, c.cable_id, text_of(c.length_m),
-               ("m",) * n, strict=True)
+    return [c.a_device, list(map(a_type.__getitem__, c.network)), c.a_port, c.b_device,
+            list(map(b_type.__getitem__, c.network)), c.b_port,
+            list(map(netbox.__getitem__, c.medium)), (STATUS,) * n, c.cable_id,
+            text_of(c.length_m), ("m",) * n]
 
 
-def _ports(p: Ports) -> dict[str, list[tuple[object, ...]]]:
+def _port_columns(p: Ports) -> dict[str, list[Sequence[object]]]:
     """Every cabled port: interfaces for data cables, inlets and outlets for power cords."""
-    interfaces: list[tuple[object, ...]] = []
-    inlets: list[tuple[object, ...]] = []
-    outlets: list[tuple[object, ...]] = []
-    for device, port, kind, network, link, speed, medium in zip(
-            p.device, p.port, p.kind, p.network, p.link, p.speed_gbps, p.medium, strict=True):
+    found: dict[str, list[Sequence[object]]] = {}
+    for table, kind in (("interfaces", "interface"), ("power_ports", "power-port"),
+                        ("power_outlets", "power-outlet")):
+        mask = [k == kind for k in p.kind]
+        device, port = list(compress(p.device, mask)), list(compress(p.port, mask))
+        n = len(device)
         if kind == "interface":
-            interfaces.append((device, port, INTERFACE_TYPES.get((link, speed), "other"),
-                               "true", "true" if network == "bmc" else "false"))
-        elif kind == "power-port":
-            inlets.append((device, port, POWER_PORT_TYPES[medium], ""))
+            layer = list(compress(zip(p.link, p.speed_gbps, strict=True), mask))
+            types = {key: INTERFACE_TYPES.get(key, "other") for key in set(layer)}
+            mgmt = {net: "true" if net == "bmc" else "false" for net in set(p.network)}
+            found[table] = [device, port, list(map(types.__getitem__, layer)), ("true",) * n,
+                            list(map(mgmt.__getitem__, compress(p.network, mask)))]
         else:
-            outlets.append((device, port, POWER_OUTLET_TYPES[medium], ""))
-    return {"interfaces": interfaces, "power_ports": inlets, "power_outlets": outlets}
+            names = POWER_PORT_TYPES if kind == "power-port" else POWER_OUTLET_TYPES
+            found[table] = [device, port, list(map(names.__getitem__, compress(p.medium, mask))),
+                            ("",) * n]
+    return found
 
 
 def _feeds(plan: Plan) -> dict[str, list[list[str]]]:

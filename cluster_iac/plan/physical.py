@@ -117,12 +117,19 @@ class LinkBuilder:
 
     def __init__(self) -> None:
         self.columns: tuple[list[Any], ...] = tuple([] for _ in fields(Links))
+        (self._network, self._tier, self._a_device, self._a_port, self._b_device,
+         self._b_port, self._speed, self._link) = (column.append for column in self.columns)
 
     def add(self, network: str, tier: str, a_device: str, a_port: str, b_device: str,
             b_port: str, speed_gbps: int, link: str) -> None:
-        for column, value in zip(self.columns, (network, tier, a_device, a_port, b_device,
-                                                b_port, speed_gbps, link), strict=True):
-            column.append(value)
+        self._network(network)
+        self._tier(tier)
+        self._a_device(a_device)
+        self._a_port(a_port)
+        self._b_device(b_device)
+        self._b_port(b_port)
+        self._speed(speed_gbps)
+        self._link(link)
 
     def freeze(self) -> Links:
         return Links(*(tuple(column) for column in self.columns))
