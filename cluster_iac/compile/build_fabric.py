@@ -34,8 +34,9 @@ class _Endpoint:
     link: str
 
 
-# Switch port names, made once: a 100,000-GPU fabric names half a million of them.
-PORT_NAMES = tuple(f"p{i}" for i in range(1025))
+# Switch port names, made once: a 100,000-GPU fabric names half a million of them. (The
+# largest catalog switch has 144 ports; the fabric is sized within each switch's radix.)
+PORT_NAMES = tuple(f"p{i}" for i in range(4097))
 
 
 @dataclass
@@ -268,12 +269,25 @@ def _wire_uplinks(wiring: _Wiring, tree: FatTree, names: dict[str, list[str]],
 def _connect(wiring: _Wiring, lowers: list[str], uppers_of: Callable[[int], list[str]],
              links: int, first_port: int, speed: int, tier: str) -> None:
     """Cable each lower switch to each of its upper switches ``links`` times, from its
-    ``first_port``+1 on; upper switches take their ports in order."""
+    ``first_port``+1 on; upper switches take their ports in order. Column by column: a
+    100,000-GPU fabric has 200,000 uplinks."""
+    columns = wiring.cables.columns
     for index, lower in enumerate(lowers):
-        wiring.next_port[lower] = first_port
-        for upper in uppers_of(index):
-            for _ in range(links):
-                wiring.cable(lower, wiring.port(lower), upper, wiring.port(upper), speed, tier)
+        uppers = uppers_of(index)
+        n = len(uppers) * links
+        columns[2].extend([lower] * n)
+        columns[3].extend(PORT_NAMES[first_port + 1:first_port + 1 + n])
+        wiring.next_port[lower] = first_port + n
+        for upper in uppers:
+            used = wiring.next_port[upper]
+            columns[4].extend([upper] * links)
+            columns[5].extend(PORT_NAMES[used + 1:used + 1 + links])
+            wiring.next_port[upper] = used + links
+            wiring.pairs[(lower, upper)] = [tier, speed, None, links]
+        wiring.links[tier] = wiring.links.get(tier, 0) + n
+    added = len(columns[2]) - len(columns[0])
+    for column, value in ((0, wiring.network), (1, tier), (6, speed), (7, wiring.link)):
+        columns[column].extend([value] * added)
 
 
 def _switch_racks(plan: Plan, config: Any, names: dict[str, list[str]],

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
-from cluster_iac.emit.formats import csv_columns, csv_text
+from cluster_iac.emit.formats import csv_columns, csv_text, plain_column
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
 
@@ -24,7 +24,7 @@ def render(plan: Plan) -> dict[str, str]:
     bom = bom_rows(cables)
     return {
         "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables)),
-        "cabling/labels.csv": csv_columns(("cable_id", "end", "label"), _label_columns(cables)),
+        "cabling/labels.csv": _labels_csv(cables),
         "cabling/bom.csv": csv_text(("item", "type", "speed_gbps", "length_m", "quantity"), bom),
         "cabling/bom.md": render_template("cabling/bom.md.j2",
                                           **_bom_context(plan, len(cables), bom)),
@@ -70,6 +70,23 @@ def _where(racks: Sequence[str], units: Sequence[int | None], devices: Sequence[
              for device, rack, u in set(zip(devices, racks, units, strict=True))}
     return [place[key] + port
             for key, port in zip(zip(devices, racks, units, strict=True), ports, strict=True)]
+
+
+LABEL_COLUMNS = ("cable_id", "end", "label")
+
+
+def _labels_csv(c: Cables) -> str:
+    """labels.csv: two lines a cable, written straight from the parts when the cable ids and
+    both ends' texts are plain CSV cells (then so are the labels made of them, which start
+    with the id); else cell by cell through csv_columns."""
+    a = _where(c.a_rack, c.a_u, c.a_device, c.a_port)
+    b = _where(c.b_rack, c.b_u, c.b_device, c.b_port)
+    if not (plain_column(c.cable_id) and plain_column(a) and plain_column(b)):
+        return csv_columns(LABEL_COLUMNS, _label_columns(c))
+    lines = [",".join(LABEL_COLUMNS)]
+    lines += [f"{i},A,{i} {a_end} > {b_end}\n{i},B,{i} {b_end} > {a_end}"
+              for i, a_end, b_end in zip(c.cable_id, a, b, strict=True)]
+    return "\n".join(lines) + "\n"
 
 
 def _label_columns(c: Cables) -> list[Sequence[str]]:

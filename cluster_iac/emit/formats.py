@@ -54,7 +54,7 @@ def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object]]) -> s
     return "\n".join(lines) + "\n"
 
 
-def _plain(values: Sequence[object]) -> bool:
+def plain_column(values: Sequence[object]) -> bool:
     """Whether every value is a str that csv_cell leaves as it is, checked on the whole column
     at once: no line break, quote, comma or NUL, and no line that starts like a formula."""
     if set(map(type, values)) != {str}:
@@ -71,7 +71,7 @@ _FORMULA_LINE = re.compile("\n[=+@\t-]")
 
 def _column(values: Sequence[object]) -> Sequence[str]:
     """The column's cells as csv_cell writes them; the values themselves when already so."""
-    if _plain(values):
+    if plain_column(values):
         return values  # type: ignore[return-value]
     if len(set(map(type, values))) > 1:  # 1 and 1.0 (and True) are one key but print apart
         return [csv_cell(value) for value in values]

@@ -6,10 +6,11 @@
 For each size, two runs in processes of their own, so that each peak RSS is its own: the CLI
 end to end (`python -m cluster_iac render SPEC -o DIR`, files written to an empty folder; wall
 time and the child's peak RSS from wait4), and the pipeline in-process, stage by stage. The
-growth exponent of the CLI time from the first size to the last is printed last. The spec is a DGX H100
-cluster (8 NDR NICs per node) on a rail-optimized Quantum-X800 (Q3400, 144-port) fabric,
-four nodes per rack, fabric switches in network racks, management and BMC networks: the shape
-of a real 100k-GPU build. Not a test: timings are reported, never asserted.
+growth exponent of the CLI time from the first size to the last is printed last.
+
+The spec is a DGX H100 cluster (8 NDR NICs per node) on a rail-optimized Quantum-X800 (Q3400,
+144-port) fabric, four nodes per rack, fabric switches in network racks, management and BMC
+networks: the shape of a real 100k-GPU build. Not a test: timings are reported, never asserted.
 """
 
 from __future__ import annotations
@@ -74,7 +75,11 @@ policy:
 
 
 def measure(gpus: int) -> dict[str, Any]:
-    """Run every stage once in this process; seconds per stage and peak RSS."""
+    """Run every stage once in this process; seconds per stage and peak RSS. The cyclic
+    garbage collector is off, as in `cluster-iac` itself (cli.run)."""
+    import gc
+
+    gc.disable()
     from cluster_iac.checks import run_checks
     from cluster_iac.compile import PASSES
     from cluster_iac.emit import EMITTERS
