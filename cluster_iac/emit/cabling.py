@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
-from cluster_iac.emit.formats import csv_columns, csv_text, plain_column
+from cluster_iac.emit.formats import CHUNK, csv_columns, csv_text, plain_column
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
 
@@ -83,10 +83,13 @@ def _labels_csv(c: Cables) -> str:
     b = _where(c.b_rack, c.b_u, c.b_device, c.b_port)
     if not (plain_column(c.cable_id) and plain_column(a) and plain_column(b)):
         return csv_columns(LABEL_COLUMNS, _label_columns(c))
-    lines = [",".join(LABEL_COLUMNS)]
-    lines += [f"{i},A,{i} {a_end} > {b_end}\n{i},B,{i} {b_end} > {a_end}"
-              for i, a_end, b_end in zip(c.cable_id, a, b, strict=True)]
-    return "\n".join(lines) + "\n"
+    chunks = [",".join(LABEL_COLUMNS)]
+    for s in range(0, len(c), CHUNK):
+        chunks.append("\n".join(
+            f"{i},A,{i} {a_end} > {b_end}\n{i},B,{i} {b_end} > {a_end}"
+            for i, a_end, b_end in zip(c.cable_id[s:s + CHUNK], a[s:s + CHUNK],
+                                       b[s:s + CHUNK], strict=True)))
+    return "\n".join(chunks) + "\n"
 
 
 def _label_columns(c: Cables) -> list[Sequence[str]]:

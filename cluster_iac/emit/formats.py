@@ -50,8 +50,16 @@ def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object]]) -> s
     if len(columns) != len(header) or len(set(map(len, columns))) > 1:
         raise ValueError(f"CSV needs {len(header)} columns of one length, as the header")
     cells = [_column(column) for column in columns]
-    lines = [",".join(csv_cell(h) for h in header), *map(",".join, zip(*cells, strict=True))]
-    return "\n".join(lines) + "\n"
+    rows = len(cells[0]) if cells else 0
+    # Joined a slice of rows at a time: the lines of a half-million-row file would otherwise
+    # all live at once beside the text made of them.
+    chunks = [",".join(csv_cell(h) for h in header)]
+    chunks += ["\n".join(map(",".join, zip(*(c[i:i + CHUNK] for c in cells), strict=True)))
+               for i in range(0, rows, CHUNK)]
+    return "\n".join(chunks) + "\n"
+
+
+CHUNK = 65536
 
 
 def plain_column(values: Sequence[object]) -> bool:
