@@ -6,11 +6,11 @@ Formats the rows of plan.cables (compile/plan_cabling.py); computes nothing abou
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
-from cluster_iac.emit.formats import CHUNK, csv_columns, csv_text, plain_column
+from cluster_iac.emit.formats import CHUNK, csv_columns, csv_text, plain_column, text_of
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
 
@@ -39,20 +39,6 @@ def _bom_context(plan: Plan, total: int, bom: list[list[str]]) -> dict[str, obje
     optics = sum(int(r["quantity"]) for r in rows if r["item"] == "transceiver")
     return {"cluster": plan.cluster.name, "total": total, "optics": optics > 0,
             "optics_total": optics, "rows": rows}
-
-
-def text_of(values: Iterable[object]) -> list[str]:
-    """A column as text, each distinct value formatted once (None and '' print empty,
-    lengths as the shortest decimal: 2.5, 20)."""
-    values = list(values)
-    text = {v: _text(v) for v in set(values)}
-    return [text[v] for v in values]
-
-
-def _text(value: object) -> str:
-    if value is None:
-        return ""
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _cable_columns(c: Cables) -> list[Sequence[str]]:

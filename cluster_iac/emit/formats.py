@@ -85,3 +85,17 @@ def _column(values: Sequence[object]) -> Sequence[str]:
         return [csv_cell(value) for value in values]
     cells = {value: csv_cell(value) for value in set(values)}
     return list(map(cells.__getitem__, values))
+
+
+def text_of(values: Iterable[object]) -> list[str]:
+    """A column of values as text, each distinct value formatted once: None prints empty,
+    a float as the shortest decimal (2.5, 20), anything else as str() does."""
+    values = list(values)
+    text = {(type(v), v): _text(v) for v in set(values)}
+    return [text[(type(v), v)] for v in values]
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    return f"{value:g}" if isinstance(value, float) else str(value)
