@@ -41,7 +41,7 @@ class Link(NamedTuple):
     the downstream one (the host, the lower switch); B is the switch or PDU it plugs into."""
 
     network: str  # 'compute' | 'storage' | 'management' | 'bmc'
-    tier: str  # 'node-leaf' | 'leaf-spine' | 'spine-core' | 'access' | 'uplink' | ...
+    tier: str  # fabrics: 'node-leaf' | 'leaf-spine' | 'spine-core'; management networks: 'link'
     a_device: str
     a_port: str
     b_device: str
