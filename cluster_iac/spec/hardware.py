@@ -7,12 +7,17 @@ from typing import Literal
 from pydantic import Field
 
 from cluster_iac.spec.base import (
+    GpuCount,
     Name,
+    NicCount,
     NonNegativeInt,
+    PortCount,
     PositiveFloat,
     PositiveInt,
+    PsuCount,
     Source,
     SpecModel,
+    Text,
 )
 
 LinkLayer = Literal["infiniband", "ethernet", "nvlink"]
@@ -22,7 +27,7 @@ NicRole = Literal["compute", "storage", "inband", "bmc"]
 class GpuModel(SpecModel):
     """A GPU model."""
 
-    name: str
+    name: Text
     """Marketing name, e.g. 'NVIDIA H100 SXM5 80GB'."""
     gres_type: Name
     """Slurm GRES type: NVML's product name lower-cased with spaces as '_' and the 'NVIDIA '
@@ -33,7 +38,7 @@ class GpuModel(SpecModel):
     """Maximum board power (TDP) in watts."""
     nvlink_gbs: float = Field(ge=0)
     """NVLink bandwidth per GPU, one direction, GB/s (0 when the GPU has no NVLink)."""
-    nvml_name: str
+    nvml_name: Text
     """Product name as NVML and nvidia-smi print it."""
     architecture: Literal["volta", "ampere", "hopper", "blackwell"] | None = None
     """GPU architecture (compute capability 7.x, 8.x, 9.x, 10.x): NCCL keys its tuning on it,
@@ -45,7 +50,7 @@ class GpuModel(SpecModel):
 class CpuModel(SpecModel):
     """A CPU model (one socket)."""
 
-    name: str
+    name: Text
     """Marketing name, e.g. 'Intel Xeon Platinum 8480C'."""
     arch: Literal["x86_64", "arm64", "ppc64"]
     """Architecture as NCCL's topology XML names it."""
@@ -66,13 +71,13 @@ class CpuModel(SpecModel):
 class NicModel(SpecModel):
     """A network adapter (one port is one link)."""
 
-    name: str
+    name: Text
     """Marketing name, e.g. 'NVIDIA ConnectX-7 NDR 400G'."""
     link: LinkLayer
     """Link layer: InfiniBand or Ethernet (RoCE v2 runs on Ethernet)."""
     speed_gbps: PositiveInt
     """Line rate of one port in Gb/s."""
-    ports: PositiveInt = 1
+    ports: NicCount = 1
     """Ports used per adapter."""
     pcie_gen: int = Field(default=4, ge=1, le=6)
     """PCIe generation of the host interface."""
@@ -88,11 +93,11 @@ class NicModel(SpecModel):
 class SwitchModel(SpecModel):
     """A network switch."""
 
-    name: str
+    name: Text
     """Marketing name, e.g. 'NVIDIA Quantum-2 QM9700'."""
     link: LinkLayer
     """InfiniBand or Ethernet."""
-    ports: PositiveInt
+    ports: PortCount
     """Radix: usable ports at ``port_speed_gbps`` (QM9700: 64 x NDR 400G on 32 OSFP cages)."""
     port_speed_gbps: PositiveInt
     """Speed of one port in Gb/s."""
@@ -100,9 +105,9 @@ class SwitchModel(SpecModel):
     """Rack units."""
     max_power_w: PositiveInt
     """Maximum power in watts, with active cables where the datasheet gives it."""
-    psus: PositiveInt = 2
+    psus: PsuCount = 2
     """Power supplies (1+1 redundant unless ``psus_required`` says otherwise)."""
-    psus_required: PositiveInt = 1
+    psus_required: PsuCount = 1
     """Power supplies needed to carry the maximum load."""
     weight_kg: PositiveFloat = 15.0
     """Weight in kg."""
@@ -113,18 +118,18 @@ class SwitchModel(SpecModel):
 class PsuSpec(SpecModel):
     """A device's power supplies and their redundancy."""
 
-    count: PositiveInt
+    count: PsuCount
     """Number of power supplies (each one cord to a PDU outlet)."""
     rating_w: PositiveInt
     """Output rating of one supply in watts."""
-    required: PositiveInt
+    required: PsuCount
     """Supplies needed to carry the maximum draw (DGX H100: 4 of 6, i.e. 4+2)."""
 
 
 class PowerShelfModel(SpecModel):
     """A rack power shelf: AC in from the PDUs, DC out to the rack's busbar (GB200 NVL72)."""
 
-    name: str
+    name: Text
     """Marketing name."""
     capacity_w: PositiveInt
     """DC power the shelf delivers to the busbar, watts."""
@@ -145,7 +150,7 @@ class NicSlot(SpecModel):
     """What the adapters carry: the compute fabric, storage, in-band management, or the BMC."""
     model: Name
     """Catalog NIC model."""
-    count: PositiveInt = 1
+    count: NicCount = 1
     """Number of adapters (one compute-fabric port each, for rail counting)."""
 
 
@@ -210,13 +215,13 @@ class PcieLayout(SpecModel):
 class PlatformModel(SpecModel):
     """A server or compute-tray model: what a node type starts from."""
 
-    name: str
+    name: Text
     """Marketing name."""
     kind: Literal["server", "compute-tray"] = "server"
     """A standalone server, or a tray of a rack-scale system (GB200 NVL72)."""
     gpu: Name | None = None
     """Catalog GPU model (None for CPU-only servers)."""
-    gpu_count: NonNegativeInt = 0
+    gpu_count: GpuCount = 0
     """GPUs per node."""
     cpu: Name
     """Catalog CPU model."""

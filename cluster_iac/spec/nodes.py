@@ -7,9 +7,13 @@ from typing import Literal
 from pydantic import Field
 
 from cluster_iac.spec.base import (
+    FirstIndex,
+    GpuCount,
     HostlistExpr,
+    HostnamePattern,
     Name,
-    NonNegativeInt,
+    NodeCount,
+    PerRack,
     PositiveInt,
     SpecModel,
 )
@@ -23,7 +27,7 @@ class GpuOverride(SpecModel):
 
     model: Name | None = None
     """Catalog GPU model."""
-    count: NonNegativeInt | None = None
+    count: GpuCount | None = None
     """GPUs per node."""
 
 
@@ -74,16 +78,16 @@ class NodeGroup(SpecModel):
     """Group name (partitions and inventories refer to it)."""
     node_type: Name
     """Node type of every node in the group."""
-    count: PositiveInt
+    count: NodeCount
     """Number of nodes."""
-    hostname: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*#+[a-z0-9-]*$")
+    hostname: HostnamePattern
     """Hostname pattern: a run of '#' is the zero-padded index, e.g. 'dgx-###' -> dgx-001."""
-    first_index: NonNegativeInt = 1
+    first_index: FirstIndex = 1
     """Index of the first node."""
     role: Role = "compute"
     """What the nodes do: compute nodes become Slurm nodes; the others are infrastructure."""
     racks: HostlistExpr
     """Racks the nodes are placed in, as a hostlist (e.g. 'r[01-04]'); filled in order."""
-    per_rack: PositiveInt | None = None
+    per_rack: PerRack | None = None
     """Nodes per rack (default: spread evenly over the listed racks)."""
 

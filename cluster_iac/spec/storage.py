@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from cluster_iac.spec.base import Name, PositiveFloat, PositiveInt, SpecModel
+from cluster_iac.spec.base import AbsPath, Name, PositiveFloat, PositiveInt, SpecModel
 
 AccessPattern = Literal["dataset", "checkpoint", "scratch", "home", "small-files"]
 
@@ -27,7 +27,7 @@ class LayoutComponent(SpecModel):
 class DirectoryClass(SpecModel):
     """A directory tree with one access pattern."""
 
-    path: str = Field(pattern=r"^/")
+    path: AbsPath
     """Absolute path on the client (under the Lustre mount)."""
     pattern: AccessPattern
     """How jobs use it; picks the default layout."""
@@ -44,7 +44,7 @@ class Lustre(SpecModel):
 
     fsname: str = Field(pattern=r"^[a-z0-9_]{1,8}$")
     """File system name (at most 8 characters)."""
-    mount: str = Field(default="/lustre", pattern=r"^/")
+    mount: AbsPath = "/lustre"
     """Client mount point."""
     mds_group: Name | None = None
     """Node group of the metadata servers."""
