@@ -91,7 +91,8 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
         b_row=ends["b"][0], b_rack=ends["b"][1], b_u=ends["b"][2],
         b_device=columns["b_device"], b_port=columns["b_port"],
         speed_gbps=columns["speed_gbps"], link=columns["link"], medium=media,
-        transceivers=tuple(by_key[m].transceivers for m in media),
+        transceivers=tuple(map({k: m.transceivers for k, m in by_key.items()}.__getitem__,
+                               media)),
         estimated_m=estimated, length_m=lengths)
 
 
@@ -184,9 +185,10 @@ def _measure(catalog: CableCatalog, geometry: _Geometry, columns: dict[str, tupl
     estimated = tuple(map(lengths.__getitem__, route_of))
     need = list(zip(columns["link"], columns["speed_gbps"], ratings, estimated, strict=True))
     choices = {key: choose_medium(catalog, *key) for key in set(need)}
-    media = tuple(choices[key][0].key for key in need)
-    stocked = tuple(choices[key][1] for key in need)
-    return estimated, media, stocked
+    media_of = {key: medium.key for key, (medium, _length) in choices.items()}
+    stocked_of = {key: length for key, (_medium, length) in choices.items()}
+    return (estimated, tuple(map(media_of.__getitem__, need)),
+            tuple(map(stocked_of.__getitem__, need)))
 
 
 def choose_medium(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float,
@@ -217,10 +219,4 @@ def allowed(medium: CableMedium, speed_gbps: int, length_m: float) -> bool:
 
 def port_table(cables: Cables) -> Ports:
     """Both ends of every cable: the A ends in cable order, then the B ends."""
-    power = tuple(net == "power" for net in cables.network)
-    return Ports(
-        device=cables.a_device + cables.b_device, port=cables.a_port + cables.b_port,
-        kind=tuple("power-port" if p else "interface" for p in power)
-        + tuple("power-outlet" if p else "interface" for p in power),
-        network=cables.network * 2, link=cables.link * 2, speed_gbps=cables.speed_gbps * 2,
-        medium=cables.medium * 2, cable_id=cables.cable_id * 2)
+    return Ports(cables)

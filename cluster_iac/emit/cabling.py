@@ -6,11 +6,11 @@ Formats the rows of plan.cables (compile/plan_cabling.py); computes nothing abou
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
-from cluster_iac.emit.formats import csv_columns, csv_text, plain_column
+from cluster_iac.emit.formats import CHUNK, csv_columns, csv_text, plain_column, text_of
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
 
@@ -41,20 +41,6 @@ def _bom_context(plan: Plan, total: int, bom: list[list[str]]) -> dict[str, obje
             "optics_total": optics, "rows": rows}
 
 
-def text_of(values: Iterable[object]) -> list[str]:
-    """A column as text, each distinct value formatted once (None and '' print empty,
-    lengths as the shortest decimal: 2.5, 20)."""
-    values = list(values)
-    text = {v: _text(v) for v in set(values)}
-    return [text[v] for v in values]
-
-
-def _text(value: object) -> str:
-    if value is None:
-        return ""
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def _cable_columns(c: Cables) -> list[Sequence[str]]:
     netbox = {m.key: m.netbox_type for m in cable_catalog().media}
     return [c.cable_id, c.network, c.a_row, c.a_rack, text_of(c.a_u), c.a_device, c.a_port,
@@ -83,10 +69,13 @@ def _labels_csv(c: Cables) -> str:
     b = _where(c.b_rack, c.b_u, c.b_device, c.b_port)
     if not (plain_column(c.cable_id) and plain_column(a) and plain_column(b)):
         return csv_columns(LABEL_COLUMNS, _label_columns(c))
-    lines = [",".join(LABEL_COLUMNS)]
-    lines += [f"{i},A,{i} {a_end} > {b_end}\n{i},B,{i} {b_end} > {a_end}"
-              for i, a_end, b_end in zip(c.cable_id, a, b, strict=True)]
-    return "\n".join(lines) + "\n"
+    chunks = [",".join(LABEL_COLUMNS)]
+    for s in range(0, len(c), CHUNK):
+        chunks.append("\n".join(
+            f"{i},A,{i} {a_end} > {b_end}\n{i},B,{i} {b_end} > {a_end}"
+            for i, a_end, b_end in zip(c.cable_id[s:s + CHUNK], a[s:s + CHUNK],
+                                       b[s:s + CHUNK], strict=True)))
+    return "\n".join(chunks) + "\n"
 
 
 def _label_columns(c: Cables) -> list[Sequence[str]]:

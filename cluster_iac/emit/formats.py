@@ -73,8 +73,16 @@ def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object]]) -> s
     if len(columns) != len(header) or len(set(map(len, columns))) > 1:
         raise ValueError(f"CSV needs {len(header)} columns of one length, as the header")
     cells = [_column(column) for column in columns]
-    lines = [",".join(csv_cell(h) for h in header), *map(",".join, zip(*cells, strict=True))]
-    return "\n".join(lines) + "\n"
+    rows = len(cells[0]) if cells else 0
+    # Joined a slice of rows at a time: the lines of a half-million-row file would otherwise
+    # all live at once beside the text made of them.
+    chunks = [",".join(csv_cell(h) for h in header)]
+    chunks += ["\n".join(map(",".join, zip(*(c[i:i + CHUNK] for c in cells), strict=True)))
+               for i in range(0, rows, CHUNK)]
+    return "\n".join(chunks) + "\n"
+
+
+CHUNK = 65536
 
 
 def plain_column(values: Sequence[object]) -> bool:
@@ -137,3 +145,17 @@ def yaml_text(data: object, header: Sequence[str] = ()) -> str:
         out.write(f"# {line}\n" if line else "#\n")
     yaml.dump(data, out)
     return out.getvalue()
+
+
+def text_of(values: Iterable[object]) -> list[str]:
+    """A column of values as text, each distinct value formatted once: None prints empty,
+    a float as the shortest decimal (2.5, 20), anything else as str() does."""
+    values = list(values)
+    text = {(type(v), v): _text(v) for v in set(values)}
+    return [text[(type(v), v)] for v in values]
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return ""
+    return f"{value:g}" if isinstance(value, float) else str(value)

@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from itertools import compress
 
 from cluster_iac.catalog.cables import cable_catalog
-from cluster_iac.emit.cabling import text_of
-from cluster_iac.emit.formats import csv_columns, csv_text
+from cluster_iac.emit.formats import csv_columns, csv_text, text_of
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables, Device, Ports
 
