@@ -12,9 +12,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from cluster_iac.emit.monitoring.promql import AlertRule, number, one_of, selector
-from cluster_iac.hostlist import fold
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import CircuitLoad, circuit_loads, pdu_loads
+from cluster_iac.sorting import natural_key
 
 JOB = "pdu"
 LINE_CURRENT = "st4LineCurrent"
@@ -83,16 +83,18 @@ def _circuit_rule(profile: str, c: CircuitLoad) -> AlertRule:
 def rack_rules(plan: Plan) -> list[AlertRule]:
     """Racks above their power budget (max_power_kw), one rule per distinct budget."""
     by_budget: dict[float, list[str]] = defaultdict(list)
+    paths: dict[float, set[str]] = defaultdict(set)
     for rack in plan.racks:
         if rack.max_power_kw:
             by_budget[rack.max_power_kw].append(rack.name)
+            paths[rack.max_power_kw].add(f"{_path(rack.spec_path)}.max_power_kw")
     return [AlertRule(
         alert="RackOverPowerBudget",
         expr=f"sum by (rack, row) ({_racks(plan, racks)}) > {number(kw * 1000)}",
         severity="critical", for_=FOR, labels={"limit": f"{kw:g} kW"},
         summary=f"rack {{{{ $labels.rack }}}} draws {{{{ $value }}}} W, above its {kw:g} kW budget",
         threshold=f"{kw:g} kW: the rack's max_power_kw",
-        source=f"rows[].racks[].max_power_kw of {_names(racks)}; {MIB} {CORD_POWER} (watts)")
+        source=f"{_names(paths[kw])}; {MIB} {CORD_POWER} (watts)")
         for kw, racks in sorted(by_budget.items())]
 
 
@@ -102,6 +104,7 @@ def redundancy_rules(plan: Plan) -> list[AlertRule]:
     limits: dict[str, list[float]] = defaultdict(list)
     for p in pdu_loads(plan):
         limits[p.rack].append(p.limit_w)
+    profile_of = {r.name: r.pdu_profile for r in plan.racks}
     by_margin: dict[float, list[str]] = defaultdict(list)
     for rack, pdus in limits.items():
         if len(pdus) > 1:
@@ -113,8 +116,8 @@ def redundancy_rules(plan: Plan) -> list[AlertRule]:
         summary=("rack {{ $labels.rack }} draws {{ $value }} W: if one PDU or feed fails, the "
                  f"others ({_kw(watts)} kW of continuous circuit limits) cannot carry it"),
         threshold=f"{_kw(watts)} kW = the rack's PDU limits less its largest PDU's",
-        source=(f"power.pdu_profiles layout and circuits of {_names(racks)} (plan/power.py "
-                f"pdu_loads limit_w); {MIB} {CORD_POWER} (watts)"))
+        source=(f"{_profiles(racks, profile_of)} (layout, circuits: plan/power.py pdu_loads "
+                f"limit_w); {MIB} {CORD_POWER} (watts)"))
         for watts, racks in sorted(by_margin.items())]
 
 
@@ -183,7 +186,11 @@ def _kw(watts: float) -> str:
 
 
 def _names(names: Iterable[str]) -> str:
-    return fold(names)
+    return ", ".join(sorted(names, key=natural_key))
+
+
+def _profiles(racks: list[str], profile_of: dict[str, str]) -> str:
+    return _names({f"power.pdu_profiles.{profile_of[r]}" for r in racks})
 
 
 def _path(path: tuple[str | int, ...]) -> str:
