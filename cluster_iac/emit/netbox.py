@@ -129,9 +129,10 @@ def _cable_columns(c: Cables) -> list[Sequence[object]]:
 def _port_columns(p: Ports) -> dict[str, list[Sequence[object]]]:
     """Every cabled port: interfaces for data cables, inlets and outlets for power cords."""
     found: dict[str, list[Sequence[object]]] = {}
+    kinds = p.kind
     for table, kind in (("interfaces", "interface"), ("power_ports", "power-port"),
                         ("power_outlets", "power-outlet")):
-        mask = [k == kind for k in p.kind]
+        mask = [k == kind for k in kinds]
         device, port = list(compress(p.device, mask)), list(compress(p.port, mask))
         n = len(device)
         if kind == "interface":
