@@ -78,14 +78,14 @@ def power_shelves(plan: Plan) -> dict[str, list[str]]:
     return result
 
 
-def circuit_loads(plan: Plan) -> tuple[PowerCircuit, ...]:
+def circuit_loads(plan: Plan) -> list[PowerCircuit]:
     """Every circuit of every PDU, by rack, PDU and circuit (plan.power_circuits)."""
-    return plan.power_circuits
+    return list(plan.power_circuits)
 
 
-def pdu_loads(plan: Plan) -> tuple[PduLoad, ...]:
+def pdu_loads(plan: Plan) -> list[PduLoad]:
     """Every PDU with its normal and worst case, by rack and side (plan.power_pdus)."""
-    return plan.power_pdus
+    return list(plan.power_pdus)
 
 
 def rack_loads_w(plan: Plan) -> dict[str, float]:
