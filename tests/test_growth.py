@@ -222,7 +222,7 @@ def _superpod(sus: int) -> dict[str, Any]:
             {"name": "network", "racks": [{"names": "net[1-4]", "height_u": 48, "pdu": "p",
                                            "max_power_kw": 60}]}],
         "power": {"pdu_profiles": {"p": {"layout": "three", "voltage_v": 415, "phases": 3,
-                                         "breaker_a": 32, "rated_100_percent": True,
+                                         "breaker_a": 63, "rated_100_percent": True,
                                          "outlets": 60}}},
         "fabric": {"compute": {"technology": "infiniband", "design": "rail-optimized",
                                "leaf_switch": "qm9700", "scalable_unit_nodes": 32,
