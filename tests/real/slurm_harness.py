@@ -16,6 +16,7 @@ log line fails a test unless ``SANDBOX_NOISE`` explains it by the sandbox.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pwd
 import re
@@ -385,11 +386,12 @@ class SlurmCluster:
 
     def _spawn(self, argv: list[str], stdout_name: str,
                env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        """A daemon in its own process group (so _stop reaches its children too)."""
+        """A daemon in its own process group (so _stop reaches its children too), killed
+        when the test process dies however it dies (then a root's PID namespace ends too)."""
         with open(self.work / "log" / stdout_name, "wb") as out:
             return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True,
-                                    env=env or self.env)
+                                    env=env or self.env, preexec_fn=_die_with_parent)
 
     def stop(self) -> None:
         for proc in [*self.daemons, self.controller]:
@@ -505,6 +507,12 @@ def _errors(text: str, noise: Iterable[re.Pattern[str]]) -> list[str]:
     patterns = list(noise)
     return [line for line in text.splitlines() if re.search(r"\b(error|fatal):", line)
             and not any(p.search(line) for p in patterns)]
+
+
+def _die_with_parent() -> None:
+    """prctl(PR_SET_PDEATHSIG, SIGKILL): the kernel kills the child when its parent exits."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -280,7 +280,7 @@ def _core_ids(text: str) -> set[int]:
 
 
 def test_one_gpu_missing_from_gres_conf_makes_the_node_invalid(
-        case: tuple[Plan, harness.SlurmCluster], tmp_path: Path) -> None:
+        case: tuple[Plan, harness.SlurmCluster]) -> None:
     """The same check must fail on a gres.conf with one GPU fewer (so the test above can fail)."""
     plan, cluster = case
     gpu_types = [(t, h) for t, h in _first_of_each_type(plan).items()
@@ -288,7 +288,7 @@ def test_one_gpu_missing_from_gres_conf_makes_the_node_invalid(
     assert gpu_types, "every example has GPU nodes"
     type_name = gpu_types[0][0]
     host = [n.hostname for n in plan.compute_nodes if n.node_type == type_name][-1]
-    broken = tmp_path / "etc"
+    broken = cluster.work / "etc-one-gpu-fewer"  # inside the work dir a root's sandbox maps
     broken.mkdir()
     for path in cluster.conf.slurmd_directory.iterdir():
         (broken / path.name).write_text(path.read_text())
