@@ -33,7 +33,6 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True) -> 
     """Run the whole pipeline in memory; raise PipelineError on any error finding."""
     from cluster_iac.checks import run_checks
     from cluster_iac.compile import compile_plan
-    from cluster_iac.emit import render_all
     from cluster_iac.loader import load_spec_file
     from cluster_iac.spec.parse import parse_spec
 
@@ -53,5 +52,9 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True) -> 
         raise PipelineError(findings, source)
     # 5. emit: every output file, in memory (report.md lists the findings); the CLI writes them
     plan = replace(plan, findings=tuple(findings))
-    files = render_all(plan) if emit else {}
+    files: dict[str, str] = {}
+    if emit:  # emitters and their templates load only when rendering
+        from cluster_iac.emit import render_all
+
+        files = render_all(plan)
     return Build(plan=plan, findings=findings, files=files, source=source)

@@ -20,6 +20,7 @@ class Reference:
     configuration: str
     spec: dict[str, Any] = field(repr=False, hash=False, compare=False)
     algorithm: str | None = None  # what NCCL ran, where the source says so
+    calibrates: str = ""  # the constant this figure set ('' : a check the model was not fit to)
 
 
 def hgx(platform: str, nodes: int, *, nics: list[dict[str, Any]] | None = None,
@@ -98,12 +99,14 @@ REFERENCES = (
         "NVIDIA/nccl-tests issue #212 (S. Jeaugey, NVIDIA): 'NCCL can get an effective NVLink "
         "bandwidth of 370GB/s ... when running with NCCL_ALGO=RING'",
         "1 x HGX H100 8-GPU, NCCL_ALGO=Ring",
-        hgx("hgx-h100-8gpu", 1, nccl_env={"NCCL_ALGO": "Ring"}), "ring"),
+        hgx("hgx-h100-8gpu", 1, nccl_env={"NCCL_ALGO": "Ring"}), "ring",
+        "ring efficiency, Hopper"),
     Reference(
         "H100 x8, one node, NVLS", 480, "8G",
         "NVIDIA/nccl-tests issue #212 (S. Jeaugey): 'allreduce uses NVLink SHARP by default "
         "... On 8 GPUs, you should reach a peak busBw of ~480GB/s (algbw ~275GB/s)'",
-        "1 x HGX H100 8-GPU, NCCL's default", hgx("hgx-h100-8gpu", 1), "nvls"),
+        "1 x HGX H100 8-GPU, NCCL's default", hgx("hgx-h100-8gpu", 1), "nvls",
+        "NVLS efficiency, Hopper"),
     Reference(
         "H200 x8, one node, NVLS", 479.98, "8G",
         "Azure/AI-benchmarking-guide Azure_Results/ND_H200_v5_results.md (NCCL 2.20.5, "
@@ -115,22 +118,23 @@ REFERENCES = (
         "Azure/AI-benchmarking-guide Azure_Results/ND_A100_v4_results.md (NCCL 2.18.5, "
         "in-place)",
         "1 x Azure ND A100 v4: 8 x A100 SXM4 80GB on NVSwitch (no NVLink SHARP)",
-        hgx("dgx-a100", 1, nccl_version="2.18")),
+        hgx("dgx-a100", 1, nccl_version="2.18"), calibrates="ring efficiency, Ampere"),
     Reference(
         "GB200, one tray, ring", 679.61, "8G",
         "Azure/AI-benchmarking-guide Azure_Results/ND_GB200_v6_results.md (NCCL 2.25.1, "
         "'NCCL AllReduce (Ring algorithm)', in-place)",
         "the 4 GPUs of one GB200 NVL72 compute tray", nvl72(1, trays=1, nccl_version="2.25"),
-        "ring"),
+        "ring", "ring efficiency, Blackwell"),
     Reference(
         "GB200 NVL72, one rack", 834.57, "8G", COREWEAVE, "72 GPUs: one NVL72 rack",
-        nvl72(1)),
+        nvl72(1), calibrates="NVLS efficiency, Blackwell"),
     Reference(
         "GB200 NVL72, two racks", 793.06, "8G", COREWEAVE,
         "144 GPUs: two NVL72 racks, 4 x NDR per tray", nvl72(2)),
     Reference(
         "GB200 NVL72, 20 racks (8 GiB)", 381.48, "8G", COREWEAVE,
-        "1440 GPUs: 20 NVL72 racks, 4 x NDR per tray", nvl72(20)),
+        "1440 GPUs: 20 NVL72 racks, 4 x NDR per tray", nvl72(20),
+        calibrates="NICs per NVLink domain (8)"),
     Reference(
         "GB200 NVL72, 20 racks (16 GiB)", 405.74, "16G", COREWEAVE,
         "1440 GPUs: 20 NVL72 racks, 4 x NDR per tray", nvl72(20)),
@@ -139,7 +143,7 @@ REFERENCES = (
         "NVIDIA/nccl issue #812 (D. Addison, NVIDIA): 'On an Nvidia DGX-A100 system we have "
         "8x200Gbit/s IB cards and we measure 192GB/s AllReduce BusBW'",
         "DGX A100 with 8 x HDR; node count not stated, modelled as 4 nodes",
-        hgx("dgx-a100", 4, leaf="qm8700")),
+        hgx("dgx-a100", 4, leaf="qm8700"), calibrates="InfiniBand efficiency"),
     Reference(
         "A100 x8, 3 nodes, 4 x HDR each", 95.74, 133169160,
         "NVIDIA/nccl-tests issue #119 (measured; S. Jeaugey: '24GB/s is the peak performance "
@@ -148,7 +152,8 @@ REFERENCES = (
         hgx("dgx-a100", 3, nics=HDR_4, leaf="qm8700")),
     Reference(
         "H100 x8, 2 nodes, 8 x NDR", 440.58, "8G", COREWEAVE_92,
-        "2 x HGX H100 with 8 x NDR 400G InfiniBand", hgx("hgx-h100-8gpu", 2, nics=NDR)),
+        "2 x HGX H100 with 8 x NDR 400G InfiniBand", hgx("hgx-h100-8gpu", 2, nics=NDR),
+        calibrates="NVLS-tree efficiency, Hopper"),
     Reference(
         "B200 x8, 2 nodes, 8 x NDR", 690.07, "8G", COREWEAVE_92,
         "2 x B200 8-GPU with 8 x NDR 400G InfiniBand", hgx("dgx-b200", 2)),
@@ -157,7 +162,8 @@ REFERENCES = (
         "NVIDIA/nccl issue #1221: 'run it on nodes which is more than 2 ... same busbw 320GB' "
         "(NCCL 2.19.3, -b 4G -e 8G)",
         "4 x H100 8-GPU with 8 x 400G RoCE",
-        hgx("hgx-h100-8gpu", 4, nics=ROCE_400G, technology="roce", nccl_version="2.19")),
+        hgx("hgx-h100-8gpu", 4, nics=ROCE_400G, technology="roce", nccl_version="2.19"),
+        calibrates="RoCE efficiency"),
     Reference(
         "H200 x8, 248 nodes, 8 x NDR (512 MiB)", 350, "512M",
         "NVIDIA/nccl-tests issue #283: 248 x 8 H200, default NCCL_ALGO, 512 MiB: 'typically "

@@ -126,5 +126,6 @@ def test_job_sizes_per_partition() -> None:
 
 def test_no_compute_fabric_leaves_multi_node_jobs_unpredicted() -> None:
     jobs = _jobs(example_data("minimal"))
-    assert jobs["node"].chosen is not None
-    assert (jobs["partition"].estimates, jobs["partition"].busbw_gbs) == ((), 0.0)
+    assert (jobs["node"].chosen is not None, jobs["node"].missing) == (True, "")
+    whole = jobs["partition"]
+    assert (whole.estimates, whole.busbw_gbs, whole.missing) == ((), 0.0, "no compute fabric")

@@ -1,4 +1,7 @@
-"""The all_reduce model against public nccl-tests results: each within 15 %."""
+"""The all_reduce model against public nccl-tests results: each within 15 %.
+
+Nine of the figures set one constant each (Reference.calibrates, cited beside the constant in
+plan/collectives/constants.py); the other seven were not fit to and check the model."""
 
 from __future__ import annotations
 
@@ -22,3 +25,8 @@ def test_prediction_within_15_percent_of_the_published_busbw(ref: Reference) -> 
         f"published {ref.published_gbs} GB/s ({ref.source}): {100 * error:+.1f} %")
     if ref.algorithm is not None:
         assert whole.chosen.algorithm == ref.algorithm
+
+
+def test_most_references_check_rather_than_calibrate() -> None:
+    checks = [ref.name for ref in REFERENCES if not ref.calibrates]
+    assert len(checks) >= 7 and len(REFERENCES) >= 16

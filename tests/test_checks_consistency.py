@@ -34,10 +34,10 @@ def test_duplicate_address_in_one_network() -> None:
 
 def test_overlapping_subnets() -> None:
     data = example_data("seed-64gpu-h100")
-    data["networks"]["bmc"]["cidr"] = "10.0.1.128/25"
+    data["networks"]["bmc"]["cidr"] = "10.0.0.0/23"
     found = findings_of(data, "CONSISTENCY-SUBNET-OVERLAP")
     assert [f.message for f in found] == [
-        "networks.bmc.cidr 10.0.1.128/25 overlaps networks.management.cidr 10.0.1.0/24; hosts "
+        "networks.bmc.cidr 10.0.0.0/23 overlaps networks.management.cidr 10.0.1.0/24; hosts "
         "on both would get clashing routes"]
     assert found[0].path == ("networks", "bmc", "cidr")
 

@@ -88,7 +88,7 @@ def test_busbw_below_policy_minimum() -> None:
         "is 24.0 GB/s at 8 GiB, 80% of the policy's 30 GB/s (policy.min_allreduce_busbw_gbs), "
         "short by 6.0 GB/s; NCCL would run Ring, limited by the network: 25.0 GB/s of NICs "
         "per NVLink domain x 0.96 (infiniband), 1:1 oversubscribed on the job's path"]
-    assert found[0].path == ("fabric", "compute")
+    assert found[0].path == ("node_types", "h100-hdr", "nics")  # one HDR HCA per node
     assert found[0].details == {"measured": 23.98, "limit": 30, "unit": "GB/s"}
     # 2:1 on the SuperPOD halves the network bound below its 300 GB/s minimum: cite the ratio.
     data = example_data("dgx-h100-superpod-4su")
@@ -114,6 +114,17 @@ def test_policy_names_the_job_one_node_or_a_gpu_count() -> None:
     data["policy"]["min_allreduce_busbw_job"] = 1000  # more than the partition holds
     [finding] = findings_of(data, "FABRIC-BUSBW")
     assert "of the whole partition (64 GPUs)" in finding.message
+
+
+def test_nccl_environment_that_leaves_no_algorithm_is_cited() -> None:
+    data = hgx("hgx-h100-8gpu", 2, nccl_env={"NCCL_ALGO": "NVLS"})  # NVLS across nodes: SHARP
+    data["policy"] = {"min_allreduce_busbw_gbs": 100}
+    [finding] = findings_of(data, "FABRIC-BUSBW")
+    assert finding.path == ("nccl",)
+    assert "is 0.0 GB/s" in finding.message
+    assert finding.message.endswith("no algorithm NCCL may run reaches these GPUs (NCCL_ALGO, "
+                                    "NCCL_NVLS_ENABLE or NCCL_COLLNET_ENABLE in the NCCL "
+                                    "environment leave none; NCCL would fail)")
 
 
 def test_sharp_needs_infiniband() -> None:

@@ -67,7 +67,13 @@ def test_superpod_counts_match_nvidia_reference(sus: int) -> None:
                                                     ("spine-core", spine_core)) if v}
     assert fabric.tiers == (3 if core else 2)
     graph = plan.graphs["compute"]
-    assert Counter(d["tier"] for _u, _v, d in graph.edges(data=True)) == fabric.link_counts
+    by_tier: Counter[str] = Counter()
+    for _u, _v, d in graph.edges(data=True):
+        by_tier[d["tier"]] += d["links"]
+    assert by_tier == fabric.link_counts
+    links = plan.links
+    assert Counter(t for n, t in zip(links.network, links.tier, strict=True)
+                   if n == "compute") == by_tier
     _assert_ports_accounted(plan)
     _assert_uplinks_even(plan)
     _assert_rails(plan)
@@ -210,16 +216,22 @@ def test_nvlink_domains() -> None:
 # -- helpers -----------------------------------------------------------------------------
 
 def _assert_ports_accounted(plan: Plan, network: str = "compute") -> None:
-    """No switch beyond its radix, port names unique per switch, spare ports as reported."""
+    """No switch beyond its radix, port names unique per switch, spare ports as reported,
+    and the graph's cable counts those of the links."""
     graph = plan.graphs[network]
+    switches = [s for s in plan.switches if s.network == network]
+    names = {s.name for s in switches}
     used: dict[str, set[str]] = {}
-    for u, v, data in graph.edges(data=True):
-        for end in (u, v):
-            if graph.nodes[end]["kind"] == "switch":
-                port = data["ports"][end]
+    pairs: Counter[frozenset[str]] = Counter()
+    for link in plan.links.rows():
+        if link.network != network:
+            continue
+        pairs[frozenset((link.a_device, link.b_device))] += 1
+        for end, port in ((link.a_device, link.a_port), (link.b_device, link.b_port)):
+            if end in names:
                 assert port not in used.setdefault(end, set()), (end, port)
                 used[end].add(port)
-    switches = [s for s in plan.switches if s.network == network]
+    assert pairs == {frozenset((u, v)): d["links"] for u, v, d in graph.edges(data=True)}
     for switch in switches:
         assert len(used.get(switch.name, ())) <= switch.ports
         assert all(1 <= int(p[1:]) <= switch.ports for p in used.get(switch.name, ()))
@@ -231,8 +243,8 @@ def _assert_uplinks_even(plan: Plan) -> None:
     """Each leaf reaches each spine it uses with the same number of links."""
     graph = plan.graphs["compute"]
     for leaf in (n for n, d in graph.nodes(data=True) if d.get("tier") == "leaf"):
-        per_spine = Counter(v for _u, v in graph.edges(leaf)
-                            if graph.nodes[v]["kind"] == "switch")
+        per_spine = {v: d["links"] for _u, v, d in graph.edges(leaf, data=True)
+                     if graph.nodes[v]["kind"] == "switch"}
         assert len(set(per_spine.values())) <= 1, leaf
 
 

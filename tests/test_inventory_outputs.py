@@ -13,9 +13,8 @@ import pytest
 from ruamel.yaml import YAML
 
 from cluster_iac.catalog.cables import cable_catalog
+from cluster_iac.compile.plan_cabling import allowed, choose_medium
 from cluster_iac.emit import ansible, cabling, netbox, terraform
-from cluster_iac.emit.cabling import allowed
-from cluster_iac.emit.devices import NETWORK_GRAPHS
 from cluster_iac.plan import Plan
 from tests.conftest import example_build
 from tests.inventory_fixtures import wired_plan
@@ -75,9 +74,12 @@ IDS = [name for name, _ in PLANS]
 
 
 def _expected_cables(plan: Plan) -> int:
-    """One cable per network-graph edge, plus one per power cord."""
-    total = sum(plan.graphs[g].number_of_edges() for g in NETWORK_GRAPHS if g in plan.graphs)
-    return total + len(plan.power_cords)
+    """One cable per link the network builders planned, plus one per power cord; the
+    fabric graphs count the same cables."""
+    fabric = sum(d["links"] for g in ("compute", "storage") if g in plan.graphs
+                 for _u, _v, d in plan.graphs[g].edges(data=True))
+    assert fabric == sum(1 for net in plan.links.network if net in ("compute", "storage"))
+    return len(plan.links) + len(plan.power_cords)
 
 
 def _hosts(plan: Plan) -> set[str]:
@@ -122,15 +124,11 @@ def test_bom_counts_every_cable_once(name: str, plan: Plan) -> None:
 def test_medium_follows_length_and_speed() -> None:
     """NDR: passive DAC to 1.5 m, active copper to 5 m, then multimode optics to 50 m."""
     catalog = cable_catalog()
-    from cluster_iac.emit.devices import Link
-
-    ndr = Link("compute", "a", "p1", "b", "p1", 400, "infiniband")
-    picks = [cabling.choose_medium(catalog, ndr, 0, m) for m in (1.2, 2.6, 7.0, 45.0, 60.0)]
+    picks = [choose_medium(catalog, "infiniband", 400, 0, m) for m in (1.2, 2.6, 7.0, 45.0, 60.0)]
     assert [(m.key, length) for m, length in picks] == [
         ("dac-passive", 1.5), ("dac-active", 3), ("mmf-om4", 7), ("mmf-om4", 50),
         ("smf-os2", 70)]
-    gbe = Link("management", "a", "p1", "b", "p1", 1, "ethernet")
-    assert cabling.choose_medium(catalog, gbe, 0, 42)[0].key == "cat6"
+    assert choose_medium(catalog, "ethernet", 1, 0, 42)[0].key == "cat6"
 
 
 def test_wired_plan_lengths_follow_rack_positions() -> None:
@@ -138,7 +136,7 @@ def test_wired_plan_lengths_follow_rack_positions() -> None:
     management switch is reached over the tray."""
     g = cable_catalog().geometry
     cables = {c["cable_id"]: c for c in _rows(cabling.render(wired_plan())["cabling/cables.csv"])}
-    first = cables["CF-00001"]
+    first = cables["CF-r01.U01.ib0"]
     assert float(first["estimated_m"]) == pytest.approx(47 * g.u_height_mm / 1000 + g.slack_m,
                                                         abs=0.01)
     assert first["medium"] == "dac-passive" and first["length_m"] == "3"

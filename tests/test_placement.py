@@ -107,16 +107,19 @@ def test_rack_weight_check_cites_weight_and_rating() -> None:
     assert list(rack_weight(plan)) == []
 
 
+def _links(plan, network: str) -> list:  # type: ignore[no-untyped-def]
+    return [link for link in plan.links.rows() if link.network == network]
+
+
 def test_management_switch_per_rack_with_hosts() -> None:
     plan = example_build("seed-64gpu-h100").plan
     access = sorted((s.network, s.rack) for s in plan.switches if s.tier == "access")
     assert access == [("bmc", "r01"), ("bmc", "r02"), ("management", "r01"),
                       ("management", "r02")]
-    graph = plan.graphs["management"]
     # 9 hosts, one cable each, plus the two inter-switch uplinks of a two-rack network.
-    assert graph.number_of_edges() == 9 + 2
-    for _, _, data in graph.edges(data=True):
-        assert len(data["ports"]) == 2
+    links = _links(plan, "management")
+    assert len(links) == 9 + 2
+    assert all(link.a_port and link.b_port for link in links)
 
 
 def test_management_aggregation_sized_from_ports() -> None:
@@ -125,11 +128,23 @@ def test_management_aggregation_sized_from_ports() -> None:
     agg = [s for s in plan.switches if s.network == "management" and s.tier == "aggregation"]
     # 46 downlinks per 48-port aggregation switch (two ports uplink): one pair per 46 racks.
     assert len(agg) == 2 * -(-len(access) // 46)
-    graph = plan.graphs["management"]
+    agg_names = {a.name for a in agg}
+    links = _links(plan, "management")
     for sw in access:
-        assert sum(1 for n in graph.neighbors(sw.name) if n in {a.name for a in agg}) == 2
+        assert sum(1 for k in links if k.a_device == sw.name and k.b_device in agg_names) == 2
     for sw in plan.switches:
         if sw.network in ("management", "bmc"):
-            used = [d["ports"][sw.name] for _, _, d in
-                    plan.graphs[sw.network].edges(sw.name, data=True)]
+            used = [k.a_port if k.a_device == sw.name else k.b_port
+                    for k in _links(plan, sw.network) if sw.name in (k.a_device, k.b_device)]
             assert len(used) == len(set(used)) <= sw.ports
+
+
+def test_adding_racks_switches_stack_in_bands() -> None:
+    """Top of rack: the rack's own management switches, then upper tiers, then leaves."""
+    plan = example_build("dgx-h100-superpod-4su").plan
+    net = sorted((s for s in plan.switches if s.rack == "net-r1"),
+                 key=lambda s: -plan.placements[s.name].u)
+    tiers = [s.tier for s in net]
+    assert tiers[0] == "access"
+    assert tiers.index("leaf") > max(i for i, t in enumerate(tiers) if t in ("spine", "core",
+                                                                              "aggregation"))

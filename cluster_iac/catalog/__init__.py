@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 
-from ruamel.yaml import YAML
-
+from cluster_iac.catalog.snapshot import builtin_file
 from cluster_iac.spec.hardware import Catalog
 
 _FILES = {"gpus": "gpus.yaml", "cpus": "cpus.yaml", "nics": "nics.yaml",
@@ -17,11 +15,7 @@ _FILES = {"gpus": "gpus.yaml", "cpus": "cpus.yaml", "nics": "nics.yaml",
 @lru_cache(maxsize=1)
 def builtin_catalog() -> Catalog:
     """The catalog shipped with cluster-iac (validated by the same models as user entries)."""
-    yaml = YAML(typ="safe")
-    data = {
-        section: yaml.load(resources.files(__package__).joinpath(name).read_text("utf-8"))
-        for section, name in _FILES.items()
-    }
+    data = {section: builtin_file(name) for section, name in _FILES.items()}
     return Catalog.model_validate(data)
 
 

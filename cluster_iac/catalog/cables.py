@@ -5,9 +5,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 
-from ruamel.yaml import YAML
+from cluster_iac.catalog.snapshot import builtin_file
 
 
 @dataclass(frozen=True)
@@ -62,8 +61,7 @@ class CableCatalog:
 @lru_cache(maxsize=1)
 def cable_catalog() -> CableCatalog:
     """The built-in cable catalog, media in preference order."""
-    text = resources.files(__package__).joinpath("cables.yaml").read_text("utf-8")
-    data = YAML(typ="safe").load(text)
+    data = builtin_file("cables.yaml")
     media = tuple(
         CableMedium(
             key=key,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -23,22 +24,20 @@ def ratio_text(value: float) -> str:
 
 @check("fabric.radix")
 def radix(plan: Plan) -> Iterator[Diagnostic]:
-    """No switch has more cables than ports (graph degree against the catalog's radix)."""
-    switches = {(s.network, s.name): s for s in plan.switches}
-    for network in NETWORK_GRAPHS:
-        graph = plan.graphs.get(network)
-        if graph is None:
+    """No switch has more cables of its network than ports (plan.links against the catalog;
+    a fabric switch's management port is cabled to another network and not counted)."""
+    links = plan.links
+    used = Counter(zip(links.network, links.a_device, strict=True))
+    used.update(zip(links.network, links.b_device, strict=True))
+    for sw in sorted(plan.switches, key=lambda s: (s.network, s.name)):
+        n = used[(sw.network, sw.name)]
+        if sw.network not in NETWORK_GRAPHS or n <= sw.ports:
             continue
-        for (net, name), sw in sorted(switches.items()):
-            if net != network or name not in graph:
-                continue
-            used = graph.degree(name)
-            if used > sw.ports:
-                yield Diagnostic(
-                    "FABRIC-RADIX",
-                    f"{network} {sw.tier} switch {name} ({sw.model}) has {used} cables but "
-                    f"{sw.ports} ports; over by {used - sw.ports}", sw.spec_path,
-                    details={"measured": used, "limit": sw.ports, "unit": "ports"})
+        yield Diagnostic(
+            "FABRIC-RADIX",
+            f"{sw.network} {sw.tier} switch {sw.name} ({sw.model}) has {n} cables but "
+            f"{sw.ports} ports; over by {n - sw.ports}", sw.spec_path,
+            details={"measured": n, "limit": sw.ports, "unit": "ports"})
 
 
 @check("fabric.oversubscription")
@@ -169,9 +168,12 @@ def bounds_text(p: JobPrediction) -> str:
     """What NCCL would run and what limits it, e.g. 'NCCL would run NVLS-tree, limited by
     the network: 8 NICs per NVLink domain, 400.0 GB/s line rate x 0.96 (infiniband) / 2:1'."""
     s = p.shape
-    if p.chosen is None:
+    if p.chosen is None and p.missing == "no compute fabric":
         return (f"no algorithm reaches across {s.domains} NVLink domains without a compute "
                 f"fabric (NCCL falls back to TCP sockets, not modelled)")
+    if p.chosen is None:
+        return ("no algorithm NCCL may run reaches these GPUs (NCCL_ALGO, NCCL_NVLS_ENABLE or "
+                "NCCL_COLLNET_ENABLE in the NCCL environment leave none; NCCL would fail)")
     text = f"NCCL would run {p.chosen.label}, limited by "
     if p.chosen.limit != "network":
         return text + f"{p.chosen.limit} ({s.intra_gbs:g} GB/s per GPU)"
@@ -181,12 +183,15 @@ def bounds_text(p: JobPrediction) -> str:
 
 
 def _busbw_path(plan: Plan, p: JobPrediction) -> tuple[str | int, ...]:
-    """Cite what limits the prediction: the fabric's oversubscription, the fabric, or the
-    partition (NVLink, or the job)."""
-    network = p.chosen is None or p.chosen.limit == "network"
-    if network and p.shape.oversubscription > 1:
+    """Cite what limits the prediction: the fabric's oversubscription, the NICs of the job's
+    node type (too few or too slow), the fabric (none), or the partition (NVLink)."""
+    if p.chosen is None and p.missing == "no compute fabric":
+        return ("fabric",)
+    if p.chosen is None:
+        return ("nccl",)
+    if p.chosen.limit == "network" and p.shape.oversubscription > 1:
         return ("fabric", "compute", "oversubscription")
-    if network and plan.settings.fabric.compute is not None:
-        return ("fabric", "compute")
+    if p.chosen.limit == "network":
+        return (*plan.node_types[p.node_types[0]].spec_path, "nics")
     part = next(x for x in plan.partitions if x.name == p.partition)
     return part.spec_path

@@ -15,6 +15,7 @@ from cluster_iac.compile.expand_nodes import expand_nodes
 from cluster_iac.compile.expand_partitions import expand_partitions
 from cluster_iac.compile.expand_racks import expand_racks
 from cluster_iac.compile.place_devices import place_devices
+from cluster_iac.compile.plan_cabling import plan_cabling
 from cluster_iac.compile.plan_lustre import plan_lustre
 from cluster_iac.compile.plan_nccl import plan_nccl
 from cluster_iac.compile.plan_slurm import plan_slurm
@@ -36,6 +37,7 @@ PASSES: tuple[Pass, ...] = (
     place_devices,
     assign_addresses,
     build_power,
+    plan_cabling,
     plan_nccl,
     plan_lustre,
     plan_slurm,

@@ -1,70 +1,142 @@
-"""Deterministic IPv4 addresses from the spec's CIDRs: reserved first, then hosts in role order."""
+"""IPv4 addresses from per-class pools of each network, every pool in name order.
+
+Each subnet is cut into pools, each a fixed share of the subnet in this order, so that adding
+a device takes the next address of its own pool and moves no other address:
+
+| network         | pools, each a share of the subnet                                      |
+|-----------------|------------------------------------------------------------------------|
+| management, bmc | infrastructure 1/16, compute 1/2, switches 1/16, fabric 1/8,           |
+|                 | nvlink 1/8, pdus 1/8                                                   |
+| ipoib, storage  | infrastructure 1/8, compute 7/8                                        |
+
+- infrastructure: the reserved addresses first (gateway, VIPs), then controllers, login,
+  service and Lustre servers; compute: compute nodes; switches: the network's own access,
+  aggregation and core switches; fabric: the management ports (mgmt0) of compute and storage
+  fabric switches; nvlink: those of NVLink switch trays; pdus: the PDUs' network cards.
+  PDUs come by rack, racks without compute nodes first.
+  Fabric, NVLink and PDU ports sit on the BMC network, or on the management network when
+  there is no BMC network.
+- Inside a pool, devices take addresses in natural name order (dgx-9 before dgx-10); switches
+  in growth order: upper tiers, then racks without compute nodes, then compute racks and fabric
+  leaves (compute fabric before storage), each by name, so a new rack or scalable unit appends.
+- The network address and, below /31, the broadcast address are never given out.
+A pool with more devices than addresses is a located error that names the pool and its range.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
 from ipaddress import IPv4Network
 
+from cluster_iac.compile.build_management import growth_key
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
+from cluster_iac.plan.model import Switch
 from cluster_iac.plan.power import SIDES, pdu_name
+from cluster_iac.sorting import natural_key
 from cluster_iac.spec import ClusterSpec
 
-# Hosts in this order, so adding compute nodes never renumbers the controllers.
-ROLE_ORDER = ("controller", "login", "service", "lustre_mds", "lustre_oss", "compute")
 # Networks whose devices include switches and PDUs (their management ports live there).
 DEVICE_NETWORKS = ("management", "bmc")
 # Which NIC role puts a node on the storage network (the fabric's own IPoIB uses 'compute').
 NIC_ROLE = {"ipoib": "compute", "storage": "storage"}
+POOLS: dict[str, tuple[tuple[str, Fraction], ...]] = {
+    "device": (("infrastructure", Fraction(1, 16)), ("compute", Fraction(1, 2)),
+               ("switches", Fraction(1, 16)), ("fabric", Fraction(1, 8)),
+               ("nvlink", Fraction(1, 8)), ("pdus", Fraction(1, 8))),
+    "host": (("infrastructure", Fraction(1, 8)), ("compute", Fraction(7, 8))),
+}
+
+
+class PoolOverflow(ValueError):
+    """A pool holds fewer addresses than it has devices."""
 
 
 def assign_addresses(spec: ClusterSpec, plan: Plan) -> Plan:
-    """network -> device -> address; a subnet too small for its hosts is a located error."""
+    """network -> device -> address; a pool too small for its devices is a located error."""
     addresses: dict[str, dict[str, str]] = {}
     problems: list[Diagnostic] = []
     for network in ("management", "bmc", "ipoib", "storage"):
         ipnet = getattr(plan.settings.networks, network)
         if ipnet is None:
             continue
-        devices = members(plan, network)
         try:
-            addresses[network] = allocate(ipnet.cidr, ipnet.reserved, devices)
-        except ValueError as exc:
-            problems.append(Diagnostic("SPEC-SUBNET-TOO-SMALL",
-                                       f"networks.{network}.cidr {ipnet.cidr}: {exc}",
-                                       ("networks", network, "cidr")))
+            addresses[network] = allocate(ipnet.cidr, ipnet.reserved, pools(plan, network),
+                                          layout(network))
+        except PoolOverflow as exc:
+            problems.append(Diagnostic(
+                "SPEC-SUBNET-TOO-SMALL", f"networks.{network}.cidr {ipnet.cidr}: {exc}",
+                ("networks", network, "cidr"),
+                hint="use a larger subnet: each pool is a fixed share of it (README, 'IP plan')"))
     if problems:
         raise CompileError(problems)
     return replace(plan, addresses=addresses)
 
 
-def members(plan: Plan, network: str) -> list[str]:
-    """Devices on ``network`` in allocation order: hosts by role then spec order, then the
-    network's own switches, other switches' management ports and PDUs (management/BMC only)."""
-    rank = {role: i for i, role in enumerate(ROLE_ORDER)}
-    nodes = sorted(enumerate(plan.nodes), key=lambda e: (rank.get(e[1].role, len(rank)), e[0]))
+def layout(network: str) -> tuple[tuple[str, Fraction], ...]:
+    return POOLS["device" if network in DEVICE_NETWORKS else "host"]
+
+
+def pools(plan: Plan, network: str) -> dict[str, list[str]]:
+    """Pool -> the devices on ``network`` that take an address from it, in name order."""
     role = NIC_ROLE.get(network)
-    hosts = [n.hostname for _, n in nodes
+    hosts = [n for n in plan.nodes
              if role is None or plan.node_types[n.node_type].nic_count(role) > 0]
+    found: dict[str, list[str]] = {
+        "infrastructure": sorted((n.hostname for n in hosts if n.role != "compute"),
+                                 key=natural_key),
+        "compute": sorted((n.hostname for n in hosts if n.role == "compute"), key=natural_key),
+    }
     if network not in DEVICE_NETWORKS:
-        return hosts
-    own = [s.name for s in plan.switches if s.network == network]
-    if network != "bmc" and plan.settings.networks.bmc is not None:
-        return hosts + own
-    # Out-of-band ports (fabric switches' mgmt0, PDUs' network cards), cabled by build_management.
-    fabric = [s.name for s in plan.switches if s.network not in DEVICE_NETWORKS]
-    pdus = [pdu_name(r.name, side) for r in plan.racks
-            for side in SIDES[plan.settings.power.pdu_profiles[r.pdu_profile].layout]]
-    return hosts + own + fabric + pdus
+        return found
+    key = growth_key(plan)
+    by_pool: dict[str, list[Switch]] = {"switches": [], "fabric": [], "nvlink": []}
+    carries_ports = network == "bmc" or plan.settings.networks.bmc is None
+    for sw in plan.switches:
+        if sw.network == network:
+            by_pool["switches"].append(sw)
+        elif carries_ports and sw.network in ("compute", "storage", "nvlink"):
+            by_pool["nvlink" if sw.network == "nvlink" else "fabric"].append(sw)
+    for pool, switches in by_pool.items():
+        if switches or pool == "switches":
+            found[pool] = [sw.name for sw in sorted(switches, key=key)]
+    if carries_ports:  # racks without compute nodes first, as for switches
+        compute_racks = {n.rack for n in plan.nodes if n.role == "compute"}
+        racks = sorted(plan.racks, key=lambda r: (r.name in compute_racks, natural_key(r.name)))
+        found["pdus"] = [pdu_name(r.name, side) for r in racks
+                         for side in SIDES[plan.settings.power.pdu_profiles[r.pdu_profile].layout]]
+    return found
 
 
-def allocate(cidr: IPv4Network, reserved: int, devices: list[str]) -> dict[str, str]:
-    """The first ``reserved`` usable addresses are kept (gateway, VIPs); devices follow in order.
-    Raises ValueError with needed vs available counts when the subnet is too small."""
-    usable = cidr.num_addresses - 2 if cidr.prefixlen < 31 else cidr.num_addresses
-    first = cidr.network_address + (1 if cidr.prefixlen < 31 else 0)
-    needed = reserved + len(devices)
-    if needed > usable:
-        raise ValueError(f"needs {needed} addresses ({reserved} reserved + {len(devices)} "
-                         f"devices) but has {usable} usable")
-    return {name: str(first + reserved + i) for i, name in enumerate(devices)}
+def allocate(cidr: IPv4Network, reserved: int, members: dict[str, list[str]],
+             shares: tuple[tuple[str, Fraction], ...]) -> dict[str, str]:
+    """Device -> address: each pool's devices in order from the pool's first address; the
+    first pool starts after the ``reserved`` addresses. Raises PoolOverflow naming the pool,
+    its range and the counts."""
+    size = cidr.num_addresses
+    base = int(cidr.network_address)
+    first_usable = 1 if cidr.prefixlen < 31 else 0
+    last_usable = size - 2 if cidr.prefixlen < 31 else size - 1
+    result: dict[str, str] = {}
+    start = Fraction(0)
+    for index, (pool, share) in enumerate(shares):
+        low, high = int(start * size), int((start + share) * size) - 1
+        start += share
+        if index == 0:
+            low = first_usable + reserved
+        low, high = max(low, first_usable), min(high, last_usable)
+        names = members.get(pool, [])
+        free = max(0, high - low + 1)
+        if len(names) > free:
+            where = f"{_dotted(base + low)}-{_dotted(base + high)}" if free else "no addresses"
+            taken = f" after {reserved} reserved" if index == 0 else ""
+            raise PoolOverflow(f"pool '{pool}' ({where}, {free} addresses{taken}) is too small "
+                               f"for its {len(names)} devices")
+        for offset, name in enumerate(names):
+            result[name] = _dotted(base + low + offset)
+    return result
+
+
+def _dotted(address: int) -> str:
+    return f"{address >> 24}.{(address >> 16) & 255}.{(address >> 8) & 255}.{address & 255}"

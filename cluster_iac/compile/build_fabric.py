@@ -13,6 +13,7 @@ from cluster_iac.hostlist import HostlistError, expand
 from cluster_iac.plan import FabricPlan, Plan
 from cluster_iac.plan.fattree import FabricSizeError, FatTree, parse_ratio, size_fat_tree
 from cluster_iac.plan.model import Switch
+from cluster_iac.plan.physical import LinkBuilder
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.suggest import did_you_mean
 
@@ -33,33 +34,59 @@ class _Endpoint:
     link: str
 
 
+# Switch port names, made once: a 100,000-GPU fabric names half a million of them. (The
+# largest catalog switch has 144 ports; the fabric is sized within each switch's radix.)
+PORT_NAMES = tuple(f"p{i}" for i in range(4097))
+
+
 @dataclass
 class _Wiring:
-    """A fabric being wired: graph, switches, and the next free port of each switch."""
+    """A fabric being wired: its cables (links), switches, and the next free port of each
+    switch; the graph is made from the cables at the end (one edge per connected pair)."""
 
     network: str
     prefix: str
     link: str
-    graph: Any = field(default_factory=nx.MultiGraph)
+    cables: LinkBuilder = field(default_factory=LinkBuilder)
     switches: list[Switch] = field(default_factory=list)
     next_port: dict[str, int] = field(default_factory=dict)
     links: dict[str, int] = field(default_factory=lambda: {"node-leaf": 0})
+    # graph node -> attributes; (a, b) -> [tier, speed, rail, cables]
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    pairs: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
 
     def port(self, switch: str) -> str:
         self.next_port[switch] += 1
-        return f"p{self.next_port[switch]}"
+        return PORT_NAMES[self.next_port[switch]]
 
     def cable(self, a: str, a_port: str, b: str, b_port: str, speed: int, tier: str,
-              **attrs: Any) -> None:
-        self.graph.add_edge(a, b, link=self.link, speed_gbps=speed, tier=tier,
-                            ports={a: a_port, b: b_port}, **attrs)
+              rail: int | None = None) -> None:
+        """One cable from ``a`` (the downstream end: host or lower switch) up to ``b``."""
+        self.cables.add(self.network, tier, a, a_port, b, b_port, speed, self.link)
         self.links[tier] = self.links.get(tier, 0) + 1
+        pair = self.pairs.get((a, b))
+        if pair is None:
+            self.pairs[(a, b)] = [tier, speed, rail, 1]
+        else:
+            pair[3] += 1
+
+    def graph(self) -> nx.Graph:
+        """Devices and who is cabled to whom: edges carry tier, speed_gbps, link, links (the
+        number of cables between the pair) and, node-leaf, the NIC's rail."""
+        graph = nx.Graph()
+        graph.add_nodes_from(self.nodes.items())
+        graph.add_edges_from(
+            (a, b, {"tier": tier, "speed_gbps": speed, "link": self.link, "links": count,
+                    **({"rail": rail} if rail is not None else {})})
+            for (a, b), (tier, speed, rail, count) in self.pairs.items())
+        return graph
 
 
 def build_fabric(spec: ClusterSpec, plan: Plan) -> Plan:
     """Each configured fabric as a MultiGraph (one edge per cable) plus its summary."""
     graphs, fabrics = dict(plan.graphs), dict(plan.fabrics)
     switches = list(plan.switches)
+    links = plan.links
     problems: list[Diagnostic] = []
     for network in ("compute", "storage"):
         config = getattr(plan.settings.fabric, network)
@@ -71,12 +98,13 @@ def build_fabric(spec: ClusterSpec, plan: Plan) -> Plan:
         except CompileError as error:
             problems += error.diagnostics
             continue
-        graphs[network] = wiring.graph
+        graphs[network] = wiring.graph()
         fabrics[network] = summary
         switches += wiring.switches
+        links += wiring.cables.freeze()
     if problems:
         raise CompileError(problems)
-    return replace(plan, graphs=graphs, fabrics=fabrics, switches=tuple(switches))
+    return replace(plan, graphs=graphs, fabrics=fabrics, switches=tuple(switches), links=links)
 
 
 def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_Wiring, FabricPlan]:
@@ -101,7 +129,10 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
     leaf_racks = _wire_nodes(wiring, tree, endpoints, names["leaf"], leaf.port_speed_gbps)
     _wire_uplinks(wiring, tree, names, models)
     racks = _switch_racks(plan, config, names, leaf_racks, path)
-    for tier, tier_names in names.items():
+    # Upper tiers first, leaves last: a new scalable unit appends its leaves (power cords and
+    # rack units follow this order).
+    for tier in ("core", "spine", "leaf"):
+        tier_names = names.get(tier, [])
         model_key = _model_key(config, tier)
         for name in tier_names:
             wiring.switches.append(_switch(plan, model_key, name, network, tier, racks[name],
@@ -129,7 +160,9 @@ def _endpoints(plan: Plan, network: str, config: Any, leaf: Any,
     role = NIC_ROLE[network]
     want = "infiniband" if config.technology == "infiniband" else "ethernet"
     found, problems, seen_bad = [], [], set()
-    for node in plan.nodes:
+    # Compute nodes last, so that adding some takes the next leaf ports and moves no server
+    # (a storage fabric serves both); otherwise in spec order.
+    for node in sorted(plan.nodes, key=lambda n: n.role == "compute"):
         node_type = plan.node_types[node.node_type]
         nics = node_type.nics_of(role)
         if not nics:
@@ -178,30 +211,32 @@ def _name_switches(tree: FatTree, prefix: str) -> dict[str, list[str]]:
 def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
                 leaves: list[str], leaf_speed: int) -> dict[str, str]:
     """Node-to-leaf cables; returns each leaf's default rack (its first node's)."""
-    graph = wiring.graph
+    nodes = wiring.nodes
     for name in leaves:
         wiring.next_port[name] = 0
     for index, leaf in enumerate(leaves):
         su = index // tree.leaves_per_su + 1
         rail = (index % tree.leaves_per_su) // (tree.leaves_per_su // tree.rails) + 1
-        graph.add_node(leaf, kind="switch", tier="leaf", su=su,
-                       rail=rail if tree.design == "rail-optimized" else None)
+        nodes[leaf] = {"kind": "switch", "tier": "leaf", "su": su,
+                       "rail": rail if tree.design == "rail-optimized" else None}
     first_rack: dict[str, str] = {}
     port_name = "ib" if wiring.link == "infiniband" else "rdma"
     if wiring.network == "storage":
         port_name = "stor"
+    nic_ports = [f"{port_name}{nic}" for nic in range(max(e.nics for e in endpoints))]
     per_rail = tree.leaves_per_su // tree.rails
+    rail_optimized = tree.design == "rail-optimized"
     for k, end in enumerate(endpoints):
         su, pos = divmod(k, tree.su_nodes)
-        graph.add_node(end.hostname, kind="node", su=su + 1)
+        nodes[end.hostname] = {"kind": "node", "su": su + 1}
         for nic in range(end.nics):
-            if tree.design == "rail-optimized":
+            if rail_optimized:
                 leaf = leaves[su * tree.leaves_per_su + nic * per_rail + pos // tree.nodes_per_leaf]
             else:
                 leaf = leaves[k // tree.nodes_per_leaf]
             first_rack.setdefault(leaf, end.rack)
-            wiring.cable(end.hostname, f"{port_name}{nic}", leaf, wiring.port(leaf),
-                         end.speed_gbps, "node-leaf", rail=nic)
+            wiring.cable(end.hostname, nic_ports[nic], leaf, wiring.port(leaf),
+                         end.speed_gbps, "node-leaf", rail=nic if rail_optimized else None)
     return first_rack
 
 
@@ -214,7 +249,7 @@ def _wire_uplinks(wiring: _Wiring, tree: FatTree, names: dict[str, list[str]],
     for tier, tier_names in (("spine", spines), ("core", cores)):
         for name in tier_names:
             wiring.next_port[name] = 0
-            wiring.graph.add_node(name, kind="switch", tier=tier, su=None, rail=None)
+            wiring.nodes[name] = {"kind": "switch", "tier": tier, "su": None, "rail": None}
     leaves_per_pod = tree.sus_per_pod * tree.leaves_per_su
     per_pod = tree.spines_per_pod
     _connect(wiring, names["leaf"],
@@ -234,17 +269,31 @@ def _wire_uplinks(wiring: _Wiring, tree: FatTree, names: dict[str, list[str]],
 def _connect(wiring: _Wiring, lowers: list[str], uppers_of: Callable[[int], list[str]],
              links: int, first_port: int, speed: int, tier: str) -> None:
     """Cable each lower switch to each of its upper switches ``links`` times, from its
-    ``first_port``+1 on; upper switches take their ports in order."""
+    ``first_port``+1 on; upper switches take their ports in order. Column by column: a
+    100,000-GPU fabric has 200,000 uplinks."""
+    columns = wiring.cables.columns
     for index, lower in enumerate(lowers):
-        wiring.next_port[lower] = first_port
-        for upper in uppers_of(index):
-            for _ in range(links):
-                wiring.cable(lower, wiring.port(lower), upper, wiring.port(upper), speed, tier)
+        uppers = uppers_of(index)
+        n = len(uppers) * links
+        columns[2].extend([lower] * n)
+        columns[3].extend(PORT_NAMES[first_port + 1:first_port + 1 + n])
+        wiring.next_port[lower] = first_port + n
+        for upper in uppers:
+            used = wiring.next_port[upper]
+            columns[4].extend([upper] * links)
+            columns[5].extend(PORT_NAMES[used + 1:used + 1 + links])
+            wiring.next_port[upper] = used + links
+            wiring.pairs[(lower, upper)] = [tier, speed, None, links]
+        wiring.links[tier] = wiring.links.get(tier, 0) + n
+    added = len(columns[2]) - len(columns[0])
+    for column, value in ((0, wiring.network), (1, tier), (6, speed), (7, wiring.link)):
+        columns[column].extend([value] * added)
 
 
 def _switch_racks(plan: Plan, config: Any, names: dict[str, list[str]],
                   leaf_racks: dict[str, str], path: SpecPath) -> dict[str, str]:
-    """The rack of each switch: the spec's fabric racks round-robin, or beside the nodes."""
+    """The rack of each switch: each tier dealt round-robin over the spec's fabric racks, so a
+    new scalable unit's leaves move no spine or core; or beside the nodes."""
     ordered = [n for tier in ("leaf", "spine", "core") for n in names.get(tier, [])]
     if config.racks:
         try:
@@ -258,7 +307,8 @@ def _switch_racks(plan: Plan, config: Any, names: dict[str, list[str]],
             raise CompileError([Diagnostic(
                 "SPEC-UNKNOWN-RACK", f"fabric rack '{unknown[0]}' is not a rack of any row",
                 (*path, "racks"), hint=did_you_mean(unknown[0], sorted(known)))])
-        return {name: racks[i % len(racks)] for i, name in enumerate(ordered)}
+        return {name: racks[i % len(racks)] for tier_names in names.values()
+                for i, name in enumerate(tier_names)}
     first_leaf_rack = leaf_racks[names["leaf"][0]]
     return {name: leaf_racks.get(name, first_leaf_rack) for name in ordered}
 
@@ -274,26 +324,27 @@ def _switch(plan: Plan, key: str, name: str, network: str, tier: str, rack: str,
 
 def _summary(wiring: _Wiring, tree: FatTree, network: str, technology: str, speed: int,
              path: SpecPath) -> FabricPlan:
-    graph = wiring.graph
     bandwidth: dict[str, tuple[int, int]] = {}
+    # switch -> {cable tier -> Gb/s}, counting each cable at both of its ends
+    per_switch: dict[str, dict[str, int]] = {}
+    for (a, b), (tier, link_speed, _rail, count) in wiring.pairs.items():
+        for end in (a, b):
+            sums = per_switch.setdefault(end, {})
+            sums[tier] = sums.get(tier, 0) + link_speed * count
     for tier, below, above in (("leaf", "node-leaf", "leaf-spine"),
                                ("spine", "leaf-spine", "spine-core")):
         if tree.tiers <= (1 if tier == "leaf" else 2):
             continue
         busiest = (0, 1)
-        for name, data in graph.nodes(data=True):
+        for name, data in wiring.nodes.items():
             if data.get("tier") != tier:
                 continue
-            down = up = 0
-            for _u, _v, edge in graph.edges(name, data=True):
-                if edge["tier"] == below:
-                    down += edge["speed_gbps"]
-                elif edge["tier"] == above:
-                    up += edge["speed_gbps"]
+            sums = per_switch.get(name, {})
+            down, up = sums.get(below, 0), sums.get(above, 0)
             if up and down * busiest[1] > busiest[0] * up:
                 busiest = (down, up)
         bandwidth[tier] = busiest
-    used = sum(d for n, d in graph.degree() if graph.nodes[n].get("kind") == "switch")
+    used = 2 * sum(wiring.links.values()) - wiring.links.get("node-leaf", 0)
     ports = sum(sw.ports for sw in wiring.switches)
     counts = {tier: sum(1 for sw in wiring.switches if sw.tier == tier)
               for tier in ("leaf", "spine", "core")}
@@ -303,4 +354,3 @@ def _summary(wiring: _Wiring, tree: FatTree, network: str, technology: str, spee
                       switch_counts={t: n for t, n in counts.items() if n},
                       link_counts=dict(wiring.links), tier_bandwidth_gbps=bandwidth,
                       spare_ports=ports - used, spec_path=path)
-

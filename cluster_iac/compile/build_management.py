@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
-
-import networkx as nx
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Switch
+from cluster_iac.plan.physical import LinkBuilder
 from cluster_iac.plan.power import SIDES, pdu_name
+from cluster_iac.sorting import natural_key
 from cluster_iac.spec import ClusterSpec
 
 # A 48-port 1GbE switch serves a rack when the spec names none (NVIDIA SN2201, the DGX
@@ -27,9 +28,9 @@ FABRIC_NETWORKS = ("compute", "storage", "nvlink")
 
 
 def build_management(spec: ClusterSpec, plan: Plan) -> Plan:
-    """Access, aggregation and core switches of each management network, with one edge per cable."""
-    switches = list(plan.switches)
-    graphs = dict(plan.graphs)
+    """Access, aggregation and core switches of each management network, and their cables."""
+    made: list[Switch] = []
+    cables = LinkBuilder()
     problems: list[Diagnostic] = []
     for network in NETWORKS:
         ipnet = getattr(plan.settings.networks, network)
@@ -45,29 +46,45 @@ def build_management(spec: ClusterSpec, plan: Plan) -> Plan:
             problems.append(Diagnostic("SPEC-SWITCH-RADIX", f"switch '{model}' has too few ports "
                                        f"for {UPLINKS} uplinks and a host", path))
             continue
-        graph = nx.MultiGraph()
-        switches += _build_network(plan, network, model, path, graph)
-        graphs[network] = graph
+        made += _build_network(plan, network, model, path, cables)
     if problems:
         raise CompileError(problems)
-    return replace(plan, switches=tuple(switches), graphs=graphs)
+    # Management switches first: a rack's devices are powered and racked in this order, and
+    # what a cluster grows by (fabric leaves) comes last, moving no outlet already cabled.
+    return replace(plan, switches=(*made, *plan.switches), links=plan.links + cables.freeze())
+
+
+def growth_key(plan: Plan) -> Callable[[Switch], tuple[Any, ...]]:
+    """Sort key that puts last what a cluster grows by: upper tiers (aggregation, core,
+    spine) first, then access switches and leaves of racks without compute nodes (services,
+    storage, network racks), then those of compute racks; compute fabric before storage; by
+    name within each."""
+    compute_racks = {n.rack for n in plan.nodes if n.role == "compute"}
+
+    def key(sw: Switch) -> tuple[Any, ...]:
+        return (sw.tier in ("access", "leaf"), sw.rack in compute_racks,
+                sw.network == "storage", natural_key(sw.name))
+    return key
 
 
 def _endpoints(plan: Plan, network: str) -> dict[str, list[tuple[str, str]]]:
-    """Rack -> (device, port) that plug into this network, in spec order."""
+    """Rack -> (device, port) that plug into this network, in the order that keeps ports put
+    when the cluster grows: the rack's PDUs (fixed by its profile), its hosts (spec order),
+    then fabric switches, upper tiers before leaves (a new scalable unit adds leaves)."""
     ipnet = getattr(plan.settings.networks, network)
     host_port = ipnet.interface if network == "management" else "bmc"
     by_rack: dict[str, list[tuple[str, str]]] = {r.name: [] for r in plan.racks}
-    for node in plan.nodes:
-        by_rack[node.rack].append((node.hostname, host_port))
     takes_fabric = network == "bmc" or plan.settings.networks.bmc is None
     if takes_fabric:
-        for switch in plan.switches:
-            if switch.network in FABRIC_NETWORKS:
-                by_rack.setdefault(switch.rack, []).append((switch.name, "mgmt0"))
         for rack in plan.racks:  # metered PDUs' network cards, out of band as well
             layout = plan.settings.power.pdu_profiles[rack.pdu_profile].layout
             by_rack[rack.name] += [(pdu_name(rack.name, side), "net") for side in SIDES[layout]]
+    for node in plan.nodes:
+        by_rack[node.rack].append((node.hostname, host_port))
+    if takes_fabric:
+        fabric = [s for s in plan.switches if s.network in FABRIC_NETWORKS]
+        for switch in sorted(fabric, key=lambda s: s.tier == "leaf"):
+            by_rack.setdefault(switch.rack, []).append((switch.name, "mgmt0"))
     return by_rack
 
 
@@ -79,7 +96,7 @@ class _Net:
     network: str
     model: str
     path: tuple[str, ...]
-    graph: nx.MultiGraph
+    cables: LinkBuilder
     network_racks: tuple[str, ...]  # racks without hosts, where upper tiers go
 
     @property
@@ -93,16 +110,17 @@ class _Net:
     def switch(self, name: str, tier: str, rack: str) -> Switch:
         return _switch(self.plan, name, self.model, self.network, tier, rack, self.path)
 
-    def cable(self, a: str, a_port: str, b: str, b_port: str) -> None:
-        self.graph.add_edge(a, b, ports={a: a_port, b: b_port},
-                            speed_gbps=self.entry.port_speed_gbps, link="ethernet")
+    def cable(self, a: str, a_port: str, b: str, b_port: str, tier: str) -> None:
+        """One cable from ``a`` (the device, or the lower switch) up to switch ``b``."""
+        self.cables.add(self.network, tier, a, a_port, b, b_port, self.entry.port_speed_gbps,
+                        "ethernet")
 
 
 def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
-                   graph: nx.MultiGraph) -> list[Switch]:
+                   cables: LinkBuilder) -> list[Switch]:
     hosting = {node.rack for node in plan.nodes}
     network_racks = tuple(r.name for r in plan.racks if r.name not in hosting)
-    net = _Net(plan, network, model, path, graph, network_racks)
+    net = _Net(plan, network, model, path, cables, network_racks)
     down = net.entry.ports - UPLINKS
     access: list[Switch] = []
     for rack, ends in _endpoints(plan, network).items():
@@ -110,12 +128,15 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
             sw = net.switch(f"{net.prefix}-{rack}-{k + 1}", "access", rack)
             access.append(sw)
             for port, (device, device_port) in enumerate(ends[k * down:(k + 1) * down], 1):
-                net.cable(device, device_port, sw.name, f"swp{port}")
+                net.cable(device, device_port, sw.name, f"swp{port}", "link")
+    # Upper tiers take the access switches in growth order: a new compute rack's switch takes
+    # the next aggregation port and moves no other.
+    access.sort(key=growth_key(plan))
     made = list(access)
     if len(access) == 2:  # two racks: the access switches uplink to each other, no aggregation
         for s in range(UPLINKS):
             uplink = _uplink_port(net, s)
-            net.cable(access[0].name, uplink, access[1].name, uplink)
+            net.cable(access[0].name, uplink, access[1].name, uplink, "link")
         return made
     lower, tier, level = access, "aggregation", 1
     while len(lower) > 1 and not (level > 1 and len(lower) == 2):
@@ -145,7 +166,8 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
         upper += pair
         for port, child in enumerate(group, 1):
             for s, parent in enumerate(pair):
-                net.cable(child.name, _uplink_port(net, s), parent.name, f"swp{port}")
+                net.cable(child.name, _uplink_port(net, s), parent.name, f"swp{port}",
+                          "link")
     return upper
 
 

@@ -1,4 +1,10 @@
-"""Rack units for every node, switch, power shelf and PDU: nodes bottom-up, switches top-down."""
+"""Rack units for every node, switch, power shelf and PDU: nodes bottom-up, switches top-down.
+
+Switches stack from the top in bands, so that what a cluster grows by comes last and moves
+nothing already racked: NVLink switch trays, then the rack's own management switches (top
+of rack), then upper tiers (spines, cores, aggregation), then leaves (a new scalable unit
+adds leaves below the existing ones).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ from dataclasses import dataclass, replace
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
-from cluster_iac.plan.model import Placement
+from cluster_iac.plan.model import Placement, Switch
 from cluster_iac.plan.power import DEFAULT_SHELF, SIDES, pdu_name, power_shelves
 from cluster_iac.spec import ClusterSpec
 
@@ -39,7 +45,7 @@ def place_devices(spec: ClusterSpec, plan: Plan) -> Plan:
     for rack, names in shelves.items():
         for name in names[len(names) // 2:]:
             _top_down(stacks[rack], placements, name, rack, shelf_u)
-    for switch in plan.switches:
+    for switch in sorted(plan.switches, key=_band):
         _top_down(stacks[switch.rack], placements, switch.name, switch.rack, switch.height_u)
     for each in plan.racks:  # vertical PDUs: 0U at the rear
         layout = plan.settings.power.pdu_profiles[each.pdu_profile].layout
@@ -55,6 +61,15 @@ def place_devices(spec: ClusterSpec, plan: Plan) -> Plan:
     if problems:
         raise CompileError(problems)
     return replace(plan, placements=placements)
+
+
+# Top-down order of switch tiers; leaves of a second fabric after the first fabric's.
+BANDS = {"nvswitch-tray": 0, "access": 1, "aggregation": 2, "core": 2, "spine": 2, "leaf": 3}
+
+
+def _band(switch: Switch) -> int:
+    band = BANDS.get(switch.tier, 2)
+    return band + 1 if band == 3 and switch.network == "storage" else band
 
 
 def _bottom_up(stack: _Stack, placements: dict[str, Placement], name: str, rack: str,

@@ -7,8 +7,8 @@ import re
 from collections import defaultdict
 
 from cluster_iac.emit.base import render_template
-from cluster_iac.emit.devices import Device, devices
 from cluster_iac.plan import Plan
+from cluster_iac.plan.physical import Device
 
 # Role group names (the playbooks' words); switches and PDUs are groups of their own.
 ROLE_GROUPS = {
@@ -40,7 +40,7 @@ def group_name(prefix: str, name: str) -> str:
 
 def inventory_context(plan: Plan) -> dict[str, object]:
     """Hosts with their vars, and groups (name -> vars, hosts, children), all sorted."""
-    devs = devices(plan)
+    devs = plan.devices
     groups = _groups(plan, devs)
     return {
         "all_vars": _scalars(_all_vars(plan)),
@@ -50,7 +50,7 @@ def inventory_context(plan: Plan) -> dict[str, object]:
     }
 
 
-def _groups(plan: Plan, devs: list[Device]) -> dict[str, dict]:
+def _groups(plan: Plan, devs: tuple[Device, ...]) -> dict[str, dict]:
     groups: dict[str, dict] = defaultdict(lambda: {"vars": {}, "hosts": set()})
     originals: dict[str, str] = {}
 
@@ -79,10 +79,9 @@ def _groups(plan: Plan, devs: list[Device]) -> dict[str, dict]:
             add("leaf", name, host)
     for host, unit in _scalable_units(plan).items():
         add("su", unit, host)
-    rows = {r.name: r.row for r in plan.racks}
     for d in devs:
-        if d.rack in rows:
-            add("row", rows[d.rack], d.name)
+        if d.row:
+            add("row", d.row, d.name)
     for type_name in {d.model for d in devs if d.kind == "node" and d.role == "compute"}:
         env = plan.nccl.get(type_name)
         if env is None:  # no GPUs: no NCCL files for this type

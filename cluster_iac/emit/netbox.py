@@ -10,11 +10,13 @@ and choice values are NetBox's slugs from netbox/dcim/choices.py (CableTypeChoic
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from itertools import compress
 
-from cluster_iac.emit.cabling import Cable, plan_cables
-from cluster_iac.emit.devices import Device, devices
-from cluster_iac.emit.formats import csv_text
+from cluster_iac.catalog.cables import cable_catalog
+from cluster_iac.emit.formats import csv_columns, csv_text, text_of
 from cluster_iac.plan import Plan
+from cluster_iac.plan.physical import Cables, Device, Ports
 
 # netbox/dcim/choices.py InterfaceTypeChoices, by link layer and line rate (Gb/s).
 INTERFACE_TYPES = {
@@ -59,18 +61,19 @@ ROLE_COLORS = {"compute": "76b900", "controller": "2196f3", "login": "03a9f4",
 
 
 def render(plan: Plan) -> dict[str, str]:
-    devs = devices(plan)
-    cables = plan_cables(plan)
+    devs = plan.devices
     tables = {
         "sites": [[plan.cluster.site, slug(plan.cluster.site), "active"]],
         "racks": [[plan.cluster.site, r.name, STATUS, "19", str(r.height_u)] for r in plan.racks],
         "devices": [_device_row(plan, d) for d in devs],
-        "cables": [_cable_row(c) for c in cables],
         **_types(plan, devs),
-        **_interfaces_and_power(plan, devs, cables),
         **_feeds(plan),
     }
-    return {f"netbox/{name}.csv": csv_text(COLUMNS[name], tables[name]) for name in COLUMNS}
+    files = {f"netbox/{name}.csv": csv_text(COLUMNS[name], rows) for name, rows in tables.items()}
+    files["netbox/cables.csv"] = csv_columns(COLUMNS["cables"], _cable_columns(plan.cables))
+    for name, columns in _port_columns(plan.ports).items():
+        files[f"netbox/{name}.csv"] = csv_columns(COLUMNS[name], columns)
+    return {f"netbox/{name}.csv": files[f"netbox/{name}.csv"] for name in COLUMNS}
 
 
 def slug(name: str) -> str:
@@ -93,7 +96,7 @@ def _role(d: Device) -> str:
     return d.role if d.kind != "switch" else f"{d.role}-switch"
 
 
-def _types(plan: Plan, devs: list[Device]) -> dict[str, list[list[str]]]:
+def _types(plan: Plan, devs: tuple[Device, ...]) -> dict[str, list[list[str]]]:
     types = {(_manufacturer(plan, d), d.model): d.height_u for d in devs}
     roles = sorted({_role(d) for d in devs})
     return {
@@ -110,48 +113,39 @@ def _device_row(plan: Plan, d: Device) -> list[str]:
             d.rack, str(d.u) if racked else "", "front" if racked else ""]
 
 
-def _interface_type(link: str, speed: int) -> str:
-    return INTERFACE_TYPES.get((link, speed), "other")
+def _cable_columns(c: Cables) -> list[Sequence[object]]:
+    netbox = {m.key: m.netbox_type for m in cable_catalog().media}
+    a_type = {net: "dcim.powerport" if net == "power" else "dcim.interface"
+              for net in set(c.network)}
+    b_type = {net: "dcim.poweroutlet" if net == "power" else "dcim.interface"
+              for net in set(c.network)}
+    n = len(c)
+    return [c.a_device, list(map(a_type.__getitem__, c.network)), c.a_port, c.b_device,
+            list(map(b_type.__getitem__, c.network)), c.b_port,
+            list(map(netbox.__getitem__, c.medium)), (STATUS,) * n, c.cable_id,
+            text_of(c.length_m), ("m",) * n]
 
 
-def _cable_row(c: Cable) -> list[str]:
-    if c.network == "power":
-        a_type, b_type = "dcim.poweroutlet", "dcim.powerport"
-    else:
-        a_type = b_type = "dcim.interface"
-    return [c.a.device, a_type, c.a.port, c.b.device, b_type, c.b.port, c.medium.netbox_type,
-            STATUS, c.cable_id, f"{c.length_m:g}", "m"]
-
-
-def _interfaces_and_power(plan: Plan, devs: list[Device],
-                          cables: list[Cable]) -> dict[str, list[list[str]]]:
-    """Every cabled port: interfaces for data cables, outlets and inlets for power cords."""
-    link_of = {s.name: s for s in plan.switches}
-    interfaces, ports, outlets = {}, {}, {}
-    for c in cables:
-        if c.network == "power":
-            outlets[(c.a.device, c.a.port)] = [c.a.device, c.a.port,
-                                               POWER_OUTLET_TYPES[c.medium.key], ""]
-            ports[(c.b.device, c.b.port)] = [c.b.device, c.b.port,
-                                             POWER_PORT_TYPES[c.medium.key], ""]
-            continue
-        layer = "infiniband" if c.medium.key != "cat6" and _is_ib(plan, c, link_of) else "ethernet"
-        for end in (c.a, c.b):
-            interfaces[(end.device, end.port)] = [
-                end.device, end.port, _interface_type(layer, c.speed_gbps), "true",
-                "true" if c.network == "bmc" else "false"]
-    return {"interfaces": [interfaces[k] for k in sorted(interfaces)],
-            "power_ports": [ports[k] for k in sorted(ports)],
-            "power_outlets": [outlets[k] for k in sorted(outlets)]}
-
-
-def _is_ib(plan: Plan, c: Cable, switches: dict) -> bool:
-    """A fabric cable is InfiniBand when the switch at either end is an InfiniBand model."""
-    for end in (c.a, c.b):
-        switch = switches.get(end.device)
-        if switch is not None and switch.model in plan.catalog.switches:
-            return plan.catalog.switches[switch.model].link == "infiniband"
-    return False
+def _port_columns(p: Ports) -> dict[str, list[Sequence[object]]]:
+    """Every cabled port: interfaces for data cables, inlets and outlets for power cords."""
+    found: dict[str, list[Sequence[object]]] = {}
+    kinds = p.kind
+    for table, kind in (("interfaces", "interface"), ("power_ports", "power-port"),
+                        ("power_outlets", "power-outlet")):
+        mask = [k == kind for k in kinds]
+        device, port = list(compress(p.device, mask)), list(compress(p.port, mask))
+        n = len(device)
+        if kind == "interface":
+            layer = list(compress(zip(p.link, p.speed_gbps, strict=True), mask))
+            types = {key: INTERFACE_TYPES.get(key, "other") for key in set(layer)}
+            mgmt = {net: "true" if net == "bmc" else "false" for net in set(p.network)}
+            found[table] = [device, port, list(map(types.__getitem__, layer)), ("true",) * n,
+                            list(map(mgmt.__getitem__, compress(p.network, mask)))]
+        else:
+            names = POWER_PORT_TYPES if kind == "power-port" else POWER_OUTLET_TYPES
+            found[table] = [device, port, list(map(names.__getitem__, compress(p.medium, mask))),
+                            ("",) * n]
+    return found
 
 
 def _feeds(plan: Plan) -> dict[str, list[list[str]]]:

@@ -10,7 +10,7 @@ from cluster_iac.plan import Plan, collectives
 from cluster_iac.plan.checkpoint import storage_figures
 from cluster_iac.plan.collectives import constants
 from cluster_iac.plan.dump import counts
-from cluster_iac.plan.power import DEFAULT_SHELF, pdu_loads, power_shelves, rack_loads_w
+from cluster_iac.plan.power import pdu_loads, rack_loads_w
 
 
 def render(plan: Plan) -> dict[str, str]:
@@ -60,19 +60,16 @@ def _bom(plan: Plan) -> list[dict[str, str]]:
         name = plan.catalog.switches[switch].name if switch in plan.catalog.switches else switch
         rows.append({"item": f"{network} {tier} switch", "model": name, "qty": str(n)})
     profiles = plan.settings.power.pdu_profiles
-    by_pdu = Counter(p.rack for p in pdu_loads(plan))
-    per_profile: Counter[str] = Counter()
-    for rack in plan.racks:
-        per_profile[rack.pdu_profile] += by_pdu.get(rack.name, 0)
+    per_profile = Counter(d.model for d in plan.power_devices if d.kind == "pdu")
     for name, n in sorted(per_profile.items()):
         p = profiles[name]
         model_text = (f"{name}: {p.voltage_v:g} V {p.phases}-phase, {p.circuits} x "
                       f"{p.breaker_a:g} A, {p.outlets} outlets")
         rows.append({"item": "rack PDU", "model": model_text, "qty": str(n)})
-    shelves = sum(len(s) for s in power_shelves(plan).values())
-    if shelves:
-        shelf = plan.catalog.power_shelves[DEFAULT_SHELF].name
-        rows.append({"item": "power shelf", "model": shelf, "qty": str(shelves)})
+    shelves = Counter(d.model for d in plan.power_devices if d.kind == "power-shelf")
+    for shelf, n in sorted(shelves.items()):
+        rows.append({"item": "power shelf", "model": plan.catalog.power_shelves[shelf].name,
+                     "qty": str(n)})
     return rows
 
 
@@ -164,7 +161,7 @@ def _busbw_row(p: collectives.JobPrediction) -> dict[str, Any]:
         "algorithms": per_algorithm,
         "picks": chosen.label if chosen else "-",
         "busbw": f"{chosen.busbw_gbs:.1f}" if chosen else "-",
-        "limit": chosen.limit if chosen else ("no compute fabric" if s.gpus > 1 else "-"),
+        "limit": chosen.limit if chosen else p.missing,
         "latency": f"{100 * chosen.latency_us / chosen.time_us:.1f}" if chosen else "-"}
 
 

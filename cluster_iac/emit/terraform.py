@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from cluster_iac.emit.devices import devices, rack_rows
 from cluster_iac.plan import Plan
 
 
@@ -23,25 +22,24 @@ def tfvars(plan: Plan) -> dict[str, object]:
                            "max_power_kw": r.max_power_kw} for r in plan.racks},
         "nodes": _nodes(plan),
         "switches": {d.name: {"rack": d.rack, "rack_u": d.u, "model": d.model, "role": d.role}
-                     for d in devices(plan) if d.kind == "switch"},
+                     for d in plan.devices if d.kind == "switch"},
         "networks": _networks(plan),
         "addresses": {net: dict(sorted(hosts.items())) for net, hosts in plan.addresses.items()},
     }
 
 
 def _nodes(plan: Plan) -> dict[str, dict[str, object]]:
-    rows = rack_rows(plan)
     partitions: dict[str, list[str]] = {}
     for part in plan.partitions:
         for host in part.nodes:
             partitions.setdefault(host, []).append(part.name)
     nodes: dict[str, dict[str, object]] = {}
-    for d in devices(plan):
+    for d in plan.devices:
         if d.kind != "node":
             continue
         nt = plan.node_types[d.model]
         nodes[d.name] = {
-            "node_type": d.model, "role": d.role, "rack": d.rack, "row": rows.get(d.rack, ""),
+            "node_type": d.model, "role": d.role, "rack": d.rack, "row": d.row,
             "rack_u": d.u, "gpu_count": nt.gpu_count, "gpu_model": nt.gpu_model,
             "platform": nt.platform, "partitions": sorted(partitions.get(d.name, [])),
             "addresses": {net: hosts[d.name] for net, hosts in plan.addresses.items()

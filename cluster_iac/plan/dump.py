@@ -19,14 +19,10 @@ def counts(plan: Plan) -> dict[str, Any]:
     for sw in plan.switches:
         tiers = switches.setdefault(sw.network, {})
         tiers[sw.tier] = tiers.get(sw.tier, 0) + 1
-    links: dict[str, dict[str, int]] = {}
-    for network in NETWORKS:
-        graph = plan.graphs.get(network)
-        if graph is not None:
-            by_tier = Counter(str(d.get("tier", "link")) for _u, _v, d in graph.edges(data=True))
-            links[network] = dict(sorted(by_tier.items()))
-    power = plan.graphs.get("power")
-    pdus = sum(1 for _n, d in power.nodes(data=True) if d.get("kind") == "pdu") if power else 0
+    by_tier = Counter(zip(plan.links.network, plan.links.tier, strict=True))
+    links = {network: {t: n for (net, t), n in sorted(by_tier.items()) if net == network}
+             for network in NETWORKS if any(net == network for net, _t in by_tier)}
+    pdus = sum(1 for d in plan.power_devices if d.kind == "pdu")
     return {
         "nodes": len(plan.nodes),
         "nodes_by_role": dict(sorted(Counter(n.role for n in plan.nodes).items())),

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cluster_iac.errors import SpecPath
+from cluster_iac.plan.physical import Cables, Device, Links, Ports
 
 
 @dataclass(frozen=True)
@@ -230,8 +231,10 @@ class Plan:
     nodes: tuple[Node, ...] = ()
     partitions: tuple[PartitionPlan, ...] = ()
     switches: tuple[Switch, ...] = ()
-    # Named networkx graphs: 'compute', 'storage', 'management', 'bmc', 'nvlink', 'power'.
-    # Network graphs are MultiGraphs with one edge per physical link (cable).
+    # Named networkx graphs, for what needs graph algorithms: 'compute' and 'storage' (fabric
+    # paths, the topology tree), 'nvlink' and 'power'. A fabric graph has one edge per pair of
+    # connected devices, whose 'links' attribute counts the cables between them; the cables
+    # themselves are rows of ``cables``.
     graphs: dict[str, Any] = field(default_factory=dict)
     # device name -> Placement (nodes, switches, PDUs, power shelves)
     placements: dict[str, Placement] = field(default_factory=dict)
@@ -246,6 +249,12 @@ class Plan:
     # The power chain as flat tables (build_power): PDUs and power shelves, and every cord
     power_devices: tuple[PowerDevice, ...] = ()
     power_cords: tuple[PowerCord, ...] = ()
+    # The physical layer as flat tables (plan/physical.py): the network builders' links, then
+    # (compile/plan_cabling.py) every racked device, every cable and every cabled port
+    links: Links = field(default_factory=Links)
+    devices: tuple[Device, ...] = ()
+    cables: Cables = field(default_factory=Cables)
+    ports: Ports = field(default_factory=Ports)
     # Slurm: the targeted release, topology and checked slurm.extra (plan/slurm.py SlurmPlan)
     slurm: Any = None
     # The Lustre file system's directory layouts (plan/lustre.py LustrePlan), None without Lustre

@@ -2,17 +2,38 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import BeforeValidator, Field
 
 from cluster_iac.spec.base import PositiveFloat, PositiveInt, SpecModel
 
-MessageSize = PositiveInt | Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{0,12}[KMG]$")]
+JOBS = ("node", "nvlink_domain", "scalable_unit", "partition")
+
+
+def _message_size(value: object) -> object:
+    if isinstance(value, bool) or not (
+            (isinstance(value, int) and value > 0)
+            or (isinstance(value, str) and re.fullmatch(r"[1-9][0-9]{0,12}[KMG]", value))):
+        raise ValueError("not a message size: give bytes (8589934592) or a count with K, M or "
+                         "G, as nccl-tests' -e takes it (8G)")
+    return value
+
+
+def _job_size(value: object) -> object:
+    if isinstance(value, bool) or not ((isinstance(value, int) and value > 0) or value in JOBS):
+        raise ValueError(f"not a job: give one of {', '.join(JOBS)}, or a number of GPUs")
+    return value
+
+
+MessageSize = Annotated[PositiveInt | Annotated[str, Field(pattern=r"^[1-9][0-9]{0,12}[KMG]$")],
+                        BeforeValidator(_message_size)]
 """A message size as nccl-tests' -b/-e read it: bytes, or a count with K, M or G (powers of
 1024), e.g. 8G = 8589934592 bytes."""
 
-JobSize = Literal["node", "nvlink_domain", "scalable_unit", "partition"] | PositiveInt
+JobSize = Annotated[Literal["node", "nvlink_domain", "scalable_unit", "partition"] | PositiveInt,
+                    BeforeValidator(_job_size)]
 """A job: one node, one NVLink domain, one scalable unit (the nodes under one set of leaf
 switches), the whole partition, or a number of GPUs (whole nodes, in partition order)."""
 

@@ -1,12 +1,16 @@
 """Scale benchmark: time and peak memory of each pipeline stage for N-GPU specs.
 
     python tests/benchmarks/bench_scale.py                 # 100,000 GPUs
-    python tests/benchmarks/bench_scale.py --gpus 12500 25000 50000 100000
+    python tests/benchmarks/bench_scale.py --gpus 12500 25000 50000 100000 --stages
 
-Each size runs in its own process so its peak RSS is its own. The spec is a DGX H100
-cluster (8 NDR NICs per node) on a rail-optimized Quantum-X800 (Q3400, 144-port) fabric,
-four nodes per rack, fabric switches in network racks, management and BMC networks: the shape
-of a real 100k-GPU build. Not a test: timings are reported, never asserted.
+For each size, two runs in processes of their own, so that each peak RSS is its own: the CLI
+end to end (`python -m cluster_iac render SPEC -o DIR`, files written to an empty folder; wall
+time and the child's peak RSS from wait4), and the pipeline in-process, stage by stage. The
+growth exponent of the CLI time from the first size to the last is printed last.
+
+The spec is a DGX H100 cluster (8 NDR NICs per node) on a rail-optimized Quantum-X800 (Q3400,
+144-port) fabric, four nodes per rack, fabric switches in network racks, management and BMC
+networks: the shape of a real 100k-GPU build. Not a test: timings are reported, never asserted.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import resource
 import subprocess
 import sys
@@ -70,7 +75,11 @@ policy:
 
 
 def measure(gpus: int) -> dict[str, Any]:
-    """Run every stage once in this process; seconds per stage and peak RSS."""
+    """Run every stage once in this process; seconds per stage and peak RSS. The cyclic
+    garbage collector is off, as in `cluster-iac` itself (cli.run)."""
+    import gc
+
+    gc.disable()
     from cluster_iac.checks import run_checks
     from cluster_iac.compile import PASSES
     from cluster_iac.emit import EMITTERS
@@ -114,7 +123,7 @@ def measure(gpus: int) -> dict[str, Any]:
         "gpus": plan.gpu_count, "nodes": len(plan.nodes), "racks": len(plan.racks),
         "switches": len(plan.switches),
         "fabric": {"tiers": fabric.tiers, **fabric.switch_counts},
-        "cables": sum(g.number_of_edges() for k, g in plan.graphs.items() if k != "nvlink"),
+        "cables": len(plan.cables),
         "errors": sum(1 for f in findings if f.is_error),
         "output_mib": round(files_bytes / 2**20, 1),
         "total_s": round(sum(timings.values()), 2),
@@ -134,19 +143,43 @@ def main() -> None:
         print(json.dumps(measure(args.one)))
         return
     print(f"{'GPUs':>8} {'nodes':>7} {'switches':>8} {'cables':>8} {'tiers':>5} "
-          f"{'out MiB':>7} {'total s':>7} {'peak MiB':>8} {'s/1k GPU':>8}")
+          f"{'out MiB':>7} {'CLI s':>6} {'CLI MiB':>7} {'stages s':>8} {'peak MiB':>8}")
+    timed: list[tuple[int, float]] = []
     for gpus in args.gpus:
+        cli_s, cli_mib = cli_render(gpus)
+        timed.append((gpus, cli_s))
         child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
                                capture_output=True, text=True, check=True)
         r = json.loads(child.stdout)
         print(f"{r['gpus']:>8} {r['nodes']:>7} {r['switches']:>8} {r['cables']:>8} "
-              f"{r['fabric']['tiers']:>5} {r['output_mib']:>7} {r['total_s']:>7} "
-              f"{r['peak_rss_mib']:>8} {1000 * r['total_s'] / r['gpus']:>8.3f}")
+              f"{r['fabric']['tiers']:>5} {r['output_mib']:>7} {cli_s:>6.2f} {cli_mib:>7} "
+              f"{r['total_s']:>8} {r['peak_rss_mib']:>8}")
         if r["errors"]:
             print(f"         ({r['errors']} validator errors in the benchmark spec)")
         if args.stages:
-            for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:12]:
+            for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:14]:
                 print(f"           {stage:<40} {seconds:>8.3f}")
+    if len(timed) > 1:
+        (n0, t0), (n1, t1) = timed[0], timed[-1]
+        print(f"CLI time grows as n^{math.log(t1 / t0) / math.log(n1 / n0):.2f} "
+              f"from {n0} to {n1} GPUs")
+
+
+def cli_render(gpus: int) -> tuple[float, int]:
+    """Wall seconds and peak RSS (MiB) of `cluster-iac render` into an empty folder."""
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "bench.yaml"
+        spec.write_text(spec_yaml(gpus))
+        start = time.perf_counter()
+        child = subprocess.Popen([sys.executable, "-m", "cluster_iac", "render", str(spec),
+                                  "-o", str(Path(tmp) / "out")], cwd=ROOT,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _pid, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"cluster-iac render failed at {gpus} GPUs: "
+                             f"{child.stderr.read().decode()[-2000:] if child.stderr else ''}")
+        return seconds, round(usage.ru_maxrss / 1024)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from cluster_iac.emit.devices import devices
 from tests.conftest import EXAMPLE_IDS, example_build
 
 pytestmark = pytest.mark.real
@@ -59,7 +58,7 @@ def test_ansible_inventory_lists_every_host_with_its_vars(name: str, tmp_path: P
     listed = json.loads(result.stdout)
     hostvars = listed["_meta"]["hostvars"]
     plan = built.plan
-    assert set(hostvars) == {d.name for d in devices(plan)}
+    assert set(hostvars) == {d.name for d in plan.devices}
     for node in plan.nodes:
         hv = hostvars[node.hostname]
         assert hv["node_type"] == node.node_type

@@ -29,11 +29,23 @@ class JobPrediction:
     shape: JobShape
     size_bytes: int
     estimates: tuple[Estimate, ...]
-    chosen: Estimate | None  # None for a one-GPU job: nothing to reduce
+    chosen: Estimate | None  # None for a one-GPU job or without a fabric between domains
+    node_types: tuple[str, ...] = ()  # the job's GPU node types, in node order
 
     @property
     def busbw_gbs(self) -> float:
         return self.chosen.busbw_gbs if self.chosen is not None else 0.0
+
+    @property
+    def missing(self) -> str:
+        """Why there is no prediction ('' when there is one)."""
+        if self.chosen is not None:
+            return ""
+        if self.shape.gpus < 2:
+            return "one GPU"
+        if self.shape.domains > 1 and self.shape.net_line_gbs == 0:
+            return "no compute fabric"
+        return "no algorithm NCCL may run"
 
     def of(self, algorithm: str) -> Estimate | None:
         return next((e for e in self.estimates if e.algorithm == algorithm), None)
@@ -66,7 +78,9 @@ def predict(plan: Plan, nodes: Sequence[Node], partition: str = "", job: str = "
     size = size_bytes if size_bytes is not None else message_bytes(
         plan.settings.policy.allreduce_message_size)
     found = estimates(shape, size)
-    return JobPrediction(partition, job, shape, size, found, nccl_choice(found))
+    types = tuple(dict.fromkeys(n.node_type for n in nodes
+                                if plan.node_types[n.node_type].gpu_count > 0))
+    return JobPrediction(partition, job, shape, size, found, nccl_choice(found), types)
 
 
 def partition_predictions(plan: Plan, partition: PartitionPlan) -> list[JobPrediction]:

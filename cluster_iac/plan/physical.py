@@ -1,0 +1,236 @@
+"""The physical layer as flat tables: devices, links (before placement) and cables.
+
+Links and cables are kept as a struct of arrays, one tuple per column, because a 100,000-GPU
+cluster has half a million cables: a column is one pointer per cable, a row object would be
+a hundred bytes more, and emitters join whole columns at C speed. ``rows()`` and ``row(i)``
+give the same data one cable at a time, for code where clarity matters more than speed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields
+from itertools import repeat
+from typing import Any, NamedTuple
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """Anything racked that has a name: a node, a switch, a PDU or a power shelf."""
+
+    name: str
+    kind: str  # 'node' | 'switch' | 'pdu' (power shelves are racked like PDUs)
+    role: str  # node role, switch '<network>-<tier>', 'pdu' or 'power-shelf'
+    model: str  # node type, catalog switch key, PDU profile or power shelf model
+    rack: str
+    row: str
+    u: int | None  # lowest rack unit; 0 for 0U devices (vertical PDUs)
+    height_u: int
+    position: str  # where a crew finds it in the rack: 'U09', or 'PDU-A' for a 0U PDU
+
+
+def position(u: int | None, side: str = "") -> str:
+    """A device's place in its rack as a label prints it: 'U09', 'PDU-A' (0U), or ''."""
+    if u:
+        return f"U{u:02d}"
+    return f"PDU-{side}" if side else ""
+
+
+class Link(NamedTuple):
+    """One cable as a network builder plans it, before the devices are placed. The A end is
+    the downstream one (the host, the lower switch); B is the switch or PDU it plugs into."""
+
+    network: str  # 'compute' | 'storage' | 'management' | 'bmc'
+    tier: str  # fabrics: 'node-leaf' | 'leaf-spine' | 'spine-core'; management networks: 'link'
+    a_device: str
+    a_port: str
+    b_device: str
+    b_port: str
+    speed_gbps: int
+    link: str  # link layer: 'infiniband' | 'ethernet'
+
+
+class Cable(NamedTuple):
+    """One cable with both ends located, its medium and its length (a row of Cables)."""
+
+    cable_id: str
+    network: str  # link networks, and 'power' for PSU cords
+    tier: str
+    a_row: str
+    a_rack: str
+    a_u: int | None
+    a_device: str
+    a_port: str
+    b_row: str
+    b_rack: str
+    b_u: int | None
+    b_device: str
+    b_port: str
+    speed_gbps: int  # 0 for power cords
+    link: str  # 'infiniband' | 'ethernet' | 'power'
+    medium: str  # key of the cable catalog's medium
+    transceivers: int  # optics the medium needs (two per optical link)
+    estimated_m: float  # routed length estimate
+    length_m: float  # the stocked length bought
+
+
+class _Columns:
+    """Shared behaviour of a column table: length, rows, one row."""
+
+    _row: Any = tuple
+
+    def __len__(self) -> int:
+        return len(getattr(self, fields(self)[0].name))  # type: ignore[arg-type]
+
+    def columns(self) -> tuple[tuple[Any, ...], ...]:
+        return tuple(getattr(self, f.name) for f in fields(self))  # type: ignore[arg-type]
+
+    def rows(self) -> Iterator[Any]:
+        return map(self._row._make, zip(*self.columns(), strict=True))
+
+    def row(self, i: int) -> Any:
+        return self._row._make(column[i] for column in self.columns())
+
+
+@dataclass(frozen=True)
+class Links(_Columns):
+    """Every data cable the network builders planned, column by column (see Link)."""
+
+    _row = Link
+    network: tuple[str, ...] = ()
+    tier: tuple[str, ...] = ()
+    a_device: tuple[str, ...] = ()
+    a_port: tuple[str, ...] = ()
+    b_device: tuple[str, ...] = ()
+    b_port: tuple[str, ...] = ()
+    speed_gbps: tuple[int, ...] = ()
+    link: tuple[str, ...] = ()
+
+    def rows(self) -> Iterator[Link]:
+        return super().rows()  # type: ignore[no-any-return]
+
+    def __add__(self, other: Links) -> Links:
+        return Links(*(a + b for a, b in zip(self.columns(), other.columns(), strict=True)))
+
+
+class LinkBuilder:
+    """Columns being filled by a network builder, one append per cable."""
+
+    def __init__(self) -> None:
+        self.columns: tuple[list[Any], ...] = tuple([] for _ in fields(Links))
+        (self._network, self._tier, self._a_device, self._a_port, self._b_device,
+         self._b_port, self._speed, self._link) = (column.append for column in self.columns)
+
+    def add(self, network: str, tier: str, a_device: str, a_port: str, b_device: str,
+            b_port: str, speed_gbps: int, link: str) -> None:
+        self._network(network)
+        self._tier(tier)
+        self._a_device(a_device)
+        self._a_port(a_port)
+        self._b_device(b_device)
+        self._b_port(b_port)
+        self._speed(speed_gbps)
+        self._link(link)
+
+    def freeze(self) -> Links:
+        return Links(*(tuple(column) for column in self.columns))
+
+
+@dataclass(frozen=True)
+class Cables(_Columns):
+    """Every cable of the cluster, column by column (see Cable): the fabrics', the management
+    networks' and every PSU's power cord, planned once by compile/plan_cabling.py."""
+
+    _row = Cable
+    cable_id: tuple[str, ...] = ()
+    network: tuple[str, ...] = ()
+    tier: tuple[str, ...] = ()
+    a_row: tuple[str, ...] = ()
+    a_rack: tuple[str, ...] = ()
+    a_u: tuple[int | None, ...] = ()
+    a_device: tuple[str, ...] = ()
+    a_port: tuple[str, ...] = ()
+    b_row: tuple[str, ...] = ()
+    b_rack: tuple[str, ...] = ()
+    b_u: tuple[int | None, ...] = ()
+    b_device: tuple[str, ...] = ()
+    b_port: tuple[str, ...] = ()
+    speed_gbps: tuple[int, ...] = ()
+    link: tuple[str, ...] = ()
+    medium: tuple[str, ...] = ()
+    transceivers: tuple[int, ...] = ()
+    estimated_m: tuple[float, ...] = ()
+    length_m: tuple[float, ...] = ()
+
+    def rows(self) -> Iterator[Cable]:
+        return super().rows()  # type: ignore[no-any-return]
+
+    def row(self, i: int) -> Cable:
+        return super().row(i)  # type: ignore[no-any-return]
+
+
+class Port(NamedTuple):
+    """One cabled port: a network interface, a power inlet or a PDU outlet (a row of Ports)."""
+
+    device: str
+    port: str
+    kind: str  # 'interface' | 'power-port' (a PSU inlet) | 'power-outlet'
+    network: str
+    link: str
+    speed_gbps: int
+    medium: str
+    cable_id: str
+
+
+@dataclass(frozen=True)
+class Ports:
+    """Both ends of every cable (see Port): the A ends in cable order, then the B ends.
+
+    A view of the cable table, column by column on demand: the same cells twice over would
+    cost a hundred megabytes at 100,000 GPUs.
+    """
+
+    cables: Cables = field(default_factory=Cables)
+
+    def __len__(self) -> int:
+        return 2 * len(self.cables)
+
+    @property
+    def device(self) -> tuple[str, ...]:
+        return self.cables.a_device + self.cables.b_device
+
+    @property
+    def port(self) -> tuple[str, ...]:
+        return self.cables.a_port + self.cables.b_port
+
+    @property
+    def kind(self) -> tuple[str, ...]:
+        a_kind = {"power": "power-port"}
+        b_kind = {"power": "power-outlet"}
+        network = self.cables.network
+        return (tuple(map(a_kind.get, network, repeat("interface")))
+                + tuple(map(b_kind.get, network, repeat("interface"))))
+
+    @property
+    def network(self) -> tuple[str, ...]:
+        return self.cables.network * 2
+
+    @property
+    def link(self) -> tuple[str, ...]:
+        return self.cables.link * 2
+
+    @property
+    def speed_gbps(self) -> tuple[int, ...]:
+        return self.cables.speed_gbps * 2
+
+    @property
+    def medium(self) -> tuple[str, ...]:
+        return self.cables.medium * 2
+
+    @property
+    def cable_id(self) -> tuple[str, ...]:
+        return self.cables.cable_id * 2
+
+    def rows(self) -> Iterator[Port]:
+        return map(Port._make, zip(self.device, self.port, self.kind, self.network, self.link,
+                                   self.speed_gbps, self.medium, self.cable_id, strict=True))

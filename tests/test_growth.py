@@ -1,0 +1,183 @@
+"""Growing a cluster changes only what is new: adding a rack, or a scalable unit, to an example
+changes only the output lines that name the new devices, their cables and ports, and totals.
+
+Every output file of the smaller and the larger design is diffed line by line:
+- a removed or rewritten line must be a total: the same line with other numbers in it (a
+  count, a sum, a folded hostlist such as dgx-[001-127]) that names no device and no cable
+  (or the same line with a comma, in JSON, where a new entry now follows it);
+- a block of added lines must name something new: a device, a rack, a cable id, or a
+  device,port pair of a new cable (a leaf's newly cabled port).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from cluster_iac.render import Build, build
+from tests.conftest import ROOT
+
+_TOKEN = re.compile(r"[A-Za-z0-9_./-]+")
+_DIGITS = re.compile(r"\d+(\.\d+)?")
+
+
+def _example(name: str) -> dict[str, Any]:
+    yaml = YAML(typ="safe")
+    data: dict[str, Any] = yaml.load((ROOT / "examples" / f"{name}.yaml").read_text())
+    return data
+
+
+def _build(data: dict[str, Any], tmp_path: Path, name: str) -> Build:
+    path = tmp_path / f"{name}.yaml"
+    with path.open("w") as handle:
+        YAML(typ="safe").dump(data, handle)
+    return build(path)
+
+
+def _names(result: Build) -> dict[str, set[str]]:
+    plan = result.plan
+    cables = plan.cables
+    return {
+        "devices": {d.name for d in plan.devices} | {r.name for r in plan.racks},
+        "cables": set(cables.cable_id),
+        "ports": {f"{dev},{port}" for dev, port in zip(
+            cables.a_device + cables.b_device, cables.a_port + cables.b_port, strict=True)},
+    }
+
+
+def _names_new(line: str, new: dict[str, set[str]]) -> bool:
+    tokens = set(_TOKEN.findall(line))
+    if tokens & (new["devices"] | new["cables"]):
+        return True
+    return any(ref in line for ref in _refs_in(line, new["ports"]))
+
+
+def _refs_in(line: str, refs: set[str]) -> list[str]:
+    parts = line.split(",")
+    pairs = {f"{a},{b}" for a, b in zip(parts, parts[1:], strict=False)}
+    return [p for p in pairs if p in refs]
+
+
+# Documents of loads and counts per rack, PDU, row and cluster: new devices change their
+# numbers, and such a line is a total even where it names an existing rack or PDU.
+TOTALS = ("facility/", "report.md", "cabling/bom")
+
+
+def _is_total(old: str, new_lines: list[str], existing: set[str], totals: bool) -> bool:
+    """Another line that differs only in its numbers (in a totals document, or naming no
+    existing device or cable); or the same line with a JSON comma after it, now that an entry
+    follows it."""
+    if old + "," in new_lines:
+        return True
+    if not totals and set(_TOKEN.findall(old)) & existing:
+        return False
+    shape = _DIGITS.sub("#", old)
+    return any(_DIGITS.sub("#", line) == shape for line in new_lines)
+
+
+def _grew(old: str, new_lines: list[str], new: dict[str, set[str]]) -> bool:
+    """A line that now also names new devices (a breaker that feeds them too): an added line
+    names something new and keeps every name of the old line."""
+    words = {t for t in _TOKEN.findall(old) if re.search("[A-Za-z]", t)}
+    return any(_names_new(line, new) and words <= set(_TOKEN.findall(line))
+               for line in new_lines)
+
+
+# Documents of loads and counts per rack, PDU, row and cluster: new devices change their
+# numbers, and such a line is a total even where it names an existing rack or PDU.
+TOTALS = ("facility/", "report.md", "cabling/bom")
+
+
+def _is_total(old: str, new_lines: list[str], existing: set[str], totals: bool) -> bool:
+    """Another line that differs only in its numbers (in a totals document, or naming no
+    existing device or cable); or the same line with a JSON comma after it, now that an entry
+    follows it."""
+    if old + "," in new_lines:
+        return True
+    if not totals and set(_TOKEN.findall(old)) & existing:
+        return False
+    shape = _DIGITS.sub("#", old)
+    return any(_DIGITS.sub("#", line) == shape for line in new_lines)
+
+
+def _grew(old: str, new_lines: list[str], new: dict[str, set[str]]) -> bool:
+    """A line that now also names new devices (a breaker that feeds them too): an added line
+    names something new and keeps every name of the old line."""
+    words = {t for t in _TOKEN.findall(old) if re.search("[A-Za-z]", t)}
+    return any(_names_new(line, new) and words <= set(_TOKEN.findall(line))
+               for line in new_lines)
+
+
+def _unexpected(small: Build, large: Build) -> list[str]:
+    before, after = _names(small), _names(large)
+    new = {key: after[key] - before[key] for key in after}
+    racks = {r.name for r in small.plan.racks}
+    existing = (before["devices"] - racks) | before["cables"]
+    problems = []
+    assert set(small.files) <= set(large.files)
+    for path in sorted(large.files):
+        old = small.files.get(path, "").splitlines()
+        lines = large.files[path].splitlines()
+        totals = path.startswith(TOTALS)
+        # a line the diff shows removed but that the new file still has (as often) only moved
+        gone = Counter(old) - Counter(lines)
+        matcher = difflib.SequenceMatcher(None, old, lines, autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal":
+                continue
+            added, removed = lines[j1:j2], old[i1:i2]
+            for line in removed:
+                if gone[line] and not (_is_total(line, added, existing, totals)
+                                       or _grew(line, added, new)):
+                    problems.append(f"{path}: - {line}")
+            unexplained = [line for line in added
+                           if not any(_DIGITS.sub("#", line) == _DIGITS.sub("#", r)
+                                      for r in removed)]
+            if unexplained and not any(_names_new(line, new) for line in unexplained):
+                problems += [f"{path}: + {line}" for line in unexplained]
+    return problems
+
+
+def test_adding_a_rack_changes_only_its_lines(tmp_path: Path) -> None:
+    """The SuperPOD example without its last rack (su4-r8, three DGX), then with it."""
+    large = _example("dgx-h100-superpod-4su")
+    small = _example("dgx-h100-superpod-4su")
+    small["node_groups"][0]["count"] = 124
+    small["node_groups"][0]["racks"] = "su[1-3]-r[1-8],su4-r[1-7]"
+    small["rows"][3]["racks"][0]["names"] = "su4-r[1-7]"
+    problems = _unexpected(_build(small, tmp_path, "small"), _build(large, tmp_path, "large"))
+    assert problems == []
+
+
+def _nvl72(sus: int) -> dict[str, Any]:
+    """The GB200 NVL72 example with ``sus`` scalable units of two NVL72 racks, and network
+    racks and subnets large enough for four."""
+    data = _example("gb200-nvl72")
+    racks = 2 * sus
+    data["node_groups"][0]["count"] = 18 * racks
+    data["node_groups"][0]["racks"] = f"nvl[1-{racks}]"
+    row = data["rows"][0]["racks"]
+    row[2] = {"names": "net[1-2]", "height_u": 48, "max_power_kw": 60, "pdu": "net-ab"}
+    # new NVL72 racks go at the end of the row (racks already on the floor do not move)
+    row.append({**row[0], "names": f"nvl[5-{racks}]"})
+    row[0]["names"] = "nvl[1-4]"
+    data["fabric"]["compute"]["racks"] = "net[1-2]"
+    data["cooling"]["heat_rejection_kw"] = 1500
+    data["networks"] = {"management": {"cidr": "10.40.0.0/22"}, "bmc": {"cidr": "10.41.0.0/22"}}
+    return data
+
+
+@pytest.mark.parametrize("sus", [3])
+def test_adding_a_scalable_unit_changes_only_its_lines(tmp_path: Path, sus: int) -> None:
+    """GB200 NVL72: three scalable units, then four (nine spines either way, as sized)."""
+    small = _build(_nvl72(sus), tmp_path, "small")
+    large = _build(_nvl72(sus + 1), tmp_path, "large")
+    assert small.plan.fabrics["compute"].switch_counts["spine"] == \
+        large.plan.fabrics["compute"].switch_counts["spine"]
+    assert _unexpected(small, large) == []
