@@ -72,7 +72,8 @@ def test_nesting_far_deeper_than_python_recursion_is_a_located_error() -> None:
 
 def test_an_alias_bomb_stops_at_the_alias_that_crosses_the_limit_in_well_under_a_second() -> None:
     levels = ["a: &a [" + ", ".join(['"lol"'] * 9) + "]"]
-    levels += [f"{k}: &{k} [" + ", ".join([f"*{p}"] * 9) + "]" for p, k in zip("abcdefgh", "bcdefghi")]
+    levels += [f"{k}: &{k} [" + ", ".join([f"*{p}"] * 9) + "]"
+               for p, k in zip("abcdefgh", "bcdefghi", strict=True)]
     text = "\n".join(levels) + "\n"
     start = time.process_time()
     code, line, column = _error(text)

@@ -9,6 +9,7 @@ from cluster_iac.emit import (
     cabling,
     facility,
     lustre,
+    monitoring,
     nccl,
     netbox,
     report,
@@ -29,6 +30,7 @@ EMITTERS: dict[str, Emitter] = {
     "facility": facility.render,
     "nccl": nccl.render,
     "lustre": lustre.render,
+    "monitoring": monitoring.render,
     "report": report.render,
 }
 

@@ -292,6 +292,7 @@ OutletCount = Annotated[int, _limit(MAX_OUTLETS), _at_most(MAX_OUTLETS, "outlets
 PerRack = Annotated[int, _limit(MAX_PER_RACK), _at_most(MAX_PER_RACK, "nodes per rack")]
 FirstIndex = Annotated[int, _limit(MAX_INDEX, 0), _at_most(MAX_INDEX, "as the first index")]
 JobGpus = Annotated[int, _limit(MAX_GPUS), _at_most(MAX_GPUS, "GPUs")]
+UnitCount = Annotated[int, _limit(MAX_RACKS), _at_most(MAX_RACKS, "scalable units")]
 
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
