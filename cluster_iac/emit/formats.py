@@ -4,26 +4,19 @@ A spec string never reaches an output raw. CSV cells are quoted by RFC 4180's ru
 hold a line break (the spec's string types refuse control characters, so one here is a bug),
 and a cell that a spreadsheet would read as a formula (=, +, -, @ first) is prefixed with an
 apostrophe (OWASP "CSV injection"), unless it is a plain number such as -1.5 or a lone '-'.
-YAML comes from ruamel's serializer; XML, shell and Markdown from xml_text, shell_word and
-md_cell below, each correct by construction for any string, or refusing one its format cannot
-carry.
+YAML, XML, shell and Markdown come from yaml_text, xml_text, shell_word and md_cell below,
+each correct by construction for any string, or refusing one its format cannot carry.
 """
 
 from __future__ import annotations
 
-import io
+import json
 import math
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
-from typing import Any
 from xml.etree.ElementTree import Element
-
-from ruamel.yaml import YAML
-from ruamel.yaml.nodes import ScalarNode
-from ruamel.yaml.representer import SafeRepresenter
-from ruamel.yaml.resolver import VersionedResolver
 
 _NEEDS_QUOTES = re.compile(r'[",]')
 _BREAKS = re.compile(r"[\n\r\x00]")
@@ -119,61 +112,6 @@ def _column(values: Sequence[object]) -> Sequence[str]:
     return list(map(cells.__getitem__, values))
 
 
-# YAML 1.1 reads 'on', 'yes', 'n', '012' and '12:30' as bool or number; Go's yaml.v2 (Prometheus,
-# Ansible's older loaders) follows 1.1, so a string any YAML version would re-type is quoted.
-_YAML11 = VersionedResolver(version=(1, 1))
-_STR_TAG = "tag:yaml.org,2002:str"
-
-
-# Outside double quotes YAML would write these raw: line breaks (a value then spans lines), what
-# is not c-printable, and the breaks YAML 1.1 readers (PyYAML) also split lines at.
-_YAML_ESCAPED = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-                           "|[\u2028\u2029\ufeff]")
-
-
-class _Representer(SafeRepresenter):
-    """Plain data in insertion order; strings quoted when YAML 1.1 or 1.2 would re-type them,
-    double-quoted with escapes when they hold a line break or a control character (so every
-    scalar stays on its line); floats as both YAML versions read them back."""
-
-    def represent_str(self, data: str) -> Any:
-        if _YAML_ESCAPED.search(data):
-            return self.represent_scalar(_STR_TAG, data, style='"')
-        if _YAML11.resolve(ScalarNode, data, (True, False)) != _STR_TAG:
-            return self.represent_scalar(_STR_TAG, data, style="'")
-        return super().represent_str(data)
-
-    def represent_float(self, data: float) -> Any:
-        text = repr(data)
-        if math.isfinite(data) and "." not in text and "e" in text:
-            mantissa, exponent = text.split("e")  # YAML 1.1 wants the dot: 1e+20 is a string
-            return self.represent_scalar("tag:yaml.org,2002:float", f"{mantissa}.0e{exponent}")
-        return super().represent_float(data)
-
-
-_Representer.add_representer(str, _Representer.represent_str)
-_Representer.add_representer(float, _Representer.represent_float)
-
-
-def yaml_text(data: object, header: Sequence[str] = ()) -> str:
-    """A YAML document from plain data (dicts, lists, str, int, float, bool, None): block style,
-    keys in insertion order, no line folding, every string re-read as the same string by YAML
-    1.1 and 1.2 loaders. ``header`` lines become '# ' comments above it (fixed text only)."""
-    yaml = YAML(typ="safe", pure=True)
-    yaml.Representer = _Representer
-    yaml.default_flow_style = False
-    yaml.width = 1 << 30  # never fold a long PromQL expression or regex across lines
-    yaml.allow_unicode = True
-    yaml.representer.sort_base_mapping_type_on_output = False
-    out = io.StringIO()
-    for line in header:
-        if _BREAKS.search(line):
-            raise ValueError(f"YAML header line {line[:40]!r} holds a line break")
-        out.write(f"# {line}\n" if line else "#\n")
-    yaml.dump(data, out)
-    return out.getvalue()
-
-
 def text_of(values: Iterable[object]) -> list[str]:
     """A column of values as text, each distinct value formatted once: None prints empty,
     a float as the shortest decimal (2.5, 20), anything else as str() does."""
@@ -194,6 +132,112 @@ def _text(value: object) -> str:
     if value is None:
         return ""
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+# --- YAML ---------------------------------------------------------------------------------------
+
+# A string is written plain only when no YAML 1.1 or 1.2 reader could take it for anything else
+# (PyYAML, Ansible and Go's yaml.v2 read 1.1, where yes/on/y are booleans and 12:30 a number).
+_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*")
+_YAML11_WORDS = {"y", "yes", "n", "no", "true", "false", "on", "off", "null", "nan", "inf"}
+# Outside single quotes YAML needs an escape: line breaks, and what is not c-printable.
+_NEEDS_ESCAPE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+                           "|[\u2028\u2029]")
+
+
+def yaml_scalar(value: object) -> str:
+    """One scalar that YAML 1.1 and 1.2 readers read back as ``value`` (str, int, float, bool,
+    None): plain when unambiguous, else single-quoted, else double-quoted with escapes."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _yaml_float(value)
+    if not isinstance(value, str):
+        raise TypeError(f"YAML scalar of type {type(value).__name__}")
+    if _PLAIN.fullmatch(value) and value.lower() not in _YAML11_WORDS:
+        return value
+    if not _NEEDS_ESCAPE.search(value):
+        return "'" + value.replace("'", "''") + "'"
+    return _NEEDS_ESCAPE.sub(_yaml_escape, json.dumps(value, ensure_ascii=False))
+
+
+def _yaml_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _yaml_float(value: float) -> str:
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    if "." not in text and "e" in text:  # YAML 1.1 wants the dot: 1e+20 is a string there
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+def yaml_text(data: object, header: Sequence[str] = ()) -> str:
+    """A YAML document from plain data (dicts, lists, str, int, float, bool, None): block style,
+    two-space indents, keys in insertion order, one line per scalar, every value read back as
+    itself by YAML 1.1 and 1.2 readers. ``header`` lines become '# ' comments above it."""
+    lines = [_comment("YAML", "#", line) for line in header]
+    if isinstance(data, (Mapping, list)) and data:
+        _yaml_block(data, 0, lines)
+    else:
+        lines.append(_yaml_inline(data))
+    return "\n".join(lines) + "\n"
+
+
+def _comment(kind: str, mark: str, text: str) -> str:
+    if _NEEDS_ESCAPE.search(text):
+        raise ValueError(f"{kind} comment {text[:40]!r} holds a line break or control character")
+    return f"{mark} {text}" if text else mark
+
+
+def _yaml_inline(value: object) -> str:
+    if isinstance(value, Mapping):
+        if value:
+            raise ValueError("a mapping in flow position")
+        return "{}"
+    if isinstance(value, (list, tuple)):
+        if value:
+            raise ValueError("a list in flow position")
+        return "[]"
+    return yaml_scalar(value)
+
+
+def _yaml_block(data: object, indent: int, lines: list[str]) -> None:
+    pad = " " * indent
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            if not isinstance(key, (str, int, bool)):
+                raise TypeError(f"YAML key of type {type(key).__name__}")
+            head = f"{pad}{yaml_scalar(key)}:"
+            if _is_block(value):
+                lines.append(head)
+                _yaml_block(value, indent + 2, lines)
+            else:
+                lines.append(head if value is None else f"{head} {_yaml_inline(value)}")
+        return
+    for item in data:  # type: ignore[attr-defined]
+        if _is_block(item):
+            # the item's first line goes after '- ', the rest indented under it
+            nested: list[str] = []
+            _yaml_block(item, indent + 2, nested)
+            lines.append(f"{pad}- {nested[0][indent + 2:]}")
+            lines.extend(nested[1:])
+        else:
+            lines.append(f"{pad}- {_yaml_inline(item)}")
+
+
+def _is_block(value: object) -> bool:
+    return isinstance(value, (Mapping, list, tuple)) and bool(value)
 
 
 # --- XML ----------------------------------------------------------------------------------------
@@ -321,6 +365,17 @@ def md_cell(value: object) -> str:
         raise ValueError(f"Markdown cell {text[:40]!r} holds a line break or control character")
     text = _MD_ALWAYS.sub(r"\\\1", text)
     return _MD_UNDERSCORE.sub(r"\\_", text)
+
+
+def md_code(value: object) -> str:
+    """``value`` as a Markdown code span in a table cell: fenced by one more backtick than its
+    longest run, '|' escaped (GFM splits cells at '|' even inside code spans)."""
+    text = str(value)
+    if _LINE_BREAKS.search(text):
+        raise ValueError(f"Markdown code {text[:40]!r} holds a line break or control character")
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
 
 
 def markdown_row(cells: Sequence[object]) -> str:
