@@ -294,6 +294,27 @@ FirstIndex = Annotated[int, _limit(MAX_INDEX, 0), _at_most(MAX_INDEX, "as the fi
 JobGpus = Annotated[int, _limit(MAX_GPUS), _at_most(MAX_GPUS, "GPUs")]
 UnitCount = Annotated[int, _limit(MAX_RACKS), _at_most(MAX_RACKS, "scalable units")]
 
+# A node's own figures: past these a value is a typo, and a CPU layout this large would be
+# expanded CPU by CPU (NCCL's affinity masks) before anything else could refuse it.
+MAX_SOCKETS = 16
+MAX_CORES = 1_024
+"""Cores of one socket or one NUMA node (the largest CPUs have 288)."""
+MAX_THREADS = 8
+"""Hardware threads per core (SMT8 on POWER)."""
+MAX_MEMORY_GIB = 65_536
+MAX_POWER_W = 1_000_000
+MAX_HEIGHT_U = 60
+MAX_SPEED_GBPS = 100_000
+MAX_LANES = 32
+SocketCount = Annotated[int, _limit(MAX_SOCKETS), _at_most(MAX_SOCKETS, "sockets or NUMA nodes")]
+CoreCount = Annotated[int, _limit(MAX_CORES), _at_most(MAX_CORES, "cores")]
+ThreadCount = Annotated[int, _limit(MAX_THREADS), _at_most(MAX_THREADS, "threads per core")]
+MemoryGib = Annotated[int, _limit(MAX_MEMORY_GIB), _at_most(MAX_MEMORY_GIB, "GiB")]
+PowerW = Annotated[int, _limit(MAX_POWER_W), _at_most(MAX_POWER_W, "W")]
+HeightU = Annotated[int, _limit(MAX_HEIGHT_U), _at_most(MAX_HEIGHT_U, "rack units")]
+SpeedGbps = Annotated[int, _limit(MAX_SPEED_GBPS), _at_most(MAX_SPEED_GBPS, "Gb/s")]
+LaneCount = Annotated[int, _limit(MAX_LANES), _at_most(MAX_LANES, "PCIe lanes")]
+
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(gt=0)]

@@ -7,17 +7,24 @@ from typing import Literal
 from pydantic import Field
 
 from cluster_iac.spec.base import (
+    CoreCount,
     GpuCount,
+    HeightU,
+    LaneCount,
+    MemoryGib,
     Name,
     NicCount,
     NonNegativeInt,
     PortCount,
     PositiveFloat,
-    PositiveInt,
+    PowerW,
     PsuCount,
+    SocketCount,
     Source,
     SpecModel,
+    SpeedGbps,
     Text,
+    ThreadCount,
 )
 
 LinkLayer = Literal["infiniband", "ethernet", "nvlink"]
@@ -32,9 +39,9 @@ class GpuModel(SpecModel):
     gres_type: Name
     """Slurm GRES type: NVML's product name lower-cased with spaces as '_' and the 'NVIDIA '
     prefix dropped, which is what Slurm's AutoDetect=nvml reports, so both ways agree."""
-    memory_gib: PositiveInt
+    memory_gib: MemoryGib
     """HBM capacity in GiB."""
-    max_power_w: PositiveInt
+    max_power_w: PowerW
     """Maximum board power (TDP) in watts."""
     nvlink_gbs: float = Field(ge=0)
     """NVLink bandwidth per GPU, one direction, GB/s (0 when the GPU has no NVLink)."""
@@ -60,9 +67,9 @@ class CpuModel(SpecModel):
     """CPUID family (family + extended family), as NCCL's topology XML wants it."""
     model: NonNegativeInt = 0
     """CPUID model (model + extended model << 4)."""
-    cores: PositiveInt
+    cores: CoreCount
     """Physical cores per socket."""
-    threads_per_core: PositiveInt = 1
+    threads_per_core: ThreadCount = 1
     """Hardware threads per core (2 with SMT/Hyper-Threading on)."""
     source: Source
     """Where the numbers come from: datasheet, standard or document (with the section)."""
@@ -75,13 +82,13 @@ class NicModel(SpecModel):
     """Marketing name, e.g. 'NVIDIA ConnectX-7 NDR 400G'."""
     link: LinkLayer
     """Link layer: InfiniBand or Ethernet (RoCE v2 runs on Ethernet)."""
-    speed_gbps: PositiveInt
+    speed_gbps: SpeedGbps
     """Line rate of one port in Gb/s."""
     ports: NicCount = 1
     """Ports used per adapter."""
     pcie_gen: int = Field(default=4, ge=1, le=6)
     """PCIe generation of the host interface."""
-    pcie_width: PositiveInt = 16
+    pcie_width: LaneCount = 16
     """PCIe lanes of the host interface."""
     max_power_w: float = Field(default=25, ge=0)
     """Maximum power in watts (included in the server's figure; used for switches'
@@ -99,11 +106,11 @@ class SwitchModel(SpecModel):
     """InfiniBand or Ethernet."""
     ports: PortCount
     """Radix: usable ports at ``port_speed_gbps`` (QM9700: 64 x NDR 400G on 32 OSFP cages)."""
-    port_speed_gbps: PositiveInt
+    port_speed_gbps: SpeedGbps
     """Speed of one port in Gb/s."""
-    height_u: PositiveInt = 1
+    height_u: HeightU = 1
     """Rack units."""
-    max_power_w: PositiveInt
+    max_power_w: PowerW
     """Maximum power in watts, with active cables where the datasheet gives it."""
     psus: PsuCount = 2
     """Power supplies (1+1 redundant unless ``psus_required`` says otherwise)."""
@@ -120,7 +127,7 @@ class PsuSpec(SpecModel):
 
     count: PsuCount
     """Number of power supplies (each one cord to a PDU outlet)."""
-    rating_w: PositiveInt
+    rating_w: PowerW
     """Output rating of one supply in watts."""
     required: PsuCount
     """Supplies needed to carry the maximum draw (DGX H100: 4 of 6, i.e. 4+2)."""
@@ -131,11 +138,11 @@ class PowerShelfModel(SpecModel):
 
     name: Text
     """Marketing name."""
-    capacity_w: PositiveInt
+    capacity_w: PowerW
     """DC power the shelf delivers to the busbar, watts."""
     psus: PsuSpec
     """The shelf's rectifiers, each with its own AC input cord."""
-    height_u: PositiveInt = 1
+    height_u: HeightU = 1
     """Rack units."""
     weight_kg: PositiveFloat = 20.0
     """Weight, kg."""
@@ -197,16 +204,16 @@ class PcieLayout(SpecModel):
 
     numa_nodes: list[NumaNode] = Field(min_length=1)
     """NUMA nodes that host GPUs or NICs, in GPU order."""
-    numa_per_socket: PositiveInt = 1
+    numa_per_socket: SocketCount = 1
     """NUMA nodes per socket (AMD NPS4: 4)."""
-    cores_per_numa: PositiveInt | None = None
+    cores_per_numa: CoreCount | None = None
     """Physical cores per NUMA node as the OS sees them (default: the node's cores spread
     evenly); set for VMs that expose fewer cores than the CPU has."""
-    threads_per_core: PositiveInt | None = None
+    threads_per_core: ThreadCount | None = None
     """Hardware threads per core as the OS sees them (default: the node type's)."""
     gen: int = Field(default=5, ge=3, le=6)
     """PCIe generation of the GPU/NIC links."""
-    link_width: PositiveInt = 16
+    link_width: LaneCount = 16
     """PCIe lanes of the GPU/NIC links."""
     source: Source
     """Where the numbers come from: datasheet, standard or document (with the section)."""
@@ -225,17 +232,17 @@ class PlatformModel(SpecModel):
     """GPUs per node."""
     cpu: Name
     """Catalog CPU model."""
-    sockets: PositiveInt = 2
+    sockets: SocketCount = 2
     """CPU sockets."""
-    memory_gib: PositiveInt
+    memory_gib: MemoryGib
     """Installed system memory in GiB."""
     nics: list[NicSlot] = []
     """Network adapters by role."""
-    max_power_w: PositiveInt
+    max_power_w: PowerW
     """Maximum power draw of the whole node in watts."""
     psus: PsuSpec | None = None
     """Power supplies; None for trays fed from the rack's power shelves and busbar."""
-    height_u: PositiveInt = 1
+    height_u: HeightU = 1
     """Rack units."""
     weight_kg: PositiveFloat = 20.0
     """Weight in kg."""

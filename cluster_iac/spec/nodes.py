@@ -7,15 +7,20 @@ from typing import Literal
 from pydantic import Field
 
 from cluster_iac.spec.base import (
+    CoreCount,
     FirstIndex,
     GpuCount,
+    HeightU,
     HostlistExpr,
     HostnamePattern,
+    MemoryGib,
     Name,
     NodeCount,
     PerRack,
-    PositiveInt,
+    PowerW,
+    SocketCount,
     SpecModel,
+    ThreadCount,
 )
 from cluster_iac.spec.hardware import NicSlot, PsuSpec
 
@@ -36,11 +41,11 @@ class CpuOverride(SpecModel):
 
     model: Name | None = None
     """Catalog CPU model."""
-    sockets: PositiveInt | None = None
+    sockets: SocketCount | None = None
     """CPU sockets."""
-    cores_per_socket: PositiveInt | None = None
+    cores_per_socket: CoreCount | None = None
     """Physical cores per socket (default: the CPU model's)."""
-    threads_per_core: PositiveInt | None = None
+    threads_per_core: ThreadCount | None = None
     """Hardware threads per core: 1 with SMT off, 2 with SMT on."""
 
 
@@ -53,15 +58,15 @@ class NodeType(SpecModel):
     """GPU model/count override."""
     cpu: CpuOverride | None = None
     """CPU override."""
-    memory_gib: PositiveInt | None = None
+    memory_gib: MemoryGib | None = None
     """Installed memory in GiB."""
     nics: list[NicSlot] | None = None
     """Network adapters by role; replaces the platform's list."""
-    max_power_w: PositiveInt | None = None
+    max_power_w: PowerW | None = None
     """Maximum power draw of the node in watts."""
     psus: PsuSpec | None = None
     """Power supplies and their redundancy."""
-    height_u: PositiveInt | None = None
+    height_u: HeightU | None = None
     """Rack units."""
     weight_kg: float | None = Field(default=None, gt=0)
     """Weight in kg."""
