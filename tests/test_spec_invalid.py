@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from cluster_iac.cli import main
 from cluster_iac.console import printable
+from cluster_iac.loader_limits import MAX_LINE_CHARS
 
 SPEC = Path(__file__).parent / "data" / "invalid" / "spec"
 CASES = sorted(SPEC.rglob("*.yaml"))
@@ -72,6 +73,8 @@ def test_invalid_spec_shows_the_source_line_and_a_caret(case: Path) -> None:
     source = case.read_bytes().decode("utf-8", errors="replace").split("\n")
     for _code, line, column, index in _reported(result.output):
         text = source[line - 1]
+        if len(text) > MAX_LINE_CHARS:  # a line too long to quote is cut
+            text = text[:200] + " ..."
         assert lines[index + 1] == f"{line:>5} | {printable(text, keep_tabs=True)}"
         assert lines[index + 2] == f"{'':5} | {' ' * len(printable(text[:column - 1]))}^"
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", result.output)
