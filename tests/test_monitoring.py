@@ -97,11 +97,12 @@ def test_circuit_and_line_thresholds_equal_the_profiles_figures(example: str) ->
 
 
 def test_the_issues_example_circuit_alerts_at_its_computed_kw() -> None:
-    """32 A, 415 V three-phase, rated for 100 %: sqrt(3) x 415 x 32 x 0.95 = 21.85 kW."""
+    """63 A, 415 V three-phase, rated for 100 %: sqrt(3) x 415 x 63 x 0.95 = 43.02 kW (the
+    example's DGX PDUs; 32 A ones carry a 33.6 A line with a PDU down, tests/test_power_flow)."""
     rule = next(r for r in mf.rules_named("dgx-h100-superpod-4su", "PduCircuitOverPower")
                 if r["labels"]["pdu_profile"] == "dgx-3pdu")
-    assert mf.threshold(rule) == pytest.approx(3 ** 0.5 * 415 * 32 * 0.95, abs=0.005)
-    assert "21.85 kW" in rule["annotations"]["threshold"]
+    assert mf.threshold(rule) == pytest.approx(3 ** 0.5 * 415 * 63 * 0.95, abs=0.005)
+    assert "43.02 kW" in rule["annotations"]["threshold"]
 
 
 def test_seed_208v_single_phase_circuit_at_80_percent() -> None:

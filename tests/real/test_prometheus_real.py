@@ -92,7 +92,7 @@ def test_snmp_exporter_refuses_a_broken_module(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", EXAMPLE_IDS)
 def test_alerts_fire_at_the_plans_thresholds_and_not_below(name: str, tmp_path: Path) -> None:
     root = mf.write_tree(name, tmp_path)
-    cases = _power_cases(name) + _gpu_cases(name)
+    cases = _power_cases(name) + _gpu_cases(name) + _fabric_cases(name)
     assert cases
     tests_file = root / "tests.yml"
     tests_file.write_text(yaml_text({
@@ -161,6 +161,26 @@ def _gpu_cases(name: str) -> list[dict[str, Any]]:
             alert = _expected(name, "GpuTemperatureAboveMaxOperating", gpu, temp, {})
             cases.append(_case(series, "GpuTemperatureAboveMaxOperating",
                                [alert] if fires else []))
+    return cases
+
+
+def _fabric_cases(name: str) -> list[dict[str, Any]]:
+    """Per InfiniBand fabric: its exporter seeing one switch fewer than the fabric graph holds,
+    or none, fires IbFabricMissingSwitches; seeing all of them does not."""
+    plan = example_build(name).plan
+    cases = []
+    for target in mf.targets(name, "infiniband"):
+        fabric = target["labels"]["fabric"]
+        switches = sorted(n for n, d in plan.graphs[fabric].nodes(data=True)
+                          if d.get("kind") == "switch")
+        exporter = {"job": "infiniband", **target["labels"]}
+        for seen, fires in ((len(switches) - 1, True), (len(switches), False), (0, True)):
+            series = [_series("up", exporter, "1")] + [_series("infiniband_switch_info",
+                              {**exporter, "guid": f"0x{k:016x}", "switch": switch}, "1")
+                      for k, switch in enumerate(switches[:seen])]
+            alert = _expected(name, "IbFabricMissingSwitches", {"fabric": fabric}, seen,
+                              {"fabric": fabric})
+            cases.append(_case(series, "IbFabricMissingSwitches", [alert] if fires else []))
     return cases
 
 

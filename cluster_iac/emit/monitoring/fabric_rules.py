@@ -75,11 +75,14 @@ def inventory_rules(plan: Plan) -> list[AlertRule]:
     rules = []
     for f in fabric_exporters(plan):
         info = selector("infiniband_switch_info", job=SWITCH_JOB, fabric=f.fabric)
-        seen = f"count by (fabric) ({info})"
+        # with no switch in sight count() returns nothing: the answering exporter counts 0
+        up = selector("up", job=SWITCH_JOB, fabric=f.fabric)
+        seen = f"(count by (fabric) ({info}) or 0 * max by (fabric) ({up} == 1))"
         rules.append(AlertRule(
             "IbFabricMissingSwitches", f"{seen} < {f.switches}", "critical",
-            f"the {f.fabric} fabric shows {{{{ $value }}}} of its {f.switches} switches",
-            f"{f.switches} switches: the {f.fabric} fabric as planned (fabric.{f.fabric})",
+            f"the {f.fabric} fabric shows {{{{ $value }}}} of the {f.switches} switch(es) "
+            "planned",
+            f"{f.switches} switch(es): the {f.fabric} fabric as planned (fabric.{f.fabric})",
             f"fabric.{f.fabric} (plan.fabrics switch_counts); {EXPORTER} "
             "infiniband_switch_info, one series per switch", "10m", {"fabric": f.fabric}))
     return rules
