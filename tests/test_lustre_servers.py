@@ -356,3 +356,30 @@ def test_directory_paths_are_quoted_in_every_script() -> None:
     text = lustre_emitter.render(compile_data(data))["lustre/setstripe.sh"]
     setstripe = [w for w in commands(text) if w[0] == "lfs"]
     assert setstripe[-1][-1] == "/mnt/lustre/x'; reboot; '"
+
+
+@pytest.mark.parametrize(("parse", "bad"), [
+    (lambda: parse_mkfs(["mkfs.lustre", "--fsname=trainingx", "--ost", "--index=0",
+                         "--mgsnode=10.0.0.1@o2ib", "/dev/md/x"]), "fsname of 9 characters"),
+    (lambda: parse_mkfs(["mkfs.lustre", "--fsname=t", "--ost", "--index=0", "/dev/md/x"]),
+     "an OST without --mgsnode"),
+    (lambda: parse_mkfs(["mkfs.lustre", "--fsname=t", "--ost", "--mgs", "--index=0",
+                         "/dev/md/x"]), "an OST with the MGS"),
+    (lambda: parse_mkfs(["mkfs.lustre", "--fsname=t", "--mdt", "--index=0",
+                         "--mgsnode=10.0.0.1@o2ib",
+                         "--mkfsoptions=-E stride=32,stripe_width=100", "/dev/md/x"]),
+     "stripe_width not a multiple of stride"),
+    (lambda: nid("10.0.0.1@o2ib0"), "network number 0 written out"),
+    (lambda: parse_mgsspec("10.0.0.1@o2ib/training"), "no ':/' before the fsname"),
+    (lambda: parse_mount(["mount", "-t", "lustre", "10.0.0.1@o2ib:/t"]), "no mount point"),
+    (lambda: parse_mdadm(["mdadm", "--create", "/dev/md/x", "--level=6", "--raid-devices=4",
+                          "/dev/a", "/dev/b", "/dev/c"]), "fewer members than raid-devices"),
+    (lambda: parse_set_param(["lctl", "set_param", "llite.*.max_read_ahead_mb"]), "no value"),
+    (lambda: parse_lnet("net:\n- net type: o2ib\n  local NI(s):\n  - interfaces: [ib0]\n"),
+     "interfaces as a list, not {0: name}"),
+    (lambda: parse_fstab("10.0.0.1@o2ib:/t /lustre lustre defaults 0\n"), "five fields"),
+])
+def test_the_syntax_parsers_reject_what_the_tools_would(parse: Any, bad: str) -> None:
+    """The parsers above are only as good as what they refuse: each rejects one mistake."""
+    with pytest.raises((SyntaxError, ValueError)):
+        parse()
