@@ -32,8 +32,10 @@ from cluster_iac.plan.power import INLET
 from cluster_iac.plan.power_flow import outlet_lines
 from cluster_iac.sorting import natural_key
 
-# netbox/dcim/choices.py InterfaceTypeChoices, by link layer and line rate (Gb/s);
-# 'infiniband-xdr' since NetBox v4.1, the others since v3.x.
+# netbox/dcim/choices.py InterfaceTypeChoices, by link layer and line rate (Gb/s). InfiniBand
+# ports get the generation's plain slug, which every 4.x release accepts (NetBox labels it by
+# lane rate: 'infiniband-ndr' reads "NDR (100 Gbps)"); the 4X slugs ('infiniband-ndr-4x', 400
+# Gb/s) exist only since v4.6.9 (#21387), so a file using them would not load into older 4.x.
 INTERFACE_TYPES = {
     ("infiniband", 100): "infiniband-edr",
     ("infiniband", 200): "infiniband-hdr",
