@@ -8,11 +8,13 @@ from cluster_iac.emit import (
     ansible,
     cabling,
     facility,
+    healthcheck,
     lustre,
     nccl,
     netbox,
     report,
     slurm,
+    slurmdbd,
     terraform,
 )
 from cluster_iac.plan import Plan
@@ -22,6 +24,8 @@ Emitter = Callable[[Plan], dict[str, str]]
 # One entry per artifact family; grep here to find who writes a file.
 EMITTERS: dict[str, Emitter] = {
     "slurm": slurm.render,
+    "slurmdbd": slurmdbd.render,
+    "healthcheck": healthcheck.render,
     "ansible": ansible.render,
     "terraform": terraform.render,
     "cabling": cabling.render,
