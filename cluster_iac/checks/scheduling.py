@@ -61,6 +61,7 @@ def priority_factors(plan: Plan) -> Iterator[Diagnostic]:
             "SLURM-PRIORITY-CALC", f"calc_period ({human(prio.calc_period_min * 60)}) is not "
             f"shorter than decay_half_life ({human(prio.decay_half_life_s)}): usage would "
             "decay in steps of a half-life or more", (*PRIORITY, "calc_period"),
+            severity=Severity.WARNING,
             hint="recompute well within the half-life (Slurm's default: 5 minutes)")
 
 

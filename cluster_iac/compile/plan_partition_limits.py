@@ -83,10 +83,10 @@ def _too_high(plan: Plan, part: PartitionPlan, spec_part: Partition,
               node_types: list[NodeTypePlan], policy: PartitionPolicy) -> Iterator[Diagnostic]:
     path: SpecPath = part.spec_path
     checks = (("def_mem_per_gpu_gib", spec_part.def_mem_per_gpu_gib,
-               derived_mem_per_gpu(plan, node_types), policy.def_mem_per_gpu_mib, "MiB",
+               derived_mem_per_gpu(plan, node_types), policy.def_mem_per_gpu_mib, _mib,
                "its RealMemory"),
               ("def_cpu_per_gpu", spec_part.def_cpu_per_gpu, derived_cpu_per_gpu(node_types),
-               policy.def_cpu_per_gpu, "CPUs", "its CPUs"))
+               policy.def_cpu_per_gpu, _cpus, "its CPUs"))
     for key, given, derived, value, unit, what in checks:
         if given is None:
             continue
@@ -96,8 +96,16 @@ def _too_high(plan: Plan, part: PartitionPlan, spec_part: Partition,
                              hint=f"drop {key}")
         elif value is not None and value > derived:
             yield Diagnostic(
-                "SLURM-PARTITION-DEFAULT", f"partition '{part.name}': {key} gives {value} "
-                f"{unit} per GPU, but its smallest GPU node has {derived} {unit} per GPU "
-                f"({what} over its GPUs): a job asking for all of a node's GPUs would ask for "
-                "more than the node has and never start", (*path, key),
-                hint=f"leave it out (the default is {derived} {unit}) or lower it")
+                "SLURM-PARTITION-DEFAULT", f"partition '{part.name}': {key} gives {unit(value)} "
+                f"per GPU, but its smallest GPU node has {unit(derived)} per GPU ({what} over "
+                "its GPUs): a job asking for all of a node's GPUs would ask for more than the "
+                "node has and never start", (*path, key),
+                hint=f"leave it out (the default is {unit(derived)}) or lower it")
+
+
+def _mib(value: int) -> str:
+    return f"{value / 1024:.1f} GiB ({value} MiB)"
+
+
+def _cpus(value: int) -> str:
+    return f"{value} CPUs"

@@ -22,8 +22,8 @@ def script(plan: Plan) -> str:
     return render_template(
         "slurm/accounting.sh.j2", cluster=sched.cluster, cluster_word=shell_word(sched.cluster),
         qos_names=" ".join(shell_word(q.name) for q in sched.qos),
-        qos=[{"name": shell_word(q.name), "settings": _words(qos_settings(q, plan))}
-             for q in sched.qos],
+        qos=[{"name": shell_word(q.name), "preempt": shell_word(",".join(sorted(q.preempt))),
+              "settings": _words(qos_settings(q))} for q in sched.qos],
         root=_words(root_settings(sched)),
         accounts=[{"name": shell_word(a.name), "parent": shell_word(a.parent),
                    "settings": _words(account_settings(a))} for a in sched.accounts],
@@ -45,12 +45,12 @@ def _tres(**limits: int | None) -> str:
     return ",".join(f"{names[k]}={_limit(v)}" for k, v in limits.items())
 
 
-def qos_settings(qos: QosPlan, plan: Plan) -> list[tuple[str, object]]:
-    """sacctmgr's `modify qos ... set` settings, in sacctmgr(1)'s words."""
+def qos_settings(qos: QosPlan) -> list[tuple[str, object]]:
+    """sacctmgr's `modify qos ... set` settings, in sacctmgr(1)'s words (Preempt apart: the
+    script sets it only when it changes)."""
     return [
         ("Description", qos.description),
         ("Priority", qos.priority),
-        ("Preempt", ",".join(qos.preempt)),
         ("PreemptMode", qos.preempt_mode or "cluster"),
         ("GraceTime", qos.grace_time_s or 0),
         ("PreemptExemptTime", slurm_time(qos.preempt_exempt_s)

@@ -26,12 +26,14 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.real import slurm_harness as harness
 
 WAIT_S = 60.0
+Mounts = Sequence[tuple[Path, str]]
 TOOLS = ("mariadb-install-db", "mariadbd", "mariadb", "slurmdbd", "sacctmgr", "slurmctld",
          "slurmd", "scontrol", "unshare", "mount", "shellcheck")
 
@@ -119,30 +121,32 @@ class Sandbox:
     def env(self) -> dict[str, str]:
         return {**os.environ, "SLURM_CONF": str(self.etc / "slurm.conf")}
 
-    def run(self, argv: list[str], *, mounts: list[tuple[Path, str]] = (),  # type: ignore
-            env: dict[str, str] | None = None, timeout: float = WAIT_S
-            ) -> subprocess.CompletedProcess[str]:
+    def run(self, argv: list[str], *, mounts: Mounts = (), env: dict[str, str] | None = None,
+            timeout: float = WAIT_S) -> subprocess.CompletedProcess[str]:
         """A command in the sandbox's mount namespace (see ``command``)."""
         return subprocess.run(self.command(argv, mounts), capture_output=True, text=True,
                               env=env or self.env(), timeout=timeout)
 
-    def command(self, argv: list[str], mounts: list[tuple[Path, str]] = ()  # type: ignore
+    def command(self, argv: list[str], mounts: Mounts = (), pre: list[str] | None = None
                 ) -> list[str]:
         """`unshare -m`: the private etc over /etc/slurm, a private /etc/hosts (every node
-        name is 127.0.0.1: slurmctld 22.05 waits ~10 s on each name it cannot resolve), and
-        any further (source, target) bind mounts."""
-        binds = [(self.etc, "/etc/slurm"), (self.work / "hosts", "/etc/hosts"), *mounts]
+        name is 127.0.0.1: slurmctld 22.05 waits ~10 s on each name it cannot resolve), the
+        shell steps ``pre`` (a private /dev), then the (source, target) bind ``mounts``."""
+        binds = [(self.etc, "/etc/slurm"), (self.work / "hosts", "/etc/hosts")]
         steps = [f"mount --bind {shlex.quote(str(src))} {shlex.quote(dst)}"
                  for src, dst in binds]
+        steps += pre or []
+        steps += [f"mount --bind {shlex.quote(str(src))} {shlex.quote(dst)}"
+                  for src, dst in mounts]
         steps.append("exec " + shlex.join(argv))
         return [harness._tool("unshare"), "-m", "--propagation", "private", "sh", "-ec",
                 " && ".join(steps)]
 
-    def spawn(self, argv: list[str], log_name: str, *,
-              mounts: list[tuple[Path, str]] = (),  # type: ignore
-              env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    def spawn(self, argv: list[str], log_name: str, *, mounts: Mounts = (),
+              env: dict[str, str] | None = None, pre: list[str] | None = None
+              ) -> subprocess.Popen[bytes]:
         with open(self.work / "log" / log_name, "wb") as out:
-            return subprocess.Popen(self.command(argv, mounts), stdout=out,
+            return subprocess.Popen(self.command(argv, mounts, pre), stdout=out,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True, env=env or self.env())
 
@@ -166,10 +170,12 @@ def prepare(rendered: Path, work: Path, *, dbd_port: int) -> Sandbox:
 
 def _rewrite_slurm_conf(box: Sandbox, dbd_port: int) -> None:
     """slurm_harness's rewrites (host, ports, paths, user, auth, process tracking), except that
-    accounting stays slurmdbd: only its host and port change, to the test's slurmdbd."""
+    accounting stays slurmdbd (only its host and port change, to the test's slurmdbd) and the
+    health check stays: /etc/slurm/healthcheck.sh is the rendered program in this sandbox."""
     values = harness._local_values(box.work)
-    for key in ("AccountingStorageType", "AccountingStorageTRES", "AccountingStorageEnforce"):
-        del values[key]  # kept as rendered: a real slurmdbd answers
+    for key in ("AccountingStorageType", "AccountingStorageTRES", "AccountingStorageEnforce",
+                "HealthCheckProgram", "HealthCheckInterval", "HealthCheckNodeState", "Epilog"):
+        del values[key]  # kept as rendered
     values["AccountingStorageHost"] = "127.0.0.1"
     values["AccountingStoragePort"] = str(dbd_port)
     path = box.etc / "slurm.conf"
@@ -207,7 +213,8 @@ def _rewrite_slurmdbd_conf(box: Sandbox, dbd_port: int) -> None:
 # --- daemons -----------------------------------------------------------------------------------
 
 
-def _wait(ready, proc: subprocess.Popen[bytes], name: str, log: Path) -> None:  # type: ignore
+def _wait(ready: Callable[[], bool], proc: subprocess.Popen[bytes], name: str,
+          log: Path) -> None:
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:

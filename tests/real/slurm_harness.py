@@ -41,8 +41,9 @@ SANDBOX_NOISE = (
     re.compile(r"(Low RealMemory|Low TmpDisk)"),  # the test machine is smaller than the node
     re.compile(r"_slurm_rpc_node_registration node=.*: Invalid argument"),  # the same
 )
-# Only when the harness replaced slurmdbd accounting: multifactor weights need SlurmDBD.
-NO_DBD_NOISE = re.compile(r"can only be used with SlurmDBD")
+# Only when the harness replaced slurmdbd accounting: multifactor weights need SlurmDBD, and
+# a partition's AllowQos names QOS that live in slurmdbd's database.
+NO_DBD_NOISE = re.compile(r"can only be used with SlurmDBD|We have no QOS on the system")
 WAIT_S = 30.0
 # Keys the local run needs even when our slurm.conf leaves them to Slurm's default.
 ADDED = ("CredType", "MailProg", "SlurmdUser")
@@ -153,6 +154,12 @@ def _local_values(work: Path) -> dict[str, str | None]:
         "AccountingStorageTRES": None,
         "AccountingStorageEnforce": None,
         "MailProg": "/bin/true",
+        # the health check reads the node's GPUs, HCAs and mounts, which this machine lacks:
+        # tests/real/test_slurm_policy_real.py runs it under slurmd with stand-in tools
+        "HealthCheckProgram": None,
+        "HealthCheckInterval": None,
+        "HealthCheckNodeState": None,
+        "Epilog": None,
     }
 
 
