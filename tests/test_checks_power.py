@@ -7,7 +7,7 @@ import pytest
 from cluster_iac.errors import Severity
 from tests.check_fixtures import errors_of, findings_of, messages
 from tests.conftest import EXAMPLE_IDS, example_build
-from tests.facility_fixtures import example_data
+from tests.facility_fixtures import compile_data, example_data
 
 
 @pytest.mark.parametrize("name", EXAMPLE_IDS)
@@ -27,14 +27,15 @@ def test_seed_rack_rejected_at_208v_single_phase() -> None:
     data = example_data("seed-64gpu-h100")
     data["power"]["pdu_profiles"]["seed-415v"].update(voltage_v=208, phases=1)
     found = findings_of(data, "POWER-BREAKER")
-    # 208 V x 32 A x 0.95 x 80 % = 5.06 kW per breaker; CB1 holds two 5.6 kW nodes and the
-    # rack's 150 W management switch.
+    # Single phase: CB1 holds compute01, compute05 (5.6 kW each) and the rack's 150 W
+    # management switch on its one line: 11,350 W / (208 V x 0.95) = 57.4 A, against
+    # 32 A x 80 % = 25.6 A.
     assert [f.message for f in found] == [
-        "rack r01 PDU r01-pdu-a breaker CB1 carries 11.35 kW (compute01, compute05, mgmt-r01-1), "
-        "224% of its 5.06 kW derated limit (208 V 1-phase 32 A x 0.95 PF x 80 %); over by "
-        "6.29 kW (and 3 more breaker(s) of PDU profile seed-415v)"]
+        "rack r01 PDU r01-pdu-a breaker CB1 line L1 carries 57.4 A in normal operation, 224% "
+        "of its 25.6 A limit (32 A breaker x 80 %, continuous load, NEC 210.20(A)): 11.35 kW "
+        "/ (208.0 V x 0.95 PF); over by 31.8 A (and 3 more line(s) of PDU profile seed-415v)"]
     assert found[0].path == ("power", "pdu_profiles", "seed-415v", "breaker_a")
-    assert found[0].details == {"measured": 11.35, "limit": 5.059, "unit": "kW"}
+    assert found[0].details == {"measured": 57.4, "limit": 25.6, "unit": "A"}
 
 
 def _four_dgx(**profile: object) -> dict:  # type: ignore[type-arg]
@@ -43,30 +44,59 @@ def _four_dgx(**profile: object) -> dict:  # type: ignore[type-arg]
     return data
 
 
-def test_four_dgx_on_ab_60a_derated_rejected() -> None:
-    """One feed alone must carry 4 x 10.2 kW (+ the rack's switch): 41.1 > 32.78 kW."""
-    data = _four_dgx(layout="ab", circuits=1, breaker_a=60, rated_100_percent=False)
-    assert messages(data, "POWER-REDUNDANCY") == [
-        "rack su1-r1 PDU su1-r1-pdu-a breaker CB1 carries 41.10 kW with su1-r1-pdu-b down, "
-        "125% of its 32.78 kW derated limit (415 V 3-phase 60 A x 0.95 PF x 80 %); over by "
-        "8.32 kW, so the rack is not redundant (and 61 more breaker(s) of PDU profile dgx-3pdu)"]
-    # Three PSUs per feed cannot carry a 4+2 DGX either: 10.2 kW / 3 = 3.4 kW > 3.3 kW.
-    assert messages(data, "POWER-PSU-FAILOVER") == [
-        "dgx-001 and 126 more (dgx-h100): with a partner PDU down, PSU1 carries 3.40 kW, 103% "
-        "of its 3.3 kW rating; too few PSUs stay on the live feeds"]
+def test_three_100_percent_32a_pdus_with_four_dgx_rejected_at_the_line() -> None:
+    """Issue 10's case: 8 cords per PDU on 3 lines; with one PDU down a 3-cord line carries
+    3 x 2.55 kW = 7.65 kW / (239.6 V x 0.95) = 33.6 A on a 32 A (100 %-rated) breaker.
+    The kW sum (20.6 kW of 21.9 kW, 94 %) would have passed."""
+    found = errors_of(_four_dgx(breaker_a=32, rated_100_percent=True))
+    assert [f.message for f in found] == [
+        "rack su1-r1 PDU su1-r1-pdu-a breaker CB1 line L1 carries 33.6 A with PDU "
+        "su1-r1-pdu-b down (or its feed su1-r1-feed-b, or panel su1-panel-b), 105% of its "
+        "32.0 A limit (32 A breaker x 100 %, listed for 100 % continuous load): 7.65 kW / "
+        "(239.6 V x 0.95 PF), line to neutral 415 V / sqrt 3 = 239.6 V; over by 1.6 A, so the "
+        "rack is not redundant (and 185 more line(s) of PDU profile dgx-3pdu)"]
+    assert found[0].code == "POWER-REDUNDANCY"
+    assert found[0].path == ("power", "pdu_profiles", "dgx-3pdu", "breaker_a")
+    assert found[0].details == {"measured": 33.6, "limit": 32.0, "unit": "A",
+                                "case": "PDU su1-r1-pdu-b down"}
+    # 186 lines: 31 racks of 4 DGX x 3 PDUs x 2 lines with 3 DGX cords. The 32nd rack holds 3
+    # DGX: 6 cords per PDU, 2 per line; with PDU B down L1 also carries the 150 W management
+    # switch alone: 2 x 2.55 kW + 0.15 kW = 5.25 kW / (239.6 V x 0.95) = 23.06 A.
+    pdus = {p.pdu: p for p in compile_data(_four_dgx(breaker_a=32)).power_pdus}
+    assert round(pdus["su1-r1-pdu-c"].worst_a, 2) == 33.61
+    assert round(pdus["su4-r8-pdu-a"].worst_a, 2) == 23.06
 
 
-def test_four_dgx_on_three_100_percent_pdus_accepted() -> None:
-    data = _four_dgx(layout="three", circuits=1, breaker_a=32, rated_100_percent=True)
-    assert errors_of(data) == []
-    # The same three PDUs derated to 80 % no longer carry the rack with one PDU down.
-    data = _four_dgx(layout="three", circuits=1, breaker_a=32, rated_100_percent=False)
-    assert [f.code for f in errors_of(data)] == ["POWER-REDUNDANCY"]
+def test_larger_breakers_carry_the_same_line() -> None:
+    # 33.6 A against 40 A x 100 % = 40 A, and against 63 A x 80 % = 50.4 A: both fit.
+    assert errors_of(_four_dgx(breaker_a=40, rated_100_percent=True)) == []
+    assert errors_of(_four_dgx(breaker_a=63, rated_100_percent=False)) == []
+    # 40 A derated to 80 % = 32 A: the same 33.6 A line is over again.
+    assert [f.code for f in errors_of(_four_dgx(breaker_a=40, rated_100_percent=False))] == [
+        "POWER-REDUNDANCY"]
+
+
+def test_four_dgx_on_ab_feeds_go_down_with_a_feed() -> None:
+    """A/B feeds give each DGX 3 of its 6 PSUs per side; it needs 4, so losing a feed takes
+    every DGX down: one finding per node type, at the profile's layout."""
+    data = _four_dgx(layout="ab", breaker_a=60, rated_100_percent=False)
+    found = findings_of(data, "POWER-PSU-FAILOVER")
+    assert [f.message for f in found] == [
+        "dgx-001 and 126 more (dgx-h100): with PDU su1-r1-pdu-a down (or its feed "
+        "su1-r1-feed-a, or panel su1-panel-a), 3 of its 6 PSUs stay live, fewer than the 4 it "
+        "needs for 10.20 kW; the node goes down"]
+    assert found[0].path == ("power", "pdu_profiles", "dgx-3pdu", "layout")
+    # The lines carry the DGX only while they are up: normal 4 x 1,700 W + 75 W = 6,875 W
+    # / (239.6 V x 0.95) = 30.2 A, within 60 A x 80 % = 48 A.
+    assert errors_of(data) == found
 
 
 def test_phase_imbalance_of_loaded_pdus_warns() -> None:
-    found = findings_of(example_data("dgx-h100-superpod-4su"), "POWER-PHASE-IMBALANCE")
-    # Four DGX x 2 cords per PDU = 8 cords on 3 phases: 3/3/2 (the switch lands on L3).
+    found = findings_of(_four_dgx(breaker_a=32), "POWER-PHASE-IMBALANCE")
+    # Four DGX x 2 cords per PDU = 8 cords on 3 lines: 3/3/2, each 1.7 kW: 5.1 kW / (239.6 V x
+    # 0.95) = 22.4 A twice, and 2 x 1.7 kW + 75 W (a switch cord) = 15.3 A. Average 20.0 A;
+    # the largest deviation |15.3 - 20.0| / 20.0 = 24 %. The PDU carries 13.68 kW of its
+    # 21.85 kW limit (63 %), above the policy's 50 % floor.
     assert [f.message for f in found] == [
         "rack su1-r1 PDU su1-r1-pdu-b phase imbalance 24% (L1 22.4 A, L2 22.4 A, L3 15.3 A) at "
         "63% load exceeds the policy's 20% by 4 points (and 92 more PDU(s) of PDU profile "
@@ -76,14 +106,21 @@ def test_phase_imbalance_of_loaded_pdus_warns() -> None:
 
 
 def test_phase_imbalance_policy_threshold_and_light_loads() -> None:
-    data = example_data("dgx-h100-superpod-4su")
+    data = _four_dgx(breaker_a=32)
     data["policy"]["max_phase_imbalance"] = 0.25
     assert findings_of(data, "POWER-PHASE-IMBALANCE") == []
+    # The example (63 A): the same 24 % at 32 % load, below the 50 % floor: no warning.
+    assert findings_of(example_data("dgx-h100-superpod-4su"), "POWER-PHASE-IMBALANCE") == []
     data = example_data("dgx-h100-superpod-4su")
     data["policy"]["phase_imbalance_min_load_percent"] = 0
     found = findings_of(data, "POWER-PHASE-IMBALANCE")
-    # Without the load floor the lightly loaded management racks (79-87 % imbalance) show up.
-    assert len(found) == 2 and "PDU profile ab-415v" in found[0].message
+    # Without the load floor the management racks show up too: mgmt-r3's PDU A carries the
+    # storage nodes' cords 2/1/1 on its lines (7.0, 3.8, 3.8 A: 43 %).
+    assert [f.message.split(" (and")[0] for f in found] == [
+        "rack mgmt-r3 PDU mgmt-r3-pdu-a phase imbalance 43% (L1 7.0 A, L2 3.8 A, L3 3.8 A) at "
+        "10% load exceeds the policy's 20% by 23 points",
+        "rack su1-r1 PDU su1-r1-pdu-b phase imbalance 24% (L1 22.4 A, L2 22.4 A, L3 15.3 A) at "
+        "32% load exceeds the policy's 20% by 4 points"]
 
 
 def test_row_budget() -> None:
@@ -115,7 +152,7 @@ def test_psu_redundancy_of_the_guides_two_2000w_supplies() -> None:
     assert found[0].path == ("node_types", "h100-hdr", "psus")
 
 
-def test_dgx_psus_4_plus_2_accepted() -> None:
+def test_dgx_psus_4_plus_2_accepted() -> None:  # 4 x 3.3 kW = 13.2 kW >= 10.2 kW
     plan = example_build("dgx-h100-superpod-4su").plan
     assert findings_of(plan, "POWER-PSU-REDUNDANCY") == []
     assert findings_of(plan, "POWER-PSU-FAILOVER") == []

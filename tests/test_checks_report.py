@@ -29,8 +29,9 @@ def test_validate_and_render_exit_1_and_write_nothing(tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(main, ["validate", str(spec)])
     assert result.exit_code == 1
-    assert ("error[POWER-BREAKER] rack r01 PDU r01-pdu-a breaker CB1 carries 11.35 kW"
-            in result.output)
+    # CB1's one line: 11.35 kW / (208 V x 0.95) = 57.4 A of 32 A x 80 %.
+    assert ("error[POWER-BREAKER] rack r01 PDU r01-pdu-a breaker CB1 line L1 carries 57.4 A "
+            "in normal operation" in result.output)
     out = tmp_path / "out"
     result = runner.invoke(main, ["render", str(spec), "-o", str(out)])
     assert result.exit_code == 1 and "nothing written" in result.output
@@ -39,8 +40,16 @@ def test_validate_and_render_exit_1_and_write_nothing(tmp_path: Path) -> None:
     assert result.exit_code == 1
 
 
-def test_strict_turns_warnings_into_errors() -> None:
-    spec = ROOT / "examples" / "dgx-h100-superpod-4su.yaml"
+def _imbalance_warnings(tmp_path: Path) -> Path:
+    """The superpod with no load floor for the phase-imbalance warning: lightly loaded
+    management PDUs (43 % imbalance at 10 % load) warn."""
+    data = example_data("dgx-h100-superpod-4su")
+    data["policy"]["phase_imbalance_min_load_percent"] = 0
+    return _spec(tmp_path, data)
+
+
+def test_strict_turns_warnings_into_errors(tmp_path: Path) -> None:
+    spec = _imbalance_warnings(tmp_path)
     runner = CliRunner()
     assert runner.invoke(main, ["validate", str(spec)]).exit_code == 0
     result = runner.invoke(main, ["validate", "--strict", str(spec)])
@@ -54,7 +63,7 @@ def test_report_command_prints_report_md() -> None:
     assert result.output == example_build("seed-64gpu-h100").files["report.md"]
 
 
-def test_report_has_the_model_its_sources_and_the_findings() -> None:
+def test_report_has_the_model_its_sources_and_the_findings(tmp_path: Path) -> None:
     seed = example_build("seed-64gpu-h100").files["report.md"]
     assert "### Partition gpu-training" in seed
     assert ("| one node | 1 | 8 | 1 x 8 | - | - | 368.5 | 296.7 | 480.0 | - | - | NVLS | 480.0 "
@@ -64,9 +73,14 @@ def test_report_has_the_model_its_sources_and_the_findings() -> None:
     assert "| busbw | algbw x 2(n-1)/n | NVIDIA/nccl-tests doc/PERFORMANCE.md |" in seed
     assert "| hopper | 0.82 | 0.61 | 0.52 |" in seed
     assert "coreweave/nccl-tests README.md" in seed
-    assert "| r01 | r01-pdu-a | single | 45.10 | 45.10 | - | 69.92 | 64 | 24.82 |" in seed
+    # The worst line of r01's PDU: CB1 L1 with compute01's PSU2 failed, 4,181.7 W / (239.6 V x
+    # 0.95) = 18.4 A of 25.6 A (72 %), margin 7.2 A.
+    assert ("| r01 | r01-pdu-a | single | 45.10 | 45.10 | CB1 L1 | 18.4 | 25.6 | 72 | 7.2 | "
+            "compute01 PSU2 failed |") in seed
     assert "No findings: every check passed." in seed
+    result = CliRunner().invoke(main, ["report", str(_imbalance_warnings(tmp_path))])
+    assert result.exit_code == 0
+    assert "| warning | POWER-PHASE-IMBALANCE | rack mgmt-r3 PDU mgmt-r3-pdu-a" in result.output
+    assert "`policy.max_phase_imbalance` |" in result.output
     superpod = example_build("dgx-h100-superpod-4su").files["report.md"]
-    assert "| warning | POWER-PHASE-IMBALANCE | rack su1-r1 PDU su1-r1-pdu-b" in superpod
-    assert "`policy.max_phase_imbalance` |" in superpod
     assert "| Optimal interval, Young sqrt(2 delta M) (min) | 42.1 |" in superpod

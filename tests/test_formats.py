@@ -6,8 +6,9 @@ import csv
 import io
 
 import pytest
+from ruamel.yaml import YAML
 
-from cluster_iac.emit.formats import csv_cell, csv_text
+from cluster_iac.emit.formats import csv_cell, csv_records, csv_text, yaml_text
 
 
 @pytest.mark.parametrize(("value", "cell"), [
@@ -37,3 +38,31 @@ def test_csv_module_reads_back_every_row() -> None:
     text = csv_text(("c1", "c2", "c3", "c4"), rows)
     parsed = list(csv.reader(io.StringIO(text)))
     assert parsed == [["c1", "c2", "c3", "c4"], ["a,b", 'q"q', "'=1+1", "-2"], ["", "x", "y", "z"]]
+
+
+@pytest.mark.parametrize("value", ["yes", "on", "Off", "n", "1.0", "012", "12:30", "0x1f", "~",
+                                   "null", "", "#x", "a: b", "- x", "2001-12-14", "true"])
+def test_yaml_strings_read_back_as_the_same_strings_in_yaml_1_1_and_1_2(value: str) -> None:
+    """Go's yaml.v2 (Prometheus) reads YAML 1.1, where 'on' and '12:30' are not strings."""
+    text = yaml_text({"k": value})
+    for version in ((1, 1), (1, 2)):
+        yaml = YAML(typ="safe", pure=True)
+        yaml.version = version
+        assert yaml.load(text) == {"k": value}, (version, text)
+
+
+def test_yaml_keeps_key_order_long_lines_and_a_comment_header() -> None:
+    long_expr = "sum by (rack) (x{rack=~\"" + "|".join(f"r{i}" for i in range(400)) + "\"}) > 1"
+    text = yaml_text({"z": 1, "a": [long_expr, "é", "a\nb"]}, ["generated", ""])
+    assert text.startswith("# generated\n#\nz: 1\na:\n")
+    assert long_expr in text.splitlines()[4]  # one line, never folded
+    assert YAML(typ="safe", pure=True).load(text) == {"z": 1, "a": [long_expr, "é", "a\nb"]}
+    with pytest.raises(ValueError, match="line break"):
+        yaml_text({}, ["a\nb"])
+
+
+def test_csv_records_have_comments_and_no_header() -> None:
+    text = csv_records([["#x", "a,b"], ["y", "z"]], comments=["one, two"])
+    assert text == '# one, two\n"#x","a,b"\ny,z\n'
+    data = [line for line in text.splitlines() if not line.startswith("#")]
+    assert list(csv.reader(io.StringIO("\n".join(data)))) == [["#x", "a,b"], ["y", "z"]]

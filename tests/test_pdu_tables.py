@@ -1,4 +1,5 @@
-"""PDU breaker tables: one row per breaker, totals equal to the power graph's."""
+"""PDU breaker tables: one row per circuit line with its cords and currents, each PDU's worst
+case, and totals equal to the plan's."""
 
 from __future__ import annotations
 
@@ -7,33 +8,41 @@ import io
 
 import pytest
 
-from cluster_iac.plan.power import circuit_loads, pdu_loads, rack_loads_w
+from cluster_iac.emit import facility
+from cluster_iac.plan.power import pdu_loads, rack_loads_w
 from tests.conftest import example_build
+from tests.facility_fixtures import compile_data, example_data
 
 
 def _rows(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
-def test_one_row_per_breaker(example: str) -> None:
+def test_one_row_per_circuit_line(example: str) -> None:
     b = example_build(example)
     rows = _rows(b.files["facility/pdu_breakers.csv"])
-    circuits = circuit_loads(b.plan)
-    assert [(r["pdu"], r["breaker"]) for r in rows] == [(c.pdu, c.name) for c in circuits]
-    for row, circuit in zip(rows, circuits, strict=True):
-        assert row["devices"].split() == list(circuit.devices)
-        assert len(row["outlets"].split()) == len(circuit.outlets)
+    lines = b.plan.power_lines
+    assert [(r["pdu"], r["breaker"], r["line"]) for r in rows] == [
+        (x.pdu, x.circuit, x.line) for x in lines]
+    for row, line in zip(rows, lines, strict=True):
+        assert row["devices"].split() == list(line.devices)
+        assert [int(o.split(":")[0]) for o in row["outlets"].split()] == list(line.outlets)
+        assert float(row["worst_a"]) == pytest.approx(line.worst_a, abs=0.05)
+    # Every cord is on exactly one row (wye and single phase) or two (a delta line pair).
+    on_rows = sum(len(r["outlets"].split()) for r in rows)
+    per_cord = {c.line: len(c.line.split("-")) for c in b.plan.power_cords}
+    assert on_rows == sum(per_cord[c.line] for c in b.plan.power_cords)
 
 
-def test_breaker_loads_sum_to_rack_row_and_facility_totals(example: str) -> None:
+def test_pdu_rows_sum_to_rack_row_and_facility_totals(example: str) -> None:
     b = example_build(example)
-    rows = _rows(b.files["facility/pdu_breakers.csv"])
+    pdus = _rows(b.files["facility/pdus.csv"])
     totals = {(t["scope"], t["name"]): t for t in _rows(b.files["facility/power_totals.csv"])}
     racks = rack_loads_w(b.plan)
     for rack, load_w in racks.items():
-        breakers_kw = sum(float(r["load_kw"]) for r in rows if r["rack"] == rack)
-        # Each breaker row is rounded to 10 W; the sum stays within that per row.
-        assert breakers_kw == pytest.approx(load_w / 1000, abs=0.01 * len(rows))
+        pdus_kw = sum(float(r["load_kw"]) for r in pdus if r["rack"] == rack)
+        # Each PDU row is rounded to 10 W; the sum stays within that per row.
+        assert pdus_kw == pytest.approx(load_w / 1000, abs=0.01 * len(pdus))
         assert float(totals[("rack", rack)]["load_kw"]) == pytest.approx(load_w / 1000, abs=0.0051)
     for row in b.plan.rows:
         expected = sum(racks[r] for r in row.racks) / 1000
@@ -45,24 +54,54 @@ def test_breaker_loads_sum_to_rack_row_and_facility_totals(example: str) -> None
                                                            abs=0.0051)
 
 
-def test_seed_table_shows_breaker_numbers() -> None:
+def test_seed_table_shows_each_line() -> None:
     b = example_build("seed-64gpu-h100")
     rows = [r for r in _rows(b.files["facility/pdu_breakers.csv"]) if r["rack"] == "r01"]
-    assert [r["breaker"] for r in rows] == ["CB1", "CB2", "CB3", "CB4"]
-    cb4 = rows[3]
-    assert cb4["devices"] == "compute04 compute08"
-    assert cb4["phase"] == "3-phase wye" and cb4["breaker_a"] == "32"
-    assert cb4["limit_kw"] == "17.48" and cb4["load_kw"] == "11.20"
-    assert cb4["load_pct"] == f"{100 * 11200 / 17481.24:.1f}"
-    assert cb4["failover_case"] == "-"  # layout single: no partner feed
+    assert [(r["breaker"], r["line"]) for r in rows][:4] == [
+        ("CB1", "L1"), ("CB1", "L2"), ("CB1", "L3"), ("CB2", "L1")]
+    cb4_l3 = rows[11]
+    assert cb4_l3["devices"] == "compute04 compute08"
+    assert cb4_l3["outlets"] == "44 47 50 53"  # CB4's bank 42-54: L3 every third from 44
+    assert (cb4_l3["wiring"], cb4_l3["voltage_v"], cb4_l3["cord_v"]) == ("wye", "415", "239.6")
+    # 4 cords x 933.3 W = 3,733.3 W / (239.6 V x 0.95) = 16.4 A; a PSU of compute04 failed
+    # on another line: 2 x 1,120 + 2 x 933.3 = 4,106.7 W -> 18.0 A, 70.5 % of 25.6 A.
+    assert (cb4_l3["breaker_a"], cb4_l3["continuous_pct"], cb4_l3["limit_a"]) == (
+        "32", "80", "25.6")
+    assert (cb4_l3["normal_a"], cb4_l3["worst_a"], cb4_l3["worst_pct"]) == ("16.4", "18.0",
+                                                                          "70.5")
+    assert cb4_l3["worst_case"] == "compute04 PSU1 failed"
 
 
-def test_failover_columns_match_pdu_loads() -> None:
+def test_pdu_worst_case_rows_match_the_plan() -> None:
     b = example_build("dgx-h100-superpod-4su")
-    rows = _rows(b.files["facility/pdu_breakers.csv"])
-    pdus = {p.pdu: p for p in pdu_loads(b.plan)}
-    for pdu, load in pdus.items():
-        failover_kw = sum(float(r["failover_kw"]) for r in rows if r["pdu"] == pdu)
-        assert failover_kw >= load.failover_w / 1000 - 0.01
+    rows = {r["pdu"]: r for r in _rows(b.files["facility/pdus.csv"])}
+    for p in pdu_loads(b.plan):
+        row = rows[p.pdu]
+        assert (row["worst_breaker"], row["worst_line"], row["worst_case"]) == (
+            p.circuit, p.line, p.worst_case)
+        assert float(row["worst_a"]) == pytest.approx(p.worst_a, abs=0.05)
+    # su1-r1's PDU A: 3 DGX cords on L1; PDU B down: 7.65 kW / (239.6 V x 0.95) = 33.6 A of
+    # 63 A (100 %-rated): 53.3 %. Its kW: 8 x 1.7 + 2 x 0.075 (switch cords) = 13.75 normal;
+    # PDU B down: 8 x 2.55 + the management switch's 0.15 + the OOB switch's 0.075 = 20.625,
+    # printed 20.62 (of 415 V x 63 A x sqrt 3 x 0.95 = 43.02 kW).
+    a = rows["su1-r1-pdu-a"]
+    assert (a["worst_a"], a["limit_a"], a["worst_pct"]) == ("33.6", "63.0", "53.3")
+    assert (a["load_kw"], a["worst_kw"], a["worst_kw_case"]) == (
+        "13.75", "20.62", "PDU su1-r1-pdu-b down")
     md = b.files["facility/pdu_breakers.md"]
-    assert "## Rack su1-r1 (row su1)" in md and "| su1-r1-pdu-c | C | three |" in md
+    assert "## Rack su1-r1 (row su1)" in md
+    assert ("| su1-r1-pdu-a | CB1 | L1 | 1 4 7 | dgx-001 dgx-002 dgx-004 | 22.4 | "
+            "PDU su1-r1-pdu-b down 33.6; PDU su1-r1-pdu-c down 33.6; dgx-001 PSU2 failed 23.9 "
+            "| 33.6 | 63.0 | 53.3 | ok |") in md
+
+
+def test_delta_outlets_name_their_line_pair() -> None:
+    data = example_data("seed-64gpu-h100")
+    data["power"]["pdu_profiles"]["mgmt-208v"].update(phases=3)
+    files = facility.render(compile_data(data))
+    rows = [r for r in _rows(files["facility/pdu_breakers.csv"]) if r["pdu"] == "r02-pdu-a"]
+    # L2 draws through L1-L2 (outlet 1) and L2-L3 (outlets 2, 5).
+    assert [(r["line"], r["outlets"]) for r in rows] == [
+        ("L1", "1:L1-L2 3:L3-L1"), ("L2", "1:L1-L2 2:L2-L3 5:L2-L3"),
+        ("L3", "2:L2-L3 3:L3-L1 5:L2-L3")]
+    assert rows[1]["wiring"] == "delta" and rows[1]["normal_a"] == "3.9"

@@ -23,7 +23,7 @@ def test_every_device_is_placed(example: str) -> None:
     plan = example_build(example).plan
     names = {n.hostname for n in plan.nodes} | {s.name for s in plan.switches}
     assert names <= set(plan.placements)
-    pdus = [n for n, d in plan.graphs["power"].nodes(data=True) if d["kind"] == "pdu"]
+    pdus = [d.name for d in plan.power_devices if d.kind == "pdu"]
     assert pdus and all(plan.placements[p].u == 0 and plan.placements[p].height_u == 0
                         for p in pdus)
 
@@ -49,8 +49,8 @@ def test_nodes_bottom_up_switches_top_down() -> None:
 
 def test_nvl72_racks_get_power_shelves_at_both_ends() -> None:
     plan = example_build("gb200-nvl72").plan
-    shelves = sorted((n for n, d in plan.graphs["power"].nodes(data=True)
-                      if d["kind"] == "power-shelf" and d["rack"] == "nvl1"),
+    shelves = sorted((d.name for d in plan.power_devices
+                      if d.kind == "power-shelf" and d.rack == "nvl1"),
                      key=lambda n: int(n.rsplit("ps", 1)[1]))
     # 18 trays x 5.9 kW need four 33 kW shelves per feed: N+N on A/B is eight.
     assert len(shelves) == 8

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from itertools import repeat
+from operator import add, truediv
 from typing import Any
 
 from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
@@ -111,8 +112,8 @@ def _locate(names: tuple[str, ...],
 def _ids(network: tuple[str, ...], places: tuple[str, ...],
          ports: tuple[str, ...]) -> tuple[str, ...]:
     """``<network prefix>-<rack>.<position>.<port>`` of each cable's A end; unique."""
-    ids = tuple(f"{ID_PREFIX.get(net, 'XX')}-{place}.{port}"
-                for net, place, port in zip(network, places, ports, strict=True))
+    prefix = {net: ID_PREFIX.get(net, "XX") for net in set(network)}
+    ids = tuple(map("{}-{}.{}".format, map(prefix.__getitem__, network), places, ports))
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
         twice = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
@@ -147,48 +148,50 @@ class _Geometry:
         up = (self.top[a_rack] - za) + (self.top[b_rack] - zb) + 2 * g.tray_rise_mm
         return round((up + abs(xa - xb) + abs(ya - yb)) / 1000 + g.slack_m, 2)
 
-    def lengths(self, routes: set[tuple[str, int | None, str, int | None]]
-                ) -> dict[tuple[str, int | None, str, int | None], float]:
-        """length_m of many routes: between racked devices of two racks, the sum of each end's
-        rise to the tray and the racks' distance, each computed once."""
+    def lengths(self, a_rack: tuple[str, ...], a_u: tuple[int | None, ...],
+                b_rack: tuple[str, ...], b_u: tuple[int | None, ...]) -> tuple[float, ...]:
+        """length_m of every cable, column by column: between racked devices of two racks,
+        each end's rise to the tray plus the racks' distance, each computed once and summed
+        at C speed; any other route (one rack, a 0U end) through length_m once per route."""
         g = self.g
-        rise: dict[tuple[str, int], float] = {}
+        rise: dict[tuple[str, int | None], float] = {
+            (rack, u): self.top[rack] - (u - 0.5) * g.u_height_mm
+            for rack, u in set(zip(a_rack, a_u, strict=True)) | set(zip(b_rack, b_u, strict=True))
+            if u and rack in self.top}
         apart: dict[tuple[str, str], float] = {}
-        found = {}
-        for route in routes:
-            a_rack, a_u, b_rack, b_u = route
-            if a_rack == b_rack or not a_u or not b_u or a_rack not in self.xy \
-                    or b_rack not in self.xy:
-                found[route] = self.length_m(*route)
-                continue
-            up_a = rise.get((a_rack, a_u))
-            if up_a is None:
-                up_a = rise[(a_rack, a_u)] = self.top[a_rack] - (a_u - 0.5) * g.u_height_mm
-            up_b = rise.get((b_rack, b_u))
-            if up_b is None:
-                up_b = rise[(b_rack, b_u)] = self.top[b_rack] - (b_u - 0.5) * g.u_height_mm
-            flat = apart.get((a_rack, b_rack))
-            if flat is None:
-                (xa, ya), (xb, yb) = self.xy[a_rack], self.xy[b_rack]
-                flat = apart[(a_rack, b_rack)] = abs(xa - xb) + abs(ya - yb) + 2 * g.tray_rise_mm
-            found[route] = round((up_a + up_b + flat) / 1000 + g.slack_m, 2)
-        return found
+        for pair in set(zip(a_rack, b_rack, strict=True)):
+            if pair[0] != pair[1] and pair[0] in self.xy and pair[1] in self.xy:
+                (xa, ya), (xb, yb) = self.xy[pair[0]], self.xy[pair[1]]
+                apart[pair] = abs(xa - xb) + abs(ya - yb) + 2 * g.tray_rise_mm
+        # NaN marks a cable the sum does not cover (a missing rise or distance)
+        nan = float("nan")
+        total = map(add, map(add, map(rise.get, zip(a_rack, a_u, strict=True), repeat(nan)),
+                             map(rise.get, zip(b_rack, b_u, strict=True), repeat(nan))),
+                    map(apart.get, zip(a_rack, b_rack, strict=True), repeat(nan)))
+        metres = list(map(round, map(add, map(truediv, total, repeat(1000.0)),
+                                     repeat(g.slack_m)), repeat(2)))
+        other = {i for i, m in enumerate(metres) if m != m}
+        routes: dict[tuple[Any, ...], float] = {}
+        for i in other:
+            route = (a_rack[i], a_u[i], b_rack[i], b_u[i])
+            if route not in routes:
+                routes[route] = self.length_m(*route)
+            metres[i] = routes[route]
+        return tuple(metres)
 
 
 def _measure(catalog: CableCatalog, geometry: _Geometry, columns: dict[str, tuple[Any, ...]],
              ends: dict[str, tuple[tuple[Any, ...], ...]], ratings: tuple[float, ...]
              ) -> tuple[tuple[float, ...], tuple[str, ...], tuple[float, ...]]:
-    """Estimated length, medium and stocked length of every cable: each distinct route, and
-    each distinct (link, speed, rating, length), computed once."""
-    route_of = list(zip(ends["a"][1], ends["a"][2], ends["b"][1], ends["b"][2], strict=True))
-    lengths = geometry.lengths(set(route_of))
-    estimated = tuple(map(lengths.__getitem__, route_of))
-    need = list(zip(columns["link"], columns["speed_gbps"], ratings, estimated, strict=True))
-    choices = {key: choose_medium(catalog, *key) for key in set(need)}
+    """Estimated length, medium and stocked length of every cable; each distinct (link,
+    speed, rating, length) chosen once."""
+    estimated = geometry.lengths(ends["a"][1], ends["a"][2], ends["b"][1], ends["b"][2])
+    need = (columns["link"], columns["speed_gbps"], ratings, estimated)
+    choices = {key: choose_medium(catalog, *key) for key in set(zip(*need, strict=True))}
     media_of = {key: medium.key for key, (medium, _length) in choices.items()}
     stocked_of = {key: length for key, (_medium, length) in choices.items()}
-    return (estimated, tuple(map(media_of.__getitem__, need)),
-            tuple(map(stocked_of.__getitem__, need)))
+    return (estimated, tuple(map(media_of.__getitem__, zip(*need, strict=True))),
+            tuple(map(stocked_of.__getitem__, zip(*need, strict=True))))
 
 
 def choose_medium(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float,

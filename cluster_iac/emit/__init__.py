@@ -10,6 +10,7 @@ from cluster_iac.emit import (
     facility,
     healthcheck,
     lustre,
+    monitoring,
     nccl,
     netbox,
     report,
@@ -33,6 +34,7 @@ EMITTERS: dict[str, Emitter] = {
     "facility": facility.render,
     "nccl": nccl.render,
     "lustre": lustre.render,
+    "monitoring": monitoring.render,
     "report": report.render,
 }
 

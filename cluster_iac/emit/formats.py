@@ -1,4 +1,4 @@
-"""Writers that know their format: every emitter's CSV goes through here.
+"""Writers that know their format: every emitter's CSV and YAML goes through here.
 
 A spec string never reaches an output raw: CSV cells are quoted by RFC 4180's rules, may not
 hold a line break (the spec's string types refuse control characters, so one here is a bug),
@@ -8,8 +8,15 @@ apostrophe (OWASP "CSV injection"), unless it is a plain number such as -1.5 or 
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.representer import SafeRepresenter
+from ruamel.yaml.resolver import VersionedResolver
 
 _NEEDS_QUOTES = re.compile(r'[",]')
 _BREAKS = re.compile(r"[\n\r\x00]")
@@ -38,6 +45,22 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
         raise ValueError(f"CSV rows must have {width} cells, as the header")
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in header]
     return csv_columns(header, columns)
+
+
+def csv_records(rows: Iterable[Sequence[object]], comments: Sequence[str] = ()) -> str:
+    """Rows with no header, after '# ' comment lines (fixed text only): the form of readers
+    that skip '#' lines and take every other line as data (dcgm-exporter's collectors file)."""
+    lines = []
+    for comment in comments:
+        if _BREAKS.search(comment):
+            raise ValueError(f"CSV comment {comment[:40]!r} holds a line break")
+        lines.append(f"# {comment}")
+    for row in rows:
+        cells = [csv_cell(v) for v in row]
+        if cells and cells[0].startswith("#"):  # quoted, a data line cannot pass for a comment
+            cells[0] = '"' + cells[0].replace('"', '""') + '"'
+        lines.append(",".join(cells))
+    return "\n".join(lines) + "\n"
 
 
 def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object]]) -> str:
@@ -85,6 +108,43 @@ def _column(values: Sequence[object]) -> Sequence[str]:
         return [csv_cell(value) for value in values]
     cells = {value: csv_cell(value) for value in set(values)}
     return list(map(cells.__getitem__, values))
+
+
+# YAML 1.1 reads 'on', 'yes', 'n', '012' and '12:30' as bool or number; Go's yaml.v2 (Prometheus,
+# Ansible's older loaders) follows 1.1, so a string any YAML version would re-type is quoted.
+_YAML11 = VersionedResolver(version=(1, 1))
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+class _Representer(SafeRepresenter):
+    """Plain data in insertion order; strings quoted when YAML 1.1 or 1.2 would re-type them."""
+
+    def represent_str(self, data: str) -> Any:
+        if _YAML11.resolve(ScalarNode, data, (True, False)) != _STR_TAG:
+            return self.represent_scalar(_STR_TAG, data, style="'")
+        return super().represent_str(data)
+
+
+_Representer.add_representer(str, _Representer.represent_str)
+
+
+def yaml_text(data: object, header: Sequence[str] = ()) -> str:
+    """A YAML document from plain data (dicts, lists, str, int, float, bool, None): block style,
+    keys in insertion order, no line folding, every string re-read as the same string by YAML
+    1.1 and 1.2 loaders. ``header`` lines become '# ' comments above it (fixed text only)."""
+    yaml = YAML(typ="safe", pure=True)
+    yaml.Representer = _Representer
+    yaml.default_flow_style = False
+    yaml.width = 1 << 30  # never fold a long PromQL expression or regex across lines
+    yaml.allow_unicode = True
+    yaml.representer.sort_base_mapping_type_on_output = False
+    out = io.StringIO()
+    for line in header:
+        if _BREAKS.search(line):
+            raise ValueError(f"YAML header line {line[:40]!r} holds a line break")
+        out.write(f"# {line}\n" if line else "#\n")
+    yaml.dump(data, out)
+    return out.getvalue()
 
 
 def text_of(values: Iterable[object]) -> list[str]:

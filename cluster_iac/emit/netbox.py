@@ -129,9 +129,10 @@ def _cable_columns(c: Cables) -> list[Sequence[object]]:
 def _port_columns(p: Ports) -> dict[str, list[Sequence[object]]]:
     """Every cabled port: interfaces for data cables, inlets and outlets for power cords."""
     found: dict[str, list[Sequence[object]]] = {}
+    kinds = p.kind
     for table, kind in (("interfaces", "interface"), ("power_ports", "power-port"),
                         ("power_outlets", "power-outlet")):
-        mask = [k == kind for k in p.kind]
+        mask = [k == kind for k in kinds]
         device, port = list(compress(p.device, mask)), list(compress(p.port, mask))
         n = len(device)
         if kind == "interface":
@@ -148,25 +149,11 @@ def _port_columns(p: Ports) -> dict[str, list[Sequence[object]]]:
 
 
 def _feeds(plan: Plan) -> dict[str, list[list[str]]]:
-    """Power panels and feeds from the power graph's 'feed' nodes (one panel per row)."""
-    graph = plan.graphs.get("power")
+    """Power panels (one per row and side) and feeds (one per PDU) from plan.power_feeds."""
     site = plan.cluster.site
-    profiles = plan.settings.power.pdu_profiles
-    panels: set[str] = set()
-    feeds = []
-    racks = {r.name: r for r in plan.racks}
-    for name, data in sorted((graph.nodes(data=True) if graph is not None else []),
-                             key=lambda nd: str(nd[0])):
-        if data.get("kind") != "feed":
-            continue
-        rack = racks.get(str(data.get("rack", "")))
-        panel = str(data.get("panel") or f"{rack.row if rack else 'site'}-panel")
-        panels.add(panel)
-        profile = profiles.get(rack.pdu_profile) if rack else None
-        phase = "three-phase" if profile and profile.phases == 3 else "single-phase"
-        feeds.append([site, panel, rack.name if rack else "", str(name), STATUS,
-                      "primary" if str(data.get("side", "A")) in ("A", "a") else "redundant",
-                      "ac", phase, f"{profile.voltage_v:g}" if profile else "",
-                      f"{profile.breaker_a:g}" if profile else "",
-                      f"{plan.settings.policy.breaker_continuous_percent:g}"])
-    return {"power_panels": [[site, p] for p in sorted(panels)], "power_feeds": feeds}
+    feeds = [[site, f.panel, f.rack, f.name, STATUS, "primary" if f.side == "A" else "redundant",
+              "ac", "single-phase" if f.phases == 1 else "three-phase", f"{f.voltage_v:g}",
+              f"{f.amperage_a:g}", f"{100 * f.limit_a / f.amperage_a:g}"]
+             for f in sorted(plan.power_feeds, key=lambda f: f.name)]
+    panels = sorted({f.panel for f in plan.power_feeds})
+    return {"power_panels": [[site, p] for p in panels], "power_feeds": feeds}

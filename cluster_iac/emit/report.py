@@ -75,7 +75,6 @@ def _bom(plan: Plan) -> list[dict[str, str]]:
 
 def _power(plan: Plan) -> dict[str, Any]:
     loads = rack_loads_w(plan)
-    pdus = pdu_loads(plan)
     racks = []
     for rack in sorted(plan.racks, key=lambda r: r.name):
         limit = rack.max_power_kw
@@ -85,9 +84,10 @@ def _power(plan: Plan) -> dict[str, Any]:
             "margin": f"{limit - loads[rack.name] / 1000:.2f}" if limit else "-"})
     pdu_rows = [{
         "rack": p.rack, "pdu": p.pdu, "layout": p.layout, "load": _kw(p.load_w),
-        "failover": _kw(p.failover_w), "case": p.failover_case or "-", "limit": _kw(p.limit_w),
-        "pct": f"{100 * p.failover_w / p.limit_w:.0f}" if p.limit_w else "-",
-        "margin": _kw(p.limit_w - p.failover_w)} for p in pdus]
+        "worst_kw": _kw(p.worst_w), "line": f"{p.circuit} {p.line}", "amps": f"{p.worst_a:.1f}",
+        "limit": f"{p.limit_a:.1f}", "pct": f"{p.percent:.0f}",
+        "margin": f"{p.limit_a - p.worst_a:.1f}", "case": p.worst_case}
+        for p in pdu_loads(plan)]
     it_w = sum(loads.values())
     power = plan.settings.power
     cap = power.facility_capacity_kw

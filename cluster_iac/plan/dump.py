@@ -19,11 +19,9 @@ def counts(plan: Plan) -> dict[str, Any]:
     for sw in plan.switches:
         tiers = switches.setdefault(sw.network, {})
         tiers[sw.tier] = tiers.get(sw.tier, 0) + 1
-    by_network: dict[str, Counter[str]] = {}
-    for network, tier in zip(plan.links.network, plan.links.tier, strict=True):
-        by_network.setdefault(network, Counter())[tier] += 1
-    links = {network: dict(sorted(by_network[network].items()))
-             for network in NETWORKS if network in by_network}
+    by_tier = Counter(zip(plan.links.network, plan.links.tier, strict=True))
+    links = {network: {t: n for (net, t), n in sorted(by_tier.items()) if net == network}
+             for network in NETWORKS if any(net == network for net, _t in by_tier)}
     pdus = sum(1 for d in plan.power_devices if d.kind == "pdu")
     return {
         "nodes": len(plan.nodes),

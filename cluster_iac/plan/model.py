@@ -7,6 +7,15 @@ from typing import Any
 
 from cluster_iac.errors import SpecPath
 from cluster_iac.plan.physical import Cables, Device, Links, Ports
+from cluster_iac.plan.power_tables import (
+    PduLoad,
+    PowerCircuit,
+    PowerCord,
+    PowerDevice,
+    PowerFeed,
+    PowerLine,
+    PowerOutage,
+)
 
 
 @dataclass(frozen=True)
@@ -189,35 +198,6 @@ class PartitionPlan:
     spec_path: SpecPath
 
 
-@dataclass(frozen=True, slots=True)
-class PowerCord:
-    """One PSU's cord: from a PDU outlet (on a circuit and a line) to a device's power inlet.
-
-    The physical layer's power table: the power pass plans it once; checks and every emitter
-    (facility, cabling, NetBox) read these rows and never re-derive them.
-    """
-
-    rack: str
-    pdu: str  # PDU device name, e.g. 'r01-pdu-a'
-    circuit: str  # breaker/circuit of that PDU, e.g. 'CB1'
-    line: str  # 'L1' | 'L2' | 'L3' (wye or single phase) or 'L1-L2' ... (delta line pair)
-    outlet: int  # outlet number on the PDU, 1-based
-    device: str  # node, switch or power shelf the cord feeds
-    psu: int  # PSU (power inlet) number on the device, 1-based
-    rating_w: float  # output rating of that PSU, W
-
-
-@dataclass(frozen=True, slots=True)
-class PowerDevice:
-    """A racked part of the power chain: a rack PDU (one per feed side) or a power shelf."""
-
-    name: str
-    kind: str  # 'pdu' | 'power-shelf'
-    rack: str
-    model: str  # PDU profile name, or the power shelf's catalog key
-    side: str  # feed side of a PDU ('A', 'B', 'C'); '' for power shelves
-
-
 @dataclass(frozen=True)
 class Plan:
     """Everything the cluster is, expanded; each compile pass returns a new Plan."""
@@ -232,7 +212,7 @@ class Plan:
     partitions: tuple[PartitionPlan, ...] = ()
     switches: tuple[Switch, ...] = ()
     # Named networkx graphs, for what needs graph algorithms: 'compute' and 'storage' (fabric
-    # paths, the topology tree), 'nvlink' and 'power'. A fabric graph has one edge per pair of
+    # paths, the topology tree) and 'nvlink'. A fabric graph has one edge per pair of
     # connected devices, whose 'links' attribute counts the cables between them; the cables
     # themselves are rows of ``cables``.
     graphs: dict[str, Any] = field(default_factory=dict)
@@ -246,9 +226,18 @@ class Plan:
     nvlink_domains: tuple[NvlinkDomain, ...] = ()
     # GPU node type -> its NCCL environment (plan/nccl.py NcclNodeType)
     nccl: dict[str, Any] = field(default_factory=dict)
-    # The power chain as flat tables (build_power): PDUs and power shelves, and every cord
+    # The power chain as flat tables (build_power, plan/power_tables.py): PDUs and power
+    # shelves, every cord (with its line, outlet and draws), the feeds, the circuits, each
+    # circuit line with its current in every case, each PDU's worst case, the devices that a
+    # single failure takes down, and each rack's load
     power_devices: tuple[PowerDevice, ...] = ()
     power_cords: tuple[PowerCord, ...] = ()
+    power_feeds: tuple[PowerFeed, ...] = ()
+    power_circuits: tuple[PowerCircuit, ...] = ()
+    power_lines: tuple[PowerLine, ...] = ()
+    power_pdus: tuple[PduLoad, ...] = ()
+    power_outages: tuple[PowerOutage, ...] = ()
+    rack_loads_w: dict[str, float] = field(default_factory=dict)
     # The physical layer as flat tables (plan/physical.py): the network builders' links, then
     # (compile/plan_cabling.py) every racked device, every cable and every cabled port
     links: Links = field(default_factory=Links)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
+from itertools import repeat
 from typing import Any, NamedTuple
 
 
@@ -40,7 +41,7 @@ class Link(NamedTuple):
     the downstream one (the host, the lower switch); B is the switch or PDU it plugs into."""
 
     network: str  # 'compute' | 'storage' | 'management' | 'bmc'
-    tier: str  # 'node-leaf' | 'leaf-spine' | 'spine-core' | 'access' | 'uplink' | ...
+    tier: str  # fabrics: 'node-leaf' | 'leaf-spine' | 'spine-core'; management networks: 'link'
     a_device: str
     a_port: str
     b_device: str
@@ -207,8 +208,8 @@ class Ports:
         a_kind = {"power": "power-port"}
         b_kind = {"power": "power-outlet"}
         network = self.cables.network
-        return (tuple(a_kind.get(net, "interface") for net in network)
-                + tuple(b_kind.get(net, "interface") for net in network))
+        return (tuple(map(a_kind.get, network, repeat("interface")))
+                + tuple(map(b_kind.get, network, repeat("interface"))))
 
     @property
     def network(self) -> tuple[str, ...]:

@@ -1,29 +1,28 @@
-"""Power-graph helpers: names, power shelves, and the normal and failover loads of every part.
+"""Power-chain names, power shelves, and readers of the power tables the power pass stored.
 
-The power graph (plan.graphs['power'], an nx.DiGraph) runs feed -> pdu -> circuit -> outlet ->
-psu -> device, and for busbar-fed trays (GB200 NVL72) power-shelf -> busbar -> tray. Node
-attribute ``kind`` names the part. build_power writes, on every psu, circuit and pdu node,
-``load_w`` (all feeds up) and ``failover_w`` (the worst case when one partner PDU or feed is
-down, named in ``failover_case``); circuits also carry per-phase currents. Checks and the PDU
-tables read them through the dataclasses below, so every output uses the same numbers.
+The tables (plan.power_feeds, power_devices, power_circuits, power_lines, power_cords,
+power_pdus, power_outages, rack_loads_w; see plan/power_tables.py) are computed once by
+compile/build_power.py; checks, the PDU tables, report.md and the inventories read them here.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
 
-from cluster_iac.plan import electrical
 from cluster_iac.plan.model import Plan
+from cluster_iac.plan.power_tables import PduLoad, PowerCircuit
 
 # PDU sides of each layout: 'single' has one PDU, 'ab' two (2N), 'three' three (DGX racks).
 SIDES = {"single": ("A",), "ab": ("A", "B"), "three": ("A", "B", "C")}
 # The NVL72 power shelf feeds trays that have no PSUs of their own (catalog power_shelves).
 DEFAULT_SHELF = "nvl72-33kw"
 BUSBAR_TIERS = ("nvswitch-tray",)
+# Each PDU has one power inlet (NetBox: the PDU's power port that the feed connects to).
+INLET = "inlet"
+
+# Readers of the stored rows, under the names the checks and emitters have used.
+CircuitLoad = PowerCircuit
 
 
 def pdu_name(rack: str, side: str) -> str:
@@ -32,6 +31,15 @@ def pdu_name(rack: str, side: str) -> str:
 
 def feed_name(rack: str, side: str) -> str:
     return f"{rack}-feed-{side.lower()}"
+
+
+def panel_name(row: str, side: str) -> str:
+    """The row's power panel (remote power panel) on one side: it feeds that side's PDUs."""
+    return f"{row}-panel-{side.lower()}"
+
+
+def inlet_name(pdu: str) -> str:
+    return INLET
 
 
 def busbar_fed(plan: Plan) -> dict[str, list[tuple[str, int]]]:
@@ -70,139 +78,17 @@ def power_shelves(plan: Plan) -> dict[str, list[str]]:
     return result
 
 
-@dataclass(frozen=True)
-class CircuitLoad:
-    """One breaker/circuit of a PDU with its loads (W) and line currents (A)."""
-
-    rack: str
-    pdu: str
-    side: str
-    circuit: str  # graph node id, e.g. 'r01-pdu-a:cb1'
-    name: str  # 'CB1'
-    phases: int
-    voltage_v: float
-    breaker_a: float
-    rated_100_percent: bool
-    power_factor: float
-    capacity_w: float
-    limit_w: float
-    devices: tuple[str, ...]
-    outlets: tuple[str, ...]
-    load_w: float
-    failover_w: float
-    failover_case: str  # the failed PDU that gives failover_w ('' when no partner)
-    phase_load_w: dict[str, float]
-    phase_current_a: dict[str, float]
-    failover_phase_current_a: dict[str, float]
-    spec_path: tuple[str | int, ...]
-
-    @property
-    def percent(self) -> float:
-        return 100 * self.load_w / self.limit_w
-
-    @property
-    def failover_percent(self) -> float:
-        return 100 * self.failover_w / self.limit_w
-
-
-@dataclass(frozen=True)
-class PduLoad:
-    """One rack PDU (one feed) with its total loads (W)."""
-
-    rack: str
-    pdu: str
-    side: str
-    layout: str
-    load_w: float
-    failover_w: float
-    failover_case: str
-    limit_w: float  # sum of its circuits' continuous limits
-
-
-def circuit_loads(plan: Plan) -> list[CircuitLoad]:
-    """Every circuit of every PDU, sorted by rack, PDU and circuit."""
-    graph = plan.graphs.get("power")
-    if graph is None:
-        return []
-    found = []
-    for cid, data in graph.nodes(data=True):
-        if data["kind"] != "circuit":
-            continue
-        outlets = sorted(graph.successors(cid), key=lambda o: graph.nodes[o]["number"])
-        devices = _unique(graph.nodes[p]["device"] for o in outlets for p in graph.successors(o))
-        found.append(CircuitLoad(
-            rack=data["rack"], pdu=data["pdu"], side=data["side"], circuit=cid, name=data["name"],
-            phases=data["phases"], voltage_v=data["voltage_v"], breaker_a=data["breaker_a"],
-            rated_100_percent=data["rated_100_percent"], power_factor=data["power_factor"],
-            capacity_w=data["capacity_w"], limit_w=data["limit_w"], devices=devices,
-            outlets=tuple(graph.nodes[o]["name"] for o in outlets), load_w=data["load_w"],
-            failover_w=data["failover_w"], failover_case=data["failover_case"],
-            phase_load_w=dict(data["phase_load_w"]), phase_current_a=dict(data["phase_current_a"]),
-            failover_phase_current_a=dict(data["failover_phase_current_a"]),
-            spec_path=data["spec_path"]))
-    return sorted(found, key=lambda c: (c.rack, c.pdu, graph.nodes[c.circuit]["index"]))
+def circuit_loads(plan: Plan) -> list[PowerCircuit]:
+    """Every circuit of every PDU, by rack, PDU and circuit (plan.power_circuits)."""
+    return list(plan.power_circuits)
 
 
 def pdu_loads(plan: Plan) -> list[PduLoad]:
-    """Every PDU with its normal and worst failover load, sorted by rack and side."""
-    graph = plan.graphs.get("power")
-    if graph is None:
-        return []
-    found = [PduLoad(d["rack"], pid, d["side"], d["layout"], d["load_w"], d["failover_w"],
-                     d["failover_case"], d["limit_w"])
-             for pid, d in graph.nodes(data=True) if d["kind"] == "pdu"]
-    return sorted(found, key=lambda p: (p.rack, p.side))
-
-
-@dataclass(frozen=True)
-class PsuLoad:
-    """One PSU (one cord) of a device: where it plugs in and what it carries."""
-
-    device: str
-    psu: str  # 'PSU1'
-    pdu: str
-    circuit: str
-    outlet: str
-    slot: str  # phase ('L1') or line pair ('L1-L2')
-    rating_w: int
-    load_w: float
-    failover_w: float  # the most it carries with any one partner PDU down
-
-
-def psu_loads(plan: Plan) -> dict[str, list[PsuLoad]]:
-    """Device -> its PSUs in order (devices with PSUs only; busbar trays have none)."""
-    graph = plan.graphs.get("power")
-    result: dict[str, list[PsuLoad]] = defaultdict(list)
-    if graph is None:
-        return {}
-    for _, d in sorted(graph.nodes(data=True), key=lambda nd: str(nd[0])):
-        if d["kind"] == "psu":
-            result[d["device"]].append(PsuLoad(
-                d["device"], d["name"], d["pdu"], d["circuit"], graph.nodes[d["outlet"]]["name"],
-                d["slot"], d["rating_w"], d["load_w"], d["failover_w"]))
-    for psus in result.values():
-        psus.sort(key=lambda p: int(p.psu[3:]))
-    return dict(result)
+    """Every PDU with its normal and worst case, by rack and side (plan.power_pdus)."""
+    return list(plan.power_pdus)
 
 
 def rack_loads_w(plan: Plan) -> dict[str, float]:
     """Rack -> sum of its devices' maximum draw (nodes, switches, busbar trays; shelves pass
     power through and add nothing). Equals the sum of its PDUs' normal loads."""
-    graph = plan.graphs.get("power")
-    loads: dict[str, float] = {r.name: 0.0 for r in plan.racks}
-    if graph is None:
-        return loads
-    for _, data in graph.nodes(data=True):
-        if data["kind"] in ("node", "switch"):
-            loads[data["rack"]] += data["max_power_w"]
-    return loads
-
-
-def _unique(items: Iterable[Any]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(str(i) for i in items))
-
-
-def phase_currents(circuit: dict[str, Any], loads_w: dict[str, float]) -> dict[str, float]:
-    """Line currents of a circuit node from its per-slot loads (see electrical.phase_currents)."""
-    return electrical.phase_currents(loads_w, circuit["voltage_v"], circuit["phases"],
-                                     circuit["power_factor"])
+    return plan.rack_loads_w

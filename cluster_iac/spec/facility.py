@@ -59,7 +59,16 @@ class PduProfile(SpecModel):
     power_factor: float = Field(default=0.95, gt=0, le=1)
     """Power factor of the load (server PSUs with active PFC are 0.95-0.99)."""
     outlets: PositiveInt = 24
-    """Outlets per PDU."""
+    """Outlets per PDU, shared equally by its circuits (the first circuits take the remainder)."""
+    outlet_wiring: Literal["alternating", "banked"] = "alternating"
+    """How a circuit's outlets are wired to its lines (line pairs on a 208 V delta PDU):
+    'alternating' cycles L1, L2, L3, L1, ... outlet by outlet, as most current three-phase rack
+    PDUs do; 'banked' gives each line a consecutive group of the circuit's outlets. The power
+    pass picks each cord's line, so this decides which outlet numbers it gets."""
+    inlet_a: PositiveFloat | None = None
+    """Rating of the PDU's inlet and of the panel breaker on its feed, A. When given, each line
+    of the feed is checked in every case like a circuit (POWER-FEED); when not, the feed is
+    taken as sized for all its circuits (breaker_a x circuits) and not checked on its own."""
 
 
 class Power(SpecModel):

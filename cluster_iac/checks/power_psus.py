@@ -1,0 +1,70 @@
+"""PSU checks: a node type's required PSUs carry its draw; no single failure takes down a
+device that has spare PSUs (or a busbar that has spare power shelves)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from cluster_iac.checks import check
+from cluster_iac.checks.power_text import case_text
+from cluster_iac.errors import Diagnostic
+from cluster_iac.plan import Plan
+from cluster_iac.plan.power_tables import PowerOutage
+
+
+@check("power.psu_redundancy")
+def psu_redundancy(plan: Plan) -> Iterator[Diagnostic]:
+    """Each node type's required PSUs carry its maximum draw when the spare PSUs have failed
+    (DGX H100: 4 of 6 x 3.3 kW carry 10.2 kW)."""
+    used = {n.node_type for n in plan.nodes}
+    for name in sorted(used):
+        nt = plan.node_types[name]
+        if nt.psu_count == 0 or nt.psu_required == 0:
+            continue  # busbar-fed trays: the power shelves are checked as devices
+        per_psu = nt.max_power_w / nt.psu_required
+        if nt.psu_required > nt.psu_count or per_psu > nt.psu_rating_w:
+            yield Diagnostic(
+                "POWER-PSU-REDUNDANCY",
+                f"node type {name}: {nt.psu_required} of {nt.psu_count} PSUs carry "
+                f"{nt.max_power_w / 1000:.2f} kW at {per_psu / 1000:.2f} kW each, "
+                f"{100 * per_psu / nt.psu_rating_w:.0f}% of their {nt.psu_rating_w / 1000:g} kW "
+                f"rating; over by {(per_psu - nt.psu_rating_w) / 1000:.2f} kW per PSU",
+                (*nt.spec_path, "psus"),
+                details={"measured": round(per_psu, 1), "limit": nt.psu_rating_w, "unit": "W"})
+
+
+@check("power.psu_failover")
+def psu_failover(plan: Plan) -> Iterator[Diagnostic]:
+    """No single failure (a PDU, its feed or panel down; one PSU failed) leaves a device with
+    spare PSUs short of the PSUs it requires, or a busbar short of power shelves: the PSUs
+    are split over too few feeds. One finding per node type, switch model or PDU profile,
+    naming the first device and the count."""
+    kind_of = {n.hostname: n.node_type for n in plan.nodes}
+    kind_of.update({s.name: s.model for s in plan.switches})
+    profile_of = {r.name: r.pdu_profile for r in plan.racks}
+    feeds = {f.pdu: f for f in plan.power_feeds}
+    groups: dict[str, list[PowerOutage]] = {}
+    for outage in plan.power_outages:
+        key = kind_of.get(outage.device, f"busbars of PDU profile {profile_of[outage.rack]}")
+        groups.setdefault(key, []).append(outage)
+    for key in sorted(groups):
+        outages = groups[key]
+        worst = min(outages, key=lambda o: o.live_psus - o.required)
+        devices = sorted({o.device for o in outages})
+        others = f" and {len(devices) - 1} more" if len(devices) > 1 else ""
+        if worst.kind == "busbar":
+            what = (f"rack {worst.rack} busbar{others} ({key}): with "
+                    f"{case_text(worst.case, feeds)}, {worst.live_psus} of its {worst.psus} "
+                    f"power shelves stay live and deliver {worst.capacity_w / 1000:.1f} kW of "
+                    f"the {worst.draw_w / 1000:.1f} kW its trays draw; the trays go down")
+        else:
+            what = (f"{worst.device}{others} ({key}): with {case_text(worst.case, feeds)}, "
+                    f"{worst.live_psus} of its {worst.psus} PSUs stay live, fewer than the "
+                    f"{worst.required} it needs for {worst.draw_w / 1000:.2f} kW; the "
+                    f"{worst.kind} goes down")
+        yield Diagnostic(
+            "POWER-PSU-FAILOVER", what,
+            ("power", "pdu_profiles", profile_of[worst.rack], "layout"),
+            hint="spread each device's PSUs so that the PSUs on the live feeds still number "
+                 "at least its required PSUs (layout 'three' for 4+2 supplies)",
+            details={"measured": worst.live_psus, "limit": worst.required, "unit": "PSUs"})

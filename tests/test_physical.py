@@ -1,0 +1,84 @@
+"""The physical layer's tables: cables, ports and devices agree with each other and the plan;
+the column-wise CSV writer writes exactly what csv_cell writes cell by cell."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cluster_iac.compile.plan_cabling import _ids
+from cluster_iac.emit.formats import csv_cell, csv_columns, csv_text
+from tests.conftest import example_build
+
+
+def _reference(header: list[str], rows: list[list[object]]) -> str:
+    lines = [",".join(csv_cell(v) for v in row) for row in [header, *rows]]
+    return "\n".join(lines) + "\n"
+
+
+CELLS = st.one_of(st.text(alphabet="ab,\"=+-@ 1.", max_size=6), st.integers(-3, 3),
+                  st.floats(allow_nan=False, allow_infinity=False, width=16), st.none(),
+                  st.booleans())
+
+
+@given(st.lists(st.lists(CELLS, min_size=3, max_size=3), max_size=30))
+def test_column_writer_is_the_cell_writer(rows: list[list[object]]) -> None:
+    header = ["a", "b", "c"]
+    assert csv_text(header, rows) == _reference(header, rows)
+    columns = [tuple(row[i] for row in rows) for i in range(3)]
+    assert csv_columns(header, columns) == _reference(header, rows)
+
+
+def test_column_writer_refuses_ragged_input() -> None:
+    with pytest.raises(ValueError):
+        csv_columns(["a", "b"], [("x", "y"), ("z",)])
+    with pytest.raises(ValueError):
+        csv_text(["a", "b"], [["x"]])
+    with pytest.raises(ValueError, match="line break"):
+        csv_columns(["a"], [("x\ny",)])
+
+
+def test_ports_are_both_ends_of_every_cable(example: str) -> None:
+    plan = example_build(example).plan
+    cables, ports = plan.cables, plan.ports
+    assert len(ports) == 2 * len(cables)
+    rows = list(ports.rows())
+    assert {(p.device, p.port) for p in rows} == (
+        set(zip(cables.a_device, cables.a_port, strict=True))
+        | set(zip(cables.b_device, cables.b_port, strict=True)))
+    assert len({(p.device, p.port) for p in rows}) == len(rows)  # one cable per port
+    for p in rows:
+        power = p.network == "power"
+        assert (p.kind == "interface") != power
+
+
+def test_every_cable_end_is_a_placed_device(example: str) -> None:
+    plan = example_build(example).plan
+    devices = {d.name: d for d in plan.devices}
+    for cable in plan.cables.rows():
+        for device, rack, u in ((cable.a_device, cable.a_rack, cable.a_u),
+                                (cable.b_device, cable.b_rack, cable.b_u)):
+            assert devices[device].rack == rack and devices[device].u == u
+        place = devices[cable.a_device]
+        assert cable.cable_id.endswith(f"-{place.rack}.{place.position}.{cable.a_port}")
+
+
+def test_two_cables_on_one_port_are_refused() -> None:
+    with pytest.raises(ValueError, match="two cables would both be 'CF-r1.U01.ib0'"):
+        _ids(("compute", "compute"), ("r1.U01", "r1.U01"), ("ib0", "ib0"))
+
+
+def test_devices_table_is_every_racked_part() -> None:
+    plan = example_build("gb200-nvl72").plan
+    names = [d.name for d in plan.devices]
+    assert names == sorted(names)
+    assert set(names) == ({n.hostname for n in plan.nodes} | {s.name for s in plan.switches}
+                          | {p.name for p in plan.power_devices})
+    shelf = next(d for d in plan.devices if d.role == "power-shelf")
+    assert shelf.kind == "pdu" and shelf.position.startswith("U")
+    pdu = next(d for d in plan.devices if d.role == "pdu")
+    assert pdu.u == 0 and pdu.position == "PDU-A"
+    assert dataclasses.replace(pdu).row == "a"
