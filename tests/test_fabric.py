@@ -291,3 +291,40 @@ def test_bad_fabric_rack_hostlist_is_a_located_error() -> None:
         compile_data(data)
     (diag,) = caught.value.diagnostics
     assert diag.code == "SPEC-HOSTLIST" and diag.path == ("fabric", "compute", "racks")
+
+
+def test_planned_scalable_units_size_the_spines_not_the_leaves() -> None:
+    """Four SUs built, eight planned: the 32 spines of the 8-SU SuperPOD, one link from each
+    leaf to each; half of every spine's ports wait for the SUs to come."""
+    tree = size_fat_tree(128, 8, 64, 64, 64, Fraction(1), "rail-optimized", su_nodes=32,
+                         planned_sus=8)
+    assert (tree.tiers, tree.sus, tree.leaves, tree.spines, tree.leaf_spine_links) == (
+        2, 4, 32, 32, 1)
+    plan = compile_data(superpod_spec(4, planned_scalable_units=8))
+    fabric = plan.fabrics["compute"]
+    assert fabric.switch_counts == {"leaf": 32, "spine": 32}
+    assert fabric.link_counts == {"node-leaf": 1024, "leaf-spine": 1024}
+    assert fabric.spare_ports == 32 * 32  # each spine: 32 ports for SUs 5-8
+    _assert_ports_accounted(plan)
+    _assert_uplinks_even(plan)
+
+
+def test_planned_three_tiers_build_the_pods_there_are() -> None:
+    """XDR, 72-node SUs: planned for 40 SUs (three tiers), 20 built: the cores of the whole
+    plan, the spines of the pods the built SUs fill."""
+    full = size_fat_tree(72 * 40, 8, 144, 144, 144, Fraction(1), "rail-optimized", su_nodes=72)
+    half = size_fat_tree(72 * 20, 8, 144, 144, 144, Fraction(1), "rail-optimized", su_nodes=72,
+                         planned_sus=40)
+    assert full.tiers == half.tiers == 3
+    assert half.cores == full.cores and half.sus_per_pod == full.sus_per_pod
+    assert half.spines == -(-20 // full.sus_per_pod) * full.spines_per_pod < full.spines
+    assert half.leaves == 20 * 8
+
+
+def test_more_units_than_planned_is_a_located_error() -> None:
+    with pytest.raises(CompileError) as caught:
+        compile_data(superpod_spec(4, planned_scalable_units=3))
+    (diag,) = caught.value.diagnostics
+    assert diag.code == "FABRIC-PLANNED"
+    assert diag.path == ("fabric", "compute", "planned_scalable_units")
+    assert "128 nodes fill 4 scalable units of 32 but the fabric is planned for 3" in diag.message

@@ -3,8 +3,9 @@ changes only the output lines that name the new devices, their cables and ports,
 
 Every output file of the smaller and the larger design is diffed line by line:
 - a removed or rewritten line must be a total: the same line with other numbers in it (a
-  count, a sum, a folded hostlist such as dgx-[001-127]) that names no device and no cable
-  (or the same line with a comma, in JSON, where a new entry now follows it);
+  count, a sum, a folded hostlist such as dgx-[001-127]) that names no device and no cable,
+  or in a table of loads (facility, report, bill of materials) the same row with its new
+  figures (or the same line with a comma, in JSON, where a new entry now follows it);
 - a block of added lines must name something new: a device, a rack, a cable id, or a
   device,port pair of a new cable (a leaf's newly cabled port).
 """
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from cluster_iac.hostlist import expand
 from cluster_iac.render import Build, build
 from tests.conftest import ROOT
 
@@ -53,9 +55,13 @@ def _names(result: Build) -> dict[str, set[str]]:
 
 def _names_new(line: str, new: dict[str, set[str]]) -> bool:
     tokens = set(_TOKEN.findall(line))
+    tokens |= {name for hosts in _HOSTLIST.findall(line) for name in expand(hosts)}
     if tokens & (new["devices"] | new["cables"]):
         return True
     return any(ref in line for ref in _refs_in(line, new["ports"]))
+
+
+_HOSTLIST = re.compile(r"[A-Za-z0-9_.-]*\[[0-9,-]+\][A-Za-z0-9_.-]*")
 
 
 def _refs_in(line: str, refs: set[str]) -> list[str]:
@@ -75,10 +81,22 @@ def _is_total(old: str, new_lines: list[str], existing: set[str], totals: bool) 
     follows it."""
     if old + "," in new_lines:
         return True
+    if totals and any(_row_key(line) == _row_key(old) for line in new_lines):
+        return True  # the same row of a table of loads, with its new figures
     if not totals and set(_TOKEN.findall(old)) & existing:
         return False
     shape = _DIGITS.sub("#", old)
     return any(_DIGITS.sub("#", line) == shape for line in new_lines)
+
+
+def _row_key(line: str) -> tuple[str, ...]:
+    """The first cells of a CSV or Markdown table row: which rack, PDU or breaker it is."""
+    key = []
+    for cell in (c.strip() for c in re.split(r"[,|]", line)):
+        if _DIGITS.fullmatch(cell):
+            break
+        key.append(cell)
+    return tuple(key) if len([k for k in key if k]) >= 2 else (line,)
 
 
 def _grew(old: str, new_lines: list[str], new: dict[str, set[str]]) -> bool:
@@ -100,6 +118,8 @@ def _is_total(old: str, new_lines: list[str], existing: set[str], totals: bool) 
     follows it."""
     if old + "," in new_lines:
         return True
+    if totals and any(_row_key(line) == _row_key(old) for line in new_lines):
+        return True  # the same row of a table of loads, with its new figures
     if not totals and set(_TOKEN.findall(old)) & existing:
         return False
     shape = _DIGITS.sub("#", old)
@@ -138,6 +158,7 @@ def _unexpected(small: Build, large: Build) -> list[str]:
                     problems.append(f"{path}: - {line}")
             unexplained = [line for line in added
                            if not any(_DIGITS.sub("#", line) == _DIGITS.sub("#", r)
+                                      or (totals and _row_key(line) == _row_key(r))
                                       for r in removed)]
             if unexplained and not any(_names_new(line, new) for line in unexplained):
                 problems += [f"{path}: + {line}" for line in unexplained]
@@ -180,4 +201,42 @@ def test_adding_a_scalable_unit_changes_only_its_lines(tmp_path: Path, sus: int)
     large = _build(_nvl72(sus + 1), tmp_path, "large")
     assert small.plan.fabrics["compute"].switch_counts["spine"] == \
         large.plan.fabrics["compute"].switch_counts["spine"]
+    assert _unexpected(small, large) == []
+
+
+def _superpod(sus: int) -> dict[str, Any]:
+    """DGX H100 SuperPOD SUs of 32 nodes (8 racks of four), planned for eight SUs: compute
+    racks in a row of their own, the fabric's racks in another (five SUs keep the management
+    networks under 46 access switches, one aggregation pair)."""
+    return {
+        "cluster": {"name": "pod", "slurm_version": "22.05"},
+        "node_types": {"dgx": {"platform": "dgx-h100"}, "head": {"platform": "mgmt-1u"}},
+        "node_groups": [
+            {"name": "dgx", "node_type": "dgx", "count": 32 * sus, "hostname": "dgx-###",
+             "racks": f"r[1-{8 * sus}]", "per_rack": 4},
+            {"name": "head", "role": "controller", "node_type": "head", "count": 1,
+             "hostname": "head#", "racks": "net1"}],
+        "rows": [
+            {"name": "compute", "racks": [{"names": f"r[1-{8 * sus}]", "height_u": 48,
+                                           "pdu": "p"}]},
+            {"name": "network", "racks": [{"names": "net[1-4]", "height_u": 48, "pdu": "p",
+                                           "max_power_kw": 60}]}],
+        "power": {"pdu_profiles": {"p": {"layout": "three", "voltage_v": 415, "phases": 3,
+                                         "breaker_a": 63, "rated_100_percent": True,
+                                         "outlets": 60}}},
+        "fabric": {"compute": {"technology": "infiniband", "design": "rail-optimized",
+                               "leaf_switch": "qm9700", "scalable_unit_nodes": 32,
+                               "planned_scalable_units": 8, "racks": "net[1-4]"}},
+        "networks": {"management": {"cidr": "10.0.0.0/21"}, "bmc": {"cidr": "10.1.0.0/21"}},
+        "slurm": {"partitions": [{"name": "batch", "node_groups": ["dgx"], "default": True}]},
+        "policy": {"air_cooled_rack_kw": 45},
+    }
+
+
+def test_adding_a_planned_scalable_unit_moves_no_uplink(tmp_path: Path) -> None:
+    """Four SUs, then five, of a SuperPOD planned for eight: NVIDIA's sizing would go from 16
+    to 32 spines at the fifth SU and re-spread every uplink; planned, nothing moves."""
+    small = _build(_superpod(4), tmp_path, "small")
+    large = _build(_superpod(5), tmp_path, "large")
+    assert small.plan.fabrics["compute"].switch_counts["spine"] == 32
     assert _unexpected(small, large) == []

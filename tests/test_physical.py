@@ -82,3 +82,12 @@ def test_devices_table_is_every_racked_part() -> None:
     pdu = next(d for d in plan.devices if d.role == "pdu")
     assert pdu.u == 0 and pdu.position == "PDU-A"
     assert dataclasses.replace(pdu).row == "a"
+
+
+@given(st.lists(st.one_of(st.floats(allow_nan=False, width=32), st.none(), st.integers(-2, 2))))
+def test_text_of_formats_each_value_as_alone(values: list[object]) -> None:
+    from cluster_iac.emit.formats import _text, text_of
+
+    assert text_of(values) == [_text(v) for v in values]
+    floats = [v for v in values if isinstance(v, float)]
+    assert text_of(floats) == [_text(v) for v in floats]

@@ -11,7 +11,13 @@ import networkx as nx
 from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.hostlist import HostlistError, expand
 from cluster_iac.plan import FabricPlan, Plan
-from cluster_iac.plan.fattree import FabricSizeError, FatTree, parse_ratio, size_fat_tree
+from cluster_iac.plan.fattree import (
+    FabricSizeError,
+    FatTree,
+    PlannedSizeError,
+    parse_ratio,
+    size_fat_tree,
+)
 from cluster_iac.plan.model import Switch
 from cluster_iac.plan.physical import LinkBuilder
 from cluster_iac.spec import ClusterSpec
@@ -118,7 +124,11 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
         tree = size_fat_tree(len(endpoints), max(e.nics for e in endpoints), leaf.ports,
                              models["spine"].ports, models["core"].ports, ratio, design,
                              su_nodes=getattr(config, "scalable_unit_nodes", None),
-                             tiers=None if tiers == "auto" else int(tiers))
+                             tiers=None if tiers == "auto" else int(tiers),
+                             planned_sus=getattr(config, "planned_scalable_units", None))
+    except PlannedSizeError as error:
+        raise CompileError([Diagnostic("FABRIC-PLANNED", f"fabric.{network}: {error}",
+                                       (*path, "planned_scalable_units"))]) from None
     except FabricSizeError as error:
         raise CompileError([Diagnostic("FABRIC-SIZE", f"fabric.{network}: {error}",
                                        (*path, "leaf_switch"))]) from None
@@ -191,7 +201,7 @@ def _endpoints(plan: Plan, network: str, config: Any, leaf: Any,
 def _name_switches(tree: FatTree, prefix: str) -> dict[str, list[str]]:
     """Leaves by SU and rail (rail-optimized) or by number; spines and cores by number."""
     names: dict[str, list[str]] = {"leaf": []}
-    su_w = len(str(tree.sus))
+    su_w = len(str(max(tree.sus, tree.planned_sus)))  # as wide as the planned fabric needs
     per_rail = tree.leaves_per_su // tree.rails
     for su in range(1, tree.sus + 1):
         for rail in range(1, tree.rails + 1):
@@ -202,9 +212,11 @@ def _name_switches(tree: FatTree, prefix: str) -> dict[str, list[str]]:
                 else:
                     index = (su - 1) * tree.leaves_per_su + j
                     names["leaf"].append(f"{prefix}-leaf-{index:0{len(str(tree.leaves))}d}")
-    for tier, count in (("spine", tree.spines), ("core", tree.cores)):
+    for tier, count, planned in (("spine", tree.spines, tree.planned_spines),
+                                 ("core", tree.cores, tree.cores)):
         if count:
-            names[tier] = [f"{prefix}-{tier}-{i:0{len(str(count))}d}" for i in range(1, count + 1)]
+            names[tier] = [f"{prefix}-{tier}-{i:0{len(str(planned))}d}"
+                           for i in range(1, count + 1)]
     return names
 
 

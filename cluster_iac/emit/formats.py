@@ -9,8 +9,10 @@ apostrophe (OWASP "CSV injection"), unless it is a plain number such as -1.5 or 
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Iterable, Sequence
+from itertools import repeat
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -104,7 +106,9 @@ def _column(values: Sequence[object]) -> Sequence[str]:
     """The column's cells as csv_cell writes them; the values themselves when already so."""
     if plain_column(values):
         return values  # type: ignore[return-value]
-    if len(set(map(type, values))) > 1:  # 1 and 1.0 (and True) are one key but print apart
+    types = set(map(type, values))
+    # 1, 1.0 and True are one key but print apart, as do 0.0 and -0.0: cell by cell then
+    if len(types) > 1 or float in types:
         return [csv_cell(value) for value in values]
     cells = {value: csv_cell(value) for value in set(values)}
     return list(map(cells.__getitem__, values))
@@ -151,6 +155,14 @@ def text_of(values: Iterable[object]) -> list[str]:
     """A column of values as text, each distinct value formatted once: None prints empty,
     a float as the shortest decimal (2.5, 20), anything else as str() does."""
     values = list(values)
+    types = set(map(type, values))
+    if types == {float}:  # 0.0 and -0.0 are one key: keyed with their sign
+        signs: Iterable[float] = map(math.copysign, repeat(1.0), values)  # type: ignore[arg-type]
+        keys = list(zip(values, signs, strict=True))
+        floats = {key: _text(key[0]) for key in set(keys)}
+        return list(map(floats.__getitem__, keys))
+    if float in types:
+        return [_text(v) for v in values]
     text = {(type(v), v): _text(v) for v in set(values)}
     return [text[(type(v), v)] for v in values]
 

@@ -13,6 +13,9 @@ DGX SuperPOD tables without building a graph. The rules are the ones fabric desi
   of links, so the spine count divides a leaf's uplink count; the smallest such count that
   has enough spine ports is chosen (3 SUs of QM9700: 768 uplinks need 12 spines, 16 divides
   32, so 16 spines with 2 links from each leaf, as in NVIDIA's table).
+- A fabric may be planned for more SUs than it has (``planned_sus``): spines and cores are
+  sized for the planned SUs, leaves and cables are built for the SUs there are, so adding an
+  SU later adds its leaves and their cables and moves no existing cable.
 - When one spine layer cannot reach every leaf, a third tier is added: SUs (or groups of
   them) become pods with their own spines, spine ``j`` of every pod connects to core group
   ``j``, spines are non-blocking (as many uplinks as downlinks), and the core group size
@@ -22,12 +25,16 @@ DGX SuperPOD tables without building a graph. The rules are the ones fabric desi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 
 class FabricSizeError(ValueError):
     """The nodes cannot be connected with these switches in the allowed tiers."""
+
+
+class PlannedSizeError(FabricSizeError):
+    """The nodes fill more scalable units than the fabric is planned for."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,13 @@ class FatTree:
     spine_up: int  # uplinks per spine (3 tiers)
     cores_per_group: int
     spine_core_links: int  # links from each spine to each core of its group
+    planned_sus: int = 0  # SUs the upper tiers are sized for (0: as many as are built)
+
+    @property
+    def planned_spines(self) -> int:
+        """Spines of the planned fabric (names are as wide as its count)."""
+        planned_pods = math.ceil(max(self.sus, self.planned_sus) / self.sus_per_pod)
+        return planned_pods * self.spines_per_pod if self.tiers >= 2 else 0
 
     @property
     def leaves(self) -> int:
@@ -89,11 +103,14 @@ def smallest_divisor_at_least(n: int, floor: int) -> int | None:
 
 def size_fat_tree(nodes: int, nics_per_node: int, leaf_ports: int, spine_ports: int,
                   core_ports: int, oversubscription: Fraction, design: str,
-                  su_nodes: int | None = None, tiers: int | None = None) -> FatTree:
-    """Size a fabric for ``nodes`` hosts of ``nics_per_node`` fabric ports each."""
+                  su_nodes: int | None = None, tiers: int | None = None,
+                  planned_sus: int | None = None) -> FatTree:
+    """Size a fabric for ``nodes`` hosts of ``nics_per_node`` fabric ports each; its upper
+    tiers for ``planned_sus`` scalable units when given."""
     if nodes <= 0 or nics_per_node <= 0:
         raise FabricSizeError("the fabric has no node ports to connect")
-    if tiers in (None, 1) and su_nodes is None and nodes * nics_per_node <= leaf_ports:
+    if tiers in (None, 1) and su_nodes is None and planned_sus is None \
+            and nodes * nics_per_node <= leaf_ports:
         # Everything fits on one switch: no uplinks, no spine tier (the seed guide's single
         # 40-port HDR switch for 8 nodes).
         return _single_switch(nodes, nics_per_node)
@@ -115,7 +132,11 @@ def size_fat_tree(nodes: int, nics_per_node: int, leaf_ports: int, spine_ports: 
     nodes_per_leaf = math.ceil(su / leaves_per_rail)
     leaf_down = nodes_per_leaf * per_node_ports
     leaf_up = math.ceil(leaf_down / oversubscription)
-    sus = math.ceil(nodes / su)
+    built = math.ceil(nodes / su)
+    if planned_sus is not None and planned_sus < built:
+        raise PlannedSizeError(f"{nodes} nodes fill {built} scalable units of {su} but the "
+                               f"fabric is planned for {planned_sus}")
+    sus = planned_sus or built
     leaves_per_su = rails * leaves_per_rail
     leaves = sus * leaves_per_su
     base = dict(design=design, rails=rails, nics_per_node=nics_per_node, su_nodes=su, sus=sus,
@@ -124,13 +145,16 @@ def size_fat_tree(nodes: int, nics_per_node: int, leaf_ports: int, spine_ports: 
     if tiers in (None, 2):
         spines = _group_size(leaf_up, leaves * leaf_up, spine_ports)
         if spines is not None:
-            return FatTree(tiers=2, sus_per_pod=sus, spines_per_pod=spines, pods=1,
-                           leaf_spine_links=leaf_up // spines, spine_up=0, cores_per_group=0,
-                           spine_core_links=0, **base)  # type: ignore[arg-type]
+            return replace(FatTree(tiers=2, sus_per_pod=sus, spines_per_pod=spines, pods=1,
+                                   leaf_spine_links=leaf_up // spines, spine_up=0,
+                                   cores_per_group=0, spine_core_links=0,
+                                   **base), sus=built, planned_sus=sus)  # type: ignore[arg-type]
         if tiers == 2:
             raise FabricSizeError(f"{leaves} leaves with {leaf_up} uplinks each need more "
                                   f"than one tier of {spine_ports}-port spines")
-    return _three_tiers(base, leaves_per_su, leaf_up, spine_ports, core_ports)
+    tree = _three_tiers(base, leaves_per_su, leaf_up, spine_ports, core_ports)
+    # the pods the built SUs fill; the core tier stays sized for the planned ones
+    return replace(tree, sus=built, pods=math.ceil(built / tree.sus_per_pod), planned_sus=sus)
 
 
 def _three_tiers(base: dict[str, object], leaves_per_su: int, leaf_up: int, spine_ports: int,

@@ -31,6 +31,10 @@ class ComputeFabric(SpecModel):
     """Leaf downlink:uplink bandwidth ratio ('1:1' is non-blocking)."""
     scalable_unit_nodes: PositiveInt | None = None
     """Nodes per scalable unit (DGX SuperPOD: 32); default: as many as one leaf set can hold."""
+    planned_scalable_units: PositiveInt | None = None
+    """Scalable units the spine and core tiers are sized for (default: those the nodes fill).
+    Up to this many, adding a scalable unit adds its leaves and their cables and moves no
+    spine, core or existing cable."""
     tiers: Literal["auto", 1, 2, 3] = "auto"
     """Switch tiers; 'auto' picks the fewest that hold the nodes."""
     nic_role: Literal["compute"] = "compute"

@@ -151,7 +151,7 @@ class Sandbox:
                                     start_new_session=True, env=env or self.env())
 
 
-def prepare(rendered: Path, work: Path, *, dbd_port: int) -> Sandbox:
+def prepare(rendered: Path, work: Path, *, dbd_port: int, runtime: harness.Runtime) -> Sandbox:
     """Copy the rendered slurm directory into work/etc and rewrite what a local run needs."""
     for sub in ("etc", "state", "spool", "log", "run"):
         (work / sub).mkdir(parents=True)
@@ -159,7 +159,7 @@ def prepare(rendered: Path, work: Path, *, dbd_port: int) -> Sandbox:
         if path.is_file():
             shutil.copy(path, work / "etc" / path.name)
     box = Sandbox(work, [])
-    _rewrite_slurm_conf(box, dbd_port)
+    _rewrite_slurm_conf(box, dbd_port, runtime)
     if (rendered / "slurmdbd.conf").exists():
         _rewrite_slurmdbd_conf(box, dbd_port)
     names = ["localhost", host(), *box.node_names]
@@ -168,18 +168,24 @@ def prepare(rendered: Path, work: Path, *, dbd_port: int) -> Sandbox:
     return box
 
 
-def _rewrite_slurm_conf(box: Sandbox, dbd_port: int) -> None:
-    """slurm_harness's rewrites (host, ports, paths, user, auth, process tracking), except that
-    accounting stays slurmdbd (only its host and port change, to the test's slurmdbd) and the
-    health check stays: /etc/slurm/healthcheck.sh is the rendered program in this sandbox."""
-    values = harness._local_values(box.work)
-    for key in ("AccountingStorageType", "AccountingStorageTRES", "AccountingStorageEnforce",
-                "HealthCheckProgram", "HealthCheckInterval", "HealthCheckNodeState", "Epilog"):
-        del values[key]  # kept as rendered
-    values["AccountingStorageHost"] = "127.0.0.1"
-    values["AccountingStoragePort"] = str(dbd_port)
+def _rewrite_slurm_conf(box: Sandbox, dbd_port: int, runtime: harness.Runtime) -> None:
+    """slurm_harness's rewrites (host, ports, paths, user, auth; slurmd out of the host's
+    cgroups), in one file that slurmctld, slurmd and the health check's scontrol all read,
+    except that accounting stays slurmdbd (only its host and port change, to the test's
+    slurmdbd) and the health check stays: its program is the rendered one in this sandbox."""
     path = box.etc / "slurm.conf"
-    lines, rewrites = harness._rewrite(path.read_text().splitlines(), values)
+    text = path.read_text()
+    lines = text.splitlines()
+    values = harness._controller_values(box.work, text)
+    for key in ("AccountingStorageTRES", "AccountingStorageEnforce", *harness.HEALTH_KEYS):
+        values.pop(key, None)  # kept as rendered
+    values.update(harness._slurmd_values(lines, runtime))
+    values["JobAcctGatherType"] = ("jobacct_gather/none", "keep slurmd out of the host's "
+                                   "cgroups (the harness doc)")
+    values["AccountingStorageType"] = ("accounting_storage/slurmdbd", "the test's slurmdbd")
+    values["AccountingStorageHost"] = ("127.0.0.1", "the test's slurmdbd")
+    values["AccountingStoragePort"] = (str(dbd_port), "the test's slurmdbd, on a free port")
+    lines, rewrites = harness._rewrite(lines, values)
     # the test machine is smaller than the node: slurmd reports the configured CPUs and
     # memory instead of this machine's, so the node registers valid and only the health
     # check can drain it (slurm.conf(5) SlurmdParameters=config_overrides)
@@ -195,13 +201,13 @@ def _rewrite_slurm_conf(box: Sandbox, dbd_port: int) -> None:
 def _rewrite_slurmdbd_conf(box: Sandbox, dbd_port: int) -> None:
     """slurmdbd.conf: this host, the free port, ourselves as SlurmUser, no munged, files in
     the temp dir. The storage lines stay: StorageHost=localhost reaches the test's socket."""
-    values = {
-        "AuthType": "auth/none",  # no munged here; 22.05 still ships auth/none
-        "DbdHost": host(),  # slurmdbd runs only where DbdHost names the host
-        "DbdPort": str(dbd_port),
-        "SlurmUser": user(),
-        "LogFile": str(box.work / "log" / "slurmdbd.log"),
-        "PidFile": str(box.work / "run" / "slurmdbd.pid"),
+    values: harness.Values = {
+        "AuthType": ("auth/none", "no munged here; 22.05-26.05 still ship auth/none"),
+        "DbdHost": (host(), "slurmdbd runs only where DbdHost names the host"),
+        "DbdPort": (str(dbd_port), "a free port"),
+        "SlurmUser": (user(), "the daemons run as the test's user"),
+        "LogFile": (str(box.work / "log" / "slurmdbd.log"), "files in the test's temp dir"),
+        "PidFile": (str(box.work / "run" / "slurmdbd.pid"), "files in the test's temp dir"),
     }
     path = box.etc / "slurmdbd.conf"
     lines, rewrites = harness._rewrite(path.read_text().splitlines(), values)

@@ -70,9 +70,12 @@ def running_policy(name: str, tmp: Path) -> Iterator[Policy]:
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text)
     dbd_port = harness.free_port()
-    box = ah.prepare(rendered, tmp / "run", dbd_port=dbd_port)
+    runtime = harness.host_runtime()
+    assert runtime is not None  # require_consumers() found the tools
+    box = ah.prepare(rendered, tmp / "run", dbd_port=dbd_port, runtime=runtime)
     db = ah.MariaDB(tmp / "db")
-    cluster = harness.SlurmCluster(harness.SlurmConf(box.etc, box.node_names), box.work)
+    cluster = harness.SlurmCluster(harness.SlurmConf(box.etc, box.etc, box.node_names),
+                                   box.work, runtime)
     dbd = None
     try:
         (tmp / "db").mkdir()

@@ -1,16 +1,22 @@
-"""Run real slurmctld/slurmd (Debian's 22.05) on a rendered slurm directory, in a sandbox.
+"""Run real slurmctld/slurmd of several Slurm releases on a rendered slurm directory, in a sandbox.
 
-How this was learned is in ../shared/reference/slurm-harness.md. The rendered files are copied
-into a private directory and only what a local run needs is rewritten (``_local_values``
-says which, and why);
-every NodeName, PartitionName, Gres and topology line is kept as emitted, so the daemons judge
-our files. Daemons run under ``unshare -m`` with a private /etc/hosts (node names resolve to
-127.0.0.1: slurmctld 22.05 waits ~10 s per unresolvable name) and, for slurmd, a private /dev
-holding stand-in GPU character devices (gres.conf File= paths must be character devices).
+Releases: Debian 12's own Slurm 22.05 on the machine, and the newer releases in the Debian roots
+that .ci/install-deps builds under ``ROOTS/<suite>`` (trixie: 24.11, sid: 26.05), run there by
+chroot. How this was learned is in ../shared/reference/slurm-harness.md.
+
+The rendered files are copied into a private directory and only what the sandbox needs is
+rewritten, each rewrite with its reason (``_controller_values`` and ``_slurmd_values``); every
+NodeName, PartitionName, Gres and topology line is kept as emitted, so the daemons judge our files.
+slurmctld reads our slurm.conf with host, ports, user, paths and auth changed; slurmd reads a copy
+that also keeps it out of the host's cgroups. Daemons run under ``unshare -m`` with a private
+/etc/hosts (node names resolve to 127.0.0.1: slurmctld 22.05 waits ~10 s per unresolvable name)
+and, for slurmd, a private /dev holding stand-in GPU character devices. Every ``error:``/``fatal:``
+log line fails a test unless ``SANDBOX_NOISE`` explains it by the sandbox.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import pwd
 import re
@@ -27,24 +33,33 @@ from pathlib import Path
 from cluster_iac.hostlist import expand
 
 NO_REAL_ENV = "CLUSTER_IAC_NO_REAL"
-CONF_FILES = ("slurm.conf", "gres.conf", "cgroup.conf", "topology.conf")
-# topology/block arrived in Slurm 23.11 (slurm.schedmd.com/topology.html).
-BLOCK_SINCE = (23, 11)
+# Where .ci/install-deps builds the Debian roots of the newer releases, and which suites.
+ROOTS = Path(os.environ.get("CLUSTER_IAC_ROOTS", "/var/cache/cluster-iac/roots"))
+SUITES = ("trixie", "sid")
+READY = ".cluster-iac-ready"  # written by .ci/install-deps when a root is complete
+CONF_FILES = ("slurm.conf", "gres.conf", "cgroup.conf", "topology.conf", "topology.yaml")
 # The host's /dev entries a daemon needs inside its private /dev.
 BASE_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
-# Log lines caused by the sandbox, not by our files (the harness doc lists them).
+# Log lines the sandbox causes, each with its reason; nothing about our files.
 SANDBOX_NOISE = (
-    re.compile(r"pmix", re.I),  # PMIx mpi plugin without libpmix-dev
+    # PMIx mpi plugin without libpmix-dev (Debian 12's host has it; the minimal roots do not)
+    re.compile(r"pmix", re.I),
+    # a fresh state directory: nothing to recover on the first start
     re.compile(r"Could not open (node|job) state file|Could not open trigger state file|"
                r"Could not open reservation state file|"
                r"No job state file .* to recover|NOTE: Trying backup state save file"),
-    re.compile(r"(Low RealMemory|Low TmpDisk)"),  # the test machine is smaller than the node
-    re.compile(r"_slurm_rpc_node_registration node=.*: Invalid argument"),  # the same
+    # the test machine is smaller than the node it stands in for
+    re.compile(r"(Low RealMemory|Low TmpDisk)"),
+    re.compile(r"_slurm_rpc_node_registration node=.*: Invalid argument"),
+    # slurmd reads a copy that differs from slurmctld's by the slurmd rewrites below
+    re.compile(r"appears to have a different slurm\.conf than the slurmctld"),
 )
 # Only when the harness replaced slurmdbd accounting: multifactor weights need SlurmDBD, and
 # a partition's AllowQos names QOS that live in slurmdbd's database.
 NO_DBD_NOISE = re.compile(r"can only be used with SlurmDBD|We have no QOS on the system")
 WAIT_S = 30.0
+# The health check's keys: the matrix drops them, the policy harness keeps them.
+HEALTH_KEYS = ("HealthCheckProgram", "HealthCheckInterval", "HealthCheckNodeState", "Epilog")
 # Keys the local run needs even when our slurm.conf leaves them to Slurm's default.
 ADDED = ("CredType", "MailProg", "SlurmdUser")
 
@@ -53,14 +68,66 @@ class HarnessError(RuntimeError):
     """The sandbox could not start a daemon (with the daemon's log)."""
 
 
-def installed_version() -> tuple[int, int]:
-    """The installed Slurm's (major, minor), from `slurmctld -V` ('slurm-wlm 22.05.8')."""
+# --- the releases -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """One Slurm release: the machine's own (root None) or one in a Debian root (by chroot)."""
+
+    version: tuple[int, int]
+    root: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.version[0]}.{self.version[1]:02d}"
+
+    def tool(self, name: str) -> str:
+        """A Slurm program's path as the sandboxed command sees it."""
+        return name if self.root is not None else _tool(name)
+
+    def plugin_exists(self, plugin: str) -> bool:
+        """'task/cgroup' -> whether the release ships task_cgroup.so."""
+        base = (self.root or Path("/")) / "usr/lib/x86_64-linux-gnu/slurm-wlm"
+        return (base / (plugin.replace("/", "_") + ".so")).exists()
+
+
+def host_runtime() -> Runtime | None:
+    """The machine's own Slurm, from `slurmctld -V` ('slurm-wlm 22.05.8'), or None."""
+    if missing_tools():
+        return None
     out = subprocess.run([_tool("slurmctld"), "-V"], capture_output=True, text=True,
                          check=True).stdout
-    match = re.search(r"(\d+)\.(\d+)", out)
+    return Runtime(_parse_version(out))
+
+
+def root_runtimes() -> tuple[list[Runtime], list[str]]:
+    """The releases in the Debian roots, and the suites whose root is missing or unusable."""
+    found, missing = [], []
+    for suite in SUITES:
+        root = ROOTS / suite
+        if not (root / READY).exists() or os.geteuid() != 0:
+            missing.append(f"{suite} ({root}" + (")" if os.geteuid() == 0 else ", needs root)"))
+            continue
+        out = subprocess.run(["chroot", str(root), "slurmctld", "-V"], capture_output=True,
+                             text=True, check=True).stdout
+        found.append(Runtime(_parse_version(out), root))
+    return found, missing
+
+
+def _parse_version(text: str) -> tuple[int, int]:
+    match = re.search(r"(\d+)\.(\d+)", text)
     if match is None:
-        raise HarnessError(f"cannot read the Slurm version from {out!r}")
+        raise HarnessError(f"cannot read the Slurm version from {text!r}")
     return int(match.group(1)), int(match.group(2))
+
+
+def installed_version() -> tuple[int, int]:
+    """The machine's own Slurm's (major, minor)."""
+    runtime = host_runtime()
+    if runtime is None:
+        raise HarnessError("Slurm is not installed")
+    return runtime.version
 
 
 def missing_tools() -> list[str]:
@@ -90,9 +157,11 @@ def free_port() -> int:
 
 @dataclass
 class SlurmConf:
-    """A private copy of a rendered slurm directory with the harness's rewrites."""
+    """A private copy of a rendered slurm directory with the harness's rewrites: ``directory``
+    for slurmctld and the clients, ``slurmd_directory`` for slurmd."""
 
     directory: Path
+    slurmd_directory: Path
     node_names: list[str]
     overrides: list[str] = field(default_factory=list)
 
@@ -100,97 +169,128 @@ class SlurmConf:
     def path(self) -> Path:
         return self.directory / "slurm.conf"
 
+    @property
+    def slurmd_path(self) -> Path:
+        return self.slurmd_directory / "slurm.conf"
 
-def prepare(rendered: Path, work: Path) -> SlurmConf:
-    """Copy rendered/{slurm.conf,gres.conf,cgroup.conf,topology.conf} into work/etc and
-    rewrite only host, ports, paths, user, auth, process tracking and accounting."""
-    etc = work / "etc"
-    etc.mkdir(parents=True)
-    for name in CONF_FILES:
-        if (rendered / name).exists():
-            shutil.copy(rendered / name, etc / name)
+
+def prepare(rendered: Path, work: Path, runtime: Runtime) -> SlurmConf:
+    """Copy the rendered slurm files into work/etc (slurmctld) and work/etc-slurmd (slurmd),
+    rewriting only what the sandbox needs; work/overrides.txt lists each rewrite and why."""
+    etc, etc_slurmd = work / "etc", work / "etc-slurmd"
+    for directory in (etc, etc_slurmd):
+        directory.mkdir(parents=True)
+        for name in CONF_FILES:
+            if (rendered / name).exists():
+                shutil.copy(rendered / name, directory / name)
     for sub in ("state", "spool", "log", "run"):
         (work / sub).mkdir()
     text = (rendered / "slurm.conf").read_text()
-    values = _local_values(work)
-    lines, overrides = _rewrite(text.splitlines(), values)
+    controller = _controller_values(work, text)
+    lines, overrides = _rewrite(text.splitlines(), controller)
     (etc / "slurm.conf").write_text("\n".join(lines) + "\n")
-    # what the harness changed, for whoever reads a failure's temp dir
+    slurmd_lines, slurmd_overrides = _rewrite(lines, _slurmd_values(lines, runtime))
+    (etc_slurmd / "slurm.conf").write_text("\n".join(slurmd_lines) + "\n")
+    overrides += [f"slurmd only: {o}" for o in slurmd_overrides]
+    overrides += _cgroup_rewrite(etc_slurmd / "cgroup.conf", runtime)
     (work / "overrides.txt").write_text("".join(f"{o}\n" for o in overrides))
     nodes = [host for line in lines if line.startswith("NodeName=")
              for host in expand(line.split()[0].split("=", 1)[1])]
-    return SlurmConf(etc, nodes, overrides)
+    return SlurmConf(etc, etc_slurmd, nodes, overrides)
 
 
-def _local_values(work: Path) -> dict[str, str | None]:
-    """Key -> the value for the local run (None: drop the line). Each is needed, and why:"""
-    return {
-        # our controllers are not this machine; the address saves a lookup outside the sandbox
-        "SlurmctldHost": f"{socket.gethostname().split('.')[0]}(127.0.0.1)",
-        # no 'slurm' account needed: the daemons run as whoever runs the tests
-        "SlurmUser": pwd.getpwuid(os.geteuid()).pw_name,
-        **({"SlurmdUser": pwd.getpwuid(os.geteuid()).pw_name} if os.geteuid() != 0 else {}),
-        # free ports, so parallel runs and a host's own Slurm do not clash
-        "SlurmctldPort": str(free_port()),
-        "SlurmdPort": str(free_port()),
-        # state, spool, pid and log files in the test's temp dir (%n: one per slurmd)
-        "StateSaveLocation": str(work / "state"),
-        "SlurmdSpoolDir": str(work / "spool" / "%n"),
-        "SlurmctldPidFile": str(work / "run" / "slurmctld.pid"),
-        "SlurmdPidFile": str(work / "run" / "slurmd-%n.pid"),
-        "SlurmctldLogFile": str(work / "log" / "slurmctld.log"),
-        "SlurmdLogFile": str(work / "log" / "slurmd-%n.log"),
-        # no munged: 22.05 still ships auth/none and cred/none, and they work
-        "AuthType": "auth/none",
-        "CredType": "cred/none",
-        # keep slurmd out of the host's cgroups (the harness doc)
-        "ProctrackType": "proctrack/pgid",
-        "TaskPlugin": "task/none",
-        "JobAcctGatherType": "jobacct_gather/none",
-        # no slurmdbd here: without it gres/gpu TRES is fatal and Enforce logs an error
-        "AccountingStorageType": "accounting_storage/none",
-        "AccountingStorageHost": None,
-        "AccountingStoragePort": None,
-        "AccountingStorageTRES": None,
-        "AccountingStorageEnforce": None,
-        "MailProg": "/bin/true",
-        # the health check reads the node's GPUs, HCAs and mounts, which this machine lacks:
-        # tests/real/test_slurm_policy_real.py runs it under slurmd with stand-in tools
-        "HealthCheckProgram": None,
-        "HealthCheckInterval": None,
-        "HealthCheckNodeState": None,
-        "Epilog": None,
+Values = dict[str, tuple[str | None, str]]
+
+
+def _controller_values(work: Path, text: str) -> Values:
+    """Key -> (the value for the local run, or None to drop the line; why the sandbox needs it)."""
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    values: Values = {
+        "SlurmctldHost": (f"{socket.gethostname().split('.')[0]}(127.0.0.1)",
+                          "our controllers are not this machine"),
+        "SlurmUser": (me, "no 'slurm' account here: the daemons run as the test's user"),
+        "SlurmctldPort": (str(free_port()), "a free port: parallel runs and a host Slurm"),
+        "SlurmdPort": (str(free_port()), "a free port: parallel runs and a host Slurm"),
+        "StateSaveLocation": (str(work / "state"), "files in the test's temp dir"),
+        "SlurmdSpoolDir": (str(work / "spool" / "%n"), "files in the test's temp dir"),
+        "SlurmctldPidFile": (str(work / "run" / "slurmctld.pid"), "files in the test's temp dir"),
+        "SlurmdPidFile": (str(work / "run" / "slurmd-%n.pid"), "files in the test's temp dir"),
+        "SlurmctldLogFile": (str(work / "log" / "slurmctld.log"), "files in the test's temp dir"),
+        "SlurmdLogFile": (str(work / "log" / "slurmd-%n.log"), "files in the test's temp dir"),
+        "AuthType": ("auth/none", "no munged key here (auth/none still ships in 22.05-26.05)"),
+        "CredType": ("cred/none", "goes with auth/none"),
+        "MailProg": ("/bin/true", "the sandbox has no mail program (Slurm logs an error)"),
     }
+    if os.geteuid() != 0:
+        values["SlurmdUser"] = (me, "not root: slurmd runs as the test's user")
+    why = ("the health check reads GPUs, HCAs and mounts this machine lacks: "
+           "test_health_real.py runs it under slurmd with stand-in tools")
+    values.update({key: (None, why) for key in HEALTH_KEYS})
+    if "AccountingStorageType=accounting_storage/slurmdbd" in text:
+        why = "no slurmdbd in this sandbox"
+        values.update({
+            "AccountingStorageType": ("accounting_storage/none", why),
+            "AccountingStorageHost": (None, why),
+            "AccountingStoragePort": (None, why),
+            # fatal without slurmdbd
+            "AccountingStorageTRES": (None, why + ": gres/gpu TRES is fatal without it"),
+            "AccountingStorageEnforce": (None, why + ": Enforce logs an error without it"),
+            "JobAcctGatherType": ("jobacct_gather/none", why + ": gathering without storage "
+                                  "logs an error the real cluster does not have"),
+        })
+    return values
 
 
-def _rewrite(lines: list[str], values: dict[str, str | None]) -> tuple[list[str], list[str]]:
+def _slurmd_values(lines: list[str], runtime: Runtime) -> Values:
+    """slurmd's copy also stays out of the host's cgroups (the harness doc). The plugins it
+    replaces must exist in the release, so that the rewrite hides no misspelt name."""
+    why = "keep slurmd out of the host's cgroups"
+    for line in lines:
+        key, _, value = line.partition("=")
+        if key in ("ProctrackType", "TaskPlugin"):
+            for plugin in value.split(","):
+                if not runtime.plugin_exists(plugin):
+                    raise HarnessError(f"{key}={value}: Slurm {runtime.name} has no {plugin}")
+    return {"ProctrackType": ("proctrack/pgid", why), "TaskPlugin": ("task/none", why)}
+
+
+def _cgroup_rewrite(path: Path, runtime: Runtime) -> list[str]:
+    """slurmd 24.05+ initialises its cgroup plugin even for -G, and a chroot has no cgroup file
+    system: CgroupPlugin=disabled (24.05+) in slurmd's copy."""
+    if runtime.root is None or not path.exists():
+        return []
+    text = path.read_text()
+    new = re.sub(r"(?m)^CgroupPlugin=.*$", "CgroupPlugin=disabled", text)
+    if new == text:
+        new = text + "CgroupPlugin=disabled\n"
+    path.write_text(new)
+    return ["slurmd only: cgroup.conf CgroupPlugin=disabled (the chroot has no cgroup "
+            "file system)"]
+
+
+def _rewrite(lines: list[str], values: Values) -> tuple[list[str], list[str]]:
     """Substitute the keys in values (first SlurmctldHost only); keep every other line."""
     out: list[str] = []
     overrides: list[str] = []
     seen: set[str] = set()
-    block_ok = installed_version() >= BLOCK_SINCE
     for line in lines:
-        key, _, value = line.partition("=")
-        key = key.strip()
-        if key == "TopologyPlugin" and value.strip() == "topology/block" and not block_ok:
-            overrides.append(f"dropped {line} (the installed Slurm has no topology/block)")
-            continue
+        key = line.partition("=")[0].strip()
         if key not in values or line.lstrip().startswith("#"):
             out.append(line)
             continue
-        new = values[key]
+        new, why = values[key]
         if new is None or key in seen:
-            overrides.append(f"dropped {line}")
-        elif new != value:
+            overrides.append(f"dropped {line} ({why})")
+        elif f"{key}={new}" != line:
             out.append(f"{key}={new}")
-            overrides.append(f"{line} -> {key}={new}")
+            overrides.append(f"{line} -> {key}={new} ({why})")
         else:
             out.append(line)
         seen.add(key)
-    for key, new in values.items():
+    for key, (new, why) in values.items():
         if key not in seen and new is not None and key in ADDED:
             out.insert(_first_node_line(out), f"{key}={new}")
-            overrides.append(f"added {key}={new}")
+            overrides.append(f"added {key}={new} ({why})")
     return out, overrides
 
 
@@ -202,22 +302,18 @@ def _first_node_line(lines: list[str]) -> int:
 # --- daemons in a sandbox --------------------------------------------------------------------
 
 
-def _sandbox(work: Path, command: list[str], gpus: int | None = None) -> list[str]:
-    """`unshare -m` with a private /etc/hosts and, for slurmd (gpus given), a private /dev
-    where /dev/nvidia0..N-1 are the host's /dev/null bind-mounted: gres.conf File= paths must
-    be character devices, and binding needs no mknod, so a user namespace will do when the
-    tests do not run as root."""
+def _sandbox(work: Path, runtime: Runtime, command: list[str],
+             gpus: int | None = None) -> list[str]:
+    """The command in a private mount namespace: /etc/hosts from work/hosts and, for slurmd
+    (gpus given), a private /dev where /dev/nvidia0..N-1 are the host's /dev/null bound over
+    (gres.conf File= paths must be character devices; binding needs no mknod). A root's
+    release runs by chroot, with the test's temp dir at the same path, a fresh /proc and PID
+    namespace (every daemon ends with the namespace, even on a kill)."""
+    if runtime.root is not None:
+        return _root_sandbox(work, runtime.root, command, gpus)
     steps = [f"mount --bind {shlex.quote(str(work / 'hosts'))} /etc/hosts"]
     if gpus is not None:
-        host_dev = work / "host-dev"
-        host_dev.mkdir(exist_ok=True)
-        steps += [f"mount --rbind /dev {shlex.quote(str(host_dev))}",
-                  "mount -t tmpfs -o mode=755 sandbox-dev /dev"]
-        devices = {name: name for name in BASE_DEVICES}
-        devices.update({f"nvidia{i}": "null" for i in range(gpus)})
-        for name, source in devices.items():
-            steps += [f"touch /dev/{name}",
-                      f"mount --bind {shlex.quote(str(host_dev / source))} /dev/{name}"]
+        steps += _dev_steps(work, Path("/"), gpus)
     if os.geteuid() != 0:
         # mount as root of a user namespace, then run the daemon as ourselves again: as root
         # there it would call setgroups(), which a user namespace denies
@@ -229,12 +325,47 @@ def _sandbox(work: Path, command: list[str], gpus: int | None = None) -> list[st
             " && ".join(steps)]
 
 
+def _root_sandbox(work: Path, root: Path, command: list[str], gpus: int | None) -> list[str]:
+    if not work.is_relative_to("/tmp"):
+        raise HarnessError(f"the chroot sandbox maps the test's temp dir under /tmp, not {work}")
+    q = shlex.quote
+    inside = root / str(work).lstrip("/")
+    steps = [f"mount -t tmpfs sandbox-tmp {q(str(root / 'tmp'))}",
+             f"mkdir -p {q(str(inside))}",
+             f"mount --bind {q(str(work))} {q(str(inside))}",
+             f"touch {q(str(root / 'etc/hosts'))}",  # a minbase root has none to mount over
+             f"mount --bind {q(str(work / 'hosts'))} {q(str(root / 'etc/hosts'))}",
+             f"mount -t proc proc {q(str(root / 'proc'))}"]
+    steps += _dev_steps(work, root, gpus or 0)
+    steps.append("exec chroot " + q(str(root)) + " " + shlex.join(command))
+    return [_tool("unshare"), "-m", "-p", "-f", "--kill-child", "--propagation", "private",
+            "sh", "-ec", " && ".join(steps)]
+
+
+def _dev_steps(work: Path, root: Path, gpus: int) -> list[str]:
+    """A tmpfs /dev under root holding the base devices and /dev/nvidia0..gpus-1."""
+    q = shlex.quote
+    host_dev = work / "host-dev"
+    host_dev.mkdir(exist_ok=True)
+    dev = root / "dev"
+    steps = [f"mount --rbind /dev {q(str(host_dev))}",
+             f"mount -t tmpfs -o mode=755 sandbox-dev {q(str(dev))}"]
+    devices = {name: name for name in BASE_DEVICES}
+    devices.update({f"nvidia{i}": "null" for i in range(gpus)})
+    for name, source in devices.items():
+        steps += [f"touch {q(str(dev / name))}",
+                  f"mount --bind {q(str(host_dev / source))} {q(str(dev / name))}"]
+    return steps
+
+
 @dataclass
 class SlurmCluster:
     """A running slurmctld on a private configuration; scontrol talks to it."""
 
     conf: SlurmConf
     work: Path
+    runtime: Runtime
+    label: str = ""  # the test matrix cell it stands for
     controller: subprocess.Popen[bytes] | None = None
     daemons: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
@@ -245,8 +376,9 @@ class SlurmCluster:
     def start(self) -> None:
         names = ["localhost", socket.gethostname().split(".")[0], *self.conf.node_names]
         (self.work / "hosts").write_text("127.0.0.1 " + " ".join(dict.fromkeys(names)) + "\n")
-        command = [_tool("slurmctld"), "-D", "-f", str(self.conf.path)]
-        self.controller = self._spawn(_sandbox(self.work, command), "slurmctld-stdout.log")
+        command = [self.runtime.tool("slurmctld"), "-D", "-f", str(self.conf.path)]
+        self.controller = self._spawn(_sandbox(self.work, self.runtime, command),
+                                      "slurmctld-stdout.log")
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
             if self.controller.poll() is not None:
@@ -260,11 +392,12 @@ class SlurmCluster:
 
     def _spawn(self, argv: list[str], stdout_name: str,
                env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-        """A daemon in its own process group (so _stop reaches its children too)."""
+        """A daemon in its own process group (so _stop reaches its children too), killed
+        when the test process dies however it dies (then a root's PID namespace ends too)."""
         with open(self.work / "log" / stdout_name, "wb") as out:
             return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True,
-                                    env=env or self.env)
+                                    env=env or self.env, preexec_fn=_die_with_parent)
 
     def stop(self) -> None:
         for proc in [*self.daemons, self.controller]:
@@ -284,13 +417,18 @@ class SlurmCluster:
         return result.stdout
 
     def _client(self, tool: str, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([_tool(tool), *args], capture_output=True, text=True,
-                              env=self.env, timeout=WAIT_S)
+        argv = [self.runtime.tool(tool), *args]
+        if self.runtime.root is not None:  # the release's own client, by chroot
+            argv = _sandbox(self.work, self.runtime, ["env", f"SLURM_CONF={self.conf.path}",
+                                                      *argv])
+        return subprocess.run(argv, capture_output=True, text=True, env=self.env,
+                              timeout=WAIT_S)
 
-    def topology(self, key: str = "SwitchName") -> dict[str, dict[str, str]]:
-        """`scontrol show topology`: switch (or block, key='BlockName') name -> its fields;
-        empty without a topology plugin."""
-        result = self._client("scontrol", "show", "topology")
+    def topology(self, key: str = "SwitchName",
+                 name: str | None = None) -> dict[str, dict[str, str]]:
+        """`scontrol show topology [NAME]`: switch (or block, key='BlockName') name -> its
+        fields; empty without a topology plugin. NAME: one topology of topology.yaml."""
+        result = self._client("scontrol", "show", "topology", *([name] if name else []))
         if "No topology information available" in result.stderr:
             return {}
         if result.returncode != 0 or result.stderr.strip():
@@ -319,10 +457,10 @@ class SlurmCluster:
         """Start `slurmd -D -N node` (CPU topology faked with HWLOC_SYNTHETIC, /dev/nvidia*
         stand-ins as character devices), wait until it has registered, stop it, return the
         node's record. conf_dir: another config directory (a changed gres.conf)."""
-        conf = (conf_dir or self.conf.directory) / "slurm.conf"
+        conf = (conf_dir or self.conf.slurmd_directory) / "slurm.conf"
         (self.work / "spool" / node).mkdir(exist_ok=True)  # SlurmdSpoolDir=.../%n
-        command = [_tool("slurmd"), "-D", "-f", str(conf), "-N", node]
-        argv = _sandbox(self.work, command, gpus)
+        command = [self.runtime.tool("slurmd"), "-D", "-f", str(conf), "-N", node]
+        argv = _sandbox(self.work, self.runtime, command, gpus)
         env = {**self.env, "HWLOC_SYNTHETIC": f"pack:{sockets} core:{cores} pu:{threads}"}
         proc = self._spawn(argv, f"slurmd-{node}-stdout.log", env)
         self.daemons.append(proc)
@@ -337,9 +475,11 @@ class SlurmCluster:
         """`slurmd -G -N node`: slurmd parses gres.conf for the node (File= devices and Cores=
         against the faked CPU topology) and prints one record per File= line, then exits."""
         (self.work / "spool" / node).mkdir(exist_ok=True)
-        command = [_tool("slurmd"), "-G", "-f", str(self.conf.path), "-N", node]
+        command = [self.runtime.tool("slurmd"), "-G", "-f", str(self.conf.slurmd_path), "-N",
+                   node]
         env = {**self.env, "HWLOC_SYNTHETIC": f"pack:{sockets} core:{cores} pu:{threads}"}
-        result = subprocess.run(_sandbox(self.work, command, gpus), capture_output=True,
+        result = subprocess.run(_sandbox(self.work, self.runtime, command, gpus),
+                                capture_output=True,
                                 text=True, env=env, timeout=WAIT_S)
         output = result.stdout + result.stderr
         if result.returncode != 0 or _errors(output, SANDBOX_NOISE):
@@ -375,6 +515,12 @@ def _errors(text: str, noise: Iterable[re.Pattern[str]]) -> list[str]:
             and not any(p.search(line) for p in patterns)]
 
 
+def _die_with_parent() -> None:
+    """prctl(PR_SET_PDEATHSIG, SIGKILL): the kernel kills the child when its parent exits."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+
+
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM the daemon's process group, SIGKILL after 5 s."""
     if proc.poll() is not None:
@@ -391,9 +537,9 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def running(rendered: Path, work: Path) -> Iterator[SlurmCluster]:
+def running(rendered: Path, work: Path, runtime: Runtime) -> Iterator[SlurmCluster]:
     """Generator for a fixture: a started cluster, stopped afterwards whatever happens."""
-    cluster = SlurmCluster(prepare(rendered, work), work)
+    cluster = SlurmCluster(prepare(rendered, work, runtime), work, runtime)
     try:
         cluster.start()
         yield cluster

@@ -1,5 +1,12 @@
-"""Real consumer: slurmctld and slurmd 22.05 read every example's slurm.conf, gres.conf and
-topology.conf, and report back exactly the plan's nodes, partitions, GPUs and switch tree."""
+"""Real consumer: slurmctld and slurmd of Slurm 22.05, 24.11 and 26.05 read every example's
+slurm.conf, gres.conf and topology files, and report back exactly the plan's nodes, partitions,
+GPUs and topology.
+
+The matrix: each example rendered for its own target and for each newer measured release
+(catalog/slurm_releases.py MEASURED), run on every available release at least as new as the
+target: Debian 12's own 22.05, and 24.11 and 26.05 from the Debian roots that .ci/install-deps
+builds (under CI=true a missing root fails). The terminal summary prints the matrix
+(tests/real/conftest.py)."""
 
 from __future__ import annotations
 
@@ -12,75 +19,96 @@ from typing import Any
 import networkx as nx
 import pytest
 
+from cluster_iac.catalog.slurm_releases import MEASURED, parse_version
 from cluster_iac.emit import render_all
 from cluster_iac.hostlist import expand, fold
 from cluster_iac.plan import NodeTypePlan, Plan
-from cluster_iac.render import build
-from tests.conftest import EXAMPLE_IDS, ROOT, example_build
+from tests.conftest import EXAMPLE_IDS
 from tests.facility_fixtures import compile_data
 from tests.real import slurm_harness as harness
+from tests.real.matrix import MATRIX
+from tests.slurm_fixtures import example_data
 from tests.test_fabric import superpod_spec
+from tests.test_slurm_versions import _mixed
 
 pytestmark = pytest.mark.real
 
-RETARGET = "@installed"  # suffix: the example re-targeted to the installed Slurm version
 # Registration reasons that only say the test machine is smaller than the node.
 MACHINE_REASONS = re.compile(r"^Low (RealMemory|TmpDisk)\b")
 
 
-def _require_real() -> None:
-    """Fail (never skip silently) when the daemons cannot run, unless a developer opted out."""
-    if os.environ.get(harness.NO_REAL_ENV) == "1":
-        pytest.skip(f"{harness.NO_REAL_ENV}=1: real Slurm tests switched off")
-    missing = harness.missing_tools()
-    if missing:
-        pytest.fail(f"real Slurm tests need {', '.join(missing)}: apt-get install slurmctld "
-                    f"slurmd slurm-client munge (or set {harness.NO_REAL_ENV}=1 to opt out)")
-
-
-def _newer_than_installed() -> list[str]:
-    """Examples that target a Slurm newer than the installed one (tested as-is and re-targeted)."""
-    try:
-        installed = harness.installed_version()
-    except (OSError, harness.HarnessError):
-        return []
-    return [name for name in EXAMPLE_IDS
-            if _version(example_build(name).plan.cluster.slurm_version) > installed]
-
-
-def _version(text: str) -> tuple[int, int]:
-    major, minor = text.split(".")[:2]
-    return int(major), int(minor)
-
-
-# Fabrics no example has: a three-tier fat tree (pods under a core) and a plain (non-rail) one.
-FABRICS: dict[str, Callable[[], dict[str, Any]]] = {
-    "superpod-16su-3tier": lambda: superpod_spec(16),
-    "superpod-2su-plain": lambda: superpod_spec(2, design="plain"),
-}
-CASES = EXAMPLE_IDS + [name + RETARGET for name in _newer_than_installed()] + list(FABRICS)
-
-
-def _case_build(case: str, tmp: Path) -> Plan:
-    """Render the case's slurm files into tmp/slurm; return its plan."""
-    name, _, retarget = case.partition("@")
-    if name in FABRICS:
-        plan = compile_data(FABRICS[name]())
-        files = render_all(plan)
-    elif retarget:
-        major, minor = harness.installed_version()
-        text = (ROOT / "examples" / f"{name}.yaml").read_text()
-        text, count = re.subn(r"(?m)^(\s*slurm_version:\s*).*$", rf'\g<1>"{major}.{minor:02d}"',
-                              text)
-        assert count == 1, f"{name}: no slurm_version line to re-target"
-        spec = tmp / f"{name}.yaml"
-        spec.write_text(text)
-        built = build(spec)
-        plan, files = built.plan, built.files
+def _runtimes() -> tuple[dict[str, harness.Runtime], list[str]]:
+    """The releases this machine can run, by name, and what is missing."""
+    found: dict[str, harness.Runtime] = {}
+    missing: list[str] = []
+    host = harness.host_runtime() if not harness.missing_tools() else None
+    if host is None:
+        missing.append("Debian 12's slurmctld slurmd slurm-client")
     else:
-        built = example_build(name)
-        plan, files = built.plan, built.files
-    for rel, text in files.items():
+        found[host.name] = host
+    roots, absent = harness.root_runtimes()
+    found.update({r.name: r for r in roots})
+    return found, missing + absent
+
+
+RUNTIMES, MISSING = _runtimes()
+
+# Specs no example has: a three-tier fat tree (pods under a core), a plain (non-rail) fabric,
+# and GB200 racks beside H100 nodes (per-partition topology.yaml on 25.05+).
+SPECS: dict[str, Callable[[str], dict[str, Any]]] = {
+    "superpod-16su-3tier": lambda v: {**superpod_spec(16), "cluster": {
+        "name": "superpod", "slurm_version": v}},
+    "superpod-2su-plain": lambda v: {**superpod_spec(2, design="plain"), "cluster": {
+        "name": "superpod", "slurm_version": v}},
+    "gb200-beside-h100": lambda v: _mixed(v),
+    "gb200-uneven-racks": lambda v: _uneven(v),
+}
+SPEC_TARGETS = {"superpod-16su-3tier": ["22.05"], "superpod-2su-plain": ["22.05"],
+                "gb200-beside-h100": ["26.05"], "gb200-uneven-racks": ["24.11"]}
+
+
+def _uneven(version: str) -> dict[str, Any]:
+    """NVL72 racks of 18, 18, 18 and 16 trays: 24.11 refuses a block smaller than the first
+    unless BlockSizes says the base block is 16."""
+    data = example_data("gb200-nvl72", version)
+    data["node_groups"][0]["count"] = 70
+    return data
+
+
+def _matrix() -> list[str]:
+    """'example@target/release' for every cell of the matrix."""
+    cases = []
+    for name in EXAMPLE_IDS + list(SPECS):
+        own = example_data(name)["cluster"].get("slurm_version", "22.05") \
+            if name in EXAMPLE_IDS else SPEC_TARGETS[name][0]
+        targets = [own] + [v for v in MEASURED if parse_version(v) > parse_version(own)]
+        if name in SPECS:
+            targets = SPEC_TARGETS[name]
+        for target in targets:
+            cases += [f"{name}@{target}/{release}" for release in MEASURED
+                      if parse_version(release) >= parse_version(target)]
+    return cases
+
+
+CASES = _matrix()
+
+
+def _require(release: str) -> harness.Runtime:
+    """The release's runtime; fail (never skip silently) when it is missing, unless a
+    developer opted out (outside CI only)."""
+    if os.environ.get(harness.NO_REAL_ENV) == "1" and os.environ.get("CI") != "true":
+        pytest.skip(f"{harness.NO_REAL_ENV}=1: real Slurm tests switched off")
+    if release not in RUNTIMES:
+        pytest.fail(f"real Slurm {release} is not available ({'; '.join(MISSING)}): run "
+                    f".ci/install-deps (or set {harness.NO_REAL_ENV}=1 to opt out)")
+    return RUNTIMES[release]
+
+
+def _case_build(name: str, target: str, tmp: Path) -> Plan:
+    """Render the case's slurm files for ``target`` into tmp/slurm; return its plan."""
+    data = SPECS[name](target) if name in SPECS else example_data(name, target)
+    plan = compile_data(data)
+    for rel, text in render_all(plan).items():
         if rel.startswith("slurm/"):
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text)
@@ -90,12 +118,18 @@ def _case_build(case: str, tmp: Path) -> Plan:
 @pytest.fixture(scope="module", params=CASES)
 def case(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
          ) -> Iterator[tuple[Plan, harness.SlurmCluster]]:
-    """One slurmctld per example, shared by the tests below, stopped at the end."""
-    _require_real()
-    tmp = tmp_path_factory.mktemp(request.param.replace("@", "-"))
-    plan = _case_build(request.param, tmp)
+    """One slurmctld per cell, shared by the tests below, stopped at the end."""
+    cell = request.param
+    name, _, rest = cell.partition("@")
+    target, _, release = rest.partition("/")
+    runtime = _require(release)
+    tmp = tmp_path_factory.mktemp(re.sub(r"[@/.]", "-", cell))
+    plan = _case_build(name, target, tmp)
     (tmp / "run").mkdir()
-    for cluster in harness.running(tmp / "slurm", tmp / "run"):
+    MATRIX.record(cell, "starts", False)
+    for cluster in harness.running(tmp / "slurm", tmp / "run", runtime):
+        MATRIX.record(cell, "starts", True)
+        cluster.label = cell
         yield plan, cluster
 
 
@@ -136,6 +170,7 @@ def _first_of_each_type(plan: Plan) -> dict[str, str]:
 
 def test_slurmctld_lists_exactly_the_plans_nodes(case: tuple[Plan, harness.SlurmCluster]) -> None:
     plan, cluster = case
+    MATRIX.record(cluster.label, "nodes", False)
     nodes = {r["NodeName"]: r for r in cluster.records("nodes")}
     assert sorted(nodes) == sorted(n.hostname for n in plan.compute_nodes)
     for node in plan.compute_nodes:
@@ -145,11 +180,13 @@ def test_slurmctld_lists_exactly_the_plans_nodes(case: tuple[Plan, harness.Slurm
         assert got == _expected_node(plan, nt), node.hostname
         features = set(shown["AvailableFeatures"].split(","))
         assert {nt.name, *([nt.gres_type] if nt.gres_type else [])} <= features
+    MATRIX.record(cluster.label, "nodes", True)
 
 
 def test_slurmctld_lists_exactly_the_plans_partitions(
         case: tuple[Plan, harness.SlurmCluster]) -> None:
     plan, cluster = case
+    MATRIX.record(cluster.label, "partitions", False)
     shown = {r["PartitionName"]: r for r in cluster.records("partitions")}
     assert sorted(shown) == sorted(p.name for p in plan.partitions)
     for part in plan.partitions:
@@ -158,10 +195,15 @@ def test_slurmctld_lists_exactly_the_plans_partitions(
         assert record["Default"] == ("YES" if part.default else "NO"), part.name
         assert _minutes(record["MaxTime"]) == _minutes(part.max_time), part.name
         assert record["PriorityTier"] == str(part.priority_tier), part.name
-        assert record["OverSubscribe"] == ("EXCLUSIVE" if part.exclusive else "NO"), part.name
+        # 26.05 shows OverSubscribe=EXCLUSIVE as Exclusive=NODE, whichever the file says
+        exclusive = record["OverSubscribe"] == "EXCLUSIVE" or record.get("Exclusive") == "NODE"
+        assert exclusive == part.exclusive, part.name
+        assert record.get("Topology", "(null)") in (
+            plan.slurm.partition_topology.get(part.name, "(null)"), "fabric"), part.name
     default = [p.name + "*" for p in plan.partitions if p.default]
     sinfo = cluster.run("sinfo", "-h", "-o", "%P %D").split()
     assert set(default) <= set(sinfo[0::2])
+    MATRIX.record(cluster.label, "partitions", True)
 
 
 def _minutes(limit: str) -> int | None:
@@ -181,7 +223,9 @@ def _minutes(limit: str) -> int | None:
 
 def test_slurmctld_logs_no_error(case: tuple[Plan, harness.SlurmCluster]) -> None:
     _plan, cluster = case
+    MATRIX.record(cluster.label, "log clean", False)
     assert cluster.log_errors("slurmctld") == []
+    MATRIX.record(cluster.label, "log clean", True)
 
 
 # --- slurmd: gres.conf on one registered node of each type --------------------------------------
@@ -190,12 +234,20 @@ def test_slurmctld_logs_no_error(case: tuple[Plan, harness.SlurmCluster]) -> Non
 def test_one_node_of_each_type_registers_with_its_gpus(
         case: tuple[Plan, harness.SlurmCluster]) -> None:
     plan, cluster = case
-    for type_name, host in _first_of_each_type(plan).items():
+    MATRIX.record(cluster.label, "gpus", False)
+    hosts = _first_of_each_type(plan)
+    for type_name, host in hosts.items():
         nt = plan.node_types[type_name]
         record = _register(cluster, nt, host)
         assert _gres_found(record) == _expected_node(plan, nt)["Gres"], host
         assert _unexplained_reasons(record) == [], (host, record.get("State"))
-        assert cluster.log_errors(f"slurmd-{host}") == [], host
+    MATRIX.record(cluster.label, "gpus", True)
+    # the registrations' log lines, slurmd's and slurmctld's: none the sandbox does not explain
+    errors = [e for host in hosts.values() for e in cluster.log_errors(f"slurmd-{host}")]
+    errors += cluster.log_errors("slurmctld")
+    if errors:
+        MATRIX.record(cluster.label, "log clean", False)
+    assert errors == []
 
 
 def test_slurmd_binds_each_gpu_to_its_sockets_cores(
@@ -228,7 +280,7 @@ def _core_ids(text: str) -> set[int]:
 
 
 def test_one_gpu_missing_from_gres_conf_makes_the_node_invalid(
-        case: tuple[Plan, harness.SlurmCluster], tmp_path: Path) -> None:
+        case: tuple[Plan, harness.SlurmCluster]) -> None:
     """The same check must fail on a gres.conf with one GPU fewer (so the test above can fail)."""
     plan, cluster = case
     gpu_types = [(t, h) for t, h in _first_of_each_type(plan).items()
@@ -236,9 +288,9 @@ def test_one_gpu_missing_from_gres_conf_makes_the_node_invalid(
     assert gpu_types, "every example has GPU nodes"
     type_name = gpu_types[0][0]
     host = [n.hostname for n in plan.compute_nodes if n.node_type == type_name][-1]
-    broken = tmp_path / "etc"
+    broken = cluster.work / "etc-one-gpu-fewer"  # inside the work dir a root's sandbox maps
     broken.mkdir()
-    for path in cluster.conf.directory.iterdir():
+    for path in cluster.conf.slurmd_directory.iterdir():
         (broken / path.name).write_text(path.read_text())
     gres = broken / "gres.conf"
     gres.write_text(_one_gpu_fewer(gres.read_text(), host))
@@ -285,19 +337,26 @@ def _one_gpu_fewer(text: str, host: str) -> str:
 
 def test_topology_matches_the_compute_fabric(case: tuple[Plan, harness.SlurmCluster]) -> None:
     plan, cluster = case
-    switches = cluster.topology()
-    has_topology = (cluster.conf.directory / "topology.conf").exists()
-    if "compute" not in plan.fabrics or plan.settings.slurm.topology == "none":
-        assert not switches
-        return
-    assert has_topology, "the plan has a compute fabric but no slurm/topology.conf was rendered"
-    if any("topology/block" in line for line in cluster.conf.overrides):
-        pytest.skip("topology/block needs Slurm 23.11, installed is "
-                    "{}.{:02d}: the tree is tested on the {} case".format(
-                        *harness.installed_version(), RETARGET))
-    if "TopologyPlugin=topology/block" in cluster.conf.path.read_text():
+    MATRIX.record(cluster.label, "topology", False)
+    kind = plan.slurm.topology
+    files = {p.name for p in cluster.conf.directory.iterdir()}
+    assert ("topology.yaml" in files) == (kind == "per-partition")
+    assert ("topology.conf" in files) == (kind in ("tree", "block"))
+    if kind == "none":
+        assert not cluster.topology()
+    elif kind == "block":
         _assert_blocks(plan, cluster.topology("BlockName"))
-        return
+    elif kind == "per-partition":
+        _assert_blocks(plan, cluster.topology("BlockName", "nvlink"))
+        _assert_tree(plan, cluster.topology("SwitchName", "fabric"))
+    else:
+        _assert_tree(plan, cluster.topology())
+    MATRIX.record(cluster.label, "topology", True)
+
+
+def _assert_tree(plan: Plan, switches: dict[str, dict[str, str]]) -> None:
+    """The switch levels slurmctld reports are the fabric graph's, named as the plan names
+    them."""
     expected = _expected_levels(plan)
     levels: dict[int, dict[str, frozenset[str]]] = {}
     for name, record in switches.items():
@@ -312,8 +371,8 @@ def test_topology_matches_the_compute_fabric(case: tuple[Plan, harness.SlurmClus
 
 
 def _assert_blocks(plan: Plan, blocks: dict[str, dict[str, str]]) -> None:
-    """topology/block (Slurm 23.11+; not installed here, so this path is untried): one block
-    per rack-scale NVLink domain, holding that domain's Slurm nodes."""
+    """topology/block: one block per rack-scale NVLink domain, holding that domain's Slurm
+    nodes."""
     hosts = {n.hostname for n in plan.compute_nodes}
     expected = sorted(fold(set(d.nodes) & hosts) for d in plan.nvlink_domains if d.kind == "rack")
     assert sorted(fold(expand(b["Nodes"])) for b in blocks.values()) == expected
