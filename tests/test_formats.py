@@ -8,7 +8,7 @@ import io
 import pytest
 from ruamel.yaml import YAML
 
-from cluster_iac.emit.formats import csv_cell, csv_records, csv_text, yaml_text
+from cluster_iac.emit.formats import csv_cell, csv_records, csv_text, markdown_row, yaml_text
 
 
 @pytest.mark.parametrize(("value", "cell"), [
@@ -66,3 +66,11 @@ def test_csv_records_have_comments_and_no_header() -> None:
     assert text == '# one, two\n"#x","a,b"\ny,z\n'
     data = [line for line in text.splitlines() if not line.startswith("#")]
     assert list(csv.reader(io.StringIO("\n".join(data)))) == [["#x", "a,b"], ["y", "z"]]
+
+
+def test_markdown_rows_escape_pipes_and_refuse_line_breaks() -> None:
+    assert markdown_row(["r01-pdu-a", "CB1", 16.4]) == "| r01-pdu-a | CB1 | 16.4 |"
+    # A '|' would open a new column; escaped, GFM shows it as text in the same cell.
+    assert markdown_row(["a|b", ""]) == "| a\\|b |  |"
+    with pytest.raises(ValueError, match="line break"):
+        markdown_row(["two\nlines"])

@@ -10,7 +10,7 @@ from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import DEFAULT_SHELF, SIDES, busbar_fed, power_shelves
 from cluster_iac.plan.power_flow import Circuitry, Consumer, RackFlow, solve
-from cluster_iac.plan.power_rows import RackNames
+from cluster_iac.plan.power_rows import RackNames, RackTemplate
 from cluster_iac.plan.power_tables import (
     PduLoad,
     PowerCircuit,
@@ -41,17 +41,17 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
     shelves = power_shelves(plan)
     tables = _Tables()
     problems: list[Diagnostic] = []
-    solved: dict[tuple[Any, ...], RackFlow] = {}
+    solved: dict[tuple[Any, ...], RackTemplate] = {}
     policy_percent = plan.settings.policy.breaker_continuous_percent
     for rack in plan.racks:
         profile = plan.settings.power.pdu_profiles[rack.pdu_profile]
         key = (rack.pdu_profile, consumers.get(rack.name, ()), busbar.get(rack.name, 0.0))
         if key not in solved:
-            solved[key] = solve(key[1], _circuitry(profile), key[2])
-        flow = solved[key]
+            solved[key] = RackTemplate(solve(key[1], _circuitry(profile), key[2]), profile)
+        template = solved[key]
         rack_names = RackNames(rack, profile, names.get(rack.name, ()), policy_percent)
-        problems += _outlet_problems(rack, profile, rack_names, flow)
-        _name_rack(tables, rack_names, flow, tuple(shelves.get(rack.name, ())))
+        problems += _outlet_problems(rack, profile, rack_names, template.flow)
+        _name_rack(tables, rack_names, template, tuple(shelves.get(rack.name, ())))
     if problems:
         raise CompileError(problems)
     return replace(
@@ -80,22 +80,25 @@ def _consumers_by_rack(plan: Plan) -> tuple[dict[str, tuple[str, ...]],
     skip = {name for trays in fed.values() for name, _ in trays}
     names: dict[str, list[str]] = {}
     found: dict[str, list[Consumer]] = {}
-    kinds: dict[str, Consumer] = {}
+    kinds: dict[object, Consumer] = {}  # node type, or a switch's power figures
     for node in plan.nodes:
         if node.hostname not in skip:
             skip.add(node.hostname)
             nt = plan.node_types[node.node_type]
-            consumer = kinds.setdefault(f"n:{nt.name}", Consumer(
+            consumer = kinds.setdefault(nt.name, Consumer(
                 "node", nt.max_power_w, nt.psu_count, nt.psu_rating_w, nt.psu_required))
             names.setdefault(node.rack, []).append(node.hostname)
             found.setdefault(node.rack, []).append(consumer)
     for sw in plan.switches:
         if sw.name not in skip:
             skip.add(sw.name)
-            rating = -(-sw.max_power_w // sw.psu_required)  # each PSU carries its share of N
-            consumer = Consumer("switch", sw.max_power_w, sw.psu_count, rating, sw.psu_required)
+            key = (sw.max_power_w, sw.psu_count, sw.psu_required)
+            if key not in kinds:
+                rating = -(-sw.max_power_w // sw.psu_required)  # each PSU carries its N share
+                kinds[key] = Consumer("switch", sw.max_power_w, sw.psu_count, rating,
+                                      sw.psu_required)
             names.setdefault(sw.rack, []).append(sw.name)
-            found.setdefault(sw.rack, []).append(kinds.setdefault(f"s:{consumer}", consumer))
+            found.setdefault(sw.rack, []).append(kinds[key])
     shelf = plan.catalog.power_shelves[DEFAULT_SHELF]
     shelf_consumer = Consumer("power-shelf", shelf.capacity_w, shelf.psus.count,
                               shelf.psus.rating_w, shelf.psus.required)
@@ -118,20 +121,19 @@ def _rack_loads(plan: Plan) -> dict[str, float]:
     return loads
 
 
-def _name_rack(tables: _Tables, names: RackNames, flow: RackFlow,
+def _name_rack(tables: _Tables, names: RackNames, template: RackTemplate,
                shelves: tuple[str, ...]) -> None:
     rack = names.rack.name
     for side, pdu in zip(names.sides, names.pdus, strict=True):
         tables.devices.append(PowerDevice(pdu, "pdu", rack, names.rack.pdu_profile, side))
     tables.devices += [PowerDevice(s, "power-shelf", rack, DEFAULT_SHELF, "") for s in shelves]
-    tables.cords += names.cords(flow)
-    circuits = names.circuits(flow)
-    lines = names.lines(flow)
+    cords, circuits, lines, feeds, pdus, outages = names.rows(template)
+    tables.cords += cords
     tables.circuits += circuits
     tables.lines += lines
-    tables.feeds += names.feeds(flow)
-    tables.pdus += names.pdu_loads(flow, circuits, lines)
-    tables.outages += names.outages(flow)
+    tables.feeds += feeds
+    tables.pdus += pdus
+    tables.outages += outages
 
 
 def _outlet_problems(rack: Any, profile: Any, names: RackNames,

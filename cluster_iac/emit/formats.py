@@ -186,3 +186,19 @@ def shell_word(value: object) -> str:
     if _CONTROL.search(text):
         raise ValueError(f"shell word {text[:40]!r} holds a line break or control character")
     return shlex.quote(text)
+
+
+def markdown_row(cells: Sequence[object]) -> str:
+    """One row of a Markdown (GFM) table: '| a | b |'; a '|' in a cell is escaped so it
+    cannot open a column, and a cell may not hold a line break (it would end the table)."""
+    try:
+        texts: Sequence[str] = cells  # type: ignore[assignment]  # all text: the usual case
+        row = " | ".join(texts)
+    except TypeError:
+        texts = [str(cell) for cell in cells]
+        row = " | ".join(texts)
+    if _BREAKS.search(row):
+        raise ValueError(f"Markdown cell in {row[:60]!r} holds a line break or NUL")
+    if row.count("|") != len(texts) - 1:  # a cell holds a '|' (rare): escape cell by cell
+        row = " | ".join(t.replace("|", "\\|") for t in texts)
+    return f"| {row} |"

@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from cluster_iac.emit.base import render_template
+from cluster_iac.emit.formats import markdown_row
 from cluster_iac.plan import Plan, collectives
 from cluster_iac.plan.checkpoint import storage_figures
 from cluster_iac.plan.collectives import constants
@@ -74,27 +75,26 @@ def _bom(plan: Plan) -> list[dict[str, str]]:
 
 
 def _power(plan: Plan) -> dict[str, Any]:
+    """Each rack's load against its limit, each PDU's worst line; rows formatted here (a
+    100,000-GPU cluster has some 10,000 PDUs)."""
     loads = rack_loads_w(plan)
     racks = []
     for rack in sorted(plan.racks, key=lambda r: r.name):
         limit = rack.max_power_kw
-        racks.append({
-            "name": rack.name, "row": rack.row, "load": _kw(loads[rack.name]),
-            "limit": f"{limit:g}" if limit else "-",
-            "margin": f"{limit - loads[rack.name] / 1000:.2f}" if limit else "-"})
-    pdu_rows = [{
-        "rack": p.rack, "pdu": p.pdu, "layout": p.layout, "load": _kw(p.load_w),
-        "worst_kw": _kw(p.worst_w), "line": f"{p.circuit} {p.line}", "amps": f"{p.worst_a:.1f}",
-        "limit": f"{p.limit_a:.1f}", "pct": f"{p.percent:.0f}",
-        "margin": f"{p.limit_a - p.worst_a:.1f}", "case": p.worst_case}
-        for p in pdu_loads(plan)]
+        racks.append(markdown_row((
+            rack.name, rack.row, _kw(loads[rack.name]), f"{limit:g}" if limit else "-",
+            f"{limit - loads[rack.name] / 1000:.2f}" if limit else "-")))
+    pdus = [markdown_row((
+        p.rack, p.pdu, p.layout, _kw(p.load_w), _kw(p.worst_w), f"{p.circuit} {p.line}",
+        f"{p.worst_a:.1f}", f"{p.limit_a:.1f}", f"{p.percent:.0f}",
+        f"{p.limit_a - p.worst_a:.1f}", p.worst_case)) for p in pdu_loads(plan)]
     it_w = sum(loads.values())
     power = plan.settings.power
     cap = power.facility_capacity_kw
     facility = it_w * power.pue
     capacity = (f"capacity {cap:g} kW, margin {cap - facility / 1000:.2f} kW" if cap else
                 "no facility capacity declared (power.facility_capacity_kw)")
-    return {"racks": racks, "pdus": pdu_rows, "it": _kw(it_w), "pue": f"{power.pue:g}",
+    return {"racks": racks, "pdus": pdus, "it": _kw(it_w), "pue": f"{power.pue:g}",
             "facility": _kw(facility), "capacity": capacity,
             "continuous": f"{plan.settings.policy.breaker_continuous_percent:g}"}
 

@@ -5,22 +5,23 @@ report.md, cabling, NetBox and monitoring read these rows and never re-derive th
 is the one NetBox models: power panel -> power feed -> PDU inlet (power port) -> outlets
 (each on its inlet and feed leg) -> PSU (power port with its allocated and maximum draw).
 
-Failure cases are named the same way in every table: 'normal'; 'PDU <pdu> down' (its feed or
+Rows are named tuples: immutable like the rest of the plan, and made at tuple speed (a
+100,000-GPU plan has some 160,000 of them). Failure cases are named the same way in every
+table: 'normal'; 'PDU <pdu> down' (its feed or
 the row panel on that side failed: for one rack the three are the same case, see
 plan/power_flow.py); '<device> PSU<n> failed'.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from cluster_iac.errors import SpecPath
 
 NORMAL = "normal"
 
 
-@dataclass(frozen=True, slots=True)
-class PowerDevice:
+class PowerDevice(NamedTuple):
     """A racked part of the power chain: a rack PDU (one per feed side) or a power shelf."""
 
     name: str
@@ -30,8 +31,7 @@ class PowerDevice:
     side: str  # feed side of a PDU ('A', 'B', 'C'); '' for power shelves
 
 
-@dataclass(frozen=True, slots=True)
-class PowerCord:
+class PowerCord(NamedTuple):
     """One PSU's cord: from a PDU outlet (on a circuit and a line) to a device's power inlet.
 
     The physical layer's power table: the power pass plans it once; checks and every emitter
@@ -53,8 +53,7 @@ class PowerCord:
     maximum_case: str = NORMAL  # the case that gives maximum_w
 
 
-@dataclass(frozen=True, slots=True)
-class PowerFeed:
+class PowerFeed(NamedTuple):
     """One feed: the whip from a breaker of the row's panel (one panel per row and side) to
     one PDU's inlet. Every PDU has its own feed; a panel feeds that side of every rack."""
 
@@ -79,8 +78,7 @@ class PowerFeed:
     spec_path: SpecPath
 
 
-@dataclass(frozen=True, slots=True)
-class PowerCircuit:
+class PowerCircuit(NamedTuple):
     """A PDU branch circuit (one breaker) with its limits and its real power for people."""
 
     rack: str
@@ -88,7 +86,6 @@ class PowerCircuit:
     side: str
     feed: str
     name: str  # 'CB1'
-    index: int  # 0-based position on the PDU
     wiring: str  # 'wye' | 'delta' | 'single-phase'
     voltage_v: float  # line-to-line on three-phase circuits
     cord_v: float  # what a cord sees: V_LL / sqrt 3 (wye), V_LL (delta), V (single phase)
@@ -117,8 +114,7 @@ class PowerCircuit:
         return 100 * self.load_w / self.limit_w
 
 
-@dataclass(frozen=True, slots=True)
-class PowerLine:
+class PowerLine(NamedTuple):
     """One line (phase conductor) of a circuit: the cords on it and its current in each case.
 
     On a wye or single-phase circuit the outlets are those wired to this line; on a delta
@@ -144,8 +140,7 @@ class PowerLine:
         return 100 * self.worst_a / self.limit_a
 
 
-@dataclass(frozen=True, slots=True)
-class PduLoad:
+class PduLoad(NamedTuple):
     """A rack PDU's worst case: its real power (for people) and its worst line (the verdict)."""
 
     rack: str
@@ -168,8 +163,7 @@ class PduLoad:
         return 100 * self.worst_a / self.limit_a
 
 
-@dataclass(frozen=True, slots=True)
-class PowerOutage:
+class PowerOutage(NamedTuple):
     """A device that goes down in a single-failure case although it has spare PSUs (too few
     stay live), or a busbar whose live power shelves cannot carry its trays."""
 
