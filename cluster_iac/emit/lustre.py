@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from cluster_iac.emit import lustre_servers
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import shell_comment, shell_word
 from cluster_iac.plan import Plan
@@ -26,6 +27,7 @@ def render(plan: Plan) -> dict[str, str]:
             "lustre/setstripe.sh.j2", lustre=lustre, directories=directories,
             osts_per_oss=(lustre.ost_count or 0) // (lustre.oss_count or 1)),
         "lustre/layouts.json": json.dumps(layouts_data(plan), indent=2, sort_keys=True) + "\n",
+        **lustre_servers.render(plan),
     }
 
 
