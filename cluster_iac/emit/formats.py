@@ -329,7 +329,10 @@ def shell_assignment(name: str, value: object) -> str:
     """``NAME=word``: a variable assignment a POSIX shell (``set -a; . file``) reads back."""
     if not _ENV_NAME.fullmatch(name):
         raise ValueError(f"{name!r} is not a shell variable name")
-    return f"{name}={shell_word(value)}"
+    word = shell_word(value)
+    if word.startswith("="):  # NAME==x is right, but reads as a typo (shellcheck SC1097)
+        word = "'" + word + "'"  # shlex left it bare: it holds no quote
+    return f"{name}={word}"
 
 
 def shell_comment(text: str) -> str:
