@@ -58,16 +58,21 @@ def group_name(prefix: str, name: str) -> str:
 
 def _groups(plan: Plan, devs: tuple[Device, ...]) -> dict[str, dict]:
     groups: dict[str, dict] = defaultdict(lambda: {"vars": {}, "hosts": set()})
-    originals: dict[str, str] = {}
+    originals: dict[str, tuple[str, str]] = {}
+    known: dict[tuple[str, str], set[str]] = {}  # (prefix, name) -> its group's hosts
 
     def add(prefix: str, name: str, host: str) -> None:
-        gname = group_name(prefix, name) if prefix else name
-        if originals.setdefault(gname, f"{prefix}:{name}") != f"{prefix}:{name}":
-            raise ValueError(f"group names {originals[gname]!r} and {prefix}:{name!r} "
-                             f"both become {gname!r}")
-        groups[gname]["hosts"].add(host)
-        if prefix:
-            groups[gname]["vars"]["cluster_iac_name"] = name
+        hosts = known.get((prefix, name))
+        if hosts is None:  # a group's name is made and checked once, not once per host
+            gname = group_name(prefix, name) if prefix else name
+            first = originals.setdefault(gname, (prefix, name))
+            if first != (prefix, name):
+                raise ValueError(f"group names {':'.join(first)!r} and {prefix}:{name!r} "
+                                 f"both become {gname!r}")
+            if prefix:
+                groups[gname]["vars"]["cluster_iac_name"] = name
+            hosts = known[(prefix, name)] = groups[gname]["hosts"]
+        hosts.add(host)
 
     for d in devs:
         if d.kind == "node":
