@@ -1,6 +1,6 @@
 """Fuzz: mutated examples through the whole pipeline give located diagnostics or a clean render.
 
-FUZZ_EXAMPLES sets the number of examples (2,000 by default, what CI runs; 50,000 was run once
+FUZZ_EXAMPLES sets the number of examples (2,000 by default, what CI runs; 16,000 were run once
 locally, see the README). Under CI the examples are derandomized, so a run is reproducible.
 """
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ipaddress import IPv4Network
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
+from pydantic_core import PydanticCustomError
 
 from cluster_iac.spec.base import (
     HostlistExpr,
@@ -17,6 +18,13 @@ from cluster_iac.spec.base import (
     UnitCount,
 )
 
+
+def _cidr_text(value: Any) -> Any:
+    """A subnet is written as text ('10.0.0.0/22'): ipaddress would take an integer, or true,
+    as an address (true is 0.0.0.1/32)."""
+    if not isinstance(value, str):
+        raise PydanticCustomError("string_type", "Input should be a valid string")
+    return value
 
 class ComputeFabric(SpecModel):
     """The GPU (east-west) fabric."""
@@ -82,7 +90,7 @@ class Fabric(SpecModel):
 class IpNetwork(SpecModel):
     """One IP network and the switch model that serves it."""
 
-    cidr: IPv4Network = Field(strict=False)
+    cidr: Annotated[IPv4Network, BeforeValidator(_cidr_text)] = Field(strict=False)
     """Subnet, e.g. 10.0.0.0/22; hosts get consecutive addresses after the reserved ones."""
     reserved: int = Field(default=10, ge=1, le=1 << 24)
     """Addresses kept at the start of the subnet (gateway, VIPs) before the first host."""
