@@ -39,6 +39,23 @@ def test_seed_loop_figures() -> None:
     assert loop.one_pump_down_kw == loop.flow_kw  # 2 pumps, 1 required: N+1
 
 
+def test_gb200_loops_carry_two_nvl72_racks_each() -> None:
+    """PG25 at the 35 C mean: 1013.5 kg/m3, 3.98 kJ/(kg K); 450 L/min x 10 K = 302.5 kW for
+    two racks of 132.24 kW; needing both pumps, one down leaves 225 L/min: 151.3 kW."""
+    loops = loop_figures(example_build("gb200-nvl72").plan)
+    assert [(f.name, f.racks) for f in loops] == [("cdu-a", ("nvl1", "nvl2")),
+                                                  ("cdu-b", ("nvl3", "nvl4"))]
+    for fig in loops:
+        assert fig.heat_kw == pytest.approx(2 * 132.24, abs=0.005)
+        assert fig.flow_kw == pytest.approx(450 / 60_000 * 1013.5 * 3.98 * 10)  # 302.54 kW
+    data = example_data("gb200-nvl72")
+    data["cooling"]["loops"][0]["pumps"] = {"count": 2, "required": 2}  # no spare pump
+    found = findings_of(data, "COOLING-PUMP-REDUNDANCY")
+    assert [f.path for f in found] == [("cooling", "loops", 0, "pumps")]
+    assert found[0].details["limit"] == pytest.approx(450 / 60_000 * 1013.5 * 3.98 * 10 / 2,
+                                                      abs=0.001)
+
+
 def test_guides_sixty_lpm_loop_is_rejected_at_its_flow() -> None:
     data = example_data("seed-64gpu-h100")
     data["cooling"]["loops"][0]["flow_lpm"] = 60
