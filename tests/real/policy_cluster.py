@@ -63,6 +63,7 @@ class Policy:
     cluster: harness.SlurmCluster
     script: subprocess.CompletedProcess[str]
     first_start_errors: list[str]
+    restart_errors: list[str]  # slurmctld's on the same files, once the QOS exist
 
     @property
     def slurm(self):  # type: ignore[no-untyped-def]
@@ -105,7 +106,9 @@ def running_policy(case: str, tmp: Path) -> Iterator[Policy]:
         log = box.work / "log" / "slurmctld.log"
         log.rename(log.with_name("slurmctld-first-start.log"))
         cluster.start()
-        yield Policy(case, plan, rendered, box, cluster, script, first)
+        # read now: later tests restart slurmds and reconfigure, which logs on its own
+        restart = cluster.log_errors("slurmctld")
+        yield Policy(case, plan, rendered, box, cluster, script, first, restart)
     finally:
         cluster.stop()
         if dbd is not None:
