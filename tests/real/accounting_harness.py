@@ -84,8 +84,10 @@ class MariaDB:
             raise harness.HarnessError("mariadb-install-db failed:\n" + install.stdout
                                        + install.stderr)
         with open(self.work / "mysqld.out", "wb") as out:
+            # killed with the test process however it ends (a SIGKILLed run left one behind)
             self.proc = subprocess.Popen([harness._tool("mariadbd"), *options], stdout=out,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
+                                         stderr=subprocess.STDOUT, start_new_session=True,
+                                         preexec_fn=harness._die_with_parent)
         _wait(lambda: self.socket.exists() and self._ping(), self.proc, "mariadbd",
               self.work / "mysqld.err")
 
