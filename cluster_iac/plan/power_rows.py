@@ -7,6 +7,8 @@ feed, panel and device names, so a 3,000-rack cluster formats each distinct rack
 
 from __future__ import annotations
 
+from functools import partial
+from itertools import repeat
 from typing import Any
 
 from cluster_iac.plan import electrical
@@ -22,6 +24,14 @@ from cluster_iac.plan.power_tables import (
     PowerOutage,
 )
 
+# Rows made from a whole column set at C speed (tuple.__new__ over zip): a rack's names are
+# filled into the template's columns with map, no Python call per row.
+_new_cord = partial(tuple.__new__, PowerCord)
+_new_line = partial(tuple.__new__, PowerLine)
+# The fields of a cord that are the same in every rack sharing a template, in PowerCord order.
+_CORD_FIXED = ("circuit", "line", "outlet", "psu", "rating_w", "feed_leg", "allocated_w",
+               "maximum_w")
+
 
 class RackTemplate:
     """A solved rack's rows with PDUs, devices and cases as indexes."""
@@ -30,10 +40,20 @@ class RackTemplate:
         slots = electrical.cord_slots(profile.voltage_v, profile.phases)
         lines = electrical.circuit_lines(profile.phases)
         self.flow = flow
-        self.cords = [
-            (c.pdu, f"CB{c.circuit + 1}", slots[c.slot], c.outlet, c.device, c.psu + 1,
-             flow.consumers[c.device].psu_rating_w, electrical.FEED_LEG.get(slots[c.slot], ""),
-             c.allocated_w, c.maximum_w, c.maximum_case) for c in flow.cords if c.outlet]
+        # Cords by PDU, then outlet: each PDU's cords are one run of the power_cords table.
+        placed = sorted((c for c in flow.cords if c.outlet), key=lambda c: (c.pdu, c.outlet))
+        fixed = [(f"CB{c.circuit + 1}", slots[c.slot], c.outlet, c.psu + 1,
+                  flow.consumers[c.device].psu_rating_w,
+                  electrical.FEED_LEG.get(slots[c.slot], ""), c.allocated_w, c.maximum_w)
+                 for c in placed]
+        columns = list(zip(*fixed, strict=True)) if fixed else [() for _ in _CORD_FIXED]
+        self.cord_columns = dict(zip(_CORD_FIXED, columns, strict=True))
+        self.cord_pdu = tuple(c.pdu for c in placed)
+        self.cord_device = tuple(c.device for c in placed)
+        # (start, end) of each PDU's run of cords
+        bounds = [n for n in range(1, len(placed)) if placed[n].pdu != placed[n - 1].pdu]
+        self.cord_runs = (list(zip([0, *bounds], [*bounds, len(placed)], strict=True))
+                          if placed else [])
         cases = {c.maximum_case for c in flow.cords}
         cases.update(case for c in flow.circuits for line in c.lines for case, _ in line.cases)
         cases.update(c.worst_w_case for c in flow.circuits)
@@ -41,6 +61,7 @@ class RackTemplate:
         cases.update(o.case for o in flow.outages)
         self.cases = sorted(cases, key=repr)
         index = {case: n for n, case in enumerate(self.cases)}
+        self.cord_case = tuple(index[c.maximum_case] for c in placed)
         self.lines = [
             (c.pdu, f"CB{c.index + 1}", lines[line.line], line.outlets,
              tuple(slots[s] for s in line.slots), line.devices, line.normal_a,
@@ -91,11 +112,14 @@ class RackNames:
                 self.pdu_loads(template, circuits, lines), self.outages(template.flow))
 
     def cords(self, template: RackTemplate) -> list[PowerCord]:
-        rack, pdus, devices, names = self.rack.name, self.pdus, self.devices, self.names
-        return [PowerCord(rack, pdus[p], cb, slot, outlet, devices[d], psu, rating, INLET, leg,
-                          allocated, maximum, names[case])
-                for p, cb, slot, outlet, d, psu, rating, leg, allocated, maximum, case
-                in template.cords]
+        """This rack's cords, by PDU and outlet: the template's columns with its names."""
+        t, fixed = template, template.cord_columns
+        named = [self.names[case] for case in t.cases]
+        return list(map(_new_cord, zip(
+            repeat(self.rack.name), map(self.pdus.__getitem__, t.cord_pdu), fixed["circuit"],
+            fixed["line"], fixed["outlet"], map(self.devices.__getitem__, t.cord_device),
+            fixed["psu"], fixed["rating_w"], repeat(INLET), fixed["feed_leg"],
+            fixed["allocated_w"], fixed["maximum_w"], map(named.__getitem__, t.cord_case))))
 
     def circuits(self, flow: RackFlow) -> list[PowerCircuit]:
         p = self.profile
@@ -116,11 +140,12 @@ class RackNames:
     def lines(self, template: RackTemplate) -> list[PowerLine]:
         rack, pdus, devices, names = self.rack.name, self.pdus, self.devices, self.names
         named = [names[case] for case in template.cases]
+        device, case_name = devices.__getitem__, named.__getitem__
         limit = self.limit_a
-        return [PowerLine(rack, pdus[p], cb, line, limit, outlets, slots,
-                          tuple(map(devices.__getitem__, on)), normal,
-                          tuple(zip(map(named.__getitem__, cases), amps, strict=True)), worst,
-                          names[case])
+        return [_new_line((rack, pdus[p], cb, line, limit, outlets, slots,
+                           tuple(map(device, on)), normal,
+                           tuple(zip(map(case_name, cases), amps, strict=True)), worst,
+                           names[case]))
                 for p, cb, line, outlets, slots, on, normal, cases, amps, worst, case
                 in template.lines]
 
