@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 from ClusterShell.NodeSet import NodeSet
 from ruamel.yaml import YAML
 
+from cluster_iac.render import Build, build
 from tests.conftest import ROOT, example_build
 
 # PduProfile's documented defaults (README, schemas/cluster.schema.json) and the policy's 80 %.
@@ -22,9 +24,44 @@ SIDES = {"single": 1, "ab": 2, "three": 3}
 THRESHOLD = re.compile(r"[<>]=? (-?[0-9.]+)$")
 
 
+# Designs beside the examples: name -> (example, change). The issue's case: a 32 A, 415 V
+# three-phase PDU rated for 100 %, whose inlet rating the spec states.
+VARIANTS = {
+    "minimal-32a-100pct": ("minimal", {"rated_100_percent": True, "inlet_a": 32}),
+}
+CASES = [*sorted(p.stem for p in (ROOT / "examples").glob("*.yaml")), *VARIANTS]
+
+
 @cache
 def spec(name: str) -> dict[str, Any]:
-    return YAML(typ="safe", pure=True).load((ROOT / "examples" / f"{name}.yaml").read_text())
+    base, change = VARIANTS.get(name, (name, {}))
+    data = YAML(typ="safe", pure=True).load((ROOT / "examples" / f"{base}.yaml").read_text())
+    for profile in data["power"]["pdu_profiles"].values():
+        profile.update(change)
+    return data  # type: ignore[no-any-return]
+
+
+@cache
+def build_of(name: str) -> Build:
+    """An example's build, or a variant's, built from its spec written to a temporary file."""
+    if name not in VARIANTS:
+        return example_build(name)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"{name}.yaml"
+        with path.open("w") as handle:
+            YAML(typ="safe", pure=True).dump(spec(name), handle)
+        return build(path)
+
+
+def inlet_limit_a(name: str, profile_name: str) -> float | None:
+    """The inlet's continuous current where the spec states its rating (inlet_a)."""
+    inlet = spec(name)["power"]["pdu_profiles"][profile_name].get("inlet_a")
+    return None if inlet is None else inlet * continuous_share(name, profile_name)
+
+
+def pdu_limit_w(name: str, profile_name: str) -> float:
+    """A PDU's continuous power: circuits x each circuit's."""
+    return profile(name, profile_name)["circuits"] * circuit_limit_w(name, profile_name)
 
 
 @cache
@@ -82,7 +119,7 @@ def gpu_count(name: str, node_type: str) -> int:
 
 def monitoring_files(name: str) -> dict[str, str]:
     return {path.removeprefix("monitoring/"): text
-            for path, text in example_build(name).files.items()
+            for path, text in build_of(name).files.items()
             if path.startswith("monitoring/")}
 
 

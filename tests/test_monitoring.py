@@ -12,7 +12,6 @@ from ruamel.yaml import YAML
 
 from cluster_iac.emit.monitoring.promql import number, one_of, selector, string
 from tests import monitoring_fixtures as mf
-from tests.conftest import EXAMPLE_IDS, example_build
 
 
 def _address(plan, host: str, port: int) -> str:  # type: ignore[no-untyped-def]
@@ -20,7 +19,7 @@ def _address(plan, host: str, port: int) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_node_exporter_on_every_host_with_its_place(example: str) -> None:
-    plan = example_build(example).plan
+    plan = mf.build_of(example).plan
     found = {t["labels"]["instance"]: t for t in mf.targets(example, "node")}
     assert set(found) == {n.hostname for n in plan.nodes}
     racks = mf.racks(example)
@@ -35,7 +34,7 @@ def test_node_exporter_on_every_host_with_its_place(example: str) -> None:
 
 
 def test_dcgm_exporter_on_exactly_the_gpu_nodes(example: str) -> None:
-    plan = example_build(example).plan
+    plan = mf.build_of(example).plan
     gpu_nodes = {n.hostname for n in plan.nodes if mf.gpu_count(example, n.node_type) > 0}
     found = mf.targets(example, "dcgm")
     assert {t["labels"]["instance"] for t in found} == gpu_nodes
@@ -43,7 +42,7 @@ def test_dcgm_exporter_on_exactly_the_gpu_nodes(example: str) -> None:
 
 
 def test_every_pdu_polled_through_the_snmp_exporter(example: str) -> None:
-    plan = example_build(example).plan
+    plan = mf.build_of(example).plan
     racks = mf.racks(example)
     sides = {"single": "A", "ab": "AB", "three": "ABC"}
     expected = {f"{rack}-pdu-{side.lower()}": (rack, side) for rack, r in racks.items()
@@ -64,7 +63,7 @@ def test_one_infiniband_exporter_per_infiniband_fabric(example: str) -> None:
     expected = sorted(n for n, f in fabrics.items() if f.get("technology") == "infiniband")
     found = mf.targets(example, "infiniband")
     assert sorted(t["labels"]["fabric"] for t in found) == expected
-    plan = example_build(example).plan
+    plan = mf.build_of(example).plan
     for target in found:  # the exporter runs on a host cabled to that fabric
         assert target["labels"]["instance"] in plan.graphs[target["labels"]["fabric"]]
 
@@ -83,32 +82,52 @@ def test_scalable_unit_label_on_superpod_nodes() -> None:
     assert "su" not in labels["head-01"]
 
 
-@pytest.mark.parametrize("example", EXAMPLE_IDS)
-def test_circuit_and_line_thresholds_equal_the_profiles_figures(example: str) -> None:
+@pytest.mark.parametrize("example", mf.CASES)
+def test_pdu_circuit_and_inlet_thresholds_equal_the_profiles_figures(example: str) -> None:
     profiles = {r["pdu"] for r in mf.racks(example).values()}
     power = {r["labels"]["pdu_profile"]: mf.threshold(r)
-             for r in mf.rules_named(example, "PduCircuitOverPower")}
+             for r in mf.rules_named(example, "PduOverPower")}
     current = {r["labels"]["pdu_profile"]: mf.threshold(r)
-               for r in mf.rules_named(example, "PduLineOverCurrent")}
+               for r in mf.rules_named(example, "PduCircuitLineOverCurrent")}
+    inlet = {r["labels"]["pdu_profile"]: mf.threshold(r)
+             for r in mf.rules_named(example, "PduInletLineOverCurrent")}
     assert set(power) == set(current) == profiles
+    assert set(inlet) == {p for p in profiles if mf.inlet_limit_a(example, p) is not None}
     for name in profiles:
-        assert power[name] == pytest.approx(mf.circuit_limit_w(example, name), abs=0.005)
+        assert power[name] == pytest.approx(mf.pdu_limit_w(example, name), abs=0.005)
         assert current[name] == pytest.approx(mf.line_limit_a(example, name), abs=0.005)
+        if name in inlet:
+            assert inlet[name] == pytest.approx(mf.inlet_limit_a(example, name), abs=0.005)
 
 
-def test_the_issues_example_circuit_alerts_at_its_computed_kw() -> None:
+def test_the_issues_32a_415v_100_percent_circuit_alerts_at_its_computed_kw() -> None:
+    """32 A, 415 V three-phase, rated for 100 %: sqrt(3) x 415 x 32 x 0.95 = 21.85 kW."""
+    rule = mf.rules_named("minimal-32a-100pct", "PduOverPower")[0]
+    assert mf.threshold(rule) == pytest.approx(3 ** 0.5 * 415 * 32 * 0.95, abs=0.005)
+    # the same figure per line: 3 lines x 415 / sqrt(3) = 239.6 V line-to-neutral x 32 A x PF
+    assert mf.threshold(rule) == pytest.approx(3 * 415 / 3 ** 0.5 * 32 * 0.95, abs=0.005)
+    said = rule["annotations"]["threshold"]
+    assert said.startswith("21.85 kW = sqrt(3) x 415 V line-to-line x 32 A x PF 0.95")
+    assert "3 lines x 239.6 V line-to-neutral x 32 A" in said and "100 %" in said
+    lines = mf.rules_named("minimal-32a-100pct", "PduCircuitLineOverCurrent")[0]
+    inlet = mf.rules_named("minimal-32a-100pct", "PduInletLineOverCurrent")[0]
+    assert mf.threshold(lines) == mf.threshold(inlet) == 32  # each line at its 32 A, 100 %
+
+
+def test_superpod_63a_dgx_pdus_at_43_kw() -> None:
     """63 A, 415 V three-phase, rated for 100 %: sqrt(3) x 415 x 63 x 0.95 = 43.02 kW (the
     example's DGX PDUs; 32 A ones carry a 33.6 A line with a PDU down, tests/test_power_flow)."""
-    rule = next(r for r in mf.rules_named("dgx-h100-superpod-4su", "PduCircuitOverPower")
+    rule = next(r for r in mf.rules_named("dgx-h100-superpod-4su", "PduOverPower")
                 if r["labels"]["pdu_profile"] == "dgx-3pdu")
     assert mf.threshold(rule) == pytest.approx(3 ** 0.5 * 415 * 63 * 0.95, abs=0.005)
     assert "43.02 kW" in rule["annotations"]["threshold"]
 
 
-def test_seed_208v_single_phase_circuit_at_80_percent() -> None:
-    rule = next(r for r in mf.rules_named("seed-64gpu-h100", "PduCircuitOverPower")
-                if r["labels"]["pdu_profile"] == "mgmt-208v")
-    assert mf.threshold(rule) == pytest.approx(208 * 30 * 0.95 * 0.8, abs=0.005)
+def test_seed_pdus_single_phase_208v_and_four_32a_circuits_at_80_percent() -> None:
+    rules = {r["labels"]["pdu_profile"]: mf.threshold(r)
+             for r in mf.rules_named("seed-64gpu-h100", "PduOverPower")}
+    assert rules["mgmt-208v"] == pytest.approx(208 * 30 * 0.95 * 0.8, abs=0.005)
+    assert rules["seed-415v"] == pytest.approx(4 * 3 ** 0.5 * 415 * 32 * 0.95 * 0.8, abs=0.005)
 
 
 def test_rack_budget_rules_cover_each_budgeted_rack_once(example: str) -> None:
@@ -143,7 +162,7 @@ def test_row_budgets(example: str) -> None:
 
 
 def test_expected_gpus_per_node_type(example: str) -> None:
-    plan = example_build(example).plan
+    plan = mf.build_of(example).plan
     expected = {t: mf.gpu_count(example, t) for t in {n.node_type for n in plan.nodes}
                 if mf.gpu_count(example, t) > 0}
     found = {r["labels"]["node_type"]: mf.threshold(r)
@@ -153,7 +172,7 @@ def test_expected_gpus_per_node_type(example: str) -> None:
 
 
 def test_fabric_switch_counts_as_built() -> None:
-    plan = example_build("dgx-h100-superpod-4su").plan
+    plan = mf.build_of("dgx-h100-superpod-4su").plan
     found = {r["labels"]["fabric"]: mf.threshold(r)
              for r in mf.rules_named("dgx-h100-superpod-4su", "IbFabricMissingSwitches")}
     graph_switches = {f: sum(1 for _, d in plan.graphs[f].nodes(data=True)
@@ -189,8 +208,10 @@ def test_snmp_module_walks_every_pdu_metric_the_rules_read(example: str) -> None
     assert used and used <= set(metrics)
     for metric in metrics.values():  # each column it reads is walked
         assert any(metric["oid"].startswith(walk) for walk in module["walk"])
-    # the Sentry4-MIB columns (Sentry4.mib): st4InputCordActivePower, st4LineCurrent
+    # the Sentry4-MIB columns (Sentry4.mib): st4InputCordActivePower, st4LineCurrent,
+    # st4BranchCurrent
     assert metrics["st4LineCurrent"]["oid"] == "1.3.6.1.4.1.1718.4.1.4.3.1.3"
+    assert metrics["st4BranchCurrent"]["oid"] == "1.3.6.1.4.1.1718.4.1.7.3.1.3"
     assert metrics["st4InputCordActivePower"]["oid"] == "1.3.6.1.4.1.1718.4.1.3.3.1.3"
 
 

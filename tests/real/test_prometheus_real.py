@@ -21,7 +21,7 @@ import pytest
 
 from cluster_iac.emit.formats import yaml_text
 from tests import monitoring_fixtures as mf
-from tests.conftest import EXAMPLE_IDS, example_build
+from tests.conftest import EXAMPLE_IDS
 
 pytestmark = pytest.mark.real
 
@@ -44,7 +44,7 @@ def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
 
 # -- promtool and snmp_exporter ------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", EXAMPLE_IDS)
+@pytest.mark.parametrize("name", mf.CASES)
 def test_promtool_accepts_the_config_and_every_rule(name: str, tmp_path: Path) -> None:
     root = mf.write_tree(name, tmp_path)
     config = _run(_tool("promtool"), "check", "config", str(root / "prometheus.yml"))
@@ -89,7 +89,7 @@ def test_snmp_exporter_refuses_a_broken_module(tmp_path: Path) -> None:
 
 # -- rule unit tests: each alert fires at the plan's figure and not below -----------------------
 
-@pytest.mark.parametrize("name", EXAMPLE_IDS)
+@pytest.mark.parametrize("name", mf.CASES)
 def test_alerts_fire_at_the_plans_thresholds_and_not_below(name: str, tmp_path: Path) -> None:
     root = mf.write_tree(name, tmp_path)
     cases = _power_cases(name) + _gpu_cases(name) + _fabric_cases(name)
@@ -109,14 +109,18 @@ def _power_cases(name: str) -> list[dict[str, Any]]:
     for profile in sorted({r["pdu"] for r in racks.values()}):
         rack = min(r for r, v in racks.items() if v["pdu"] == profile)
         pdu = _pdu_labels(name, rack)
-        watts = mf.circuit_limit_w(name, profile)
         cord = {**pdu, "st4UnitIndex": "1", "st4InputCordIndex": "1"}
-        cases += _pair(name, "PduCircuitOverPower", "st4InputCordActivePower", cord,
-                       math.floor(watts), {"pdu_profile": profile})
-        hundredths = round(mf.line_limit_a(name, profile) * 100)  # st4LineCurrent's unit
-        line = {**cord, "st4LineIndex": "2"}
-        cases += _pair(name, "PduLineOverCurrent", "st4LineCurrent", line, hundredths,
-                       {"pdu_profile": profile}, divisor=100)
+        cases += _pair(name, "PduOverPower", "st4InputCordActivePower", cord,
+                       math.floor(mf.pdu_limit_w(name, profile)), {"pdu_profile": profile})
+        hundredths = round(mf.line_limit_a(name, profile) * 100)  # st4BranchCurrent's unit
+        branch = {**cord, "st4BranchIndex": "2"}
+        cases += _pair(name, "PduCircuitLineOverCurrent", "st4BranchCurrent", branch,
+                       hundredths, {"pdu_profile": profile}, divisor=100)
+        inlet = mf.inlet_limit_a(name, profile)
+        if inlet is not None:
+            line = {**cord, "st4LineIndex": "3"}
+            cases += _pair(name, "PduInletLineOverCurrent", "st4LineCurrent", line,
+                           round(inlet * 100), {"pdu_profile": profile}, divisor=100)
         if mf.SIDES[mf.profile(name, profile)["layout"]] > 1:
             watts = mf.surviving_w(name, profile)
             cases += _pair(name, "RackPowerRedundancyLost", "st4InputCordActivePower", cord,
@@ -138,7 +142,7 @@ def _power_cases(name: str) -> list[dict[str, Any]]:
 def _gpu_cases(name: str) -> list[dict[str, Any]]:
     """Per GPU node type: one GPU fewer than planned fires NodeMissingGpus, all of them do
     not; a GPU at the maximum operating temperature it reports fires, one degree below not."""
-    plan = example_build(name).plan
+    plan = mf.build_of(name).plan
     cases = []
     for node_type in sorted({n.node_type for n in plan.nodes}):
         expected = mf.gpu_count(name, node_type)
@@ -167,7 +171,7 @@ def _gpu_cases(name: str) -> list[dict[str, Any]]:
 def _fabric_cases(name: str) -> list[dict[str, Any]]:
     """Per InfiniBand fabric: its exporter seeing one switch fewer than the fabric graph holds,
     or none, fires IbFabricMissingSwitches; seeing all of them does not."""
-    plan = example_build(name).plan
+    plan = mf.build_of(name).plan
     cases = []
     for target in mf.targets(name, "infiniband"):
         fabric = target["labels"]["fabric"]
@@ -195,7 +199,7 @@ def _pair(name: str, alert: str, metric: str, labels: dict[str, str], limit: int
           keep: bool = True) -> list[dict[str, Any]]:
     """Two cases: the series one unit above ``limit`` fires ``alert``, at ``limit`` it does not.
     ``keep``: the alert carries the series' labels (else only ``alert_labels``); ``divisor``:
-    the rule's unit conversion (st4LineCurrent / 100), done as Prometheus does it."""
+    the rule's unit conversion (st4BranchCurrent / 100), done as Prometheus does it."""
     cases = []
     for value, fires in ((limit + 1, True), (limit, False)):
         base = labels if keep else {}
@@ -269,7 +273,7 @@ def test_prometheus_loads_the_config_and_lists_every_target(name: str, tmp_path:
 
 def _expected_targets(name: str) -> dict[tuple[str, str], dict[str, str]]:
     """(job, scrape URL) -> labels it must carry, from the plan's hosts, PDUs and addresses."""
-    plan = example_build(name).plan
+    plan = mf.build_of(name).plan
     racks = mf.racks(name)
     mgmt = plan.addresses.get("management", {})
     found: dict[tuple[str, str], dict[str, str]] = {}

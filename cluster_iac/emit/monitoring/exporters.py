@@ -13,7 +13,7 @@ from cluster_iac.emit.formats import csv_records
 
 SNMP_MODULE = "sentry4"
 # ServerTech Sentry4-MIB (Sentry4.mib, revision 2017-06-15; OIDs as in its OID tree): real power
-# of each input cord, and RMS current of each line of each cord.
+# of each input cord, RMS current of each line of each cord and of each branch (breaker pole).
 SENTRY4 = "1.3.6.1.4.1.1718.4.1"
 SNMP_METRICS = (
     ("st4InputCordActivePower", f"{SENTRY4}.3.3.1.3",
@@ -23,6 +23,10 @@ SNMP_METRICS = (
      "Measured RMS current on the input cord line (hundredths of an ampere; Sentry4-MIB "
      "st4LineCurrent).",
      ("st4UnitIndex", "st4InputCordIndex", "st4LineIndex")),
+    ("st4BranchCurrent", f"{SENTRY4}.7.3.1.3",
+     "Measured RMS current on the branch (hundredths of an ampere; Sentry4-MIB "
+     "st4BranchCurrent).",
+     ("st4UnitIndex", "st4InputCordIndex", "st4BranchIndex")),
 )
 
 # dcgm-exporter's collectors file (-f): the fields every rule reads, and power and utilisation.
@@ -56,7 +60,7 @@ DCGM_COUNTERS = (
 
 
 def snmp_config() -> dict[str, object]:
-    """snmp.yml: one module that walks the two Sentry4 columns the power rules read."""
+    """snmp.yml: one module that walks the three Sentry4 columns the power rules read."""
     metrics = [{"name": name, "oid": oid, "type": "gauge", "help": help_text,
                 "indexes": [{"labelname": index, "type": "gauge"} for index in indexes]}
                for name, oid, help_text, indexes in SNMP_METRICS]

@@ -1,22 +1,29 @@
-"""Power alerts from the plan's limits: each circuit and line, rack and row budgets, 2N margin.
+"""Power alerts from the plan's power tables: each circuit line and PDU at its continuous
+limit, the inlet where its rating is stated, rack and row budgets, the one-PDU-lost margin.
 
-The PDUs are read over SNMP with the ServerTech Sentry4-MIB (snmp.yml, module 'sentry4'): a
-plan PDU is one Sentry4 unit (st4UnitIndex 1), its circuit CBn is input cord n
-(st4InputCordIndex) and line Lx is st4LineIndex x. st4LineCurrent is the line's RMS current in
-hundredths of an ampere; st4InputCordActivePower the cord's real power in watts.
+The PDUs are read over SNMP with the ServerTech Sentry4-MIB (snmp.yml, module 'sentry4'). A
+plan PDU is one Sentry4 unit (st4UnitIndex 1) with one input cord, its inlet (st4InputCordIndex
+1): st4InputCordActivePower is the PDU's real power (W), st4LineCurrent the inlet lines' RMS
+currents (hundredths of an ampere, st4LineIndex x = line Lx). Its branch circuits are Sentry4
+branches, one per breaker pole: circuit CBn line Lx is st4BranchIndex (n - 1) x lines + x (3
+lines on a three-phase circuit, 1 on a single-phase one); st4BranchCurrent is that line's
+current through the breaker (hundredths of an ampere). A Sentry4 that numbers its branches
+otherwise (per line pair on a delta PDU) needs its own mapping here.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from cluster_iac.emit.monitoring.promql import AlertRule, number, one_of, selector
 from cluster_iac.plan import Plan
-from cluster_iac.plan.power import CircuitLoad, circuit_loads, pdu_loads
+from cluster_iac.plan.power_tables import PduLoad, PowerCircuit, PowerFeed
 from cluster_iac.sorting import natural_key
 
 JOB = "pdu"
+BRANCH_CURRENT = "st4BranchCurrent"
 LINE_CURRENT = "st4LineCurrent"
 CORD_POWER = "st4InputCordActivePower"
 MIB = "ServerTech Sentry4-MIB"
@@ -24,60 +31,82 @@ FOR = "5m"  # a breaker's trip curve tolerates short peaks; a sustained overload
 
 
 def rule_groups(plan: Plan) -> list[tuple[str, list[AlertRule]]]:
-    circuits = circuit_loads(plan)
-    if not circuits:
+    if not plan.power_circuits:
         return []
-    groups = [("power-circuits", circuit_rules(plan, circuits)),
+    groups = [("power-pdus", pdu_rules(plan)),
               ("power-racks", rack_rules(plan) + redundancy_rules(plan)),
               ("power-rows", row_rules(plan) + facility_rules(plan))]
     return [(name, rules) for name, rules in groups if rules]
 
 
-def circuit_rules(plan: Plan, circuits: list[CircuitLoad]) -> list[AlertRule]:
-    """Per PDU profile: each line above the breaker's continuous current, each circuit above
-    its continuous power (every circuit of a profile has the same breaker and voltage)."""
+def pdu_rules(plan: Plan) -> list[AlertRule]:
+    """Per PDU profile (one breaker rating, voltage and circuit count for all its PDUs): each
+    circuit line above its breaker's continuous current, each PDU above its circuits'
+    continuous power, and each inlet line above the inlet rating where the spec states it."""
     profile_of = {d.name: d.model for d in plan.power_devices}
-    by_profile: dict[str, list[CircuitLoad]] = defaultdict(list)
-    for c in circuits:
-        by_profile[profile_of[c.pdu]].append(c)
+    circuits: dict[str, list[PowerCircuit]] = defaultdict(list)
+    for c in plan.power_circuits:
+        circuits[profile_of[c.pdu]].append(c)
+    pdus: dict[str, list[PduLoad]] = defaultdict(list)
+    for p in plan.power_pdus:
+        pdus[profile_of[p.pdu]].append(p)
+    feeds: dict[str, list[PowerFeed]] = defaultdict(list)
+    for f in plan.power_feeds:
+        feeds[profile_of[f.pdu]].append(f)
     rules = []
-    for profile, members in sorted(by_profile.items()):
-        c = _one_rating(profile, members)
-        rules += [_line_rule(profile, c), _circuit_rule(profile, c)]
+    for profile in sorted(circuits):
+        c = _one(profile, circuits[profile], lambda c: (c.breaker_a, c.limit_a, c.phases,
+                                                         c.voltage_v, round(c.limit_w, 6)))
+        pdu = _one(profile, pdus[profile], lambda p: round(p.limit_w, 6))
+        count = len({x.name for x in circuits[profile]})
+        rules += [_branch_rule(profile, c), _pdu_power_rule(profile, c, pdu.limit_w, count)]
+        feed = _one(profile, feeds[profile], lambda f: (f.limit_a, f.checked))
+        if feed.checked:
+            rules.append(_inlet_rule(profile, feed))
     return rules
 
 
-def line_limit_a(c: CircuitLoad) -> float:
-    """The continuous current a breaker pole may carry: its rating x the continuous fraction
-    the plan applied to the circuit (limit_w / capacity_w: 100 % or the policy's 80 %)."""
-    return c.breaker_a * c.limit_w / c.capacity_w
-
-
-def _line_rule(profile: str, c: CircuitLoad) -> AlertRule:
-    limit = line_limit_a(c)
-    expr = f"{selector(LINE_CURRENT, job=JOB, pdu_profile=profile)} / 100 > {number(limit)}"
+def _branch_rule(profile: str, c: PowerCircuit) -> AlertRule:
+    expr = f"{selector(BRANCH_CURRENT, job=JOB, pdu_profile=profile)} / 100 > {number(c.limit_a)}"
+    lines = "3" if c.phases == 3 else "1"
     return AlertRule(
-        alert="PduLineOverCurrent", expr=expr, severity="critical", for_=FOR,
+        alert="PduCircuitLineOverCurrent", expr=expr, severity="critical", for_=FOR,
         labels={"pdu_profile": profile},
-        summary=("{{ $labels.pdu }} circuit CB{{ $labels.st4InputCordIndex }} line "
-                 "L{{ $labels.st4LineIndex }} carries {{ $value }} A, above the "
-                 f"{number(limit)} A its {number(c.breaker_a)} A breaker may carry continuously"),
-        threshold=f"{number(limit)} A = {number(c.breaker_a)} A breaker x {_percent(c)}",
+        summary=("{{ $labels.pdu }} branch {{ $labels.st4BranchIndex }} (circuit CBn line Lx "
+                 f"= branch (n - 1) x {lines} + x) carries {{{{ $value }}}} A, above the "
+                 f"{number(c.limit_a)} A its {number(c.breaker_a)} A breaker may carry "
+                 "continuously"),
+        threshold=f"{number(c.limit_a)} A = {number(c.breaker_a)} A breaker x {_percent(c)}",
         source=(f"power.pdu_profiles.{profile} (breaker_a, rated_100_percent) and "
-                f"policy.breaker_continuous_percent; NEC 210.20(A); {MIB} {LINE_CURRENT} "
-                "(hundredths of an ampere)"))
+                "policy.breaker_continuous_percent (plan.power_circuits limit_a); NEC 210.20(A); "
+                f"{MIB} {BRANCH_CURRENT} (hundredths of an ampere)"))
 
 
-def _circuit_rule(profile: str, c: CircuitLoad) -> AlertRule:
+def _pdu_power_rule(profile: str, c: PowerCircuit, limit_w: float, circuits: int) -> AlertRule:
+    each = "" if circuits == 1 else f"{circuits} circuits x "
     return AlertRule(
-        alert="PduCircuitOverPower",
-        expr=f"{selector(CORD_POWER, job=JOB, pdu_profile=profile)} > {number(c.limit_w)}",
+        alert="PduOverPower",
+        expr=f"{selector(CORD_POWER, job=JOB, pdu_profile=profile)} > {number(limit_w)}",
         severity="critical", for_=FOR, labels={"pdu_profile": profile},
-        summary=("{{ $labels.pdu }} circuit CB{{ $labels.st4InputCordIndex }} draws "
-                 f"{{{{ $value }}}} W, above its {_kw(c.limit_w)} kW continuous limit"),
-        threshold=f"{_kw(c.limit_w)} kW = {_formula(c)} x {_percent(c)}",
-        source=(f"power.pdu_profiles.{profile} (voltage_v, phases, breaker_a, power_factor, "
-                f"rated_100_percent); plan/electrical.py; {MIB} {CORD_POWER} (watts)"))
+        summary=(f"{{{{ $labels.pdu }}}} draws {{{{ $value }}}} W, above the {_kw(limit_w)} kW "
+                 "its circuits may carry continuously"),
+        threshold=f"{_kw(limit_w)} kW = {each}{_formula(c)} x {_percent(c)}",
+        source=(f"power.pdu_profiles.{profile} (circuits, voltage_v, phases, breaker_a, "
+                "power_factor, rated_100_percent; plan.power_pdus limit_w, plan/electrical.py); "
+                f"{MIB} {CORD_POWER} (watts)"))
+
+
+def _inlet_rule(profile: str, f: PowerFeed) -> AlertRule:
+    expr = f"{selector(LINE_CURRENT, job=JOB, pdu_profile=profile)} / 100 > {number(f.limit_a)}"
+    return AlertRule(
+        alert="PduInletLineOverCurrent", expr=expr, severity="critical", for_=FOR,
+        labels={"pdu_profile": profile},
+        summary=("{{ $labels.pdu }} inlet line L{{ $labels.st4LineIndex }} carries "
+                 f"{{{{ $value }}}} A, above the {number(f.limit_a)} A its "
+                 f"{number(f.amperage_a)} A feed breaker may carry continuously"),
+        threshold=f"{number(f.limit_a)} A: the feed's continuous current (plan.power_feeds)",
+        source=(f"power.pdu_profiles.{profile}.inlet_a and policy.breaker_continuous_percent; "
+                f"NEC 210.20(A); {MIB} {LINE_CURRENT} (hundredths of an ampere)"))
 
 
 def rack_rules(plan: Plan) -> list[AlertRule]:
@@ -102,7 +131,7 @@ def redundancy_rules(plan: Plan) -> list[AlertRule]:
     """Racks fed by two or three PDUs whose load no longer fits the PDUs left after the worst
     single PDU (or feed) failure: 2N for 'ab', any two of three for 'three'."""
     limits: dict[str, list[float]] = defaultdict(list)
-    for p in pdu_loads(plan):
+    for p in plan.power_pdus:
         limits[p.rack].append(p.limit_w)
     profile_of = {r.name: r.pdu_profile for r in plan.racks}
     by_margin: dict[float, list[str]] = defaultdict(list)
@@ -116,7 +145,7 @@ def redundancy_rules(plan: Plan) -> list[AlertRule]:
         summary=("rack {{ $labels.rack }} draws {{ $value }} W: if one PDU or feed fails, the "
                  f"others ({_kw(watts)} kW of continuous circuit limits) cannot carry it"),
         threshold=f"{_kw(watts)} kW = the rack's PDU limits less its largest PDU's",
-        source=(f"{_profiles(racks, profile_of)} (layout, circuits: plan/power.py pdu_loads "
+        source=(f"{_profiles(racks, profile_of)} (layout, circuits: plan.power_pdus "
                 f"limit_w); {MIB} {CORD_POWER} (watts)"))
         for watts, racks in sorted(by_margin.items())]
 
@@ -152,12 +181,15 @@ def facility_rules(plan: Plan) -> list[AlertRule]:
         source=f"power.facility_capacity_kw and power.pue; {MIB} {CORD_POWER} (watts)")]
 
 
-def _one_rating(profile: str, circuits: list[CircuitLoad]) -> CircuitLoad:
-    ratings = {(c.breaker_a, c.voltage_v, c.phases, c.power_factor, round(c.limit_w, 6))
-               for c in circuits}
-    if len(ratings) != 1:  # a profile fixes every circuit's rating; two would be a plan bug
-        raise ValueError(f"PDU profile {profile!r} has circuits of {len(ratings)} ratings")
-    return circuits[0]
+Row = TypeVar("Row")
+
+
+def _one(profile: str, rows: Sequence[Row], key: Callable[[Row], object]) -> Row:
+    """The one rating every row of a profile shares (two would be a bug of the power pass)."""
+    if len({key(r) for r in rows}) != 1:
+        raise ValueError(f"PDU profile {profile!r} has rows of {len({key(r) for r in rows})} "
+                         "ratings")
+    return rows[0]
 
 
 def _racks(plan: Plan, racks: list[str]) -> str:
@@ -169,14 +201,21 @@ def _racks(plan: Plan, racks: list[str]) -> str:
     return selector(CORD_POWER, job=JOB, rack=one_of(racks))
 
 
-def _formula(c: CircuitLoad) -> str:
-    head = "sqrt(3) x " if c.phases == 3 else ""
-    return (f"{head}{number(c.voltage_v)} V x {number(c.breaker_a)} A x PF "
-            f"{number(c.power_factor)}")
+def _formula(c: PowerCircuit) -> str:
+    """A circuit's real power at its rating, said the way its wiring makes it: three-phase
+    P = sqrt(3) x V_LL x I x PF, which on a wye circuit is 3 lines x V_LN (its cords'
+    voltage, V_LL / sqrt(3)) x I x PF; single phase V x I x PF."""
+    amps, pf = f"{number(c.breaker_a)} A", f"PF {number(c.power_factor)}"
+    if c.phases != 3:
+        return f"{number(c.voltage_v)} V x {amps} x {pf} (single phase)"
+    head = f"sqrt(3) x {number(c.voltage_v)} V line-to-line x {amps} x {pf}"
+    if c.wiring == "wye":
+        return f"{head} (= 3 lines x {c.cord_v:.1f} V line-to-neutral x {amps} x {pf})"
+    return f"{head} ({c.wiring})"
 
 
-def _percent(c: CircuitLoad) -> str:
-    share = 100 * c.limit_w / c.capacity_w
+def _percent(c: PowerCircuit) -> str:
+    share = c.continuous_percent
     why = "breaker rated for 100 % continuous load" if c.rated_100_percent else "continuous"
     return f"{number(share)} % ({why})"
 

@@ -64,6 +64,7 @@ class HostLabels:
     (rack, row, role, node type, scalable unit, partitions), the lookups built once."""
 
     def __init__(self, plan: Plan):
+        self.hosts = sorted(plan.nodes, key=lambda n: natural_key(n.hostname))
         self.rows = _rows(plan)
         self.units = _scalable_units(plan)
         self.partitions = _partitions(plan)
@@ -83,13 +84,13 @@ class HostLabels:
 def node_targets(plan: Plan, labels: HostLabels) -> list[Target]:
     """node_exporter on every host."""
     return [Target(f"{host_address(plan, n.hostname)}:{NODE_EXPORTER_PORT}", labels(n))
-            for n in _hosts(plan)]
+            for n in labels.hosts]
 
 
 def dcgm_targets(plan: Plan, labels: HostLabels) -> list[Target]:
     """dcgm-exporter on every host whose node type has GPUs."""
     return [Target(f"{host_address(plan, n.hostname)}:{DCGM_EXPORTER_PORT}", labels(n))
-            for n in _hosts(plan) if plan.node_types[n.node_type].gpu_count > 0]
+            for n in labels.hosts if plan.node_types[n.node_type].gpu_count > 0]
 
 
 def pdu_targets(plan: Plan) -> list[Target]:
@@ -115,8 +116,9 @@ def fabric_exporters(plan: Plan) -> list[FabricExporter]:
         hosts = [n for n in plan.nodes if n.hostname in graph]
         if not hosts:
             continue
-        host = min(hosts, key=lambda n: (by_role.get(n.role, len(by_role)),
-                                          natural_key(n.hostname)))
+        rank = min(by_role.get(n.role, len(by_role)) for n in hosts)
+        host = min((n for n in hosts if by_role.get(n.role, len(by_role)) == rank),
+                   key=lambda n: natural_key(n.hostname))
         found.append(FabricExporter(name, host.hostname, sum(fabric.switch_counts.values())))
     return found
 
@@ -135,10 +137,6 @@ def fabric_scrape_seconds(plan: Plan) -> tuple[int, int]:
     walk = max((f.collect_seconds for f in fabric_exporters(plan)), default=0.0)
     timeout = max(30, math.ceil(1.5 * walk))
     return 60 * math.ceil(timeout / 60), timeout
-
-
-def _hosts(plan: Plan) -> list[Node]:
-    return sorted(plan.nodes, key=lambda n: natural_key(n.hostname))
 
 
 def _rows(plan: Plan) -> dict[str, str]:
