@@ -49,9 +49,10 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
         profile = plan.settings.power.pdu_profiles[rack.pdu_profile]
         key = (rack.pdu_profile, consumers.get(rack.name, ()), busbar.get(rack.name, 0.0))
         if key not in solved:
-            solved[key] = RackTemplate(solve(key[1], _circuitry(profile), key[2]), profile)
+            solved[key] = RackTemplate(solve(key[1], _circuitry(profile), key[2]), profile,
+                                       policy_percent)
         template = solved[key]
-        rack_names = RackNames(rack, profile, names.get(rack.name, ()), policy_percent)
+        rack_names = RackNames(rack, profile, names.get(rack.name, ()))
         problems += _outlet_problems(rack, profile, rack_names, template.flow)
         _name_rack(tables, rack_names, template, tuple(shelves.get(rack.name, ())))
     if problems:
