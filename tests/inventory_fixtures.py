@@ -37,10 +37,11 @@ def wired_plan() -> Plan:
         links.add("management", "link", node.hostname, "eth0", "mgmt-sw1", f"swp{i + 1}", 1,
                   "ethernet")
     pdu = PowerDevice("r02-pdu-a", "pdu", "r02", "mgmt-208v", "A")
-    cords = tuple(PowerCord("r02", "r02-pdu-a", "CB1", "L1", psu, "slurm-head1", psu, 1200)
-                  for psu in (1, 2))
+    cords = tuple(PowerCord("r02", "r02-pdu-a", "CB1", "L1", psu, "slurm-head1", psu, 1200,
+                            "inlet", "A", 250.0, 500.0) for psu in (1, 2))
     addresses = {"management": {n.hostname: f"10.0.1.{11 + i}" for i, n in enumerate(plan.nodes)}}
     wired = dataclasses.replace(
         plan, switches=(leaf, mgmt), placements=placements, addresses=addresses,
-        links=links.freeze(), power_devices=(pdu,), power_cords=cords)
+        links=links.freeze(), power_devices=(pdu,), power_cords=cords,
+        power_feeds=tuple(f for f in plan.power_feeds if f.pdu == pdu.name))
     return plan_cabling(None, wired)  # type: ignore[arg-type]  # the pass reads no spec

@@ -14,47 +14,11 @@ from ruamel.yaml import YAML
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.compile.plan_cabling import allowed, choose_medium
-from cluster_iac.emit import ansible, cabling, netbox, terraform
+from cluster_iac.emit import ansible, cabling, terraform
 from cluster_iac.plan import Plan
 from tests.conftest import example_build
 from tests.inventory_fixtures import wired_plan
 
-# NetBox 4.x bulk-import form fields (netbox/dcim/forms/bulk_import.py: SiteImportForm,
-# ManufacturerImportForm, DeviceRoleImportForm, DeviceTypeImportForm, RackImportForm,
-# DeviceImportForm, InterfaceImportForm, CableImportForm, PowerPanelImportForm,
-# PowerFeedImportForm, PowerPortImportForm, PowerOutletImportForm). Every column we write
-# must be one of the form's fields.
-NETBOX_FIELDS = {
-    "sites": {"name", "slug", "status", "region", "group", "facility", "time_zone",
-              "description", "comments", "tags"},
-    "manufacturers": {"name", "slug", "description", "tags"},
-    "device_roles": {"name", "slug", "color", "vm_role", "description", "tags"},
-    "device_types": {"manufacturer", "default_platform", "model", "slug", "part_number",
-                     "u_height", "exclude_from_utilization", "is_full_depth", "subdevice_role",
-                     "airflow", "description", "weight", "weight_unit", "comments", "tags"},
-    "racks": {"site", "location", "name", "facility_id", "tenant", "status", "role",
-              "form_factor", "serial", "asset_tag", "width", "u_height", "desc_units",
-              "outer_width", "outer_depth", "outer_unit", "mounting_depth", "weight",
-              "max_weight", "weight_unit", "airflow", "description", "comments", "tags"},
-    "devices": {"name", "role", "tenant", "manufacturer", "device_type", "platform", "serial",
-                "asset_tag", "status", "site", "location", "rack", "position", "face",
-                "airflow", "parent", "device_bay", "virtual_chassis", "vc_position",
-                "vc_priority", "cluster", "description", "config_template", "comments", "tags"},
-    "interfaces": {"device", "name", "label", "parent", "bridge", "lag", "type", "enabled",
-                   "mark_connected", "mac_address", "wwn", "mtu", "mgmt_only", "description",
-                   "mode", "vrf", "poe_mode", "poe_type", "rf_role", "tags"},
-    "cables": {"side_a_site", "side_a_device", "side_a_type", "side_a_name", "side_b_site",
-               "side_b_device", "side_b_type", "side_b_name", "type", "status", "tenant",
-               "label", "color", "length", "length_unit", "description", "comments", "tags"},
-    "power_panels": {"site", "location", "name", "description", "comments", "tags"},
-    "power_feeds": {"site", "power_panel", "location", "rack", "name", "status", "type",
-                    "mark_connected", "supply", "phase", "voltage", "amperage",
-                    "max_utilization", "tenant", "description", "comments", "tags"},
-    "power_ports": {"device", "name", "label", "type", "mark_connected", "maximum_draw",
-                    "allocated_draw", "description", "tags"},
-    "power_outlets": {"device", "name", "label", "type", "mark_connected", "power_port",
-                      "feed_leg", "description", "tags"},
-}
 # netbox/dcim/choices.py CableTypeChoices (the subset a cluster uses).
 NETBOX_CABLE_TYPES = {"cat6", "dac-passive", "dac-active", "aoc", "mmf-om4", "smf-os2", "power"}
 
@@ -180,40 +144,6 @@ def test_terraform_tfvars_lists_nodes_and_racks(name: str, plan: Plan) -> None:
     assert set(data["nodes"]) == {n.hostname for n in plan.nodes}
     assert set(data["racks"]) == {r.name for r in plan.racks}
     assert text == json.dumps(data, indent=2, sort_keys=True) + "\n"
-
-
-@pytest.mark.parametrize(("name", "plan"), PLANS, ids=IDS)
-def test_netbox_files_read_back_and_cross_reference(name: str, plan: Plan) -> None:
-    files = netbox.render(plan)
-    tables = {}
-    for table, fields in NETBOX_FIELDS.items():
-        reader = csv.DictReader(io.StringIO(files[f"netbox/{table}.csv"]))
-        tables[table] = list(reader)
-        assert reader.fieldnames and set(reader.fieldnames) <= fields, table
-    devices = {d["name"]: d for d in tables["devices"]}
-    assert set(devices) == _hosts(plan)
-    racks = {r["name"] for r in tables["racks"]}
-    types = {(t["manufacturer"], t["model"]) for t in tables["device_types"]}
-    roles = {r["name"] for r in tables["device_roles"]}
-    manufacturers = {m["name"] for m in tables["manufacturers"]}
-    for d in devices.values():
-        assert d["rack"] in racks and d["role"] in roles and d["manufacturer"] in manufacturers
-        assert (d["manufacturer"], d["device_type"]) in types
-    ports = {
-        "dcim.interface": {(i["device"], i["name"]) for i in tables["interfaces"]},
-        "dcim.powerport": {(p["device"], p["name"]) for p in tables["power_ports"]},
-        "dcim.poweroutlet": {(o["device"], o["name"]) for o in tables["power_outlets"]},
-    }
-    for cable in tables["cables"]:
-        assert cable["type"] in NETBOX_CABLE_TYPES
-        for side in "ab":
-            assert cable[f"side_{side}_device"] in devices
-            term = (cable[f"side_{side}_device"], cable[f"side_{side}_name"])
-            assert term in ports[cable[f"side_{side}_type"]], cable
-    assert len(tables["cables"]) == _expected_cables(plan)
-    panels = {p["name"] for p in tables["power_panels"]}
-    assert all(f["power_panel"] in panels and f["rack"] in racks | {""}
-               for f in tables["power_feeds"])
 
 
 def test_cable_catalog_entries_cite_a_source() -> None:

@@ -413,3 +413,14 @@ def _outlet_bank(c: Circuitry, n: int) -> list[deque[int]]:
         s = p % slots if not c.banked else max(g for g in range(slots) if bounds[g] <= p)
         bank[s].append(start + p)
     return bank
+
+
+def outlet_lines(outlets: int, circuits: int, volts: float, phases: int,
+                 banked: bool) -> list[tuple[int, str]]:
+    """Every outlet of a PDU profile with the feed leg of the line it is wired to ('A', 'B',
+    'C'; '' on a delta line pair), as the solver banks them: NetBox's outlet feed_leg."""
+    c = Circuitry(1, circuits, outlets, banked, volts, phases, 1.0)
+    found = [(outlet, electrical.FEED_LEG.get(c.slots[s], ""))
+             for n in range(circuits) for s, bank in enumerate(_outlet_bank(c, n))
+             for outlet in bank]
+    return sorted(found)

@@ -1,0 +1,205 @@
+"""NetBox device types with their component templates, one YAML file per type.
+
+Each file is a devicetype-library document (netbox-community/devicetype-library's schema), the
+YAML NetBox's own device type import reads (dcim/views.py DeviceTypeImportView: the type's
+DeviceTypeImportForm fields, then 'interfaces', 'power-ports', 'power-outlets' lists read by
+InterfaceTemplateImportForm, PowerPortTemplateImportForm and PowerOutletTemplateImportForm). A
+device created from its type gets every component of these templates (Device.save()
+instantiates them), so no per-device component file is needed: the cables end on them.
+
+The templates are the components the plan cables: each model's interfaces (type from the
+highest line rate seen on that port; a switch model its whole port series), PSUs (type from
+the cord, draws from the power plan), and a PDU's inlet and every outlet (each on the inlet
+and on the feed leg of the line the PDU profile wires it to). NetBox's draws are whole watts
+(PowerPortTemplate maximum_draw and allocated_draw are positive integers): allocated is
+rounded, maximum rounded up.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from itertools import compress
+from typing import Any
+
+from cluster_iac.emit.formats import yaml_text
+from cluster_iac.plan import Plan
+from cluster_iac.plan.physical import Device
+from cluster_iac.plan.power import INLET
+from cluster_iac.plan.power_flow import outlet_lines
+from cluster_iac.sorting import natural_key
+
+# netbox/dcim/choices.py InterfaceTypeChoices, by link layer and line rate (Gb/s);
+# 'infiniband-xdr' since NetBox v4.1, the others since v3.x.
+INTERFACE_TYPES = {
+    ("infiniband", 100): "infiniband-edr",
+    ("infiniband", 200): "infiniband-hdr",
+    ("infiniband", 400): "infiniband-ndr",
+    ("infiniband", 800): "infiniband-xdr",
+    ("ethernet", 1): "1000base-t",
+    ("ethernet", 25): "25gbase-x-sfp28",
+    ("ethernet", 100): "100gbase-x-qsfp28",
+    ("ethernet", 200): "200gbase-x-qsfp56",
+    ("ethernet", 400): "400gbase-x-osfp",
+    ("ethernet", 800): "800gbase-x-osfp",
+}
+# PowerPortTypeChoices / PowerOutletTypeChoices for the cords the cabling plan chose: the
+# device's inlet is the C14/C20 the cord's C13/C19 end plugs into.
+POWER_PORT_TYPES = {"power-c13": "iec-60320-c14", "power-c19": "iec-60320-c20",
+                    "power-60309-32a": "iec-60309-p-n-e-6h"}
+# A PDU's inlet plug (PowerPortTypeChoices), by phases and voltage: IEC 60309's 6 h keying is
+# 380-415 V three-phase (3P+N+E, a wye feed) and 200-250 V single-phase (P+N+E). Other
+# supplies (208 V delta, 480 V) have several plugs in use: left unset rather than guessed.
+INLET_TYPES = {(3, 400.0): "iec-60309-3p-n-e-6h", (3, 415.0): "iec-60309-3p-n-e-6h",
+               (1, 230.0): "iec-60309-p-n-e-6h", (1, 240.0): "iec-60309-p-n-e-6h"}
+GENERIC = "Generic"
+NVIDIA = "NVIDIA"
+
+
+@dataclass
+class DeviceType:
+    """One model's type: where it comes from and the components its devices get."""
+
+    manufacturer: str
+    model: str
+    u_height: int
+    interfaces: dict[str, dict[str, Any]] = field(default_factory=dict)
+    power_ports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    power_outlets: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def document(self, slug: str) -> dict[str, Any]:
+        doc: dict[str, Any] = {"manufacturer": self.manufacturer, "model": self.model,
+                               "slug": slug, "u_height": self.u_height,
+                               "is_full_depth": self.u_height > 0}
+        for key, parts in (("interfaces", self.interfaces), ("power-ports", self.power_ports),
+                           ("power-outlets", self.power_outlets)):
+            if parts:
+                doc[key] = [{"name": name, **parts[name]}
+                            for name in sorted(parts, key=natural_key)]
+        return doc
+
+
+def manufacturer(plan: Plan, d: Device) -> str:
+    """'NVIDIA' for NVIDIA platforms and switches, 'Generic' for the rest."""
+    if d.kind == "node":
+        name = plan.node_types[d.model].platform_name
+    elif d.kind == "switch":
+        model = plan.catalog.switches.get(d.model)
+        name = model.name if model else ""
+    else:
+        name = ""
+    return NVIDIA if NVIDIA in name else GENERIC
+
+
+def device_types(plan: Plan) -> dict[str, DeviceType]:
+    """Model -> its device type with templates, from the cables and the power plan."""
+    types: dict[str, DeviceType] = {}
+    for d in plan.devices:
+        if d.model not in types:
+            types[d.model] = DeviceType(manufacturer(plan, d), d.model, max(d.height_u, 0))
+    model_of = {d.name: d.model for d in plan.devices}
+    _interfaces(plan, model_of, types)
+    _psus(plan, model_of, types)
+    _pdus(plan, model_of, types)
+    return types
+
+
+def documents(plan: Plan, slug: Callable[[str], str]) -> dict[str, str]:
+    """'device-types/<manufacturer>/<slug>.yaml' -> the type's YAML document."""
+    return {f"device-types/{t.manufacturer}/{slug(t.model)}.yaml": yaml_text(t.document(slug(
+        t.model))) for t in sorted(device_types(plan).values(), key=lambda t: t.model)}
+
+
+def _interfaces(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) -> None:
+    """Every cabled network port, both ends, its type from the fastest link on that port;
+    a switch model gets its whole numbered series ('p1'...'p64') at the switch's port rate,
+    so its type does not change when another rack cables one more port. mgmt_only marks a
+    device's own port on the BMC network (a BMC, a switch's mgmt0), never the switch port at
+    the other end of that cable."""
+    c = plan.cables
+    data = [net != "power" for net in c.network]
+    seen: set[tuple[str, str, str, int, bool]] = set()
+    for end, devices, ports in (("a", c.a_device, c.a_port), ("b", c.b_device, c.b_port)):
+        own = (end == "a" and net == "bmc" for net in compress(c.network, data))
+        seen.update(zip(map(model_of.__getitem__, compress(devices, data)),
+                        compress(ports, data), compress(c.link, data),
+                        compress(c.speed_gbps, data), own, strict=True))
+    fastest: dict[tuple[str, str], tuple[int, str, bool]] = {}
+    for model, port, link, speed, mgmt in seen:
+        best = fastest.get((model, port), (-1, "", False))
+        fastest[(model, port)] = max(best, (speed, link, mgmt or best[2]))
+    fastest.update(_switch_series(plan, fastest))
+    for (model, port), (speed, link, mgmt) in fastest.items():
+        types[model].interfaces[port] = {
+            "type": INTERFACE_TYPES.get((link, speed), "other"), "mgmt_only": mgmt}
+
+
+_SERIES = re.compile(r"^([a-z]+)(\d+)$")
+
+
+def _switch_series(plan: Plan, fastest: dict[tuple[str, str], tuple[int, str, bool]]
+                   ) -> dict[tuple[str, str], tuple[int, str, bool]]:
+    """Each switch model's numbered ports 1..ports under each prefix its cables use."""
+    size: dict[str, tuple[int, int]] = {}
+    for sw in plan.switches:
+        size[sw.model] = max(size.get(sw.model, (0, 0)), (sw.ports, sw.port_speed_gbps))
+    links: dict[tuple[str, str], str] = {}
+    for (model, port), (_speed, link, mgmt) in fastest.items():
+        match = _SERIES.match(port)
+        if model in size and match and not mgmt and int(match[2]) <= size[model][0]:
+            links[(model, match[1])] = max(links.get((model, match[1]), ""), link)
+    return {(model, f"{prefix}{n}"): (size[model][1], link, False)
+            for (model, prefix), link in links.items() for n in range(1, size[model][0] + 1)}
+
+
+def _power_rows(plan: Plan) -> Iterable[tuple[Any, str, str, str]]:
+    """Each power cord with its cable's PSU name, outlet name and medium."""
+    c = plan.cables
+    rows = [i for i, net in enumerate(c.network) if net == "power"]
+    if len(rows) != len(plan.power_cords):
+        raise ValueError("the cable table must hold one power cable per power cord")
+    for i, cord in zip(rows, plan.power_cords, strict=True):
+        if (c.a_device[i], c.b_device[i]) != (cord.device, cord.pdu):
+            raise ValueError(f"power cable {c.cable_id[i]} is not the cord of {cord.device}")
+        yield cord, c.a_port[i], c.b_port[i], c.medium[i]
+
+
+def _psus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) -> None:
+    """Each model's PSUs with the plan's draws: the type's maximum is the most any of its
+    devices draws on that PSU; allocated is the normal draw (the same on every device of a
+    model, as the power pass splits a device's draw over its PSUs)."""
+    draws: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for cord, psu, _outlet, medium in _power_rows(plan):
+        key = (model_of[cord.device], psu)
+        pair = draws[key]
+        pair[0] = max(pair[0], cord.allocated_w)
+        pair[1] = max(pair[1], cord.maximum_w, cord.allocated_w)
+        types[key[0]].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, "other")}
+    for (model, psu), (allocated, maximum) in draws.items():
+        port = types[model].power_ports[psu]
+        port["maximum_draw"] = max(1, math.ceil(maximum))
+        port["allocated_draw"] = max(1, round(allocated))
+
+
+def _pdus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) -> None:
+    """Each PDU profile's inlet and every outlet, on the inlet and its line's feed leg. The
+    outlets have no type: a PDU profile does not say its outlet mix, and the cords plugged in
+    so far would change the type as racks are added."""
+    inlets = {model_of[cord.pdu]: cord.inlet for cord in plan.power_cords if cord.inlet}
+    profiles = plan.settings.power.pdu_profiles
+    for d in plan.devices:
+        if d.kind != "pdu" or d.model not in profiles or types[d.model].power_outlets:
+            continue
+        p = profiles[d.model]
+        inlet = inlets.get(d.model, INLET)
+        kind = INLET_TYPES.get((p.phases, float(p.voltage_v)))
+        types[d.model].power_ports[inlet] = {"type": kind} if kind else {}
+        for number, leg in outlet_lines(p.outlets, p.circuits, p.voltage_v, p.phases,
+                                        p.outlet_wiring == "banked"):
+            outlet: dict[str, Any] = {"power_port": inlet}
+            if leg:
+                outlet["feed_leg"] = leg
+            types[d.model].power_outlets[f"outlet{number}"] = outlet

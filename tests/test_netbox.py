@@ -1,0 +1,284 @@
+"""The NetBox files re-read as NetBox 4.x's import forms read them: columns, choices, every
+reference between files, the components devices get from their types, and the power each
+feed leg carries (NetBox's own per-leg sum) against the power plan's line currents."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import Counter, defaultdict
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from cluster_iac.emit import netbox
+from cluster_iac.plan import Plan
+from tests.conftest import EXAMPLE_IDS, example_build
+from tests.inventory_fixtures import wired_plan
+
+# Each CSV's import form (netbox/dcim/forms/bulk_import.py, NetBox 4.6): every field it
+# accepts, and those it requires (a missing required column fails the whole file).
+FORMS: dict[str, tuple[set[str], set[str]]] = {
+    "sites": ({"name", "slug", "status", "region", "group", "tenant", "facility", "time_zone",
+               "description", "physical_address", "shipping_address", "latitude", "longitude",
+               "comments", "tags"}, {"name", "slug", "status"}),
+    "locations": ({"site", "parent", "name", "slug", "status", "tenant", "facility",
+                   "description", "tags"}, {"site", "name", "slug", "status"}),
+    "manufacturers": ({"name", "slug", "description", "tags"}, {"name", "slug"}),
+    "device_roles": ({"name", "slug", "color", "vm_role", "config_template", "description",
+                      "tags"}, {"name", "slug"}),
+    "racks": ({"site", "location", "name", "facility_id", "tenant", "status", "role",
+               "form_factor", "serial", "asset_tag", "width", "u_height", "desc_units",
+               "outer_width", "outer_depth", "outer_unit", "mounting_depth", "airflow",
+               "weight", "max_weight", "weight_unit", "description", "comments", "tags"},
+              {"site", "name", "status", "width"}),
+    "devices": ({"name", "role", "tenant", "manufacturer", "device_type", "platform", "serial",
+                 "asset_tag", "status", "site", "location", "rack", "position", "face",
+                 "latitude", "longitude", "parent", "device_bay", "airflow", "virtual_chassis",
+                 "vc_position", "vc_priority", "cluster", "description", "config_template",
+                 "comments", "tags"}, {"role", "manufacturer", "device_type", "status", "site"}),
+    "cables": ({"side_a_site", "side_a_device", "side_a_power_panel", "side_a_type",
+                "side_a_name", "side_b_site", "side_b_device", "side_b_power_panel",
+                "side_b_type", "side_b_name", "type", "status", "profile", "tenant", "label",
+                "color", "length", "length_unit", "description", "owner", "comments", "tags"},
+               {"side_a_type", "side_a_name", "side_b_type", "side_b_name"}),
+    "power_panels": ({"site", "location", "name", "description", "comments", "tags"},
+                     {"site", "name"}),
+    "power_feeds": ({"site", "power_panel", "location", "rack", "name", "status", "type",
+                     "mark_connected", "supply", "phase", "voltage", "amperage",
+                     "max_utilization", "tenant", "description", "comments", "tags"},
+                    {"site", "power_panel", "name", "status", "type", "supply", "phase"}),
+}
+FORMS["power_feed_cables"] = FORMS["cables"]
+# DeviceTypeImportForm's fields, the component lists DeviceTypeImportView reads, and each
+# template form's fields (name required in each).
+TYPE_FIELDS = {"manufacturer", "default_platform", "model", "slug", "part_number", "u_height",
+               "exclude_from_utilization", "is_full_depth", "subdevice_role", "airflow",
+               "description", "weight", "weight_unit", "comments", "tags"}
+TEMPLATE_FIELDS = {
+    "interfaces": {"name", "label", "type", "enabled", "mgmt_only", "description", "bridge",
+                   "poe_mode", "poe_type", "rf_role"},
+    "power-ports": {"name", "label", "type", "maximum_draw", "allocated_draw", "description"},
+    "power-outlets": {"name", "label", "type", "color", "power_port", "feed_leg",
+                      "description"},
+}
+# Choice values, copied from netbox/dcim/choices.py (the subsets a cluster can use).
+STATUS = {"planned", "staging", "active", "decommissioning", "retired"}  # Site/Location
+CHOICES = {
+    ("sites", "status"): STATUS,
+    ("locations", "status"): STATUS,
+    ("racks", "status"): {"reserved", "available", "planned", "active", "deprecated"},
+    ("racks", "width"): {"10", "19", "21", "23"},
+    ("devices", "status"): {"offline", "active", "planned", "staged", "failed", "inventory",
+                            "decommissioning"},
+    ("devices", "face"): {"front", "rear", ""},
+    ("cables", "status"): {"connected", "planned", "decommissioning"},
+    ("cables", "type"): {"cat6", "dac-passive", "dac-active", "aoc", "mmf-om4", "smf-os2",
+                         "power"},
+    ("cables", "length_unit"): {"km", "m", "cm", "mi", "ft", "in"},
+    ("cables", "side_a_type"): {"dcim.interface", "dcim.powerport"},
+    ("cables", "side_b_type"): {"dcim.interface", "dcim.poweroutlet"},
+    ("power_feeds", "status"): {"offline", "active", "planned", "failed"},
+    ("power_feeds", "type"): {"primary", "redundant"},
+    ("power_feeds", "supply"): {"ac", "dc"},
+    ("power_feeds", "phase"): {"single-phase", "three-phase"},
+    ("power_feed_cables", "side_a_type"): {"dcim.powerfeed"},
+    ("power_feed_cables", "side_b_type"): {"dcim.powerport"},
+    ("power_feed_cables", "type"): {"power"},
+    ("power_feed_cables", "status"): {"connected", "planned", "decommissioning"},
+}
+TEMPLATE_CHOICES = {
+    ("interfaces", "type"): {"infiniband-edr", "infiniband-hdr", "infiniband-ndr",
+                             "infiniband-xdr", "1000base-t", "25gbase-x-sfp28",
+                             "100gbase-x-qsfp28", "200gbase-x-qsfp56", "400gbase-x-osfp",
+                             "800gbase-x-osfp", "other"},
+    ("power-ports", "type"): {"iec-60320-c14", "iec-60320-c20", "iec-60309-p-n-e-6h",
+                              "iec-60309-3p-n-e-6h"},
+    ("power-outlets", "type"): {"iec-60320-c13", "iec-60320-c19", "iec-60309-p-n-e-6h"},
+    ("power-outlets", "feed_leg"): {"A", "B", "C"},
+}
+PLANS = [(name, example_build(name).plan) for name in EXAMPLE_IDS] + [("wired", wired_plan())]
+IDS = [name for name, _ in PLANS]
+
+
+def _read(files: dict[str, str]) -> dict[str, Any]:
+    """Every file as NetBox reads it: CSV tables (one-row vocabulary files joined per
+    folder, as importing each would) and device type documents."""
+    tables: dict[str, list[dict[str, str]]] = defaultdict(list)
+    headers: dict[str, set[tuple[str, ...]]] = defaultdict(set)
+    types = []
+    folders = {"locations": "locations", "manufacturers": "manufacturers",
+               "device-roles": "device_roles"}
+    for path, text in files.items():
+        parts = path.split("/")
+        if parts[1] == "device-types":
+            types.append((parts[2], YAML(typ="safe").load(text)))
+            continue
+        table = folders[parts[1]] if len(parts) == 3 else parts[1].removesuffix(".csv")
+        reader = csv.DictReader(io.StringIO(text))
+        rows = list(reader)
+        headers[table].add(tuple(reader.fieldnames or ()))
+        tables[table] += rows
+    return {"tables": tables, "headers": headers, "types": types}
+
+
+@pytest.fixture(params=PLANS, ids=IDS, scope="module")
+def read(request: pytest.FixtureRequest) -> tuple[Plan, dict[str, Any]]:
+    plan = request.param[1]
+    return plan, _read(netbox.render(plan))
+
+
+def test_columns_and_choices_are_the_forms(read: tuple[Plan, dict[str, Any]]) -> None:
+    _plan, nb = read
+    assert set(nb["headers"]) == set(FORMS)
+    for table, headers in nb["headers"].items():
+        allowed, required = FORMS[table]
+        for header in headers:
+            assert required <= set(header) <= allowed, (table, header)
+        for row in nb["tables"][table]:
+            assert all(row[c] for c in required if c in row), (table, row)
+            for (t, column), values in CHOICES.items():
+                if t == table:
+                    assert row[column] in values, (table, column, row)
+    for feed in nb["tables"]["power_feeds"]:
+        assert int(feed["voltage"]) > 0 and int(feed["amperage"]) > 0
+        assert 1 <= int(feed["max_utilization"]) <= 100
+
+
+def test_device_types_are_template_documents(read: tuple[Plan, dict[str, Any]]) -> None:
+    _plan, nb = read
+    seen = Counter()
+    for folder, doc in nb["types"]:
+        assert folder == doc["manufacturer"]
+        assert set(doc) - set(TEMPLATE_FIELDS) <= TYPE_FIELDS
+        assert {"manufacturer", "model", "slug"} <= set(doc)
+        seen[(doc["manufacturer"], doc["model"])] += 1
+        for kind, fields in TEMPLATE_FIELDS.items():
+            parts = doc.get(kind, [])
+            assert len({p["name"] for p in parts}) == len(parts)
+            for part in parts:
+                assert "name" in part and set(part) <= fields, (kind, part)
+                for (k, column), values in TEMPLATE_CHOICES.items():
+                    if k == kind and column in part:
+                        assert part[column] in values, (kind, part)
+                for draw in ("maximum_draw", "allocated_draw"):
+                    if draw in part:
+                        assert isinstance(part[draw], int) and part[draw] >= 1, part
+        ports = {p["name"] for p in doc.get("power-ports", [])}
+        assert all(o["power_port"] in ports for o in doc.get("power-outlets", []))
+    assert all(n == 1 for n in seen.values())
+
+
+def _components(nb: dict[str, Any]) -> dict[tuple[str, str], dict[tuple[str, str], Any]]:
+    """What NetBox creates with each device: its type's templates (Device.save())."""
+    templates = {}
+    for _folder, doc in nb["types"]:
+        parts = {}
+        for kind, model in (("interfaces", "dcim.interface"), ("power-ports", "dcim.powerport"),
+                            ("power-outlets", "dcim.poweroutlet")):
+            parts.update({(model, p["name"]): p for p in doc.get(kind, [])})
+        templates[(doc["manufacturer"], doc["model"])] = parts
+    return {(d["site"], d["name"]): templates[(d["manufacturer"], d["device_type"])]
+            for d in nb["tables"]["devices"]}
+
+
+def test_every_reference_resolves(read: tuple[Plan, dict[str, Any]]) -> None:
+    plan, nb = read
+    t = nb["tables"]
+    sites = {s["name"] for s in t["sites"]}
+    locations = {(loc["site"], loc["name"]) for loc in t["locations"]}
+    assert all(loc["site"] in sites for loc in t["locations"])
+    assert len(locations) == len(t["locations"])
+    racks = {(r["site"], r["location"], r["name"]) for r in t["racks"]}
+    assert len(racks) == len(t["racks"]) == len(plan.racks)
+    assert all((r["site"], r["location"]) in locations for r in t["racks"])
+    makers = {m["name"] for m in t["manufacturers"]}
+    roles = {r["name"] for r in t["device_roles"]}
+    types = {(doc["manufacturer"], doc["model"]) for _f, doc in nb["types"]}
+    assert {m for m, _model in types} <= makers
+    names = Counter((d["site"], d["name"]) for d in t["devices"])
+    assert all(n == 1 for n in names.values())
+    for d in t["devices"]:
+        assert d["role"] in roles and (d["manufacturer"], d["device_type"]) in types
+        # DeviceImportForm finds the rack among the racks of the row's site and location
+        assert (d["site"], d["location"], d["rack"]) in racks, d
+    panels = {(p["site"], p["name"]) for p in t["power_panels"]}
+    assert all((p["site"], p["location"]) in locations for p in t["power_panels"])
+    feeds = {(f["site"], f["power_panel"], f["name"]) for f in t["power_feeds"]}
+    for f in t["power_feeds"]:
+        assert (f["site"], f["power_panel"]) in panels
+        assert (f["site"], f["location"], f["rack"]) in racks, f
+    components = _components(nb)
+    cabled: Counter[tuple[str, ...]] = Counter()
+    for cable in t["cables"] + t["power_feed_cables"]:
+        for side in "ab":
+            kind, name = cable[f"side_{side}_type"], cable[f"side_{side}_name"]
+            site = cable[f"side_{side}_site"]
+            if kind == "dcim.powerfeed":
+                end = (site, cable[f"side_{side}_power_panel"], name)
+                assert end in feeds, cable
+            else:
+                device = (site, cable[f"side_{side}_device"])
+                assert (kind, name) in components[device], cable
+                end = (*device, kind, name)
+            cabled[end] += 1
+    assert [end for end, n in cabled.items() if n > 1] == []  # "already connected"
+    assert len(t["power_feed_cables"]) == len(feeds) == len(plan.power_feeds)
+    assert len(t["cables"]) == len(plan.cables)
+
+
+def _leg_draws(nb: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """NetBox's per-leg allocated draw of each feed (PowerPort.get_power_draw on the PDU's
+    inlet that the feed is cabled to): the PSUs cabled to the inlet's outlets, by leg."""
+    t = nb["tables"]
+    components = _components(nb)
+    psu_on = {}
+    for c in t["cables"]:
+        if c["side_b_type"] == "dcim.poweroutlet":
+            psu = components[(c["side_a_site"], c["side_a_device"])][("dcim.powerport",
+                                                                     c["side_a_name"])]
+            psu_on[(c["side_b_site"], c["side_b_device"], c["side_b_name"])] = psu
+    legs: dict[str, dict[str, float]] = {}
+    for c in t["power_feed_cables"]:
+        site, pdu, inlet = c["side_b_site"], c["side_b_device"], c["side_b_name"]
+        by_leg: dict[str, float] = defaultdict(float)
+        for (kind, name), outlet in components[(site, pdu)].items():
+            if kind == "dcim.poweroutlet" and outlet["power_port"] == inlet:
+                psu = psu_on.get((site, pdu, name))
+                if psu:
+                    by_leg[outlet.get("feed_leg", "")] += psu["allocated_draw"]
+        legs[c["side_a_name"]] = dict(by_leg)
+    return legs
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_each_feed_leg_carries_the_plans_load(name: str) -> None:
+    """Per leg of a wye feed: the PSUs' allocated draws on that leg's outlets add up to the
+    plan's line current x the cord voltage x the power factor; a delta or single-phase
+    feed's total to its load (NetBox rounds each draw to a whole watt: half a watt each).
+    The examples only: their cords and feeds come from the power pass."""
+    plan = example_build(name).plan
+    nb = _read(netbox.render(plan))
+    legs = _leg_draws(nb)
+    circuit = {c.feed: c for c in plan.power_circuits}
+    cords = Counter((c.pdu, c.feed_leg) for c in plan.power_cords)
+    checked = 0
+    for feed in plan.power_feeds:
+        got = legs[feed.name]
+        c = circuit[feed.name]
+        if feed.wiring == "wye":
+            for line, amps in zip(feed.lines, feed.normal_a, strict=True):
+                leg = {"L1": "A", "L2": "B", "L3": "C"}[line]
+                want = amps * c.cord_v * c.power_factor
+                assert math.isclose(got.get(leg, 0.0), want,
+                                    abs_tol=0.5 * cords[(feed.pdu, leg)] + 1e-6), (feed, leg)
+                checked += want > 0
+        else:
+            total = sum(got.values())
+            assert math.isclose(total, feed.load_w,
+                                abs_tol=0.5 * sum(n for (pdu, _), n in cords.items()
+                                                  if pdu == feed.pdu) + 1e-6), feed
+            checked += feed.load_w > 0
+    assert checked  # a feed with load, so NetBox's feed view shows more than 0 %
