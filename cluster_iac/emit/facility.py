@@ -108,10 +108,10 @@ class _Percent(dict[tuple[float, float], str]):
 
 
 def _psu_labels(plan: Plan) -> dict[tuple[str, int], str]:
-    """(PDU, outlet) -> 'device/PSUn': the PSU each outlet feeds."""
+    """(PDU, outlet) -> 'device:PSUn': the PSU each outlet feeds."""
     cords = plan.power_cords
     where = zip(map(attrgetter("pdu"), cords), map(attrgetter("outlet"), cords), strict=True)
-    labels = map("{}/PSU{}".format, map(attrgetter("device"), cords),
+    labels = map("{}:PSU{}".format, map(attrgetter("device"), cords),
                  map(attrgetter("psu"), cords))
     return dict(zip(where, labels, strict=True))
 
