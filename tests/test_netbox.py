@@ -8,6 +8,7 @@ import csv
 import io
 import math
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,10 +16,10 @@ from ruamel.yaml import YAML
 
 from cluster_iac.emit import netbox
 from cluster_iac.plan import Plan
-from tests.conftest import EXAMPLE_IDS, example_build
+from tests.conftest import EXAMPLE_IDS, ROOT, example_build
 from tests.inventory_fixtures import wired_plan
 
-# Each CSV's import form (netbox/dcim/forms/bulk_import.py, NetBox 4.6): every field it
+# Each CSV's import form (netbox/dcim/forms/bulk_import.py, NetBox 4.5.8 and later): every field it
 # accepts, and those it requires (a missing required column fails the whole file).
 FORMS: dict[str, tuple[set[str], set[str]]] = {
     "sites": ({"name", "slug", "status", "region", "group", "tenant", "facility", "time_zone",
@@ -282,3 +283,23 @@ def test_each_feed_leg_carries_the_plans_load(name: str) -> None:
                                                   if pdu == feed.pdu) + 1e-6), feed
             checked += feed.load_w > 0
     assert checked  # a feed with load, so NetBox's feed view shows more than 0 %
+
+
+def test_delta_outlets_have_no_leg_and_the_feed_its_load(tmp_path: Path) -> None:
+    """A 208 V three-phase PDU is delta: its outlets sit on line pairs, which NetBox's legs
+    (phases) cannot name, so they carry no feed_leg; the feed's total is still the plan's."""
+    from cluster_iac.render import build
+
+    text = (ROOT / "examples" / "minimal.yaml").read_text()
+    spec = tmp_path / "delta.yaml"
+    spec.write_text(text.replace("voltage_v: 415, phases: 3, breaker_a: 32",
+                                 "voltage_v: 208, phases: 3, breaker_a: 60"))
+    plan = build(spec).plan
+    assert {f.wiring for f in plan.power_feeds} == {"delta"}
+    nb = _read(netbox.render(plan))
+    outlets = [o for _f, doc in nb["types"] for o in doc.get("power-outlets", [])]
+    assert outlets and all("feed_leg" not in o for o in outlets)
+    legs = _leg_draws(nb)
+    for feed in plan.power_feeds:
+        n = sum(1 for c in plan.power_cords if c.pdu == feed.pdu)
+        assert math.isclose(sum(legs[feed.name].values()), feed.load_w, abs_tol=0.5 * n + 1e-6)

@@ -16,8 +16,11 @@ from cluster_iac.compile.expand_partitions import expand_partitions
 from cluster_iac.compile.expand_racks import expand_racks
 from cluster_iac.compile.place_devices import place_devices
 from cluster_iac.compile.plan_cabling import plan_cabling
+from cluster_iac.compile.plan_health import plan_health
 from cluster_iac.compile.plan_lustre import plan_lustre
 from cluster_iac.compile.plan_nccl import plan_nccl
+from cluster_iac.compile.plan_partition_limits import plan_partition_limits
+from cluster_iac.compile.plan_scheduling import plan_scheduling
 from cluster_iac.compile.plan_slurm import plan_slurm
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
@@ -41,6 +44,9 @@ PASSES: tuple[Pass, ...] = (
     plan_nccl,
     plan_lustre,
     plan_slurm,
+    plan_scheduling,
+    plan_partition_limits,
+    plan_health,
 )
 
 

@@ -8,12 +8,14 @@ from cluster_iac.emit import (
     ansible,
     cabling,
     facility,
+    healthcheck,
     lustre,
     monitoring,
     nccl,
     netbox,
     report,
     slurm,
+    slurmdbd,
     terraform,
 )
 from cluster_iac.plan import Plan
@@ -23,6 +25,8 @@ Emitter = Callable[[Plan], dict[str, str]]
 # One entry per artifact family; grep here to find who writes a file.
 EMITTERS: dict[str, Emitter] = {
     "slurm": slurm.render,
+    "slurmdbd": slurmdbd.render,
+    "healthcheck": healthcheck.render,
     "ansible": ansible.render,
     "terraform": terraform.render,
     "cabling": cabling.render,

@@ -203,6 +203,21 @@ def markdown_columns(columns: Sequence[Sequence[str]]) -> list[str]:
     return [markdown_row(cells) for cells in zip(*columns, strict=True)]
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def shell_word(value: object) -> str:
+    """One POSIX shell word that the shell reads back as exactly ``value``: bare when it is
+    made of safe characters, else single-quoted (shlex.quote). A line break or another
+    control character is refused: a value would otherwise start a new line of the script."""
+    import shlex
+
+    text = str(value)
+    if _CONTROL.search(text):
+        raise ValueError(f"shell word {text[:40]!r} holds a line break or control character")
+    return shlex.quote(text)
+
+
 def markdown_row(cells: Sequence[object]) -> str:
     """One row of a Markdown (GFM) table: '| a | b |'; a '|' in a cell is escaped so it
     cannot open a column, and a cell may not hold a line break (it would end the table)."""

@@ -5,9 +5,8 @@ PowerPanelImportForm's and PowerFeedImportForm's (dcim/forms/bulk_import.py, Net
 choices from dcim/choices.py: PowerFeedStatusChoices 'planned', PowerFeedTypeChoices
 'primary'/'redundant', PowerFeedSupplyChoices 'ac', PowerFeedPhaseChoices 'single-phase'/
 'three-phase'. The feed cables use CableImportForm's side_a_power_panel (a feed is found by its
-panel and name), added in NetBox v4.6 (PR #21873, issue #21783; earlier releases cannot import
-a cable to a power feed, so it is a file of its own), and side_a_site/side_b_site (v4.3.5,
-issue #19840).
+panel and name), added in NetBox v4.5.8 (issue #21783; earlier releases cannot import a cable
+to a power feed, so it is a file of its own), and side_a_site/side_b_site (v4.3.5, #19840).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any
 
 from cluster_iac.emit.formats import yaml_text
@@ -32,8 +32,10 @@ from cluster_iac.plan.power import INLET
 from cluster_iac.plan.power_flow import outlet_lines
 from cluster_iac.sorting import natural_key
 
-# netbox/dcim/choices.py InterfaceTypeChoices, by link layer and line rate (Gb/s);
-# 'infiniband-xdr' since NetBox v4.1, the others since v3.x.
+# netbox/dcim/choices.py InterfaceTypeChoices, by link layer and line rate (Gb/s). InfiniBand
+# ports get the generation's plain slug, which every 4.x release accepts (NetBox labels it by
+# lane rate: 'infiniband-ndr' reads "NDR (100 Gbps)"); the 4X slugs ('infiniband-ndr-4x', 400
+# Gb/s) exist only since v4.6.9 (#21387), so a file using them would not load into older 4.x.
 INTERFACE_TYPES = {
     ("infiniband", 100): "infiniband-edr",
     ("infiniband", 200): "infiniband-hdr",
@@ -56,6 +58,8 @@ POWER_PORT_TYPES = {"power-c13": "iec-60320-c14", "power-c19": "iec-60320-c20",
 INLET_TYPES = {(3, 400.0): "iec-60309-3p-n-e-6h", (3, 415.0): "iec-60309-3p-n-e-6h",
                (1, 230.0): "iec-60309-p-n-e-6h", (1, 240.0): "iec-60309-p-n-e-6h"}
 GENERIC = "Generic"
+POWER = "power"  # the network of power cords
+BMC = "bmc"  # the out-of-band network: a device's own port on it is mgmt_only
 NVIDIA = "NVIDIA"
 
 
@@ -120,13 +124,14 @@ def _interfaces(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceTyp
     device's own port on the BMC network (a BMC, a switch's mgmt0), never the switch port at
     the other end of that cable."""
     c = plan.cables
-    data = [net != "power" for net in c.network]
+    data = list(map(POWER.__ne__, c.network))  # whole columns at C speed
     seen: set[tuple[str, str, str, int, bool]] = set()
-    for end, devices, ports in (("a", c.a_device, c.a_port), ("b", c.b_device, c.b_port)):
-        own = (end == "a" and net == "bmc" for net in compress(c.network, data))
+    for devices, ports, own in (
+            (c.a_device, c.a_port, map(BMC.__eq__, compress(c.network, data))),
+            (c.b_device, c.b_port, repeat(False))):
         seen.update(zip(map(model_of.__getitem__, compress(devices, data)),
                         compress(ports, data), compress(c.link, data),
-                        compress(c.speed_gbps, data), own, strict=True))
+                        compress(c.speed_gbps, data), own, strict=False))  # own: endless on B
     fastest: dict[tuple[str, str], tuple[int, str, bool]] = {}
     for model, port, link, speed, mgmt in seen:
         best = fastest.get((model, port), (-1, "", False))
@@ -158,7 +163,7 @@ def _switch_series(plan: Plan, fastest: dict[tuple[str, str], tuple[int, str, bo
 def _power_rows(plan: Plan) -> Iterable[tuple[Any, str, str, str]]:
     """Each power cord with its cable's PSU name, outlet name and medium."""
     c = plan.cables
-    rows = [i for i, net in enumerate(c.network) if net == "power"]
+    rows = list(compress(range(len(c)), map(POWER.__eq__, c.network)))
     if len(rows) != len(plan.power_cords):
         raise ValueError("the cable table must hold one power cable per power cord")
     for i, cord in zip(rows, plan.power_cords, strict=True):

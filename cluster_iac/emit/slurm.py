@@ -18,15 +18,15 @@ field sets (e.g. SchedulerParameters) in place; other extra keys follow the gene
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-from cluster_iac.emit import topology
+from cluster_iac.emit import slurm_policy, topology
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.slurm_conf import Pair, conf_line
 from cluster_iac.hostlist import fold
 from cluster_iac.plan import NodeTypePlan, PartitionPlan, Plan
+from cluster_iac.plan import slurm as slurm_plan
 
 # Ports registered with IANA for Slurm (slurmctld 6817, slurmd 6818, slurmdbd 6819).
 SLURMCTLD_PORT = 6817
@@ -119,7 +119,6 @@ def scheduling_parameters(plan: Plan) -> list[Pair]:
         # submitting shell's (often 64 KiB) MEMLOCK limit to the compute nodes.
         ("PropagateResourceLimitsExcept", "MEMLOCK"),
         ("MpiDefault", "none"),
-        ("ReturnToService", 2),
     ]
 
 
@@ -134,39 +133,12 @@ def timeout_parameters(plan: Plan) -> list[Pair]:
     ]
 
 
-def accounting_parameters(plan: Plan) -> list[Pair]:
-    """slurmdbd on the first controller, or no accounting at all. Without storage nothing
-    gathers either: jobacct_gather/cgroup with accounting_storage/none logs 'Job accounting
-    information gathered, but not stored' at every start (22.05, 24.11 and 26.05 alike)."""
-    if not plan.settings.slurm.accounting:
-        return [("AccountingStorageType", "accounting_storage/none"),
-                ("JobAcctGatherType", "jobacct_gather/none"),
-                ("PriorityType", "priority/basic")]
-    controller = plan.nodes_by_role("controller")[0].hostname
-    return [
-        ("AccountingStorageType", "accounting_storage/slurmdbd"),
-        ("AccountingStorageHost", controller),
-        ("AccountingStoragePort", SLURMDBD_PORT),
-        ("AccountingStorageTRES", "gres/gpu"),
-        ("AccountingStorageEnforce", "associations,limits,qos"),
-        ("JobAcctGatherType", "jobacct_gather/cgroup"),
-        ("PriorityType", "priority/multifactor"),
-        ("PriorityWeightFairshare", 10000),
-        ("PriorityWeightAge", 1000),
-        ("PriorityWeightJobSize", 1000),
-        ("PriorityWeightPartition", 1000),
-    ]
-
-
 # --- nodes and partitions -------------------------------------------------------------------------
 
 
 def real_memory_mib(plan: Plan, nt: NodeTypePlan) -> int:
     """Installed memory minus the OS reserve (a percentage, with a floor)."""
-    slurm = plan.settings.slurm
-    total = nt.memory_gib * 1024
-    reserve = max(slurm.memory_reserve_min_gib * 1024, total * slurm.memory_reserve_percent / 100)
-    return math.floor(total - reserve)
+    return slurm_plan.real_memory_mib(plan.settings.slurm, nt.memory_gib)
 
 
 def nodes_by_type(plan: Plan) -> dict[str, list[str]]:
@@ -284,7 +256,10 @@ PARAMETER_GROUPS: tuple[tuple[str, ParameterGroup], ...] = (
     ("Network topology", topology_parameters),
     ("Scheduling", scheduling_parameters),
     ("Timeouts", timeout_parameters),
-    ("Accounting and priority", accounting_parameters),
+    ("Accounting (slurmdbd)", slurm_policy.accounting_parameters),
+    ("Priority and fair share", slurm_policy.priority_parameters),
+    ("Preemption between QOS", slurm_policy.preemption_parameters),
+    ("Node health check", slurm_policy.health_parameters),
 )
 NODE_KEYS: tuple[NodeKeys, ...] = (hardware_keys,)
-PARTITION_KEYS: tuple[PartitionKeys, ...] = (partition_keys,)
+PARTITION_KEYS: tuple[PartitionKeys, ...] = (partition_keys, slurm_policy.partition_policy_keys)

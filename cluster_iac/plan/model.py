@@ -248,6 +248,9 @@ class Plan:
     slurm: Any = None
     # The Lustre file system's directory layouts (plan/lustre.py LustrePlan), None without Lustre
     lustre: Any = None
+    # Accounting, priority, QOS, accounts, partition defaults and the node health check
+    # (plan/scheduling.py SchedulingPlan)
+    scheduling: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
 

@@ -8,8 +8,10 @@ A module that adds a parameter group for a spec section adds its keys here too.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from cluster_iac.catalog.slurm_releases import SlurmRelease
 from cluster_iac.errors import Diagnostic
@@ -35,11 +37,33 @@ OWNED_KEYS: dict[str, str] = {
     "TaskPlugin": "cgroup.conf (written with it: cores, memory and GPUs confined by cgroup)",
     "JobAcctGatherType": "slurm.accounting",
     "AccountingStorageType": "slurm.accounting",
-    "AccountingStorageHost": "slurm.accounting",
-    "AccountingStoragePort": "slurm.accounting",
-    "AccountingStorageTRES": "slurm.accounting",
-    "AccountingStorageEnforce": "slurm.accounting",
-    "PriorityType": "slurm.accounting",
+    "AccountingStorageHost": "slurm.accounting.host",
+    "AccountingStoragePort": "slurm.accounting.port",
+    "AccountingStorageTRES": "slurm.accounting (GPUs are tracked)",
+    "AccountingStorageEnforce": "slurm.accounting.enforce",
+    "AccountingStoragePass": "slurm.accounting.storage (no password goes in the spec or "
+                             "slurm.conf)",
+    "AccountingStorageUser": "slurm.accounting.storage",
+    "PriorityType": "slurm.priority (multifactor with slurm.accounting)",
+    "PriorityDecayHalfLife": "slurm.priority.decay_half_life",
+    "PriorityCalcPeriod": "slurm.priority.calc_period",
+    "PriorityMaxAge": "slurm.priority.max_age",
+    "PriorityUsageResetPeriod": "slurm.priority.usage_reset",
+    "PriorityFavorSmall": "slurm.priority.favor_small",
+    "PriorityWeightAge": "slurm.priority.weights.age",
+    "PriorityWeightAssoc": "slurm.priority.weights.assoc",
+    "PriorityWeightFairshare": "slurm.priority.weights.fairshare",
+    "PriorityWeightJobSize": "slurm.priority.weights.job_size",
+    "PriorityWeightPartition": "slurm.priority.weights.partition",
+    "PriorityWeightQOS": "slurm.priority.weights.qos",
+    "PreemptType": "slurm.qos (preempt lists) and slurm.preemption",
+    "PreemptMode": "slurm.preemption.mode",
+    "PreemptExemptTime": "slurm.preemption.exempt_time",
+    "HealthCheckProgram": "slurm.health_check.program",
+    "HealthCheckInterval": "slurm.health_check.interval",
+    "HealthCheckNodeState": "slurm.health_check.node_states",
+    "Epilog": "slurm.health_check.epilog",
+    "ReturnToService": "slurm.return_to_service",
 }
 
 # topology.yaml's topology names (Slurm 25.05+), shown by `scontrol show topology`
@@ -53,6 +77,14 @@ SLURM_TIME = re.compile(
     r"INFINITE|UNLIMITED|\d+(?::\d+){0,2}|\d+-\d+(?::\d+){0,2}", re.IGNORECASE)
 TIME_FORMATS = ("MM", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS", "INFINITE",
                 "UNLIMITED")
+
+
+def real_memory_mib(slurm: Any, memory_gib: float) -> int:
+    """RealMemory: installed memory minus the OS reserve (spec slurm.memory_reserve_percent,
+    at least slurm.memory_reserve_min_gib)."""
+    total = memory_gib * 1024
+    reserve = max(slurm.memory_reserve_min_gib * 1024, total * slurm.memory_reserve_percent / 100)
+    return math.floor(total - reserve)
 
 
 def owned_key(key: str) -> tuple[str, str] | None:

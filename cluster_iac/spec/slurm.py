@@ -7,6 +7,8 @@ from typing import Literal
 from pydantic import Field
 
 from cluster_iac.spec.base import Name, SpecModel
+from cluster_iac.spec.health import HealthCheck
+from cluster_iac.spec.scheduling import Account, Accounting, Preemption, Priority, Qos, SlurmName
 
 
 class Partition(SpecModel):
@@ -26,6 +28,17 @@ class Partition(SpecModel):
     """PriorityTier: jobs in higher tiers are scheduled first."""
     exclusive: bool = False
     """Allocate whole nodes (OverSubscribe=EXCLUSIVE; Exclusive=NODE from Slurm 26.05)."""
+    def_mem_per_gpu_gib: float | None = Field(default=None, gt=0)
+    """DefMemPerGPU for jobs that ask for GPUs and no memory. Default: the usable memory
+    (RealMemory) of the partition's smallest GPU node divided by its GPUs; a value here may
+    only be lower."""
+    def_cpu_per_gpu: int | None = Field(default=None, gt=0)
+    """DefCpuPerGPU for jobs that ask for GPUs and no CPUs. Default: the CPUs of the
+    partition's smallest GPU node divided by its GPUs; a value here may only be lower."""
+    allow_qos: list[SlurmName] | None = None
+    """AllowQos: the only QOS its jobs may use (default: all)."""
+    allow_accounts: list[SlurmName] | None = None
+    """AllowAccounts: the only accounts whose jobs may run in it (default: all)."""
 
 
 class Slurm(SpecModel):
@@ -33,8 +46,29 @@ class Slurm(SpecModel):
 
     partitions: list[Partition] = Field(min_length=1)
     """Partitions."""
-    accounting: bool = False
-    """Use slurmdbd accounting on the first controller (AccountingStorageType=slurmdbd)."""
+    accounting: Accounting | None = None
+    """slurmdbd accounting (slurm/slurmdbd.conf); needed by multifactor priority, QOS and
+    accounts. Without it: no accounting, FIFO priority."""
+    priority: Priority | None = None
+    """Multifactor priority and fair share (default with accounting: the documented
+    weights and a 7-day half-life)."""
+    preemption: Preemption = Preemption()
+    """Preemption between QOS."""
+    qos: list[Qos] = []
+    """QOS, created in slurmdbd by slurm/accounting.sh."""
+    default_qos: SlurmName | None = None
+    """The cluster's default QOS (the root association's DefaultQOS); every QOS is allowed
+    at the root, accounts narrow it."""
+    accounts: list[Account] = []
+    """The account tree under root, created in slurmdbd by slurm/accounting.sh."""
+    health_check: HealthCheck = HealthCheck()
+    """The node health check slurmd runs."""
+    return_to_service: Literal[0, 1, 2] = 1
+    """ReturnToService: when a DOWN node comes back by itself. 1: only a node that was DOWN
+    for not responding, once it registers with a valid configuration; 2: a DOWN node for any
+    reason (also one an admin or a script set DOWN, e.g. for ECC errors, after a reboot);
+    0: never. No value returns a DRAINED node (slurm.conf(5) ReturnToService speaks of DOWN
+    nodes only), which is why the health check drains."""
     memory_reserve_percent: float = Field(default=3.0, ge=0, le=50)
     """Share of node memory kept from jobs for the OS, page cache and drivers."""
     memory_reserve_min_gib: float = Field(default=4.0, ge=0)

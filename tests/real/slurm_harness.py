@@ -57,6 +57,8 @@ SANDBOX_NOISE = (
 # Only when the harness replaced slurmdbd accounting: multifactor weights need SlurmDBD.
 NO_DBD_NOISE = re.compile(r"can only be used with SlurmDBD")
 WAIT_S = 30.0
+# The health check's keys: the matrix drops them, the policy harness keeps them.
+HEALTH_KEYS = ("HealthCheckProgram", "HealthCheckInterval", "HealthCheckNodeState", "Epilog")
 # Keys the local run needs even when our slurm.conf leaves them to Slurm's default.
 ADDED = ("CredType", "MailProg", "SlurmdUser")
 
@@ -185,6 +187,9 @@ def prepare(rendered: Path, work: Path, runtime: Runtime) -> SlurmConf:
     text = (rendered / "slurm.conf").read_text()
     controller = _controller_values(work, text)
     lines, overrides = _rewrite(text.splitlines(), controller)
+    if "AccountingStorageType" in controller:
+        lines, dropped = _drop_allow_qos(lines)
+        overrides += dropped
     (etc / "slurm.conf").write_text("\n".join(lines) + "\n")
     slurmd_lines, slurmd_overrides = _rewrite(lines, _slurmd_values(lines, runtime))
     (etc_slurmd / "slurm.conf").write_text("\n".join(slurmd_lines) + "\n")
@@ -220,6 +225,9 @@ def _controller_values(work: Path, text: str) -> Values:
     }
     if os.geteuid() != 0:
         values["SlurmdUser"] = (me, "not root: slurmd runs as the test's user")
+    why = ("the health check reads GPUs, HCAs and mounts this machine lacks: "
+           "test_health_real.py runs it under slurmd with stand-in tools")
+    values.update({key: (None, why) for key in HEALTH_KEYS})
     if "AccountingStorageType=accounting_storage/slurmdbd" in text:
         why = "no slurmdbd in this sandbox"
         values.update({
@@ -233,6 +241,21 @@ def _controller_values(work: Path, text: str) -> Values:
                                   "logs an error the real cluster does not have"),
         })
     return values
+
+
+def _drop_allow_qos(lines: list[str]) -> tuple[list[str], list[str]]:
+    """Without slurmdbd there are no QOS, and 26.05 refuses to start on a partition whose
+    AllowQos names one ('Partition ... has an invalid AllowQOS'; 22.05 and 24.11 log it and
+    ignore it). tests/real/test_slurm_policy_real.py starts slurmctld with them, on slurmdbd."""
+    out, overrides = [], []
+    for line in lines:
+        if line.startswith("PartitionName=") and " AllowQos=" in line:
+            new = re.sub(r" AllowQos=\S+", "", line)
+            overrides.append(f"{line} -> {new} (no slurmdbd in this sandbox: no QOS exist, "
+                             "and 26.05 is fatal on AllowQos naming none)")
+            line = new
+        out.append(line)
+    return out, overrides
 
 
 def _slurmd_values(lines: list[str], runtime: Runtime) -> Values:

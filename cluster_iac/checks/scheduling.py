@@ -1,0 +1,155 @@
+"""Scheduling policy checks: priority weights in Slurm's range, limits that fit the partitions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from cluster_iac.checks import check
+from cluster_iac.errors import Diagnostic, Severity, SpecPath
+from cluster_iac.plan import Plan
+from cluster_iac.plan.durations import human
+from cluster_iac.plan.scheduling import PRIORITY_MAX, PartitionPolicy, QosPlan, SchedulingPlan
+
+PRIORITY: SpecPath = ("slurm", "priority")
+# slurmd kills the health-check program after 60 s (slurm.conf(5) HealthCheckProgram): an
+# interval shorter than that can start a run while the last may still be going.
+HEALTH_RUN_LIMIT_S = 60
+
+
+@check("slurm.priority_weights")
+def priority_weights(plan: Plan) -> Iterator[Diagnostic]:
+    """The weights sum to at most 2^32 - 1: each factor reaches 1.0, and a job's priority is
+    an unsigned 32-bit integer (priority_multifactor.shtml), so a larger sum makes the highest
+    jobs all equal."""
+    prio = plan.scheduling.priority if plan.scheduling else None
+    if prio is None:
+        return
+    total = sum(prio.weights.values())
+    if total > PRIORITY_MAX:
+        yield Diagnostic(
+            "SLURM-PRIORITY-WEIGHTS", f"the priority weights sum to {total:,}, above "
+            f"{PRIORITY_MAX:,} (2^32 - 1), the highest priority Slurm can hold: jobs whose "
+            "factors add up past it all get the same priority", (*PRIORITY, "weights"),
+            hint="scale the weights down together; their ratios are the policy",
+            details={"measured": total, "limit": PRIORITY_MAX, "unit": ""})
+
+
+@check("slurm.priority_factors")
+def priority_factors(plan: Plan) -> Iterator[Diagnostic]:
+    """A QOS priority with no QOS weight counts for nothing; a usage reset on top of a
+    half-life wipes what the half-life keeps; recomputing less often than the half-life."""
+    sched = plan.scheduling
+    prio = sched.priority if sched else None
+    if prio is None:
+        return
+    ranked = [q for q in sched.qos if q.priority]
+    if ranked and prio.weights["qos"] == 0:
+        yield Diagnostic(
+            "SLURM-PRIORITY-QOS-WEIGHT", f"QOS {', '.join(q.name for q in ranked)} set a "
+            "priority but priority.weights.qos is 0: the QOS factor adds nothing to any job",
+            (*PRIORITY, "weights", "qos"), severity=Severity.WARNING,
+            hint="give weights.qos a weight (e.g. 2000)")
+    if prio.usage_reset != "none" and prio.decay_half_life_s:
+        yield Diagnostic(
+            "SLURM-PRIORITY-RESET", f"usage_reset '{prio.usage_reset}' clears all usage on top "
+            f"of the {human(prio.decay_half_life_s)} half-life: fair share forgets everything "
+            "at each reset (slurm.conf(5) advises the half-life instead)",
+            (*PRIORITY, "usage_reset"), severity=Severity.WARNING,
+            hint="use usage_reset only with decay_half_life '0s' (hard quotas)")
+    if prio.decay_half_life_s and prio.calc_period_min * 60 >= prio.decay_half_life_s:
+        yield Diagnostic(
+            "SLURM-PRIORITY-CALC", f"calc_period ({human(prio.calc_period_min * 60)}) is not "
+            f"shorter than decay_half_life ({human(prio.decay_half_life_s)}): usage would "
+            "decay in steps of a half-life or more", (*PRIORITY, "calc_period"),
+            severity=Severity.WARNING,
+            hint="recompute well within the half-life (Slurm's default: 5 minutes)")
+
+
+@check("slurm.qos_limits")
+def qos_limits(plan: Plan) -> Iterator[Diagnostic]:
+    """Each QOS's GPU and node limits fit the largest partition its jobs can run in: a limit
+    above every partition's GPUs limits nothing, and is most likely a typo."""
+    sched = plan.scheduling
+    if sched is None:
+        return
+    for qos in sched.qos:
+        parts = _partitions_of(sched, qos)
+        if not parts:
+            continue
+        gpus = max(p.gpus for p in parts)
+        nodes = max(p.nodes for p in parts)
+        where = ", ".join(p.name for p in parts)
+        for key, value, most, unit in (
+                ("max_gpus_per_user", qos.max_gpus_per_user, gpus, "GPUs"),
+                ("max_gpus_per_job", qos.max_gpus_per_job, gpus, "GPUs"),
+                ("grp_gpus", qos.grp_gpus, gpus, "GPUs"),
+                ("max_nodes_per_job", qos.max_nodes_per_job, nodes, "nodes"),
+                ("grp_nodes", qos.grp_nodes, nodes, "nodes")):
+            if value is not None and value > most:
+                yield Diagnostic(
+                    "SLURM-QOS-LIMIT", f"QOS '{qos.name}': {key} {value} is above the {most} "
+                    f"{unit} of the largest partition it runs in ({where})",
+                    (*qos.spec_path, key), hint=f"at most {most}",
+                    details={"measured": value, "limit": most, "unit": unit})
+        yield from _wall(qos, parts)
+
+
+def _partitions_of(sched: SchedulingPlan, qos: QosPlan) -> list[PartitionPolicy]:
+    """The partitions whose AllowQos admits the QOS (all when they do not narrow it)."""
+    return [p for p in sched.partitions.values()
+            if p.allow_qos is None or qos.name in p.allow_qos]
+
+
+def _wall(qos: QosPlan, parts: list[PartitionPolicy]) -> Iterator[Diagnostic]:
+    """A MaxWall above every partition's MaxTime: the partition's limit wins (unless the QOS
+    has PartitionTimeLimit)."""
+    limits = [p.max_time_s for p in parts]
+    if qos.max_wall_s is None or None in limits or "PartitionTimeLimit" in qos.flags:
+        return
+    longest = max(t for t in limits if t is not None)
+    if qos.max_wall_s > longest:
+        yield Diagnostic(
+            "SLURM-QOS-WALL", f"QOS '{qos.name}': max_wall {human(qos.max_wall_s)} is longer "
+            f"than the MaxTime of every partition it runs in (at most {human(longest)}): the "
+            "partition's limit holds", (*qos.spec_path, "max_wall"), severity=Severity.WARNING,
+            hint="lower max_wall, or add the PartitionTimeLimit flag")
+
+
+@check("slurm.enforcement")
+def enforcement(plan: Plan) -> Iterator[Diagnostic]:
+    """QOS and account limits hold only when slurmctld enforces them."""
+    sched = plan.scheduling
+    acct = sched.accounting if sched else None
+    if acct is None or not (sched.qos or sched.accounts):
+        return
+    missing = [e for e in ("associations", "limits", "qos") if e not in acct.enforce]
+    if missing:
+        yield Diagnostic(
+            "SLURM-ENFORCE", f"accounting.enforce lacks {', '.join(missing)}: the spec's QOS "
+            "and account limits would not hold (AccountingStorageEnforce)",
+            ("slurm", "accounting", "enforce"), severity=Severity.WARNING,
+            hint="enforce associations, limits and qos")
+
+
+@check("slurm.health_check")
+def health_check(plan: Plan) -> Iterator[Diagnostic]:
+    """The health check runs less often than slurmd's 60 s limit on one run, and a node it
+    drains stays out: with ReturnToService=2 an admin's DOWN (e.g. for ECC errors) ends at
+    the next registration."""
+    sched = plan.scheduling
+    if sched is None:
+        return
+    health = sched.health
+    if health is not None and health.interval_s < HEALTH_RUN_LIMIT_S:
+        yield Diagnostic(
+            "SLURM-HEALTH-INTERVAL", f"health_check.interval is {human(health.interval_s)}: "
+            f"slurmd lets one run take up to {HEALTH_RUN_LIMIT_S} s, so runs can pile up",
+            ("slurm", "health_check", "interval"), severity=Severity.WARNING,
+            hint="run it every few minutes; the Epilog checks after every job")
+    if sched.return_to_service == 2:
+        yield Diagnostic(
+            "SLURM-RETURN-TO-SERVICE", "return_to_service 2 puts a node back in service when "
+            "its slurmd registers, whatever set it DOWN (an admin, a script marking ECC errors "
+            "DOWN): only DRAINED nodes stay out", ("slurm", "return_to_service"),
+            severity=Severity.WARNING,
+            hint="use 1: only nodes that were DOWN for not responding come back")
