@@ -23,3 +23,14 @@ def example_data(name: str) -> dict[str, Any]:
 def compile_data(data: dict[str, Any]) -> Plan:
     """Parse and compile without running the checks (so a variant may fail them)."""
     return compile_plan(parse_spec(data))
+
+
+def without_lustre(data: dict[str, Any]) -> dict[str, Any]:
+    """The seed example as it was before its Lustre servers: no storage rack s01 (whose third
+    rack brings management aggregation switches into r02), no MDS/OSS groups, no storage."""
+    data["rows"] = [row for row in data["rows"] if row["name"] != "b"]
+    data["node_groups"] = [g for g in data["node_groups"]
+                           if g.get("role") not in ("lustre_mds", "lustre_oss")]
+    data.pop("storage", None)
+    data.pop("workload", None)
+    return data

@@ -19,20 +19,27 @@ def _switch(name: str, model: str, network: str, tier: str, rack: str, speed: in
 
 
 def wired_plan() -> Plan:
-    """The seed example (8 GPU nodes in r01, a head node in r02) with one HDR leaf in r01,
-    a management switch in r02, and two power cords from one PDU in r02."""
+    """The seed example (8 GPU nodes in r01, a head node in r02, Lustre servers in s01) with
+    one HDR leaf in r01, a management switch in r02, and two power cords from one PDU in r02."""
     plan = example_build("seed-64gpu-h100").plan
     leaf = _switch("ib-leaf1", "qm8700", "compute", "leaf", "r01", 200)
     mgmt = _switch("mgmt-sw1", "sn2201", "management", "access", "r02", 1)
-    placements = {n.hostname: Placement(n.rack, 1 + 5 * i if n.rack == "r01" else 10,
+    # r01's GPU nodes 5U apart from U1; the head node and Lustre servers 3U apart from U10
+    placements = {n.hostname: Placement(n.rack, 1 + 5 * i if n.rack == "r01" else 10 + 3 * i,
                                         plan.node_types[n.node_type].height_u)
                   for i, n in enumerate(plan.nodes)}
     placements.update({"ib-leaf1": Placement("r01", 48, 1), "mgmt-sw1": Placement("r02", 42, 1),
                        "r02-pdu-a": Placement("r02", 0, 0)})
     links = LinkBuilder()
-    for i, node in enumerate(plan.compute_nodes):
-        links.add("compute", "node-leaf", node.hostname, "ib0", "ib-leaf1", f"1/{i + 1}", 200,
-                  "infiniband")
+    port = 0
+    graph = plan.graphs["compute"]
+    for node in plan.nodes:  # the GPU nodes' HCA, then the Lustre servers' two each
+        cabled = sum(d["links"] for _u, _v, d in graph.edges(node.hostname, data=True)) \
+            if node.hostname in graph else 0
+        for hca in range(cabled):
+            port += 1
+            links.add("compute", "node-leaf", node.hostname, f"ib{hca}", "ib-leaf1",
+                      f"1/{port}", 200, "infiniband")
     for i, node in enumerate(plan.nodes):
         links.add("management", "link", node.hostname, "eth0", "mgmt-sw1", f"swp{i + 1}", 1,
                   "ethernet")

@@ -19,7 +19,7 @@ def test_hostname_clashes_with_a_switch() -> None:
     assert [f.message for f in found] == [
         "device name mgmt-r01-1 is used by 2 devices (node, management switch); inventories "
         "need unique names"]
-    assert found[0].path == ("node_groups", 2, "hostname")
+    assert found[0].path == ("node_groups", len(data["node_groups"]) - 1, "hostname")
 
 
 def test_duplicate_address_in_one_network() -> None:

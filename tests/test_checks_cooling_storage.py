@@ -36,10 +36,11 @@ def test_liquid_rack_over_its_loop() -> None:
 def test_liquid_rack_without_capacity_warns() -> None:
     data = example_data("seed-64gpu-h100")
     del data["rows"][0]["racks"][0]["liquid_capacity_kw"]
+    data["cooling"]["loops"] = []  # nor a loop that would check it
     found = findings_of(data, "COOLING-LIQUID-CAPACITY")
     assert [f.message for f in found] == [
-        "liquid-cooled rack r01 sheds 45.1 kW but declares no liquid_capacity_kw, so its loop "
-        "cannot be checked"]
+        "liquid-cooled rack r01 sheds 45.1 kW but declares no liquid_capacity_kw and is in no "
+        "cooling.loops entry, so its liquid cooling cannot be checked"]
     assert found[0].severity is Severity.WARNING
 
 
@@ -57,13 +58,14 @@ def test_read_bandwidth_per_gpu() -> None:
     found = findings_of(data, "STORAGE-READ")
     # 400 GB/s / 1016 GPUs = 0.394 GB/s; 1016 x 0.5 = 508 GB/s needed.
     assert [f.message for f in found] == [
-        "Lustre reads 400 GB/s for 1016 GPUs = 0.394 GB/s per GPU, 79% of the workload's "
+        "Lustre reads 400.0 GB/s for 1016 GPUs = 0.394 GB/s per GPU, 79% of the workload's "
         "0.5 GB/s per GPU; short by 108.0 GB/s in aggregate"]
-    assert found[0].path == ("storage", "lustre", "read_gbs")
+    assert found[0].path == ("workload", "read_gbs_per_gpu")
 
 
 def test_read_need_without_lustre() -> None:
     data = example_data("seed-64gpu-h100")
+    del data["storage"]
     data["workload"] = {"read_gbs_per_gpu": 1}
     assert messages(data, "STORAGE-READ") == [
         "the workload needs 1 GB/s per GPU but the spec declares no Lustre file system"]
@@ -73,7 +75,7 @@ def test_checkpoint_write_overhead() -> None:
     data = example_data("dgx-h100-superpod-4su")
     data["storage"]["lustre"]["write_gbs"] = 20  # 4500 GB / 20 GB/s = 225 s of 1800 s
     assert messages(data, "STORAGE-CHECKPOINT") == [
-        "a 4500 GB checkpoint at 20 GB/s takes 225 s, 12.5% of the 30 min interval; the policy "
+        "a 4500 GB checkpoint at 20.0 GB/s takes 225 s, 12.5% of the 30 min interval; the policy "
         "allows 10% (180 s), over by 45 s"]
     data["policy"]["max_checkpoint_overhead"] = 0.15
     assert findings_of(data, "STORAGE-CHECKPOINT") == []

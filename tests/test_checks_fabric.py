@@ -143,7 +143,7 @@ def test_radix_exceeded() -> None:
     switches = tuple(replace(s, ports=4) if s.name == "ib-leaf-1" else s for s in plan.switches)
     found = findings_of(replace(plan, switches=switches), "FABRIC-RADIX")
     assert [f.message for f in found] == [
-        "compute leaf switch ib-leaf-1 (qm8700) has 8 cables but 4 ports; over by 4"]
+        "compute leaf switch ib-leaf-1 (qm8700) has 18 cables but 4 ports; over by 14"]
 
 
 def test_examples_within_radix() -> None:

@@ -186,7 +186,7 @@ def test_row_budget() -> None:
     data = example_data("seed-64gpu-h100")
     data["rows"][0]["max_power_kw"] = 40
     assert messages(data, "POWER-ROW") == [
-        "row a draws 47.0 kW at maximum, 118% of its 40 kW budget; over by 7.0 kW"]
+        "row a draws 47.6 kW at maximum, 119% of its 40 kW budget; over by 7.6 kW"]
     assert findings_of(data, "POWER-ROW")[0].path == ("rows", 0, "max_power_kw")
 
 
@@ -194,9 +194,9 @@ def test_facility_budget_with_pue() -> None:
     data = example_data("seed-64gpu-h100")
     data["power"]["facility_capacity_kw"] = 55
     assert messages(data, "POWER-FACILITY") == [
-        "the cluster draws 47.0 kW IT load x PUE 1.3 = 61.2 kW, 111% of the facility's 55 kW; "
-        "over by 6.2 kW"]
-    data["power"]["pue"] = 1.15  # 47.04 x 1.15 = 54.1 kW: fits
+        "the cluster draws 53.9 kW IT load x PUE 1.1 = 59.3 kW, 108% of the facility's 55 kW; "
+        "over by 4.3 kW"]
+    data["power"]["pue"] = 1.01  # 53.94 x 1.01 = 54.5 kW: fits
     assert findings_of(data, "POWER-FACILITY") == []
 
 

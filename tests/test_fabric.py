@@ -90,14 +90,15 @@ def test_127_node_superpod_leaves_the_missing_node_ports_spare() -> None:
 
 
 def test_seed_cluster_is_one_hdr_switch_with_eight_links() -> None:
+    """Eight GPU nodes' HCAs and the Lustre servers' (1 MDS + 4 OSS, two HDR HCAs each)."""
     plan = example_build("seed-64gpu-h100").plan
     fabric = plan.fabrics["compute"]
     assert fabric.tiers == 1 and fabric.design == "single-switch"
     assert fabric.switch_counts == {"leaf": 1}
-    assert fabric.link_counts == {"node-leaf": 8}
+    assert fabric.link_counts == {"node-leaf": 8 + 5 * 2}
     (switch,) = [s for s in plan.switches if s.network == "compute"]
     assert switch.model == "qm8700" and switch.port_speed_gbps == 200
-    assert fabric.spare_ports == 40 - 8
+    assert fabric.spare_ports == 40 - 18
 
 
 def test_three_tier_pods_reach_their_core_group() -> None:

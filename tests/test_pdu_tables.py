@@ -11,7 +11,7 @@ import pytest
 from cluster_iac.emit import facility
 from cluster_iac.plan.power import pdu_loads, rack_loads_w
 from tests.conftest import example_build
-from tests.facility_fixtures import compile_data, example_data
+from tests.facility_fixtures import compile_data, example_data, without_lustre
 
 
 def _rows(text: str) -> list[dict[str, str]]:
@@ -103,7 +103,7 @@ def test_pdu_worst_case_rows_match_the_plan() -> None:
 
 
 def test_delta_outlets_name_their_line_pair() -> None:
-    data = example_data("seed-64gpu-h100")
+    data = without_lustre(example_data("seed-64gpu-h100"))  # r02: head, two switches, leaf
     data["power"]["pdu_profiles"]["mgmt-208v"].update(phases=3)
     files = facility.render(compile_data(data))
     rows = [r for r in _rows(files["facility/pdu_breakers.csv"]) if r["pdu"] == "r02-pdu-a"]

@@ -114,11 +114,12 @@ def _links(plan, network: str) -> list:  # type: ignore[no-untyped-def]
 def test_management_switch_per_rack_with_hosts() -> None:
     plan = example_build("seed-64gpu-h100").plan
     access = sorted((s.network, s.rack) for s in plan.switches if s.tier == "access")
-    assert access == [("bmc", "r01"), ("bmc", "r02"), ("management", "r01"),
-                      ("management", "r02")]
-    # 9 hosts, one cable each, plus the two inter-switch uplinks of a two-rack network.
+    assert access == [("bmc", "r01"), ("bmc", "r02"), ("bmc", "s01"), ("management", "r01"),
+                      ("management", "r02"), ("management", "s01")]
+    # 14 hosts, one cable each, plus each of the three access switches' two uplinks to the
+    # aggregation pair that a third rack brings.
     links = _links(plan, "management")
-    assert len(links) == 9 + 2
+    assert len(links) == 14 + 3 * 2
     assert all(link.a_port and link.b_port for link in links)
 
 

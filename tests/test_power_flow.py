@@ -14,7 +14,7 @@ import pytest
 from cluster_iac.plan import electrical
 from cluster_iac.plan.power import circuit_loads, pdu_loads, rack_loads_w
 from tests.conftest import example_build
-from tests.facility_fixtures import compile_data, example_data
+from tests.facility_fixtures import compile_data, example_data, without_lustre
 
 V_LN = 415 / math.sqrt(3)  # 239.60 V
 
@@ -165,7 +165,7 @@ def test_nvl72_busbar_shelves_share_the_trays() -> None:
 
 def test_208v_three_phase_cords_on_line_pairs() -> None:
     """A North American 208 V three-phase PDU is delta: cords sit line-to-line."""
-    data = example_data("seed-64gpu-h100")
+    data = without_lustre(example_data("seed-64gpu-h100"))  # r02: head, two switches, leaf
     data["power"]["pdu_profiles"]["mgmt-208v"].update(phases=3)
     plan = compile_data(data)
     cords = {(c.device, c.psu): (c.outlet, c.line, c.feed_leg) for c in plan.power_cords

@@ -65,7 +65,9 @@ def test_plain_fabric_first_level_is_the_leaf() -> None:
     plan = example_build("seed-64gpu-h100").plan
     conf = _parse(example_build("seed-64gpu-h100").files["slurm/topology.conf"])
     (leaf,) = [s.name for s in plan.switches if s.network == "compute"]
-    assert conf == {leaf: {"Nodes": sorted(plan.graphs["compute"].neighbors(leaf))}}
+    slurm_nodes = {n.hostname for n in plan.compute_nodes}  # not the Lustre servers beside them
+    assert conf == {leaf: {"Nodes": sorted(n for n in plan.graphs["compute"].neighbors(leaf)
+                                           if n in slurm_nodes)}}
 
 
 def test_three_tier_fabric_has_pods_under_the_core() -> None:

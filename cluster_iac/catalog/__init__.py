@@ -9,7 +9,8 @@ from cluster_iac.spec.hardware import Catalog
 
 _FILES = {"gpus": "gpus.yaml", "cpus": "cpus.yaml", "nics": "nics.yaml",
           "switches": "switches.yaml", "platforms": "platforms.yaml",
-          "power_shelves": "power_shelves.yaml"}
+          "power_shelves": "power_shelves.yaml", "drives": "drives.yaml",
+          "coolants": "coolants.yaml"}
 
 
 @lru_cache(maxsize=1)

@@ -1,4 +1,4 @@
-"""Cooling checks: each rack's heat against air or liquid capacity, and the facility's rejection."""
+"""Cooling checks: rack heat against air or liquid capacity, and the facility's heat rejection."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import replace
 from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
+from cluster_iac.plan.cooling import loop_figures
 from cluster_iac.plan.power import rack_loads_w
 
 # The heat a rack must shed is its IT load: every watt drawn leaves as heat (the devices do
@@ -38,6 +39,7 @@ def per_spec_path(found: Iterator[Diagnostic], noun: str) -> Iterator[Diagnostic
 def _rack_heat(plan: Plan) -> Iterator[Diagnostic]:
     loads = rack_loads_w(plan)
     air_limit = plan.settings.policy.air_cooled_rack_kw
+    looped = {rack for loop in loop_figures(plan) for rack in loop.racks}
     for rack in plan.racks:
         kw = loads[rack.name] / 1000
         if rack.cooling == "air" and kw > air_limit:
@@ -48,11 +50,13 @@ def _rack_heat(plan: Plan) -> Iterator[Diagnostic]:
                 f"(policy.air_cooled_rack_kw); over by {kw - air_limit:.1f} kW: declare "
                 f"cooling: liquid with its liquid_capacity_kw", (*rack.spec_path, "cooling"),
                 details={"measured": round(kw, 3), "limit": air_limit, "unit": "kW"})
-        elif rack.cooling == "liquid" and rack.liquid_capacity_kw is None and kw > 0:
+        elif (rack.cooling == "liquid" and rack.liquid_capacity_kw is None and kw > 0
+              and rack.name not in looped):
             yield Diagnostic(
                 "COOLING-LIQUID-CAPACITY",
                 f"liquid-cooled rack {rack.name} sheds {kw:.1f} kW but declares no "
-                f"liquid_capacity_kw, so its loop cannot be checked", (*rack.spec_path, "cooling"),
+                f"liquid_capacity_kw and is in no cooling.loops entry, so its liquid cooling "
+                f"cannot be checked", (*rack.spec_path, "cooling"),
                 severity=Severity.WARNING, details={"measured": round(kw, 3), "unit": "kW"})
         elif rack.liquid_capacity_kw is not None and kw > rack.liquid_capacity_kw:
             cap = rack.liquid_capacity_kw

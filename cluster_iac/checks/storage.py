@@ -1,4 +1,4 @@
-"""Storage checks: Lustre read bandwidth per GPU, checkpoint write overhead and interval."""
+"""Storage checks: measured figures within the hardware's, read per GPU, checkpoint overhead."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
 from cluster_iac.plan.checkpoint import storage_figures
+from cluster_iac.plan.lustre import Bandwidth
 
 # A planned interval this many times the Daly optimum (or its inverse) wastes noticeably more
 # time than the optimum: the expected loss ~ delta/T + T/(2M) is flat near the optimum, and
@@ -31,10 +32,10 @@ def read_bandwidth(plan: Plan) -> Iterator[Diagnostic]:
         need_total = fig.need_gbs_per_gpu * fig.gpus
         yield Diagnostic(
             "STORAGE-READ",
-            f"Lustre reads {fig.read_gbs:g} GB/s for {fig.gpus} GPUs = {got:.3f} GB/s per GPU, "
+            f"Lustre reads {fig.read_gbs:.1f} GB/s for {fig.gpus} GPUs = {got:.3f} GB/s per GPU, "
             f"{100 * got / fig.need_gbs_per_gpu:.0f}% of the workload's "
             f"{fig.need_gbs_per_gpu:g} GB/s per GPU; short by {need_total - fig.read_gbs:.1f} "
-            f"GB/s in aggregate", ("storage", "lustre", "read_gbs"),
+            f"GB/s in aggregate", ("workload", "read_gbs_per_gpu"),
             details={"measured": round(got, 4), "limit": fig.need_gbs_per_gpu, "unit": "GB/s"})
 
 
@@ -49,12 +50,12 @@ def checkpoint_overhead(plan: Plan) -> Iterator[Diagnostic]:
     if fig.overhead > limit:
         yield Diagnostic(
             "STORAGE-CHECKPOINT",
-            f"a {fig.checkpoint_size_gb:g} GB checkpoint at {fig.write_gbs:g} GB/s takes "
+            f"a {fig.checkpoint_size_gb:g} GB checkpoint at {fig.write_gbs:.1f} GB/s takes "
             f"{fig.write_s:.0f} s, {100 * fig.overhead:.1f}% of the {fig.interval_min:g} min "
             f"interval; the policy allows {100 * limit:.0f}% "
             f"({limit * fig.interval_min * 60:.0f} s), over by "
             f"{fig.write_s - limit * fig.interval_min * 60:.0f} s",
-            ("storage", "lustre", "write_gbs"),
+            _write_path(plan),
             details={"measured": round(fig.overhead, 4), "limit": limit, "unit": "ratio"})
 
 
@@ -74,3 +75,57 @@ def checkpoint_interval(plan: Plan) -> Iterator[Diagnostic]:
         f"write and a cluster MTBF of {fig.cluster_mtbf_h:.2f} h ({fig.gpus} GPUs)",
         ("workload", "checkpoint_interval_min"), Severity.WARNING,
         details={"measured": fig.interval_min, "limit": round(fig.daly_min, 2), "unit": "min"})
+
+
+@check("storage.bandwidth_claims")
+def bandwidth_claims(plan: Plan) -> Iterator[Diagnostic]:
+    """A measured read_gbs or write_gbs may not exceed the bound derived from the drives, the
+    servers' NICs, the fabric and the clients' NICs: it can only narrow it."""
+    hardware = plan.lustre.hardware if plan.lustre is not None else None
+    if hardware is None:
+        return
+    for bw in (hardware.read, hardware.write):
+        if bw.claimed is None or bw.claimed <= bw.bound * (1 + 1e-9):
+            continue
+        yield Diagnostic(
+            "STORAGE-BANDWIDTH-CLAIM",
+            f"{bw.spec_key} {bw.claimed:g} GB/s is more than the hardware can move, "
+            f"{bw.bound:.1f} GB/s (limited by the {bw.limit}: "
+            f"{_terms(bw)})", ("storage", "lustre", bw.spec_key),
+            hint="a measured figure can only be at most the derived bound: check the drives, "
+                 "RAID, server and client NICs, or correct the figure",
+            details={"measured": bw.claimed, "limit": round(bw.bound, 3), "unit": "GB/s"})
+
+
+def _terms(bw: Bandwidth) -> str:
+    parts = [f"drives {bw.drives:.1f}" if bw.drives is not None else "drives not declared",
+             f"server NICs {bw.server_nics:.1f}", f"client NICs {bw.client_nics:.1f}"]
+    if bw.fabric is not None:
+        parts.append(f"fabric {bw.fabric:.1f}")
+    return ", ".join(parts) + " GB/s"
+
+
+@check("storage.capacity_claim")
+def capacity_claim(plan: Plan) -> Iterator[Diagnostic]:
+    """A stated usable capacity may not exceed what the OSTs' data drives hold."""
+    hardware = plan.lustre.hardware if plan.lustre is not None else None
+    claimed = plan.settings.storage.lustre.capacity_tb if plan.settings.storage.lustre else None
+    if hardware is None or hardware.capacity_tb is None or claimed is None:
+        return
+    if claimed > hardware.capacity_tb * (1 + 1e-9):
+        yield Diagnostic(
+            "STORAGE-CAPACITY-CLAIM",
+            f"capacity_tb {claimed:g} TB is more than the OSTs' data drives hold: "
+            f"{hardware.capacity_tb:.1f} TB usable ({hardware.raw_tb:.1f} TB raw)",
+            ("storage", "lustre", "capacity_tb"),
+            details={"measured": claimed, "limit": round(hardware.capacity_tb, 3), "unit": "TB"})
+
+
+def _write_path(plan: Plan) -> tuple[str, ...]:
+    """Where the write bandwidth comes from: the measured figure, else the OSTs' drives."""
+    lustre = plan.settings.storage.lustre
+    if lustre is not None and lustre.write_gbs is not None:
+        return ("storage", "lustre", "write_gbs")
+    if lustre is not None and lustre.ost is not None:
+        return ("storage", "lustre", "ost")
+    return ("storage", "lustre")

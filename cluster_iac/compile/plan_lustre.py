@@ -6,9 +6,15 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
+from cluster_iac.compile.lustre_servers import (
+    build_servers,
+    choose_network,
+    device_problems,
+    net_name,
+)
 from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import Plan
-from cluster_iac.plan.lustre import DirectoryLayout, LustrePlan, StripeComponent
+from cluster_iac.plan.lustre import DirectoryLayout, LustrePlan, LustreServers, StripeComponent
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.storage import DirectoryClass, LayoutComponent, Lustre
 
@@ -24,14 +30,16 @@ EOF_WORDS = ("eof", "-1")
 
 
 def plan_lustre(spec: ClusterSpec, plan: Plan) -> Plan:
-    """Layouts for every directory class of the Lustre file system, checked against limits."""
+    """Servers, targets, LNet and the layouts of every directory class, checked against
+    Lustre's limits; a file system without metadata or object storage servers is an error."""
     lustre = spec.storage.lustre
     if lustre is None:
         return plan
     base: SpecPath = ("storage", "lustre")
+    problems = list(_server_problems(lustre, plan, base))
     oss = sum(1 for node in plan.nodes if node.group == lustre.oss_group) or None
     osts = oss * lustre.osts_per_oss if oss else None
-    layouts, problems = [], []
+    layouts = []
     for index, directory in enumerate(lustre.directories):
         path = (*base, "directories", index)
         found = list(_directory_problems(directory, lustre, osts, path))
@@ -39,11 +47,41 @@ def plan_lustre(spec: ClusterSpec, plan: Plan) -> Plan:
             layouts.append(_layout(directory, osts, path))
         problems += found
     problems += _path_problems(lustre, base)
+    hardware = None
+    if not problems:
+        hardware, problems = _hardware(lustre, plan)
     if problems:
         raise CompileError(problems)
     return replace(plan, lustre=LustrePlan(
         fsname=lustre.fsname, mount=lustre.mount, oss_count=oss, ost_count=osts,
-        directories=tuple(layouts), spec_path=base))
+        directories=tuple(layouts), spec_path=base, hardware=hardware))
+
+
+def _server_problems(lustre: Lustre, plan: Plan, base: SpecPath) -> Iterator[Diagnostic]:
+    for key, what in (("mds_group", "metadata servers (MDS)"),
+                      ("oss_group", "object storage servers (OSS)")):
+        group = getattr(lustre, key)
+        if group is None or not any(n.group == group for n in plan.nodes):
+            yield Diagnostic("LUSTRE-NO-SERVERS", f"Lustre file system {lustre.fsname} has no "
+                             f"{what}: name their node group in {key}",
+                             (*base, key) if group else base)
+    yield from device_problems(lustre, plan)
+    if lustre.ost_indices is not None:
+        oss = sum(1 for node in plan.nodes if node.group == lustre.oss_group)
+        wanted = oss * lustre.osts_per_oss
+        if len(lustre.ost_indices) != wanted:
+            yield Diagnostic("LUSTRE-OST-INDEX", f"ost_indices lists {len(lustre.ost_indices)} "
+                             f"indices for {oss} OSS x {lustre.osts_per_oss} = {wanted} OSTs",
+                             (*base, "ost_indices"))
+
+
+def _hardware(lustre: Lustre, plan: Plan) -> tuple[LustreServers | None, list[Diagnostic]]:
+    network, problem = choose_network(lustre, plan)
+    if network is None:
+        return None, [problem] if problem else []
+    net, problem = net_name(lustre, plan, network)
+    hardware, problems = build_servers(lustre, plan, network, net)
+    return hardware, ([problem] if problem else []) + problems
 
 
 def parse_size(text: str) -> int | None:

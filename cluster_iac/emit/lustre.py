@@ -6,6 +6,7 @@ import json
 import shlex
 from typing import Any
 
+from cluster_iac.emit import lustre_servers
 from cluster_iac.emit.base import render_template
 from cluster_iac.plan import Plan
 from cluster_iac.plan.lustre import DirectoryLayout, StripeComponent
@@ -24,6 +25,7 @@ def render(plan: Plan) -> dict[str, str]:
             "lustre/setstripe.sh.j2", lustre=lustre, directories=directories,
             osts_per_oss=(lustre.ost_count or 0) // (lustre.oss_count or 1)),
         "lustre/layouts.json": json.dumps(layouts_data(plan), indent=2, sort_keys=True) + "\n",
+        **lustre_servers.render(plan),
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from cluster_iac.emit import report_storage
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import markdown_row
 from cluster_iac.plan import Plan, collectives
@@ -115,7 +116,7 @@ def _cooling(plan: Plan) -> dict[str, Any]:
                       if rejection else "no facility heat rejection declared "
                                         "(cooling.heat_rejection_kw)")
     return {"racks": racks, "total": f"{total:.2f}", "air_limit": f"{air:g}",
-            "rejection": rejection_text}
+            "rejection": rejection_text, "loops": report_storage.loops(plan)}
 
 
 def _busbw(plan: Plan) -> dict[str, Any]:
@@ -169,19 +170,20 @@ def _opt(value: float | None, fmt: str) -> str:
     return "-" if value is None else format(value, fmt)
 
 
-def _storage(plan: Plan) -> dict[str, str]:
+def _storage(plan: Plan) -> dict[str, Any]:
     f = storage_figures(plan)
     policy = plan.settings.policy
     return {
-        "read": _opt(f.read_gbs, "g"), "per_gpu": _opt(f.read_gbs_per_gpu, ".3f"),
-        "need": _opt(f.need_gbs_per_gpu, "g"), "write": _opt(f.write_gbs, "g"),
+        "read": _opt(f.read_gbs, ".1f"), "per_gpu": _opt(f.read_gbs_per_gpu, ".3f"),
+        "need": _opt(f.need_gbs_per_gpu, "g"), "write": _opt(f.write_gbs, ".1f"),
         "size": _opt(f.checkpoint_size_gb, "g"), "write_s": _opt(f.write_s, ".1f"),
         "interval": _opt(f.interval_min, "g"),
         "overhead": _opt(None if f.overhead is None else 100 * f.overhead, ".2f"),
         "max_overhead": f"{100 * policy.max_checkpoint_overhead:g}",
         "gpu_mtbf": f"{plan.settings.workload.gpu_mtbf_hours:g}",
         "cluster_mtbf": f"{f.cluster_mtbf_h:.2f}", "gpus": str(f.gpus),
-        "young": _opt(f.young_min, ".1f"), "daly": _opt(f.daly_min, ".1f")}
+        "young": _opt(f.young_min, ".1f"), "daly": _opt(f.daly_min, ".1f"),
+        "lustre": report_storage.lustre_hardware(plan)}
 
 
 def _findings(plan: Plan) -> list[dict[str, str]]:

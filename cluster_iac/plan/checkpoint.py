@@ -22,10 +22,10 @@ class StorageFigures:
     """What the workload asks of Lustre, and what it gets (None where the spec is silent)."""
 
     gpus: int
-    read_gbs: float | None  # aggregate Lustre read bandwidth
+    read_gbs: float | None  # aggregate Lustre read: the derived bound or a smaller measured one
     read_gbs_per_gpu: float | None  # what each GPU gets when all read at once
     need_gbs_per_gpu: float | None  # workload.read_gbs_per_gpu
-    write_gbs: float | None
+    write_gbs: float | None  # aggregate write, likewise
     checkpoint_size_gb: float | None
     write_s: float | None  # one checkpoint's write time
     interval_min: float | None  # planned interval
@@ -50,12 +50,13 @@ def daly_interval_s(delta_s: float, mtbf_s: float) -> float:
 
 def storage_figures(plan: Plan) -> StorageFigures:
     """The figures report.md prints and the storage checks compare."""
-    lustre = plan.settings.storage.lustre
+    hardware = plan.lustre.hardware if plan.lustre is not None else None
     work = plan.settings.workload
     gpus = plan.gpu_count
     mtbf_h = work.gpu_mtbf_hours / gpus if gpus else work.gpu_mtbf_hours
-    read = lustre.read_gbs if lustre else None
-    write = lustre.write_gbs if lustre else None
+    # The derived bounds, narrowed by the spec's measured figures (plan/lustre_bandwidth.py)
+    read = hardware.read.effective if hardware else None
+    write = hardware.write.effective if hardware else None
     write_s = work.checkpoint_size_gb / write if write and work.checkpoint_size_gb else None
     young = daly = overhead = None
     if write_s is not None:

@@ -21,9 +21,11 @@ class RackGroup(SpecModel):
     max_weight_kg: PositiveFloat | None = None
     """Static load rating of the rack (or floor tile), kg."""
     cooling: Literal["air", "liquid"] = "air"
-    """How heat leaves the rack: room air, or a liquid loop (rear-door or direct-to-chip)."""
+    """How heat leaves the rack: room air, or a liquid loop (rear-door or direct-to-chip).
+    Platforms cooled by liquid only (GB200 NVL72 trays) need a liquid rack."""
     liquid_capacity_kw: PositiveFloat | None = None
-    """Heat the rack's liquid loop or CDU share can remove, kW (liquid racks)."""
+    """Heat the rack's own liquid connection (manifold, rear door) can remove, kW (liquid
+    racks); the loop that feeds it is checked from cooling.loops."""
     pdu: Name
     """PDU profile (power.pdu_profiles) that feeds these racks."""
 
@@ -87,8 +89,42 @@ class Power(SpecModel):
     """Power usage effectiveness used to turn IT load into facility load."""
 
 
+class Pumps(SpecModel):
+    """A loop's pumps (in its CDU) and their redundancy."""
+
+    count: PositiveInt = 2
+    """Pumps installed."""
+    required: PositiveInt = 1
+    """Pumps that deliver the loop's design flow; with ``count`` one more than this the loop
+    is N+1 and keeps its flow with one pump down (a pump delivers flow / required)."""
+
+
+class LiquidLoop(SpecModel):
+    """A liquid cooling loop: a CDU's secondary loop to the cold plates or rear doors of its
+    racks. The heat it carries is flow x density x c_p x (return - supply)."""
+
+    name: Name
+    """Loop name (the CDU's)."""
+    racks: HostlistExpr
+    """Racks the loop cools, as a hostlist; each must be a liquid rack."""
+    coolant: Name = "water"
+    """Catalog coolant (catalog.coolants): 'water' or 'pg25'."""
+    flow_lpm: PositiveFloat
+    """Design flow of the loop with its required pumps running, litres per minute."""
+    supply_c: float = Field(ge=0, le=80)
+    """Coolant temperature into the racks, degrees C."""
+    return_c: float = Field(ge=0, le=90)
+    """Coolant temperature out of the racks at full heat, degrees C (above supply_c)."""
+    cdu_capacity_kw: PositiveFloat | None = None
+    """Heat the CDU's heat exchanger moves to the facility water at these temperatures, kW."""
+    pumps: Pumps = Pumps()
+    """The loop's pumps."""
+
+
 class Cooling(SpecModel):
     """Facility cooling."""
 
     heat_rejection_kw: PositiveFloat | None = None
     """Heat the facility (chillers, dry coolers) can reject, kW."""
+    loops: list[LiquidLoop] = []
+    """Liquid loops (CDUs) and the racks each cools."""

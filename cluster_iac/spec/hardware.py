@@ -16,6 +16,8 @@ from cluster_iac.spec.base import (
 )
 
 LinkLayer = Literal["infiniband", "ethernet", "nvlink"]
+DriveKind = Literal["nvme", "sas-ssd", "sata-ssd", "hdd"]
+PlatformCooling = Literal["air", "liquid", "either"]
 NicRole = Literal["compute", "storage", "inband", "bmc"]
 
 
@@ -138,6 +140,46 @@ class PowerShelfModel(SpecModel):
     """Where the numbers come from: datasheet, standard or document (with the section)."""
 
 
+class DriveModel(SpecModel):
+    """A drive for Lustre targets: capacity and sequential rates as its maker states them."""
+
+    name: str
+    """Marketing name, e.g. 'Samsung PM1653 15.36 TB'."""
+    kind: DriveKind
+    """NVMe, SAS or SATA SSD, or a hard disk."""
+    capacity_tb: PositiveFloat
+    """Capacity in decimal TB (10^12 bytes), as drive makers count it."""
+    seq_read_mbs: PositiveFloat
+    """Sequential read rate of one drive, MB/s (10^6 bytes per second)."""
+    seq_write_mbs: PositiveFloat
+    """Sequential write rate of one drive, MB/s."""
+    source: Source
+    """Where the numbers come from: datasheet, standard or document (with the section)."""
+
+
+class CoolantPoint(SpecModel):
+    """A coolant's properties at one temperature."""
+
+    temperature_c: float = Field(ge=-40, le=150)
+    """Temperature, degrees C."""
+    density_kg_m3: PositiveFloat
+    """Density, kg/m3."""
+    cp_kj_kg_k: PositiveFloat
+    """Specific heat at constant pressure, kJ/(kg K)."""
+
+
+class CoolantModel(SpecModel):
+    """A liquid-loop coolant: density and specific heat by temperature."""
+
+    name: str
+    """What the fluid is, e.g. 'Water' or 'Propylene glycol 25 % by mass'."""
+    points: list[CoolantPoint] = Field(min_length=1)
+    """Properties at rising temperatures; a loop takes them at its mean temperature,
+    interpolated linearly (and held at the ends)."""
+    source: Source
+    """Where the numbers come from: handbook or datasheet, with the table."""
+
+
 class NicSlot(SpecModel):
     """Adapters of one role in a platform."""
 
@@ -234,8 +276,16 @@ class PlatformModel(SpecModel):
     """Rack units."""
     weight_kg: PositiveFloat = 20.0
     """Weight in kg."""
-    cooling: Literal["air", "liquid"] = "air"
-    """How the node is cooled."""
+    cooling: PlatformCooling = "air"
+    """How the node sheds its heat: 'air' (fans; in an air rack, or a liquid rack's rear-door
+    heat exchanger), 'liquid' (direct-to-chip cold plates: it needs a liquid rack), or
+    'either' (made in both variants)."""
+    drive_bays: NonNegativeInt = 0
+    """Drive bays for data drives (storage servers: Lustre targets take their drives from
+    these); 0 when the platform holds no data drives."""
+    drive_io_gbs: PositiveFloat | None = None
+    """Bandwidth between the drive bays and the host, GB/s: the drive controllers' (SAS HBAs')
+    PCIe links, or the PCIe lanes wired to the NVMe bays. None: not a limit."""
     nvlink_domain: Literal["none", "board", "rack"] = "none"
     """NVLink reach: none, the node's own NVSwitch board, or a rack-scale domain (NVL72)."""
     nvlink_sharp: bool = False
@@ -264,3 +314,7 @@ class Catalog(SpecModel):
     """Server and tray models by key."""
     power_shelves: dict[Name, PowerShelfModel] = {}
     """Rack power shelf models by key."""
+    drives: dict[Name, DriveModel] = {}
+    """Drive models (for Lustre targets) by key."""
+    coolants: dict[Name, CoolantModel] = {}
+    """Liquid-loop coolants by key."""

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
-from cluster_iac.spec.base import Name, PositiveFloat, PositiveInt, SpecModel
+from cluster_iac.spec.base import Name, NonNegativeInt, PositiveFloat, PositiveInt, SpecModel
 
 AccessPattern = Literal["dataset", "checkpoint", "scratch", "home", "small-files"]
+RaidLevel = Literal["raid0", "raid1", "raid5", "raid6", "raid10"]
+LnetNetwork = Literal["storage", "compute", "management"]
+InterfaceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}$")]
+"""A Linux network interface name (at most 15 characters, IFNAMSIZ - 1)."""
+DevicePattern = Annotated[str, StringConstraints(
+    pattern=r"^/dev/[A-Za-z0-9_./:-]*\{n\}[A-Za-z0-9_./:-]*$", max_length=200)]
+"""A block device path with '{n}' where the drive's slot number goes, e.g. '/dev/nvme{n}n1'."""
 
 
 class LayoutComponent(SpecModel):
@@ -39,25 +46,77 @@ class DirectoryClass(SpecModel):
     """Override: explicit progressive file layout."""
 
 
-class Lustre(SpecModel):
-    """A Lustre file system."""
+class TargetDevices(SpecModel):
+    """The drives of one Lustre target (MGT, MDT or OST) and how they are joined (Linux md RAID,
+    ldiskfs on top): one RAID group per target, drives taken from the server's bays."""
 
-    fsname: str = Field(pattern=r"^[a-z0-9_]{1,8}$")
-    """File system name (at most 8 characters)."""
-    mount: str = Field(default="/lustre", pattern=r"^/")
+    drive: Name
+    """Catalog drive model (catalog.drives)."""
+    drives: PositiveInt
+    """Drives in the target's RAID group, parity or mirror drives included (RAID-6 8+2: 10)."""
+    raid: RaidLevel = "raid6"
+    """RAID level: raid6 (two parity drives, the usual OST), raid10 (the usual MDT), raid1
+    (the usual MGT), raid5, or raid0 (no redundancy)."""
+    spares: NonNegativeInt = 0
+    """Hot spares kept beside the group (mdadm --spare-devices), taken from the same bays."""
+    chunk_kib: PositiveInt | None = None
+    """RAID chunk size, KiB; default: 1 MiB / data drives, so that one Lustre 1 MiB RPC fills
+    a full stripe (RAID 5/6), or 128 KiB (mdadm's default) for mirrors."""
+
+
+class Lnet(SpecModel):
+    """The LNet network Lustre runs on."""
+
+    network: LnetNetwork | None = None
+    """Which network carries Lustre: the storage fabric (networks.storage addresses), the
+    compute fabric (networks.ipoib addresses) or the management network. Default: the storage
+    fabric when there is one, else the compute fabric, else the management network."""
+    net: str | None = Field(default=None, pattern=r"^(o2ib|tcp)[0-9]{0,4}$")
+    """LNet network name: o2ib<n> on InfiniBand or RoCE (ko2iblnd), tcp<n> on Ethernet
+    (ksocklnd). Default o2ib0 or tcp0 as the network's link layer says."""
+    interfaces: dict[Name, list[InterfaceName]] = {}
+    """Interfaces LNet uses, by node type (several: LNet multi-rail). Default: the network's
+    ``interface``."""
+
+
+class Lustre(SpecModel):
+    """A Lustre file system: its servers and their targets, LNet, clients and layouts."""
+
+    fsname: str = Field(pattern=r"^[A-Za-z0-9_-]+$", max_length=63)
+    """File system name: letters, digits, '_' and '-', at most 8 characters (mkfs.lustre)."""
+    mount: str = Field(default="/lustre", pattern=r"^/[A-Za-z0-9_./-]*$", max_length=200)
     """Client mount point."""
     mds_group: Name | None = None
-    """Node group of the metadata servers."""
+    """Node group of the metadata servers (role lustre_mds); the first runs the MGS."""
     oss_group: Name | None = None
-    """Node group of the object storage servers."""
+    """Node group of the object storage servers (role lustre_oss)."""
+    mdts_per_mds: PositiveInt = 1
+    """MDTs each MDS serves."""
     osts_per_oss: PositiveInt = 2
     """OSTs each OSS serves."""
-    read_gbs: PositiveFloat
-    """Aggregate sustained read bandwidth, GB/s."""
-    write_gbs: PositiveFloat
-    """Aggregate sustained write bandwidth, GB/s."""
+    mgt: TargetDevices | None = None
+    """The MGS's own target on the first MDS; without it the MGS shares MDT0's device
+    (mkfs.lustre --mgs --mdt)."""
+    mdt: TargetDevices | None = None
+    """Drives and RAID of each MDT."""
+    ost: TargetDevices | None = None
+    """Drives and RAID of each OST: the aggregate bandwidth and capacity derive from them."""
+    ost_indices: list[int] | None = Field(default=None, max_length=65536)
+    """OST index of each OST, in server order (default 0, 1, 2, ...): set it to keep the
+    indices of an existing file system. Each 0-65535, each once."""
+    drive_path: DevicePattern | None = None
+    """Device path of a server's drive slot n (0-based), e.g. '/dev/nvme{n}n1' (the default
+    for NVMe drives) or '/dev/disk/by-vdev/d{n}' (the default for SAS and SATA drives: names
+    from /etc/vdev_id.conf, stable across reboots)."""
+    lnet: Lnet = Lnet()
+    """LNet network, name and interfaces."""
+    read_gbs: PositiveFloat | None = None
+    """Measured aggregate sustained read bandwidth, GB/s: it may only narrow the bound derived
+    from the drives, servers' NICs, fabric and clients' NICs (a larger figure is an error)."""
+    write_gbs: PositiveFloat | None = None
+    """Measured aggregate sustained write bandwidth, GB/s (at most the derived bound)."""
     capacity_tb: PositiveFloat | None = None
-    """Usable capacity, TB."""
+    """Usable capacity stated by the vendor, TB (at most what the OSTs' data drives hold)."""
     directories: list[DirectoryClass] = []
     """Directory classes and their layouts."""
 

@@ -1,0 +1,121 @@
+"""Lustre checks: fsname, OST indices, LNet NIDs and reachability, RAID stripes and redundancy."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from cluster_iac.checks import check
+from cluster_iac.errors import Diagnostic, Severity
+from cluster_iac.plan import Plan
+from cluster_iac.plan.lustre import LustreServers
+
+FSNAME_MAX = 8  # mkfs.lustre(8): "The maximum filesystem_name length is 8 characters"
+OST_INDEX_MAX = 0xFFFF  # target names carry the index in four hex digits (OST0000-OSTffff)
+FULL_STRIPE_KIB = 1024  # Lustre's 1 MiB RPC
+
+
+def _hardware(plan: Plan) -> LustreServers | None:
+    return plan.lustre.hardware if plan.lustre is not None else None
+
+
+@check("lustre.fsname")
+def fsname(plan: Plan) -> Iterator[Diagnostic]:
+    """The file system name fits mkfs.lustre's 8 characters."""
+    if plan.lustre is not None and len(plan.lustre.fsname) > FSNAME_MAX:
+        name = plan.lustre.fsname
+        yield Diagnostic(
+            "LUSTRE-FSNAME", f"fsname '{name}' has {len(name)} characters; Lustre allows at "
+            f"most {FSNAME_MAX} (mkfs.lustre --fsname)", ("storage", "lustre", "fsname"),
+            hint=f"for example '{name[:FSNAME_MAX]}'")
+
+
+@check("lustre.ost_indices")
+def ost_indices(plan: Plan) -> Iterator[Diagnostic]:
+    """Every OST has its own index, within 0-65535."""
+    hardware = _hardware(plan)
+    if hardware is None:
+        return
+    indices = [t.index for t in hardware.targets if t.kind == "ost"]
+    path = ("storage", "lustre", "ost_indices")
+    for index, count in sorted(Counter(indices).items()):
+        if count > 1:
+            owners = sorted({t.server for t in hardware.targets
+                             if t.kind == "ost" and t.index == index})
+            yield Diagnostic("LUSTRE-OST-INDEX", f"OST index {index} is given to {count} OSTs "
+                             f"(on {', '.join(owners)}); each OST needs its own", path)
+        if not 0 <= index <= OST_INDEX_MAX:
+            yield Diagnostic("LUSTRE-OST-INDEX", f"OST index {index} is outside 0-"
+                             f"{OST_INDEX_MAX}", path)
+
+
+@check("lustre.nids")
+def nids(plan: Plan) -> Iterator[Diagnostic]:
+    """Every server and client has an address on the LNet network's IP network: its NID."""
+    hardware = _hardware(plan)
+    if hardware is None or not hardware.lnet.missing_nid:
+        return
+    lnet = hardware.lnet
+    missing = lnet.missing_nid
+    yield Diagnostic(
+        "LUSTRE-NID", f"{len(missing)} Lustre host(s) have no address on networks."
+        f"{lnet.ip_network}, so no NID on LNet {lnet.net} over the {lnet.network} network: "
+        f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}",
+        (*lnet.spec_path, "network"),
+        hint=f"declare networks.{lnet.ip_network}, or run LNet on another network")
+
+
+@check("lustre.reachability")
+def reachability(plan: Plan) -> Iterator[Diagnostic]:
+    """Every client (compute and login node) reaches every server over the LNet network."""
+    hardware = _hardware(plan)
+    if hardware is None or not hardware.lnet.unreachable:
+        return
+    lnet = hardware.lnet
+    groups = {n.hostname: n.group for n in plan.nodes}
+    by_group: dict[tuple[str, str], list[str]] = {}
+    for host, why in lnet.unreachable.items():
+        by_group.setdefault((groups[host], why), []).append(host)
+    for (group, why), hosts in sorted(by_group.items()):
+        yield Diagnostic(
+            "LUSTRE-UNREACHABLE", f"node group {group}: {len(hosts)} host(s) ({hosts[0]}"
+            f"{' ...' if len(hosts) > 1 else ''}) {why}, so they cannot reach every Lustre "
+            f"server over LNet {lnet.net}", (*lnet.spec_path, "network"),
+            hint="give them NICs on that network, or run LNet on a network they share")
+
+
+@check("lustre.raid_stripe")
+def raid_stripe(plan: Plan) -> Iterator[Diagnostic]:
+    """A RAID 5/6 full stripe equals Lustre's 1 MiB RPC, so writes never read parity first
+    (Lustre manual, 'Computing file system parameters for mkfs': RAID 6 of 6 or 10 disks)."""
+    hardware = _hardware(plan)
+    if hardware is None:
+        return
+    seen = set()
+    for target in hardware.targets:
+        stripe = target.stripe_kib
+        if stripe is None or stripe == FULL_STRIPE_KIB or target.kind in seen:
+            continue
+        seen.add(target.kind)
+        yield Diagnostic(
+            "LUSTRE-RAID-STRIPE", f"{target.kind} {target.label}: {target.raid} of "
+            f"{len(target.members)} drives has {target.data_drives:g} data drives x "
+            f"{target.chunk_kib} KiB chunks = a {stripe} KiB full stripe, not Lustre's 1 MiB "
+            f"RPC: writes that do not fill a stripe read its parity first (read-modify-write)",
+            ("storage", "lustre", target.kind, "drives"), Severity.WARNING,
+            hint="use 4 or 8 data drives (RAID 6 of 6 or 10), or a chunk that makes 1 MiB")
+
+
+@check("lustre.target_redundancy")
+def target_redundancy(plan: Plan) -> Iterator[Diagnostic]:
+    """The MGT and MDTs survive a drive failure: losing them loses the whole file system."""
+    lustre = plan.settings.storage.lustre
+    if lustre is None:
+        return
+    for key in ("mgt", "mdt"):
+        devices = getattr(lustre, key)
+        if devices is not None and devices.raid == "raid0":
+            yield Diagnostic(
+                "LUSTRE-TARGET-REDUNDANCY", f"the {key.upper()} is RAID 0: one failed drive "
+                f"loses every file's metadata", ("storage", "lustre", key, "raid"),
+                Severity.WARNING, hint="RAID 1 for the MGT, RAID 10 for MDTs (Lustre manual)")

@@ -1,0 +1,271 @@
+"""Lustre servers from the plan: each server's targets (drives, RAID), LNet NIDs, and the
+bandwidth and capacity the hardware gives (plan/lustre_bandwidth.py has the formulas)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import networkx as nx
+
+from cluster_iac.errors import Diagnostic, SpecPath
+from cluster_iac.plan import Plan
+from cluster_iac.plan.lustre import Bandwidth, LnetPlan, LustreServer, LustreServers, LustreTarget
+from cluster_iac.plan.lustre_bandwidth import (
+    BITS_PER_BYTE,
+    RAID_DATA,
+    RAID_MIN_DRIVES,
+    group_rates_gbs,
+    limiting_term,
+    link_gbs,
+    max_flow_gbs,
+)
+from cluster_iac.spec.storage import Lustre, TargetDevices
+from cluster_iac.suggest import did_you_mean
+
+BASE: SpecPath = ("storage", "lustre")
+# LNet network -> (IP network of its NIDs, NIC role of its ports)
+NETWORKS = {"storage": ("storage", "storage"), "compute": ("ipoib", "compute"),
+            "management": ("management", "inband")}
+CLIENT_ROLES = ("compute", "login")
+FULL_STRIPE_KIB = 1024  # one Lustre RPC (1 MiB): a RAID 5/6 full stripe should equal it
+MDADM_CHUNK_KIB = 512  # mdadm's default chunk for striped levels
+
+
+def device_problems(lustre: Lustre, plan: Plan) -> Iterator[Diagnostic]:
+    """Unknown drive models and RAID groups smaller than their level allows."""
+    for key in ("mgt", "mdt", "ost"):
+        target: TargetDevices | None = getattr(lustre, key)
+        if target is None:
+            continue
+        path = (*BASE, key)
+        if target.drive not in plan.catalog.drives:
+            yield Diagnostic("SPEC-UNKNOWN-REF", f"unknown drive model '{target.drive}'",
+                             (*path, "drive"),
+                             hint=did_you_mean(target.drive, sorted(plan.catalog.drives)))
+        least = RAID_MIN_DRIVES[target.raid]
+        if target.drives < least:
+            yield Diagnostic("LUSTRE-RAID", f"{key}: {target.raid} needs at least {least} "
+                             f"drives, not {target.drives}", (*path, "drives"))
+
+
+def choose_network(lustre: Lustre, plan: Plan) -> tuple[str | None, Diagnostic | None]:
+    """The network LNet runs on: the spec's, else the storage fabric, compute fabric, or the
+    management network, whichever exists first."""
+    wanted = lustre.lnet.network
+    fabrics = plan.settings.fabric
+    if wanted is None:
+        wanted = ("storage" if fabrics.storage else "compute" if fabrics.compute
+                  else "management")
+    exists = (getattr(fabrics, wanted) is not None if wanted != "management"
+              else plan.settings.networks.management is not None)
+    if not exists:
+        where = f"fabric.{wanted}" if wanted != "management" else "networks.management"
+        return None, Diagnostic("LUSTRE-LNET-NETWORK", f"LNet is to run on the {wanted} "
+                                f"network, but the spec declares no {where}",
+                                (*BASE, "lnet", "network"))
+    return wanted, None
+
+
+def net_name(lustre: Lustre, plan: Plan, network: str) -> tuple[str, Diagnostic | None]:
+    """o2ib on a fabric (InfiniBand, or RoCE on Ethernet), tcp on the management network, as
+    Lustre prints them (network number 0 unwritten: o2ib0 is o2ib); o2ib needs RDMA, which a
+    plain management network does not have."""
+    given = lustre.lnet.net
+    if given is None:
+        return ("tcp" if network == "management" else "o2ib"), None
+    name = given[:-1] if given.endswith("0") and not given[:-1][-1].isdigit() else given
+    if name.startswith("o2ib") and network == "management":
+        return name, Diagnostic("LUSTRE-LNET-NET", f"LNet net {given} needs RDMA (InfiniBand "
+                                f"or RoCE), which the management network does not carry: use "
+                                f"tcp, or run LNet on a fabric", (*BASE, "lnet", "net"))
+    return name, None
+
+
+def build_servers(lustre: Lustre, plan: Plan, network: str, net: str
+                  ) -> tuple[LustreServers | None, list[Diagnostic]]:
+    """Servers with their targets, LNet, bandwidth and capacity."""
+    ip_net, role = NETWORKS[network]
+    graph = plan.graphs.get(network) if network != "management" else None
+    addresses = plan.addresses.get(ip_net, {})
+    mds = [n for n in plan.nodes if n.group == lustre.mds_group]
+    oss = [n for n in plan.nodes if n.group == lustre.oss_group]
+    problems: list[Diagnostic] = []
+    servers = []
+    ost_index = iter(lustre.ost_indices or range(len(oss) * lustre.osts_per_oss))
+    for position, node in enumerate(mds + oss):
+        is_mds = position < len(mds)
+        targets, found = _targets(lustre, plan, node, is_mds, position == 0, position,
+                                  ost_index)
+        problems += found
+        address = addresses.get(node.hostname)
+        servers.append(LustreServer(
+            hostname=node.hostname, role="mds" if is_mds else "oss", node_type=node.node_type,
+            nid=f"{address}@{net}" if address else None,
+            nic_gbs=_nic_gbs(plan, graph, node, role), drive_io_gbs=_drive_io(plan, node),
+            targets=tuple(targets)))
+    lnet = _lnet(lustre, plan, network, net, ip_net, servers, graph, role)
+    read, write = _bandwidths(lustre, plan, servers, lnet, graph, role)
+    osts = [t for s in servers for t in s.targets if t.kind == "ost"]
+    drive = plan.catalog.drives.get(lustre.ost.drive) if lustre.ost else None
+    capacity = sum(t.capacity_tb for t in osts) if drive and osts else None
+    raw = (len(osts) * (lustre.ost.drives + lustre.ost.spares) * drive.capacity_tb
+           if drive and lustre.ost else None)
+    return LustreServers(servers=tuple(servers), lnet=lnet, read=read, write=write,
+                         capacity_tb=capacity, raw_tb=raw), problems
+
+
+def _targets(lustre: Lustre, plan: Plan, node: Any, is_mds: bool, first: bool, position: int,
+             ost_index: Iterator[int]) -> tuple[list[LustreTarget], list[Diagnostic]]:
+    """The targets of one server, taking drive slots in order: MGT, MDTs, OSTs."""
+    wanted: list[tuple[str, int, TargetDevices | None]] = []
+    if is_mds:
+        if first and lustre.mgt is not None:
+            wanted.append(("mgt", 0, lustre.mgt))
+        for k in range(lustre.mdts_per_mds):
+            wanted.append(("mdt", position * lustre.mdts_per_mds + k, lustre.mdt))
+    else:
+        for _ in range(lustre.osts_per_oss):
+            wanted.append(("ost", next(ost_index, -1), lustre.ost))
+    platform = plan.catalog.platforms[plan.node_types[node.node_type].platform]
+    slot, out = 0, []
+    for kind, index, devices in wanted:
+        target = _target(lustre, plan, node.hostname, kind, index, devices, slot,
+                         with_mgs=first and kind == "mdt" and index == 0 and lustre.mgt is None)
+        slot += len(target.members) + len(target.spares)
+        out.append(target)
+    problems = []
+    if slot > platform.drive_bays:
+        key = "ost" if not is_mds else "mdt" if lustre.mdt else "mgt"
+        problems.append(Diagnostic(
+            "LUSTRE-DRIVE-BAYS", f"{node.hostname} ({node.node_type}, platform "
+            f"{plan.node_types[node.node_type].platform}) needs {slot} drives for its targets "
+            f"but has {platform.drive_bays} drive bays", (*BASE, key, "drives")))
+    return out, problems
+
+
+def _target(lustre: Lustre, plan: Plan, server: str, kind: str, index: int,
+            devices: TargetDevices | None, slot: int, *, with_mgs: bool) -> LustreTarget:
+    label = "MGS" if kind == "mgt" else f"{lustre.fsname}-{kind.upper()}{max(index, 0):04x}"
+    drive = plan.catalog.drives.get(devices.drive) if devices else None
+    if devices is None or drive is None:
+        return LustreTarget(kind=kind, index=index, label=label, server=server,
+                            device=f"/dev/md/{label}", members=(), spares=(), raid="none",
+                            chunk_kib=None, data_drives=0, drive="", read_gbs=0.0,
+                            write_gbs=0.0, capacity_tb=0.0, with_mgs=with_mgs)
+    pattern = lustre.drive_path or ("/dev/nvme{n}n1" if drive.kind == "nvme"
+                                    else "/dev/disk/by-vdev/d{n}")
+    paths = [pattern.replace("{n}", str(n)) for n in range(slot, slot + devices.drives
+                                                          + devices.spares)]
+    read, write = group_rates_gbs(devices.raid, devices.drives, drive.seq_read_mbs,
+                                  drive.seq_write_mbs)
+    data = RAID_DATA[devices.raid](devices.drives)
+    return LustreTarget(
+        kind=kind, index=index, label=label, server=server, device=f"/dev/md/{label}",
+        members=tuple(paths[:devices.drives]), spares=tuple(paths[devices.drives:]),
+        raid=devices.raid, chunk_kib=_chunk(devices, data), data_drives=data,
+        drive=devices.drive, read_gbs=read, write_gbs=write,
+        capacity_tb=data * drive.capacity_tb, with_mgs=with_mgs)
+
+
+def _chunk(devices: TargetDevices, data: float) -> int | None:
+    """The spec's chunk, else for RAID 5/6 the largest power of two whose full stripe is at
+    most 1 MiB (Lustre manual, 'Computing file system parameters for mkfs': stripe width close
+    to 1 MiB but not larger), else mdadm's default; RAID 1 has no chunk."""
+    if devices.raid == "raid1":
+        return None
+    if devices.chunk_kib is not None:
+        return devices.chunk_kib
+    if devices.raid in ("raid5", "raid6"):
+        chunk = FULL_STRIPE_KIB // int(data)
+        return 1 << (max(chunk, 4).bit_length() - 1)  # md chunks are powers of two, >= 4 KiB
+    return MDADM_CHUNK_KIB
+
+
+def _nic_gbs(plan: Plan, graph: nx.Graph | None, node: Any, role: str) -> float:
+    if graph is not None:
+        return link_gbs(graph, node.hostname)
+    nics = plan.node_types[node.node_type].nics_of(role)
+    return sum(n.count * n.speed_gbps for n in nics) / BITS_PER_BYTE
+
+
+def _drive_io(plan: Plan, node: Any) -> float | None:
+    io: float | None = plan.catalog.platforms[plan.node_types[node.node_type].platform].drive_io_gbs
+    return io
+
+
+def _lnet(lustre: Lustre, plan: Plan, network: str, net: str, ip_net: str,
+          servers: list[LustreServer], graph: nx.Graph | None, role: str) -> LnetPlan:
+    clients = tuple(n.hostname for n in plan.nodes if n.role in CLIENT_ROLES)
+    addresses = plan.addresses.get(ip_net, {})
+    interface = getattr(plan.settings.networks, ip_net, None)
+    default = (interface.interface,) if interface is not None else ()
+    types = sorted({s.node_type for s in servers}
+                   | {n.node_type for n in plan.nodes if n.role in CLIENT_ROLES})
+    interfaces = {t: tuple(lustre.lnet.interfaces.get(t, default)) for t in types}
+    hosts = [s.hostname for s in servers] + list(clients)
+    missing = tuple(h for h in hosts if h not in addresses)
+    return LnetPlan(net=net, network=network, ip_network=ip_net, interfaces=interfaces,
+                    mgs_nids=tuple(s.nid for s in servers[:1] if s.nid),
+                    clients=clients, unreachable=_unreachable(plan, servers, clients, graph, role),
+                    missing_nid=missing, spec_path=(*BASE, "lnet"))
+
+
+def _unreachable(plan: Plan, servers: list[LustreServer], clients: tuple[str, ...],
+                 graph: nx.Graph | None, role: str) -> dict[str, str]:
+    """Hosts that cannot reach every server: not on the network, or on another part of it."""
+    out: dict[str, str] = {}
+    types = {n.hostname: n.node_type for n in plan.nodes}
+    hosts = [s.hostname for s in servers] + list(clients)
+    if graph is None:  # the management network: every host with an in-band NIC is on it
+        for host in hosts:
+            if not plan.node_types[types[host]].nics_of(role):
+                out[host] = f"has no {role} NIC"
+        return out
+    anchor = next((s.hostname for s in servers if s.hostname in graph), None)
+    reach = nx.node_connected_component(graph, anchor) if anchor else set()
+    for host in hosts:
+        if host not in graph:
+            out[host] = f"has no {role} NIC on the {role} fabric"
+        elif host not in reach:
+            out[host] = "is on a part of the fabric that no server is cabled to"
+    return out
+
+
+def _bandwidths(lustre: Lustre, plan: Plan, servers: list[LustreServer], lnet: LnetPlan,
+                graph: nx.Graph | None, role: str) -> tuple[Bandwidth, Bandwidth]:
+    oss = [s for s in servers if s.role == "oss"]
+    computes = {n.hostname for n in plan.nodes if n.role == "compute"}
+    readers = [c for c in lnet.clients if c in computes]
+    server_nics = sum(s.nic_gbs for s in oss)
+    client_nics = sum(_nic_gbs(plan, graph, n, role) for n in plan.nodes if n.hostname in readers)
+    fabric = (max_flow_gbs(graph, {s.hostname: None for s in oss}, readers)
+              if graph is not None else None)
+    out = []
+    for direction, claimed in (("read", lustre.read_gbs), ("write", lustre.write_gbs)):
+        per_server = {s.hostname: _server_drives(s, direction, lustre.ost is not None)
+                      for s in oss}
+        drives = (sum(min(v, s.nic_gbs) if v is not None else 0.0 for s, v in
+                      zip(oss, per_server.values(), strict=True))
+                  if lustre.ost is not None else None)
+        drives_total = (sum(v for v in per_server.values() if v is not None)
+                        if lustre.ost is not None else None)
+        if graph is not None:
+            bound = max_flow_gbs(graph, per_server, readers)
+        else:  # management network: no switch graph, each server's NICs and the clients'
+            bound = min(drives if drives is not None else server_nics, client_nics)
+        terms = {"drives": drives_total, "server NICs": server_nics,
+                 "client NICs": client_nics, "fabric": fabric}
+        out.append(Bandwidth(drives=drives_total, server_nics=server_nics,
+                             client_nics=client_nics, fabric=fabric, bound=bound,
+                             limit=limiting_term(terms, bound), claimed=claimed,
+                             spec_key=f"{direction}_gbs"))
+    return out[0], out[1]
+
+
+def _server_drives(server: LustreServer, direction: str, declared: bool) -> float | None:
+    """What one OSS's drives deliver: its OST groups, capped by its drive controllers."""
+    if not declared:
+        return None
+    groups = sum(t.read_gbs if direction == "read" else t.write_gbs for t in server.targets)
+    return min(groups, server.drive_io_gbs) if server.drive_io_gbs else groups
