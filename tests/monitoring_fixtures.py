@@ -117,6 +117,19 @@ def gpu_count(name: str, node_type: str) -> int:
     return override if override is not None else platforms()[entry["platform"]].get("gpu_count", 0)
 
 
+@cache
+def gpus() -> dict[str, Any]:
+    return YAML(typ="safe", pure=True).load((ROOT / "cluster_iac" / "catalog" / "gpus.yaml")
+                                            .read_text())
+
+
+def has_nvlink(name: str, node_type: str) -> bool:
+    """Whether a node type's GPU model has NVLink (gpus.yaml nvlink_gbs, via its platform)."""
+    entry = spec(name)["node_types"][node_type]
+    model = (entry.get("gpu") or {}).get("model") or platforms()[entry["platform"]].get("gpu")
+    return bool(model) and gpus()[model].get("nvlink_gbs", 0) > 0
+
+
 def monitoring_files(name: str) -> dict[str, str]:
     return {path.removeprefix("monitoring/"): text
             for path, text in build_of(name).files.items()

@@ -186,12 +186,11 @@ def _measure(catalog: CableCatalog, geometry: _Geometry, columns: dict[str, tupl
     """Estimated length, medium and stocked length of every cable; each distinct (link,
     speed, rating, length) chosen once."""
     estimated = geometry.lengths(ends["a"][1], ends["a"][2], ends["b"][1], ends["b"][2])
-    need = (columns["link"], columns["speed_gbps"], ratings, estimated)
-    choices = {key: choose_medium(catalog, *key) for key in set(zip(*need, strict=True))}
-    media_of = {key: medium.key for key, (medium, _length) in choices.items()}
-    stocked_of = {key: length for key, (_medium, length) in choices.items()}
-    return (estimated, tuple(map(media_of.__getitem__, zip(*need, strict=True))),
-            tuple(map(stocked_of.__getitem__, zip(*need, strict=True))))
+    needs = list(zip(columns["link"], columns["speed_gbps"], ratings, estimated, strict=True))
+    choices = {key: (medium.key, length)
+               for key in set(needs) for medium, length in (choose_medium(catalog, *key),)}
+    media, stocked = zip(*map(choices.__getitem__, needs), strict=True) if needs else ((), ())
+    return estimated, media, stocked
 
 
 def choose_medium(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from operator import add
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
@@ -51,11 +52,13 @@ def _cable_columns(c: Cables) -> list[Sequence[str]]:
 
 def _where(racks: Sequence[str], units: Sequence[int | None], devices: Sequence[str],
            ports: Sequence[str]) -> list[str]:
-    """'rack.U09 device:port' (no .U for 0U and unplaced devices) for every cable end."""
-    place = {(device, rack, u): f"{rack}.U{u:02d} {device}:" if u else f"{rack} {device}:"
+    """'rack.U09 device:port' (no .U for 0U and unplaced devices) for every cable end; a
+    device has one place, so each device's text is made once and the ports joined to it."""
+    place = {device: f"{rack}.U{u:02d} {device}:" if u else f"{rack} {device}:"
              for device, rack, u in set(zip(devices, racks, units, strict=True))}
-    return [place[key] + port
-            for key, port in zip(zip(devices, racks, units, strict=True), ports, strict=True)]
+    if len(place) != len(set(devices)):
+        raise ValueError("a device is placed in two racks or at two heights")
+    return list(map(add, map(place.__getitem__, devices), ports))
 
 
 LABEL_COLUMNS = ("cable_id", "end", "label")
@@ -70,11 +73,10 @@ def _labels_csv(c: Cables) -> str:
     if not (plain_column(c.cable_id) and plain_column(a) and plain_column(b)):
         return csv_columns(LABEL_COLUMNS, _label_columns(c))
     chunks = [",".join(LABEL_COLUMNS)]
+    pair = "{0},A,{0} {1} > {2}\n{0},B,{0} {2} > {1}".format
     for s in range(0, len(c), CHUNK):
-        chunks.append("\n".join(
-            f"{i},A,{i} {a_end} > {b_end}\n{i},B,{i} {b_end} > {a_end}"
-            for i, a_end, b_end in zip(c.cable_id[s:s + CHUNK], a[s:s + CHUNK],
-                                       b[s:s + CHUNK], strict=True)))
+        chunks.append("\n".join(map(pair, c.cable_id[s:s + CHUNK], a[s:s + CHUNK],
+                                    b[s:s + CHUNK])))
     return "\n".join(chunks) + "\n"
 
 

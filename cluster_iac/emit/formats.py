@@ -9,10 +9,8 @@ apostrophe (OWASP "CSV injection"), unless it is a plain number such as -1.5 or 
 from __future__ import annotations
 
 import io
-import math
 import re
 from collections.abc import Iterable, Sequence
-from itertools import repeat
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -156,15 +154,14 @@ def text_of(values: Iterable[object]) -> list[str]:
     a float as the shortest decimal (2.5, 20), anything else as str() does."""
     values = list(values)
     types = set(map(type, values))
-    if types == {float}:  # 0.0 and -0.0 are one key: keyed with their sign
-        signs: Iterable[float] = map(math.copysign, repeat(1.0), values)  # type: ignore[arg-type]
-        keys = list(zip(values, signs, strict=True))
-        floats = {key: _text(key[0]) for key in set(keys)}
-        return list(map(floats.__getitem__, keys))
-    if float in types:
+    if bool in types or (float in types and len(types) > 1):
+        # True, 1 and 1.0 are one key but print apart: value by value
         return [_text(v) for v in values]
-    text = {(type(v), v): _text(v) for v in set(values)}
-    return [text[(type(v), v)] for v in values]
+    text = {v: _text(v) for v in set(values)}
+    if float in types and 0.0 in text:
+        # 0.0 and -0.0 are one key too: the zeros value by value (falsy, and only they)
+        return [text[v] if v else _text(v) for v in values]
+    return list(map(text.__getitem__, values))
 
 
 def _text(value: object) -> str:

@@ -5,8 +5,10 @@
 
 For each size, two runs in processes of their own, so that each peak RSS is its own: the CLI
 end to end (`python -m cluster_iac render SPEC -o DIR`, files written to an empty folder; wall
-time and the child's peak RSS from wait4), and the pipeline in-process, stage by stage. The
-growth exponent of the CLI time from the first size to the last is printed last.
+time, CPU time (user + system) and the child's peak RSS from wait4), and the pipeline
+in-process, stage by stage (CPU seconds of this process per stage). CPU time is the figure to
+compare on a shared machine: wall time grows with whatever else runs, CPU time barely. The
+growth exponents of the CLI's CPU and wall time from the first size to the last are printed last.
 
 The spec is a DGX H100 cluster (8 NDR NICs per node) on a rail-optimized Quantum-X800 (Q3400,
 144-port) fabric, four nodes per rack, fabric switches in network racks, management and BMC
@@ -89,13 +91,14 @@ def measure(gpus: int) -> dict[str, Any]:
     from cluster_iac.spec.parse import parse_spec
 
     timings: dict[str, float] = {}
+    clock = time.process_time  # CPU seconds: a busy machine barely moves them
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.yaml"
         path.write_text(spec_yaml(gpus))
-        start = time.perf_counter()
+        start = clock()
         data, _source = load_spec_file(path)
         spec = parse_spec(data)
-        timings["load+parse"] = time.perf_counter() - start
+        timings["load+parse"] = clock() - start
     from cluster_iac.catalog import merged_catalog
 
     plan = Plan(cluster=spec.cluster, catalog=merged_catalog(spec.catalog),
@@ -103,20 +106,20 @@ def measure(gpus: int) -> dict[str, Any]:
     from cluster_iac.errors import CompileError
 
     for compile_pass in PASSES:
-        start = time.perf_counter()
+        start = clock()
         try:
             plan = compile_pass(spec, plan)
         except CompileError as error:
             raise SystemExit("\n".join(d.message for d in error.diagnostics[:5])) from None
-        timings[f"compile.{compile_pass.__name__}"] = time.perf_counter() - start
-    start = time.perf_counter()
+        timings[f"compile.{compile_pass.__name__}"] = clock() - start
+    start = clock()
     findings = run_checks(plan)
-    timings["checks"] = time.perf_counter() - start
+    timings["checks"] = clock() - start
     files_bytes = 0
     for family, emitter in EMITTERS.items():
-        start = time.perf_counter()
+        start = clock()
         files = emitter(plan)
-        timings[f"emit.{family}"] = time.perf_counter() - start
+        timings[f"emit.{family}"] = clock() - start
         files_bytes += sum(len(text) for text in files.values())
     fabric = plan.fabrics["compute"]
     return {
@@ -143,30 +146,34 @@ def main() -> None:
         print(json.dumps(measure(args.one)))
         return
     print(f"{'GPUs':>8} {'nodes':>7} {'switches':>8} {'cables':>8} {'tiers':>5} "
-          f"{'out MiB':>7} {'CLI s':>6} {'CLI MiB':>7} {'stages s':>8} {'peak MiB':>8}")
-    timed: list[tuple[int, float]] = []
+          f"{'out MiB':>7} {'CLI s':>6} {'CLI cpu':>7} {'CLI MiB':>7} {'stages cpu':>10} "
+          f"{'peak MiB':>8}")
+    timed: list[tuple[int, float, float]] = []
     for gpus in args.gpus:
-        cli_s, cli_mib = cli_render(gpus)
-        timed.append((gpus, cli_s))
+        cli_s, cli_cpu, cli_mib = cli_render(gpus)
+        timed.append((gpus, cli_s, cli_cpu))
         child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
                                capture_output=True, text=True, check=True)
         r = json.loads(child.stdout)
         print(f"{r['gpus']:>8} {r['nodes']:>7} {r['switches']:>8} {r['cables']:>8} "
-              f"{r['fabric']['tiers']:>5} {r['output_mib']:>7} {cli_s:>6.2f} {cli_mib:>7} "
-              f"{r['total_s']:>8} {r['peak_rss_mib']:>8}")
+              f"{r['fabric']['tiers']:>5} {r['output_mib']:>7} {cli_s:>6.2f} {cli_cpu:>7.2f} "
+              f"{cli_mib:>7} {r['total_s']:>10} {r['peak_rss_mib']:>8}")
         if r["errors"]:
             print(f"         ({r['errors']} validator errors in the benchmark spec)")
         if args.stages:
-            for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:14]:
+            for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:20]:
                 print(f"           {stage:<40} {seconds:>8.3f}")
     if len(timed) > 1:
-        (n0, t0), (n1, t1) = timed[0], timed[-1]
-        print(f"CLI time grows as n^{math.log(t1 / t0) / math.log(n1 / n0):.2f} "
-              f"from {n0} to {n1} GPUs")
+        (n0, w0, c0), (n1, w1, c1) = timed[0], timed[-1]
+        grow = math.log(n1 / n0)
+        print(f"CLI time grows as n^{math.log(c1 / c0) / grow:.2f} (CPU), "
+              f"n^{math.log(w1 / w0) / grow:.2f} (wall) from {n0} to {n1} GPUs")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
-def cli_render(gpus: int) -> tuple[float, int]:
-    """Wall seconds and peak RSS (MiB) of `cluster-iac render` into an empty folder."""
+def cli_render(gpus: int) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of `cluster-iac render`
+    into an empty folder."""
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "bench.yaml"
         spec.write_text(spec_yaml(gpus))
@@ -179,7 +186,7 @@ def cli_render(gpus: int) -> tuple[float, int]:
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"cluster-iac render failed at {gpus} GPUs: "
                              f"{child.stderr.read().decode()[-2000:] if child.stderr else ''}")
-        return seconds, round(usage.ru_maxrss / 1024)
+        return seconds, usage.ru_utime + usage.ru_stime, round(usage.ru_maxrss / 1024)
 
 
 if __name__ == "__main__":

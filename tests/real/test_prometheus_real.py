@@ -92,7 +92,8 @@ def test_snmp_exporter_refuses_a_broken_module(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", mf.CASES)
 def test_alerts_fire_at_the_plans_thresholds_and_not_below(name: str, tmp_path: Path) -> None:
     root = mf.write_tree(name, tmp_path)
-    cases = _power_cases(name) + _gpu_cases(name) + _fabric_cases(name)
+    cases = (_power_cases(name) + _gpu_cases(name) + _gpu_event_cases(name)
+             + _fabric_cases(name) + _link_error_cases(name))
     assert cases
     tests_file = root / "tests.yml"
     tests_file.write_text(yaml_text({
@@ -166,6 +167,95 @@ def _gpu_cases(name: str) -> list[dict[str, Any]]:
             cases.append(_case(series, "GpuTemperatureAboveMaxOperating",
                                [alert] if fires else []))
     return cases
+
+
+# A counter that grows by one a minute (an error each minute), one that stays put, and gauges.
+GROWS, CLEAN = "0+1x40", "5x40"
+# (alert, DCGM field, series that fires, series that does not): counters' alerts fire on any
+# new count, gauges' on any failure; the Xid gauge holds the last Xid (13: a graphics engine
+# exception, an application's fault; 48: a double-bit ECC error, which needs a GPU reset).
+GPU_EVENTS = (
+    ("GpuThermalThrottling", "DCGM_FI_DEV_THERMAL_VIOLATION", GROWS, CLEAN),
+    ("GpuDoubleBitEccError", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", GROWS, CLEAN),
+    ("GpuRowRemapFailure", "DCGM_FI_DEV_ROW_REMAP_FAILURE", "1x40", "0x40"),
+    ("GpuUncorrectableRowRemapped", "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", GROWS, CLEAN),
+    ("GpuXidError", "DCGM_FI_DEV_XID_ERRORS", "13x40", "0x40"),
+    ("GpuXidNeedsService", "DCGM_FI_DEV_XID_ERRORS", "48x40", "13x40"),
+)
+NVLINK_EVENTS = (
+    ("GpuNvlinkRecoveryError", "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL"),
+    ("GpuNvlinkCrcErrors", "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL"),
+    ("GpuNvlinkCrcErrors", "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL"),
+    ("GpuNvlinkReplayErrors", "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL"),
+)
+
+
+def _gpu_event_cases(name: str) -> list[dict[str, Any]]:
+    """Per GPU node type: throttling, ECC, row remapping and Xid alerts fire on a GPU that
+    shows them and stay quiet on a clean one; NVLink error alerts likewise where its GPU model
+    has NVLink, and never on one without."""
+    plan = mf.build_of(name).plan
+    cases = []
+    for node_type in sorted({n.node_type for n in plan.nodes}):
+        if mf.gpu_count(name, node_type) == 0:
+            continue
+        node = min((n for n in plan.nodes if n.node_type == node_type), key=lambda n: n.hostname)
+        gpu = {"job": "dcgm", "instance": node.hostname, "node_type": node_type,
+               "rack": node.rack, "row": mf.racks(name)[node.rack]["row"], "gpu": "3"}
+        events = [(alert, field, fires, quiet, True) for alert, field, fires, quiet in GPU_EVENTS]
+        nvlink = mf.has_nvlink(name, node_type)
+        events += [(alert, field, GROWS, CLEAN, nvlink) for alert, field in NVLINK_EVENTS]
+        for alert, field, fires, quiet, applies in events:
+            # {{ $value }}: a gauge's value (the counters' summaries do not show it)
+            value = float(fires.split("x")[0].split("+")[0])
+            expected = [_expected(name, alert, gpu, value, {})] if applies else []
+            cases.append(_case([{"series": _series(field, gpu, "0")["series"],
+                                 "values": fires}], alert, expected))
+            cases.append(_case([{"series": _series(field, gpu, "0")["series"],
+                                 "values": quiet}], alert, []))
+    return cases
+
+
+def _link_error_cases(name: str) -> list[dict[str, Any]]:
+    """Per InfiniBand fabric: each IBTA error counter of a switch port (named through
+    infiniband_switch_info) and of a host's HCA port fires when it grows, and not when flat."""
+    cases = []
+    hosts = mf.targets(name, "node")
+    for target in mf.targets(name, "infiniband"):
+        exporter = {"job": "infiniband", **target["labels"]}
+        port = {**exporter, "guid": "0x0000000000000001", "port": "7"}
+        info = _series("infiniband_switch_info", {**exporter, "guid": port["guid"],
+                                                  "switch": "ib-leaf-01"}, "1")
+        host = {"job": "node", **hosts[0]["labels"], "device": "mlx5_0", "port": "1"}
+        for alert, metric, node_metric in IB_COUNTERS:
+            for fires in (True, False):
+                # 3 errors at minute 25 (inside every window at minute 30), or none
+                values = "0x24 3x15" if fires else "0x40"
+                grew = {**port, "switch": "ib-leaf-01"}
+                cases.append(_case([info, {"series": _series(metric, port, "0")["series"],
+                                           "values": values}], f"IbSwitchPort{alert}",
+                                   [_expected(name, f"IbSwitchPort{alert}", grew, 3, {})]
+                                   if fires else []))
+                if node_metric:
+                    cases.append(_case([{"series": _series(node_metric, host, "0")["series"],
+                                         "values": values}], f"IbHostPort{alert}",
+                                       [_expected(name, f"IbHostPort{alert}", host, 3, {})]
+                                       if fires else []))
+    return cases
+
+
+# (alert suffix, infiniband_exporter metric, node_exporter metric): the exporters' names for
+# the IBTA PortCounters (treydock/infiniband_exporter; node_exporter's infiniband
+# collector, which has no symbol error counter in 1.5).
+IB_COUNTERS = (
+    ("LinkDowned", "infiniband_switch_port_link_downed_total",
+     "node_infiniband_link_downed_total"),
+    ("LinkErrorRecovery", "infiniband_switch_port_link_error_recovery_total",
+     "node_infiniband_link_error_recovery_total"),
+    ("ReceiveErrors", "infiniband_switch_port_receive_errors_total",
+     "node_infiniband_port_errors_received_total"),
+    ("SymbolErrors", "infiniband_switch_port_symbol_error_total", None),
+)
 
 
 def _fabric_cases(name: str) -> list[dict[str, Any]]:
@@ -266,6 +356,11 @@ def test_prometheus_loads_the_config_and_lists_every_target(name: str, tmp_path:
     assert set(found) == set(expected)
     for key, labels in expected.items():
         assert labels.items() <= found[key].items(), (key, found[key])
+    for job in ("node", "dcgm", "pdu", "infiniband"):  # every file_sd label survives, su too
+        for target in mf.targets(name, job):
+            kept = [f for (pool, _), f in found.items()
+                    if pool == job and f["instance"] == target["labels"]["instance"]]
+            assert len(kept) == 1 and target["labels"].items() <= kept[0].items(), target
     loaded = [r for g in rules for r in g["rules"]]
     assert len(loaded) == len(mf.rules(name))
     assert all(r["health"] != "err" for r in loaded)
@@ -280,6 +375,9 @@ def _expected_targets(name: str) -> dict[tuple[str, str], dict[str, str]]:
     for node in plan.nodes:
         labels = {"instance": node.hostname, "rack": node.rack, "row": racks[node.rack]["row"],
                   "node_type": node.node_type, "role": node.role}
+        partitions = sorted(p.name for p in plan.partitions if node.hostname in p.nodes)
+        if partitions:
+            labels["partition"] = ",".join(partitions)
         address = mgmt.get(node.hostname, node.hostname)
         found["node", f"http://{address}:9100/metrics"] = {**labels, "job": "node"}
         if mf.gpu_count(name, node.node_type):
