@@ -4,26 +4,41 @@ from __future__ import annotations
 
 from cluster_iac.errors import Diagnostic
 from cluster_iac.source import SourceMap
+from cluster_iac.text import CONTROL
 
 # Codes whose caret belongs under the key rather than the value.
-_KEY_CODES = {"SPEC-UNKNOWN-KEY"}
+_KEY_CODES = {"SPEC-UNKNOWN-KEY", "SPEC-UNKNOWN-CODE"}
 
 
 def format_diagnostic(diag: Diagnostic, source: SourceMap | None, fallback_file: str) -> str:
     file, line, column = _position(diag, source, fallback_file)
-    head = f"{file}:{line}:{column}: {diag.severity.value}[{diag.code}] {diag.message}"
-    lines = [head]
+    head = f"{printable(file)}:{line}:{column}: {diag.severity.value}[{diag.code}] "
+    lines = [head + printable(diag.message)]
     # A finding about the whole document, or about a section the file leaves out (a default),
     # is cited at 1:1; the first line of the file is not worth quoting there.
     whole = diag.line is None and not (source and diag.path and source.has(diag.path[:1]))
     text = source.source_line(line) if source and not whole else None
     if text is not None:
         gutter = str(line).rjust(5)
-        lines.append(f"{gutter} | {text}")
-        lines.append(f"{' ' * 5} | {' ' * (column - 1)}^")
+        caret = len(printable(text[:column - 1], keep_tabs=True))
+        lines.append(f"{gutter} | {printable(text, keep_tabs=True)}")
+        lines.append(f"{' ' * 5} | {' ' * caret}^")
     if diag.hint:
-        lines.append(f"      = hint: {diag.hint}")
+        lines.append(f"      = hint: {printable(diag.hint)}")
     return "\n".join(lines)
+
+
+def printable(text: str, *, keep_tabs: bool = False) -> str:
+    """``text`` with every control character shown as an escape (\\x1b, \\u202e): a spec's
+    bytes never reach the terminal as commands, and the caret stays under its column."""
+    return CONTROL.sub(lambda m: _escape(m.group(), keep_tabs), text)
+
+
+def _escape(char: str, keep_tabs: bool) -> str:
+    if char == "\t" and keep_tabs:
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _position(diag: Diagnostic, source: SourceMap | None, fallback: str) -> tuple[str, int, int]:
@@ -31,5 +46,5 @@ def _position(diag: Diagnostic, source: SourceMap | None, fallback: str) -> tupl
         return (source.file if source else fallback), diag.line, diag.column or 1
     if source is None:
         return fallback, 1, 1
-    loc = source.locate(diag.path, key=diag.code in _KEY_CODES)
+    loc = source.locate(diag.path, key=diag.at_key or diag.code in _KEY_CODES)
     return loc.file, loc.line, loc.column

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # source.py imports this module
-    from cluster_iac.source import SourceMap
+from cluster_iac.source import SourceMap, SpecPath
 
-SpecPath = tuple[str | int, ...]
+__all__ = ["CompileError", "Diagnostic", "Severity", "SpecPath", "spec_error"]
 
 
 class Severity(str, Enum):
@@ -32,6 +30,8 @@ class Diagnostic:
     # Set by the loader for problems that have no spec path (YAML syntax).
     line: int | None = None
     column: int | None = None
+    # The problem is the mapping key at ``path`` (a bad name as a key), not its value.
+    at_key: bool = False
     # Measured value, limit and unit for capacity findings (report.md uses them).
     details: dict[str, object] = field(default_factory=dict, compare=False)
 

@@ -1,25 +1,63 @@
-"""Hostlist folding and expansion, delegated to ClusterShell's NodeSet."""
+"""Hostlist folding and expansion, delegated to ClusterShell's NodeSet, with a size bound."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+
+_RANGE = re.compile(r"\s*(\d{1,18})(?:-(\d{1,18})(?:/(\d{1,18}))?)?\s*")
+_PART = re.compile(r"[^\[\],]*(\[[^\[\]]*\][^\[\],]*)*")
 
 
 class HostlistError(ValueError):
     """A hostlist expression that cannot be parsed."""
 
 
-def expand(expression: str) -> list[str]:
-    """'r[01-03]' -> ['r01', 'r02', 'r03'], in the order written."""
+class HostlistTooLarge(HostlistError):
+    """A hostlist that names more entries than the limit: refused before it is expanded."""
+
+
+def size(expression: str) -> int:
+    """How many names ``expression`` writes (an upper bound: overlaps count twice), from its
+    ranges alone: 'r[1-100000000]' is 100,000,000 without making one of them."""
+    total = 0
+    for part in _split_top_level(expression):
+        if not _PART.fullmatch(part):
+            raise HostlistError(f"{part!r} is not a name with ranges in brackets")
+        count = 1
+        for body in re.findall(r"\[([^\[\]]*)\]", part):
+            count *= sum(_range_size(item) for item in body.split(","))
+        total += count
+    return total
+
+
+def _range_size(item: str) -> int:
+    match = _RANGE.fullmatch(item)
+    if match is None:  # only what is counted is ever expanded
+        raise HostlistError(f"bad range {item.strip()!r}: write 1-8, 01-16 or 1-15/2")
+    first, last, step = match.groups()
+    if step is not None and int(step) == 0:
+        raise HostlistError(f"bad range {item.strip()!r}: a step of 0")
+    if last is None:
+        return 1
+    return max(0, (int(last) - int(first)) // int(step or 1) + 1)
+
+
+def expand(expression: str, limit: int | None = None) -> list[str]:
+    """'r[01-03]' -> ['r01', 'r02', 'r03'], in the order written; HostlistTooLarge when it
+    names more than ``limit``, before anything is expanded."""
+    count = size(expression)  # refuses what it cannot count
+    if limit is not None and count > limit:
+        raise HostlistTooLarge(f"{expression!r} names {count:,} entries; the limit is {limit:,}")
     try:
         nodeset = NodeSet(expression, autostep=None)
+        ordered = []
+        for part in _split_top_level(expression):
+            ordered.extend(NodeSet(part))
     except (NodeSetParseError, ValueError) as exc:
         raise HostlistError(str(exc)) from None
-    ordered = []
-    for part in _split_top_level(expression):
-        ordered.extend(NodeSet(part))
     # NodeSet sorts; keep the author's order for rack lists, deduplicated.
     result = list(dict.fromkeys(ordered))
     if len(result) != len(nodeset):

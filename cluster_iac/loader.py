@@ -1,4 +1,9 @@
-"""Load a spec file with ruamel.yaml, keeping every position in a SourceMap."""
+"""Load a spec file with ruamel.yaml, keeping every position in a SourceMap.
+
+Loading is bounded before and while ruamel reads: the file's size, a line's length, the
+characters YAML refuses, nesting depth and the values aliases expand to each have a limit
+(README, "Limits"), and every string is checked for control characters.
+"""
 
 from __future__ import annotations
 
@@ -10,43 +15,66 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import DuplicateKeyError
-from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning
+from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning, YAMLError
 
-from cluster_iac.errors import CompileError, Diagnostic
-from cluster_iac.source import SourceMap
+from cluster_iac.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.loader_limits import (
+    MAX_LINE_CHARS,
+    MAX_SPEC_BYTES,
+    BoundedComposer,
+    LoadLimit,
+    text_problem,
+)
+from cluster_iac.source import SourceMap, dotted, split_lines
+from cluster_iac.text import control_character
 
 
 def load_spec_file(path: str | Path) -> tuple[dict[str, Any], SourceMap]:
     """Read ``path`` and return plain data plus its source map; raise CompileError."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_SPEC_BYTES + 1)  # never more: /dev/zero is a file too
     except OSError as exc:
         raise CompileError(
             [Diagnostic("IO-READ", f"cannot read spec: {exc.strerror or exc}")]
         ) from exc
+    if len(raw) > MAX_SPEC_BYTES:
+        raise CompileError([_too_large()], SourceMap(str(path), [])) from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raw = path.read_bytes()
-        lines = raw.decode("utf-8", errors="replace").splitlines()
+        lines = split_lines(raw.decode("utf-8", errors="replace"))
         raise CompileError([_encoding_diagnostic(raw, exc)], SourceMap(str(path), lines)) from None
     return load_spec_text(text, str(path))
 
 
 def load_spec_text(text: str, file: str = "<spec>") -> tuple[dict[str, Any], SourceMap]:
-    """Parse YAML text; syntax errors become located diagnostics."""
+    """Parse YAML text; syntax errors and limits become located diagnostics."""
+    if len(text.encode("utf-8", errors="replace")) > MAX_SPEC_BYTES:
+        raise CompileError([_too_large()], SourceMap(file, []))
+    lines = split_lines(text)
+    problem = text_problem(text)
+    if problem is not None:  # a line too long, or a character YAML refuses: before ruamel
+        raise CompileError([problem], SourceMap(file, _shown_lines(lines)))
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
-    lines = text.splitlines()
+    yaml.Composer = BoundedComposer
     try:
         with warnings.catch_warnings():
             # ruamel only warns about a reused anchor (and prints it raw); an alias would then
             # silently take the later definition, so it is an error like a duplicate key.
             warnings.simplefilter("error", ReusedAnchorWarning)
             root = yaml.load(text)
+    except LoadLimit as exc:
+        raise CompileError([exc.diagnostic], SourceMap(file, lines)) from None
     except MarkedYAMLError as exc:
         raise CompileError([_syntax_diagnostic(exc, lines)], SourceMap(file, lines)) from None
     except ReusedAnchorWarning as exc:
         raise CompileError([_anchor_diagnostic(str(exc))], SourceMap(file, lines)) from None
+    except (YAMLError, RecursionError) as exc:  # a reader or emitter error with no mark
+        raise CompileError([Diagnostic("YAML-SYNTAX", f"cannot read the YAML: {exc}"[:300],
+                                       line=1, column=1)], SourceMap(file, lines)) from None
     if root is None:
         root = CommentedMap()
     if not isinstance(root, CommentedMap):
@@ -55,10 +83,58 @@ def load_spec_text(text: str, file: str = "<spec>") -> tuple[dict[str, Any], Sou
         raise CompileError(
             [Diagnostic("YAML-ROOT", "the spec must be a mapping at the top level",
                         line=line, column=1)],
-            SourceMap(file, text.splitlines()),
+            SourceMap(file, lines),
         )
     smap = SourceMap.build(file, text, root)
-    return _plain(root), smap
+    data = _plain(root)
+    controls = [_control_diagnostic(path, is_key, found, smap)
+                for path, is_key, found in _control_characters(data, ())]
+    if controls:
+        raise CompileError(controls, smap)
+    return data, smap
+
+
+def _too_large() -> Diagnostic:
+    return Diagnostic("YAML-FILE-SIZE", f"the spec is larger than {MAX_SPEC_BYTES:,} bytes",
+                      line=1, column=1,
+                      hint="a spec describes racks by hostlists and nodes by counts; a "
+                           "200,000-GPU cluster takes a few hundred lines")
+
+
+def _shown_lines(lines: list[str]) -> list[str]:
+    """Source lines as the console may quote them: a huge line is cut."""
+    return [line if len(line) <= MAX_LINE_CHARS else line[:200] + " ..." for line in lines]
+
+
+def _control_characters(node: Any, path: SpecPath) -> Any:
+    """(path, is it the key, (index, description)) of every string holding a control character."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found = control_character(key)
+            if found is not None:
+                yield (*path, key), True, found
+            yield from _control_characters(value, (*path, key))
+    elif isinstance(node, list):
+        for index, item in enumerate(node):
+            yield from _control_characters(item, (*path, index))
+    elif isinstance(node, str):
+        found = control_character(node)
+        if found is not None:
+            yield path, False, found
+
+
+def _control_diagnostic(path: SpecPath, is_key: bool, found: tuple[int, str],
+                        smap: SourceMap) -> Diagnostic:
+    where = smap.locate(path, key=is_key)
+    what = "key" if is_key else "value"
+    return Diagnostic(
+        "SPEC-CONTROL-CHAR",
+        f"the {what} at {dotted(path) or 'the top level'} holds the control character {found[1]}",
+        path, line=where.line, column=where.column,
+        hint="every spec string is one line of printable text; YAML's escapes (\"\\n\", "
+             "\"\\t\") and block scalars ('|', '>') make control characters")
+
+
 
 
 def _syntax_diagnostic(exc: MarkedYAMLError, lines: list[str]) -> Diagnostic:

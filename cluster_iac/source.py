@@ -1,13 +1,34 @@
-"""The source map: spec path -> file:line:col, built once at load."""
+"""Spec paths and the source map (spec path -> file:line:col), built once at load."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from cluster_iac.errors import SpecPath
+SpecPath = tuple[str | int, ...]
+"""Where a value is in the spec: keys and list indices from the root."""
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as YAML counts them: only CR, LF and CRLF end a line (str's
+    splitlines also breaks at form feeds, U+0085 and U+2028, which would shift every line
+    quoted after one)."""
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def dotted(path: SpecPath) -> str:
+    """('node_groups', 0, 'count') -> 'node_groups[0].count'."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
 
 
 @dataclass(frozen=True)
@@ -33,7 +54,7 @@ class SourceMap:
 
     @classmethod
     def build(cls, file: str, text: str, root: object) -> SourceMap:
-        smap = cls(file, text.splitlines())
+        smap = cls(file, split_lines(text))
         smap._values[()] = (0, 0)
         for path, key_pos, value_pos in _walk(root, ()):
             if key_pos is not None:
@@ -78,15 +99,19 @@ def _walk(
         for key in node:
             child = (*path, str(key))
             holder = _holder(node, key)
-            if holder is not None:
-                key_line, key_col, value_line, value_col = _map_positions(holder, key)
+            positions = _map_positions(holder, key) if holder is not None else None
+            if positions is not None:
+                key_line, key_col, value_line, value_col = positions
                 yield child, (key_line, key_col), (value_line, value_col)
             yield from _walk(node[key], child)
     elif isinstance(node, CommentedSeq):
         for index, item in enumerate(node):
             child = (*path, index)
-            line, col = node.lc.item(index)
-            yield child, None, (line, col)
+            position = node.lc.item(index)
+            # ruamel records no position for the items of a tagged sequence ('!!python/...');
+            # such an item is then cited at its parent
+            if position is not None:
+                yield child, None, (position[0], position[1])
             yield from _walk(item, child)
 
 
@@ -105,8 +130,11 @@ def _holder(node: CommentedMap, key: object) -> CommentedMap | None:
     return None
 
 
-def _map_positions(node: CommentedMap, key: object) -> tuple[int, int, int, int]:
-    key_line, key_col = node.lc.key(key)
+def _map_positions(node: CommentedMap, key: object) -> tuple[int, int, int, int] | None:
+    key_position = node.lc.key(key)
+    if key_position is None:
+        return None
+    key_line, key_col = key_position
     value_pos = node.lc.value(key)
     if value_pos is None or value_pos[0] is None:
         return key_line, key_col, key_line, key_col

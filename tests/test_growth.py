@@ -166,7 +166,7 @@ def test_adding_a_rack_changes_only_its_lines(tmp_path: Path) -> None:
     files = dict(after.files)
     files["cabling/labels.csv"] = files["cabling/labels.csv"].replace(cable, cable + "0")
     files["ansible/inventory.yml"] = files["ansible/inventory.yml"].replace(
-        f'"{address}"', f'"{address}0"')
+        f"'{address}'", f"'{address}0'")  # yaml_text quotes an address (YAML 1.1 reads numbers)
     planted = _unexpected(before, replace(after, files=files))
     assert {line.split(":")[0] for line in planted} == {"cabling/labels.csv",
                                                         "ansible/inventory.yml"}

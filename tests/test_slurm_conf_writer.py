@@ -136,7 +136,9 @@ def test_a_value_cannot_add_a_line(value: str) -> None:
     ({"NodeName": "evil CPUs=1"}, "SLURM-EXTRA-OWNED"),
     ({"GresTypes": "gpu,mps"}, "SLURM-EXTRA-OWNED"),
     ({"MaxConcurentJobs": "10"}, "SLURM-EXTRA-KEY"),
-    ({"SchedulerParameters": "bf_continue\nPartitionName=x Nodes=ALL"}, "SLURM-EXTRA-VALUE"),
+    # the loader refuses a control character in any spec string, before slurm.extra's check
+    ({"SchedulerParameters": "bf_continue\nPartitionName=x Nodes=ALL"}, "SPEC-CONTROL-CHAR"),
+    ({"SchedulerParameters": 'bf_continue "x y"'}, "SLURM-EXTRA-VALUE"),
 ])
 def test_validate_refuses_extra_that_would_kill_slurmctld(extra: dict[str, str], code: str,
                                                           tmp_path: Any) -> None:

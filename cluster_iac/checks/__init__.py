@@ -7,11 +7,15 @@ code, the measured value and the limit in the message, and the spec path that ca
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
 
 from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
+from cluster_iac.suggest import did_you_mean
 
 Check = Callable[[Plan], Iterable[Diagnostic]]
 
@@ -35,7 +39,7 @@ def run_checks(plan: Plan, *, strict: bool = False) -> list[Diagnostic]:
     """Every finding of every check, with the policy's level overrides and --strict applied."""
     _load_families()
     levels = plan.settings.policy.levels
-    findings: list[Diagnostic] = []
+    findings = _unknown_levels(levels)
     for name in sorted(CHECKS):
         for finding in CHECKS[name](plan):
             level = levels.get(finding.code)
@@ -47,6 +51,25 @@ def run_checks(plan: Plan, *, strict: bool = False) -> list[Diagnostic]:
                 finding = replace(finding, severity=Severity.ERROR)
             findings.append(finding)
     return findings
+
+
+@lru_cache(maxsize=1)
+def known_codes() -> frozenset[str]:
+    """Every code a check can report: the code literals of the family modules (a check's
+    code is always written out, so that grep finds who reports it)."""
+    literal = re.compile(r'"([A-Z]{3,}(?:-[A-Z0-9]+)+)"')
+    return frozenset(code for module in sorted(Path(__file__).parent.glob("*.py"))
+                     if module.name != "__init__.py"
+                     for code in literal.findall(module.read_text(encoding="utf-8")))
+
+
+def _unknown_levels(levels: dict[str, str]) -> list[Diagnostic]:
+    """policy.levels naming a code no check reports: an error, or the override does nothing."""
+    known = known_codes()
+    return [Diagnostic("SPEC-UNKNOWN-CODE", f"policy.levels names '{code}', which no check "
+                       "reports", ("policy", "levels", code),
+                       hint=did_you_mean(code, known) or "the codes are listed in the README")
+            for code in sorted(levels) if code not in known]
 
 
 def _load_families() -> None:

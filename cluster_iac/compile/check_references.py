@@ -5,24 +5,111 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from pydantic_core import PydanticCustomError
+
+from cluster_iac.compile.check_names import name_problems
 from cluster_iac.errors import CompileError, Diagnostic, SpecPath
-from cluster_iac.hostlist import HostlistError, expand
+from cluster_iac.hostlist import HostlistError, expand, size
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
+from cluster_iac.spec.base import MAX_NAMES, MAX_NODES, MAX_RACKS, check_rack_name
 from cluster_iac.suggest import did_you_mean
 
 
 def check_references(spec: ClusterSpec, plan: Plan) -> Plan:
     """Raise CompileError listing every unknown reference and duplicate name."""
-    problems: list[Diagnostic] = []
+    problems = _sizes(spec)
+    if problems:  # nothing below expands a hostlist or a count before it is known to fit
+        raise CompileError(problems)
     problems += _catalog_refs(spec, plan)
     problems += _node_group_refs(spec)
     problems += _rack_refs(spec)
     problems += _slurm_refs(spec)
     problems += _fabric_refs(spec, plan)
+    problems += name_problems(spec)
     if problems:
         raise CompileError(problems)
     return plan
+
+
+def _sizes(spec: ClusterSpec) -> list[Diagnostic]:
+    """Every hostlist names at most MAX_RACKS racks and all of them MAX_NAMES; the cluster has
+    at most MAX_RACKS racks, MAX_NODES nodes and MAX_NAMES partition places: counted from the
+    ranges and counts, before anything is expanded."""
+    rows: list[tuple[str, SpecPath]] = [
+        (g.names, ("rows", r, "racks", i, "names"))
+        for r, row in enumerate(spec.rows) for i, g in enumerate(row.racks)]
+    others: list[tuple[str, SpecPath]] = [
+        (g.racks, ("node_groups", i, "racks")) for i, g in enumerate(spec.node_groups)]
+    others += [(fabric.racks, ("fabric", name, "racks"))
+               for name, fabric in (("compute", spec.fabric.compute),
+                                    ("storage", spec.fabric.storage))
+               if fabric is not None and fabric.racks is not None]
+    out: list[Diagnostic] = []
+    names = 0
+    for expression, path in rows + others:
+        try:
+            count = size(expression)
+        except HostlistError as exc:
+            out.append(_bad_hostlist(exc, path))
+            continue
+        names += count
+        if count > MAX_RACKS:
+            return [_limit(f"hostlist {expression!r} names {count:,} racks; the limit is "
+                           f"{MAX_RACKS:,}", path)]
+        if names > MAX_NAMES:
+            return [_limit(f"the hostlists up to this one name {names:,} racks; the limit is "
+                           f"{MAX_NAMES:,}", path)]
+    if out:
+        return out
+    out += _hostlist_syntax(rows, check_names=True) + _hostlist_syntax(others, check_names=False)
+    racks = sum(size(expression) for expression, _ in rows)
+    if not out and racks > MAX_RACKS:
+        out.append(_limit(f"the rows hold {racks:,} racks; the limit is {MAX_RACKS:,}", ("rows",)))
+    nodes = sum(group.count for group in spec.node_groups)
+    if nodes > MAX_NODES:
+        out.append(_limit(f"the node groups hold {nodes:,} nodes; the limit is {MAX_NODES:,}",
+                          ("node_groups",)))
+    counts: dict[str, int] = {}
+    for group in spec.node_groups:
+        counts[group.name] = counts.get(group.name, 0) + group.count
+    places = 0
+    for i, part in enumerate(spec.slurm.partitions):
+        places += sum(counts.get(name, 0) for name in part.node_groups)
+        if places > MAX_NAMES:
+            out.append(_limit(f"the partitions up to this one list {places:,} nodes; the limit "
+                              f"is {MAX_NAMES:,}", ("slurm", "partitions", i, "node_groups")))
+            break
+    return out
+
+
+def _limit(message: str, path: SpecPath) -> Diagnostic:
+    return Diagnostic("SPEC-LIMIT", message, path, at_key=len(path) == 1,
+                      hint="the limits (README, 'Limits') hold a 200,000-GPU cluster")
+
+
+def _bad_hostlist(exc: HostlistError, path: SpecPath) -> Diagnostic:
+    return Diagnostic("SPEC-HOSTLIST", f"bad rack list: {exc}", path,
+                      hint="write names and ranges, e.g. 'r[01-04],s01'")
+
+
+def _hostlist_syntax(hostlists: list[tuple[str, SpecPath]], *,
+                     check_names: bool) -> list[Diagnostic]:
+    """Each hostlist expands; the rows' rack names are DNS labels (a reference to a rack is
+    then either one of them or an unknown rack)."""
+    out = []
+    for expression, path in hostlists:
+        try:
+            names = expand(expression, limit=MAX_RACKS)
+            for name in names if check_names else ():
+                check_rack_name(name)
+        except HostlistError as exc:
+            out.append(_bad_hostlist(exc, path))
+        except PydanticCustomError as exc:
+            context = exc.context or {}
+            out.append(Diagnostic("SPEC-NAME", str(context.get("message", exc)), path,
+                                  hint=str(context.get("hint") or "") or None))
+    return out
 
 
 def unknown(kind: str, name: str, known: Iterable[str], path: SpecPath) -> Diagnostic:
@@ -80,10 +167,7 @@ def _rack_refs(spec: ClusterSpec) -> list[Diagnostic]:
     for r, row in enumerate(spec.rows):
         for g, rack_group in enumerate(row.racks):
             path: SpecPath = ("rows", r, "racks", g)
-            try:
-                racks += [(name, (*path, "names")) for name in expand(rack_group.names)]
-            except HostlistError as exc:
-                out.append(Diagnostic("SPEC-HOSTLIST", f"bad rack list: {exc}", (*path, "names")))
+            racks += [(name, (*path, "names")) for name in expand(rack_group.names)]
             if rack_group.pdu not in spec.power.pdu_profiles:
                 out.append(unknown("PDU profile", rack_group.pdu, spec.power.pdu_profiles,
                                    (*path, "pdu")))
@@ -92,12 +176,8 @@ def _rack_refs(spec: ClusterSpec) -> list[Diagnostic]:
     known = {name for name, _ in racks}
     for i, group in enumerate(spec.node_groups):
         path = ("node_groups", i, "racks")
-        try:
-            names = expand(group.racks)
-        except HostlistError as exc:
-            out.append(Diagnostic("SPEC-HOSTLIST", f"bad rack list: {exc}", path))
-            continue
-        out += [unknown("rack", name, known, path) for name in names if name not in known]
+        out += [unknown("rack", name, known, path) for name in expand(group.racks)
+                if name not in known]
     return out
 
 

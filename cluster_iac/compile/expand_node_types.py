@@ -14,6 +14,7 @@ def expand_node_types(spec: ClusterSpec, plan: Plan) -> Plan:
     """Resolve every node type against the catalog."""
     resolved = {name: _resolve(name, nt, plan) for name, nt in sorted(spec.node_types.items())}
     problems = [d for nt in resolved.values() for d in _consistency(nt)]
+    problems += _memory_reserve(spec, resolved)
     if problems:
         raise CompileError(problems)
     return replace(plan, node_types=resolved)
@@ -73,6 +74,27 @@ def _nic(slot, cat) -> NicPlan:  # type: ignore[no-untyped-def]
     return NicPlan(role=slot.role, model=slot.model, name=model.name, link=model.link,
                    speed_gbps=model.speed_gbps, count=slot.count * model.ports,
                    pcie_gen=model.pcie_gen, pcie_width=model.pcie_width)
+
+
+def _memory_reserve(spec: ClusterSpec, resolved: dict[str, NodeTypePlan]) -> list[Diagnostic]:
+    """A compute node type keeps memory for jobs after the OS reserve (Slurm's RealMemory is
+    the installed memory less the reserve, and must be at least 1 MiB; we ask for 1 GiB)."""
+    slurm = spec.slurm
+    compute = {g.node_type for g in spec.node_groups if g.role == "compute"}
+    out = []
+    for name in sorted(compute & set(resolved)):
+        total = resolved[name].memory_gib
+        reserve = max(slurm.memory_reserve_min_gib, total * slurm.memory_reserve_percent / 100)
+        if total - reserve < 1:
+            own = spec.node_types[name].memory_gib is not None
+            path = ("node_types", name, "memory_gib") if own else (
+                "slurm", "memory_reserve_min_gib")
+            out.append(Diagnostic(
+                "SPEC-MEMORY-RESERVE", f"node type '{name}' has {total:g} GiB of memory and "
+                f"the OS reserve takes {reserve:g} GiB: nothing is left for jobs", path,
+                hint="lower slurm.memory_reserve_min_gib or memory_reserve_percent, or give "
+                     "the node type its real memory_gib"))
+    return out
 
 
 def _consistency(nt: NodeTypePlan) -> list[Diagnostic]:

@@ -10,6 +10,7 @@ from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.hostlist import expand
 from cluster_iac.plan import Node, Plan
 from cluster_iac.spec import ClusterSpec
+from cluster_iac.spec.base import hostname_problem
 from cluster_iac.spec.nodes import NodeGroup
 
 
@@ -25,6 +26,14 @@ def expand_nodes(spec: ClusterSpec, plan: Plan) -> Plan:
     nodes: list[Node] = []
     problems: list[Diagnostic] = []
     for i, group in enumerate(spec.node_groups):
+        last = hostname(group.hostname, group.first_index + group.count - 1)
+        problem = hostname_problem(last)
+        if problem is not None:  # the index outgrew the pattern's padding
+            problems.append(Diagnostic(
+                "SPEC-HOSTNAME", f"node group '{group.name}': its last host name "
+                f"'{last[:60]}' {problem}", ("node_groups", i, "hostname"),
+                hint="shorten the pattern or give the index fewer digits"))
+            continue
         racks = expand(group.racks)
         per_rack = group.per_rack or math.ceil(group.count / len(racks))
         if per_rack * len(racks) < group.count:

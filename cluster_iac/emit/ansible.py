@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
-from json.encoder import encode_basestring_ascii
 
-from cluster_iac.emit.base import render_template
+from cluster_iac.emit.base import GENERATED_BY
+from cluster_iac.emit.formats import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Device
 
@@ -30,25 +29,31 @@ ADDRESS_VARS = (("management", "mgmt_ip"), ("bmc", "bmc_ip"), ("ipoib", "ipoib_i
 
 
 def render(plan: Plan) -> dict[str, str]:
-    return {"ansible/inventory.yml": render_template("ansible/inventory.yml.j2",
-                                                     **inventory_context(plan))}
+    return {"ansible/inventory.yml": yaml_text(inventory(plan), [GENERATED_BY])}
+
+
+def inventory(plan: Plan) -> dict[str, object]:
+    """The inventory as data (all -> vars, hosts, children), hosts and groups sorted; a YAML
+    serializer writes it, so no name or value can add a host, group or variable."""
+    devs = plan.devices
+    groups = _groups(plan, devs)
+    children: dict[str, object] = {}
+    for name, group in sorted(groups.items()):
+        entry: dict[str, object] = {}
+        if group["vars"]:
+            entry["vars"] = dict(sorted(group["vars"].items()))
+        entry["hosts"] = dict.fromkeys(sorted(group["hosts"]))
+        children[name] = entry
+    return {"all": {
+        "vars": dict(sorted(_all_vars(plan).items())),
+        "hosts": {d.name: _host_vars(plan, d) for d in devs},
+        "children": children,
+    }}
 
 
 def group_name(prefix: str, name: str) -> str:
     """A valid Ansible group name: letters, digits and '_', never a leading digit."""
     return f"{prefix}_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"
-
-
-def inventory_context(plan: Plan) -> dict[str, object]:
-    """Hosts with their vars, and groups (name -> vars, hosts, children), all sorted."""
-    devs = plan.devices
-    groups = _groups(plan, devs)
-    return {
-        "all_vars": _scalars(_all_vars(plan)),
-        "hosts": [(d.name, _scalars(_host_vars(plan, d))) for d in devs],
-        "groups": [(name, _scalars(g["vars"]), sorted(g["hosts"])) for name, g in
-                   sorted(groups.items())],
-    }
 
 
 def _groups(plan: Plan, devs: tuple[Device, ...]) -> dict[str, dict]:
@@ -163,19 +168,3 @@ def _host_vars(plan: Plan, d: Device) -> dict[str, object]:
     else:
         hv["pdu_profile"] = d.model
     return dict(sorted(hv.items()))
-
-
-def _scalars(values: dict[str, object]) -> list[tuple[str, str]]:
-    """Vars as (key, YAML scalar) pairs; JSON scalars are valid YAML and never re-typed."""
-    return [(k, _json_scalar(v)) for k, v in sorted(values.items())]
-
-
-def _json_scalar(value: object) -> str:
-    """json.dumps(value), without its encoder set-up for the two common types (a hundred
-    thousand calls at 100,000 GPUs): a str is what json.dumps makes of it with this C
-    function, an int its repr."""
-    if type(value) is str:
-        return encode_basestring_ascii(value)
-    if type(value) is int:
-        return repr(value)
-    return json.dumps(value)

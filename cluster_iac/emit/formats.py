@@ -1,22 +1,21 @@
-"""Writers that know their format: every emitter's CSV and YAML goes through here.
+"""Writers that know their format: CSV, YAML, XML, shell words and Markdown cells.
 
-A spec string never reaches an output raw: CSV cells are quoted by RFC 4180's rules, may not
+A spec string never reaches an output raw. CSV cells are quoted by RFC 4180's rules, may not
 hold a line break (the spec's string types refuse control characters, so one here is a bug),
 and a cell that a spreadsheet would read as a formula (=, +, -, @ first) is prefixed with an
 apostrophe (OWASP "CSV injection"), unless it is a plain number such as -1.5 or a lone '-'.
+YAML, XML, shell and Markdown come from yaml_text, xml_text, shell_word and md_cell below,
+each correct by construction for any string, or refusing one its format cannot carry.
 """
 
 from __future__ import annotations
 
-import io
+import json
+import math
 import re
-from collections.abc import Iterable, Sequence
-from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.nodes import ScalarNode
-from ruamel.yaml.representer import SafeRepresenter
-from ruamel.yaml.resolver import VersionedResolver
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from xml.etree.ElementTree import Element
 
 _NEEDS_QUOTES = re.compile(r'[",]')
 _BREAKS = re.compile(r"[\n\r\x00]")
@@ -112,43 +111,6 @@ def _column(values: Sequence[object]) -> Sequence[str]:
     return list(map(cells.__getitem__, values))
 
 
-# YAML 1.1 reads 'on', 'yes', 'n', '012' and '12:30' as bool or number; Go's yaml.v2 (Prometheus,
-# Ansible's older loaders) follows 1.1, so a string any YAML version would re-type is quoted.
-_YAML11 = VersionedResolver(version=(1, 1))
-_STR_TAG = "tag:yaml.org,2002:str"
-
-
-class _Representer(SafeRepresenter):
-    """Plain data in insertion order; strings quoted when YAML 1.1 or 1.2 would re-type them."""
-
-    def represent_str(self, data: str) -> Any:
-        if _YAML11.resolve(ScalarNode, data, (True, False)) != _STR_TAG:
-            return self.represent_scalar(_STR_TAG, data, style="'")
-        return super().represent_str(data)
-
-
-_Representer.add_representer(str, _Representer.represent_str)
-
-
-def yaml_text(data: object, header: Sequence[str] = ()) -> str:
-    """A YAML document from plain data (dicts, lists, str, int, float, bool, None): block style,
-    keys in insertion order, no line folding, every string re-read as the same string by YAML
-    1.1 and 1.2 loaders. ``header`` lines become '# ' comments above it (fixed text only)."""
-    yaml = YAML(typ="safe", pure=True)
-    yaml.Representer = _Representer
-    yaml.default_flow_style = False
-    yaml.width = 1 << 30  # never fold a long PromQL expression or regex across lines
-    yaml.allow_unicode = True
-    yaml.representer.sort_base_mapping_type_on_output = False
-    out = io.StringIO()
-    for line in header:
-        if _BREAKS.search(line):
-            raise ValueError(f"YAML header line {line[:40]!r} holds a line break")
-        out.write(f"# {line}\n" if line else "#\n")
-    yaml.dump(data, out)
-    return out.getvalue()
-
-
 def text_of(values: Iterable[object]) -> list[str]:
     """A column of values as text, each distinct value formatted once: None prints empty,
     a float as the shortest decimal (2.5, 20), anything else as str() does."""
@@ -200,19 +162,251 @@ def markdown_columns(columns: Sequence[Sequence[str]]) -> list[str]:
     return [markdown_row(cells) for cells in zip(*columns, strict=True)]
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# --- YAML ---------------------------------------------------------------------------------------
+
+# A string is written plain only when no YAML 1.1 or 1.2 reader could take it for anything else
+# (PyYAML, Ansible and Go's yaml.v2 read 1.1, where yes/on/y are booleans and 12:30 a number).
+_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*")
+_YAML11_WORDS = {"y", "yes", "n", "no", "true", "false", "on", "off", "null", "nan", "inf"}
+# Outside single quotes YAML needs an escape: line breaks, and what is not c-printable.
+_NEEDS_ESCAPE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+                           "|[\u2028\u2029]")
+
+
+def yaml_scalar(value: object) -> str:
+    """One scalar that YAML 1.1 and 1.2 readers read back as ``value`` (str, int, float, bool,
+    None): plain when unambiguous, else single-quoted, else double-quoted with escapes."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _yaml_float(value)
+    if not isinstance(value, str):
+        raise TypeError(f"YAML scalar of type {type(value).__name__}")
+    if _PLAIN.fullmatch(value) and value.lower() not in _YAML11_WORDS:
+        return value
+    if not _NEEDS_ESCAPE.search(value):
+        return "'" + value.replace("'", "''") + "'"
+    return _NEEDS_ESCAPE.sub(_yaml_escape, json.dumps(value, ensure_ascii=False))
+
+
+def _yaml_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _yaml_float(value: float) -> str:
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    if "." not in text and "e" in text:  # YAML 1.1 wants the dot: 1e+20 is a string there
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+def yaml_text(data: object, header: Sequence[str] = ()) -> str:
+    """A YAML document from plain data (dicts, lists, str, int, float, bool, None): block style,
+    two-space indents, keys in insertion order, one line per scalar, every value read back as
+    itself by YAML 1.1 and 1.2 readers. ``header`` lines become '# ' comments above it."""
+    lines = [_comment("YAML", "#", line) for line in header]
+    if isinstance(data, (Mapping, list)) and data:
+        _yaml_block(data, 0, lines)
+    else:
+        lines.append(_yaml_inline(data))
+    return "\n".join(lines) + "\n"
+
+
+def _comment(kind: str, mark: str, text: str) -> str:
+    if _NEEDS_ESCAPE.search(text):
+        raise ValueError(f"{kind} comment {text[:40]!r} holds a line break or control character")
+    return f"{mark} {text}" if text else mark
+
+
+def _yaml_inline(value: object) -> str:
+    if isinstance(value, Mapping):
+        if value:
+            raise ValueError("a mapping in flow position")
+        return "{}"
+    if isinstance(value, (list, tuple)):
+        if value:
+            raise ValueError("a list in flow position")
+        return "[]"
+    return yaml_scalar(value)
+
+
+def _yaml_block(data: object, indent: int, lines: list[str]) -> None:
+    pad = " " * indent
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            if not isinstance(key, (str, int, bool)):
+                raise TypeError(f"YAML key of type {type(key).__name__}")
+            head = f"{pad}{yaml_scalar(key)}:"
+            if _is_block(value):
+                lines.append(head)
+                _yaml_block(value, indent + 2, lines)
+            else:
+                lines.append(head if value is None else f"{head} {_yaml_inline(value)}")
+        return
+    for item in data:  # type: ignore[attr-defined]
+        if _is_block(item):
+            # the item's first line goes after '- ', the rest indented under it
+            nested: list[str] = []
+            _yaml_block(item, indent + 2, nested)
+            lines.append(f"{pad}- {nested[0][indent + 2:]}")
+            lines.extend(nested[1:])
+        else:
+            lines.append(f"{pad}- {_yaml_inline(item)}")
+
+
+def _is_block(value: object) -> bool:
+    return isinstance(value, (Mapping, list, tuple)) and bool(value)
+
+
+# --- XML ----------------------------------------------------------------------------------------
+
+_XML_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+# XML 1.0 cannot carry these at all, not even as a character reference (section 2.2).
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_XML_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\t": "&#9;",
+                "\n": "&#10;", "\r": "&#13;"}
+
+
+def xml_text(root: Element, comment: str | None = None, *, literal: bool = False) -> str:
+    """An XML document from an ElementTree element: one line per element with all its
+    attributes (in insertion order), two-space indents, ``<x/>`` when empty, no declaration,
+    an optional comment first. Values are escaped; with ``literal`` (a reader such as NCCL's
+    that decodes no entity) a value that would need an escape is refused instead."""
+    lines = [] if comment is None else [xml_comment(comment)]
+    _xml_element(root, 0, lines, literal)
+    return "\n".join(lines) + "\n"
+
+
+def xml_comment(text: str) -> str:
+    """``<!-- text -->``: a '--' inside (which ends a comment early in XML) is split by a space,
+    and a space follows '<!--' (NCCL reads the first word as a tag name)."""
+    _xml_chars(text)
+    if "\n" in text or "\r" in text:
+        raise ValueError(f"XML comment {text[:40]!r} holds a line break")
+    while "--" in text:
+        text = text.replace("--", "- -")
+    return f"<!-- {text} -->"
+
+
+def _xml_element(element: Element, indent: int, lines: list[str], literal: bool) -> None:
+    pad = " " * indent
+    attrs = "".join(f' {_xml_name(k)}="{_xml_value(v, literal)}"'
+                    for k, v in element.attrib.items())
+    head = f"{pad}<{_xml_name(element.tag)}{attrs}"
+    text = _xml_value(element.text or "", literal) if element.text else ""
+    children = list(element)
+    if not children and not text:
+        lines.append(head + "/>")
+    elif not children:
+        lines.append(f"{head}>{text}</{element.tag}>")
+    else:
+        lines.append(head + ">" + text)
+        for child in children:
+            _xml_element(child, indent + 2, lines, literal)
+        lines.append(f"{pad}</{element.tag}>")
+
+
+def _xml_name(name: object) -> str:
+    if not isinstance(name, str) or not _XML_NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not an XML name")
+    return name
+
+
+def _xml_value(value: object, literal: bool) -> str:
+    text = _xml_chars(str(value))
+    escaped = re.sub('[&<>"\t\n\r]', lambda m: _XML_ESCAPES[m.group()], text)
+    if literal and escaped != text:
+        raise ValueError(f"XML value {text[:40]!r} would need an escape its reader does not "
+                         "decode")
+    return escaped
+
+
+def _xml_chars(text: str) -> str:
+    if _XML_FORBIDDEN.search(text):
+        raise ValueError(f"XML text {text[:40]!r} holds a character XML 1.0 cannot carry")
+    return text
+
+
+# --- shell and KEY=value files ------------------------------------------------------------------
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LINE_BREAKS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
 def shell_word(value: object) -> str:
     """One POSIX shell word that the shell reads back as exactly ``value``: bare when it is
-    made of safe characters, else single-quoted (shlex.quote). A line break or another
-    control character is refused: a value would otherwise start a new line of the script."""
-    import shlex
-
+    made of safe characters, else single-quoted (shlex.quote). A line break or another control
+    character is refused: a script's reader (and its reviewer) should see one line per command."""
     text = str(value)
-    if _CONTROL.search(text):
+    if _LINE_BREAKS.search(text):
         raise ValueError(f"shell word {text[:40]!r} holds a line break or control character")
     return shlex.quote(text)
+
+
+def shell_assignment(name: str, value: object) -> str:
+    """``NAME=word``: a variable assignment a POSIX shell (``set -a; . file``) reads back."""
+    if not _ENV_NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not a shell variable name")
+    word = shell_word(value)
+    if word.startswith("="):  # NAME==x is right, but reads as a typo (shellcheck SC1097)
+        word = "'" + word + "'"  # shlex left it bare: it holds no quote
+    return f"{name}={word}"
+
+
+def shell_comment(text: str) -> str:
+    """``# text``, one line."""
+    if _LINE_BREAKS.search(text):
+        raise ValueError(f"shell comment {text[:40]!r} holds a line break or control character")
+    return f"# {text}" if text else "#"
+
+
+def env_line(name: str, value: object) -> str:
+    """``NAME=value`` for a reader that takes the rest of the line verbatim (NCCL's nccl.conf:
+    no quotes, no trimming): the value must be one line without surrounding blanks."""
+    text = str(value)
+    if not _ENV_NAME.fullmatch(name):
+        raise ValueError(f"{name!r} is not a variable name")
+    if _LINE_BREAKS.search(text) or text != text.strip():
+        raise ValueError(f"{name}'s value {text[:40]!r} is not one line without outer blanks")
+    return f"{name}={text}"
+
+
+# --- Markdown -----------------------------------------------------------------------------------
+
+_MD_ALWAYS = re.compile(r"([\\|`*\[\]<>~])")
+_MD_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def md_cell(value: object) -> str:
+    """A Markdown table cell that shows ``value`` as text: '|' cannot end the cell, and no
+    emphasis, code, link, HTML or strike-through starts in it (CommonMark backslash escapes;
+    an underscore inside a word, as in lustre_oss, needs none)."""
+    text = str(value)
+    if _LINE_BREAKS.search(text):
+        raise ValueError(f"Markdown cell {text[:40]!r} holds a line break or control character")
+    text = _MD_ALWAYS.sub(r"\\\1", text)
+    return _MD_UNDERSCORE.sub(r"\\_", text)
+
+
+def md_code(value: object) -> str:
+    """``value`` as a Markdown code span in a table cell: fenced by one more backtick than its
+    longest run, '|' escaped (GFM splits cells at '|' even inside code spans)."""
+    text = str(value)
+    if _LINE_BREAKS.search(text):
+        raise ValueError(f"Markdown code {text[:40]!r} holds a line break or control character")
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text.replace('|', chr(92) + '|')}{pad}{fence}"
 
 
 def markdown_row(cells: Sequence[object]) -> str:

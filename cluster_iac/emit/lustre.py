@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import shlex
 from typing import Any
 
 from cluster_iac.emit import lustre_servers
 from cluster_iac.emit.base import render_template
+from cluster_iac.emit.formats import shell_comment, shell_word
 from cluster_iac.plan import Plan
 from cluster_iac.plan.lustre import DirectoryLayout, StripeComponent
 
@@ -18,8 +18,10 @@ def render(plan: Plan) -> dict[str, str]:
     lustre = plan.lustre
     if lustre is None:
         return {}
-    directories = [{"path": shlex.quote(d.path), "pattern": d.pattern, "reason": d.reason,
-                    "args": setstripe_args(d)} for d in lustre.directories]
+    # every spec string reaches the script as one quoted word or inside one comment line
+    directories = [{"path": shell_word(d.path), "args": setstripe_args(d),
+                    "comment": shell_comment(f"{d.path} ({d.pattern}): {d.reason}")}
+                   for d in lustre.directories]
     return {
         "lustre/setstripe.sh": render_template(
             "lustre/setstripe.sh.j2", lustre=lustre, directories=directories,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from typing import Any
+from xml.etree.ElementTree import Element, SubElement
 
-from cluster_iac.emit.base import render_template
+from cluster_iac.emit.base import GENERATED_BY
+from cluster_iac.emit.formats import xml_text
 from cluster_iac.plan import NodeTypePlan
 from cluster_iac.plan.nccl import layout_describes_nics
 
@@ -19,8 +21,17 @@ FAKE_SWITCH = "ffff:ff:{:02x}.0"  # ids absent from any host, as Azure, AWS and 
 
 
 def topology_xml(nt: NodeTypePlan) -> str:
-    """The topology file: <system> -> <cpu> per NUMA node -> PCIe switch -> GPUs and NICs."""
-    return render_template("nccl/topo.xml.j2", platform=nt.platform, cpus=cpu_elements(nt))
+    """The topology file: <system> -> <cpu> per NUMA node -> PCIe switch -> GPUs and NICs.
+    NCCL's XML reader decodes no entity, so a value that would need one is refused."""
+    system = Element("system", {"version": "1"})
+    for cpu in cpu_elements(nt):
+        cpu_element = SubElement(system, "cpu", dict(cpu["attrs"]))
+        for switch in cpu["switches"]:
+            switch_element = SubElement(cpu_element, "pci", dict(switch["attrs"]))
+            for device in switch["devices"]:
+                SubElement(switch_element, "pci", dict(device))
+    comment = f"{GENERATED_BY} PCIe layout of catalog platform {nt.platform}."
+    return xml_text(system, comment, literal=True)
 
 
 def cpu_elements(nt: NodeTypePlan) -> list[dict[str, Any]]:

@@ -1,13 +1,24 @@
-"""Shared base model: strict keys, attribute docstrings become schema descriptions."""
+"""The spec's vocabulary: the strict base model, string types, bounded numbers and limits.
+
+Every string field uses the narrowest type that fits what reads it (Slurm, Ansible, file
+names, DNS, the shell, NCCL). No string type holds a control character. Each violation is a
+pydantic error of type ``spec_<kind>`` whose context carries the hint; spec/parse.py turns it
+into a located diagnostic with the stable code of ``CODES``.
+"""
 
 from __future__ import annotations
 
 import ast
 import inspect
+import re
 import sys
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from cluster_iac.text import control_character
 
 
 def _describe_fields(schema: dict[str, Any], model: type) -> None:
@@ -45,28 +56,303 @@ def _attribute_docstrings(cls: type) -> dict[str, str]:
 
 
 class SpecModel(BaseModel):
-    """Base of every spec model: unknown keys are errors, values are immutable."""
+    """Base of every spec model: unknown keys are errors, values are immutable, nothing is
+    coerced (``count: true`` is not 1, ``"8"`` is not 8) and no number is infinite or NaN."""
 
     model_config = ConfigDict(
         extra="forbid",
         frozen=True,
         json_schema_extra=_describe_fields,
         populate_by_name=False,
+        strict=True,
+        allow_inf_nan=False,
     )
 
 
-Name = Annotated[
-    str,
-    StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=63),
-]
-"""A name used as a reference elsewhere in the spec (letters, digits, '-', '_', '.')."""
+# Documented limits (README, "Limits"). Each is far above a 200,000-GPU cluster and low enough
+# that nothing is expanded before it is known to fit in memory and a few seconds.
+MAX_NODES = 262_144
+"""Nodes in one group, and in the whole cluster (200,000 one-GPU nodes fit)."""
+MAX_RACKS = 65_536
+"""Racks one hostlist names, and racks in the whole cluster."""
+MAX_NAMES = 1_048_576
+"""Names all the spec's hostlists write together, and places in all partitions together (a
+node in four partitions at the largest size)."""
+MAX_GPUS_PER_NODE = 64
+MAX_NICS = 64
+"""Adapters of one role in a node, and ports of one adapter."""
+MAX_SWITCH_PORTS = 2_048
+MAX_PSUS = 32
+MAX_CIRCUITS = 64
+"""Branch circuits (breakers) of one PDU."""
+MAX_OUTLETS = 256
+"""Outlets of one PDU."""
+MAX_PER_RACK = 512
+MAX_INDEX = 1_000_000_000
+"""Largest first index of a hostname pattern."""
+MAX_GPUS = 4_194_304
+"""GPUs in a job size the policy names."""
+MAX_TEXT = 1_000
+"""Characters in a free-text field (a model name, a source citation)."""
 
-HostlistExpr = Annotated[str, StringConstraints(min_length=1)]
+CODES = {
+    "control": "SPEC-CONTROL-CHAR",
+    "name": "SPEC-NAME",
+    "rack_name": "SPEC-NAME",
+    "hostname": "SPEC-HOSTNAME",
+    "path": "SPEC-PATH",
+    "interface": "SPEC-INTERFACE",
+    "text": "SPEC-TEXT",
+    "hostlist": "SPEC-HOSTLIST",
+    "ratio": "SPEC-RATIO",
+    "limit": "SPEC-LIMIT",
+    "env_name": "SPEC-ENV-NAME",
+    "code": "SPEC-CODE",
+}
+"""pydantic error type ``spec_<kind>`` -> stable diagnostic code."""
+
+
+def fail(kind: str, message: str, hint: str | None = None) -> NoReturn:
+    """Raise the pydantic error of a string type; parse.py locates it."""
+    raise PydanticCustomError(f"spec_{kind}", "{message}", {"message": message, "hint": hint or ""})
+
+
+def shown(value: str) -> str:
+    """A value quoted for a message, shortened when long."""
+    return repr(value if len(value) <= 60 else value[:57] + "...")
+
+
+def no_control(value: str) -> None:
+    found = control_character(value)
+    if found is not None:
+        index, what = found
+        fail("control", f"holds the control character {what} at position {index + 1}",
+             "every spec string is one line of printable text; YAML's escapes (\"\\n\") and "
+             "block scalars ('|', '>') make line breaks")
+
+
+def _validator(check: Callable[[str], None]) -> AfterValidator:
+    def validate(value: str) -> str:
+        no_control(value)
+        check(value)
+        return value
+
+    return AfterValidator(validate)
+
+
+def _schema(**schema: Any) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", **schema})
+
+
+# --- names -------------------------------------------------------------------------------------
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_LABEL = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?")
+_HOST = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
+
+
+def _suggest(value: str, allowed: str, limit: int) -> str | None:
+    fixed = re.sub(f"[^{allowed}]+", "-", value).strip("-_.")[:limit].strip("-_.")
+    return f"did you mean '{fixed}'?" if fixed and fixed != value else None
+
+
+def check_name(value: str) -> None:
+    """Letters, digits, '-', '_' and '.', first a letter or digit, at most 63 characters: what a
+    Slurm partition, feature or GRES type, an Ansible group (after '-'/'.' -> '_') and a file
+    name can all carry."""
+    if len(value) > 63:
+        fail("name", f"{shown(value)} is {len(value)} characters long; a name has at most 63")
+    if not _NAME.fullmatch(value):
+        fail("name", f"{shown(value)} is not a name: letters, digits, '-', '_' and '.', "
+             "starting with a letter or digit", _suggest(value, "A-Za-z0-9_.-", 63))
+
+
+def check_rack_name(value: str) -> None:
+    """A DNS label of at most 40 characters: devices are named after their rack
+    ('bmc-<rack>-1', '<rack>-pdu-a', '<rack>-nvsw9') and must stay valid hostnames."""
+    if len(value) > 40:
+        fail("rack_name", f"rack name {shown(value)} is {len(value)} characters long; at most "
+             "40, so that the switches and PDUs named after it stay within 63")
+    if not _LABEL.fullmatch(value):
+        fail("rack_name", f"rack name {shown(value)} is not a DNS label: letters, digits and "
+             "'-', neither first nor last a '-'", _suggest(value, "A-Za-z0-9-", 40))
+
+
+def hostname_problem(value: str) -> str | None:
+    """Why ``value`` is not an RFC 1123 host label (lower case), or None."""
+    if not value:
+        return "is empty"
+    if len(value) > 63:
+        return f"is {len(value)} characters long; a host name label has at most 63 (RFC 1123)"
+    if value.startswith("-") or value.endswith("-"):
+        return "starts or ends with '-' (RFC 1123)"
+    if not _HOST.fullmatch(value):
+        return "holds a character other than lower-case letters, digits and '-'"
+    return None
+
+
+def _check_hostname_pattern(value: str) -> None:
+    if "#" not in value:
+        fail("hostname", f"hostname pattern {shown(value)} has no '#' for the node's index",
+             f"e.g. '{value[:60]}##' makes {value[:60]}01, {value[:60]}02, ...")
+    run = re.fullmatch(r"([a-z0-9-]*)(#+)([a-z0-9-]*)", value)
+    if run is None:
+        fail("hostname", f"hostname pattern {shown(value)} must be lower-case letters, digits "
+             "and '-' around one run of '#' (the index)", "e.g. 'gpu-###' -> gpu-001")
+    first = run[1] + "1".zfill(len(run[2])) + run[3]
+    problem = hostname_problem(first)
+    if problem is not None:
+        fail("hostname", f"hostname pattern {shown(value)} gives host names such as "
+             f"{shown(first)}, which {problem}")
+    if not run[1]:
+        fail("hostname", f"hostname pattern {shown(value)} makes all-digit host names",
+             f"start it with a letter, e.g. 'n{value}'")
+
+
+def _check_env_name(value: str) -> None:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", value):
+        fail("env_name", f"{shown(value)} is not an environment variable name: letters, digits "
+             "and '_', not starting with a digit", _suggest(value, "A-Za-z0-9_", 128))
+
+
+def _check_code(value: str) -> None:
+    if not re.fullmatch(r"[A-Z][A-Z0-9]*(-[A-Z0-9]+)+", value):
+        fail("code", f"{shown(value)} is not a check code (upper case words joined by '-')",
+             "e.g. POWER-BREAKER")
+
+
+# --- paths, interfaces, text -------------------------------------------------------------------
+
+
+def _check_path(value: str) -> None:
+    if not value.startswith("/"):
+        fail("path", f"{shown(value)} is not an absolute path", f"did you mean '/{value}'?")
+    parts = value.split("/")
+    if ".." in parts:
+        fail("path", f"{shown(value)} has a '..' component; give the path it resolves to")
+    if len(value.encode()) > 4095 or any(len(p.encode()) > 255 for p in parts):
+        fail("path", f"{shown(value)} is longer than Linux takes (4095 bytes, 255 a component)")
+    if "\\" in value:
+        fail("path", f"{shown(value)} holds a backslash", "POSIX paths separate with '/'")
+
+
+def _check_interface(value: str) -> None:
+    if len(value.encode()) > 15:
+        fail("interface", f"interface name {shown(value)} is {len(value.encode())} bytes long; "
+             "Linux takes at most 15 (IFNAMSIZ 16 with the NUL)")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", value):
+        fail("interface", f"{shown(value)} is not an interface name: letters, digits, '_', '.' "
+             "and '-' (Linux refuses '/', ':' and white space; NCCL_SOCKET_IFNAME reads ',', "
+             "'^' and '=' as list syntax)", _suggest(value, "A-Za-z0-9_.-", 15))
+
+
+def _check_text(value: str) -> None:
+    if len(value) > MAX_TEXT:
+        fail("text", f"text of {len(value)} characters; at most {MAX_TEXT}")
+
+
+def _check_hostlist(value: str) -> None:
+    if not value.strip():
+        fail("hostlist", "the hostlist is empty", "name at least one, e.g. 'r[01-04]'")
+    if len(value) > MAX_TEXT or not re.fullmatch(r"[A-Za-z0-9_.,\[\]/ -]+", value):
+        fail("hostlist", f"{shown(value)} is not a hostlist: names, ranges in brackets and commas",
+             "e.g. 'r[01-04],s01'")
+
+
+def _check_ratio(value: str) -> None:
+    match = re.fullmatch(r"(\d{1,6}(?:\.\d{1,6})?):(\d{1,6}(?:\.\d{1,6})?)", value)
+    if match is None:
+        fail("ratio", f"{shown(value)} is not a ratio", "write downlink:uplink, e.g. '2:1'")
+    if float(match[1]) <= 0 or float(match[2]) <= 0:
+        fail("ratio", f"ratio {shown(value)} has a zero side",
+             "both sides are positive, e.g. '1:1'")
+
+
+Name = Annotated[str, _validator(check_name), _schema(pattern="^[A-Za-z0-9][A-Za-z0-9_.-]*$",
+                                                         maxLength=63)]
+"""A name used as a reference elsewhere in the spec (letters, digits, '-', '_', '.')."""
+RackName = Annotated[str, _validator(check_rack_name),
+                     _schema(pattern="^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?$", maxLength=40)]
+"""A rack name: a DNS label of at most 40 characters."""
+HostnamePattern = Annotated[str, _validator(_check_hostname_pattern),
+                            _schema(pattern="^[a-z0-9-]*#+[a-z0-9-]*$", maxLength=63)]
+"""A host name with one run of '#' for the index."""
+EnvName = Annotated[str, _validator(_check_env_name), _schema(pattern="^[A-Za-z_][A-Za-z0-9_]*$")]
+"""An environment variable name (POSIX: letters, digits, '_')."""
+CheckCode = Annotated[str, _validator(_check_code),
+                      _schema(pattern="^[A-Z][A-Z0-9]*(-[A-Z0-9]+)+$")]
+"""A check's stable code, e.g. POWER-BREAKER."""
+AbsPath = Annotated[str, _validator(_check_path), _schema(pattern="^/", maxLength=4095)]
+"""An absolute POSIX path without '..' components."""
+InterfaceName = Annotated[str, _validator(_check_interface),
+                          _schema(pattern="^[A-Za-z0-9][A-Za-z0-9_.-]*$", maxLength=15)]
+"""A Linux network interface name."""
+Text = Annotated[str, _validator(_check_text), _schema(maxLength=MAX_TEXT)]
+"""Free text: one line, printable, at most 1,000 characters."""
+Source = Annotated[str, Field(min_length=3), _validator(_check_text),
+                   _schema(minLength=3, maxLength=MAX_TEXT)]
+"""Where a catalog number comes from (datasheet, standard, document)."""
+HostlistExpr = Annotated[str, _validator(_check_hostlist),
+                         _schema(minLength=1, maxLength=MAX_TEXT)]
 """A hostlist expression such as ``r[01-04]`` or ``a01,a03``."""
+Ratio = Annotated[str, _validator(_check_ratio), _schema(pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")]
+"""A ratio of two positive numbers such as '1:1' or '2:1'."""
+
+
+# --- bounded numbers ---------------------------------------------------------------------------
+
+
+def _at_most(maximum: int, what: str) -> AfterValidator:
+    """A documented limit: SPEC-LIMIT beyond it."""
+
+    def validate(value: int) -> int:
+        if value > maximum:
+            fail("limit", f"{value:,} {what} is more than the limit of {maximum:,}",
+                 "the limits (README, 'Limits') hold a 200,000-GPU cluster; a larger value "
+                 "is a typo")
+        return value
+
+    return AfterValidator(validate)
+
+
+def _limit(maximum: int, minimum: int = 1) -> Any:
+    return Field(ge=minimum, json_schema_extra={"maximum": maximum})
+
+
+NodeCount = Annotated[int, _limit(MAX_NODES), _at_most(MAX_NODES, "nodes")]
+GpuCount = Annotated[int, _limit(MAX_GPUS_PER_NODE, 0), _at_most(MAX_GPUS_PER_NODE, "GPUs")]
+NicCount = Annotated[int, _limit(MAX_NICS), _at_most(MAX_NICS, "adapters or ports")]
+PortCount = Annotated[int, _limit(MAX_SWITCH_PORTS), _at_most(MAX_SWITCH_PORTS, "ports")]
+PsuCount = Annotated[int, _limit(MAX_PSUS), _at_most(MAX_PSUS, "power supplies")]
+CircuitCount = Annotated[int, _limit(MAX_CIRCUITS), _at_most(MAX_CIRCUITS, "circuits")]
+OutletCount = Annotated[int, _limit(MAX_OUTLETS), _at_most(MAX_OUTLETS, "outlets")]
+PerRack = Annotated[int, _limit(MAX_PER_RACK), _at_most(MAX_PER_RACK, "nodes per rack")]
+FirstIndex = Annotated[int, _limit(MAX_INDEX, 0), _at_most(MAX_INDEX, "as the first index")]
+JobGpus = Annotated[int, _limit(MAX_GPUS), _at_most(MAX_GPUS, "GPUs")]
+UnitCount = Annotated[int, _limit(MAX_RACKS), _at_most(MAX_RACKS, "scalable units")]
+
+# A node's own figures: past these a value is a typo, and a CPU layout this large would be
+# expanded CPU by CPU (NCCL's affinity masks) before anything else could refuse it.
+MAX_SOCKETS = 16
+MAX_CORES = 1_024
+"""Cores of one socket or one NUMA node (the largest CPUs have 288)."""
+MAX_THREADS = 8
+"""Hardware threads per core (SMT8 on POWER)."""
+MAX_MEMORY_GIB = 65_536
+MAX_POWER_W = 1_000_000
+MAX_HEIGHT_U = 60
+MAX_SPEED_GBPS = 100_000
+MAX_LANES = 32
+SocketCount = Annotated[int, _limit(MAX_SOCKETS), _at_most(MAX_SOCKETS, "sockets or NUMA nodes")]
+CoreCount = Annotated[int, _limit(MAX_CORES), _at_most(MAX_CORES, "cores")]
+ThreadCount = Annotated[int, _limit(MAX_THREADS), _at_most(MAX_THREADS, "threads per core")]
+MemoryGib = Annotated[int, _limit(MAX_MEMORY_GIB), _at_most(MAX_MEMORY_GIB, "GiB")]
+PowerW = Annotated[int, _limit(MAX_POWER_W), _at_most(MAX_POWER_W, "W")]
+HeightU = Annotated[int, _limit(MAX_HEIGHT_U), _at_most(MAX_HEIGHT_U, "rack units")]
+SpeedGbps = Annotated[int, _limit(MAX_SPEED_GBPS), _at_most(MAX_SPEED_GBPS, "Gb/s")]
+LaneCount = Annotated[int, _limit(MAX_LANES), _at_most(MAX_LANES, "PCIe lanes")]
 
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(gt=0)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
-Source = Annotated[str, StringConstraints(min_length=3)]
-"""Where a catalog number comes from (datasheet, standard, document)."""

@@ -31,7 +31,7 @@ class ClusterInfo(SpecModel):
     Exclusive=NODE from 26.05) and which slurm.extra keys exist."""
     nccl_version: str = Field(default="2.21", pattern=r"^\d+\.\d+(\.\d+)?$")
     """NCCL release the generated NCCL files target."""
-    site: str = "site1"
+    site: Name = "site1"
     """Data-center site name (NetBox site)."""
 
 

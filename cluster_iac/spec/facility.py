@@ -6,7 +6,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from cluster_iac.spec.base import HostlistExpr, Name, PositiveFloat, PositiveInt, SpecModel
+from cluster_iac.spec.base import (
+    CircuitCount,
+    HostlistExpr,
+    Name,
+    OutletCount,
+    PositiveFloat,
+    PositiveInt,
+    SpecModel,
+)
 
 
 class RackGroup(SpecModel):
@@ -35,7 +43,7 @@ class Row(SpecModel):
 
     name: Name
     """Row name."""
-    racks: list[RackGroup]
+    racks: list[RackGroup] = Field(min_length=1)
     """Racks in the row, in floor order."""
     max_power_kw: PositiveFloat | None = None
     """Power budget of the row (its busway or power panel), kW."""
@@ -47,7 +55,7 @@ class PduProfile(SpecModel):
     layout: Literal["single", "ab", "three"] = "ab"
     """'single': one PDU set, no redundancy; 'ab': A and B feeds (2N), either alone carries the
     rack; 'three': three PDUs per rack as in NVIDIA's DGX racks, any two carry the rack."""
-    circuits: PositiveInt = 1
+    circuits: CircuitCount = 1
     """Branch circuits (each with its own breaker) per PDU."""
     voltage_v: PositiveFloat = 415
     """Circuit voltage: line-to-line for three-phase, line-to-neutral for single-phase. The
@@ -65,7 +73,7 @@ class PduProfile(SpecModel):
     """Power factor of the load: I = P / (V x PF). The default 0.95 is the floor the 80 PLUS
     program sets for 230 V internal redundant (server) PSUs at Platinum and Titanium; a
     measured higher PF (active PFC reaches 0.99) lowers the currents."""
-    outlets: PositiveInt = 24
+    outlets: OutletCount = 24
     """Outlets per PDU, shared equally by its circuits (the first circuits take the remainder)."""
     outlet_wiring: Literal["alternating", "banked"] = "alternating"
     """How a circuit's outlets are wired to its lines (line pairs on a 208 V delta PDU):

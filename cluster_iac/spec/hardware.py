@@ -7,12 +7,24 @@ from typing import Literal
 from pydantic import Field
 
 from cluster_iac.spec.base import (
+    CoreCount,
+    GpuCount,
+    HeightU,
+    LaneCount,
+    MemoryGib,
     Name,
+    NicCount,
     NonNegativeInt,
+    PortCount,
     PositiveFloat,
-    PositiveInt,
+    PowerW,
+    PsuCount,
+    SocketCount,
     Source,
     SpecModel,
+    SpeedGbps,
+    Text,
+    ThreadCount,
 )
 
 LinkLayer = Literal["infiniband", "ethernet", "nvlink"]
@@ -24,18 +36,18 @@ NicRole = Literal["compute", "storage", "inband", "bmc"]
 class GpuModel(SpecModel):
     """A GPU model."""
 
-    name: str
+    name: Text
     """Marketing name, e.g. 'NVIDIA H100 SXM5 80GB'."""
     gres_type: Name
     """Slurm GRES type: NVML's product name lower-cased with spaces as '_' and the 'NVIDIA '
     prefix dropped, which is what Slurm's AutoDetect=nvml reports, so both ways agree."""
-    memory_gib: PositiveInt
+    memory_gib: MemoryGib
     """HBM capacity in GiB."""
-    max_power_w: PositiveInt
+    max_power_w: PowerW
     """Maximum board power (TDP) in watts."""
     nvlink_gbs: float = Field(ge=0)
     """NVLink bandwidth per GPU, one direction, GB/s (0 when the GPU has no NVLink)."""
-    nvml_name: str
+    nvml_name: Text
     """Product name as NVML and nvidia-smi print it."""
     architecture: Literal["volta", "ampere", "hopper", "blackwell"] | None = None
     """GPU architecture (compute capability 7.x, 8.x, 9.x, 10.x): NCCL keys its tuning on it,
@@ -47,7 +59,7 @@ class GpuModel(SpecModel):
 class CpuModel(SpecModel):
     """A CPU model (one socket)."""
 
-    name: str
+    name: Text
     """Marketing name, e.g. 'Intel Xeon Platinum 8480C'."""
     arch: Literal["x86_64", "arm64", "ppc64"]
     """Architecture as NCCL's topology XML names it."""
@@ -57,9 +69,9 @@ class CpuModel(SpecModel):
     """CPUID family (family + extended family), as NCCL's topology XML wants it."""
     model: NonNegativeInt = 0
     """CPUID model (model + extended model << 4)."""
-    cores: PositiveInt
+    cores: CoreCount
     """Physical cores per socket."""
-    threads_per_core: PositiveInt = 1
+    threads_per_core: ThreadCount = 1
     """Hardware threads per core (2 with SMT/Hyper-Threading on)."""
     source: Source
     """Where the numbers come from: datasheet, standard or document (with the section)."""
@@ -68,17 +80,17 @@ class CpuModel(SpecModel):
 class NicModel(SpecModel):
     """A network adapter (one port is one link)."""
 
-    name: str
+    name: Text
     """Marketing name, e.g. 'NVIDIA ConnectX-7 NDR 400G'."""
     link: LinkLayer
     """Link layer: InfiniBand or Ethernet (RoCE v2 runs on Ethernet)."""
-    speed_gbps: PositiveInt
+    speed_gbps: SpeedGbps
     """Line rate of one port in Gb/s."""
-    ports: PositiveInt = 1
+    ports: NicCount = 1
     """Ports used per adapter."""
     pcie_gen: int = Field(default=4, ge=1, le=6)
     """PCIe generation of the host interface."""
-    pcie_width: PositiveInt = 16
+    pcie_width: LaneCount = 16
     """PCIe lanes of the host interface."""
     max_power_w: float = Field(default=25, ge=0)
     """Maximum power in watts (included in the server's figure; used for switches'
@@ -90,21 +102,21 @@ class NicModel(SpecModel):
 class SwitchModel(SpecModel):
     """A network switch."""
 
-    name: str
+    name: Text
     """Marketing name, e.g. 'NVIDIA Quantum-2 QM9700'."""
     link: LinkLayer
     """InfiniBand or Ethernet."""
-    ports: PositiveInt
+    ports: PortCount
     """Radix: usable ports at ``port_speed_gbps`` (QM9700: 64 x NDR 400G on 32 OSFP cages)."""
-    port_speed_gbps: PositiveInt
+    port_speed_gbps: SpeedGbps
     """Speed of one port in Gb/s."""
-    height_u: PositiveInt = 1
+    height_u: HeightU = 1
     """Rack units."""
-    max_power_w: PositiveInt
+    max_power_w: PowerW
     """Maximum power in watts, with active cables where the datasheet gives it."""
-    psus: PositiveInt = 2
+    psus: PsuCount = 2
     """Power supplies (1+1 redundant unless ``psus_required`` says otherwise)."""
-    psus_required: PositiveInt = 1
+    psus_required: PsuCount = 1
     """Power supplies needed to carry the maximum load."""
     weight_kg: PositiveFloat = 15.0
     """Weight in kg."""
@@ -115,24 +127,24 @@ class SwitchModel(SpecModel):
 class PsuSpec(SpecModel):
     """A device's power supplies and their redundancy."""
 
-    count: PositiveInt
+    count: PsuCount
     """Number of power supplies (each one cord to a PDU outlet)."""
-    rating_w: PositiveInt
+    rating_w: PowerW
     """Output rating of one supply in watts."""
-    required: PositiveInt
+    required: PsuCount
     """Supplies needed to carry the maximum draw (DGX H100: 4 of 6, i.e. 4+2)."""
 
 
 class PowerShelfModel(SpecModel):
     """A rack power shelf: AC in from the PDUs, DC out to the rack's busbar (GB200 NVL72)."""
 
-    name: str
+    name: Text
     """Marketing name."""
-    capacity_w: PositiveInt
+    capacity_w: PowerW
     """DC power the shelf delivers to the busbar, watts."""
     psus: PsuSpec
     """The shelf's rectifiers, each with its own AC input cord."""
-    height_u: PositiveInt = 1
+    height_u: HeightU = 1
     """Rack units."""
     weight_kg: PositiveFloat = 20.0
     """Weight, kg."""
@@ -143,7 +155,7 @@ class PowerShelfModel(SpecModel):
 class DriveModel(SpecModel):
     """A drive for Lustre targets: capacity and sequential rates as its maker states them."""
 
-    name: str
+    name: Text
     """Marketing name, e.g. 'Samsung PM1653 15.36 TB'."""
     kind: DriveKind
     """NVMe, SAS or SATA SSD, or a hard disk."""
@@ -171,7 +183,7 @@ class CoolantPoint(SpecModel):
 class CoolantModel(SpecModel):
     """A liquid-loop coolant: density and specific heat by temperature."""
 
-    name: str
+    name: Text
     """What the fluid is, e.g. 'Water' or 'Propylene glycol 25 % by mass'."""
     points: list[CoolantPoint] = Field(min_length=1)
     """Properties at rising temperatures; a loop takes them at its mean temperature,
@@ -187,7 +199,7 @@ class NicSlot(SpecModel):
     """What the adapters carry: the compute fabric, storage, in-band management, or the BMC."""
     model: Name
     """Catalog NIC model."""
-    count: PositiveInt = 1
+    count: NicCount = 1
     """Number of adapters (one compute-fabric port each, for rail counting)."""
 
 
@@ -234,16 +246,16 @@ class PcieLayout(SpecModel):
 
     numa_nodes: list[NumaNode] = Field(min_length=1)
     """NUMA nodes that host GPUs or NICs, in GPU order."""
-    numa_per_socket: PositiveInt = 1
+    numa_per_socket: SocketCount = 1
     """NUMA nodes per socket (AMD NPS4: 4)."""
-    cores_per_numa: PositiveInt | None = None
+    cores_per_numa: CoreCount | None = None
     """Physical cores per NUMA node as the OS sees them (default: the node's cores spread
     evenly); set for VMs that expose fewer cores than the CPU has."""
-    threads_per_core: PositiveInt | None = None
+    threads_per_core: ThreadCount | None = None
     """Hardware threads per core as the OS sees them (default: the node type's)."""
     gen: int = Field(default=5, ge=3, le=6)
     """PCIe generation of the GPU/NIC links."""
-    link_width: PositiveInt = 16
+    link_width: LaneCount = 16
     """PCIe lanes of the GPU/NIC links."""
     source: Source
     """Where the numbers come from: datasheet, standard or document (with the section)."""
@@ -252,27 +264,27 @@ class PcieLayout(SpecModel):
 class PlatformModel(SpecModel):
     """A server or compute-tray model: what a node type starts from."""
 
-    name: str
+    name: Text
     """Marketing name."""
     kind: Literal["server", "compute-tray"] = "server"
     """A standalone server, or a tray of a rack-scale system (GB200 NVL72)."""
     gpu: Name | None = None
     """Catalog GPU model (None for CPU-only servers)."""
-    gpu_count: NonNegativeInt = 0
+    gpu_count: GpuCount = 0
     """GPUs per node."""
     cpu: Name
     """Catalog CPU model."""
-    sockets: PositiveInt = 2
+    sockets: SocketCount = 2
     """CPU sockets."""
-    memory_gib: PositiveInt
+    memory_gib: MemoryGib
     """Installed system memory in GiB."""
     nics: list[NicSlot] = []
     """Network adapters by role."""
-    max_power_w: PositiveInt
+    max_power_w: PowerW
     """Maximum power draw of the whole node in watts."""
     psus: PsuSpec | None = None
     """Power supplies; None for trays fed from the rack's power shelves and busbar."""
-    height_u: PositiveInt = 1
+    height_u: HeightU = 1
     """Rack units."""
     weight_kg: PositiveFloat = 20.0
     """Weight in kg."""

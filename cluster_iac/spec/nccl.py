@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from cluster_iac.spec.base import Name, SpecModel
+from cluster_iac.spec.base import EnvName, Name, SpecModel, Text
 
-NcclValue = str | int
+NcclValue = Text | int
 """An environment value: NCCL reads every one as text (integers through strtoll)."""
 
 
 class Nccl(SpecModel):
     """Extra NCCL environment, checked against the variables the targeted NCCL reads."""
 
-    env: dict[str, NcclValue] = {}
+    env: dict[EnvName, NcclValue] = {}
     """Variables for every GPU node type, e.g. ``{NCCL_IB_QPS_PER_CONNECTION: 2}``; they
     replace generated values of the same name."""
-    node_types: dict[Name, dict[str, NcclValue]] = {}
+    node_types: dict[Name, dict[EnvName, NcclValue]] = {}
     """Per node type variables, applied after ``env``."""
     traffic_class: int | None = Field(default=None, ge=0, le=255)
     """RoCE only: the IP traffic class byte (DSCP << 2 | ECN) of the fabric's lossless RDMA

@@ -7,10 +7,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from cluster_iac.spec.base import HostlistExpr, Name, PositiveInt, SpecModel
-
-Ratio = str
-"""An oversubscription ratio such as '1:1' or '2:1'."""
+from cluster_iac.spec.base import (
+    HostlistExpr,
+    InterfaceName,
+    Name,
+    NodeCount,
+    Ratio,
+    SpecModel,
+    UnitCount,
+)
 
 
 class ComputeFabric(SpecModel):
@@ -27,11 +32,11 @@ class ComputeFabric(SpecModel):
     """Catalog switch model of the spines (default: the leaf model)."""
     core_switch: Name | None = None
     """Catalog switch model of the core tier (default: the spine model)."""
-    oversubscription: Ratio = Field(default="1:1", pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")
+    oversubscription: Ratio = "1:1"
     """Leaf downlink:uplink bandwidth ratio ('1:1' is non-blocking)."""
-    scalable_unit_nodes: PositiveInt | None = None
+    scalable_unit_nodes: NodeCount | None = None
     """Nodes per scalable unit (DGX SuperPOD: 32); default: as many as one leaf set can hold."""
-    planned_scalable_units: PositiveInt | None = None
+    planned_scalable_units: UnitCount | None = None
     """Scalable units the spine and core tiers are sized for (default: those the nodes fill).
     Up to this many, adding a scalable unit adds its leaves and their cables and moves no
     spine, core or existing cable."""
@@ -59,7 +64,7 @@ class StorageFabric(SpecModel):
     """Catalog switch model of the leaves."""
     spine_switch: Name | None = None
     """Catalog switch model of the spines (default: the leaf model)."""
-    oversubscription: Ratio = Field(default="1:1", pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")
+    oversubscription: Ratio = "1:1"
     """Leaf downlink:uplink bandwidth ratio."""
     racks: HostlistExpr | None = None
     """Racks that hold the storage fabric's switches (as for the compute fabric)."""
@@ -77,13 +82,13 @@ class Fabric(SpecModel):
 class IpNetwork(SpecModel):
     """One IP network and the switch model that serves it."""
 
-    cidr: IPv4Network
+    cidr: IPv4Network = Field(strict=False)
     """Subnet, e.g. 10.0.0.0/22; hosts get consecutive addresses after the reserved ones."""
-    reserved: int = Field(default=10, ge=1)
+    reserved: int = Field(default=10, ge=1, le=1 << 24)
     """Addresses kept at the start of the subnet (gateway, VIPs) before the first host."""
     switch: Name | None = None
     """Catalog switch model of this network's access switches (one per rack when set)."""
-    interface: str = "eth0"
+    interface: InterfaceName = "eth0"
     """Host interface name on this network (NCCL_SOCKET_IFNAME uses the in-band one)."""
 
 

@@ -7,11 +7,20 @@ from typing import Literal
 from pydantic import Field
 
 from cluster_iac.spec.base import (
+    CoreCount,
+    FirstIndex,
+    GpuCount,
+    HeightU,
     HostlistExpr,
+    HostnamePattern,
+    MemoryGib,
     Name,
-    NonNegativeInt,
-    PositiveInt,
+    NodeCount,
+    PerRack,
+    PowerW,
+    SocketCount,
     SpecModel,
+    ThreadCount,
 )
 from cluster_iac.spec.hardware import NicSlot, PsuSpec
 
@@ -23,7 +32,7 @@ class GpuOverride(SpecModel):
 
     model: Name | None = None
     """Catalog GPU model."""
-    count: NonNegativeInt | None = None
+    count: GpuCount | None = None
     """GPUs per node."""
 
 
@@ -32,11 +41,11 @@ class CpuOverride(SpecModel):
 
     model: Name | None = None
     """Catalog CPU model."""
-    sockets: PositiveInt | None = None
+    sockets: SocketCount | None = None
     """CPU sockets."""
-    cores_per_socket: PositiveInt | None = None
+    cores_per_socket: CoreCount | None = None
     """Physical cores per socket (default: the CPU model's)."""
-    threads_per_core: PositiveInt | None = None
+    threads_per_core: ThreadCount | None = None
     """Hardware threads per core: 1 with SMT off, 2 with SMT on."""
 
 
@@ -49,15 +58,15 @@ class NodeType(SpecModel):
     """GPU model/count override."""
     cpu: CpuOverride | None = None
     """CPU override."""
-    memory_gib: PositiveInt | None = None
+    memory_gib: MemoryGib | None = None
     """Installed memory in GiB."""
     nics: list[NicSlot] | None = None
     """Network adapters by role; replaces the platform's list."""
-    max_power_w: PositiveInt | None = None
+    max_power_w: PowerW | None = None
     """Maximum power draw of the node in watts."""
     psus: PsuSpec | None = None
     """Power supplies and their redundancy."""
-    height_u: PositiveInt | None = None
+    height_u: HeightU | None = None
     """Rack units."""
     weight_kg: float | None = Field(default=None, gt=0)
     """Weight in kg."""
@@ -74,16 +83,16 @@ class NodeGroup(SpecModel):
     """Group name (partitions and inventories refer to it)."""
     node_type: Name
     """Node type of every node in the group."""
-    count: PositiveInt
+    count: NodeCount
     """Number of nodes."""
-    hostname: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*#+[a-z0-9-]*$")
+    hostname: HostnamePattern
     """Hostname pattern: a run of '#' is the zero-padded index, e.g. 'dgx-###' -> dgx-001."""
-    first_index: NonNegativeInt = 1
+    first_index: FirstIndex = 1
     """Index of the first node."""
     role: Role = "compute"
     """What the nodes do: compute nodes become Slurm nodes; the others are infrastructure."""
     racks: HostlistExpr
     """Racks the nodes are placed in, as a hostlist (e.g. 'r[01-04]'); filled in order."""
-    per_rack: PositiveInt | None = None
+    per_rack: PerRack | None = None
     """Nodes per rack (default: spread evenly over the listed racks)."""
 

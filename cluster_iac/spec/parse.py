@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import types
 import typing
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from cluster_iac.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.source import dotted as _dotted
+from cluster_iac.spec.base import CODES
 from cluster_iac.spec.cluster import ClusterSpec
 from cluster_iac.suggest import closest, did_you_mean
 
@@ -34,12 +37,23 @@ def parse_spec(data: dict[str, Any]) -> ClusterSpec:
 
 
 def _diagnostic(err: ErrorDetails) -> Diagnostic:
+    diagnostic = _described(err)
+    if "[key]" in err["loc"]:  # the mapping key itself is wrong: cite the key
+        return replace(diagnostic, at_key=True)
+    return diagnostic
+
+
+def _described(err: ErrorDetails) -> Diagnostic:
     path: SpecPath = tuple(p for p in err["loc"] if not (isinstance(p, str) and p == "[key]"))
     kind = err["type"]
     code = _CODES.get(kind) or (
         "SPEC-TYPE" if kind.endswith(_TYPE_ERRORS) else "SPEC-VALUE"
     )
     where = _dotted(path[:-1]) if path[:-1] else "the top level"
+    if kind.startswith("spec_"):  # a type of spec/base.py: its message and hint
+        ctx = err.get("ctx") or {}
+        return Diagnostic(CODES[kind[5:]], f"{_dotted(path)}: {ctx.get('message', err['msg'])}",
+                          path, hint=ctx.get("hint") or None)
     if kind == "extra_forbidden":
         key = str(path[-1])
         allowed = _field_names(ClusterSpec, path[:-1])
@@ -61,6 +75,8 @@ def _diagnostic(err: ErrorDetails) -> Diagnostic:
                           hint=hint)
     message = err["msg"]
     hint = _type_hint(kind, path) if code == "SPEC-TYPE" else None
+    if kind == "string_pattern_mismatch":
+        hint = f"it must match {(err.get('ctx') or {}).get('pattern')}"
     if kind == "string_type" and _is_number(err.get("input")):
         hint = _quote_hint(err.get("input"), path, None)
     return Diagnostic(code, f"{_dotted(path)}: {message} (got {_short(err.get('input'))})", path,
@@ -119,13 +135,6 @@ def _dedupe(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
             seen.add((diag.code, diag.path))
             unique.append(diag)
     return unique
-
-
-def _dotted(path: SpecPath) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text
 
 
 def _short(value: object) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field
 
-from cluster_iac.spec.base import PositiveFloat, PositiveInt, SpecModel
+from cluster_iac.spec.base import CheckCode, JobGpus, PositiveFloat, PositiveInt, Ratio, SpecModel
 
 JOBS = ("node", "nvlink_domain", "scalable_unit", "partition")
 
@@ -32,7 +32,7 @@ MessageSize = Annotated[PositiveInt | Annotated[str, Field(pattern=r"^[1-9][0-9]
 """A message size as nccl-tests' -b/-e read it: bytes, or a count with K, M or G (powers of
 1024), e.g. 8G = 8589934592 bytes."""
 
-JobSize = Annotated[Literal["node", "nvlink_domain", "scalable_unit", "partition"] | PositiveInt,
+JobSize = Annotated[Literal["node", "nvlink_domain", "scalable_unit", "partition"] | JobGpus,
                     BeforeValidator(_job_size)]
 """A job: one node, one NVLink domain, one scalable unit (the nodes under one set of leaf
 switches), the whole partition, or a number of GPUs (whole nodes, in partition order)."""
@@ -68,7 +68,7 @@ class Policy(SpecModel):
     imbalance: every line of a lightly loaded PDU has headroom."""
     air_cooled_rack_kw: PositiveFloat = 40
     """Heat an air-cooled rack can shed, kW (hot/cold-aisle containment tops out around 30-50)."""
-    max_oversubscription: str = Field(default="1:1", pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")
+    max_oversubscription: Ratio = "1:1"
     """Largest leaf oversubscription accepted on the compute fabric."""
     min_allreduce_busbw_gbs: PositiveFloat | None = None
     """Smallest acceptable predicted NCCL all_reduce bus bandwidth (nccl-tests' busbw), GB/s,
@@ -80,10 +80,10 @@ class Policy(SpecModel):
     """all_reduce message size the busbw is predicted at. Default 8G, the top of the usual
     `all_reduce_perf -b 8 -e 8G` sweep, where published results quote the large-message
     plateau (nccl-tests issues, CoreWeave's and Azure's result tables)."""
-    allreduce_job_sizes: list[PositiveInt] = []
+    allreduce_job_sizes: list[JobGpus] = Field(default=[], max_length=64)
     """Further job sizes, in GPUs, to predict for each partition; report.md always shows one
     node, one NVLink domain and one scalable unit (where they differ) and the partition."""
     max_checkpoint_overhead: float = Field(default=0.1, gt=0, lt=1)
     """Largest share of time spent writing checkpoints (write time / interval)."""
-    levels: dict[str, Level] = {}
+    levels: dict[CheckCode, Level] = {}
     """Per-check level override by check code, e.g. {'COOLING-AIR': 'warning'}."""

@@ -6,7 +6,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from cluster_iac.spec.base import Name, NonNegativeInt, PositiveFloat, PositiveInt, SpecModel
+from cluster_iac.spec.base import (
+    AbsPath,
+    Name,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    SpecModel,
+)
 
 AccessPattern = Literal["dataset", "checkpoint", "scratch", "home", "small-files"]
 RaidLevel = Literal["raid0", "raid1", "raid5", "raid6", "raid10"]
@@ -34,7 +41,7 @@ class LayoutComponent(SpecModel):
 class DirectoryClass(SpecModel):
     """A directory tree with one access pattern."""
 
-    path: str = Field(pattern=r"^/")
+    path: AbsPath
     """Absolute path on the client (under the Lustre mount)."""
     pattern: AccessPattern
     """How jobs use it; picks the default layout."""
@@ -84,7 +91,7 @@ class Lustre(SpecModel):
 
     fsname: str = Field(pattern=r"^[A-Za-z0-9_-]+$", max_length=63)
     """File system name: letters, digits, '_' and '-', at most 8 characters (mkfs.lustre)."""
-    mount: str = Field(default="/lustre", pattern=r"^/[A-Za-z0-9_./-]*$", max_length=200)
+    mount: AbsPath = Field(default="/lustre", pattern=r"^/[A-Za-z0-9_./-]*$", max_length=200)
     """Client mount point."""
     mds_group: Name | None = None
     """Node group of the metadata servers (role lustre_mds); the first runs the MGS."""

@@ -1,0 +1,111 @@
+"""Limits of loading: file size, line length, characters, nesting and alias expansion."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ruamel.yaml.composer import Composer
+from ruamel.yaml.events import AliasEvent
+
+from cluster_iac.errors import Diagnostic
+from cluster_iac.source import split_lines
+from cluster_iac.text import describe
+
+MAX_SPEC_BYTES = 1 << 20
+"""A spec file is at most 1 MiB: ruamel reads about a megabyte a second, and a 200,000-GPU
+cluster takes a few hundred lines (racks as hostlists, nodes as counts)."""
+MAX_LINE_CHARS = 16_384
+"""A line is at most 16,384 characters: one long line (a 2 MB comment) is refused before
+ruamel walks it character by character."""
+MAX_DEPTH = 64
+"""Nesting of mappings and lists: the spec's own is at most 9 deep, Python's stack far more."""
+MAX_VALUES = 250_000
+"""Values (keys, scalars, mappings, lists) in the document with every alias expanded: as many
+as a full-size file holds, so an alias bomb ("billion laughs") stops at the alias that
+crosses it."""
+
+# What YAML 1.2 refuses anywhere in a stream (section 5.1, c-printable): ruamel's reader raises
+# an unlocated ReaderError for these, so they are found first and cited at their line.
+_UNPRINTABLE = re.compile("[^\x09\x0a\x0d\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd"
+                          "\U00010000-\U0010ffff]")
+
+
+class LoadLimit(Exception):
+    """A limit hit while composing; carries its located diagnostic."""
+
+    def __init__(self, diagnostic: Diagnostic):
+        self.diagnostic = diagnostic
+        super().__init__(diagnostic.message)
+
+
+def text_problem(text: str) -> Diagnostic | None:
+    """The first line that is too long, or the first character YAML refuses."""
+    lines = split_lines(text)
+    for number, line in enumerate(lines, start=1):
+        if len(line) > MAX_LINE_CHARS:
+            return Diagnostic("YAML-LINE-LENGTH", f"line {number} is {len(line):,} characters "
+                              f"long; a spec line is at most {MAX_LINE_CHARS:,}",
+                              line=number, column=MAX_LINE_CHARS + 1,
+                              hint="break it up: YAML lists and mappings can span lines")
+    for number, line in enumerate(lines, start=1):
+        match = _UNPRINTABLE.search(line)
+        if match is not None:
+            return Diagnostic("YAML-CHARACTER", f"the spec holds the control character "
+                              f"{describe(match.group())}, which YAML does not allow",
+                              line=number, column=match.start() + 1,
+                              hint="remove it: a spec is printable text, tabs and line "
+                                   "breaks")
+    return None
+
+
+class BoundedComposer(Composer):
+    """ruamel's composer, counting nesting and the values aliases expand to as it goes.
+
+    An alias is composed as a reference to its anchor's node, so a billion-laughs document is
+    cheap to compose and explodes only when walked; counting each alias as the size of the
+    node it names finds the bomb at the alias that crosses the limit, before any walk.
+    """
+
+    def __init__(self, loader: Any = None) -> None:
+        super().__init__(loader)
+        self._level = 0
+        self._values = 0
+        self._sizes: dict[int, int] = {}  # id(node) -> values it expands to (nodes stay alive)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.parser.peek_event()
+        if isinstance(event, AliasEvent):
+            node = super().compose_node(parent, index)
+            self._count(self._sizes.get(id(node), 1), event, alias=True)
+            return node
+        self._level += 1
+        if self._level > MAX_DEPTH:
+            raise LoadLimit(_at(event, "YAML-DEPTH", f"the spec nests deeper than {MAX_DEPTH} "
+                                f"levels", "the spec's own structure is at most 9 levels deep"))
+        before = self._values
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self._level -= 1
+        self._count(1, event, alias=False)
+        self._sizes[id(node)] = self._values - before
+        return node
+
+    def _count(self, values: int, event: Any, *, alias: bool) -> None:
+        self._values += values
+        if self._values <= MAX_VALUES:
+            return
+        if alias:
+            raise LoadLimit(_at(event, "YAML-ALIAS-EXPANSION",
+                                f"alias *{event.anchor} stands for {values:,} values; with it "
+                                f"the spec expands to more than {MAX_VALUES:,}",
+                                "an alias repeats its anchor's whole value: nest them "
+                                "sparingly"))
+        raise LoadLimit(_at(event, "YAML-FILE-SIZE", f"the spec holds more than {MAX_VALUES:,} "
+                            "values", None))
+
+
+def _at(event: Any, code: str, message: str, hint: str | None) -> Diagnostic:
+    mark = event.start_mark
+    return Diagnostic(code, message, line=mark.line + 1, column=mark.column + 1, hint=hint)
