@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -33,16 +34,28 @@ def validate(spec: Path, strict: bool) -> None:
     click.echo(f"{spec}: ok ({_summary(result)})")
 
 
+def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """-o names a folder of its own: not '' (which would be the current folder), not '/',
+    not a file."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise click.BadParameter("an empty path; name a folder, e.g. -o out", ctx, param)
+    if os.path.realpath(value) == "/":
+        raise click.BadParameter("the root folder; name a folder of its own", ctx, param)
+    return Path(value)
+
+
 @main.command()
 @SPEC
-@click.option("-o", "--output", "out_dir", required=True,
-              type=click.Path(file_okay=False, path_type=Path), help="Output directory.")
+@click.option("-o", "--output", "out_dir", required=True, callback=_output_folder,
+              type=click.Path(file_okay=False), help="Output directory.")
 @click.option("--check", is_flag=True,
               help="Write nothing; print a diff and exit 1 if the output directory is stale.")
 @STRICT
 def render(spec: Path, out_dir: Path, check: bool, strict: bool) -> None:
     """Render every output file of SPEC into OUT_DIR."""
-    from cluster_iac.writer import stale_diff, write_tree
+    from cluster_iac.writer import OutputRefused, stale_diff, write_tree
 
     result = _build_or_exit(spec, strict=strict, emit=True)
     if check:
@@ -55,6 +68,9 @@ def render(spec: Path, out_dir: Path, check: bool, strict: bool) -> None:
         return
     try:
         changed = write_tree(out_dir, result.files)
+    except OutputRefused as exc:
+        click.echo(f"{exc.filename}: error[IO-FOREIGN] nothing written: {exc.strerror}", err=True)
+        sys.exit(1)
     except OSError as exc:
         _write_failed(exc, out_dir)
     click.echo(f"{out_dir}: {len(result.files)} files, {len(changed)} changed ({_summary(result)})")

@@ -1,19 +1,45 @@
-"""Write the rendered tree atomically, or compare it with what is on disk (--check)."""
+"""Write the rendered tree atomically as a whole, or compare it with what is on disk (--check).
+
+The new tree is built in a staging folder beside the output folder (unchanged files hard-linked,
+so they keep their inode, mode and time) and swapped with it in one rename (Linux
+renameat2 RENAME_EXCHANGE): a render killed at any moment leaves the whole previous tree or the
+whole new one, and the next render removes what a killed one left beside it. The output folder
+holds only what the manifest lists (each file with its SHA-256); anything else there, a symlink,
+or a listed file that changed since and would be removed, is refused before anything is written.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import difflib
+import errno
+import hashlib
 import os
+import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
 
 MANIFEST = ".cluster-iac-manifest"
-"""Lists the files cluster-iac wrote, so a later render can remove the ones it no longer makes."""
+"""Lists each file cluster-iac wrote with its SHA-256 (the format of ``sha256sum``), so a later
+render knows which files are its own and may replace or remove them."""
+_STAGING = ".cluster-iac-new."
+_PREVIOUS = ".cluster-iac-old."
+_RENAME_EXCHANGE = 2  # linux/fs.h
+
+
+class OutputRefused(OSError):
+    """The output folder holds something the tool did not write; nothing was changed."""
+
+    def __init__(self, folder: Path, paths: list[str], why: str) -> None:
+        shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+        super().__init__(errno.EEXIST, f"{why}: {shown}")
+        self.filename = str(folder)
+        self.paths = paths
 
 
 def with_manifest(files: dict[str, str]) -> dict[str, str]:
-    listing = "".join(f"{path}\n" for path in sorted(files))
+    listing = "".join(f"{_digest(files[path].encode())}  {path}\n" for path in sorted(files))
     return {**files, MANIFEST: listing}
 
 
@@ -21,7 +47,7 @@ def stale_diff(out_dir: Path, files: dict[str, str]) -> str:
     """Unified diff from what is on disk to what a render would write ('' when up to date)."""
     files = with_manifest(files)
     chunks: list[str] = []
-    for path in sorted(set(files) | _previous(out_dir)):
+    for path in sorted(set(files) | set(_manifest(out_dir))):
         old = _read(out_dir / path)
         new = files.get(path)
         if old == new:
@@ -35,68 +61,166 @@ def stale_diff(out_dir: Path, files: dict[str, str]) -> str:
 
 
 def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
-    """Write every changed file; remove files an earlier render made.
+    """Replace the tree in ``out_dir`` by ``files`` as a whole; the paths that changed.
 
-    Every new text goes to a temp file beside its target first; only when all are written are
-    they renamed into place, so a full disk or a refused path leaves the old tree as it was.
+    Raises OutputRefused (nothing written) when the folder holds a file, folder or symlink the
+    manifest does not list, or a listed file that would be removed has changed since it was
+    written; OSError when the system refuses a write (the old tree stays as it was).
     """
+    out = Path(os.path.realpath(out_dir))  # a symlink named by -o: the folder it names
+    _recover(out)
     files = with_manifest(files)
-    removed = sorted(_previous(out_dir) - set(files))
-    changed = [path for path, text in files.items() if _read(out_dir / path) != text]
-    staged: list[tuple[Path, Path]] = []
-    created: list[Path] = []
+    on_disk = _own_files(out, files)
+    removed = sorted(set(on_disk) - set(files))
+    changed = sorted(path for path, text in files.items() if on_disk.get(path) != text.encode())
+    if not changed and not removed:
+        return []
+    stage = _stage_tree(out, files, on_disk)
     try:
-        for path in changed:
-            target = out_dir / path
-            created += _make_parents(target.parent)
-            staged.append((_stage(target, files[path]), target))
-    except BaseException:
-        for tmp, _ in staged:
-            tmp.unlink(missing_ok=True)
-        for folder in reversed(created):
-            with contextlib.suppress(OSError):  # not empty: something else put a file there
-                folder.rmdir()
-        raise
-    for tmp, target in staged:
-        os.replace(tmp, target)
-    for path in removed:
-        (out_dir / path).unlink(missing_ok=True)
+        _swap(stage, out)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)  # the previous tree, or a staging left over
     return [path for path in changed + removed if path != MANIFEST]
 
 
-def _stage(target: Path, text: str) -> Path:
-    """Write ``text`` to a temp file in the target's folder (same file system: rename is atomic)."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+def _own_files(out: Path, files: dict[str, str]) -> dict[str, bytes]:
+    """The files in ``out`` (path -> bytes), after checking that all of them are the tool's."""
+    if not out.exists():
+        return {}
+    if out.is_symlink() or not out.is_dir():
+        raise OutputRefused(out, [str(out)], "the output is not a folder")
+    listed = _manifest(out)
+    found: dict[str, bytes] = {}
+    foreign: list[str] = []
+    folders: set[str] = set()
+    for root, dirs, names in os.walk(out):
+        base = Path(root)
+        for name in sorted(dirs + names):
+            path = base / name
+            rel = path.relative_to(out).as_posix()
+            if path.is_symlink():
+                foreign.append(rel)
+            elif path.is_dir():
+                folders.add(rel)
+            elif rel == MANIFEST or rel in listed:
+                found[rel] = path.read_bytes()
+            else:
+                foreign.append(rel)
+        dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
+    parents = {parent.as_posix() for path in found for parent in PurePosixPath(path).parents}
+    foreign += sorted(folders - parents)  # an empty folder the tool did not make
+    if foreign:
+        raise OutputRefused(out, sorted(foreign), "the output folder holds files cluster-iac did "
+                            "not write (not in its manifest); move them away or choose another "
+                            "folder")
+    edited = [path for path, data in found.items() if path not in files
+              and path != MANIFEST and listed.get(path) != _digest(data)]
+    if edited:
+        raise OutputRefused(out, sorted(edited), "files cluster-iac no longer makes were changed "
+                            "since it wrote them; it will not remove them: move them away")
+    return found
+
+
+def _stage_tree(out: Path, files: dict[str, str], on_disk: dict[str, bytes]) -> Path:
+    """The whole new tree in a staging folder beside ``out`` (same file system)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_STAGING}"))
     try:
-        # mkstemp makes 0600 files; rendered configs are read by other users (slurmd, ansible).
-        os.fchmod(fd, _mode_for(target))
+        os.chmod(stage, _folder_mode(out))
+        for path in sorted(files):
+            target = stage / path
+            for folder in reversed(PurePosixPath(path).parents[:-1]):
+                if not (stage / folder).exists():  # a new folder keeps the old one's mode
+                    (stage / folder).mkdir()
+                    os.chmod(stage / folder, _folder_mode(out / folder))
+            if on_disk.get(path) == files[path].encode():
+                os.link(out / path, target)  # unchanged: same inode, mode and time
+            else:
+                _write(target, files[path], _file_mode(out / path))
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return stage
+
+
+def _write(target: Path, text: str, mode: int) -> None:
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        target.unlink(missing_ok=True)
         raise
-    return Path(tmp)
 
 
-def _mode_for(target: Path) -> int:
+def _swap(stage: Path, out: Path) -> None:
+    """``stage`` becomes ``out`` in one step; the previous tree is then at ``stage``."""
+    if not out.exists():
+        os.rename(stage, out)
+        return
+    if _exchange(stage, out):
+        return
+    # No RENAME_EXCHANGE (not Linux, or a file system without it): two renames; a kill between
+    # them leaves the previous tree beside the output, and the next render puts it back.
+    previous = out.parent / stage.name.replace(_STAGING, _PREVIOUS)
+    os.rename(out, previous)
+    os.rename(stage, out)
+    os.rename(previous, stage)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths atomically (renameat2 RENAME_EXCHANGE); False where unsupported."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_cwd = -100  # AT_FDCWD
+    if renameat2(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def _recover(out: Path) -> None:
+    """Undo what a killed render left beside ``out``: put a previous tree moved aside back when
+    ``out`` is missing, then remove every staging folder."""
+    parent = out.parent
+    if not parent.is_dir():
+        return
+    prefix = f".{out.name}"
+    leftovers = sorted(p for p in parent.iterdir() if p.name.startswith(prefix)
+                       and (_STAGING in p.name or _PREVIOUS in p.name)
+                       and p.is_dir() and not p.is_symlink())
+    for path in leftovers:
+        if _PREVIOUS in path.name and not out.exists():
+            os.rename(path, out)
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _folder_mode(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777 if path.is_dir() else _default(0o777)
+    except OSError:
+        return _default(0o777)
+
+
+def _file_mode(target: Path) -> int:
     """Keep the mode of the file being replaced; a new file gets 0666 less the umask."""
     try:
         return target.stat().st_mode & 0o7777
     except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return _default(0o666)
 
 
-def _make_parents(folder: Path) -> list[Path]:
-    """Create ``folder`` and its missing parents; return the ones created, outermost first."""
-    missing = []
-    probe = folder
-    while not probe.exists() and probe != probe.parent:
-        missing.append(probe)
-        probe = probe.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    return list(reversed(missing))
+def _default(mode: int) -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return mode & ~umask
 
 
 def write_file(target: Path, text: str) -> bool:
@@ -104,20 +228,41 @@ def write_file(target: Path, text: str) -> bool:
     if _read(target) == text:
         return False
     target.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(_stage(target, text), target)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    os.unlink(tmp)
+    try:
+        _write(Path(tmp), text, _file_mode(target))
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
     return True
 
 
-def _previous(out_dir: Path) -> set[str]:
-    """Files the last render wrote; only plain relative paths, so a hand-edited manifest can
-    never make a render delete a file outside ``out_dir``."""
+def _manifest(out_dir: Path) -> dict[str, str | None]:
+    """Path -> SHA-256 of the files the last render wrote (None for a line without one, from
+    an older manifest: such a file may be replaced but never removed). Only plain relative
+    paths count, so a hand-edited manifest can never reach outside ``out_dir``."""
     text = _read(out_dir / MANIFEST)
-    return {line for line in (text or "").splitlines() if _inside(line)}
+    listed: dict[str, str | None] = {}
+    for line in (text or "").splitlines():
+        digest, sep, path = line.partition("  ")
+        if not sep or len(digest) != 64:
+            digest, path = "", line
+        if _inside(path):
+            listed[path] = digest or None
+    return listed
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _inside(line: str) -> bool:
     path = PurePosixPath(line)
-    return bool(line) and not path.is_absolute() and ".." not in path.parts and "\\" not in line
+    return (bool(line) and not path.is_absolute() and ".." not in path.parts
+            and "\\" not in line and line != MANIFEST)
 
 
 def _read(path: Path) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -46,9 +47,12 @@ def test_render_writes_the_tree_and_a_manifest(spec: Path, tmp_path: Path) -> No
     out = tmp_path / "out"
     result = _cli("render", spec, "-o", out)
     assert result.exit_code == 0, result.output
-    listed = (out / MANIFEST).read_text().splitlines()
+    lines = (out / MANIFEST).read_text().splitlines()
+    listed = [line.split("  ", 1)[1] for line in lines]  # sha256sum's format: digest, 2 spaces
     assert "slurm/slurm.conf" in listed and "slurm/gres.conf" in listed
     assert sorted(listed) == sorted(p for p in _tree(out) if p != MANIFEST)
+    check = subprocess.run(["sha256sum", "-c", "--quiet", MANIFEST], cwd=out)
+    assert check.returncode == 0
     assert f"{out}: {len(listed)} files, {len(listed)} changed" in result.output
 
 
@@ -122,12 +126,79 @@ def test_render_removes_files_it_no_longer_makes(spec: Path, tmp_path: Path) -> 
     out = tmp_path / "out"
     _cli("render", spec, "-o", out)
     manifest = out / MANIFEST
-    manifest.write_text(manifest.read_text() + "slurm/old.conf\n")
+    old = hashlib.sha256(b"stale\n").hexdigest()
+    manifest.write_text(manifest.read_text() + f"{old}  slurm/old.conf\n")
     (out / "slurm" / "old.conf").write_text("stale\n")
-    (out / "notes.txt").write_text("the user's own file\n")
     assert _cli("render", spec, "-o", out).exit_code == 0
     assert not (out / "slurm" / "old.conf").exists()
-    assert (out / "notes.txt").exists()
+
+
+def test_a_file_the_tool_did_not_write_is_refused_and_kept(spec: Path, tmp_path: Path) -> None:
+    """A hand-written report.md, a README, a symlink or an empty folder in the output folder:
+    the render writes nothing and says which."""
+    out = tmp_path / "out"
+    _cli("render", spec, "-o", out)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for make in (lambda: (out / "README.md").write_text("mine\n"),
+                 lambda: (out / "empty").mkdir(),
+                 lambda: (out / "link").symlink_to(outside)):
+        make()
+        before = _tree(out)
+        spec.write_text(spec.read_text().replace("count: 2,", "count: 1,"))
+        result = _cli("render", spec, "-o", out)
+        assert result.exit_code == 1 and "error[IO-FOREIGN] nothing written" in result.output
+        assert _tree(out) == before and not list(outside.iterdir())
+        spec.write_text(spec.read_text().replace("count: 1,", "count: 2,"))
+        for name in ("README.md", "empty", "link"):
+            path = out / name
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+            elif path.exists():
+                path.rmdir()
+
+
+def test_a_hand_written_file_of_an_output_name_is_refused(spec: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.md").write_text("my own report\n")
+    result = _cli("render", spec, "-o", out)
+    assert result.exit_code == 1 and "report.md" in result.output
+    assert (out / "report.md").read_text() == "my own report\n"
+
+
+def test_a_hand_edited_manifest_cannot_remove_a_users_file(spec: Path, tmp_path: Path) -> None:
+    """A line without the file's digest (or with a wrong one) lists a file the tool did not
+    write as it is: it is never removed."""
+    out = tmp_path / "out"
+    _cli("render", spec, "-o", out)
+    (out / "README.md").write_text("mine\n")
+    manifest = out / MANIFEST
+    for line in ("README.md", f"{'0' * 64}  README.md"):
+        manifest.write_text(manifest.read_text() + line + "\n")
+        result = _cli("render", spec, "-o", out)
+        assert result.exit_code == 1 and "README.md" in result.output
+        assert (out / "README.md").read_text() == "mine\n"
+        kept = manifest.read_text().splitlines()[:-1]
+        manifest.write_text("".join(f"{line}\n" for line in kept))
+
+
+@pytest.mark.parametrize("folder", ["", "/", "/tmp/../"])
+def test_an_empty_or_root_output_is_a_usage_error(spec: Path, folder: str,
+                                                  tmp_path: Path) -> None:
+    before = _tree(tmp_path)
+    result = _cli("render", spec, "-o", folder)
+    assert result.exit_code == 2 and "Invalid value for '-o'" in result.output
+    assert _tree(tmp_path) == before
+
+
+def test_a_symlinked_output_folder_is_written_where_it_points(spec: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "out").symlink_to(real)
+    assert _cli("render", spec, "-o", tmp_path / "out").exit_code == 0
+    assert (tmp_path / "out").is_symlink() and (real / "slurm" / "slurm.conf").is_file()
+    assert _cli("render", spec, "-o", tmp_path / "out").exit_code == 0
 
 
 def test_refused_write_is_an_error_and_writes_no_file(spec: Path, tmp_path: Path) -> None:
@@ -136,8 +207,8 @@ def test_refused_write_is_an_error_and_writes_no_file(spec: Path, tmp_path: Path
     (out / "slurm").write_text("a file where the slurm folder must go\n")
     result = _cli("render", spec, "-o", out)
     assert result.exit_code == 1
-    assert f"{out / 'slurm'}: error[IO-WRITE] cannot write output:" in result.output
-    # Staged files are only renamed into place once all are written: no half tree.
+    assert f"{out}: error[IO-FOREIGN] nothing written:" in result.output
+    assert result.output.rstrip().endswith(": slurm")
     assert sorted(p.name for p in out.rglob("*")) == ["slurm"]
 
 
@@ -207,9 +278,9 @@ def test_a_refused_write_leaves_the_previous_render_as_it_was(spec: Path, tmp_pa
     before = _tree(out)
     spec.write_text(spec.read_text().replace("count: 2,", "count: 1,"))  # changes ansible/ too
     result = _cli("render", spec, "-o", out)
-    assert result.exit_code == 1 and "error[IO-WRITE]" in result.output
+    assert result.exit_code == 1 and "error[IO-FOREIGN]" in result.output
     assert _tree(out) == before
-    assert not [p for p in out.rglob("*.tmp")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.yaml", "out"]
 
 
 def test_a_tampered_manifest_cannot_delete_files_outside_the_output(spec: Path,
