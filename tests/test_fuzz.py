@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +24,26 @@ from cluster_iac.text import CONTROL
 from tests.fuzz_specs import mutated_specs
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "2000"))
+MEMORY_CAP = 2 << 30  # far above any example's need (the corpus peaks under 100 MB)
 HEAD = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?P<col>\d+): (error|warning|info)"
                   r"\[[A-Z][A-Z0-9]*(-[A-Z0-9]+)+\] \S")
 WORK = Path(tempfile.mkdtemp(prefix="cluster-iac-fuzz-"))
+
+
+@contextmanager
+def memory_cap(extra: int) -> Iterator[None]:
+    """The process may grow by at most ``extra`` bytes of address space meanwhile: a spec that
+    expands without bound is then a MemoryError that hypothesis reports and shrinks, not the
+    machine's out-of-memory killer ending the run (as a 24 GB example once did)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        size = int(statm.read().split()[0]) * resource.getpagesize()
+    cap = size + extra if hard == resource.RLIM_INFINITY else min(size + extra, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
 def run_spec(text: str, name: str = "spec.yaml") -> Build | PipelineError:
@@ -66,7 +86,8 @@ def assert_clean_outputs(result: Build) -> None:
 def test_mutated_examples_give_located_errors_or_a_clean_render(case: tuple[str, Any]) -> None:
     _name, data = case
     text = yaml_text(data)
-    result = run_spec(text)
+    with memory_cap(MEMORY_CAP):
+        result = run_spec(text)
     assert_located(result, text)
     if isinstance(result, Build):
         assert_clean_outputs(result)

@@ -128,20 +128,27 @@ def _targets(lustre: Lustre, plan: Plan, node: Any, is_mds: bool, first: bool, p
         for _ in range(lustre.osts_per_oss):
             wanted.append(("ost", next(ost_index, -1), lustre.ost))
     platform = plan.catalog.platforms[plan.node_types[node.node_type].platform]
+    # counted before any drive path is made: 256 OSTs of 2,048 drives are 524,288 paths
+    needed = sum(d.drives + d.spares for _, _, d in wanted
+                 if d is not None and d.drive in plan.catalog.drives)
+    if needed > platform.drive_bays:
+        return [], [_bays(lustre, plan, node, is_mds, needed, platform.drive_bays)]
     slot, out = 0, []
     for kind, index, devices in wanted:
         target = _target(lustre, plan, node.hostname, kind, index, devices, slot,
                          with_mgs=first and kind == "mdt" and index == 0 and lustre.mgt is None)
         slot += len(target.members) + len(target.spares)
         out.append(target)
-    problems = []
-    if slot > platform.drive_bays:
-        key = "ost" if not is_mds else "mdt" if lustre.mdt else "mgt"
-        problems.append(Diagnostic(
-            "LUSTRE-DRIVE-BAYS", f"{node.hostname} ({node.node_type}, platform "
-            f"{plan.node_types[node.node_type].platform}) needs {slot} drives for its targets "
-            f"but has {platform.drive_bays} drive bays", (*BASE, key, "drives")))
-    return out, problems
+    return out, []
+
+
+def _bays(lustre: Lustre, plan: Plan, node: Any, is_mds: bool, needed: int,
+          bays: int) -> Diagnostic:
+    key = "ost" if not is_mds else "mdt" if lustre.mdt else "mgt"
+    return Diagnostic(
+        "LUSTRE-DRIVE-BAYS", f"{node.hostname} ({node.node_type}, platform "
+        f"{plan.node_types[node.node_type].platform}) needs {needed} drives for its targets "
+        f"but has {bays} drive bays", (*BASE, key, "drives"))
 
 
 def _target(lustre: Lustre, plan: Plan, server: str, kind: str, index: int,

@@ -351,6 +351,15 @@ PowerW = Annotated[int, _limit(MAX_POWER_W), _at_most(MAX_POWER_W, "W")]
 HeightU = Annotated[int, _limit(MAX_HEIGHT_U), _at_most(MAX_HEIGHT_U, "rack units")]
 SpeedGbps = Annotated[int, _limit(MAX_SPEED_GBPS), _at_most(MAX_SPEED_GBPS, "Gb/s")]
 LaneCount = Annotated[int, _limit(MAX_LANES), _at_most(MAX_LANES, "PCIe lanes")]
+MAX_DRIVES = 1_024
+"""Drives of one RAID group or one server's bays (the largest JBOD heads hold about 100)."""
+MAX_TARGETS = 256
+"""Lustre targets (MDTs or OSTs) one server serves (usual: 1-4 MDTs, 2-32 OSTs)."""
+MAX_PUMPS = 64
+DriveCount = Annotated[int, _limit(MAX_DRIVES), _at_most(MAX_DRIVES, "drives")]
+SpareCount = Annotated[int, _limit(MAX_DRIVES, 0), _at_most(MAX_DRIVES, "drives")]
+TargetCount = Annotated[int, _limit(MAX_TARGETS), _at_most(MAX_TARGETS, "targets per server")]
+PumpCount = Annotated[int, _limit(MAX_PUMPS), _at_most(MAX_PUMPS, "pumps")]
 
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]

@@ -12,7 +12,7 @@ from cluster_iac.spec.base import (
     Name,
     OutletCount,
     PositiveFloat,
-    PositiveInt,
+    PumpCount,
     SpecModel,
 )
 
@@ -100,9 +100,9 @@ class Power(SpecModel):
 class Pumps(SpecModel):
     """A loop's pumps (in its CDU) and their redundancy."""
 
-    count: PositiveInt = 2
+    count: PumpCount = 2
     """Pumps installed."""
-    required: PositiveInt = 1
+    required: PumpCount = 1
     """Pumps that deliver the loop's design flow; with ``count`` one more than this the loop
     is N+1 and keeps its flow with one pump down (a pump delivers flow / required)."""
 

@@ -21,6 +21,7 @@ from cluster_iac.spec.base import (
     PsuCount,
     SocketCount,
     Source,
+    SpareCount,
     SpecModel,
     SpeedGbps,
     Text,
@@ -292,7 +293,7 @@ class PlatformModel(SpecModel):
     """How the node sheds its heat: 'air' (fans; in an air rack, or a liquid rack's rear-door
     heat exchanger), 'liquid' (direct-to-chip cold plates: it needs a liquid rack), or
     'either' (made in both variants)."""
-    drive_bays: NonNegativeInt = 0
+    drive_bays: SpareCount = 0
     """Drive bays for data drives (storage servers: Lustre targets take their drives from
     these); 0 when the platform holds no data drives."""
     drive_io_gbs: PositiveFloat | None = None

@@ -8,11 +8,13 @@ from pydantic import Field, StringConstraints
 
 from cluster_iac.spec.base import (
     AbsPath,
+    DriveCount,
     Name,
-    NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    SpareCount,
     SpecModel,
+    TargetCount,
 )
 
 AccessPattern = Literal["dataset", "checkpoint", "scratch", "home", "small-files"]
@@ -59,12 +61,12 @@ class TargetDevices(SpecModel):
 
     drive: Name
     """Catalog drive model (catalog.drives)."""
-    drives: PositiveInt
+    drives: DriveCount
     """Drives in the target's RAID group, parity or mirror drives included (RAID-6 8+2: 10)."""
     raid: RaidLevel = "raid6"
     """RAID level: raid6 (two parity drives, the usual OST), raid10 (the usual MDT), raid1
     (the usual MGT), raid5, or raid0 (no redundancy)."""
-    spares: NonNegativeInt = 0
+    spares: SpareCount = 0
     """Hot spares kept beside the group (mdadm --spare-devices), taken from the same bays."""
     chunk_kib: PositiveInt | None = None
     """RAID chunk size, KiB; default: 1 MiB / data drives, so that one Lustre 1 MiB RPC fills
@@ -97,9 +99,9 @@ class Lustre(SpecModel):
     """Node group of the metadata servers (role lustre_mds); the first runs the MGS."""
     oss_group: Name | None = None
     """Node group of the object storage servers (role lustre_oss)."""
-    mdts_per_mds: PositiveInt = 1
+    mdts_per_mds: TargetCount = 1
     """MDTs each MDS serves."""
-    osts_per_oss: PositiveInt = 2
+    osts_per_oss: TargetCount = 2
     """OSTs each OSS serves."""
     mgt: TargetDevices | None = None
     """The MGS's own target on the first MDS; without it the MGS shares MDT0's device
