@@ -15,14 +15,17 @@ CASES = sorted((Path(__file__).parent / "data" / "invalid" / "checks").glob("*.y
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.stem)
 def test_under_provisioned_spec_is_rejected_at_its_line(case: Path) -> None:
-    match = re.match(r"# expect: (\S+) (\S+)", case.read_text())
-    assert match is not None, "first line must be '# expect: CODE dotted.path'"
-    code, dotted = match.groups()
+    match = re.match(r"# expect: (\S+) (\S+)(.*)", case.read_text())
+    assert match is not None, "first line must be '# expect: CODE dotted.path [key=value ...]'"
+    code, dotted, rest = match.groups()
     path = tuple(int(p) if p.isdigit() else p for p in dotted.split("."))
     with pytest.raises(PipelineError) as info:
         build(case, emit=False)
     found = [d for d in info.value.diagnostics if (d.code, d.path) == (code, path)]
     assert found and found[0].is_error
+    # Optional figures the finding must state (e.g. measured=33.6 limit=32.0: the line's amps).
+    for key, value in re.findall(r"(\w+)=(\S+)", rest):
+        assert found[0].details[key] == pytest.approx(float(value)), key
     source = info.value.source
     assert source is not None
     line = source.source_line(source.locate(path).line) or ""

@@ -16,11 +16,55 @@ def test_every_example_validates_without_error(name: str) -> None:
     assert not [f for f in build.findings if f.is_error]
 
 
+# Each example's busiest line (highest share of its limit over every case), worked by hand.
+# Every PDU is 415 V wye: a cord sits line to neutral at 415 / sqrt 3 = 239.6 V, and at PF 0.95
+# a line carries P / (239.6 V x 0.95) = P / 227.62 W per A. Limits: 32 A x 80 % = 25.6 A,
+# 63 A x 80 % = 50.4 A (NEC 210.20(A); none of these breakers is listed for 100 %).
+BUSIEST_LINES = {
+    # Two HGX H100 (10.2 kW, 6 PSUs 4+2) on three PDUs: 2 cords each per PDU, L1 holds one of
+    # each. Normal 2 x 1,700 W = 3,400 W -> 14.94 A; PDU B down, 4 live PSUs: 2 x 2,550 W =
+    # 5,100 W -> 22.41 A of 25.6 A.
+    "minimal": ("r01-pdu-a", "CB1", "L1", 14.94, 22.41, 25.6, "PDU r01-pdu-b down"),
+    # Two 5.6 kW nodes (6 PSUs, 5+1) per 32 A breaker, 2 cords each per line, plus the 150 W
+    # management switch's cord (75 W, one of 2): 4 x 933.3 + 75 = 3,808.3 W -> 16.73 A. One
+    # PSU of compute01 failed on another line: its 5 live carry 1,120 W each, 2 x 1,120 + 2 x
+    # 933.3 + 75 = 4,181.7 W -> 18.37 A. A single PDU: no PDU-down case.
+    "seed-64gpu-h100": ("r01-pdu-a", "CB1", "L1", 16.73, 18.37, 25.6, "compute01 PSU2 failed"),
+    # A network rack's 32 A line: three 1,720 W switches (2 PSUs, 1+1) and a 150 W management
+    # switch, one cord each. Normal 3 x 860 + 75 = 2,655 W -> 11.66 A; PDU B down doubles every
+    # cord: 5,310 W -> 23.33 A of 25.6 A.
+    "dgx-h100-superpod-4su": ("net-r1-pdu-a", "CB1", "L1", 11.66, 23.33, 25.6,
+                              "PDU net-r1-pdu-b down"),
+    # NVL72: 8 power shelves of 6 PSUs share the 131.94 kW busbar, 2,748.75 W per PSU; L1 holds
+    # 2 cords of shelf 5 and the switch's 75 W: 5,572.5 W -> 24.48 A. Feed B down: the 4 A
+    # shelves carry the busbar, 5,497.5 W per PSU: 2 x 5,497.5 + 150 = 11,145 W -> 48.96 A of
+    # 50.4 A (63 A x 80 %).
+    "gb200-nvl72": ("nvl1-pdu-a", "CB1", "L1", 24.48, 48.96, 50.4, "PDU nvl1-pdu-b down"),
+    # DGX A100 (6.5 kW, 6 PSUs 3+3) on A/B: 3 PSUs per side, 1,083.3 W each; L1 has one cord of
+    # two A100s and the switch: 2 x 1,083.3 + 75 = 2,241.7 W -> 9.85 A; side B down, 3 live
+    # PSUs carry 2,166.7 W each: 2 x 2,166.7 + 150 = 4,483.3 W -> 19.70 A of 25.6 A.
+    "mixed-a100-h100": ("a01-pdu-a", "CB1", "L1", 9.85, 19.70, 25.6, "PDU a01-pdu-b down"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUSIEST_LINES))
+def test_each_examples_busiest_line(name: str) -> None:
+    lines = example_build(name).plan.power_lines
+    busiest = max(lines, key=lambda x: x.worst_a / x.limit_a)
+    assert (busiest.pdu, busiest.circuit, busiest.line, round(busiest.normal_a, 2),
+            round(busiest.worst_a, 2), busiest.limit_a, busiest.worst_case) == BUSIEST_LINES[name]
+
+
 def test_seed_rack_accepted_at_415v_three_phase() -> None:
     """The seed guide: breakers A-D of 32 A, two 5.6 kW nodes on each, 415 V three-phase."""
     data = example_data("seed-64gpu-h100")
     assert data["power"]["pdu_profiles"]["seed-415v"]["voltage_v"] == 415
     assert not [f for f in findings_of(data) if f.code.startswith("POWER")]
+    # Its busiest line, CB1 L1 of r01 (4 node cords and a switch cord): 3,808.3 W / (239.6 V x
+    # 0.95) = 16.73 A normal, 4,181.7 W -> 18.37 A with a PSU of compute01 failed; 25.6 A limit.
+    line = max(compile_data(data).power_lines, key=lambda x: x.worst_a)
+    assert (line.pdu, line.circuit, line.line) == ("r01-pdu-a", "CB1", "L1")
+    assert (round(line.normal_a, 2), round(line.worst_a, 2), line.limit_a) == (16.73, 18.37, 25.6)
 
 
 def test_seed_rack_rejected_at_208v_single_phase() -> None:
@@ -67,13 +111,25 @@ def test_three_100_percent_32a_pdus_with_four_dgx_rejected_at_the_line() -> None
     assert round(pdus["su4-r8-pdu-a"].worst_a, 2) == 23.06
 
 
+def _busiest_dgx_line(data: dict) -> tuple[float, float, float]:  # type: ignore[type-arg]
+    """(normal A, worst A, limit A) of su1-r1's PDU A, CB1 L1 (3 DGX cords)."""
+    line = next(x for x in compile_data(data).power_lines
+                if (x.pdu, x.circuit, x.line) == ("su1-r1-pdu-a", "CB1", "L1"))
+    return round(line.normal_a, 2), round(line.worst_a, 2), line.limit_a
+
+
 def test_larger_breakers_carry_the_same_line() -> None:
+    # The line does not depend on the breaker: 3 x 1,700 W = 5,100 W / (239.6 V x 0.95) =
+    # 22.41 A normal, 3 x 2,550 W = 7,650 W -> 33.61 A with a PDU down.
     # 33.6 A against 40 A x 100 % = 40 A, and against 63 A x 80 % = 50.4 A: both fit.
-    assert errors_of(_four_dgx(breaker_a=40, rated_100_percent=True)) == []
-    assert errors_of(_four_dgx(breaker_a=63, rated_100_percent=False)) == []
-    # 40 A derated to 80 % = 32 A: the same 33.6 A line is over again.
-    assert [f.code for f in errors_of(_four_dgx(breaker_a=40, rated_100_percent=False))] == [
-        "POWER-REDUNDANCY"]
+    data = _four_dgx(breaker_a=40, rated_100_percent=True)
+    assert errors_of(data) == [] and _busiest_dgx_line(data) == (22.41, 33.61, 40.0)
+    data = _four_dgx(breaker_a=63, rated_100_percent=False)
+    assert errors_of(data) == [] and _busiest_dgx_line(data) == (22.41, 33.61, 50.4)
+    # 40 A derated to 80 % = 32 A: the same 33.6 A line is over again, by 1.6 A.
+    found = errors_of(_four_dgx(breaker_a=40, rated_100_percent=False))
+    assert [(f.code, f.details["measured"], f.details["limit"]) for f in found] == [
+        ("POWER-REDUNDANCY", 33.6, 32.0)]
 
 
 def test_four_dgx_on_ab_feeds_go_down_with_a_feed() -> None:
@@ -87,8 +143,11 @@ def test_four_dgx_on_ab_feeds_go_down_with_a_feed() -> None:
         "needs for 10.20 kW; the node goes down"]
     assert found[0].path == ("power", "pdu_profiles", "dgx-3pdu", "layout")
     # The lines carry the DGX only while they are up: normal 4 x 1,700 W + 75 W = 6,875 W
-    # / (239.6 V x 0.95) = 30.2 A, within 60 A x 80 % = 48 A.
+    # / (239.6 V x 0.95) = 30.20 A, within 60 A x 80 % = 48 A. Worst: dgx-001's PSU2 (on
+    # L2) failed, its 5 live PSUs carry 2,040 W: 3 x 1,700 + 2,040 + 75 = 7,215 W -> 31.70 A.
+    # (With PDU B down the DGX are off: L1 carries the switch alone, 150 W -> 0.66 A.)
     assert errors_of(data) == found
+    assert _busiest_dgx_line(data) == (30.2, 31.7, 48.0)
 
 
 def test_phase_imbalance_of_loaded_pdus_warns() -> None:
@@ -156,6 +215,11 @@ def test_dgx_psus_4_plus_2_accepted() -> None:  # 4 x 3.3 kW = 13.2 kW >= 10.2 k
     plan = example_build("dgx-h100-superpod-4su").plan
     assert findings_of(plan, "POWER-PSU-REDUNDANCY") == []
     assert findings_of(plan, "POWER-PSU-FAILOVER") == []
+    # A PDU down leaves each DGX 4 of 6 PSUs: 10.2 kW / 4 = 2,550 W each, within 3.3 kW. The
+    # 3-cord line of su1-r1's PDU A then carries 7,650 W / (239.6 V x 0.95) = 33.61 A of its
+    # 63 A (100 %-rated) breaker.
+    assert {c.maximum_w for c in plan.power_cords if c.device.startswith("dgx")} == {2550}
+    assert _busiest_dgx_line(example_data("dgx-h100-superpod-4su")) == (22.41, 33.61, 63.0)
 
 
 def test_policy_level_override_and_ignore() -> None:
@@ -163,6 +227,8 @@ def test_policy_level_override_and_ignore() -> None:
     data["power"]["pdu_profiles"]["seed-415v"].update(voltage_v=208, phases=1)
     data["policy"] = {"levels": {"POWER-BREAKER": "warning"}}
     found = findings_of(data, "POWER-BREAKER")
-    assert [f.severity for f in found] == [Severity.WARNING]
+    # The same line as at level error: 11,350 W / (208 V x 0.95) = 57.4 A of 25.6 A.
+    assert [(f.severity, f.details["measured"], f.details["limit"]) for f in found] == [
+        (Severity.WARNING, 57.4, 25.6)]
     data["policy"] = {"levels": {"POWER-BREAKER": "ignore"}}
     assert findings_of(data, "POWER-BREAKER") == []

@@ -8,7 +8,14 @@ import io
 import pytest
 from ruamel.yaml import YAML
 
-from cluster_iac.emit.formats import csv_cell, csv_records, csv_text, markdown_row, yaml_text
+from cluster_iac.emit.formats import (
+    csv_cell,
+    csv_records,
+    csv_text,
+    markdown_row,
+    markdown_rows,
+    yaml_text,
+)
 
 
 @pytest.mark.parametrize(("value", "cell"), [
@@ -74,3 +81,15 @@ def test_markdown_rows_escape_pipes_and_refuse_line_breaks() -> None:
     assert markdown_row(["a|b", ""]) == "| a\\|b |  |"
     with pytest.raises(ValueError, match="line break"):
         markdown_row(["two\nlines"])
+
+
+def test_markdown_rows_checked_together_as_one_by_one() -> None:
+    rows = [["r01-pdu-a", "CB1", "16.4"], ["r01-pdu-b", "", "0.0"]]
+    assert markdown_rows(rows) == [markdown_row(r) for r in rows] == [
+        "| r01-pdu-a | CB1 | 16.4 |", "| r01-pdu-b |  | 0.0 |"]
+    # One '|' anywhere sends every row through markdown_row, which escapes it.
+    assert markdown_rows([*rows, ["a|b", "c"]])[2] == "| a\\|b | c |"
+    for bad in ("two\nlines", "cr\r", "nul\x00"):
+        with pytest.raises(ValueError, match="line break"):
+            markdown_rows([*rows, ["x", bad]])
+    assert markdown_rows([]) == []

@@ -28,10 +28,17 @@ def test_one_row_per_circuit_line(example: str) -> None:
         assert row["devices"].split() == list(line.devices)
         assert [int(o.split(":")[0]) for o in row["outlets"].split()] == list(line.outlets)
         assert float(row["worst_a"]) == pytest.approx(line.worst_a, abs=0.05)
-    # Every cord is on exactly one row (wye and single phase) or two (a delta line pair).
-    on_rows = sum(len(r["outlets"].split()) for r in rows)
-    per_cord = {c.line: len(c.line.split("-")) for c in b.plan.power_cords}
-    assert on_rows == sum(per_cord[c.line] for c in b.plan.power_cords)
+    # Every cord is on exactly one row (wye and single phase) or two (a delta line pair): the
+    # rows of its line(s), with its PSU at its outlet's place.
+    shown: dict[tuple[str, str, str], set[str]] = {}
+    for r in rows:
+        outlets = [o.split(":")[0] for o in r["outlets"].split()]
+        assert len(outlets) == len(r["psus"].split())
+        for outlet, psu in zip(outlets, r["psus"].split(), strict=True):
+            shown.setdefault((r["pdu"], outlet, psu), set()).add(r["line"])
+    cords = {(c.pdu, str(c.outlet), f"{c.device}:PSU{c.psu}"): set(c.line.split("-"))
+             for c in b.plan.power_cords}
+    assert shown == cords
 
 
 def test_pdu_rows_sum_to_rack_row_and_facility_totals(example: str) -> None:
@@ -90,7 +97,7 @@ def test_pdu_worst_case_rows_match_the_plan() -> None:
         "13.75", "20.62", "PDU su1-r1-pdu-b down")
     md = b.files["facility/pdu_breakers.md"]
     assert "## Rack su1-r1 (row su1)" in md
-    assert ("| su1-r1-pdu-a | CB1 | L1 | 1 4 7 | dgx-001 dgx-002 dgx-004 | 22.4 | "
+    assert ("| su1-r1-pdu-a | CB1 | L1 | 1 4 7 | dgx-001:PSU1 dgx-002:PSU4 dgx-004:PSU1 | 22.4 | "
             "PDU su1-r1-pdu-b down 33.6; PDU su1-r1-pdu-c down 33.6; dgx-001 PSU2 failed 23.9 "
             "| 33.6 | 63.0 | 53.3 | ok |") in md
 

@@ -108,7 +108,7 @@ def test_no_accounting_means_no_slurmdbd_files_and_fifo() -> None:
     files = example_build("minimal").files
     assert "slurm/slurmdbd.conf" not in files and "slurm/accounting.sh" not in files
     conf = _conf("minimal")
-    assert conf["PriorityType"] == "priority/basic"
+    assert not [key for key in conf if key.startswith("Priority")]  # the release's default
     assert conf["AccountingStorageType"] == "accounting_storage/none"
 
 
@@ -136,6 +136,21 @@ def test_warnings_of_the_policy() -> None:
         "SLURM-PRIORITY-CALC": Severity.WARNING, "SLURM-QOS-WALL": Severity.WARNING,
         "SLURM-ENFORCE": Severity.WARNING, "SLURM-HEALTH-INTERVAL": Severity.WARNING,
         "SLURM-RETURN-TO-SERVICE": Severity.WARNING}
+
+
+def test_priority_is_multifactor_only_where_the_spec_gives_it() -> None:
+    plan = compile_data(_data(qos=[{"name": "normal"}]))
+    assert plan.scheduling.priority is None
+    conf = _conf("seed-64gpu-h100")
+    assert conf["PriorityType"] == "priority/multifactor"
+    assert conf["PriorityWeightFairshare"] == "10000"
+
+
+def test_a_qos_priority_without_a_priority_section_warns() -> None:
+    data = _data(qos=[{"name": "normal", "priority": 10}])
+    assert _codes(data) == {"SLURM-PRIORITY-QOS-WEIGHT": Severity.WARNING}
+    data["slurm"]["priority"] = {"weights": {"qos": 100}}
+    assert _codes(data) == {}
 
 
 def test_the_seed_and_superpod_policies_are_clean() -> None:

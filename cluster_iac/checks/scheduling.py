@@ -39,16 +39,20 @@ def priority_factors(plan: Plan) -> Iterator[Diagnostic]:
     """A QOS priority with no QOS weight counts for nothing; a usage reset on top of a
     half-life wipes what the half-life keeps; recomputing less often than the half-life."""
     sched = plan.scheduling
-    prio = sched.priority if sched else None
-    if prio is None:
+    if sched is None:
         return
+    prio = sched.priority
     ranked = [q for q in sched.qos if q.priority]
-    if ranked and prio.weights["qos"] == 0:
+    if ranked and (prio is None or prio.weights["qos"] == 0):
+        where = ("priority.weights.qos is 0" if prio is not None else
+                 "there is no slurm.priority (every weight is 0 or priority/basic)")
         yield Diagnostic(
             "SLURM-PRIORITY-QOS-WEIGHT", f"QOS {', '.join(q.name for q in ranked)} set a "
-            "priority but priority.weights.qos is 0: the QOS factor adds nothing to any job",
-            (*PRIORITY, "weights", "qos"), severity=Severity.WARNING,
-            hint="give weights.qos a weight (e.g. 2000)")
+            f"priority but {where}: the QOS factor adds nothing to any job",
+            (*PRIORITY, "weights", "qos") if prio is not None else PRIORITY,
+            severity=Severity.WARNING, hint="give priority.weights.qos a weight (e.g. 2000)")
+    if prio is None:
+        return
     if prio.usage_reset != "none" and prio.decay_half_life_s:
         yield Diagnostic(
             "SLURM-PRIORITY-RESET", f"usage_reset '{prio.usage_reset}' clears all usage on top "

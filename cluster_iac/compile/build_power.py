@@ -4,6 +4,8 @@ and outlet, and every line current in normal operation and in each single failur
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from cluster_iac.errors import CompileError, Diagnostic
@@ -26,7 +28,7 @@ from cluster_iac.spec import ClusterSpec
 @dataclass
 class _Tables:
     devices: list[PowerDevice] = field(default_factory=list)
-    cords: list[PowerCord] = field(default_factory=list)
+    cords: list[list[PowerCord]] = field(default_factory=list)  # one run per PDU
     feeds: list[PowerFeed] = field(default_factory=list)
     circuits: list[PowerCircuit] = field(default_factory=list)
     lines: list[PowerLine] = field(default_factory=list)
@@ -47,16 +49,20 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
         profile = plan.settings.power.pdu_profiles[rack.pdu_profile]
         key = (rack.pdu_profile, consumers.get(rack.name, ()), busbar.get(rack.name, 0.0))
         if key not in solved:
-            solved[key] = RackTemplate(solve(key[1], _circuitry(profile), key[2]), profile)
+            solved[key] = RackTemplate(solve(key[1], _circuitry(profile), key[2]), profile,
+                                       policy_percent)
         template = solved[key]
-        rack_names = RackNames(rack, profile, names.get(rack.name, ()), policy_percent)
+        rack_names = RackNames(rack, profile, names.get(rack.name, ()))
         problems += _outlet_problems(rack, profile, rack_names, template.flow)
         _name_rack(tables, rack_names, template, tuple(shelves.get(rack.name, ())))
     if problems:
         raise CompileError(problems)
+    # Each PDU's cords are one run, in outlet order: sorting the runs by PDU name orders the
+    # table by (pdu, outlet) without a key per cord.
+    runs = sorted(tables.cords, key=lambda run: run[0].pdu)
     return replace(
-        plan, power_devices=tuple(sorted(tables.devices, key=lambda d: d.name)),
-        power_cords=tuple(sorted(tables.cords, key=lambda c: (c.pdu, c.outlet))),
+        plan, power_devices=tuple(sorted(tables.devices, key=attrgetter("name"))),
+        power_cords=tuple(chain.from_iterable(runs)),
         power_feeds=tuple(tables.feeds), power_circuits=tuple(tables.circuits),
         power_lines=tuple(tables.lines), power_pdus=tuple(tables.pdus),
         power_outages=tuple(tables.outages), rack_loads_w=_rack_loads(plan))
@@ -128,7 +134,7 @@ def _name_rack(tables: _Tables, names: RackNames, template: RackTemplate,
         tables.devices.append(PowerDevice(pdu, "pdu", rack, names.rack.pdu_profile, side))
     tables.devices += [PowerDevice(s, "power-shelf", rack, DEFAULT_SHELF, "") for s in shelves]
     cords, circuits, lines, feeds, pdus, outages = names.rows(template)
-    tables.cords += cords
+    tables.cords += [cords[start:end] for start, end in template.cord_runs]
     tables.circuits += circuits
     tables.lines += lines
     tables.feeds += feeds

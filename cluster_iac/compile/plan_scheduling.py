@@ -108,12 +108,11 @@ def _accounting(spec: ClusterSpec, plan: Plan) -> AccountingPlan | None:
 
 
 def _priority(spec: ClusterSpec, durations: _Durations) -> PriorityPlan | None:
-    """Multifactor priority with accounting (the spec's, or the defaults), else none."""
-    if spec.slurm.accounting is None:
+    """Multifactor priority where the spec gives one (it needs accounting); else None, and
+    slurm.conf leaves the priority keys to the release's default."""
+    prio = spec.slurm.priority
+    if prio is None or spec.slurm.accounting is None:
         return None
-    from cluster_iac.spec.scheduling import Priority
-
-    prio = spec.slurm.priority or Priority()
     path: SpecPath = (*SLURM, "priority")
     half_life = durations.read(prio.decay_half_life, (*path, "decay_half_life"), unit="minutes")
     calc = durations.read(prio.calc_period, (*path, "calc_period"), unit="minutes")

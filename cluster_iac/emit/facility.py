@@ -4,15 +4,18 @@ normal operation and in its worst single failure, each PDU's worst case, and the
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
+from itertools import groupby, repeat
+from operator import attrgetter
 
 from cluster_iac.emit.base import render_template
-from cluster_iac.emit.formats import csv_text, markdown_row
+from cluster_iac.emit.formats import csv_columns, csv_text, markdown_columns, markdown_rows
 from cluster_iac.plan import Plan
-from cluster_iac.plan.power_tables import PduLoad, PowerCircuit, PowerFeed
+from cluster_iac.plan.power_tables import PduLoad, PowerFeed
 
 LINE_COLUMNS = (
     "row", "rack", "pdu", "feed", "panel", "breaker", "wiring", "voltage_v", "cord_v",
-    "breaker_a", "continuous_pct", "limit_a", "line", "outlets", "devices", "normal_a",
+    "breaker_a", "continuous_pct", "limit_a", "line", "outlets", "devices", "psus", "normal_a",
     "worst_a", "worst_pct", "worst_case",
 )
 PDU_COLUMNS = (
@@ -28,17 +31,16 @@ def render(plan: Plan) -> dict[str, str]:
         return {}
     rows_of = {r.name: r.row for r in plan.racks}
     feeds = {f.pdu: f for f in plan.power_feeds}
-    markdown: dict[str, dict[str, list[str]]] = defaultdict(lambda: {"pdus": [], "lines": []})
-    lines = _line_rows(plan, feeds, rows_of, markdown)
-    pdus = _pdu_rows(plan, feeds, rows_of, markdown)
-    racks = [{"name": r.name, "row": r.row, **markdown[r.name]}
-             for r in sorted(plan.racks, key=lambda r: r.name)]
+    lines, line_md = _line_rows(plan, feeds, rows_of)
+    pdus, pdu_md = _pdu_rows(plan, feeds, rows_of)
+    racks = [{"name": r.name, "row": r.row, "pdus": pdu_md.get(r.name, ()),
+              "lines": line_md.get(r.name, ())} for r in sorted(plan.racks, key=lambda r: r.name)]
     totals = total_rows(plan)
-    context = {"racks": racks, "totals": [markdown_row(t) for t in totals],
+    context = {"racks": racks, "totals": markdown_rows(totals),
                "pue": f"{plan.settings.power.pue:g}",
                "continuous": f"{plan.settings.policy.breaker_continuous_percent:g}"}
     return {
-        "facility/pdu_breakers.csv": csv_text(LINE_COLUMNS, lines),
+        "facility/pdu_breakers.csv": csv_columns(LINE_COLUMNS, lines),
         "facility/pdus.csv": csv_text(PDU_COLUMNS, pdus),
         "facility/power_totals.csv": csv_text(TOTAL_COLUMNS, totals),
         "facility/pdu_breakers.md": render_template("facility/pdu_breakers.md.j2", **context),
@@ -46,50 +48,98 @@ def render(plan: Plan) -> dict[str, str]:
 
 
 def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
-               markdown: dict[str, dict[str, list[str]]]) -> list[list[str]]:
-    """One CSV row per circuit line (plan order), and its Markdown row under its rack."""
-    circuits = {(c.pdu, c.name): c for c in plan.power_circuits}
-    ratings: dict[tuple[str | int, ...], list[str]] = {}
-    amps_of = _Amps()
-    rows = []
-    for line in plan.power_lines:
-        c = circuits[(line.pdu, line.circuit)]
-        rating = ratings.get(c.spec_path) or ratings.setdefault(c.spec_path, _rating(c))
-        feed = feeds[line.pdu]
-        if line.slots.count(line.line) == len(line.slots):  # wye and single phase
-            outlets = " ".join(map(str, line.outlets))
-        else:  # delta: each outlet with its line pair
-            outlets = " ".join(f"{o}:{s}" for o, s in zip(line.outlets, line.slots, strict=True))
-        devices = " ".join(line.devices)
-        normal, worst, limit = amps_of[line.normal_a], amps_of[line.worst_a], amps_of[line.limit_a]
-        pct = f"{line.percent:.1f}"
-        rows.append([rows_of[line.rack], line.rack, line.pdu, feed.name, feed.panel,
-                     line.circuit, *rating, limit, line.line, outlets, devices, normal, worst,
-                     pct, line.worst_case])
-        cases = "; ".join(f"{case} {amps_of[amps]}" for case, amps in line.cases[1:]) or "-"
-        over = "over" if line.worst_a > line.limit_a + 1e-9 else "ok"
-        markdown[line.rack]["lines"].append(markdown_row(
-            (line.pdu, line.circuit, line.line, outlets, devices, normal, cases, worst, limit,
-             pct, over)))
-    return rows
+               ) -> tuple[list[Sequence[str]], dict[str, list[str]]]:
+    """The CSV's columns, one row per circuit line (plan order), and the Markdown rows by
+    rack. Built column by column: identical racks repeat the same outlets and currents, so
+    each distinct one is formatted once and looked up with map."""
+    lines = plan.power_lines
+    if not lines:
+        return [() for _ in LINE_COLUMNS], {}
+    (rack, pdu, circuit, line, limit_a, outlets, slots, devices, normal_a, cases, worst_a,
+     worst_case) = zip(*lines, strict=True)
+    amps = _Amps()
+    ratings = list(zip(*map(_ratings(plan).__getitem__, pdu), strict=True))
+    outlet_text = _Outlets()
+    outlets_col = list(map(outlet_text.__getitem__, zip(outlets, slots, line, strict=True)))
+    labels = _psu_labels(plan)
+    psus = [" ".join(map(labels.__getitem__, zip(repeat(p), o))) for p, o in
+            zip(pdu, outlets, strict=True)]
+    normal, worst, limit = (list(map(amps.__getitem__, col)) for col in (normal_a, worst_a,
+                                                                          limit_a))
+    percent = list(map(_Percent().__getitem__, zip(worst_a, limit_a, strict=True)))
+    columns: list[Sequence[str]] = [
+        list(map(rows_of.__getitem__, rack)), rack, pdu,
+        [feeds[p].name for p in pdu], [feeds[p].panel for p in pdu], circuit, *ratings, limit,
+        line, outlets_col, list(map(" ".join, devices)), psus, normal, worst, percent,
+        worst_case]
+    failures = ["; ".join([f"{case} {amps[a]}" for case, a in c[1:]]) or "-" for c in cases]
+    over = ["over" if w > m + 1e-9 else "ok" for w, m in zip(worst_a, limit_a, strict=True)]
+    markdown = markdown_columns([pdu, circuit, line, outlets_col, psus, normal, failures,
+                                 worst, limit, percent, over])
+    by_rack: dict[str, list[str]] = {}
+    start = 0
+    for name, run in groupby(rack):  # a rack's lines are one run of the table
+        size = sum(1 for _ in run)
+        by_rack.setdefault(name, []).extend(markdown[start:start + size])
+        start += size
+    return columns, by_rack
 
 
-def _rating(c: PowerCircuit) -> list[str]:
-    """wiring, voltage_v, cord_v, breaker_a, continuous_pct of a circuit (one per profile)."""
-    return [c.wiring, f"{c.voltage_v:g}", f"{c.cord_v:.1f}", f"{c.breaker_a:g}",
-            f"{c.continuous_percent:g}"]
+class _Outlets(dict[tuple[tuple[int, ...], tuple[str, ...], str], str]):
+    """(outlets, slots, line) -> '1 4 7' on a wye or single-phase line; '1:L1-L2 3:L3-L1' on
+    a delta line (each outlet with its line pair); each distinct one formatted once."""
+
+    def __missing__(self, key: tuple[tuple[int, ...], tuple[str, ...], str]) -> str:
+        outlets, slots, line = key
+        if slots.count(line) == len(slots):
+            text = " ".join(map(str, outlets))
+        else:
+            text = " ".join(f"{o}:{s}" for o, s in zip(outlets, slots, strict=True))
+        self[key] = text
+        return text
+
+
+class _Percent(dict[tuple[float, float], str]):
+    """(amps, limit) -> '53.3', each distinct pair formatted once."""
+
+    def __missing__(self, key: tuple[float, float]) -> str:
+        text = self[key] = f"{100 * key[0] / key[1]:.1f}"
+        return text
+
+
+def _psu_labels(plan: Plan) -> dict[tuple[str, int], str]:
+    """(PDU, outlet) -> 'device:PSUn': the PSU each outlet feeds."""
+    cords = plan.power_cords
+    where = zip(map(attrgetter("pdu"), cords), map(attrgetter("outlet"), cords), strict=True)
+    labels = map("{}:PSU{}".format, map(attrgetter("device"), cords),
+                 map(attrgetter("psu"), cords))
+    return dict(zip(where, labels, strict=True))
+
+
+def _ratings(plan: Plan) -> dict[str, list[str]]:
+    """PDU -> wiring, voltage_v, cord_v, breaker_a, continuous_pct of its circuits (one
+    profile per PDU, formatted once per profile)."""
+    by_profile: dict[str, list[str]] = {}
+    for c in plan.power_circuits:
+        profile = str(c.spec_path[2])
+        if profile not in by_profile:
+            by_profile[profile] = [c.wiring, f"{c.voltage_v:g}", f"{c.cord_v:.1f}",
+                                   f"{c.breaker_a:g}", f"{c.continuous_percent:g}"]
+    return {d.name: by_profile[d.model] for d in plan.power_devices
+            if d.kind == "pdu" and d.model in by_profile}
 
 
 def _pdu_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
-              markdown: dict[str, dict[str, list[str]]]) -> list[list[str]]:
+              ) -> tuple[list[list[str]], dict[str, list[str]]]:
     rows = []
+    markdown: dict[str, list[list[str]]] = defaultdict(list)
     for p in plan.power_pdus:
         row = _pdu(p, feeds[p.pdu], rows_of)
         rows.append(row)
-        markdown[p.rack]["pdus"].append(markdown_row(
-            (p.pdu, p.side, p.feed, row[6], row[7], row[8], f"{p.circuit} {p.line}", row[13],
-             row[14], row[15], p.worst_case)))
-    return rows
+        markdown[p.rack].append([p.pdu, p.side, p.feed, row[6], row[7], row[8],
+                                 f"{p.circuit} {p.line}", row[13], row[14], row[15],
+                                 p.worst_case])
+    return rows, {rack: markdown_rows(md) for rack, md in markdown.items()}
 
 
 def _pdu(p: PduLoad, feed: PowerFeed, rows_of: dict[str, str]) -> list[str]:

@@ -132,6 +132,36 @@ def _text(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def markdown_rows(rows: Iterable[Sequence[str]]) -> list[str]:
+    """Many rows of text cells as markdown_row writes them, checked together: the joined
+    rows hold one line break fewer than rows and one '|' more per row than cells (a cell
+    with a '|' or a line break sends the rows through markdown_row one by one)."""
+    rows = rows if isinstance(rows, list) else list(rows)
+    lines = ["| " + " | ".join(cells) + " |" for cells in rows]
+    text = "\n".join(lines)
+    bars = sum(map(len, rows)) + len(rows)
+    if (text.count("\n") == max(len(lines) - 1, 0) and text.count("|") == bars
+            and "\r" not in text and "\x00" not in text):
+        return lines
+    return [markdown_row(cells) for cells in rows]
+
+
+def markdown_columns(columns: Sequence[Sequence[str]]) -> list[str]:
+    """Rows of a Markdown table from its columns of text cells (as markdown_rows writes
+    them): formatted at C speed, checked together."""
+    if not columns or not columns[0]:
+        return []
+    if len(set(map(len, columns))) > 1:
+        raise ValueError("Markdown columns must have one length")
+    form = "| " + " | ".join(["{}"] * len(columns)) + " |"
+    lines = list(map(form.format, *columns))
+    text = "\n".join(lines)
+    if (text.count("\n") == len(lines) - 1 and text.count("|") == (len(columns) + 1) * len(lines)
+            and "\r" not in text and "\x00" not in text):
+        return lines
+    return [markdown_row(cells) for cells in zip(*columns, strict=True)]
+
+
 # --- YAML ---------------------------------------------------------------------------------------
 
 # A string is written plain only when no YAML 1.1 or 1.2 reader could take it for anything else

@@ -37,11 +37,14 @@ def accounting_parameters(plan: Plan) -> list[Pair]:
 
 
 def priority_parameters(plan: Plan) -> list[Pair]:
-    """Multifactor priority with slurmdbd; first in, first out without it (its fair-share and
-    age factors need slurmdbd: slurm.conf(5) PriorityWeightFairshare, PriorityWeightAge)."""
+    """Multifactor priority where the spec gives priority weights; else no key at all, so the
+    release's default holds: priority/basic in 22.05, priority/multifactor with every weight
+    0 in 24.11 and 26.05 (`scontrol show config` of each, tests/real/test_priority_real.py);
+    both order jobs by submission. The fair-share and age factors need slurmdbd (slurm.conf(5)
+    PriorityWeightFairshare, PriorityWeightAge), so the spec's priority needs accounting."""
     prio = plan.scheduling.priority
     if prio is None:
-        return [("PriorityType", "priority/basic")]
+        return []
     pairs: list[Pair] = [
         ("PriorityType", "priority/multifactor"),
         ("PriorityDecayHalfLife", slurm_time(prio.decay_half_life_s)),

@@ -17,8 +17,13 @@ Single-failure cases of a rack:
   PDU-down case drops, and the others' currents stay at or below that case's.
 A device's draw is shared equally by its live PSUs (N+M supplies share current); with fewer
 live PSUs than it requires it is down and draws nothing in that case (an outage, reported as
-POWER-PSU-FAILOVER when the device has spare PSUs). Power shelves share their busbar's trays
-equally among the live shelves; a busbar whose live shelves cannot carry it is an outage too.
+POWER-PSU-FAILOVER when the device has spare PSUs). The PSU counts and the number required are
+the vendor's (catalog platforms.yaml, each with its source: DGX H100 6 x 3.3 kW, 4 required).
+Equal sharing assumes active current sharing. A supply set to cold standby (an option of
+some redundant PSUs) carries nothing until needed, so its partners' lines carry more in normal
+operation than computed here; with a PDU down, when every live PSU is needed, it is the same.
+Power shelves share their busbar's trays equally among the live shelves; a busbar whose live
+shelves cannot carry it is an outage too.
 """
 
 from __future__ import annotations

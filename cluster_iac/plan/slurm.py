@@ -44,7 +44,7 @@ OWNED_KEYS: dict[str, str] = {
     "AccountingStoragePass": "slurm.accounting.storage (no password goes in the spec or "
                              "slurm.conf)",
     "AccountingStorageUser": "slurm.accounting.storage",
-    "PriorityType": "slurm.priority (multifactor with slurm.accounting)",
+    "PriorityType": "slurm.priority (multifactor; left out: the release's default)",
     "PriorityDecayHalfLife": "slurm.priority.decay_half_life",
     "PriorityCalcPeriod": "slurm.priority.calc_period",
     "PriorityMaxAge": "slurm.priority.max_age",

@@ -58,16 +58,21 @@ class PduProfile(SpecModel):
     circuits: CircuitCount = 1
     """Branch circuits (each with its own breaker) per PDU."""
     voltage_v: PositiveFloat = 415
-    """Circuit voltage: line-to-line for three-phase, line-to-neutral for single-phase."""
+    """Circuit voltage: line-to-line for three-phase, line-to-neutral for single-phase. The
+    default is the IEC 60038 240/415 V system (3P+N+E, IEC 60309): cords at 415 / sqrt 3 =
+    239.6 V; 380-415 V PDUs are wye, 208 V (North America) delta with cords line to line."""
     phases: Literal[1, 3] = 3
     """1 or 3 phases."""
     breaker_a: PositiveFloat = 32
-    """Breaker rating of each circuit in amperes."""
+    """Breaker rating of each circuit in amperes: each line (pole) is judged against it, in
+    normal operation and every single failure."""
     rated_100_percent: bool = False
     """True when breaker and assembly are listed for 100 % continuous load
     (else 80 %, NEC 210.20(A))."""
     power_factor: float = Field(default=0.95, gt=0, le=1)
-    """Power factor of the load (server PSUs with active PFC are 0.95-0.99)."""
+    """Power factor of the load: I = P / (V x PF). The default 0.95 is the floor the 80 PLUS
+    program sets for 230 V internal redundant (server) PSUs at Platinum and Titanium; a
+    measured higher PF (active PFC reaches 0.99) lowers the currents."""
     outlets: OutletCount = 24
     """Outlets per PDU, shared equally by its circuits (the first circuits take the remainder)."""
     outlet_wiring: Literal["alternating", "banked"] = "alternating"

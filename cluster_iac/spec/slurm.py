@@ -50,8 +50,10 @@ class Slurm(SpecModel):
     """slurmdbd accounting (slurm/slurmdbd.conf); needed by multifactor priority, QOS and
     accounts. Without it: no accounting, FIFO priority."""
     priority: Priority | None = None
-    """Multifactor priority and fair share (default with accounting: the documented
-    weights and a 7-day half-life)."""
+    """Multifactor priority and fair share (PriorityType=priority/multifactor; needs
+    accounting). Left out, slurm.conf writes no priority key and the release's default holds:
+    priority/basic (first in, first out) in 22.05, priority/multifactor with every weight 0
+    (so also in submission order) from 24.11 on, as their slurmctld showed here."""
     preemption: Preemption = Preemption()
     """Preemption between QOS."""
     qos: list[Qos] = []

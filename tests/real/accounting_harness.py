@@ -3,7 +3,7 @@
 What worked here (Debian 12: mariadb-server 10.11, slurmdbd 22.05.8):
 - MariaDB: `mariadb-install-db` into a temp datadir (2-4 s), then `mariadbd --skip-networking`
   with its socket in the temp dir, reading the rendered ``mariadb-slurmdbd.cnf`` (Slurm's InnoDB
-  settings; below half of them slurmdbd logs 'Database settings not recommended values').
+  settings; below them slurmdbd logs 'Database settings not recommended values').
 - slurmdbd has no -f option: it reads slurmdbd.conf from slurm.conf's directory. Every daemon
   and client runs in a mount namespace where the private etc directory is bind-mounted over
   /etc/slurm, so slurmdbd.conf's ``Include /etc/slurm/slurmdbd.storage.conf`` and slurm.conf's
@@ -14,6 +14,10 @@ What worked here (Debian 12: mariadb-server 10.11, slurmdbd 22.05.8):
   SLURM_CONF): the program sets its own PATH, and scontrol finds /etc/slurm/slurm.conf.
 - The sandbox puts stand-in nvidia-smi/ibstat/findmnt on that PATH by bind-mounting a directory
   over /usr/local/bin, and the node's memory by bind-mounting a meminfo file over /proc/meminfo.
+- Slurm 24.11 (trixie's root, .ci/install-deps adds slurmdbd there): slurmdbd, slurmctld,
+  sacctmgr and slurmd run by chroot, as tests/real/slurm_harness.py runs a root's release, with
+  the temp dir at the same path inside, so the host's MariaDB socket is reachable; cgroup.conf
+  says CgroupPlugin=disabled (the chroot has no cgroup file system).
 Rewrites of the rendered files are only what a local run needs, each printed with its reason.
 """
 
@@ -36,6 +40,8 @@ WAIT_S = 60.0
 Mounts = Sequence[tuple[Path, str]]
 TOOLS = ("mariadb-install-db", "mariadbd", "mariadb", "slurmdbd", "sacctmgr", "slurmctld",
          "slurmd", "scontrol", "unshare", "mount", "shellcheck")
+# A Debian root's release also needs these inside the root (.ci/install-deps installs them).
+ROOT_TOOLS = ("usr/sbin/slurmdbd", "usr/bin/sacctmgr")
 
 
 def missing_tools() -> list[str]:
@@ -78,8 +84,10 @@ class MariaDB:
             raise harness.HarnessError("mariadb-install-db failed:\n" + install.stdout
                                        + install.stderr)
         with open(self.work / "mysqld.out", "wb") as out:
+            # killed with the test process however it ends (a SIGKILLed run left one behind)
             self.proc = subprocess.Popen([harness._tool("mariadbd"), *options], stdout=out,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
+                                         stderr=subprocess.STDOUT, start_new_session=True,
+                                         preexec_fn=harness._die_with_parent)
         _wait(lambda: self.socket.exists() and self._ping(), self.proc, "mariadbd",
               self.work / "mysqld.err")
 
@@ -112,6 +120,7 @@ class Sandbox:
 
     work: Path
     node_names: list[str]
+    runtime: harness.Runtime
     rewrites: list[str] = field(default_factory=list)
 
     @property
@@ -121,34 +130,74 @@ class Sandbox:
     def env(self) -> dict[str, str]:
         return {**os.environ, "SLURM_CONF": str(self.etc / "slurm.conf")}
 
+    def tool(self, name: str) -> str:
+        """A Slurm program as the sandboxed command sees it (the release's own)."""
+        return self.runtime.tool(name)
+
     def run(self, argv: list[str], *, mounts: Mounts = (), env: dict[str, str] | None = None,
             timeout: float = WAIT_S) -> subprocess.CompletedProcess[str]:
         """A command in the sandbox's mount namespace (see ``command``)."""
         return subprocess.run(self.command(argv, mounts), capture_output=True, text=True,
                               env=env or self.env(), timeout=timeout)
 
-    def command(self, argv: list[str], mounts: Mounts = (), pre: list[str] | None = None
+    def command(self, argv: list[str], mounts: Mounts = (), gpus: int | None = None
                 ) -> list[str]:
         """`unshare -m`: the private etc over /etc/slurm, a private /etc/hosts (every node
-        name is 127.0.0.1: slurmctld 22.05 waits ~10 s on each name it cannot resolve), the
-        shell steps ``pre`` (a private /dev), then the (source, target) bind ``mounts``."""
+        name is 127.0.0.1: slurmctld 22.05 waits ~10 s on each name it cannot resolve), with
+        ``gpus`` a private /dev holding /dev/nvidia0..gpus-1, then the (source, target) bind
+        ``mounts``. A root's release runs by chroot, as slurm_harness runs it (the temp dir
+        at the same path, a fresh /proc, a PID namespace that ends with the command)."""
+        if self.runtime.root is not None:
+            return self._root_command(self.runtime.root, argv, mounts, gpus)
         binds = [(self.etc, "/etc/slurm"), (self.work / "hosts", "/etc/hosts")]
         steps = [f"mount --bind {shlex.quote(str(src))} {shlex.quote(dst)}"
                  for src, dst in binds]
-        steps += pre or []
+        steps += _private_dev(self.work / "host-dev", gpus) if gpus is not None else []
         steps += [f"mount --bind {shlex.quote(str(src))} {shlex.quote(dst)}"
                   for src, dst in mounts]
         steps.append("exec " + shlex.join(argv))
         return [harness._tool("unshare"), "-m", "--propagation", "private", "sh", "-ec",
                 " && ".join(steps)]
 
+    def _root_command(self, root: Path, argv: list[str], mounts: Mounts,
+                      gpus: int | None) -> list[str]:
+        q = shlex.quote
+        inside = root / str(self.work).lstrip("/")
+        steps = [f"mount -t tmpfs sandbox-tmp {q(str(root / 'tmp'))}",
+                 f"mkdir -p {q(str(inside))}",
+                 f"mount --bind {q(str(self.work))} {q(str(inside))}",
+                 f"mkdir -p {q(str(root / 'etc/slurm'))}",
+                 f"mount --bind {q(str(self.etc))} {q(str(root / 'etc/slurm'))}",
+                 f"touch {q(str(root / 'etc/hosts'))}",  # a minbase root has none
+                 f"mount --bind {q(str(self.work / 'hosts'))} {q(str(root / 'etc/hosts'))}",
+                 f"mount -t proc proc {q(str(root / 'proc'))}"]
+        steps += harness._dev_steps(self.work, root, gpus) if gpus is not None else []
+        steps += [f"mount --bind {q(str(src))} {q(str(root / dst.lstrip('/')))}"
+                  for src, dst in mounts]
+        steps.append(f"exec chroot {q(str(root))} " + shlex.join(argv))
+        return [harness._tool("unshare"), "-m", "-p", "-f", "--kill-child", "--propagation",
+                "private", "sh", "-ec", " && ".join(steps)]
+
     def spawn(self, argv: list[str], log_name: str, *, mounts: Mounts = (),
-              env: dict[str, str] | None = None, pre: list[str] | None = None
+              env: dict[str, str] | None = None, gpus: int | None = None
               ) -> subprocess.Popen[bytes]:
         with open(self.work / "log" / log_name, "wb") as out:
-            return subprocess.Popen(self.command(argv, mounts, pre), stdout=out,
+            return subprocess.Popen(self.command(argv, mounts, gpus), stdout=out,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True, env=env or self.env())
+                                    start_new_session=True, env=env or self.env(),
+                                    preexec_fn=harness._die_with_parent)
+
+
+def _private_dev(host_dev: Path, gpus: int) -> list[str]:
+    """Shell steps: a tmpfs /dev with the base devices and /dev/nvidia0..N-1 (the host's
+    /dev/null bound over each: gres.conf File= paths must be character devices)."""
+    host_dev.mkdir(exist_ok=True)
+    steps = [f"mount --rbind /dev {host_dev}", "mount -t tmpfs -o mode=755 sandbox-dev /dev"]
+    devices = {name: name for name in harness.BASE_DEVICES}
+    devices.update({f"nvidia{i}": "null" for i in range(gpus)})
+    for name, source in devices.items():
+        steps += [f"touch /dev/{name}", f"mount --bind {host_dev / source} /dev/{name}"]
+    return steps
 
 
 def prepare(rendered: Path, work: Path, *, dbd_port: int, runtime: harness.Runtime) -> Sandbox:
@@ -158,8 +207,10 @@ def prepare(rendered: Path, work: Path, *, dbd_port: int, runtime: harness.Runti
     for path in rendered.iterdir():
         if path.is_file():
             shutil.copy(path, work / "etc" / path.name)
-    box = Sandbox(work, [])
+    box = Sandbox(work, [], runtime)
     _rewrite_slurm_conf(box, dbd_port, runtime)
+    box.rewrites += [f"cgroup.conf: {r}" for r in
+                     harness._cgroup_rewrite(box.etc / "cgroup.conf", runtime)]
     if (rendered / "slurmdbd.conf").exists():
         _rewrite_slurmdbd_conf(box, dbd_port)
     names = ["localhost", host(), *box.node_names]
@@ -238,7 +289,7 @@ def _read(path: Path) -> str:
 def start_slurmdbd(box: Sandbox, db: MariaDB, dbd_port: int) -> subprocess.Popen[bytes]:
     env = {**box.env(), "SLURM_CONF": "/etc/slurm/slurm.conf",
            "MYSQL_UNIX_PORT": str(db.socket)}  # the client library's default socket
-    proc = box.spawn([harness._tool("slurmdbd"), "-D"], "slurmdbd-stdout.log", env=env)
+    proc = box.spawn([box.tool("slurmdbd"), "-D"], "slurmdbd-stdout.log", env=env)
     _wait(lambda: _port_open(dbd_port), proc, "slurmdbd", box.work / "log" / "slurmdbd.log")
     return proc
 

@@ -111,31 +111,18 @@ class Slurmd:
                  topology: tuple[int, int, int], program: Path):
         self.box, self.node = box, node
         (box.work / "spool" / node).mkdir(exist_ok=True)
-        dev = _private_dev(box.work / f"dev-{node}", gpus)
         sockets, cores, threads = topology
         env = {**box.env(), "SLURM_CONF": "/etc/slurm/slurm.conf",
                "HWLOC_SYNTHETIC": f"pack:{sockets} core:{cores} pu:{threads}"}
         # the node type's program where slurm.conf's HealthCheckProgram names it
         mounts = [(tools, "/usr/local/bin"), (memory, "/proc/meminfo"),
                   (program, "/etc/slurm/healthcheck.sh")]
-        self.proc = box.spawn([harness._tool("slurmd"), "-D", "-N", node],
+        self.proc = box.spawn([box.tool("slurmd"), "-D", "-N", node],
                               f"slurmd-{node}-stdout.log", mounts=mounts, env=env,
-                              pre=dev)
+                              gpus=gpus)
 
     def stop(self) -> None:
         harness._stop(self.proc)
-
-
-def _private_dev(host_dev: Path, gpus: int) -> list[str]:
-    """Shell steps: a tmpfs /dev with the base devices and /dev/nvidia0..N-1 (the host's
-    /dev/null bound over each: gres.conf File= paths must be character devices)."""
-    host_dev.mkdir(exist_ok=True)
-    steps = [f"mount --rbind /dev {host_dev}", "mount -t tmpfs -o mode=755 sandbox-dev /dev"]
-    devices = {name: name for name in harness.BASE_DEVICES}
-    devices.update({f"nvidia{i}": "null" for i in range(gpus)})
-    for name, source in devices.items():
-        steps += [f"touch /dev/{name}", f"mount --bind {host_dev / source} /dev/{name}"]
-    return steps
 
 
 def wait_for(cluster: harness.SlurmCluster, node: str,

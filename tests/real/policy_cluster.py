@@ -17,23 +17,39 @@ from pathlib import Path
 
 import pytest
 
+from cluster_iac.emit import render_all
 from cluster_iac.plan import Plan
-from tests.conftest import example_build
+from tests.facility_fixtures import compile_data
 from tests.real import accounting_harness as ah
 from tests.real import slurm_harness as harness
+from tests.slurm_fixtures import example_data
 
-EXAMPLES = ["seed-64gpu-h100", "dgx-h100-superpod-4su"]
+# example@release: both examples on Debian 12's 22.05; the seed also on trixie's 24.11 (its
+# slurmdbd, slurmctld, sacctmgr and slurmd by chroot; MariaDB is the host's, on a socket in the
+# temp dir that the root sees at the same path).
+EXAMPLES = ["seed-64gpu-h100@22.05", "dgx-h100-superpod-4su@22.05", "seed-64gpu-h100@24.11"]
 DB_PASSWORD = "Test-only-pass-1"  # the test MariaDB's own user; never in a spec
 
 
-def require_consumers() -> None:
-    """Fail (never skip silently) when a consumer is missing, unless a developer opted out."""
-    if os.environ.get(harness.NO_REAL_ENV) == "1":
+def require_consumers(release: str | None = None) -> harness.Runtime:
+    """The release's runtime (None: the machine's own). Fail (never skip silently) when a
+    consumer is missing, unless a developer opted out (outside CI only)."""
+    if os.environ.get(harness.NO_REAL_ENV) == "1" and os.environ.get("CI") != "true":
         pytest.skip(f"{harness.NO_REAL_ENV}=1: real Slurm tests switched off")
     missing = ah.missing_tools()
-    if missing:
+    host = harness.host_runtime() if not missing else None
+    runtime = host
+    if release is not None and (host is None or host.name != release):
+        runtime = {r.name: r for r in harness.root_runtimes()[0]}.get(release)
+    if runtime is None:
+        missing.append(f"Slurm {release}")
+    elif runtime.root is not None:
+        missing += [f"{t} in {runtime.root}" for t in ah.ROOT_TOOLS
+                    if not (runtime.root / t).exists()]
+    if missing or runtime is None:
         pytest.fail(f"the policy tests need {', '.join(missing)}: .ci/install-deps installs "
                     f"them (or set {harness.NO_REAL_ENV}=1 to opt out)")
+    return runtime
 
 
 @dataclass
@@ -47,6 +63,7 @@ class Policy:
     cluster: harness.SlurmCluster
     script: subprocess.CompletedProcess[str]
     first_start_errors: list[str]
+    restart_errors: list[str]  # slurmctld's on the same files, once the QOS exist
 
     @property
     def slurm(self):  # type: ignore[no-untyped-def]
@@ -60,28 +77,27 @@ class Policy:
         return [dict(zip(keys, row.split("|"), strict=True)) for row in rows]
 
 
-def running_policy(name: str, tmp: Path) -> Iterator[Policy]:
-    """The example's policy in running daemons, stopped afterwards whatever happens."""
-    require_consumers()
-    build = example_build(name)
+def running_policy(case: str, tmp: Path) -> Iterator[Policy]:
+    """The example's policy (``example@release``) in running daemons of the release, stopped
+    afterwards whatever happens."""
+    name, _, release = case.partition("@")
+    runtime = require_consumers(release)
+    plan = compile_data(example_data(name, release))
     rendered = tmp / "slurm"
-    for rel, text in build.files.items():
+    for rel, text in render_all(plan).items():
         if rel.startswith("slurm/"):
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_text(text)
     dbd_port = harness.free_port()
-    runtime = harness.host_runtime()
-    assert runtime is not None  # require_consumers() found the tools
     box = ah.prepare(rendered, tmp / "run", dbd_port=dbd_port, runtime=runtime)
-    db = ah.MariaDB(tmp / "db")
+    db = ah.MariaDB(box.work / "db")  # inside the work dir, which a root's chroot sees
     cluster = harness.SlurmCluster(harness.SlurmConf(box.etc, box.etc, box.node_names),
                                    box.work, runtime)
     dbd = None
     try:
-        (tmp / "db").mkdir()
         db.start(rendered / "mariadb-slurmdbd.cnf")
-        _database_user(db, build.plan)
-        _password_file(box, build.plan)
+        _database_user(db, plan)
+        _password_file(box, plan)
         dbd = ah.start_slurmdbd(box, db, dbd_port)
         cluster.start()
         script = accounting_script(box)
@@ -90,7 +106,9 @@ def running_policy(name: str, tmp: Path) -> Iterator[Policy]:
         log = box.work / "log" / "slurmctld.log"
         log.rename(log.with_name("slurmctld-first-start.log"))
         cluster.start()
-        yield Policy(name, build.plan, rendered, box, cluster, script, first)
+        # read now: later tests restart slurmds and reconfigure, which logs on its own
+        restart = cluster.log_errors("slurmctld")
+        yield Policy(case, plan, rendered, box, cluster, script, first, restart)
     finally:
         cluster.stop()
         if dbd is not None:
@@ -121,5 +139,5 @@ def _password_file(box: ah.Sandbox, plan: Plan) -> None:
 
 
 def accounting_script(box: ah.Sandbox) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["sh", str(box.etc / "accounting.sh")], capture_output=True,
-                          text=True, env=box.env(), timeout=300)
+    """The generated script, run as an admin would on the controller (the release's sacctmgr)."""
+    return box.run(["sh", "/etc/slurm/accounting.sh"], timeout=300)

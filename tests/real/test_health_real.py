@@ -169,6 +169,10 @@ def _restart(health: Health, node: Node, until=hh.registered) -> dict[str, str]:
 
 def test_slurmctld_logged_no_error_while_nodes_were_drained(policy: Policy,
                                                            health: Health) -> None:
+    """Explained: a fresh state directory; and 24.11's `scontrol reconfigure` (the test's
+    ReturnToService=2 step) re-executes slurmctld, which then counts the RPCs to nodes it left
+    behind: here nodes whose slurmd the sandbox never ran or has just stopped."""
     errors = [e for e in policy.cluster.log_errors("slurmctld")
-              if not re.search(r"No fed_mgr state file", e)]
+              if not re.search(r"No fed_mgr state file|agent_fini: left \d+ agent threads "
+                               r"active", e)]
     assert errors == [], errors

@@ -20,6 +20,18 @@ pytestmark = pytest.mark.real
 # slurmctld's first registration on a new cluster: slurmdbd calls slurmctld back before
 # slurmctld listens on its port (every first start does this, sandbox or not)
 DBD_NOISE = r"error: update cluster: Connection refused to \S+ at 127\.0\.0\.1"
+# Only for a Debian root's release (24.11). Its MariaDB client library asks for TLS first,
+# which the test's MariaDB (Debian 12's 10.11, no certificate) cannot give, and slurmdbd
+# connects at its retry 5 s later (trixie's own MariaDB 11.8 makes a certificate itself).
+# Its slurmdbd misses a new cluster's root association when slurmctld adds the cluster.
+ROOT_DBD_FIRST = (r"mysql_real_connect failed: 2026 TLS/SSL error: SSL is required, but the "
+                  r"server does not support it|The database must be up when starting the MYSQL "
+                  r"plugin|We can't find assoc 1 on cluster")
+# And it logs this at every change of the root account's associations, whatever the change:
+# a bare `sacctmgr -i modify account where name=root cluster=C set DefaultQOS=normal` or
+# `modify user where name=root set defaultaccount=root` logs it too (tried here); the change
+# is made (sacctmgr show assoc equals the spec below).
+ROOT_DBD_MODIFY = r"SLURMDB_MODIFY_ASSOC: assoc 2\(\(null\), \(null\), \(null\)\) not found"
 # a fresh StateSaveLocation holds no federation state yet
 CTLD_NOISE = r"No fed_mgr state file .* to recover"
 QOS_FIELDS = ("Name,Priority,Preempt,PreemptMode,GraceTime,MaxWall,MaxJobsPU,MaxSubmitPU,"
@@ -33,14 +45,16 @@ ASSOC_FIELDS = "Account,User,ParentName,Share,QOS,DefaultQOS,GrpTRES"
 def test_slurmdbd_runs_on_the_generated_files_without_errors(policy: Policy) -> None:
     log = policy.box.work / "log" / "slurmdbd.log"
     assert "slurmdbd version" in log.read_text()
-    assert ah.log_errors(log, DBD_NOISE) == []
+    noise = [DBD_NOISE] + ([ROOT_DBD_FIRST, ROOT_DBD_MODIFY]
+                           if policy.box.runtime.root is not None else [])
+    assert ah.log_errors(log, *noise) == []
 
 
 def test_slurmctld_starts_on_the_generated_files_without_errors(policy: Policy) -> None:
     """The restart on the same files logs no error. The first start, before accounting.sh
     has created the QOS, may only say that a partition's AllowQos names QOS slurmdbd does
     not know yet: Slurm then ignores them, until they exist (deployment order, README)."""
-    errors = [e for e in policy.cluster.log_errors("slurmctld") if not re.search(CTLD_NOISE, e)]
+    errors = [e for e in policy.restart_errors if not re.search(CTLD_NOISE, e)]
     assert errors == []
     qos = "|".join(q.name for q in policy.slurm.qos) or "-"
     explained = re.compile(rf"Ignoring invalid Allow/DenyQOS value(\(s\))?:? ({qos})\b|"
@@ -97,7 +111,8 @@ def test_slurmctld_reads_priority_and_health_keys_in_the_units_meant(policy: Pol
     assert config["HealthCheckInterval"] == f"{_seconds(check.interval)} sec"
     assert config["HealthCheckProgram"] == check.program
     assert config["HealthCheckNodeState"] == "ANY"
-    assert config["Epilog"] == check.program
+    # 24.11 lists Epilog as an array (several programs may run): 'Epilog[0] = ...'
+    assert config.get("Epilog", config.get("Epilog[0]")) == check.program
     assert config["ReturnToService"] == str(slurm.return_to_service)
 
 
@@ -219,7 +234,11 @@ def test_accounting_script_converges_on_the_spec_again(policy: Policy) -> None:
                            f"cluster={policy.plan.cluster.name}", "set", "parent=root",
                            "fairshare=999", check=False)
     assert policy.sacctmgr("qos", f"format={QOS_FIELDS}") != before_qos
+    log = policy.box.work / "log" / "slurmdbd.log"
+    noise = [ROOT_DBD_MODIFY] if policy.box.runtime.root is not None else []
+    errors_before = ah.log_errors(log, *noise)
     again = accounting_script(policy.box)
     assert again.returncode == 0, again.stdout + again.stderr
+    assert ah.log_errors(log, *noise) == errors_before  # the first run's lines do not recur
     assert policy.sacctmgr("qos", f"format={QOS_FIELDS}") == before_qos
     assert _shown_assoc(policy) == before_assoc
