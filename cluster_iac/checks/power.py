@@ -18,7 +18,7 @@ from cluster_iac.checks.power_text import amps_formula, case_text, limit_text
 from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
 from cluster_iac.plan.electrical import phase_imbalance
-from cluster_iac.plan.power_tables import NORMAL, PowerLine
+from cluster_iac.plan.power_tables import NORMAL, PowerCircuit, PowerLine
 
 HINT = ("a larger breaker_a, more circuits per PDU (cords spread over more lines), or fewer "
         "devices in the rack")
@@ -28,24 +28,28 @@ def _line_where(line: PowerLine) -> str:
     return f"rack {line.rack} PDU {line.pdu} breaker {line.circuit} line {line.line}"
 
 
+def _over(code: str, line: PowerLine, circuit: PowerCircuit, amps: float, when: str,
+          verdict: str, **details: object) -> tuple[str, float, Diagnostic]:
+    """A line over its breaker's continuous current: the (profile, amps, finding) triple that
+    worst_per_profile ranks."""
+    return (str(circuit.spec_path[2]), amps, Diagnostic(
+        code,
+        f"{_line_where(line)} carries {amps:.1f} A {when}, {100 * amps / line.limit_a:.0f}% of "
+        f"its {limit_text(circuit)}: {amps_formula(circuit, amps)}; over by "
+        f"{amps - line.limit_a:.1f} A{verdict}",
+        (*circuit.spec_path, "breaker_a"), hint=HINT,
+        details={"measured": round(amps, 1), "limit": round(line.limit_a, 2), "unit": "A",
+                 **details}))
+
+
 @check("power.breaker_load")
 def breaker_load(plan: Plan) -> Iterator[Diagnostic]:
     """Each line of each breaker carries its cords' maximum draw, in normal operation, within
     the breaker's continuous current."""
     circuits = {(c.pdu, c.name): c for c in plan.power_circuits}
-    found = []
-    for line in plan.power_lines:
-        if line.normal_a > line.limit_a + 1e-9:
-            circuit = circuits[(line.pdu, line.circuit)]
-            found.append((str(circuit.spec_path[2]), line.normal_a, Diagnostic(
-                "POWER-BREAKER",
-                f"{_line_where(line)} carries {line.normal_a:.1f} A in normal operation, "
-                f"{100 * line.normal_a / line.limit_a:.0f}% of its {limit_text(circuit)}: "
-                f"{amps_formula(circuit, line.normal_a)}; over by "
-                f"{line.normal_a - line.limit_a:.1f} A",
-                (*circuit.spec_path, "breaker_a"), hint=HINT,
-                details={"measured": round(line.normal_a, 1), "limit": round(line.limit_a, 2),
-                         "unit": "A"})))
+    found = [_over("POWER-BREAKER", line, circuits[(line.pdu, line.circuit)], line.normal_a,
+                   "in normal operation", "")
+             for line in plan.power_lines if line.normal_a > line.limit_a + 1e-9]
     yield from worst_per_profile(found, "line(s)")
 
 
@@ -56,20 +60,12 @@ def redundancy(plan: Plan) -> Iterator[Diagnostic]:
     load moved to the PSUs left as the devices' redundancy says."""
     circuits = {(c.pdu, c.name): c for c in plan.power_circuits}
     feeds = {f.pdu: f for f in plan.power_feeds}
-    found = []
-    for line in plan.power_lines:
-        if line.normal_a > line.limit_a + 1e-9 or line.worst_a <= line.limit_a + 1e-9:
-            continue  # over in normal operation: POWER-BREAKER already says so
-        circuit = circuits[(line.pdu, line.circuit)]
-        found.append((str(circuit.spec_path[2]), line.worst_a, Diagnostic(
-            "POWER-REDUNDANCY",
-            f"{_line_where(line)} carries {line.worst_a:.1f} A with "
-            f"{case_text(line.worst_case, feeds)}, {line.percent:.0f}% of its "
-            f"{limit_text(circuit)}: {amps_formula(circuit, line.worst_a)}; over by "
-            f"{line.worst_a - line.limit_a:.1f} A, so the rack is not redundant",
-            (*circuit.spec_path, "breaker_a"), hint=HINT,
-            details={"measured": round(line.worst_a, 1), "limit": round(line.limit_a, 2),
-                     "unit": "A", "case": line.worst_case})))
+    found = [_over("POWER-REDUNDANCY", line, circuits[(line.pdu, line.circuit)], line.worst_a,
+                   f"with {case_text(line.worst_case, feeds)}", ", so the rack is not redundant",
+                   case=line.worst_case)
+             for line in plan.power_lines
+             # over in normal operation: POWER-BREAKER already says so
+             if line.normal_a <= line.limit_a + 1e-9 and line.worst_a > line.limit_a + 1e-9]
     yield from worst_per_profile(found, "line(s)")
 
 
