@@ -10,7 +10,6 @@ from itertools import combinations
 from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
-from cluster_iac.plan.power import SIDES, pdu_name, power_shelves
 
 
 @check("consistency.device_names")
@@ -22,13 +21,14 @@ def device_names(plan: Plan) -> Iterator[Diagnostic]:
         owners.setdefault(node.hostname, []).append(("node", (*node.spec_path, "hostname")))
     for sw in plan.switches:
         owners.setdefault(sw.name, []).append((f"{sw.network} switch", sw.spec_path))
-    for rack in plan.racks:
-        layout = plan.settings.power.pdu_profiles[rack.pdu_profile].layout
-        for side in SIDES[layout]:
-            owners.setdefault(pdu_name(rack.name, side), []).append(("PDU", rack.spec_path))
-    for shelves in power_shelves(plan).values():
-        for shelf in shelves:
-            owners.setdefault(shelf, []).append(("power shelf", ()))
+    racks = {rack.name: rack.spec_path for rack in plan.racks}
+    power = plan.power_devices  # the power pass's PDUs and shelves (each rack's, by name)
+    for device in power:
+        if device.kind == "pdu":
+            owners.setdefault(device.name, []).append(("PDU", racks[device.rack]))
+    for device in power:
+        if device.kind == "power-shelf":
+            owners.setdefault(device.name, []).append(("power shelf", ()))
     for name in sorted(owners):
         kinds = owners[name]
         if len(kinds) > 1:

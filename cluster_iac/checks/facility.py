@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic
 from cluster_iac.plan import Plan
-from cluster_iac.plan.power import DEFAULT_SHELF, power_shelves, rack_loads_w
+from cluster_iac.plan.power import DEFAULT_SHELF, rack_loads_w
 
 
 @check("facility.rack_power")
@@ -53,6 +54,7 @@ def rack_weights_kg(plan: Plan) -> dict[str, float]:
     for switch in plan.switches:
         weights[switch.rack] += switch.weight_kg
     shelf_kg = plan.catalog.power_shelves[DEFAULT_SHELF].weight_kg
-    for rack, shelves in power_shelves(plan).items():
-        weights[rack] += shelf_kg * len(shelves)
+    shelves = Counter(d.rack for d in plan.power_devices if d.kind == "power-shelf")
+    for rack, count in shelves.items():
+        weights[rack] += shelf_kg * count
     return weights

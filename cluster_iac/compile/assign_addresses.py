@@ -32,7 +32,6 @@ from ipaddress import IPv4Network
 from cluster_iac.compile.build_management import growth_key
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
-from cluster_iac.plan.model import Switch
 from cluster_iac.plan.power import SIDES, pdu_name
 from cluster_iac.sorting import natural_key
 from cluster_iac.spec import ClusterSpec
@@ -57,13 +56,14 @@ def assign_addresses(spec: ClusterSpec, plan: Plan) -> Plan:
     """network -> device -> address; a pool too small for its devices is a located error."""
     addresses: dict[str, dict[str, str]] = {}
     problems: list[Diagnostic] = []
+    order = Order(plan)
     for network in ("management", "bmc", "ipoib", "storage"):
         ipnet = getattr(plan.settings.networks, network)
         if ipnet is None:
             continue
         try:
-            addresses[network] = allocate(ipnet.cidr, ipnet.reserved, pools(plan, network),
-                                          layout(network))
+            addresses[network] = allocate(ipnet.cidr, ipnet.reserved,
+                                          pools(plan, network, order), layout(network))
         except PoolOverflow as exc:
             problems.append(Diagnostic(
                 "SPEC-SUBNET-TOO-SMALL", f"networks.{network}.cidr {ipnet.cidr}: {exc}",
@@ -78,34 +78,43 @@ def layout(network: str) -> tuple[tuple[str, Fraction], ...]:
     return POOLS["device" if network in DEVICE_NETWORKS else "host"]
 
 
-def pools(plan: Plan, network: str) -> dict[str, list[str]]:
+class Order:
+    """Hosts in name order, switches in growth order and racks (those without compute nodes
+    first) by name: sorted once for all networks, each of which takes its own in this order."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.hosts = sorted(plan.nodes, key=lambda n: natural_key(n.hostname))
+        self.switches = sorted(plan.switches, key=growth_key(plan))
+        compute_racks = {n.rack for n in plan.nodes if n.role == "compute"}
+        self.racks = sorted(plan.racks,
+                            key=lambda r: (r.name in compute_racks, natural_key(r.name)))
+
+
+def pools(plan: Plan, network: str, order: Order | None = None) -> dict[str, list[str]]:
     """Pool -> the devices on ``network`` that take an address from it, in name order."""
+    order = order or Order(plan)
     role = NIC_ROLE.get(network)
-    hosts = [n for n in plan.nodes
-             if role is None or plan.node_types[n.node_type].nic_count(role) > 0]
+    on_network = {name: role is None or nt.nic_count(role) > 0
+                  for name, nt in plan.node_types.items()}
+    hosts = [n for n in order.hosts if on_network[n.node_type]]
     found: dict[str, list[str]] = {
-        "infrastructure": sorted((n.hostname for n in hosts if n.role != "compute"),
-                                 key=natural_key),
-        "compute": sorted((n.hostname for n in hosts if n.role == "compute"), key=natural_key),
+        "infrastructure": [n.hostname for n in hosts if n.role != "compute"],
+        "compute": [n.hostname for n in hosts if n.role == "compute"],
     }
     if network not in DEVICE_NETWORKS:
         return found
-    key = growth_key(plan)
-    by_pool: dict[str, list[Switch]] = {"switches": [], "fabric": [], "nvlink": []}
+    by_pool: dict[str, list[str]] = {"switches": [], "fabric": [], "nvlink": []}
     carries_ports = network == "bmc" or plan.settings.networks.bmc is None
-    for sw in plan.switches:
+    for sw in order.switches:
         if sw.network == network:
-            by_pool["switches"].append(sw)
+            by_pool["switches"].append(sw.name)
         elif carries_ports and sw.network in ("compute", "storage", "nvlink"):
-            by_pool["nvlink" if sw.network == "nvlink" else "fabric"].append(sw)
-    for pool, switches in by_pool.items():
-        if switches or pool == "switches":
-            found[pool] = [sw.name for sw in sorted(switches, key=key)]
+            by_pool["nvlink" if sw.network == "nvlink" else "fabric"].append(sw.name)
+    found.update((pool, names) for pool, names in by_pool.items() if names or pool == "switches")
     if carries_ports:  # racks without compute nodes first, as for switches
-        compute_racks = {n.rack for n in plan.nodes if n.role == "compute"}
-        racks = sorted(plan.racks, key=lambda r: (r.name in compute_racks, natural_key(r.name)))
-        found["pdus"] = [pdu_name(r.name, side) for r in racks
-                         for side in SIDES[plan.settings.power.pdu_profiles[r.pdu_profile].layout]]
+        profiles = plan.settings.power.pdu_profiles
+        found["pdus"] = [pdu_name(r.name, side) for r in order.racks
+                         for side in SIDES[profiles[r.pdu_profile].layout]]
     return found
 
 

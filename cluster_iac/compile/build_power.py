@@ -39,8 +39,9 @@ class _Tables:
 def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
     """Every rack's feeds, PDUs, circuits, lines and cords, with the currents on each (one
     solution per distinct rack: identical racks are solved once)."""
-    names, consumers, busbar = _consumers_by_rack(plan)
-    shelves = power_shelves(plan)
+    fed = busbar_fed(plan)
+    shelves = power_shelves(plan, fed)
+    names, consumers, busbar = _consumers_by_rack(plan, fed, shelves)
     tables = _Tables()
     problems: list[Diagnostic] = []
     solved: dict[tuple[Any, ...], RackTemplate] = {}
@@ -74,13 +75,14 @@ def _circuitry(profile: Any) -> Circuitry:
                      profile.power_factor)
 
 
-def _consumers_by_rack(plan: Plan) -> tuple[dict[str, tuple[str, ...]],
-                                            dict[str, tuple[Consumer, ...]], dict[str, float]]:
+def _consumers_by_rack(plan: Plan, fed: dict[str, list[tuple[str, int]]],
+                       shelves_by_rack: dict[str, list[str]],
+                       ) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[Consumer, ...]],
+                                  dict[str, float]]:
     """Per rack, in order (nodes in spec order, the rack's switches, power shelves): device
     names, the devices as the solver sees them, and the load of the rack's busbar. Nodes
     first: their heavy cords pick lines while every outlet is free, the switches' light cords
     fill what is left (outlets are wired to lines, so the last cords have the least choice)."""
-    fed = busbar_fed(plan)
     # Busbar trays have no cords; a name given twice (CONSISTENCY-NAME-CLASH, an error of the
     # checks) is powered once, so its cords' cable ids stay unique until the check reports it.
     skip = {name for trays in fed.values() for name, _ in trays}
@@ -108,7 +110,7 @@ def _consumers_by_rack(plan: Plan) -> tuple[dict[str, tuple[str, ...]],
     shelf = plan.catalog.power_shelves[DEFAULT_SHELF]
     shelf_consumer = Consumer("power-shelf", shelf.capacity_w, shelf.psus.count,
                               shelf.psus.rating_w, shelf.psus.required)
-    for rack, shelves in power_shelves(plan).items():
+    for rack, shelves in shelves_by_rack.items():
         names.setdefault(rack, []).extend(shelves)
         found.setdefault(rack, []).extend([shelf_consumer] * len(shelves))
     busbar = {rack: float(sum(w for _, w in trays)) for rack, trays in fed.items()}

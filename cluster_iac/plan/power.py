@@ -66,12 +66,14 @@ def shelf_count(load_w: float, capacity_w: int, layout: str) -> int:
     return n + 1
 
 
-def power_shelves(plan: Plan) -> dict[str, list[str]]:
-    """Rack -> names of its power shelves (empty for racks without busbar-fed trays)."""
+def power_shelves(plan: Plan, fed: dict[str, list[tuple[str, int]]] | None = None,
+                  ) -> dict[str, list[str]]:
+    """Rack -> names of its power shelves (empty for racks without busbar-fed trays), from
+    ``fed`` when the caller has the racks' busbar_fed already."""
     racks = {r.name: r for r in plan.racks}
     capacity = plan.catalog.power_shelves[DEFAULT_SHELF].capacity_w
     result: dict[str, list[str]] = {}
-    for rack, trays in busbar_fed(plan).items():
+    for rack, trays in (busbar_fed(plan) if fed is None else fed).items():
         layout = plan.settings.power.pdu_profiles[racks[rack].pdu_profile].layout
         count = shelf_count(sum(w for _, w in trays), capacity, layout)
         result[rack] = [f"{rack}-ps{k + 1}" for k in range(count)]
