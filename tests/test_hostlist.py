@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from ClusterShell.NodeSet import NodeSet
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cluster_iac.hostlist import expand, fold
+from cluster_iac.hostlist import HostlistError, expand, fold
 
 # Names as specs make them (letters, digits, '-', '.', '_'), and a few ClusterShell reads
 # differently (two digit runs, a bracket): those take the parser's path.
@@ -34,3 +35,23 @@ def test_fold_round_trips_through_expand() -> None:
     names = [f"g{i:05d}" for i in range(1, 12_503)]
     assert fold(names) == "g[00001-12502]"
     assert expand(fold(names)) == names
+
+
+EXPRESSIONS = st.lists(st.one_of(NAMES.filter(bool), st.sampled_from(
+    ["r[1-3]", "r[01-03]", "a[1-2]b", "x[1,3-4]", "n0", "n00", "n" + "9" * 30])), max_size=6)
+
+
+@given(EXPRESSIONS)
+def test_expand_is_clustershell_expand(parts: list[str]) -> None:
+    """Plain names skip ClusterShell; the result is what its parser gives, in written order."""
+    expression = ",".join(parts)
+    try:
+        ordered = [name for part in parts for name in NodeSet(part)]
+        expected: list[str] | None = list(dict.fromkeys(ordered))
+    except Exception:  # noqa: BLE001 - ClusterShell refuses it: so must we
+        expected = None
+    if expected is None:
+        with pytest.raises(HostlistError):
+            expand(expression)
+    else:
+        assert expand(expression) == expected
