@@ -52,12 +52,21 @@ def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None
               type=click.Path(file_okay=False), help="Output directory.")
 @click.option("--check", is_flag=True,
               help="Write nothing; print a diff and exit 1 if the output directory is stale.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes that render the files: 2 (the default where two CPUs are "
+                   "free) or 1.")
 @STRICT
-def render(spec: Path, out_dir: Path, check: bool, strict: bool) -> None:
+def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool) -> None:
     """Render every output file of SPEC into OUT_DIR."""
+    from cluster_iac.emit.parallel import EmitWorkerError, available_cpus
     from cluster_iac.writer import OutputRefused, stale_diff, write_tree
 
-    result = _build_or_exit(spec, strict=strict, emit=True)
+    jobs = jobs if jobs is not None else min(2, available_cpus())
+    try:
+        result = _build_or_exit(spec, strict=strict, emit=True, jobs=jobs)
+    except EmitWorkerError as exc:
+        click.echo(f"{spec}: error[EMIT-WORKER] {exc}; nothing written", err=True)
+        sys.exit(1)
     if check:
         diff = stale_diff(out_dir, result.files)
         if diff:
@@ -74,6 +83,7 @@ def render(spec: Path, out_dir: Path, check: bool, strict: bool) -> None:
     except OSError as exc:
         _write_failed(exc, out_dir)
     click.echo(f"{out_dir}: {len(result.files)} files, {len(changed)} changed ({_summary(result)})")
+    _process_stats(result)
 
 
 @main.command("plan")
@@ -125,9 +135,9 @@ def schema() -> None:
     click.echo(schema_text(), nl=False)
 
 
-def _build_or_exit(spec: Path, *, strict: bool, emit: bool) -> Build:
+def _build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int = 1) -> Build:
     try:
-        result = build(spec, strict=strict, emit=emit)
+        result = build(spec, strict=strict, emit=emit, jobs=jobs)
     except PipelineError as exc:
         _print_diagnostics(exc.diagnostics, exc, str(spec))
         errors = sum(1 for d in exc.diagnostics if d.is_error)
@@ -154,6 +164,22 @@ def _summary(result: Build) -> str:
     plan = result.plan
     return (f"{len(plan.nodes)} nodes, {plan.gpu_count} GPUs, {len(plan.racks)} racks, "
             f"{len(result.findings)} finding(s)")
+
+
+def _process_stats(result: Build) -> None:
+    """For tests/benchmarks/bench_scale.py: with CLUSTER_IAC_PROCESS_STATS=FILE, each
+    process's own peak resident set and CPU time (this one's, and the emitter worker's from
+    wait4), since a parent's wait4 of this process reports only the largest peak."""
+    target = os.environ.get("CLUSTER_IAC_PROCESS_STATS")
+    if not target:
+        return
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    Path(target).write_text(_json({
+        "parent": {"peak_rss_kib": own.ru_maxrss, "cpu_s": own.ru_utime + own.ru_stime},
+        "workers": [{"peak_rss_kib": w.peak_rss_kib, "cpu_s": w.cpu_s} for w in result.workers],
+    }))
 
 
 def _json(data: object) -> str:

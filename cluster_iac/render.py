@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.source import SourceMap
+
+if TYPE_CHECKING:
+    from cluster_iac.emit.parallel import WorkerUsage
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,7 @@ class Build:
     findings: list[Diagnostic]
     files: dict[str, str]
     source: SourceMap
+    workers: tuple[WorkerUsage, ...] = ()  # the emitter worker's usage when one was forked
 
 
 class PipelineError(Exception):
@@ -29,8 +34,10 @@ class PipelineError(Exception):
         super().__init__(f"{len(diagnostics)} problem(s)")
 
 
-def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True) -> Build:
-    """Run the whole pipeline in memory; raise PipelineError on any error finding."""
+def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
+          jobs: int = 1) -> Build:
+    """Run the whole pipeline in memory; raise PipelineError on any error finding. ``jobs``
+    2 or more renders on two processes (emit/parallel.py)."""
     from cluster_iac.checks import run_checks
     from cluster_iac.compile import compile_plan
     from cluster_iac.loader import load_spec_file
@@ -53,8 +60,9 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True) -> 
     # 5. emit: every output file, in memory (report.md lists the findings); the CLI writes them
     plan = replace(plan, findings=tuple(findings))
     files: dict[str, str] = {}
+    workers: tuple[WorkerUsage, ...] = ()
     if emit:  # emitters and their templates load only when rendering
-        from cluster_iac.emit import render_all
+        from cluster_iac.emit import render_files
 
-        files = render_all(plan)
-    return Build(plan=plan, findings=findings, files=files, source=source)
+        files, workers = render_files(plan, jobs)
+    return Build(plan=plan, findings=findings, files=files, source=source, workers=workers)
