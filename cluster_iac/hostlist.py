@@ -59,9 +59,9 @@ def expand(expression: str, limit: int | None = None) -> list[str]:
     count = size(expression)  # refuses what it cannot count
     if limit is not None and count > limit:
         raise HostlistTooLarge(f"{expression!r} names {count:,} entries; the limit is {limit:,}")
-    plain = [part for part in expression.split(",") if part.strip()]
-    if all(_PLAIN.fullmatch(part.strip()) for part in plain):  # no ranges: the names as written
-        return list(dict.fromkeys(part.strip() for part in plain))
+    plain = [part.strip() for part in expression.split(",")]
+    if all(_PLAIN.fullmatch(part) for part in plain):  # no ranges, no empty name: as written
+        return list(dict.fromkeys(plain))
     from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
     try:

@@ -38,7 +38,8 @@ def test_fold_round_trips_through_expand() -> None:
 
 
 EXPRESSIONS = st.lists(st.one_of(NAMES.filter(bool), st.sampled_from(
-    ["r[1-3]", "r[01-03]", "a[1-2]b", "x[1,3-4]", "n0", "n00", "n" + "9" * 30])), max_size=6)
+    ["r[1-3]", "r[01-03]", "a[1-2]b", "x[1,3-4]", "n0", "n00", "n" + "9" * 30, "", " "])),
+    max_size=6)
 
 
 @given(EXPRESSIONS)
@@ -46,6 +47,7 @@ def test_expand_is_clustershell_expand(parts: list[str]) -> None:
     """Plain names skip ClusterShell; the result is what its parser gives, in written order."""
     expression = ",".join(parts)
     try:
+        NodeSet(expression)  # the whole expression must parse (a trailing ',' does not)
         ordered = [name for part in parts for name in NodeSet(part)]
         expected: list[str] | None = list(dict.fromkeys(ordered))
     except Exception:  # noqa: BLE001 - ClusterShell refuses it: so must we
