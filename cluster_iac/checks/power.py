@@ -104,17 +104,21 @@ def phase_balance(plan: Plan) -> Iterator[Diagnostic]:
     policy = plan.settings.policy
     limits = {p.pdu: p.limit_w for p in plan.power_pdus}
     found = []
+    known: dict[tuple[float, ...], float] = {}  # identical racks have identical currents
     for feed in plan.power_feeds:
         if feed.phases != 3:
             continue
-        lines = dict(zip(feed.lines, feed.normal_a, strict=True))
-        imbalance = phase_imbalance(lines)
+        imbalance = known.get(feed.normal_a)
+        if imbalance is None:
+            imbalance = known[feed.normal_a] = phase_imbalance(
+                dict(zip(feed.lines, feed.normal_a, strict=True)))
         limit = limits[feed.pdu]
         if imbalance <= policy.max_phase_imbalance:
             continue
         if 100 * feed.load_w < policy.phase_imbalance_min_load_percent * limit:
             continue
-        amps = ", ".join(f"{line} {a:.1f} A" for line, a in lines.items())
+        amps = ", ".join(f"{line} {a:.1f} A"
+                         for line, a in zip(feed.lines, feed.normal_a, strict=True))
         found.append((str(feed.spec_path[2]), imbalance, Diagnostic(
             "POWER-PHASE-IMBALANCE",
             f"rack {feed.rack} PDU {feed.pdu} phase imbalance {100 * imbalance:.0f}% ({amps}) "

@@ -98,6 +98,7 @@ class _Net:
     path: tuple[str, ...]
     cables: LinkBuilder
     network_racks: tuple[str, ...]  # racks without hosts, where upper tiers go
+    speed_gbps: int  # the model's port speed, looked up once for its ~50,000 cables
 
     @property
     def entry(self) -> Any:
@@ -112,15 +113,15 @@ class _Net:
 
     def cable(self, a: str, a_port: str, b: str, b_port: str, tier: str) -> None:
         """One cable from ``a`` (the device, or the lower switch) up to switch ``b``."""
-        self.cables.add(self.network, tier, a, a_port, b, b_port, self.entry.port_speed_gbps,
-                        "ethernet")
+        self.cables.add(self.network, tier, a, a_port, b, b_port, self.speed_gbps, "ethernet")
 
 
 def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
                    cables: LinkBuilder) -> list[Switch]:
     hosting = {node.rack for node in plan.nodes}
     network_racks = tuple(r.name for r in plan.racks if r.name not in hosting)
-    net = _Net(plan, network, model, path, cables, network_racks)
+    net = _Net(plan, network, model, path, cables, network_racks,
+               plan.catalog.switches[model].port_speed_gbps)
     down = net.entry.ports - UPLINKS
     access: list[Switch] = []
     for rack, ends in _endpoints(plan, network).items():

@@ -16,9 +16,15 @@ from cluster_iac.spec.nodes import NodeGroup
 
 def hostname(pattern: str, index: int) -> str:
     """'dgx-###' with index 7 -> 'dgx-007' (the index may outgrow the padding)."""
+    head, width, tail = _split(pattern)
+    return head + str(index).zfill(width) + tail
+
+
+def _split(pattern: str) -> tuple[str, int, str]:
+    """'dgx-###' -> ('dgx-', 3, ''): the text around the run of '#' and its width."""
     run = re.search(r"#+", pattern)
     assert run is not None  # the spec's pattern guarantees one run of '#'
-    return pattern[: run.start()] + str(index).zfill(len(run.group())) + pattern[run.end():]
+    return pattern[: run.start()], len(run.group()), pattern[run.end():]
 
 
 def expand_nodes(spec: ClusterSpec, plan: Plan) -> Plan:
@@ -58,9 +64,10 @@ def expand_nodes(spec: ClusterSpec, plan: Plan) -> Plan:
 
 
 def _group_nodes(group: NodeGroup, i: int, racks: list[str], per_rack: int) -> list[Node]:
+    head, width, tail = _split(group.hostname)  # once per group, not per host
     return [
         Node(
-            hostname=hostname(group.hostname, group.first_index + k),
+            hostname=head + str(group.first_index + k).zfill(width) + tail,
             group=group.name, role=group.role, node_type=group.node_type,
             rack=racks[k // per_rack], index=k, spec_path=("node_groups", i),
         )
