@@ -19,6 +19,12 @@ _WITH_UNIT = re.compile(r"(\d+)\s*(s|min|m|h|d|w)")
 _DASHED = re.compile(r"(\d+)-(\d+)(?::(\d+))?(?::(\d+))?")
 _COLONED = re.compile(r"(\d+):(\d+)(?::(\d+))?")
 UNLIMITED = ("INFINITE", "UNLIMITED")
+MAX_SECONDS = 100 * 365 * 86400
+"""The longest duration: 100 years, longer than any cluster lives and within Slurm's 32-bit
+time fields (seconds run to 136 years, MaxTime's and MaxWall's minutes to 8,171)."""
+MAX_CHARS = 32
+"""A duration is written in at most 32 characters ('36500-00:00:00' takes 14); longer text is
+refused before any number in it is read."""
 FORMATS = "a number with its unit (90s, 5m, 1h, 7d, 2w) or Slurm's D-HH:MM:SS, HH:MM:SS, MM:SS"
 
 
@@ -33,6 +39,26 @@ def seconds(value: str | int, *, slurm_unit: str, unlimited: bool = False) -> in
     'seconds'): the error for a bare number says what Slurm would have made of it.
     """
     text = str(value).strip()
+    if len(text) > MAX_CHARS:
+        raise DurationError(f"'{text[:MAX_CHARS]}...' is {len(text):,} characters long; a "
+                            f"duration takes at most {MAX_CHARS}")
+    total = _read(value, text, slurm_unit, unlimited)
+    if total is not None and total > MAX_SECONDS:
+        raise DurationError(f"'{text}' is longer than 100 years, the longest duration the spec "
+                            "takes")
+    return total
+
+
+def time_limit_seconds(text: str) -> int | None:
+    """A partition MaxTime in seconds (slurm.conf(5): a bare number is minutes); None for
+    INFINITE/UNLIMITED; DurationError when too long or not a duration."""
+    bare = text.strip()
+    if bare.isdigit() and len(bare) <= MAX_CHARS:
+        bare = f"{int(bare)}m"
+    return seconds(bare, slurm_unit="minutes", unlimited=True)
+
+
+def _read(value: str | int, text: str, slurm_unit: str, unlimited: bool) -> int | None:
     if text.upper() in UNLIMITED:
         if unlimited:
             return None
