@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
+from cluster_iac.compile.plan_partition_limits import max_time_seconds
 from cluster_iac.errors import CompileError
 from cluster_iac.loader import load_spec_text
+from cluster_iac.plan.durations import DurationError, time_limit_seconds
 from cluster_iac.spec.parse import parse_spec
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "schemas" / "cluster.schema.json").read_text())
@@ -69,3 +71,19 @@ def test_a_limit_holds_at_its_value_and_refuses_one_above(field: str, limit: int
         parse_spec(load_spec_text(at.replace("VALUE", str(limit + 0.5)))[0])
     [diagnostic] = raised.value.diagnostics
     assert diagnostic.code == "SPEC-LIMIT" and diagnostic.path[-1] == field
+
+
+@pytest.mark.parametrize(("limit", "seconds"), [
+    ("90", 5400), ("90:30", 5430), ("04:00:00", 14400), ("7-00", 604800),
+    ("7-12:30", 649800), ("7-00:00:01", 604801), ("INFINITE", None),
+    ("36500-00:00:00", 3153600000)])
+def test_a_partition_max_time_reads_as_slurm_reads_it(limit: str, seconds: int | None) -> None:
+    """Slurm caps no field of MaxTime ('90:30' is 90 minutes 30 seconds; it was read as no
+    limit before); 100 years is the longest."""
+    assert max_time_seconds(limit) == seconds
+
+
+@pytest.mark.parametrize("limit", ["36500-00:00:01", "9" * 33, "1-2-3"])
+def test_a_partition_max_time_beyond_100_years_or_unreadable_is_refused(limit: str) -> None:
+    with pytest.raises(DurationError):
+        time_limit_seconds(limit)

@@ -18,6 +18,7 @@ _WITH_UNIT = re.compile(r"(\d+)\s*(s|min|m|h|d|w)")
 # minutes:seconds (slurm.conf(5) MaxTime; sacctmgr(1) MaxWall reads the same)
 _DASHED = re.compile(r"(\d+)-(\d+)(?::(\d+))?(?::(\d+))?")
 _COLONED = re.compile(r"(\d+):(\d+)(?::(\d+))?")
+_SLURM_LIMIT = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
 UNLIMITED = ("INFINITE", "UNLIMITED")
 MAX_SECONDS = 100 * 365 * 86400
 """The longest duration: 100 years, longer than any cluster lives and within Slurm's 32-bit
@@ -50,12 +51,29 @@ def seconds(value: str | int, *, slurm_unit: str, unlimited: bool = False) -> in
 
 
 def time_limit_seconds(text: str) -> int | None:
-    """A partition MaxTime in seconds (slurm.conf(5): a bare number is minutes); None for
-    INFINITE/UNLIMITED; DurationError when too long or not a duration."""
+    """A partition MaxTime in seconds as Slurm reads it (slurm.conf(5): MM, MM:SS, HH:MM:SS,
+    D-HH, D-HH:MM, D-HH:MM:SS; no field is capped, so 90:30 is 90 minutes 30 seconds); None
+    for INFINITE/UNLIMITED; DurationError when it is not one or is longer than 100 years."""
     bare = text.strip()
-    if bare.isdigit() and len(bare) <= MAX_CHARS:
-        bare = f"{int(bare)}m"
-    return seconds(bare, slurm_unit="minutes", unlimited=True)
+    if len(bare) > MAX_CHARS:
+        raise DurationError(f"'{bare[:MAX_CHARS]}...' is {len(bare):,} characters long; a "
+                            f"duration takes at most {MAX_CHARS}")
+    if bare.upper() in UNLIMITED:
+        return None
+    match = _SLURM_LIMIT.fullmatch(bare)
+    if match is None:
+        raise DurationError(f"'{bare}' is not a Slurm time limit")
+    days, first, second, third = (int(g) if g is not None else None for g in match.groups())
+    if days is not None:  # D-HH[:MM[:SS]]
+        total = days * 86400 + (first or 0) * 3600 + (second or 0) * 60 + (third or 0)
+    elif third is not None:  # HH:MM:SS
+        total = (first or 0) * 3600 + (second or 0) * 60 + third
+    else:  # MM[:SS]
+        total = (first or 0) * 60 + (second or 0)
+    if total > MAX_SECONDS:
+        raise DurationError(f"'{bare}' is longer than 100 years, the longest duration the spec "
+                            "takes")
+    return total
 
 
 def _read(value: str | int, text: str, slurm_unit: str, unlimited: bool) -> int | None:
