@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from itertools import repeat
+from operator import add
 from typing import Any
 
 import networkx as nx
@@ -247,32 +250,39 @@ def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
     columns = wiring.cables.columns
     added = len(columns[0])
     a_device, a_port, b_device, b_port, speeds = (columns[i] for i in (2, 3, 4, 5, 6))
-    next_port, pairs, gbps = wiring.next_port, wiring.pairs, wiring.gbps
-    for name in leaves:
-        gbps[name] = {"node-leaf": 0}
+    next_port, pairs = wiring.next_port, wiring.pairs
+    by_speed: dict[int, list[str]] = {}  # Gb/s -> the leaf end of each cable at that rate
     for k, end in enumerate(endpoints):
         su, pos = divmod(k, tree.su_nodes)
-        host = end.hostname
+        host, nics, speed = end.hostname, end.nics, end.speed_gbps
         nodes[host] = {"kind": "node", "su": su + 1}
-        if rail_optimized:
+        a_device += [host] * nics
+        a_port += nic_ports[:nics]
+        speeds += [speed] * nics
+        if rail_optimized:  # NIC i to rail i's leaf: distinct leaves, each its next port
             first = su * tree.leaves_per_su + pos // tree.nodes_per_leaf
-            mine = [leaves[first + nic * per_rail] for nic in range(end.nics)]
-        else:
-            mine = [leaves[k // tree.nodes_per_leaf]] * end.nics
-        a_device += [host] * end.nics
-        a_port += nic_ports[:end.nics]
+            mine = [leaves[first + nic * per_rail] for nic in range(nics)]
+            taken = list(map(add, map(next_port.__getitem__, mine), repeat(1)))
+            next_port.update(zip(mine, taken, strict=True))
+            b_port += map(PORT_NAMES.__getitem__, taken)
+            pairs.update(zip(zip(repeat(host), mine),
+                             [("node-leaf", speed, nic, 1) for nic in range(nics)], strict=True))
+        else:  # every NIC to the node's leaf, on its next ports
+            mine = [leaves[k // tree.nodes_per_leaf]] * nics
+            used = next_port[mine[0]]
+            next_port[mine[0]] = used + nics
+            b_port += PORT_NAMES[used + 1:used + 1 + nics]
+            pairs[(host, mine[0])] = ("node-leaf", speed, None, nics)
         b_device += mine
-        speeds += [end.speed_gbps] * end.nics
-        for nic, leaf in enumerate(mine):
+        by_speed.setdefault(speed, []).extend(mine)
+        for leaf in mine:
             if leaf not in first_rack:
                 first_rack[leaf] = end.rack
-            next_port[leaf] += 1
-            b_port.append(PORT_NAMES[next_port[leaf]])
-            gbps[leaf]["node-leaf"] += end.speed_gbps
-            pair = pairs.get((host, leaf))
-            pairs[(host, leaf)] = ("node-leaf", end.speed_gbps,
-                                   nic if rail_optimized else None, 1) if pair is None \
-                else (*pair[:3], pair[3] + 1)
+    for name in leaves:
+        wiring.gbps[name] = {"node-leaf": 0}
+    for speed, ends in by_speed.items():
+        for leaf, cables in Counter(ends).items():
+            wiring.gbps[leaf]["node-leaf"] += cables * speed
     added = len(a_device) - added
     for column, value in ((0, wiring.network), (1, "node-leaf"), (7, wiring.link)):
         columns[column].extend([value] * added)
@@ -314,6 +324,7 @@ def _connect(wiring: _Wiring, lowers: list[str], uppers_of: Callable[[int], list
     columns = wiring.cables.columns
     a_device, a_port, b_device, b_port = columns[2:6]
     next_port, pairs = wiring.next_port, wiring.pairs
+    before = dict(next_port)
     kind = (tier, speed, None, links)
     for index, lower in enumerate(lowers):
         uppers = uppers_of(index)
@@ -322,15 +333,24 @@ def _connect(wiring: _Wiring, lowers: list[str], uppers_of: Callable[[int], list
         a_port += PORT_NAMES[first_port + 1:first_port + 1 + n]
         next_port[lower] = first_port + n
         wiring.add_gbps(lower, tier, n * speed)
-        for upper in uppers:
-            used = next_port[upper]
-            b_device += [upper] * links
-            b_port += PORT_NAMES[used + 1:used + 1 + links]
-            next_port[upper] = used + links
-            pairs[(lower, upper)] = kind
-        for upper in uppers:
-            wiring.add_gbps(upper, tier, links * speed)
+        if links == 1:  # one cable to each upper switch (distinct): its next port
+            taken = list(map(add, map(next_port.__getitem__, uppers), repeat(1)))
+            b_device += uppers
+            b_port += map(PORT_NAMES.__getitem__, taken)
+            next_port.update(zip(uppers, taken, strict=True))
+        else:
+            for upper in uppers:
+                used = next_port[upper]
+                b_device += [upper] * links
+                b_port += PORT_NAMES[used + 1:used + 1 + links]
+                next_port[upper] = used + links
+        pairs.update(zip(zip(repeat(lower), uppers), repeat(kind)))
         wiring.links[tier] = wiring.links.get(tier, 0) + n
+    # each upper switch's Gb/s of this tier: the ports it gave, at the tier's rate
+    lower_set = set(lowers)
+    for name, used in next_port.items():
+        if name not in lower_set and used != before.get(name, 0):
+            wiring.add_gbps(name, tier, (used - before.get(name, 0)) * speed)
     added = len(columns[2]) - len(columns[0])
     for column, value in ((0, wiring.network), (1, tier), (6, speed), (7, wiring.link)):
         columns[column].extend([value] * added)

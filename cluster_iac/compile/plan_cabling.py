@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from itertools import compress, count, repeat
-from operator import add, floordiv, getitem, mod, sub
+from operator import add, attrgetter, floordiv, getitem, mod, sub
 from typing import Any
 
 from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
@@ -68,26 +68,38 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
     n_cords = len(cords)
     network = links.network + ("power",) * n_cords
     # A power cord's A end is the device's inlet: it is fed by the PDU at B.
-    a_device = links.a_device + tuple(c.device for c in cords)
-    a_port = links.a_port + tuple(_PSU[c.psu] if c.psu < len(_PSU) else f"PSU{c.psu}"
-                                  for c in cords)
-    b_device = links.b_device + tuple(c.pdu for c in cords)
+    a_device = links.a_device + tuple(map(attrgetter("device"), cords))
+    a_port = links.a_port + tuple(map(_Names("PSU").__getitem__, map(attrgetter("psu"), cords)))
+    b_device = links.b_device + tuple(map(attrgetter("pdu"), cords))
     link = links.link + ("power",) * n_cords
     speed = links.speed_gbps + (0,) * n_cords
-    ratings = (0.0,) * len(links) + tuple(float(c.rating_w) for c in cords)
+    ratings = (0.0,) * len(links) + tuple(map(float, map(attrgetter("rating_w"), cords)))
     estimated = _Geometry(plan.racks, plan.rows, catalog).lengths(a_device, b_device, devices)
     media, lengths = _media(catalog, link, speed, ratings, estimated)
     transceivers = {m.key: m.transceivers for m in catalog.media}
     return Cables(
         cable_id=_ids(network, a_device, a_port, devices), network=network,
         tier=links.tier + ("power",) * n_cords, a_device=a_device, a_port=a_port,
-        b_device=b_device, b_port=links.b_port + tuple(f"outlet{c.outlet}" for c in cords),
+        b_device=b_device,
+        b_port=links.b_port + tuple(map(_Names("outlet").__getitem__,
+                                        map(attrgetter("outlet"), cords))),
         speed_gbps=speed, link=link, medium=media,
         transceivers=tuple(map(transceivers.__getitem__, media)), estimated_m=estimated,
         length_m=lengths, devices=devices)
 
 
-_PSU = tuple(f"PSU{i}" for i in range(17))
+class _Names(dict[int, str]):
+    """Number -> '<prefix><number>' (PSU2, outlet17), each made once."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def __missing__(self, number: int) -> str:
+        self[number] = name = f"{self.prefix}{number}"
+        return name
+
+
 _OTHER = -math.inf
 
 
@@ -222,8 +234,11 @@ def _media(catalog: CableCatalog, link: tuple[str, ...], speed: tuple[int, ...],
             if key not in tables:
                 tables[key] = _Choices(catalog, *kind, rating)
             by_rating[rating] = tables[key]
-        chosen += map(getitem, map(by_rating.__getitem__, ratings[start:stop]),
-                      estimated[start:stop])
+        if len(by_rating) == 1:  # one table (data cables: no rating): straight to it
+            chosen += map(by_rating.popitem()[1].__getitem__, estimated[start:stop])
+        else:
+            chosen += map(getitem, map(by_rating.__getitem__, ratings[start:stop]),
+                          estimated[start:stop])
     if not chosen:
         return (), ()
     media, stocked = zip(*chosen, strict=True)

@@ -13,8 +13,10 @@ from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import (
     CHUNK,
+    Cells,
     Keyed,
     by_value,
+    cells,
     csv_columns,
     csv_text,
     plain_column,
@@ -30,9 +32,11 @@ CABLE_COLUMNS = ("cable_id", "network", "a_row", "a_rack", "a_u", "a_device", "a
 def render(plan: Plan) -> dict[str, str]:
     cables = plan.cables
     bom = bom_rows(cables)
+    # the columns both files print, checked once
+    shared = {name: cells(getattr(cables, name)) for name in ("cable_id", "a_port", "b_port")}
     return {
-        "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables)),
-        "cabling/labels.csv": _labels_csv(cables),
+        "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables, shared)),
+        "cabling/labels.csv": _labels_csv(cables, shared),
         "cabling/bom.csv": csv_text(("item", "type", "speed_gbps", "length_m", "quantity"), bom),
         "cabling/bom.md": render_template("cabling/bom.md.j2",
                                           **_bom_context(plan, len(cables), bom)),
@@ -49,13 +53,13 @@ def _bom_context(plan: Plan, total: int, bom: list[list[str]]) -> dict[str, obje
             "optics_total": optics, "rows": rows}
 
 
-def _cable_columns(c: Cables) -> list[Sequence[object] | Keyed]:
+def _cable_columns(c: Cables, shared: dict[str, Cells]) -> list[Sequence[object] | Keyed]:
     """Each end's row, rack, U and device written once per device, the medium's NetBox type
     and transceivers once per medium."""
     media = {m.key: (m.key, m.netbox_type, m.transceivers) for m in cable_catalog().media}
     ends = _Ends(c)
-    return [c.cable_id, c.network, Keyed(c.a_device, ends, 4), c.a_port,
-            Keyed(c.b_device, ends, 4), c.b_port, by_value(c.speed_gbps),
+    return [shared["cable_id"], c.network, Keyed(c.a_device, ends, 4), shared["a_port"],
+            Keyed(c.b_device, ends, 4), shared["b_port"], by_value(c.speed_gbps),
             Keyed(c.medium, media, 3), by_value(c.estimated_m), by_value(c.length_m)]
 
 
@@ -90,12 +94,12 @@ def _where(places: _Places, devices: Sequence[str], ports: Sequence[str]) -> lis
 LABEL_COLUMNS = ("cable_id", "end", "label")
 
 
-def _labels_csv(c: Cables) -> str:
+def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str:
     """labels.csv: two lines a cable, written straight from the parts when the cable ids,
     ports and device texts are plain CSV cells (then so are the labels made of them, which
     start with the id); else cell by cell through csv_columns."""
     places = _Places(c)
-    if plain_column(c.cable_id) and plain_column(c.a_port) and plain_column(c.b_port):
+    if all(shared[name].plain for name in ("cable_id", "a_port", "b_port")):
         chunks = [",".join(LABEL_COLUMNS) + "\n"]
         for s in range(0, len(c), CHUNK):
             chunks.append(_label_lines(places, c, s, s + CHUNK))

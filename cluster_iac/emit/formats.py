@@ -179,9 +179,24 @@ _SPECIAL = ('"', ",", "\r", "\x00")
 _FORMULA_LINE = re.compile("\n[=+@\t-]")
 
 
+class Cells(tuple[str, ...]):
+    """A column's cells as csv_cell writes them, made once for several files (cells());
+    ``plain`` says whether they are the values themselves."""
+
+    plain: bool
+
+
+def cells(values: Sequence[object]) -> Cells:
+    """The column as csv_cell writes it, checked once: csv_columns takes it as it is."""
+    made = _column(values)
+    found = Cells(made)
+    found.plain = made is values
+    return found
+
+
 def _column(values: Sequence[object]) -> Sequence[str]:
     """The column's cells as csv_cell writes them; the values themselves when already so."""
-    if plain_column(values):
+    if isinstance(values, Cells) or plain_column(values):
         return values  # type: ignore[return-value]
     types = set(map(type, values))
     # 1, 1.0 and True are one key but print apart, as do 0.0 and -0.0: cell by cell then

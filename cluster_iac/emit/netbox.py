@@ -62,7 +62,7 @@ def render(plan: Plan) -> dict[str, str]:
                                           for r in plan.racks})],
         "racks": [[site, netbox_power.location_name(r.row), r.name, STATUS, "19",
                    str(r.height_u)] for r in plan.racks],
-        "devices": [_device_row(plan, d) for d in devs],
+        "devices": _device_rows(plan, devs),
         **_vocabulary(plan, devs),
         "power_panels": netbox_power.panels(plan),
         "power_feeds": netbox_power.feeds(plan),
@@ -92,7 +92,8 @@ def _role(d: Device) -> str:
 
 
 def _vocabulary(plan: Plan, devs: tuple[Device, ...]) -> dict[str, list[list[str]]]:
-    makers = sorted({netbox_types.manufacturer(plan, d) for d in devs})
+    kinds = {(d.kind, d.model): d for d in devs}.values()  # one device of each kind and model
+    makers = sorted({netbox_types.manufacturer(plan, d) for d in kinds})
     roles = sorted({_role(d) for d in devs})
     return {
         "manufacturers": [[m, slug(m)] for m in makers],
@@ -100,11 +101,20 @@ def _vocabulary(plan: Plan, devs: tuple[Device, ...]) -> dict[str, list[list[str
     }
 
 
-def _device_row(plan: Plan, d: Device) -> list[str]:
-    racked = d.u is not None and d.u > 0 and d.height_u > 0
-    return [d.name, _role(d), netbox_types.manufacturer(plan, d), d.model, STATUS,
-            plan.cluster.site, netbox_power.location_name(d.row), d.rack,
-            str(d.u) if racked else "", "front" if racked else ""]
+def _device_rows(plan: Plan, devs: tuple[Device, ...]) -> list[list[str]]:
+    """One row per device; its manufacturer found once per kind and model."""
+    site = plan.cluster.site
+    makers: dict[tuple[str, str], str] = {}
+    rows = []
+    for d in devs:
+        maker = makers.get((d.kind, d.model))
+        if maker is None:
+            maker = makers[(d.kind, d.model)] = netbox_types.manufacturer(plan, d)
+        racked = d.u is not None and d.u > 0 and d.height_u > 0
+        rows.append([d.name, _role(d), maker, d.model, STATUS, site,
+                     netbox_power.location_name(d.row), d.rack, str(d.u) if racked else "",
+                     "front" if racked else ""])
+    return rows
 
 
 def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed]:

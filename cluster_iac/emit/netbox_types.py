@@ -133,9 +133,9 @@ def _interfaces(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceTyp
             continue
         for devices, ports, own in ((c.a_device, c.a_port, network == BMC),
                                     (c.b_device, c.b_port, False)):
-            seen.update((model, port, link, speed, own) for model, port in set(zip(
-                map(model_of.__getitem__, devices[start:stop]), ports[start:stop],
-                strict=True)))
+            seen.update((model, port, link, speed, own)
+                        for model, port in _model_ports(model_of, devices[start:stop],
+                                                        ports[start:stop]))
     fastest: dict[tuple[str, str], tuple[int, str, bool]] = {}
     for model, port, link, speed, mgmt in seen:
         best = fastest.get((model, port), (-1, "", False))
@@ -144,6 +144,17 @@ def _interfaces(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceTyp
     for (model, port), (speed, link, mgmt) in fastest.items():
         types[model].interfaces[port] = {
             "type": INTERFACE_TYPES.get((link, speed), "other"), "mgmt_only": mgmt}
+
+
+def _model_ports(model_of: dict[str, str], devices: tuple[str, ...],
+                 ports: tuple[str, ...]) -> set[tuple[str, str]]:
+    """The distinct (model, port) of cable ends: when the devices are all of one model, that
+    model with each distinct port (no pair made per cable)."""
+    models = set(map(model_of.__getitem__, set(devices)))
+    if len(models) == 1:
+        model = models.pop()
+        return {(model, port) for port in set(ports)}
+    return set(zip(map(model_of.__getitem__, devices), ports, strict=True))
 
 
 _SERIES = re.compile(r"^([a-z]+)(\d+)$")
@@ -169,10 +180,10 @@ def _power_columns(plan: Plan) -> tuple[tuple[str, ...], tuple[str, ...], tuple[
     their devices, PSU names and media."""
     c, cords = plan.cables, plan.power_cords
     start = len(c) - len(cords)
-    devices = tuple(cord.device for cord in cords)
+    devices = tuple(map(attrgetter("device"), cords))
     if (c.network.count(POWER) != len(cords) or c.network[start:].count(POWER) != len(cords)
             or c.a_device[start:] != devices
-            or c.b_device[start:] != tuple(cord.pdu for cord in cords)):
+            or c.b_device[start:] != tuple(map(attrgetter("pdu"), cords))):
         raise ValueError("the cable table must end with one power cable per power cord, "
                          "in cord order")
     return devices, c.a_port[start:], c.medium[start:]
