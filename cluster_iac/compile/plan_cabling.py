@@ -103,6 +103,17 @@ class _Names(dict[int, str]):
 _OTHER = -math.inf
 
 
+class _Default(dict[str, Any]):
+    """A dict that answers ``default`` for a key it lacks (a hit stays a C-speed lookup)."""
+
+    def __init__(self, default: Any) -> None:
+        super().__init__()
+        self.default = default
+
+    def __missing__(self, key: str) -> Any:
+        return self.default
+
+
 def _ids(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple[str, ...],
          devices: dict[str, Device]) -> tuple[str, ...]:
     """``<network prefix>-<rack>.<position>.<port>`` of each cable's A end; unique. The text
@@ -160,7 +171,8 @@ class _Geometry:
         # a rack pair as one int, a * n + b: the A end's rack index times n, plus the B end's
         n = len(racks) + 1
         index = {rack: i + 1 for i, rack in enumerate(racks)}
-        rise, a_key, b_key = {}, {}, {}
+        # an unknown device: no rise, rack index 0
+        rise, a_key, b_key = _Default(_OTHER), _Default(0), _Default(0)
         for name, d in devices.items():
             # -inf marks an end (0U, unplaced) or a pair (one rack) the sum does not cover:
             # whatever is added to it, the sum stays -inf
@@ -168,11 +180,10 @@ class _Geometry:
                 else _OTHER
             a_key[name] = index.get(d.rack, 0) * n
             b_key[name] = index.get(d.rack, 0)
-        pairs = list(map(add, map(a_key.get, a_device, repeat(0)),
-                         map(b_key.get, b_device, repeat(0))))
+        pairs = list(map(add, map(a_key.__getitem__, a_device), map(b_key.__getitem__, b_device)))
         apart = self._apart(racks, pairs)
-        total = list(map(add, map(add, map(rise.get, a_device, repeat(_OTHER)),
-                                  map(rise.get, b_device, repeat(_OTHER))),
+        total = list(map(add, map(add, map(rise.__getitem__, a_device),
+                                  map(rise.__getitem__, b_device)),
                          map(apart.__getitem__, pairs)))
         del pairs
         rounded = {t: round(t / 1000.0 + g.slack_m, 2) for t in set(total)}
