@@ -122,7 +122,8 @@ def _ids(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple[str,
     ids: list[str] = []
     for start, stop in runs(network):
         prefix = ID_PREFIX.get(network[start], "XX") + "-"
-        head = {name: prefix + text for name, text in place.items()}
+        head = {name: prefix + place[name] for name in set(a_device[start:stop])
+                if name in place}
         ids += map(add, map(head.get, a_device[start:stop], repeat(prefix + ".")),
                    a_port[start:stop])
     if len(set(ids)) != len(ids):
@@ -279,7 +280,9 @@ def choose_medium(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: floa
 
 def _candidates(catalog: CableCatalog, link: str, speed_gbps: int,
                 psu_w: float) -> list[tuple[CableMedium, float]]:
-    """The media that may carry this kind of cable, in preference order, with their reach."""
+    """The media that may carry this kind of cable, in preference order, each with the
+    longest stocked length within its reach: a length no longer than that (less the
+    stocked-length tolerance) is carried, a longer one is not."""
     found = []
     for medium in catalog.media:
         if link == "power":
@@ -290,16 +293,20 @@ def _candidates(catalog: CableCatalog, link: str, speed_gbps: int,
             reach = medium.reach_at(speed_gbps)
         else:
             continue
-        if reach is not None:
-            found.append((medium, reach))
+        within = [length for length in medium.stocked_m if reach is not None and length <= reach]
+        if within:
+            found.append((medium, max(within)))
     return found
 
 
 def _first(candidates: list[tuple[CableMedium, float]], link: str, speed_gbps: int,
            estimated_m: float) -> tuple[CableMedium, float]:
-    for medium, reach in candidates:
-        stocked = medium.stocked_length(estimated_m)
-        if stocked is not None and stocked <= reach:
+    # stocked_length takes the first stocked length >= estimated_m - 1e-9: within reach
+    # exactly when the longest one within reach is
+    least = estimated_m - 1e-9
+    for medium, longest in candidates:
+        stocked = medium.stocked_length(estimated_m) if longest >= least else None
+        if stocked is not None:
             return medium, stocked
     raise ValueError(f"no cable medium carries {speed_gbps} Gb/s {link} over {estimated_m} m")
 
