@@ -15,7 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cluster_iac.emit.structured import json_text, yaml_scalar, yaml_strings, yaml_text
+from cluster_iac.emit.structured import (
+    json_lines,
+    json_text,
+    yaml_scalar,
+    yaml_strings,
+    yaml_text,
+)
 from tests.test_format_writers import TRICKY
 
 
@@ -157,3 +163,10 @@ def test_yaml_refuses_what_it_cannot_write() -> None:
         yaml_text([{1.5: "x"}] * 10)
     with pytest.raises(TypeError, match="YAML scalar of type set"):
         yaml_text({"a": [{"x": {1}}] * 10})
+
+
+@EXAMPLES
+@given(st.lists(_data(JSON_KEYS), max_size=8), st.booleans())
+def test_json_lines_are_json_dumps_of_each(values: list[Any], sort_keys: bool) -> None:
+    expected = _outcome(lambda v: [json.dumps(x, sort_keys=sort_keys) for x in v], values)
+    assert _outcome(lambda v: json_lines(v, sort_keys=sort_keys), values) == expected

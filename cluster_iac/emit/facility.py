@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from itertools import groupby, repeat
-from operator import attrgetter
+from itertools import groupby
+from operator import itemgetter
 
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import csv_columns, csv_text, markdown_columns, markdown_rows
@@ -33,10 +33,12 @@ def render(plan: Plan) -> dict[str, str]:
     feeds = {f.pdu: f for f in plan.power_feeds}
     lines, line_md = _line_rows(plan, feeds, rows_of)
     pdus, pdu_md = _pdu_rows(plan, feeds, rows_of)
-    racks = [{"name": r.name, "row": r.row, "pdus": pdu_md.get(r.name, ()),
-              "lines": line_md.get(r.name, ())} for r in sorted(plan.racks, key=lambda r: r.name)]
+    # each rack's table rows joined here (str.join; the template's join filter is per item)
+    racks = [{"name": r.name, "row": r.row, "pdus": "\n".join(pdu_md.get(r.name, ())),
+              "lines": "\n".join(line_md.get(r.name, ()))}
+             for r in sorted(plan.racks, key=lambda r: r.name)]
     totals = total_rows(plan)
-    context = {"racks": racks, "totals": markdown_rows(totals),
+    context = {"racks": racks, "totals": "\n".join(markdown_rows(totals)),
                "pue": f"{plan.settings.power.pue:g}",
                "continuous": f"{plan.settings.policy.breaker_continuous_percent:g}"}
     return {
@@ -62,8 +64,7 @@ def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
     outlet_text = _Outlets()
     outlets_col = list(map(outlet_text.__getitem__, zip(outlets, slots, line, strict=True)))
     labels = _psu_labels(plan)
-    psus = [" ".join(map(labels.__getitem__, zip(repeat(p), o))) for p, o in
-            zip(pdu, outlets, strict=True)]
+    psus = [" ".join(map(labels[p].__getitem__, o)) for p, o in zip(pdu, outlets, strict=True)]
     normal, worst, limit = (list(map(amps.__getitem__, col)) for col in (normal_a, worst_a,
                                                                           limit_a))
     percent = list(map(_Percent().__getitem__, zip(worst_a, limit_a, strict=True)))
@@ -72,7 +73,7 @@ def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
         [feeds[p].name for p in pdu], [feeds[p].panel for p in pdu], circuit, *ratings, limit,
         line, outlets_col, list(map(" ".join, devices)), psus, normal, worst, percent,
         worst_case]
-    failures = ["; ".join([f"{case} {amps[a]}" for case, a in c[1:]]) or "-" for c in cases]
+    failures = _failures(cases, amps)
     over = ["over" if w > m + 1e-9 else "ok" for w, m in zip(worst_a, limit_a, strict=True)]
     markdown = markdown_columns([pdu, circuit, line, outlets_col, psus, normal, failures,
                                  worst, limit, percent, over])
@@ -107,13 +108,37 @@ class _Percent(dict[tuple[float, float], str]):
         return text
 
 
-def _psu_labels(plan: Plan) -> dict[tuple[str, int], str]:
-    """(PDU, outlet) -> 'device:PSUn': the PSU each outlet feeds."""
+def _psu_labels(plan: Plan) -> dict[str, dict[int, str]]:
+    """PDU -> outlet -> 'device:PSUn': the PSU each outlet feeds (each PDU's cords are one
+    run of the cords table)."""
     cords = plan.power_cords
-    where = zip(map(attrgetter("pdu"), cords), map(attrgetter("outlet"), cords), strict=True)
-    labels = map("{}:PSU{}".format, map(attrgetter("device"), cords),
-                 map(attrgetter("psu"), cords))
-    return dict(zip(where, labels, strict=True))
+    if not cords:
+        return {}
+    _rack, pdus, _circuit, _line, outlets, devices, psus, *_rest = zip(*cords, strict=True)
+    suffix = {n: f":PSU{n}" for n in set(psus)}
+    labels = list(map(str.__add__, devices, map(suffix.__getitem__, psus)))
+    found: dict[str, dict[int, str]] = {}
+    start = 0
+    for name, run in groupby(pdus):
+        end = start + sum(1 for _ in run)
+        found.setdefault(name, {}).update(zip(outlets[start:end], labels[start:end],
+                                              strict=True))
+        start = end
+    return found
+
+
+def _failures(cases: Sequence[tuple[tuple[str, float], ...]], amps: _Amps) -> list[str]:
+    """'PDU r1-pdu-b down 33.6; g00001 PSU2 failed 23.9' for each line (its cases after
+    normal operation), '-' with none: all lines' cases formatted as one column."""
+    failed = [case for line in cases for case in line[1:]]
+    texts = list(map("{} {}".format, map(itemgetter(0), failed),
+                     map(amps.__getitem__, map(itemgetter(1), failed))))
+    out, start = [], 0
+    for size in map(len, cases):
+        end = start + max(size - 1, 0)
+        out.append("; ".join(texts[start:end]) if end > start else "-")
+        start = end
+    return out
 
 
 def _ratings(plan: Plan) -> dict[str, list[str]]:

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from xml.etree.ElementTree import Element
 
 # YAML and JSON live in structured.py; imported here so that every writer has one address
+from cluster_iac.emit.structured import json_lines as json_lines
 from cluster_iac.emit.structured import json_text as json_text
 from cluster_iac.emit.structured import yaml_scalar as yaml_scalar
 from cluster_iac.emit.structured import yaml_text as yaml_text

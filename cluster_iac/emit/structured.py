@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from itertools import repeat
+from itertools import groupby, repeat
 from json.encoder import encode_basestring_ascii  # json's C one
 from typing import cast
 
@@ -60,9 +60,16 @@ def yaml_strings(values: Sequence[str], prefix: str = "") -> list[str]:
     _PLAIN_LINE finds that are no YAML 1.1 word) or single-quoted; a column all of one kind is
     written by joining and splitting its text. Otherwise value by value."""
     text = "\n".join(values)
-    if _NEEDS_ESCAPE_IN_LINE.search(text) or text.count("\n") != len(values) - 1:
+    if text.count("\n") != len(values) - 1 or (
+            # ASCII is printable from ' ' to '~' (isprintable), as YAML's c-printable there
+            not text.replace("\n", "").isprintable() if text.isascii()
+            else _NEEDS_ESCAPE_IN_LINE.search(text)):
         return [prefix + yaml_scalar(value) for value in values]
-    plain = {v for v in _PLAIN_LINE.findall(text) if v.lower() not in _YAML11_WORDS}
+    found = _PLAIN_LINE.findall(text)
+    if _YAML11_WORDS.isdisjoint(map(str.lower, found)):
+        plain = set(found)
+    else:
+        plain = {v for v in found if v.lower() not in _YAML11_WORDS}
     if not plain:  # every one quoted: '' for each quote, and "'" around each line
         text = text.replace("'", "''").replace("\n", "'\n" + prefix + "'")
         return f"{prefix}'{text}'".split("\n")
@@ -132,6 +139,7 @@ class _Yaml:
 
     def __init__(self) -> None:
         self.strings: dict[object, str] = {None: ""}  # str (exactly) -> ' ' + yaml_scalar
+        self.plain: set[str] = set()  # the strings among them written as they are
         self.heads: dict[int, dict[object, str]] = {}  # indent -> str key -> '\n  key:'
 
     def tails(self, values: Sequence[object], indent: int) -> list[str]:
@@ -158,8 +166,25 @@ class _Yaml:
             return yaml_strings(values, " ")  # type: ignore[arg-type]
         new = list(distinct.difference(known))
         if new:  # each distinct string once: names repeat in every group they belong to
-            known.update(zip(new, yaml_strings(new, " "), strict=True))  # type: ignore[arg-type]
+            self._learn(new)  # type: ignore[arg-type]
         return list(map(known.__getitem__, values))
+
+    def _learn(self, new: list[str]) -> None:
+        texts = yaml_strings(new, " ")
+        self.strings.update(zip(new, texts, strict=True))
+        # quoting only adds characters: the same length is the string as it is
+        self.plain.update([v for v, text in zip(new, texts, strict=True)
+                           if len(text) == len(v) + 1])
+
+    def _plain(self, keys: Sequence[object]) -> bool:
+        """Whether every key is a string written as it is."""
+        if set(map(type, keys)) != {str}:
+            return False
+        distinct = set(keys)
+        new = list(distinct.difference(self.strings))
+        if new:
+            self._learn(new)  # type: ignore[arg-type]
+        return self.plain.issuperset(distinct)
 
     def _tail(self, value: object, indent: int) -> str:
         if type(value) is str or value is None:
@@ -186,8 +211,7 @@ class _Yaml:
         return list(map(known.__getitem__, keys))
 
     def _mapping(self, data: Mapping[object, object], indent: int) -> str:
-        tails = self.tails(list(data.values()), indent + 2)
-        return "".join(map(str.__add__, self._heads(list(data), indent), tails))
+        return self._entries([data], [len(data)], indent)[0]
 
     def _dicts(self, values: Sequence[dict[object, object]], indent: int) -> list[str]:
         """Dicts: column by column where many have the same keys (in the same order), else
@@ -198,6 +222,13 @@ class _Yaml:
             return self._alike(values, shapes[0], indent)
         if len(kinds) * 8 > len(values):
             return self._entries(values, list(map(len, shapes)), indent)
+        runs = [(shape, sum(1 for _ in run)) for shape, run in groupby(shapes)]
+        if len(runs) * 8 <= len(values):  # hosts: nodes, then switches, then PDUs
+            texts, start = [], 0
+            for shape, size in runs:
+                texts += self._alike(values[start:start + size], shape, indent)
+                start += size
+            return texts
         groups: dict[tuple[object, ...], list[int]] = {}
         for at, shape in enumerate(shapes):
             groups.setdefault(shape, []).append(at)
@@ -208,12 +239,23 @@ class _Yaml:
                 texts[at] = text
         return texts
 
-    def _entries(self, values: Sequence[dict[object, object]], sizes: list[int],
+    def _entries(self, values: Sequence[Mapping[object, object]], sizes: list[int],
                  indent: int) -> list[str]:
+        """Mappings' entries as one column, cut back into mappings."""
         keys = [key for value in values for key in value]
         tails = self.tails([item for value in values for item in value.values()], indent + 2)
+        texts: list[str] = []
+        start = 0
+        if not any(tails) and self._plain(keys):
+            # names that are all None (an inventory group's hosts): 'name:' lines joined whole
+            pad = "\n" + " " * indent
+            between = ":" + pad
+            for size in sizes:
+                texts.append(pad + between.join(keys[start:start + size]) + ":"  # type: ignore[arg-type]
+                             if size else " {}")
+                start += size
+            return texts
         entries = list(map(str.__add__, self._heads(keys, indent), tails))
-        texts, start = [], 0
         for size in sizes:
             texts.append("".join(entries[start:start + size]) if size else " {}")
             start += size
@@ -247,23 +289,39 @@ def json_text(data: object, *, sort_keys: bool = False) -> str:
     (ASCII, NaN as json writes it), made a column at a time (json's indented encoder is pure
     Python, value by value). What is not plain data (a dict subclass, a key that is not a
     string) is handed to json itself."""
-    return _Json(sort_keys).texts([data], 0)[0] + "\n"
+    return _Json(sort_keys, indent=True).texts([data], 0)[0] + "\n"
+
+
+def json_lines(values: Sequence[object], *, sort_keys: bool = False) -> list[str]:
+    """``json.dumps(value, sort_keys=sort_keys)`` of each value (one line each, ', ' and ': '
+    between items), made a column at a time: a file of one record per line."""
+    return _Json(sort_keys, indent=False).texts(values, 0)
 
 
 class _Json:
-    def __init__(self, sort_keys: bool):
+    def __init__(self, sort_keys: bool, indent: bool):
         self.sort_keys = sort_keys
+        self.indent = indent
 
     def texts(self, values: Sequence[object], level: int) -> list[str]:
-        """Each value's JSON text, its inner lines at ``level`` + 1 indents."""
+        """Each value's JSON text, its inner lines (when indented) at ``level`` + 1 indents."""
         types = set(map(type, values))
         if types == {str}:
             return list(map(encode_basestring_ascii, cast("Sequence[str]", values)))
         if types == {int}:
             return list(map(int.__repr__, cast("Sequence[int]", values)))
         if types == {dict}:
-            return self._dicts(values, level)  # type: ignore[arg-type]
+            return self._dicts(cast("Sequence[dict[object, object]]", values), level)
+        if types == {list}:
+            return self._arrays(cast("Sequence[list[object]]", values), level)
         return [self._text(value, level) for value in values]
+
+    def _frame(self, level: int) -> tuple[str, str, str]:
+        """What goes after the opening bracket, between items, and before the closing one."""
+        if not self.indent:
+            return "", ", ", ""
+        inner = "\n" + "  " * (level + 1)
+        return inner, "," + inner, "\n" + "  " * level
 
     def _text(self, value: object, level: int) -> str:
         kind = type(value)
@@ -272,22 +330,30 @@ class _Json:
         if kind is dict and set(map(type, cast(dict, value))) <= {str}:
             return self._object(cast("dict[str, object]", value), level) if value else "{}"
         if kind is list or kind is tuple:
-            return self._array(cast("Sequence[object]", value), level) if value else "[]"
+            return self._arrays([cast("list[object]", value)], level)[0]
         # scalars, and anything json itself must judge, written by json (its lines indented)
+        if not self.indent:
+            return json.dumps(value, sort_keys=self.sort_keys)
         text = json.dumps(value, indent=2, sort_keys=self.sort_keys)
         return text.replace("\n", "\n" + "  " * level) if level else text
 
     def _object(self, data: dict[str, object], level: int) -> str:
         keys = sorted(data) if self.sort_keys else list(data)
-        pad = "\n" + "  " * (level + 1)
-        items = map(str.__add__, [f"{pad}{encode_basestring_ascii(k)}: " for k in keys],
+        first, between, last = self._frame(level)
+        items = map(str.__add__, [encode_basestring_ascii(k) + ": " for k in keys],
                     self.texts([data[k] for k in keys], level + 1))
-        return "{" + ",".join(items) + "\n" + "  " * level + "}"
+        return "{" + first + between.join(items) + last + "}"
 
-    def _array(self, items: Sequence[object], level: int) -> str:
-        pad = "\n" + "  " * (level + 1)
-        return "[" + ",".join([pad + text for text in self.texts(items, level + 1)]) + (
-            "\n" + "  " * level + "]")
+    def _arrays(self, values: Sequence[Sequence[object]], level: int) -> list[str]:
+        """Lists (or tuples): all their items as one column, cut back into lists."""
+        first, between, last = self._frame(level)
+        items = self.texts([item for value in values for item in value], level + 1)
+        texts, start = [], 0
+        for size in map(len, values):
+            texts.append("[" + first + between.join(items[start:start + size]) + last + "]"
+                         if size else "[]")
+            start += size
+        return texts
 
     def _dicts(self, values: Sequence[dict[object, object]], level: int) -> list[str]:
         shapes = list(map(tuple, values))
@@ -313,10 +379,11 @@ class _Json:
         columns = list(zip(*map(dict.values, values), strict=True))
         order = sorted(range(len(names)), key=lambda at: names[at]) if self.sort_keys else \
             range(len(names))
-        pad = "\n" + "  " * (level + 1)
+        first, between, last = self._frame(level)
         parts: list[object] = []
         for n, at in enumerate(order):
-            parts += (repeat(("{" if n == 0 else ",") + pad + encode_basestring_ascii(names[at])
-                             + ": "), self.texts(columns[at], level + 1))
-        parts.append(repeat("\n" + "  " * level + "}"))
+            head = "{" + first if n == 0 else between
+            parts += (repeat(head + encode_basestring_ascii(names[at]) + ": "),
+                      self.texts(columns[at], level + 1))
+        parts.append(repeat(last + "}"))
         return list(map("".join, zip(*parts, strict=False)))  # type: ignore[call-overload]  # repeat() is endless
