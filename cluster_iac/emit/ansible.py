@@ -40,7 +40,7 @@ def inventory(plan: Plan) -> dict[str, object]:
         entry: dict[str, object] = {}
         if group_vars:
             entry["vars"] = dict(sorted(group_vars.items()))
-        entry["hosts"] = dict.fromkeys(sorted(hosts))
+        entry["hosts"] = dict.fromkeys(sorted(hosts))  # a host listed twice is one key
         children[name] = entry
     return {"all": {
         "vars": dict(sorted(_all_vars(plan).items())),
@@ -55,8 +55,9 @@ def group_name(prefix: str, name: str) -> str:
 
 
 def _groups(plan: Plan, devs: tuple[Device, ...]) -> dict[str, tuple[dict[str, str], list[str]]]:
-    """Group name -> (its vars, its hosts, each once). Members are collected per (prefix,
-    name) first: a group's name is made and checked once, not once per host."""
+    """Group name -> (its vars, its hosts; inventory() sorts them and drops repeats). Members
+    are collected per (prefix, name) first: a group's name is made and checked once, not once
+    per host."""
     members: dict[tuple[str, str], list[str]] = defaultdict(list)
     for d in devs:
         if d.kind == "node":
@@ -84,7 +85,7 @@ def _groups(plan: Plan, devs: tuple[Device, ...]) -> dict[str, tuple[dict[str, s
         if first != (prefix, name):
             raise ValueError(f"group names {':'.join(first)!r} and {prefix}:{name!r} "
                              f"both become {gname!r}")
-        groups[gname] = ({"cluster_iac_name": name} if prefix else {}, list(dict.fromkeys(hosts)))
+        groups[gname] = ({"cluster_iac_name": name} if prefix else {}, hosts)
     for type_name in {d.model for d in devs if d.kind == "node" and d.role == "compute"}:
         env = plan.nccl.get(type_name)
         if env is None:  # no GPUs: no NCCL files for this type

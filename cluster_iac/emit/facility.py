@@ -3,10 +3,10 @@ normal operation and in its worst single failure, each PDU's worst case, and the
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from itertools import groupby
-from operator import itemgetter
+from operator import attrgetter
 
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import csv_columns, csv_text, markdown_columns, markdown_rows
@@ -73,7 +73,7 @@ def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
         [feeds[p].name for p in pdu], [feeds[p].panel for p in pdu], circuit, *ratings, limit,
         line, outlets_col, list(map(" ".join, devices)), psus, normal, worst, percent,
         worst_case]
-    failures = _failures(cases, amps)
+    failures = ["; ".join([f"{case} {amps[a]}" for case, a in c[1:]]) or "-" for c in cases]
     over = ["over" if w > m + 1e-9 else "ok" for w, m in zip(worst_a, limit_a, strict=True)]
     markdown = markdown_columns([pdu, circuit, line, outlets_col, psus, normal, failures,
                                  worst, limit, percent, over])
@@ -112,33 +112,18 @@ def _psu_labels(plan: Plan) -> dict[str, dict[int, str]]:
     """PDU -> outlet -> 'device:PSUn': the PSU each outlet feeds (each PDU's cords are one
     run of the cords table)."""
     cords = plan.power_cords
-    if not cords:
-        return {}
-    _rack, pdus, _circuit, _line, outlets, devices, psus, *_rest = zip(*cords, strict=True)
+    pdus, outlets, devices, psus = (list(map(attrgetter(field), cords))
+                                    for field in ("pdu", "outlet", "device", "psu"))
     suffix = {n: f":PSU{n}" for n in set(psus)}
     labels = list(map(str.__add__, devices, map(suffix.__getitem__, psus)))
+    sizes = Counter(pdus)
     found: dict[str, dict[int, str]] = {}
     start = 0
-    for name, run in groupby(pdus):
-        end = start + sum(1 for _ in run)
-        found.setdefault(name, {}).update(zip(outlets[start:end], labels[start:end],
-                                              strict=True))
+    for name in dict.fromkeys(pdus):
+        end = start + sizes[name]
+        found[name] = dict(zip(outlets[start:end], labels[start:end], strict=True))
         start = end
     return found
-
-
-def _failures(cases: Sequence[tuple[tuple[str, float], ...]], amps: _Amps) -> list[str]:
-    """'PDU r1-pdu-b down 33.6; g00001 PSU2 failed 23.9' for each line (its cases after
-    normal operation), '-' with none: all lines' cases formatted as one column."""
-    failed = [case for line in cases for case in line[1:]]
-    texts = list(map("{} {}".format, map(itemgetter(0), failed),
-                     map(amps.__getitem__, map(itemgetter(1), failed))))
-    out, start = [], 0
-    for size in map(len, cases):
-        end = start + max(size - 1, 0)
-        out.append("; ".join(texts[start:end]) if end > start else "-")
-        start = end
-    return out
 
 
 def _ratings(plan: Plan) -> dict[str, list[str]]:

@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from itertools import groupby, repeat
+from itertools import chain, groupby, repeat
 from json.encoder import encode_basestring_ascii  # json's C one
 from typing import cast
 
@@ -243,10 +243,10 @@ class _Yaml:
                  indent: int) -> list[str]:
         """Mappings' entries as one column, cut back into mappings."""
         keys = [key for value in values for key in value]
-        tails = self.tails([item for value in values for item in value.values()], indent + 2)
+        items = list(chain.from_iterable(map(Mapping.values, values)))  # type: ignore[arg-type]
         texts: list[str] = []
         start = 0
-        if not any(tails) and self._plain(keys):
+        if items.count(None) == len(items) and self._plain(keys):
             # names that are all None (an inventory group's hosts): 'name:' lines joined whole
             pad = "\n" + " " * indent
             between = ":" + pad
@@ -255,6 +255,7 @@ class _Yaml:
                              if size else " {}")
                 start += size
             return texts
+        tails = self.tails(items, indent + 2)
         entries = list(map(str.__add__, self._heads(keys, indent), tails))
         for size in sizes:
             texts.append("".join(entries[start:start + size]) if size else " {}")
@@ -327,6 +328,12 @@ class _Json:
         kind = type(value)
         if kind is str:
             return encode_basestring_ascii(cast(str, value))
+        if kind is int:
+            return int.__repr__(cast(int, value))
+        if kind is float and math.isfinite(cast(float, value)):
+            return float.__repr__(cast(float, value))
+        if value is None:
+            return "null"
         if kind is dict and set(map(type, cast(dict, value))) <= {str}:
             return self._object(cast("dict[str, object]", value), level) if value else "{}"
         if kind is list or kind is tuple:
