@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import NamedTuple
 
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import FabricPlan, Node
-from cluster_iac.sorting import natural_key
+from cluster_iac.sorting import natural_sorted
 
 # Each exporter's own default listen port (also Prometheus' "default port allocations" page).
 NODE_EXPORTER_PORT = 9100  # node_exporter --web.listen-address=":9100"
@@ -23,8 +25,7 @@ FABRIC_EXPORTER_ROLES = ("controller", "service", "login", "lustre_mds", "lustre
 SECONDS_PER_SWITCH = 10 / 109
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """One scrape target: the address Prometheus (or the SNMP exporter) polls, its labels."""
 
     address: str
@@ -86,21 +87,24 @@ class HostLabels:
 
 def node_targets(plan: Plan, labels: HostLabels) -> list[Target]:
     """node_exporter on every host."""
-    return [Target(f"{host_address(plan, n.hostname)}:{NODE_EXPORTER_PORT}", labels(n))
-            for n in labels.hosts]
+    os_address = plan.addresses.get("management", {})  # as host_address, looked up at once
+    return [Target(f"{os_address.get(n.hostname, n.hostname)}:{NODE_EXPORTER_PORT}",
+                   labels(n)) for n in labels.hosts]
 
 
 def dcgm_targets(plan: Plan, labels: HostLabels) -> list[Target]:
     """dcgm-exporter on every host whose node type has GPUs."""
-    return [Target(f"{host_address(plan, n.hostname)}:{DCGM_EXPORTER_PORT}", labels(n))
-            for n in labels.hosts if plan.node_types[n.node_type].gpu_count > 0]
+    os_address = plan.addresses.get("management", {})
+    gpus = {name for name, nt in plan.node_types.items() if nt.gpu_count > 0}
+    return [Target(f"{os_address.get(n.hostname, n.hostname)}:{DCGM_EXPORTER_PORT}",
+                   labels(n)) for n in labels.hosts if n.node_type in gpus]
 
 
 def pdu_targets(plan: Plan) -> list[Target]:
     """Every rack PDU, polled over SNMP: its address is the SNMP exporter's 'target' parameter."""
     rows = _rows(plan)
-    pdus = sorted((d for d in plan.power_devices if d.kind == "pdu"),
-                  key=lambda d: natural_key(d.name))
+    pdus = natural_sorted((d for d in plan.power_devices if d.kind == "pdu"),
+                          attrgetter("name"))
     return [Target(pdu_address(plan, d.name),
                    {"instance": d.name, "pdu": d.name, "rack": d.rack, "row": rows[d.rack],
                     "feed_side": d.side, "pdu_profile": d.model})
@@ -109,7 +113,7 @@ def pdu_targets(plan: Plan) -> list[Target]:
 
 def natural_hosts(plan: Plan) -> list[Node]:
     """The plan's nodes in natural order of their names (r2 before r10)."""
-    return sorted(plan.nodes, key=lambda n: natural_key(n.hostname))
+    return natural_sorted(plan.nodes, attrgetter("hostname"))
 
 
 def fabric_exporters(plan: Plan, hosts: list[Node] | None = None) -> list[FabricExporter]:
