@@ -116,7 +116,7 @@ def _fabric_leaves(plan: Plan) -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
     for node in plan.compute_nodes:
         if node.hostname in graph:
-            result[node.hostname] = sorted(set(graph.neighbors(node.hostname)) & leaves)
+            result[node.hostname] = sorted(leaves.intersection(graph.adj[node.hostname]))
     return result
 
 
