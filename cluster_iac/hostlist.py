@@ -5,10 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+from ClusterShell.NodeSet import NodeSet, NodeSetBase, NodeSetParseError
+from ClusterShell.RangeSet import RangeSet
 
 _RANGE = re.compile(r"\s*(\d{1,18})(?:-(\d{1,18})(?:/(\d{1,18}))?)?\s*")
 _PART = re.compile(r"[^\[\],]*(\[[^\[\]]*\][^\[\],]*)*")
+# A plain name with at most one run of digits: "g00012", "gpu01a", "head". ClusterShell reads
+# such a name as pattern "g%s" with index "00012" (the digits as written keep their padding).
+_ONE_INDEX = re.compile(r"([A-Za-z._-]*)(\d{0,18})([A-Za-z._-]*)")
 
 
 class HostlistError(ValueError):
@@ -66,8 +70,30 @@ def expand(expression: str, limit: int | None = None) -> list[str]:
 
 
 def fold(names: Iterable[str]) -> str:
-    """['gpu01', 'gpu02', 'gpu03'] -> 'gpu[01-03]' (sorted, Slurm syntax)."""
-    return str(NodeSet.fromlist(sorted(names)))
+    """['gpu01', 'gpu02', 'gpu03'] -> 'gpu[01-03]' (sorted, Slurm syntax).
+
+    ClusterShell folds; it is only spared re-parsing each name as a hostlist expression (the
+    names are our own, and 100,000 GPUs fold 50,000 of them): a name with at most one run of
+    digits is split here into ClusterShell's pattern and index, exactly as its parser splits
+    it, and any other name goes through the parser."""
+    indices: dict[str, list[str]] = {}
+    others: list[str] = []
+    for name in names:
+        match = _ONE_INDEX.fullmatch(name)
+        if match is None:
+            others.append(name)
+            continue
+        prefix, index, suffix = match.groups()
+        pattern = f"{prefix}%s{suffix}" if index else prefix
+        indices.setdefault(pattern, []).append(index)
+    nodeset = NodeSet.fromlist(sorted(others))
+    for pattern, found in indices.items():
+        rangeset = None
+        if found[0]:
+            rangeset = RangeSet()
+            rangeset.update(found)  # the index strings as they are, not a range to parse
+        nodeset.update(NodeSetBase(pattern, rangeset, False))
+    return str(nodeset)
 
 
 def _split_top_level(expression: str) -> list[str]:

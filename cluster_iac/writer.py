@@ -18,6 +18,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 MANIFEST = ".cluster-iac-manifest"
@@ -39,8 +40,7 @@ class OutputRefused(OSError):
 
 
 def with_manifest(files: dict[str, str]) -> dict[str, str]:
-    listing = "".join(f"{_digest(files[path].encode())}  {path}\n" for path in sorted(files))
-    return {**files, MANIFEST: listing}
+    return {**files, MANIFEST: _listing({path: _text_digest(text) for path, text in files.items()})}
 
 
 def stale_diff(out_dir: Path, files: dict[str, str]) -> str:
@@ -69,28 +69,37 @@ def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
     """
     out = Path(os.path.realpath(out_dir))  # a symlink named by -o: the folder it names
     _recover(out)
-    files = with_manifest(files)
     on_disk = _own_files(out, files)
-    removed = sorted(set(on_disk) - set(files))
-    changed = sorted(path for path, text in files.items() if on_disk.get(path) != text.encode())
+    # A file already on disk is unchanged when its SHA-256 is; the others are written (and
+    # hashed as they are written), so no output is encoded or held twice.
+    digests = {path: _text_digest(files[path]) for path in files if path in on_disk}
+    changed = sorted(path for path in files if on_disk.get(path, "") != digests.get(path))
+    removed = sorted(set(on_disk) - set(files) - {MANIFEST})
     if not changed and not removed:
-        return []
-    stage = _stage_tree(out, files, on_disk)
+        listing = _listing(digests)
+        if on_disk.get(MANIFEST) == _text_digest(listing):
+            return []
+    stage = _stage_tree(out, files, set(changed), digests)
     try:
         _swap(stage, out)
     finally:
         shutil.rmtree(stage, ignore_errors=True)  # the previous tree, or a staging left over
-    return [path for path in changed + removed if path != MANIFEST]
+    return changed + removed
 
 
-def _own_files(out: Path, files: dict[str, str]) -> dict[str, bytes]:
-    """The files in ``out`` (path -> bytes), after checking that all of them are the tool's."""
+def _listing(digests: dict[str, str]) -> str:
+    """The manifest: each file's SHA-256 and path, in ``sha256sum`` format, by path."""
+    return "".join(f"{digests[path]}  {path}\n" for path in sorted(digests))
+
+
+def _own_files(out: Path, files: dict[str, str]) -> dict[str, str]:
+    """The files in ``out`` (path -> SHA-256), after checking that all of them are the tool's."""
     if not out.exists():
         return {}
     if out.is_symlink() or not out.is_dir():
         raise OutputRefused(out, [str(out)], "the output is not a folder")
     listed = _manifest(out)
-    found: dict[str, bytes] = {}
+    found: dict[str, str] = {}
     foreign: list[str] = []
     folders: set[str] = set()
     for root, dirs, names in os.walk(out):
@@ -103,7 +112,7 @@ def _own_files(out: Path, files: dict[str, str]) -> dict[str, bytes]:
             elif path.is_dir():
                 folders.add(rel)
             elif rel == MANIFEST or rel in listed:
-                found[rel] = path.read_bytes()
+                found[rel] = _file_digest(path)
             else:
                 foreign.append(rel)
         dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
@@ -113,45 +122,82 @@ def _own_files(out: Path, files: dict[str, str]) -> dict[str, bytes]:
         raise OutputRefused(out, sorted(foreign), "the output folder holds files cluster-iac did "
                             "not write (not in its manifest); move them away or choose another "
                             "folder")
-    edited = [path for path, data in found.items() if path not in files
-              and path != MANIFEST and listed.get(path) != _digest(data)]
+    edited = [path for path, digest in found.items() if path not in files
+              and path != MANIFEST and listed.get(path) != digest]
     if edited:
         raise OutputRefused(out, sorted(edited), "files cluster-iac no longer makes were changed "
                             "since it wrote them; it will not remove them: move them away")
     return found
 
 
-def _stage_tree(out: Path, files: dict[str, str], on_disk: dict[str, bytes]) -> Path:
-    """The whole new tree in a staging folder beside ``out`` (same file system)."""
+def _stage_tree(out: Path, files: dict[str, str], changed: set[str],
+                digests: dict[str, str]) -> Path:
+    """The whole new tree in a staging folder beside ``out`` (same file system): changed files
+    written, the others hard-linked, then the manifest of them all."""
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_STAGING}"))
+    digests = dict(digests)
     try:
         os.chmod(stage, _folder_mode(out))
+        made: set[PurePosixPath] = set()
         for path in sorted(files):
             target = stage / path
             for folder in reversed(PurePosixPath(path).parents[:-1]):
-                if not (stage / folder).exists():  # a new folder keeps the old one's mode
+                if folder not in made:  # a new folder keeps the old one's mode
                     (stage / folder).mkdir()
                     os.chmod(stage / folder, _folder_mode(out / folder))
-            if on_disk.get(path) == files[path].encode():
-                os.link(out / path, target)  # unchanged: same inode, mode and time
+                    made.add(folder)
+            if path in changed:
+                digests[path] = _write(target, files[path], _file_mode(out / path))
             else:
-                _write(target, files[path], _file_mode(out / path))
+                os.link(out / path, target)  # unchanged: same inode, mode and time
+        _write(stage / MANIFEST, _listing(digests), _file_mode(out / MANIFEST))
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return stage
 
 
-def _write(target: Path, text: str, mode: int) -> None:
+_CHUNK = 1 << 20
+"""Text is encoded a slice at a time: encoding an 84 MiB file at once would take 84 MiB of
+fresh memory (page faults cost more than the copy), and the peak would hold it beside the
+text."""
+
+
+def _chunks(text: str) -> Iterator[bytes]:
+    for start in range(0, len(text), _CHUNK):
+        yield text[start:start + _CHUNK].encode("utf-8")
+
+
+def _text_digest(text: str) -> str:
+    digest = hashlib.sha256()
+    for chunk in _chunks(text):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _write(target: Path, text: str, mode: int) -> str:
+    """Write ``text`` as UTF-8 into a new file; its SHA-256."""
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    digest = hashlib.sha256()
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in _chunks(text):
+                digest.update(chunk)
+                handle.write(chunk)
     except BaseException:
         target.unlink(missing_ok=True)
         raise
+    return digest.hexdigest()
 
 
 def _swap(stage: Path, out: Path) -> None:
@@ -253,10 +299,6 @@ def _manifest(out_dir: Path) -> dict[str, str | None]:
         if _inside(path):
             listed[path] = digest or None
     return listed
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def _inside(line: str) -> bool:

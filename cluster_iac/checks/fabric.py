@@ -69,14 +69,19 @@ def rail_alignment(plan: Plan) -> Iterator[Diagnostic]:
     if fabric is None or graph is None or fabric.design != "rail-optimized":
         return
     wrong: list[str] = []
-    for a, b, data in graph.edges(data=True):
-        if data.get("tier") != "node-leaf":
+    attributes = dict(graph.nodes(data=True))
+    for node, cables in graph.adj.items():  # from each node's side: every node-leaf cable once
+        node_data = attributes[node]
+        if node_data.get("kind") != "node":
             continue
-        node, leaf = (a, b) if graph.nodes[a].get("kind") == "node" else (b, a)
-        leaf_data, node_data = graph.nodes[leaf], graph.nodes[node]
-        if leaf_data.get("rail") != data["rail"] + 1 or leaf_data.get("su") != node_data.get("su"):
-            wrong.append(f"{node} NIC {data['rail']} on {leaf} (rail {leaf_data.get('rail')}, "
-                         f"SU {leaf_data.get('su')})")
+        su = node_data.get("su")
+        for leaf, data in cables.items():
+            if data.get("tier") != "node-leaf":
+                continue
+            leaf_data = attributes[leaf]
+            if leaf_data.get("rail") != data["rail"] + 1 or leaf_data.get("su") != su:
+                wrong.append(f"{node} NIC {data['rail']} on {leaf} "
+                             f"(rail {leaf_data.get('rail')}, SU {leaf_data.get('su')})")
     if wrong:
         wrong.sort()
         more = f" and {len(wrong) - 1} more" if len(wrong) > 1 else ""

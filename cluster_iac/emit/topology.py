@@ -75,10 +75,11 @@ def _rail_groups(graph: Any, slurm_nodes: set[str],
     whole SU (``<prefix>-su<N>``); an SU wider than one leaf's downlinks (GB200: 36 nodes, two
     leaves per rail) splits into ``<prefix>-su<N>-<k>``, whose nodes reach each other in one hop."""
     by_leaves: dict[tuple[int, frozenset[str]], list[str]] = defaultdict(list)
+    tier = dict(graph.nodes(data="tier"))  # one lookup per neighbour, not a node view each
+    adjacency = graph.adj
     for host, data in graph.nodes(data=True):
         if data.get("kind") == "node" and host in slurm_nodes:
-            leaves = frozenset(n for n in graph.neighbors(host)
-                               if graph.nodes[n].get("tier") == "leaf")
+            leaves = frozenset(n for n in adjacency[host] if tier[n] == "leaf")
             by_leaves[(data["su"], leaves)].append(host)
     by_su: dict[int, list[list[str]]] = defaultdict(list)
     for (su, _leaves), hosts in by_leaves.items():
