@@ -15,7 +15,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from itertools import chain, groupby, repeat
+from itertools import groupby, repeat
 from json.encoder import encode_basestring_ascii  # json's C one
 from typing import cast
 
@@ -178,12 +178,11 @@ class _Yaml:
 
     def _plain(self, keys: Sequence[object]) -> bool:
         """Whether every key is a string written as it is."""
-        if set(map(type, keys)) != {str}:
-            return False
         distinct = set(keys)
-        new = list(distinct.difference(self.strings))
-        if new:
-            self._learn(new)  # type: ignore[arg-type]
+        if not self.plain.issuperset(distinct):
+            new = [key for key in distinct.difference(self.strings) if type(key) is str]
+            if new:
+                self._learn(new)
         return self.plain.issuperset(distinct)
 
     def _tail(self, value: object, indent: int) -> str:
@@ -216,12 +215,15 @@ class _Yaml:
     def _dicts(self, values: Sequence[dict[object, object]], indent: int) -> list[str]:
         """Dicts: column by column where many have the same keys (in the same order), else
         all their entries as one column, cut back into dicts."""
+        sizes = list(map(len, values))
+        if len(set(sizes)) * 8 > len(values):  # many shapes (groups' hosts): no key tuples
+            return self._entries(values, sizes, indent)
         shapes = list(map(tuple, values))
         kinds = set(shapes)
         if len(kinds) == 1:
             return self._alike(values, shapes[0], indent)
         if len(kinds) * 8 > len(values):
-            return self._entries(values, list(map(len, shapes)), indent)
+            return self._entries(values, sizes, indent)
         runs = [(shape, sum(1 for _ in run)) for shape, run in groupby(shapes)]
         if len(runs) * 8 <= len(values):  # hosts: nodes, then switches, then PDUs
             texts, start = [], 0
@@ -243,7 +245,7 @@ class _Yaml:
                  indent: int) -> list[str]:
         """Mappings' entries as one column, cut back into mappings."""
         keys = [key for value in values for key in value]
-        items = list(chain.from_iterable(map(Mapping.values, values)))  # type: ignore[arg-type]
+        items = [item for value in values for item in value.values()]
         texts: list[str] = []
         start = 0
         if items.count(None) == len(items) and self._plain(keys):
