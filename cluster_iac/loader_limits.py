@@ -1,4 +1,5 @@
-"""Limits of loading: file size, line length, characters, nesting and alias expansion."""
+"""Limits of loading: file size, line length, characters, nesting, alias expansion and the
+length of a number."""
 
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ MAX_VALUES = 250_000
 """Values (keys, scalars, mappings, lists) in the document with every alias expanded: as many
 as a full-size file holds, so an alias bomb ("billion laughs") stops at the alias that
 crosses it."""
+MAX_NUMBER_CHARS = 100
+"""A number is written in at most 100 characters: the spec's largest is 20 digits (2^64), and
+Python refuses to read an integer of more than 4,300 digits (a traceback in ruamel)."""
+_NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 
 # What YAML 1.2 refuses anywhere in a stream (section 5.1, c-printable): ruamel's reader raises
 # an unlocated ReaderError for these, so they are found first and cited at their line.
@@ -94,6 +99,16 @@ class BoundedComposer(Composer):
         self._sizes[id(node)] = self._values - before
         return node
 
+    def compose_scalar_node(self, anchor: Any) -> Any:
+        node = super().compose_scalar_node(anchor)
+        tag = getattr(node.tag, "value", node.tag)
+        if len(node.value) > MAX_NUMBER_CHARS and tag in _NUMBER_TAGS:
+            raise LoadLimit(_at(node, "YAML-NUMBER", f"a number written in {len(node.value):,} "
+                                f"characters; a spec number takes at most {MAX_NUMBER_CHARS}",
+                                "the limits (README, 'Limits') hold a 200,000-GPU cluster; "
+                                "a longer number is a typo"))
+        return node
+
     def _count(self, values: int, event: Any, *, alias: bool) -> None:
         self._values += values
         if self._values <= MAX_VALUES:
@@ -109,5 +124,6 @@ class BoundedComposer(Composer):
 
 
 def _at(event: Any, code: str, message: str, hint: str | None) -> Diagnostic:
+    """A diagnostic at an event's (or a node's) start."""
     mark = event.start_mark
     return Diagnostic(code, message, line=mark.line + 1, column=mark.column + 1, hint=hint)

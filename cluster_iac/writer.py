@@ -3,7 +3,8 @@
 The new tree is built in a staging folder beside the output folder (unchanged files hard-linked,
 so they keep their inode, mode and time) and swapped with it in one rename (Linux
 renameat2 RENAME_EXCHANGE): a render killed at any moment leaves the whole previous tree or the
-whole new one, and the next render removes what a killed one left beside it. The output folder
+whole new one, and the next render removes what a killed one left beside it; renders into one
+folder take turns (a lock on the folder that holds it). The output folder
 holds only what the manifest lists (each file with its SHA-256); anything else there, a symlink,
 or a listed file that changed since and would be removed, is refused before anything is written.
 """
@@ -14,6 +15,7 @@ import contextlib
 import ctypes
 import difflib
 import errno
+import fcntl
 import hashlib
 import os
 import shutil
@@ -68,23 +70,38 @@ def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
     written; OSError when the system refuses a write (the old tree stays as it was).
     """
     out = Path(os.path.realpath(out_dir))  # a symlink named by -o: the folder it names
-    _recover(out)
-    on_disk = _own_files(out, files)
-    # A file already on disk is unchanged when its SHA-256 is; the others are written (and
-    # hashed as they are written), so no output is encoded or held twice.
-    digests = {path: _text_digest(files[path]) for path in files if path in on_disk}
-    changed = sorted(path for path in files if on_disk.get(path, "") != digests.get(path))
-    removed = sorted(set(on_disk) - set(files) - {MANIFEST})
-    if not changed and not removed:
-        listing = _listing(digests)
-        if on_disk.get(MANIFEST) == _text_digest(listing):
-            return []
-    stage = _stage_tree(out, files, set(changed), digests)
-    try:
-        _swap(stage, out)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)  # the previous tree, or a staging left over
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with _turn(out.parent):
+        _recover(out)
+        on_disk = _own_files(out, files)
+        # A file already on disk is unchanged when its SHA-256 is; the others are written (and
+        # hashed as they are written), so no output is encoded or held twice.
+        digests = {path: _text_digest(files[path]) for path in files if path in on_disk}
+        changed = sorted(path for path in files if on_disk.get(path, "") != digests.get(path))
+        removed = sorted(set(on_disk) - set(files) - {MANIFEST})
+        if not changed and not removed:
+            listing = _listing(digests)
+            if on_disk.get(MANIFEST) == _text_digest(listing):
+                return []
+        stage = _stage_tree(out, files, set(changed), digests)
+        try:
+            _swap(stage, out)
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)  # the previous tree, or a staging left over
     return changed + removed
+
+
+@contextlib.contextmanager
+def _turn(folder: Path) -> Iterator[None]:
+    """An exclusive lock (flock) on the folder that holds the output and its staging folders,
+    for one render's whole write: a second render into the same output waits its turn rather
+    than removing the first one's staging folder as a leftover (which broke the tree)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _listing(digests: dict[str, str]) -> str:
@@ -134,7 +151,6 @@ def _stage_tree(out: Path, files: dict[str, str], changed: set[str],
                 digests: dict[str, str]) -> Path:
     """The whole new tree in a staging folder beside ``out`` (same file system): changed files
     written, the others hard-linked, then the manifest of them all."""
-    out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_STAGING}"))
     digests = dict(digests)
     try:

@@ -1,10 +1,16 @@
 """The output tree is replaced as a whole: renders killed with SIGKILL during their write phase
-leave the whole previous tree or the whole new one, and the next render cleans up after them."""
+leave the whole previous tree or the whole new one, and the next render cleans up after them;
+a full disk leaves the previous tree, two renders into one folder take turns, and nothing is
+written outside the output folder through a symlinked subfolder or a hard link."""
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,11 +20,12 @@ from pathlib import Path
 import pytest
 
 from cluster_iac.render import build
-from cluster_iac.writer import with_manifest, write_tree
+from cluster_iac.writer import OutputRefused, with_manifest, write_tree
 from tests.conftest import ROOT
 
 MINIMAL = ROOT / "examples" / "minimal.yaml"
-KILLS = 25
+SUPERPOD = ROOT / "examples" / "dgx-h100-superpod-4su.yaml"  # a longer write phase
+KILLS = int(os.environ.get("CLUSTER_IAC_KILLS", "25"))  # more, once, by hand: the note's figures
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
@@ -101,3 +108,109 @@ def test_a_write_refused_half_way_leaves_the_previous_tree(specs: tuple[Path, Pa
         write_tree(out, files)
     assert _tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new.yaml", "old.yaml", "out"]
+
+
+def test_a_render_started_during_anothers_write_waits_its_turn(specs: tuple[Path, Path],
+                                                               tmp_path: Path) -> None:
+    """A second render into the same folder, started while the first is writing (its staging
+    folder exists), waits for the first to finish instead of removing that staging folder as a
+    leftover (without the lock the first failed, or the tree lost its manifest)."""
+    old_spec, _ = specs
+    second = build(old_spec).files
+    out = tmp_path / "out"
+    first = subprocess.Popen([sys.executable, "-m", "cluster_iac", "render", str(SUPERPOD),
+                              "-o", str(out)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    staging = f".{out.name}.cluster-iac-new."
+    deadline = time.monotonic() + 300
+    while first.poll() is None and time.monotonic() < deadline:
+        if any(name.startswith(staging) for name in os.listdir(tmp_path)):
+            break
+        time.sleep(0.0005)
+    assert first.poll() is None, "the first render must still be writing"
+    write_tree(out, second)
+    assert first.wait() == 0, first.stderr.read() if first.stderr else ""
+    assert _tree(out) == _expected(second)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.yaml", "old.yaml", "out"]
+
+
+def test_a_full_disk_in_the_write_phase_leaves_the_previous_tree(specs: tuple[Path, Path],
+                                                                 tmp_path: Path) -> None:
+    """On a 1 MiB tmpfs (in a private mount namespace) filled up after the first render, the
+    second render fails with ENOSPC while staging: the previous tree stays, no staging folder."""
+    if os.geteuid() != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail("mounting a small tmpfs needs root")
+        pytest.skip("mounting a small tmpfs needs root")
+    old_spec, new_spec = specs
+    box = tmp_path / "box"
+    box.mkdir()
+    script = tmp_path / "full.py"
+    script.write_text(FULL_DISK.format(root=str(ROOT)))
+    result = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", "sh", "-ec",
+         'mount -t tmpfs -o size=1m cluster-iac-full "$1" && exec "$2" "$3" "$1" "$4" "$5"',
+         "sh", str(box), sys.executable, str(script), str(old_spec), str(new_spec)],
+        capture_output=True, text=True, check=True)
+    report = json.loads(result.stdout)
+    assert report["error"] == errno.ENOSPC
+    assert report["tree"] == {path: hashlib.sha256(data).hexdigest()
+                              for path, data in _expected(build(old_spec).files).items()}
+    assert report["beside"] == ["fill", "out"]
+
+
+FULL_DISK = """
+import hashlib, json, sys
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from cluster_iac.render import build
+from cluster_iac.writer import write_tree
+box = Path(sys.argv[1])
+out = box / "out"
+write_tree(out, build(sys.argv[2]).files)
+with open(box / "fill", "wb", buffering=0) as fill:
+    try:
+        while True:
+            fill.write(bytes(65536))
+    except OSError:
+        pass
+try:
+    write_tree(out, build(sys.argv[3]).files)
+    error = None
+except OSError as exc:
+    error = exc.errno
+tree = {{p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+         for p in sorted(out.rglob("*")) if p.is_file()}}
+print(json.dumps({{"error": error, "tree": tree, "beside": sorted(p.name for p in box.iterdir())}}))
+"""
+
+
+def test_a_symlinked_subfolder_is_refused_and_its_target_kept(specs: tuple[Path, Path],
+                                                              tmp_path: Path) -> None:
+    """The issue's case: the output's slurm/ replaced by a symlink to a folder elsewhere that
+    holds the same files. The render refuses it and writes nothing there."""
+    old_spec, new_spec = specs
+    out = tmp_path / "out"
+    write_tree(out, build(old_spec).files)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(out / "slurm", elsewhere)
+    (out / "slurm").symlink_to(elsewhere)
+    before = _tree(elsewhere)
+    with pytest.raises(OutputRefused, match="slurm"):
+        write_tree(out, build(new_spec).files)
+    assert _tree(elsewhere) == before and (out / "slurm").is_symlink()
+
+
+def test_a_hard_link_in_the_output_is_never_written_through(specs: tuple[Path, Path],
+                                                            tmp_path: Path) -> None:
+    """Files are replaced by new ones, never rewritten in place: an output file that is also a
+    hard link to a file elsewhere leaves that file's bytes as they were."""
+    old_spec, new_spec = specs
+    out = tmp_path / "out"
+    write_tree(out, build(old_spec).files)
+    elsewhere = tmp_path / "elsewhere.conf"
+    os.link(out / "slurm" / "slurm.conf", elsewhere)
+    before = elsewhere.read_bytes()
+    write_tree(out, build(new_spec).files)
+    assert (out / "slurm" / "slurm.conf").read_bytes() != before  # the render did change it
+    assert elsewhere.read_bytes() == before

@@ -1,7 +1,8 @@
 """A spec whose every free string is as hostile as its type allows renders, and each output read
 by its real reader (ansible-inventory, an XML parser, the csv module, json, sh -n, shellcheck, a
 POSIX shell running the script with logging stand-ins for its commands) holds exactly what the
-plan says: no foreign line, field, host, element or command got in."""
+plan says: no foreign line, field, host, element or command got in. slurmctld reads the same
+render in tests/real/test_hostile_slurm_real.py."""
 
 from __future__ import annotations
 
@@ -16,8 +17,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from ruamel.yaml import YAML
 
+from cluster_iac.cli import main
+from cluster_iac.hostlist import expand
 from cluster_iac.render import Build, build
 from cluster_iac.text import CONTROL
 
@@ -27,9 +31,22 @@ EVIL = ("=HYPERLINK(\"http://x\") |a| <!-- -- --> <b>&amp;</b> 'q' \"d\" $(reboo
 EVIL_PATH = "/lustre/a b/$(reboot)/'q'/\"d\"/;rm -rf ~/`id`/--x/#c/*/&/|/<>"
 EVIL_NCCL = "WARN;$(reboot)`id`'\"#x|y&z<>"
 CASES = ["/lustre/ckpt", EVIL_PATH]
+# slurm.extra values: slurm.conf's own syntax ('#' comments, '\\' escapes, blanks, quotes,
+# Key=Value pairs), quoted and unquoted. The real slurmctld must read back exactly these
+# (tests/real/test_hostile_slurm_real.py).
+SLURM_EXTRA = {
+    "TmpFS": "/tmp/a b\\#c 'q' $(reboot) `id` ; |x| <!-- --> NodeName=evil PartitionName=evil",
+    "MailDomain": "x#y\\\\z=NodeName=evil",
+}
 
-SPEC = f"""
-cluster: {{name: tiny, site: "a.b-c_d"}}
+
+def hostile_spec(slurm_version: str = "22.05") -> str:
+    """The spec with every string hostile, targeting ``slurm_version``."""
+    return SPEC_TEMPLATE.replace("SLURM_VERSION", slurm_version)
+
+
+SPEC_TEMPLATE = f"""
+cluster: {{name: tiny, site: "a.b-c_d", slurm_version: "SLURM_VERSION"}}
 catalog:
   gpus:
     evilgpu: {{name: {json.dumps(EVIL)}, gres_type: h100.x-y_z, memory_gib: 80,
@@ -52,7 +69,12 @@ node_types:
   gpu: {{platform: hgx-h100-8gpu, features: [a.b-c_d, "x_"]}}
   evil: {{platform: hgx-h100-8gpu, gpu: {{model: evilgpu}}}}
   head: {{platform: evil-1u}}
-  mds: {{platform: lustre-server-2u}}
+  mds:
+    platform: lustre-server-2u
+    nics:
+      - {{role: compute, model: cx7-ndr, count: 1}}
+      - {{role: inband, model: cx6lx-25gbe, count: 1}}
+      - {{role: bmc, model: eth-1g, count: 1}}
 node_groups:
   - {{name: g.p-u_1, node_type: gpu, count: 2, hostname: "gpu-##", racks: r-01}}
   - {{name: evil, node_type: evil, count: 1, hostname: "e#", racks: r-01}}
@@ -65,10 +87,14 @@ power:
   pdu_profiles:
     p.d-u_1: {{layout: three, voltage_v: 415, phases: 3, breaker_a: 63}}
 slurm:
+  extra: {json.dumps(SLURM_EXTRA)}
   partitions:
     - {{name: gpu.x-y_z, node_groups: [g.p-u_1, evil]}}
+fabric:
+  compute: {{leaf_switch: qm9700, racks: r-01}}
 networks:
   management: {{cidr: 10.0.0.0/24, interface: e.t-h_0}}
+  ipoib: {{cidr: 10.1.0.0/24, interface: i.b-0_x}}
 nccl:
   env: {{NCCL_DEBUG: {json.dumps(EVIL_NCCL)}}}
 storage:
@@ -81,6 +107,7 @@ storage:
       - {{path: {json.dumps(CASES[0])}, pattern: checkpoint}}
       - {{path: {json.dumps(EVIL_PATH)}, pattern: checkpoint}}
 """
+SPEC = hostile_spec()
 
 
 @pytest.fixture(scope="module")
@@ -240,11 +267,59 @@ def test_markdown_tables_keep_their_columns(rendered: tuple[Build, Path]) -> Non
 
 
 def test_slurm_conf_lines_are_only_the_keys_the_plan_writes(rendered: tuple[Build, Path]) -> None:
+    """Structurally: Key=Value lines only, NodeName and PartitionName lines for exactly the
+    plan's nodes and partitions, and the hostile text only on the slurm.extra lines that carry
+    it. tests/real/test_hostile_slurm_real.py has slurmctld read the same files."""
     result, _ = rendered
+    records: dict[str, list[str]] = {"NodeName": [], "PartitionName": []}
     for path, text in result.files.items():
         if not path.startswith("slurm/") or not path.endswith(".conf"):
             continue
         for line in text.splitlines():
             assert line == "" or line.startswith("#") or re.match(r"[A-Za-z]+=\S", line), line
-            assert "NodeName=evil" not in line, (path, line)
+            key, _, value = line.partition("=")
+            if key in records and path == "slurm/slurm.conf":
+                records[key] += expand(value.split()[0])
+            if re.search(r"(Node|Partition)Name=evil|reboot", line) and not line.startswith("#"):
+                assert path == "slurm/slurm.conf" and key in SLURM_EXTRA, (path, line)
+    assert sorted(records["NodeName"]) == sorted(n.hostname for n in result.plan.compute_nodes)
+    assert records["PartitionName"] == [p.name for p in result.plan.partitions]
 
+
+# Each field that reaches a Slurm file, given text that would add a line, a key or a record:
+# (spec text to replace, hostile replacement, the code expected at the replacement's line).
+MAIL = '"MailDomain": ' + json.dumps(SLURM_EXTRA["MailDomain"])
+SLURM_INJECTIONS = {
+    "cluster name": ('name: tiny', 'name: "tiny\\nNodeName=evil"', "SPEC-CONTROL-CHAR"),
+    "partition name": ('name: gpu.x-y_z', 'name: "gpu NodeName=evil"', "SPEC-NAME"),
+    "partition name, line break": ('name: gpu.x-y_z', 'name: "gpu\\nNodeName=evil"',
+                                   "SPEC-CONTROL-CHAR"),
+    "max_time": ('node_groups: [g.p-u_1, evil]}',
+                 'node_groups: [g.p-u_1, evil], max_time: "1 NodeName=evil"}', "SLURM-TIME"),
+    "feature": ('"x_"', '"x NodeName=evil"', "SPEC-NAME"),
+    "gres type": ('gres_type: h100.x-y_z', 'gres_type: "h100 Gres=gpu:evil:1"', "SPEC-NAME"),
+    "hostname": ('hostname: "e#"', 'hostname: "e# NodeName=evil"', "SPEC-HOSTNAME"),
+    "extra value, line break": (MAIL, '"MailDomain": "a\\nNodeName=evil"', "SPEC-CONTROL-CHAR"),
+    "extra value, blank and quote": (MAIL, '"MailDomain": "a\\" NodeName=evil \\""',
+                                     "SLURM-EXTRA-VALUE"),
+    "extra key, owned": (MAIL, '"NodeName": "evil"', "SLURM-EXTRA-OWNED"),
+    "extra key, blank": (MAIL, '"TmpFS NodeName": "evil"', "SLURM-EXTRA-KEY"),
+}
+
+
+@pytest.mark.parametrize("case", list(SLURM_INJECTIONS))
+def test_slurm_fields_refuse_injection(case: str, tmp_path: Path) -> None:
+    """Where the vocabulary forbids the hostile text, `render` refuses it with a located error
+    at the field's line, its stable code, and writes nothing."""
+    old, new, code = SLURM_INJECTIONS[case]
+    assert SPEC.count(old) == 1, old
+    text = SPEC.replace(old, new)
+    line = text[:text.index(new)].count("\n") + 1
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["render", str(spec), "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    reported = re.findall(r"spec\.yaml:(\d+):\d+: error\[([A-Z-]+)\]", result.output)
+    assert reported == [(str(line), code)], result.output
+    assert "Traceback" not in result.output and not out.exists()

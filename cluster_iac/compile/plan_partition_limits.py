@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import NodeTypePlan, PartitionPlan, Plan
-from cluster_iac.plan.durations import DurationError, seconds
+from cluster_iac.plan.durations import DurationError, time_limit_seconds
 from cluster_iac.plan.scheduling import PartitionPolicy
 from cluster_iac.plan.slurm import real_memory_mib
 from cluster_iac.spec import ClusterSpec
@@ -71,10 +71,8 @@ def _policy(plan: Plan, part: PartitionPlan, spec_part: Partition,
 def max_time_seconds(text: str) -> int | None:
     """A partition MaxTime (slurm.conf(5): a bare number is minutes) in seconds; None for
     INFINITE/UNLIMITED."""
-    if text.strip().isdigit():
-        return int(text) * 60
     try:
-        return seconds(text, slurm_unit="minutes", unlimited=True)
+        return time_limit_seconds(text)
     except DurationError:
         return None  # plan_slurm refused it already (SLURM-TIME)
 

@@ -13,6 +13,7 @@ from cluster_iac.catalog.slurm_releases import (
 )
 from cluster_iac.errors import CompileError, Diagnostic, Severity, SpecPath
 from cluster_iac.plan import Plan
+from cluster_iac.plan.durations import DurationError, time_limit_seconds
 from cluster_iac.plan.slurm import (
     BLOCK_TOPOLOGY,
     SLURM_TIME,
@@ -23,6 +24,7 @@ from cluster_iac.plan.slurm import (
     value_problem,
 )
 from cluster_iac.spec import ClusterSpec
+from cluster_iac.spec.base import shown
 from cluster_iac.suggest import did_you_mean
 
 TOPOLOGY: SpecPath = ("slurm", "topology")
@@ -54,12 +56,18 @@ def plan_slurm(spec: ClusterSpec, plan: Plan) -> Plan:
 
 def _time_problems(spec: ClusterSpec) -> Iterator[Diagnostic]:
     for i, part in enumerate(spec.slurm.partitions):
+        path = ("slurm", "partitions", i, "max_time")
         if not SLURM_TIME.fullmatch(part.max_time):
             yield Diagnostic("SLURM-TIME", f"partition '{part.name}': max_time "
-                             f"'{part.max_time}' is not a Slurm time limit",
-                             ("slurm", "partitions", i, "max_time"),
+                             f"{shown(part.max_time)} is not a Slurm time limit", path,
                              hint="write one of " + ", ".join(TIME_FORMATS)
                              + " (e.g. '7-00:00:00' or '04:00:00')")
+            continue
+        try:
+            time_limit_seconds(part.max_time)
+        except DurationError as exc:
+            yield Diagnostic("SLURM-TIME", f"partition '{part.name}': max_time {exc}", path,
+                             hint="INFINITE is the way to say no limit")
 
 
 # --- slurm.extra --------------------------------------------------------------------------------

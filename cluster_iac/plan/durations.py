@@ -18,7 +18,14 @@ _WITH_UNIT = re.compile(r"(\d+)\s*(s|min|m|h|d|w)")
 # minutes:seconds (slurm.conf(5) MaxTime; sacctmgr(1) MaxWall reads the same)
 _DASHED = re.compile(r"(\d+)-(\d+)(?::(\d+))?(?::(\d+))?")
 _COLONED = re.compile(r"(\d+):(\d+)(?::(\d+))?")
+_SLURM_LIMIT = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
 UNLIMITED = ("INFINITE", "UNLIMITED")
+MAX_SECONDS = 100 * 365 * 86400
+"""The longest duration: 100 years, longer than any cluster lives and within Slurm's 32-bit
+time fields (seconds run to 136 years, MaxTime's and MaxWall's minutes to 8,171)."""
+MAX_CHARS = 32
+"""A duration is written in at most 32 characters ('36500-00:00:00' takes 14); longer text is
+refused before any number in it is read."""
 FORMATS = "a number with its unit (90s, 5m, 1h, 7d, 2w) or Slurm's D-HH:MM:SS, HH:MM:SS, MM:SS"
 
 
@@ -33,6 +40,43 @@ def seconds(value: str | int, *, slurm_unit: str, unlimited: bool = False) -> in
     'seconds'): the error for a bare number says what Slurm would have made of it.
     """
     text = str(value).strip()
+    if len(text) > MAX_CHARS:
+        raise DurationError(f"'{text[:MAX_CHARS]}...' is {len(text):,} characters long; a "
+                            f"duration takes at most {MAX_CHARS}")
+    total = _read(value, text, slurm_unit, unlimited)
+    if total is not None and total > MAX_SECONDS:
+        raise DurationError(f"'{text}' is longer than 100 years, the longest duration the spec "
+                            "takes")
+    return total
+
+
+def time_limit_seconds(text: str) -> int | None:
+    """A partition MaxTime in seconds as Slurm reads it (slurm.conf(5): MM, MM:SS, HH:MM:SS,
+    D-HH, D-HH:MM, D-HH:MM:SS; no field is capped, so 90:30 is 90 minutes 30 seconds); None
+    for INFINITE/UNLIMITED; DurationError when it is not one or is longer than 100 years."""
+    bare = text.strip()
+    if len(bare) > MAX_CHARS:
+        raise DurationError(f"'{bare[:MAX_CHARS]}...' is {len(bare):,} characters long; a "
+                            f"duration takes at most {MAX_CHARS}")
+    if bare.upper() in UNLIMITED:
+        return None
+    match = _SLURM_LIMIT.fullmatch(bare)
+    if match is None:
+        raise DurationError(f"'{bare}' is not a Slurm time limit")
+    days, first, second, third = (int(g) if g is not None else None for g in match.groups())
+    if days is not None:  # D-HH[:MM[:SS]]
+        total = days * 86400 + (first or 0) * 3600 + (second or 0) * 60 + (third or 0)
+    elif third is not None:  # HH:MM:SS
+        total = (first or 0) * 3600 + (second or 0) * 60 + third
+    else:  # MM[:SS]
+        total = (first or 0) * 60 + (second or 0)
+    if total > MAX_SECONDS:
+        raise DurationError(f"'{bare}' is longer than 100 years, the longest duration the spec "
+                            "takes")
+    return total
+
+
+def _read(value: str | int, text: str, slurm_unit: str, unlimited: bool) -> int | None:
     if text.upper() in UNLIMITED:
         if unlimited:
             return None

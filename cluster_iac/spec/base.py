@@ -316,12 +316,12 @@ Ratio = Annotated[str, _validator(_check_ratio), _schema(pattern=r"^\d+(\.\d+)?:
 # --- bounded numbers ---------------------------------------------------------------------------
 
 
-def _at_most(maximum: int, what: str) -> _After:
+def _at_most(maximum: float, what: str) -> _After:
     """A documented limit: SPEC-LIMIT beyond it."""
 
-    def validate(value: int) -> int:
+    def validate(value: Any) -> Any:
         if value > maximum:
-            fail("limit", f"{value:,} {what} is more than the limit of {maximum:,}",
+            fail("limit", f"{_figure(value)} {what} is more than the limit of {maximum:,}",
                  "the limits (README, 'Limits') hold a 200,000-GPU cluster; a larger value "
                  "is a typo")
         return value
@@ -329,8 +329,23 @@ def _at_most(maximum: int, what: str) -> _After:
     return _After(validate)
 
 
+def _figure(value: float) -> str:
+    """1000000 -> '1,000,000'; 1e9 (a float) -> '1,000,000,000', not '1,000,000,000.0'."""
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.15g}"
+
+
 def _limit(maximum: int, minimum: int = 1) -> Any:
     return Field(ge=minimum, json_schema_extra={"maximum": maximum})
+
+
+def at_most(maximum: float, what: str) -> _After:
+    """A documented upper limit, for a field with its own lower bound: SPEC-LIMIT beyond it."""
+    return _at_most(maximum, what)
+
+
+def up_to(maximum: float, *, gt: float | None = 0, ge: float | None = None) -> Any:
+    """The lower bound (above 0 unless told) and the JSON Schema's maximum of a limited field."""
+    return Field(gt=gt if ge is None else None, ge=ge, json_schema_extra={"maximum": maximum})
 
 
 NodeCount = Annotated[int, _limit(MAX_NODES), _at_most(MAX_NODES, "nodes")]
@@ -357,6 +372,10 @@ MAX_POWER_W = 1_000_000
 MAX_HEIGHT_U = 60
 MAX_SPEED_GBPS = 100_000
 MAX_LANES = 32
+MAX_CPUS = MAX_SOCKETS * MAX_CORES * MAX_THREADS
+"""CPUs (hardware threads) of one node, 131,072."""
+MAX_SLURM_NUMBER = (1 << 64) - 1
+"""A number in slurm.extra: Slurm reads slurm.conf numbers into fields of at most 64 bits."""
 SocketCount = Annotated[int, _limit(MAX_SOCKETS), _at_most(MAX_SOCKETS, "sockets or NUMA nodes")]
 CoreCount = Annotated[int, _limit(MAX_CORES), _at_most(MAX_CORES, "cores")]
 ThreadCount = Annotated[int, _limit(MAX_THREADS), _at_most(MAX_THREADS, "threads per core")]
@@ -379,3 +398,43 @@ PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(gt=0)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
+
+# Physical figures that drive no expansion, bounded so that a typo (or a hostile file) is a
+# located error rather than a number no equipment has. Each limit is far above what exists.
+MAX_FACILITY_KW = 10_000_000
+"""10 GW: a site, a row, a CDU or a heat-rejection plant. A 200,000-GPU cluster draws about
+300 MW with its cooling; the largest campuses announced are a few GW."""
+MAX_RACK_KW = 10_000
+"""10 MW a rack: the densest racks shipping draw about 130 kW (GB200 NVL72), those announced
+for 2027 about 600 kW."""
+MAX_WEIGHT_KG = 10_000
+"""10 t: a rack with everything in it (racks are rated for 1.5-3 t), or one device."""
+MAX_CURRENT_A = 6_300
+"""6,300 A: the largest low-voltage air circuit breaker frames (IEC 60947-2); a PDU's
+breakers are 16-125 A."""
+MAX_VOLTAGE_V = 1_000
+"""1,000 V: the top of low voltage (IEC 60038, the Low Voltage Directive 2014/35/EU), where
+every PDU lives (240/415 V, 277/480 V)."""
+MAX_FLOW_LPM = 1_000_000
+"""1,000,000 L/min through one loop (a 2 MW CDU moves about 3,000)."""
+MAX_BANDWIDTH_GBS = 10_000_000
+"""10 PB/s: a link, a GPU's NVLink, a server's drives or a whole file system (the fastest
+file systems deliver about 10 TB/s)."""
+MAX_DRIVE_TB = 10_000
+"""10 PB a drive (the largest SSDs hold about 250 TB)."""
+MAX_DRIVE_MBS = 1_000_000
+"""1 TB/s a drive (PCIe 6.0 x4 carries about 32 GB/s)."""
+MAX_STORAGE_TB = 100_000_000
+"""100 EB: a file system's capacity, or a checkpoint in GB (the largest file systems hold
+a few hundred PB)."""
+FacilityKw = Annotated[float, up_to(MAX_FACILITY_KW), _at_most(MAX_FACILITY_KW, "kW")]
+RackKw = Annotated[float, up_to(MAX_RACK_KW), _at_most(MAX_RACK_KW, "kW")]
+WeightKg = Annotated[float, up_to(MAX_WEIGHT_KG), _at_most(MAX_WEIGHT_KG, "kg")]
+CurrentA = Annotated[float, up_to(MAX_CURRENT_A), _at_most(MAX_CURRENT_A, "A")]
+VoltageV = Annotated[float, up_to(MAX_VOLTAGE_V), _at_most(MAX_VOLTAGE_V, "V")]
+FlowLpm = Annotated[float, up_to(MAX_FLOW_LPM), _at_most(MAX_FLOW_LPM, "L/min")]
+BandwidthGbs = Annotated[float, up_to(MAX_BANDWIDTH_GBS),
+                         _at_most(MAX_BANDWIDTH_GBS, "GB/s")]
+DriveTb = Annotated[float, up_to(MAX_DRIVE_TB), _at_most(MAX_DRIVE_TB, "TB")]
+DriveMbs = Annotated[float, up_to(MAX_DRIVE_MBS), _at_most(MAX_DRIVE_MBS, "MB/s")]
+StorageTb = Annotated[float, up_to(MAX_STORAGE_TB), _at_most(MAX_STORAGE_TB, "TB")]

@@ -8,12 +8,17 @@ from pydantic import Field
 
 from cluster_iac.spec.base import (
     CircuitCount,
+    CurrentA,
+    FacilityKw,
+    FlowLpm,
     HostlistExpr,
     Name,
     OutletCount,
-    PositiveFloat,
     PumpCount,
+    RackKw,
     SpecModel,
+    VoltageV,
+    WeightKg,
 )
 
 
@@ -24,14 +29,14 @@ class RackGroup(SpecModel):
     """Rack names as a hostlist, e.g. 'a[01-08]'."""
     height_u: int = Field(default=42, ge=1, le=60)
     """Usable rack units (racks are at most about 58U; EIA-310 racks are 42-52U)."""
-    max_power_kw: PositiveFloat | None = None
+    max_power_kw: RackKw | None = None
     """Power the facility can deliver to one rack, kW."""
-    max_weight_kg: PositiveFloat | None = None
+    max_weight_kg: WeightKg | None = None
     """Static load rating of the rack (or floor tile), kg."""
     cooling: Literal["air", "liquid"] = "air"
     """How heat leaves the rack: room air, or a liquid loop (rear-door or direct-to-chip).
     Platforms cooled by liquid only (GB200 NVL72 trays) need a liquid rack."""
-    liquid_capacity_kw: PositiveFloat | None = None
+    liquid_capacity_kw: RackKw | None = None
     """Heat the rack's own liquid connection (manifold, rear door) can remove, kW (liquid
     racks); the loop that feeds it is checked from cooling.loops."""
     pdu: Name
@@ -45,7 +50,7 @@ class Row(SpecModel):
     """Row name."""
     racks: list[RackGroup] = Field(min_length=1)
     """Racks in the row, in floor order."""
-    max_power_kw: PositiveFloat | None = None
+    max_power_kw: FacilityKw | None = None
     """Power budget of the row (its busway or power panel), kW."""
 
 
@@ -57,13 +62,13 @@ class PduProfile(SpecModel):
     rack; 'three': three PDUs per rack as in NVIDIA's DGX racks, any two carry the rack."""
     circuits: CircuitCount = 1
     """Branch circuits (each with its own breaker) per PDU."""
-    voltage_v: PositiveFloat = 415
+    voltage_v: VoltageV = 415
     """Circuit voltage: line-to-line for three-phase, line-to-neutral for single-phase. The
     default is the IEC 60038 240/415 V system (3P+N+E, IEC 60309): cords at 415 / sqrt 3 =
     239.6 V; 380-415 V PDUs are wye, 208 V (North America) delta with cords line to line."""
     phases: Literal[1, 3] = 3
     """1 or 3 phases."""
-    breaker_a: PositiveFloat = 32
+    breaker_a: CurrentA = 32
     """Breaker rating of each circuit in amperes: each line (pole) is judged against it, in
     normal operation and every single failure."""
     rated_100_percent: bool = False
@@ -80,7 +85,7 @@ class PduProfile(SpecModel):
     'alternating' cycles L1, L2, L3, L1, ... outlet by outlet, as most current three-phase rack
     PDUs do; 'banked' gives each line a consecutive group of the circuit's outlets. The power
     pass picks each cord's line, so this decides which outlet numbers it gets."""
-    inlet_a: PositiveFloat | None = None
+    inlet_a: CurrentA | None = None
     """Rating of the PDU's inlet and of the panel breaker on its feed, A. When given, each line
     of the feed is checked in every case like a circuit (POWER-FEED); when not, the feed is
     taken as sized for all its circuits (breaker_a x circuits) and not checked on its own."""
@@ -91,7 +96,7 @@ class Power(SpecModel):
 
     pdu_profiles: dict[Name, PduProfile]
     """PDU profiles by name; racks refer to one."""
-    facility_capacity_kw: PositiveFloat | None = None
+    facility_capacity_kw: FacilityKw | None = None
     """Total facility power available to the cluster (IT load x PUE), kW."""
     pue: float = Field(default=1.3, ge=1.0, le=3.0)
     """Power usage effectiveness used to turn IT load into facility load."""
@@ -117,13 +122,13 @@ class LiquidLoop(SpecModel):
     """Racks the loop cools, as a hostlist; each must be a liquid rack."""
     coolant: Name = "water"
     """Catalog coolant (catalog.coolants): 'water' or 'pg25'."""
-    flow_lpm: PositiveFloat
+    flow_lpm: FlowLpm
     """Design flow of the loop with its required pumps running, litres per minute."""
     supply_c: float = Field(ge=0, le=80)
     """Coolant temperature into the racks, degrees C."""
     return_c: float = Field(ge=0, le=90)
     """Coolant temperature out of the racks at full heat, degrees C (above supply_c)."""
-    cdu_capacity_kw: PositiveFloat | None = None
+    cdu_capacity_kw: FacilityKw | None = None
     """Heat the CDU's heat exchanger moves to the facility water at these temperatures, kW."""
     pumps: Pumps = Pumps()
     """The loop's pumps."""
@@ -132,7 +137,7 @@ class LiquidLoop(SpecModel):
 class Cooling(SpecModel):
     """Facility cooling."""
 
-    heat_rejection_kw: PositiveFloat | None = None
+    heat_rejection_kw: FacilityKw | None = None
     """Heat the facility (chillers, dry coolers) can reject, kW."""
     loops: list[LiquidLoop] = []
     """Liquid loops (CDUs) and the racks each cools."""

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from cluster_iac.spec.base import (
+    MAX_BANDWIDTH_GBS,
+    MAX_NICS,
+    MAX_POWER_W,
+    MAX_SOCKETS,
+    BandwidthGbs,
     CoreCount,
+    DriveMbs,
+    DriveTb,
     GpuCount,
     HeightU,
     LaneCount,
     MemoryGib,
     Name,
     NicCount,
-    NonNegativeInt,
     PortCount,
-    PositiveFloat,
     PowerW,
     PsuCount,
     SocketCount,
@@ -26,6 +31,9 @@ from cluster_iac.spec.base import (
     SpeedGbps,
     Text,
     ThreadCount,
+    WeightKg,
+    at_most,
+    up_to,
 )
 
 LinkLayer = Literal["infiniband", "ethernet", "nvlink"]
@@ -46,7 +54,8 @@ class GpuModel(SpecModel):
     """HBM capacity in GiB."""
     max_power_w: PowerW
     """Maximum board power (TDP) in watts."""
-    nvlink_gbs: float = Field(ge=0)
+    nvlink_gbs: Annotated[float, up_to(MAX_BANDWIDTH_GBS, ge=0),
+                          at_most(MAX_BANDWIDTH_GBS, "GB/s")]
     """NVLink bandwidth per GPU, one direction, GB/s (0 when the GPU has no NVLink)."""
     nvml_name: Text
     """Product name as NVML and nvidia-smi print it."""
@@ -66,10 +75,11 @@ class CpuModel(SpecModel):
     """Architecture as NCCL's topology XML names it."""
     vendor: Literal["GenuineIntel", "AuthenticAMD", "ARM", "IBM"]
     """CPUID vendor string (ARM/IBM for non-x86)."""
-    family: NonNegativeInt = 0
-    """CPUID family (family + extended family), as NCCL's topology XML wants it."""
-    model: NonNegativeInt = 0
-    """CPUID model (model + extended model << 4)."""
+    family: Annotated[int, up_to(270, ge=0), at_most(270, "as a CPUID family")] = 0
+    """CPUID family (family + extended family), as NCCL's topology XML wants it: at most
+    15 + 255 (CPUID leaf 1 EAX: a 4-bit family and an 8-bit extended family)."""
+    model: Annotated[int, up_to(255, ge=0), at_most(255, "as a CPUID model")] = 0
+    """CPUID model (model + extended model << 4): at most 255 (two 4-bit fields)."""
     cores: CoreCount
     """Physical cores per socket."""
     threads_per_core: ThreadCount = 1
@@ -93,7 +103,7 @@ class NicModel(SpecModel):
     """PCIe generation of the host interface."""
     pcie_width: LaneCount = 16
     """PCIe lanes of the host interface."""
-    max_power_w: float = Field(default=25, ge=0)
+    max_power_w: Annotated[float, up_to(MAX_POWER_W, ge=0), at_most(MAX_POWER_W, "W")] = 25
     """Maximum power in watts (included in the server's figure; used for switches'
     optics budget)."""
     source: Source
@@ -119,7 +129,7 @@ class SwitchModel(SpecModel):
     """Power supplies (1+1 redundant unless ``psus_required`` says otherwise)."""
     psus_required: PsuCount = 1
     """Power supplies needed to carry the maximum load."""
-    weight_kg: PositiveFloat = 15.0
+    weight_kg: WeightKg = 15.0
     """Weight in kg."""
     source: Source
     """Where the numbers come from: datasheet, standard or document (with the section)."""
@@ -147,7 +157,7 @@ class PowerShelfModel(SpecModel):
     """The shelf's rectifiers, each with its own AC input cord."""
     height_u: HeightU = 1
     """Rack units."""
-    weight_kg: PositiveFloat = 20.0
+    weight_kg: WeightKg = 20.0
     """Weight, kg."""
     source: Source
     """Where the numbers come from: datasheet, standard or document (with the section)."""
@@ -160,11 +170,11 @@ class DriveModel(SpecModel):
     """Marketing name, e.g. 'Samsung PM1653 15.36 TB'."""
     kind: DriveKind
     """NVMe, SAS or SATA SSD, or a hard disk."""
-    capacity_tb: PositiveFloat
+    capacity_tb: DriveTb
     """Capacity in decimal TB (10^12 bytes), as drive makers count it."""
-    seq_read_mbs: PositiveFloat
+    seq_read_mbs: DriveMbs
     """Sequential read rate of one drive, MB/s (10^6 bytes per second)."""
-    seq_write_mbs: PositiveFloat
+    seq_write_mbs: DriveMbs
     """Sequential write rate of one drive, MB/s."""
     source: Source
     """Where the numbers come from: datasheet, standard or document (with the section)."""
@@ -175,10 +185,11 @@ class CoolantPoint(SpecModel):
 
     temperature_c: float = Field(ge=-40, le=150)
     """Temperature, degrees C."""
-    density_kg_m3: PositiveFloat
-    """Density, kg/m3."""
-    cp_kj_kg_k: PositiveFloat
-    """Specific heat at constant pressure, kJ/(kg K)."""
+    density_kg_m3: Annotated[float, up_to(25_000), at_most(25_000, "kg/m3")]
+    """Density, kg/m3 (at most 25,000: denser than osmium, the densest element, 22,590)."""
+    cp_kj_kg_k: Annotated[float, up_to(20), at_most(20, "kJ/(kg K)")]
+    """Specific heat at constant pressure, kJ/(kg K) (at most 20: above hydrogen's 14.3, the
+    highest of any substance; water's is 4.18)."""
 
 
 class CoolantModel(SpecModel):
@@ -214,8 +225,9 @@ class PcieDevice(SpecModel):
 
     kind: Literal["gpu", "nic"]
     """GPU or NIC."""
-    index: NonNegativeInt
-    """GPU index, or NIC index among the compute NICs (its rail)."""
+    index: Annotated[int, up_to(MAX_NICS - 1, ge=0), at_most(MAX_NICS - 1, "as a device index")]
+    """GPU index, or NIC index among the compute NICs (its rail): below 64, the most GPUs and
+    adapters of one role a node takes."""
     busid: PciBusId = Field(pattern=_BUSID)
     """PCI bus id as Linux prints it (lower-case hex); NICs with function 0, as NCCL looks
     them up."""
@@ -236,8 +248,9 @@ class PcieSwitch(SpecModel):
 class NumaNode(SpecModel):
     """One NUMA node (a socket, or a quarter of one with AMD NPS4) and its PCIe switches."""
 
-    numaid: NonNegativeInt
-    """NUMA node id as Linux numbers it."""
+    numaid: Annotated[int, up_to(MAX_SOCKETS * MAX_SOCKETS - 1, ge=0),
+                      at_most(MAX_SOCKETS * MAX_SOCKETS - 1, "as a NUMA node id")]
+    """NUMA node id as Linux numbers it: below 16 sockets x 16 NUMA nodes a socket."""
     switches: list[PcieSwitch] = Field(min_length=1)
     """PCIe switches attached to this node."""
 
@@ -287,7 +300,7 @@ class PlatformModel(SpecModel):
     """Power supplies; None for trays fed from the rack's power shelves and busbar."""
     height_u: HeightU = 1
     """Rack units."""
-    weight_kg: PositiveFloat = 20.0
+    weight_kg: WeightKg = 20.0
     """Weight in kg."""
     cooling: PlatformCooling = "air"
     """How the node sheds its heat: 'air' (fans; in an air rack, or a liquid rack's rear-door
@@ -296,7 +309,7 @@ class PlatformModel(SpecModel):
     drive_bays: SpareCount = 0
     """Drive bays for data drives (storage servers: Lustre targets take their drives from
     these); 0 when the platform holds no data drives."""
-    drive_io_gbs: PositiveFloat | None = None
+    drive_io_gbs: BandwidthGbs | None = None
     """Bandwidth between the drive bays and the host, GB/s: the drive controllers' (SAS HBAs')
     PCIe links, or the PCIe lanes wired to the NVMe bays. None: not a limit."""
     nvlink_domain: Literal["none", "board", "rack"] = "none"
@@ -304,7 +317,8 @@ class PlatformModel(SpecModel):
     nvlink_sharp: bool = False
     """The NVSwitches reduce in the switch (NVLink SHARP, NCCL's NVLS algorithms): third
     generation NVSwitch and later (HGX/DGX H100, H200, B200, GB200 NVL72); not on A100."""
-    gpu_sockets: list[NonNegativeInt] = []
+    gpu_sockets: list[Annotated[int, up_to(MAX_SOCKETS - 1, ge=0),
+                                at_most(MAX_SOCKETS - 1, "as a socket index")]] = []
     """CPU socket each GPU hangs off (PCIe root), for gres.conf Cores= affinity."""
     pcie: PcieLayout | None = None
     """PCIe layout for the NCCL topology XML."""

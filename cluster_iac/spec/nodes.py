@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-
 from cluster_iac.spec.base import (
     CoreCount,
     FirstIndex,
@@ -21,6 +19,7 @@ from cluster_iac.spec.base import (
     SocketCount,
     SpecModel,
     ThreadCount,
+    WeightKg,
 )
 from cluster_iac.spec.hardware import NicSlot, PsuSpec
 
@@ -68,7 +67,7 @@ class NodeType(SpecModel):
     """Power supplies and their redundancy."""
     height_u: HeightU | None = None
     """Rack units."""
-    weight_kg: float | None = Field(default=None, gt=0)
+    weight_kg: WeightKg | None = None
     """Weight in kg."""
     features: list[Name] = []
     """Slurm node features (constraints users can request with --constraint)."""

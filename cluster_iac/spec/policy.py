@@ -7,8 +7,27 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field
 
-from cluster_iac.spec.base import CheckCode, JobGpus, PositiveFloat, PositiveInt, Ratio, SpecModel
+from cluster_iac.spec.base import (
+    BandwidthGbs,
+    CheckCode,
+    JobGpus,
+    RackKw,
+    Ratio,
+    SpecModel,
+    StorageTb,
+    at_most,
+    fail,
+    up_to,
+)
 
+MINUTES_A_YEAR = 525_600
+MAX_MTBF_HOURS = 100_000_000
+"""11,000 years a GPU: published MTBFs of GPUs and servers are 10^4-10^6 hours."""
+MAX_MESSAGE_BYTES = 1 << 46
+"""64 TiB, the most memory a GPU may have (spec/base.py MAX_MEMORY_GIB): no collective's
+message is larger than the buffer that holds it."""
+
+_SHIFT = {"K": 10, "M": 20, "G": 30}
 JOBS = ("node", "nvlink_domain", "scalable_unit", "partition")
 
 
@@ -18,6 +37,10 @@ def _message_size(value: object) -> object:
             or (isinstance(value, str) and re.fullmatch(r"[1-9][0-9]{0,12}[KMG]", value))):
         raise ValueError("not a message size: give bytes (8589934592) or a count with K, M or "
                          "G, as nccl-tests' -e takes it (8G)")
+    size = value if isinstance(value, int) else int(value[:-1]) << _SHIFT[value[-1]]
+    if size > MAX_MESSAGE_BYTES:
+        fail("limit", f"a message of {size:,} bytes is more than the limit of "
+             f"{MAX_MESSAGE_BYTES:,} (64 TiB)", "no GPU holds a larger buffer")
     return value
 
 
@@ -27,7 +50,8 @@ def _job_size(value: object) -> object:
     return value
 
 
-MessageSize = Annotated[PositiveInt | Annotated[str, Field(pattern=r"^[1-9][0-9]{0,12}[KMG]$")],
+MessageSize = Annotated[Annotated[int, up_to(MAX_MESSAGE_BYTES)]
+                        | Annotated[str, Field(pattern=r"^[1-9][0-9]{0,12}[KMG]$")],
                         BeforeValidator(_message_size)]
 """A message size as nccl-tests' -b/-e read it: bytes, or a count with K, M or G (powers of
 1024), e.g. 8G = 8589934592 bytes."""
@@ -41,13 +65,15 @@ switches), the whole partition, or a number of GPUs (whole nodes, in partition o
 class Workload(SpecModel):
     """What training jobs ask of the cluster."""
 
-    read_gbs_per_gpu: PositiveFloat | None = None
+    read_gbs_per_gpu: BandwidthGbs | None = None
     """Sustained dataset read bandwidth each GPU needs, GB/s."""
-    checkpoint_size_gb: PositiveFloat | None = None
+    checkpoint_size_gb: StorageTb | None = None
     """Size of one full checkpoint of the job, GB."""
-    checkpoint_interval_min: PositiveFloat | None = None
-    """Planned checkpoint interval, minutes."""
-    gpu_mtbf_hours: PositiveFloat = 50_000
+    checkpoint_interval_min: Annotated[float, up_to(MINUTES_A_YEAR),
+                                       at_most(MINUTES_A_YEAR, "minutes")] | None = None
+    """Planned checkpoint interval, minutes (at most a year)."""
+    gpu_mtbf_hours: Annotated[float, up_to(MAX_MTBF_HOURS),
+                              at_most(MAX_MTBF_HOURS, "hours")] = 50_000
     """Mean time between failures of one GPU (with its share of host and network), hours.
     Default from Llama 3 405B training: 419 interruptions in 54 days on 16,384 H100 GPUs
     (Meta, 'The Llama 3 Herd of Models', 2024) -> ~3.1 h for the cluster, ~50,000 h per GPU."""
@@ -66,11 +92,11 @@ class Policy(SpecModel):
     phase_imbalance_min_load_percent: float = Field(default=50, ge=0, le=100)
     """PDUs loaded below this share of their derated limit are not checked for phase
     imbalance: every line of a lightly loaded PDU has headroom."""
-    air_cooled_rack_kw: PositiveFloat = 40
+    air_cooled_rack_kw: RackKw = 40
     """Heat an air-cooled rack can shed, kW (hot/cold-aisle containment tops out around 30-50)."""
     max_oversubscription: Ratio = "1:1"
     """Largest leaf oversubscription accepted on the compute fabric."""
-    min_allreduce_busbw_gbs: PositiveFloat | None = None
+    min_allreduce_busbw_gbs: BandwidthGbs | None = None
     """Smallest acceptable predicted NCCL all_reduce bus bandwidth (nccl-tests' busbw), GB/s,
     for the job that min_allreduce_busbw_job names in each partition."""
     min_allreduce_busbw_job: JobSize = "partition"

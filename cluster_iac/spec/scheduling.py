@@ -6,7 +6,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from cluster_iac.spec.base import SpecModel
+from cluster_iac.spec.base import (
+    SpecModel,
+    at_most,
+    up_to,
+)
 
 # Slurm stores QOS and account names in lower case (sacctmgr lowers what it is given), so the
 # spec takes them that way and a name compares equal to what `sacctmgr show` prints.
@@ -152,7 +156,7 @@ class Qos(SpecModel):
     """GrpTRES gres/gpu: GPUs all running jobs of this QOS together may hold."""
     grp_nodes: Limit | None = None
     """GrpTRES node."""
-    usage_factor: float = Field(default=1.0, ge=0)
+    usage_factor: Annotated[float, up_to(1_000, ge=0), at_most(1_000, "as a usage factor")] = 1.0
     """UsageFactor: how much its jobs' usage counts towards fair share (0: free)."""
     flags: list[Literal["DenyOnLimit", "NoReserve", "NoDecay", "OverPartQOS",
                         "PartitionTimeLimit", "RequiresReservation"]] = []

@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, WithJsonSchema
 
-from cluster_iac.spec.base import Name, SpecModel
+from cluster_iac.spec.base import (
+    MAX_CPUS,
+    MAX_MEMORY_GIB,
+    MAX_SLURM_NUMBER,
+    Name,
+    SpecModel,
+    at_most,
+    fail,
+    up_to,
+)
 from cluster_iac.spec.health import HealthCheck
 from cluster_iac.spec.scheduling import Account, Accounting, Preemption, Priority, Qos, SlurmName
+
+SLURM_NUMBER_SCHEMA = WithJsonSchema({"type": "integer", "minimum": -(1 << 63),
+                                      "maximum": MAX_SLURM_NUMBER})
+
+
+def _slurm_number(value: str | int) -> str | int:
+    """A slurm.extra number fits the 64-bit fields Slurm reads slurm.conf numbers into."""
+    if isinstance(value, int) and not -(1 << 63) <= value <= MAX_SLURM_NUMBER:
+        fail("limit", f"{value:,} does not fit a slurm.conf number (at most "
+             f"{MAX_SLURM_NUMBER:,}, 64 bits)")
+    return value
 
 
 class Partition(SpecModel):
@@ -28,11 +48,12 @@ class Partition(SpecModel):
     """PriorityTier: jobs in higher tiers are scheduled first."""
     exclusive: bool = False
     """Allocate whole nodes (OverSubscribe=EXCLUSIVE; Exclusive=NODE from Slurm 26.05)."""
-    def_mem_per_gpu_gib: float | None = Field(default=None, gt=0)
+    def_mem_per_gpu_gib: Annotated[float, up_to(MAX_MEMORY_GIB),
+                                   at_most(MAX_MEMORY_GIB, "GiB")] | None = None
     """DefMemPerGPU for jobs that ask for GPUs and no memory. Default: the usable memory
     (RealMemory) of the partition's smallest GPU node divided by its GPUs; a value here may
     only be lower."""
-    def_cpu_per_gpu: int | None = Field(default=None, gt=0)
+    def_cpu_per_gpu: Annotated[int, up_to(MAX_CPUS), at_most(MAX_CPUS, "CPUs")] | None = None
     """DefCpuPerGPU for jobs that ask for GPUs and no CPUs. Default: the CPUs of the
     partition's smallest GPU node divided by its GPUs; a value here may only be lower."""
     allow_qos: list[SlurmName] | None = None
@@ -73,7 +94,8 @@ class Slurm(SpecModel):
     nodes only), which is why the health check drains."""
     memory_reserve_percent: float = Field(default=3.0, ge=0, le=50)
     """Share of node memory kept from jobs for the OS, page cache and drivers."""
-    memory_reserve_min_gib: float = Field(default=4.0, ge=0)
+    memory_reserve_min_gib: Annotated[float, up_to(MAX_MEMORY_GIB, ge=0),
+                                      at_most(MAX_MEMORY_GIB, "GiB")] = 4.0
     """At least this much memory is kept for the OS."""
     select_parameters: Literal["CR_Core_Memory", "CR_CPU_Memory", "CR_Core", "CR_CPU"] = (
         "CR_Core_Memory"
@@ -85,7 +107,8 @@ class Slurm(SpecModel):
     topology.yaml (block for NVLink-rack partitions, tree or flat for the rest) on 25.05 and
     later when only some are, topology/tree when there is a compute fabric, and none
     otherwise. 'block' is an error on a Slurm without topology/block or without NVLink racks."""
-    extra: dict[str, str | int] = {}
+    extra: dict[str, Annotated[str | Annotated[int, SLURM_NUMBER_SCHEMA],
+                               AfterValidator(_slurm_number)]] = {}
     """Extra slurm.conf parameters, written as Key=Value after the generated ones. Keys must be
     slurm.conf keys of the targeted Slurm release; keys that a spec field sets are refused (the
     error names the field); a key the tool writes with a fixed value (e.g. SchedulerParameters)

@@ -8,14 +8,22 @@ from pydantic import Field, StringConstraints
 
 from cluster_iac.spec.base import (
     AbsPath,
+    BandwidthGbs,
     DriveCount,
     Name,
-    PositiveFloat,
-    PositiveInt,
     SpareCount,
     SpecModel,
+    StorageTb,
     TargetCount,
+    at_most,
+    up_to,
 )
+
+MAX_STRIPES = 2_000
+"""Lustre's largest stripe count (LOV_MAX_STRIPE_COUNT; -1 stripes over every OST)."""
+StripeCount = Annotated[int, up_to(MAX_STRIPES, ge=-1), at_most(MAX_STRIPES, "stripes")]
+MAX_CHUNK_KIB = 1 << 20
+"""1 GiB: a RAID chunk (mdadm's default is 512 KiB, ours at most 1 MiB / data drives)."""
 
 AccessPattern = Literal["dataset", "checkpoint", "scratch", "home", "small-files"]
 RaidLevel = Literal["raid0", "raid1", "raid5", "raid6", "raid10"]
@@ -32,7 +40,7 @@ class LayoutComponent(SpecModel):
 
     end: str
     """Component end: a size such as '64M' or '1G', or 'eof' for the last one."""
-    stripe_count: int
+    stripe_count: StripeCount
     """Stripe count (-1 = all OSTs)."""
     stripe_size: str = "1M"
     """Stripe size, a multiple of 64K."""
@@ -47,7 +55,7 @@ class DirectoryClass(SpecModel):
     """Absolute path on the client (under the Lustre mount)."""
     pattern: AccessPattern
     """How jobs use it; picks the default layout."""
-    stripe_count: int | None = None
+    stripe_count: StripeCount | None = None
     """Override: plain stripe count (-1 = all OSTs)."""
     stripe_size: str | None = None
     """Override: stripe size, e.g. '4M'."""
@@ -68,7 +76,7 @@ class TargetDevices(SpecModel):
     (the usual MGT), raid5, or raid0 (no redundancy)."""
     spares: SpareCount = 0
     """Hot spares kept beside the group (mdadm --spare-devices), taken from the same bays."""
-    chunk_kib: PositiveInt | None = None
+    chunk_kib: Annotated[int, up_to(MAX_CHUNK_KIB), at_most(MAX_CHUNK_KIB, "KiB")] | None = None
     """RAID chunk size, KiB; default: 1 MiB / data drives, so that one Lustre 1 MiB RPC fills
     a full stripe (RAID 5/6), or 128 KiB (mdadm's default) for mirrors."""
 
@@ -119,12 +127,12 @@ class Lustre(SpecModel):
     from /etc/vdev_id.conf, stable across reboots)."""
     lnet: Lnet = Lnet()
     """LNet network, name and interfaces."""
-    read_gbs: PositiveFloat | None = None
+    read_gbs: BandwidthGbs | None = None
     """Measured aggregate sustained read bandwidth, GB/s: it may only narrow the bound derived
     from the drives, servers' NICs, fabric and clients' NICs (a larger figure is an error)."""
-    write_gbs: PositiveFloat | None = None
+    write_gbs: BandwidthGbs | None = None
     """Measured aggregate sustained write bandwidth, GB/s (at most the derived bound)."""
-    capacity_tb: PositiveFloat | None = None
+    capacity_tb: StorageTb | None = None
     """Usable capacity stated by the vendor, TB (at most what the OSTs' data drives hold)."""
     directories: list[DirectoryClass] = []
     """Directory classes and their layouts."""

@@ -100,8 +100,10 @@ def main() -> None:
     print(f"not a located error with exit 1, or something written: {len(bad)}")
     for row in bad:
         print(f"  {row}")
-    print(f"over 2 s: {sum(float(r['seconds']) > 2 for r in rows)}; "  # type: ignore[arg-type]
+    print(f"over 2 s: {sum(float(r['seconds']) > 2 for r in rows)} wall, "  # type: ignore[arg-type]
+          f"{sum(float(r['cpu_seconds']) > 2 for r in rows)} CPU; "  # type: ignore[arg-type]
           f"over 200 MB: {sum(float(r['rss_mb']) > 200 for r in rows)}")  # type: ignore[arg-type]
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"max time: {slowest['seconds']} s ({slowest['case']})")
     print(f"max CPU time: {busiest['cpu_seconds']} s ({busiest['case']})")
     print(f"max RSS: {largest['rss_mb']} MB ({largest['case']})")
