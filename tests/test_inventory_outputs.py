@@ -6,10 +6,13 @@ import csv
 import dataclasses
 import io
 import json
+import math
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from cluster_iac.catalog.cables import cable_catalog
@@ -93,6 +96,36 @@ def test_medium_follows_length_and_speed() -> None:
         ("dac-passive", 1.5), ("dac-active", 3), ("mmf-om4", 7), ("mmf-om4", 50),
         ("smf-os2", 70)]
     assert choose_medium(catalog, "ethernet", 1, 0, 42)[0].key == "cat6"
+
+
+@given(st.sampled_from([("infiniband", 400, 0.0), ("infiniband", 800, 0.0), ("ethernet", 1, 0.0),
+                        ("ethernet", 100, 0.0), ("power", 0, 2000.0), ("power", 0, 3300.0)]),
+       st.one_of(st.floats(0.0, 400.0), st.sampled_from(sorted(
+           {length + shift for medium in cable_catalog().media for length in medium.stocked_m
+            for shift in (-2e-9, 0.0, 2e-9, 0.01)}))))
+@settings(deadline=None)  # a correctness property; a busy machine must not fail it
+def test_medium_choice_is_the_first_medium_in_reach(kind: tuple[str, int, float],
+                                                    length: float) -> None:
+    """The planner's shortcut (each medium's longest stocked length within reach) picks what
+    trying every medium in order with its reach and stocked lengths picks."""
+    catalog = cable_catalog()
+    link, speed, psu_w = kind
+    expected = None
+    for medium in catalog.media:
+        if link == "power":
+            reach = math.inf if medium.link == "power" and (medium.max_psu_w or 0) >= psu_w \
+                else None
+        else:
+            reach = medium.reach_at(speed) if medium.link in ("any", link) else None
+        stocked = medium.stocked_length(length)
+        if reach is not None and stocked is not None and stocked <= reach:
+            expected = (medium, stocked)
+            break
+    if expected is None:
+        with pytest.raises(ValueError, match="no cable medium"):
+            choose_medium(catalog, link, speed, psu_w, length)
+    else:
+        assert choose_medium(catalog, link, speed, psu_w, length) == expected
 
 
 def test_wired_plan_lengths_follow_rack_positions() -> None:

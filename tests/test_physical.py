@@ -6,11 +6,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster_iac.compile.plan_cabling import _ids
-from cluster_iac.emit.formats import csv_cell, csv_columns, csv_text
+from cluster_iac.emit.formats import Keyed, _text, by_value, csv_cell, csv_columns, csv_text
+from cluster_iac.plan.physical import Device
 from tests.conftest import example_build
 
 
@@ -30,6 +31,35 @@ def test_column_writer_is_the_cell_writer(rows: list[list[object]]) -> None:
     assert csv_text(header, rows) == _reference(header, rows)
     columns = [tuple(row[i] for row in rows) for i in range(3)]
     assert csv_columns(header, columns) == _reference(header, rows)
+
+
+def _texts(row: list[object]) -> list[str]:
+    return [_text(v) for v in row]
+
+
+@settings(deadline=None)  # a correctness property; a busy machine must not fail it
+@given(st.lists(st.tuples(st.integers(0, 3), CELLS), max_size=30), st.data())
+def test_keyed_groups_write_what_the_cell_writer_writes(keys_and_cells: list[tuple[int, object]],
+                                                        data: st.DataObject) -> None:
+    """A group of columns keyed by one column (a cable end's row, rack and U by its device)
+    writes each key's cells as csv_cell writes text_of's text; two groups may share a
+    table; by_value writes a column of values as text_of does, zeros and 1/1.0/True apart."""
+    table = {k: data.draw(st.lists(CELLS, min_size=2, max_size=2)) for k in range(4)}
+    keys = [k for k, _ in keys_and_cells]
+    values = [v for _, v in keys_and_cells]
+    other = list(reversed(keys))
+    rows = [[*_texts(table[k]), v if isinstance(v, str) else _text(v), *_texts(table[o])]
+            for k, v, o in zip(keys, values, other, strict=True)]
+    header = ["a", "b", "v", "c", "d"]
+    columns = [Keyed(keys, table, 2), by_value(values), Keyed(other, table, 2)]
+    assert csv_columns(header, columns) == _reference(header, rows)
+
+
+def test_keyed_groups_refuse_a_wrong_width() -> None:
+    with pytest.raises(ValueError):
+        csv_columns(["a", "b"], [Keyed([1], {1: ("x",)}, 2)])
+    with pytest.raises(ValueError):
+        csv_columns(["a"], [Keyed([1], {1: ("x\ny",)}, 1)])
 
 
 def test_column_writer_refuses_ragged_input() -> None:
@@ -68,7 +98,8 @@ def test_every_cable_end_is_a_placed_device(example: str) -> None:
 
 def test_two_cables_on_one_port_are_refused() -> None:
     with pytest.raises(ValueError, match="two cables would both be 'CF-r1.U01.ib0'"):
-        _ids(("compute", "compute"), ("r1.U01", "r1.U01"), ("ib0", "ib0"))
+        host = Device("g1", "node", "compute", "dgx", "r1", "a", 1, 8, "U01")
+        _ids(("compute", "compute"), ("g1", "g1"), ("ib0", "ib0"), {"g1": host})
 
 
 def test_devices_table_is_every_racked_part() -> None:

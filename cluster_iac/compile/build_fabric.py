@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from itertools import repeat
+from operator import add
 from typing import Any
 
 import networkx as nx
@@ -57,34 +60,26 @@ class _Wiring:
     switches: list[Switch] = field(default_factory=list)
     next_port: dict[str, int] = field(default_factory=dict)
     links: dict[str, int] = field(default_factory=lambda: {"node-leaf": 0})
-    # graph node -> attributes; (a, b) -> [tier, speed, rail, cables]
+    # graph node -> attributes; (a, b) -> (tier, speed, rail, cables)
     nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    pairs: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
+    pairs: dict[tuple[str, str], tuple[str, int, int | None, int]] = field(default_factory=dict)
+    # switch -> cable tier -> Gb/s of its cables of that tier, summed as they are laid
+    gbps: dict[str, dict[str, int]] = field(default_factory=dict)
 
-    def port(self, switch: str) -> str:
-        self.next_port[switch] += 1
-        return PORT_NAMES[self.next_port[switch]]
-
-    def cable(self, a: str, a_port: str, b: str, b_port: str, speed: int, tier: str,
-              rail: int | None = None) -> None:
-        """One cable from ``a`` (the downstream end: host or lower switch) up to ``b``."""
-        self.cables.add(self.network, tier, a, a_port, b, b_port, speed, self.link)
-        self.links[tier] = self.links.get(tier, 0) + 1
-        pair = self.pairs.get((a, b))
-        if pair is None:
-            self.pairs[(a, b)] = [tier, speed, rail, 1]
-        else:
-            pair[3] += 1
+    def add_gbps(self, switch: str, tier: str, gbps: int) -> None:
+        sums = self.gbps.setdefault(switch, {})
+        sums[tier] = sums.get(tier, 0) + gbps
 
     def graph(self) -> nx.Graph:
         """Devices and who is cabled to whom: edges carry tier, speed_gbps, link, links (the
-        number of cables between the pair) and, node-leaf, the NIC's rail."""
+        number of cables between the pair) and, node-leaf, the NIC's rail. Pairs alike share
+        one attribute dict here (networkx copies it into each edge)."""
         graph = nx.Graph()
         graph.add_nodes_from(self.nodes.items())
-        graph.add_edges_from(
-            (a, b, {"tier": tier, "speed_gbps": speed, "link": self.link, "links": count,
-                    **({"rail": rail} if rail is not None else {})})
-            for (a, b), (tier, speed, rail, count) in self.pairs.items())
+        alike = {kind: {"tier": tier, "speed_gbps": speed, "link": self.link, "links": count,
+                        **({"rail": rail} if rail is not None else {})}
+                 for kind in set(self.pairs.values()) for tier, speed, rail, count in (kind,)}
+        graph.add_edges_from((a, b, alike[kind]) for (a, b), kind in self.pairs.items())
         return graph
 
 
@@ -169,33 +164,47 @@ def _endpoints(plan: Plan, network: str, config: Any, leaf: Any,
     (an Ethernet port on an InfiniBand fabric) is an error, not a silent omission."""
     role = NIC_ROLE[network]
     want = "infiniband" if config.technology == "infiniband" else "ethernet"
-    found, problems, seen_bad = [], [], set()
+    found: list[_Endpoint] = []
+    problems: list[Diagnostic] = []
     # Compute nodes last, so that adding some takes the next leaf ports and moves no server
     # (a storage fabric serves both); otherwise in spec order.
+    # node type -> (NICs, Gb/s, link layer), or None without NICs of the role or with NICs
+    # of the wrong link layer (reported once per type)
+    ports: dict[str, tuple[int, int, str] | None] = {}
     for node in sorted(plan.nodes, key=lambda n: n.role == "compute"):
-        node_type = plan.node_types[node.node_type]
-        nics = node_type.nics_of(role)
-        if not nics:
-            continue
-        link = plan.catalog.nics[nics[0].model].link
-        if link != want:
-            if node.node_type not in seen_bad:
-                seen_bad.add(node.node_type)
-                problems.append(Diagnostic(
-                    "FABRIC-LINK-LAYER", f"node type '{node.node_type}' has {link} {role} NICs "
-                    f"({nics[0].model}) but fabric.{network} is {config.technology}",
-                    (*path, "technology"),
-                    hint=f"give node type '{node.node_type}' {want} {role} NICs, or change "
-                         f"the fabric's technology"))
-            continue
-        speed = min(min(n.speed_gbps for n in nics), leaf.port_speed_gbps)
-        found.append(_Endpoint(node.hostname, node.rack, node_type.nic_count(role), speed, link))
+        if node.node_type not in ports:
+            ports[node.node_type] = _ports(plan, node.node_type, role, want, leaf, problems,
+                                           network, config.technology, path)
+        found_ports = ports[node.node_type]
+        if found_ports is not None:
+            found.append(_Endpoint(node.hostname, node.rack, *found_ports))
     if problems:
         raise CompileError(problems)
     if not found:
         raise CompileError([Diagnostic("FABRIC-EMPTY", f"fabric.{network} is configured but "
                                        f"no node has {role} NICs", path)])
     return found
+
+
+def _ports(plan: Plan, type_name: str, role: str, want: str, leaf: Any,
+           problems: list[Diagnostic], network: str, technology: str,
+           path: SpecPath) -> tuple[int, int, str] | None:
+    """A node type's (NICs, Gb/s, link layer) on the fabric, or None."""
+    node_type = plan.node_types[type_name]
+    nics = node_type.nics_of(role)
+    if not nics:
+        return None
+    link = plan.catalog.nics[nics[0].model].link
+    if link != want:
+        problems.append(Diagnostic(
+            "FABRIC-LINK-LAYER", f"node type '{type_name}' has {link} {role} NICs "
+            f"({nics[0].model}) but fabric.{network} is {technology}",
+            (*path, "technology"),
+            hint=f"give node type '{type_name}' {want} {role} NICs, or change "
+                 f"the fabric's technology"))
+        return None
+    speed = min(min(n.speed_gbps for n in nics), leaf.port_speed_gbps)
+    return node_type.nic_count(role), speed, link
 
 
 def _name_switches(tree: FatTree, prefix: str) -> dict[str, list[str]]:
@@ -238,17 +247,46 @@ def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
     nic_ports = [f"{port_name}{nic}" for nic in range(max(e.nics for e in endpoints))]
     per_rail = tree.leaves_per_su // tree.rails
     rail_optimized = tree.design == "rail-optimized"
+    columns = wiring.cables.columns
+    added = len(columns[0])
+    a_device, a_port, b_device, b_port, speeds = (columns[i] for i in (2, 3, 4, 5, 6))
+    next_port, pairs = wiring.next_port, wiring.pairs
+    by_speed: dict[int, list[str]] = {}  # Gb/s -> the leaf end of each cable at that rate
     for k, end in enumerate(endpoints):
         su, pos = divmod(k, tree.su_nodes)
-        nodes[end.hostname] = {"kind": "node", "su": su + 1}
-        for nic in range(end.nics):
-            if rail_optimized:
-                leaf = leaves[su * tree.leaves_per_su + nic * per_rail + pos // tree.nodes_per_leaf]
-            else:
-                leaf = leaves[k // tree.nodes_per_leaf]
-            first_rack.setdefault(leaf, end.rack)
-            wiring.cable(end.hostname, nic_ports[nic], leaf, wiring.port(leaf),
-                         end.speed_gbps, "node-leaf", rail=nic if rail_optimized else None)
+        host, nics, speed = end.hostname, end.nics, end.speed_gbps
+        nodes[host] = {"kind": "node", "su": su + 1}
+        a_device += [host] * nics
+        a_port += nic_ports[:nics]
+        speeds += [speed] * nics
+        if rail_optimized:  # NIC i to rail i's leaf: distinct leaves, each its next port
+            first = su * tree.leaves_per_su + pos // tree.nodes_per_leaf
+            mine = [leaves[first + nic * per_rail] for nic in range(nics)]
+            taken = list(map(add, map(next_port.__getitem__, mine), repeat(1)))
+            next_port.update(zip(mine, taken, strict=True))
+            b_port += map(PORT_NAMES.__getitem__, taken)
+            pairs.update(zip(zip(repeat(host), mine),
+                             [("node-leaf", speed, nic, 1) for nic in range(nics)], strict=True))
+        else:  # every NIC to the node's leaf, on its next ports
+            mine = [leaves[k // tree.nodes_per_leaf]] * nics
+            used = next_port[mine[0]]
+            next_port[mine[0]] = used + nics
+            b_port += PORT_NAMES[used + 1:used + 1 + nics]
+            pairs[(host, mine[0])] = ("node-leaf", speed, None, nics)
+        b_device += mine
+        by_speed.setdefault(speed, []).extend(mine)
+        for leaf in mine:
+            if leaf not in first_rack:
+                first_rack[leaf] = end.rack
+    for name in leaves:
+        wiring.gbps[name] = {"node-leaf": 0}
+    for speed, ends in by_speed.items():
+        for leaf, cables in Counter(ends).items():
+            wiring.gbps[leaf]["node-leaf"] += cables * speed
+    added = len(a_device) - added
+    for column, value in ((0, wiring.network), (1, "node-leaf"), (7, wiring.link)):
+        columns[column].extend([value] * added)
+    wiring.links["node-leaf"] = wiring.links.get("node-leaf", 0) + added
     return first_rack
 
 
@@ -284,19 +322,35 @@ def _connect(wiring: _Wiring, lowers: list[str], uppers_of: Callable[[int], list
     ``first_port``+1 on; upper switches take their ports in order. Column by column: a
     100,000-GPU fabric has 200,000 uplinks."""
     columns = wiring.cables.columns
+    a_device, a_port, b_device, b_port = columns[2:6]
+    next_port, pairs = wiring.next_port, wiring.pairs
+    before = dict(next_port)
+    kind = (tier, speed, None, links)
     for index, lower in enumerate(lowers):
         uppers = uppers_of(index)
         n = len(uppers) * links
-        columns[2].extend([lower] * n)
-        columns[3].extend(PORT_NAMES[first_port + 1:first_port + 1 + n])
-        wiring.next_port[lower] = first_port + n
-        for upper in uppers:
-            used = wiring.next_port[upper]
-            columns[4].extend([upper] * links)
-            columns[5].extend(PORT_NAMES[used + 1:used + 1 + links])
-            wiring.next_port[upper] = used + links
-            wiring.pairs[(lower, upper)] = [tier, speed, None, links]
+        a_device += [lower] * n
+        a_port += PORT_NAMES[first_port + 1:first_port + 1 + n]
+        next_port[lower] = first_port + n
+        wiring.add_gbps(lower, tier, n * speed)
+        if links == 1:  # one cable to each upper switch (distinct): its next port
+            taken = list(map(add, map(next_port.__getitem__, uppers), repeat(1)))
+            b_device += uppers
+            b_port += map(PORT_NAMES.__getitem__, taken)
+            next_port.update(zip(uppers, taken, strict=True))
+        else:
+            for upper in uppers:
+                used = next_port[upper]
+                b_device += [upper] * links
+                b_port += PORT_NAMES[used + 1:used + 1 + links]
+                next_port[upper] = used + links
+        pairs.update(zip(zip(repeat(lower), uppers), repeat(kind)))
         wiring.links[tier] = wiring.links.get(tier, 0) + n
+    # each upper switch's Gb/s of this tier: the ports it gave, at the tier's rate
+    lower_set = set(lowers)
+    for name, used in next_port.items():
+        if name not in lower_set and used != before.get(name, 0):
+            wiring.add_gbps(name, tier, (used - before.get(name, 0)) * speed)
     added = len(columns[2]) - len(columns[0])
     for column, value in ((0, wiring.network), (1, tier), (6, speed), (7, wiring.link)):
         columns[column].extend([value] * added)
@@ -338,11 +392,7 @@ def _summary(wiring: _Wiring, tree: FatTree, network: str, technology: str, spee
              path: SpecPath) -> FabricPlan:
     bandwidth: dict[str, tuple[int, int]] = {}
     # switch -> {cable tier -> Gb/s}, counting each cable at both of its ends
-    per_switch: dict[str, dict[str, int]] = {}
-    for (a, b), (tier, link_speed, _rail, count) in wiring.pairs.items():
-        for end in (a, b):
-            sums = per_switch.setdefault(end, {})
-            sums[tier] = sums.get(tier, 0) + link_speed * count
+    per_switch = wiring.gbps
     for tier, below, above in (("leaf", "node-leaf", "leaf-spine"),
                                ("spine", "leaf-spine", "spine-core")):
         if tree.tiers <= (1 if tier == "leaf" else 2):

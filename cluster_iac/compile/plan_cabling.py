@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from itertools import repeat
-from operator import add, truediv
+from itertools import compress, count, repeat
+from operator import add, attrgetter, floordiv, getitem, mod, sub
 from typing import Any
 
 from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Cables, Device, Ports, position
+from cluster_iac.plan.physical import Cables, Device, Ports, position, runs
 from cluster_iac.spec import ClusterSpec
 
 # Cable-id prefix per network, so a crew can tell a cable's network from its label.
@@ -65,60 +65,72 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
     """The links, then the power cords, each located, measured and given a medium."""
     links = plan.links
     cords = plan.power_cords
-    n_links = len(links)
-    network = links.network + ("power",) * len(cords)
-    columns: dict[str, tuple[Any, ...]] = {
-        "network": network,
-        "tier": links.tier + ("power",) * len(cords),
-        # A power cord's A end is the device's inlet: it is fed by the PDU at B.
-        "a_device": links.a_device + tuple(c.device for c in cords),
-        "a_port": links.a_port + tuple(_PSU[c.psu] if c.psu < len(_PSU) else f"PSU{c.psu}"
-                                       for c in cords),
-        "b_device": links.b_device + tuple(c.pdu for c in cords),
-        "b_port": links.b_port + tuple(f"outlet{c.outlet}" for c in cords),
-        "speed_gbps": links.speed_gbps + (0,) * len(cords),
-        "link": links.link + ("power",) * len(cords),
-    }
-    ends = {side: _locate(columns[f"{side}_device"], devices) for side in "ab"}
-    ratings = (0.0,) * n_links + tuple(float(c.rating_w) for c in cords)
-    geometry = _Geometry(plan.racks, plan.rows, catalog)
-    estimated, media, lengths = _measure(catalog, geometry, columns, ends, ratings)
-    by_key = {m.key: m for m in catalog.media}
+    n_cords = len(cords)
+    network = links.network + ("power",) * n_cords
+    # A power cord's A end is the device's inlet: it is fed by the PDU at B.
+    a_device = links.a_device + tuple(map(attrgetter("device"), cords))
+    a_port = links.a_port + tuple(map(_Names("PSU").__getitem__, map(attrgetter("psu"), cords)))
+    b_device = links.b_device + tuple(map(attrgetter("pdu"), cords))
+    link = links.link + ("power",) * n_cords
+    speed = links.speed_gbps + (0,) * n_cords
+    ratings = (0.0,) * len(links) + tuple(map(float, map(attrgetter("rating_w"), cords)))
+    estimated = _Geometry(plan.racks, plan.rows, catalog).lengths(a_device, b_device, devices)
+    media, lengths = _media(catalog, link, speed, ratings, estimated)
+    transceivers = {m.key: m.transceivers for m in catalog.media}
     return Cables(
-        cable_id=_ids(network, ends["a"][3], columns["a_port"]),
-        network=network, tier=columns["tier"],
-        a_row=ends["a"][0], a_rack=ends["a"][1], a_u=ends["a"][2],
-        a_device=columns["a_device"], a_port=columns["a_port"],
-        b_row=ends["b"][0], b_rack=ends["b"][1], b_u=ends["b"][2],
-        b_device=columns["b_device"], b_port=columns["b_port"],
-        speed_gbps=columns["speed_gbps"], link=columns["link"], medium=media,
-        transceivers=tuple(map({k: m.transceivers for k, m in by_key.items()}.__getitem__,
-                               media)),
-        estimated_m=estimated, length_m=lengths)
+        cable_id=_ids(network, a_device, a_port, devices), network=network,
+        tier=links.tier + ("power",) * n_cords, a_device=a_device, a_port=a_port,
+        b_device=b_device,
+        b_port=links.b_port + tuple(map(_Names("outlet").__getitem__,
+                                        map(attrgetter("outlet"), cords))),
+        speed_gbps=speed, link=link, medium=media,
+        transceivers=tuple(map(transceivers.__getitem__, media)), estimated_m=estimated,
+        length_m=lengths, devices=devices)
 
 
-_PSU = tuple(f"PSU{i}" for i in range(17))
+class _Names(dict[int, str]):
+    """Number -> '<prefix><number>' (PSU2, outlet17), each made once."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def __missing__(self, number: int) -> str:
+        self[number] = name = f"{self.prefix}{number}"
+        return name
 
 
-def _locate(names: tuple[str, ...],
-            devices: dict[str, Device]) -> tuple[tuple[Any, ...], ...]:
-    """Columns (row, rack, U, rack.position) of the devices named."""
-    where = {name: (d.row, d.rack, d.u, f"{d.rack}.{d.position or d.name}")
-             for name, d in devices.items()}
-    located = list(map(where.get, names, repeat(("", "", None, ""))))
-    return tuple(zip(*located, strict=True)) if located else ((), (), (), ())
+_OTHER = -math.inf
 
 
-def _ids(network: tuple[str, ...], places: tuple[str, ...],
-         ports: tuple[str, ...]) -> tuple[str, ...]:
-    """``<network prefix>-<rack>.<position>.<port>`` of each cable's A end; unique."""
-    prefix = {net: ID_PREFIX.get(net, "XX") for net in set(network)}
-    ids = tuple(map("{}-{}.{}".format, map(prefix.__getitem__, network), places, ports))
+class _Default(dict[str, Any]):
+    """A dict that answers ``default`` for a key it lacks (a hit stays a C-speed lookup)."""
+
+    def __init__(self, default: Any) -> None:
+        super().__init__()
+        self.default = default
+
+    def __missing__(self, key: str) -> Any:
+        return self.default
+
+
+def _ids(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple[str, ...],
+         devices: dict[str, Device]) -> tuple[str, ...]:
+    """``<network prefix>-<rack>.<position>.<port>`` of each cable's A end; unique. The text
+    before the port is each device's once per network."""
+    place = {name: f"{d.rack}.{d.position or d.name}." for name, d in devices.items()}
+    ids: list[str] = []
+    for start, stop in runs(network):
+        prefix = ID_PREFIX.get(network[start], "XX") + "-"
+        head = {name: prefix + place[name] for name in set(a_device[start:stop])
+                if name in place}
+        ids += map(add, map(head.get, a_device[start:stop], repeat(prefix + ".")),
+                   a_port[start:stop])
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
         twice = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
         raise ValueError(f"two cables would both be {twice!r}: one port, two cables")
-    return ids
+    return tuple(ids)
 
 
 class _Geometry:
@@ -148,54 +160,130 @@ class _Geometry:
         up = (self.top[a_rack] - za) + (self.top[b_rack] - zb) + 2 * g.tray_rise_mm
         return round((up + abs(xa - xb) + abs(ya - yb)) / 1000 + g.slack_m, 2)
 
-    def lengths(self, a_rack: tuple[str, ...], a_u: tuple[int | None, ...],
-                b_rack: tuple[str, ...], b_u: tuple[int | None, ...]) -> tuple[float, ...]:
-        """length_m of every cable, column by column: between racked devices of two racks,
-        each end's rise to the tray plus the racks' distance, each computed once and summed
-        at C speed; any other route (one rack, a 0U end) through length_m once per route."""
-        g = self.g
-        rise: dict[tuple[str, int | None], float] = {
-            (rack, u): self.top[rack] - (u - 0.5) * g.u_height_mm
-            for rack, u in set(zip(a_rack, a_u, strict=True)) | set(zip(b_rack, b_u, strict=True))
-            if u and rack in self.top}
-        apart: dict[tuple[str, str], float] = {}
-        for pair in set(zip(a_rack, b_rack, strict=True)):
-            if pair[0] != pair[1] and pair[0] in self.xy and pair[1] in self.xy:
-                (xa, ya), (xb, yb) = self.xy[pair[0]], self.xy[pair[1]]
-                apart[pair] = abs(xa - xb) + abs(ya - yb) + 2 * g.tray_rise_mm
-        # NaN marks a cable the sum does not cover (a missing rise or distance)
-        nan = float("nan")
-        total = map(add, map(add, map(rise.get, zip(a_rack, a_u, strict=True), repeat(nan)),
-                             map(rise.get, zip(b_rack, b_u, strict=True), repeat(nan))),
-                    map(apart.get, zip(a_rack, b_rack, strict=True), repeat(nan)))
-        metres = list(map(round, map(add, map(truediv, total, repeat(1000.0)),
-                                     repeat(g.slack_m)), repeat(2)))
-        other = {i for i, m in enumerate(metres) if m != m}
-        routes: dict[tuple[Any, ...], float] = {}
-        for i in other:
-            route = (a_rack[i], a_u[i], b_rack[i], b_u[i])
-            if route not in routes:
-                routes[route] = self.length_m(*route)
-            metres[i] = routes[route]
+    def lengths(self, a_device: tuple[str, ...], b_device: tuple[str, ...],
+                devices: dict[str, Device]) -> tuple[float, ...]:
+        """length_m of every cable. Between racked devices of two racks it is each end's rise
+        to the tray plus the racks' distance: each device's rise and each rack pair's distance
+        computed once, summed column by column at C speed, each distinct sum rounded once.
+        Any other route (one rack, a 0U or unplaced end) goes through length_m, once per
+        route."""
+        g, top = self.g, self.top
+        racks = sorted(self.xy)
+        # a rack pair as one int, a * n + b: the A end's rack index times n, plus the B end's
+        n = len(racks) + 1
+        index = {rack: i + 1 for i, rack in enumerate(racks)}
+        # an unknown device: no rise, rack index 0
+        rise, a_key, b_key = _Default(_OTHER), _Default(0), _Default(0)
+        for name, d in devices.items():
+            # -inf marks an end (0U, unplaced) or a pair (one rack) the sum does not cover:
+            # whatever is added to it, the sum stays -inf
+            rise[name] = top[d.rack] - (d.u - 0.5) * g.u_height_mm if d.u and d.rack in top \
+                else _OTHER
+            a_key[name] = index.get(d.rack, 0) * n
+            b_key[name] = index.get(d.rack, 0)
+        pairs = list(map(add, map(a_key.__getitem__, a_device), map(b_key.__getitem__, b_device)))
+        apart = self._apart(racks, pairs)
+        total = list(map(add, map(add, map(rise.__getitem__, a_device),
+                                  map(rise.__getitem__, b_device)),
+                         map(apart.__getitem__, pairs)))
+        del pairs
+        rounded = {t: round(t / 1000.0 + g.slack_m, 2) for t in set(total)}
+        metres = list(map(rounded.__getitem__, total))
+        del total
+        self._other_routes(metres, a_device, b_device, devices)
         return tuple(metres)
 
+    def _apart(self, racks: list[str], pairs: list[int]) -> dict[int, float]:
+        """Each rack pair's distance along the tray, up and down included (-inf for a rack
+        and itself, or an unknown rack: index 0), column by column over the distinct pairs."""
+        n = len(racks) + 1
+        keys = list(dict.fromkeys(pairs))
+        a = list(map(floordiv, keys, repeat(n)))
+        b = list(map(mod, keys, repeat(n)))
+        x = [0.0, *(self.xy[r][0] for r in racks)]
+        y = [0.0, *(self.xy[r][1] for r in racks)]
+        across = map(add, map(abs, map(sub, map(x.__getitem__, a), map(x.__getitem__, b))),
+                     map(abs, map(sub, map(y.__getitem__, a), map(y.__getitem__, b))))
+        apart = dict(zip(keys, map(add, across, repeat(2 * self.g.tray_rise_mm)), strict=True))
+        for i in range(n):
+            for key in (i * n + i, i, i * n):
+                if key in apart:
+                    apart[key] = _OTHER
+        return apart
 
-def _measure(catalog: CableCatalog, geometry: _Geometry, columns: dict[str, tuple[Any, ...]],
-             ends: dict[str, tuple[tuple[Any, ...], ...]], ratings: tuple[float, ...]
-             ) -> tuple[tuple[float, ...], tuple[str, ...], tuple[float, ...]]:
-    """Estimated length, medium and stocked length of every cable; each distinct (link,
-    speed, rating, length) chosen once."""
-    estimated = geometry.lengths(ends["a"][1], ends["a"][2], ends["b"][1], ends["b"][2])
-    needs = list(zip(columns["link"], columns["speed_gbps"], ratings, estimated, strict=True))
-    choices = {key: (medium.key, length)
-               for key in set(needs) for medium, length in (choose_medium(catalog, *key),)}
-    media, stocked = zip(*map(choices.__getitem__, needs), strict=True) if needs else ((), ())
-    return estimated, media, stocked
+    def _other_routes(self, metres: list[float], a_device: tuple[str, ...],
+                      b_device: tuple[str, ...], devices: dict[str, Device]) -> None:
+        """The cables the sum left -inf, through length_m. Within one rack the length depends
+        only on the two ends' U (a 0U or unplaced end is level with the other, or both at
+        mid-height), so those routes are keyed by U alone."""
+        unplaced = Device("", "", "", "", "", "", None, 0, "")
+        routes: dict[tuple[Any, ...], float] = {}
+        get = devices.get
+        other = list(map(_OTHER.__eq__, metres))
+        for i, a, b in zip(compress(count(), other),
+                           map(get, compress(a_device, other), repeat(unplaced)),
+                           map(get, compress(b_device, other), repeat(unplaced)), strict=True):
+            route = (a.u, b.u) if a.rack == b.rack else (a.rack, a.u, b.rack, b.u)
+            found = routes.get(route)
+            if found is None:
+                found = routes[route] = self.length_m(a.rack, a.u, b.rack, b.u)
+            metres[i] = found
+
+
+def _media(catalog: CableCatalog, link: tuple[str, ...], speed: tuple[int, ...],
+           ratings: tuple[float, ...], estimated: tuple[float, ...]
+           ) -> tuple[tuple[str, ...], tuple[float, ...]]:
+    """Medium and stocked length of every cable: within each run of one link and speed (the
+    builders append cables of a kind together) each cable looks its estimated length up in
+    the table of its PSU rating, where each distinct length is chosen once."""
+    chosen: list[tuple[str, float]] = []
+    tables: dict[tuple[str, int, float], _Choices] = {}
+    for start, stop in runs(link, speed):
+        kind = (link[start], speed[start])
+        by_rating = {}
+        for rating in set(ratings[start:stop]):
+            key = (*kind, rating)
+            if key not in tables:
+                tables[key] = _Choices(catalog, *kind, rating)
+            by_rating[rating] = tables[key]
+        if len(by_rating) == 1:  # one table (data cables: no rating): straight to it
+            chosen += map(by_rating.popitem()[1].__getitem__, estimated[start:stop])
+        else:
+            chosen += map(getitem, map(by_rating.__getitem__, ratings[start:stop]),
+                          estimated[start:stop])
+    if not chosen:
+        return (), ()
+    media, stocked = zip(*chosen, strict=True)
+    return media, stocked
+
+
+class _Choices(dict[float, tuple[str, float]]):
+    """Estimated length -> (medium key, stocked length) for one kind of cable (link, line
+    rate, PSU rating), each chosen on first use."""
+
+    def __init__(self, catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float) -> None:
+        super().__init__()
+        self.kind = (link, speed_gbps)
+        self.candidates = _candidates(catalog, link, speed_gbps, psu_w)
+
+    def __missing__(self, estimated_m: float) -> tuple[str, float]:
+        medium, length = _first(self.candidates, *self.kind, estimated_m)
+        self[estimated_m] = found = (medium.key, length)
+        return found
 
 
 def choose_medium(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float,
                   estimated_m: float) -> tuple[CableMedium, float]:
     """The first (cheapest) medium that carries the link's rate this far, in a stocked length."""
+    return _first(_candidates(catalog, link, speed_gbps, psu_w), link, speed_gbps, estimated_m)
+
+
+def _candidates(catalog: CableCatalog, link: str, speed_gbps: int,
+                psu_w: float) -> list[tuple[CableMedium, float]]:
+    """The media that may carry this kind of cable, in preference order, each with the
+    longest stocked length within its reach: a length no longer than that (less the
+    stocked-length tolerance) is carried, a longer one is not."""
+    found = []
     for medium in catalog.media:
         if link == "power":
             if medium.link != "power" or (medium.max_psu_w or 0) < psu_w:
@@ -205,8 +293,20 @@ def choose_medium(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: floa
             reach = medium.reach_at(speed_gbps)
         else:
             continue
-        stocked = medium.stocked_length(estimated_m)
-        if reach is not None and stocked is not None and stocked <= reach:
+        within = [length for length in medium.stocked_m if reach is not None and length <= reach]
+        if within:
+            found.append((medium, max(within)))
+    return found
+
+
+def _first(candidates: list[tuple[CableMedium, float]], link: str, speed_gbps: int,
+           estimated_m: float) -> tuple[CableMedium, float]:
+    # stocked_length takes the first stocked length >= estimated_m - 1e-9: within reach
+    # exactly when the longest one within reach is
+    least = estimated_m - 1e-9
+    for medium, longest in candidates:
+        stocked = medium.stocked_length(estimated_m) if longest >= least else None
+        if stocked is not None:
             return medium, stocked
     raise ValueError(f"no cable medium carries {speed_gbps} Gb/s {link} over {estimated_m} m")
 

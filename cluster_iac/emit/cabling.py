@@ -11,7 +11,16 @@ from operator import add
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
-from cluster_iac.emit.formats import CHUNK, csv_columns, csv_text, plain_column, text_of
+from cluster_iac.emit.formats import (
+    CHUNK,
+    Cells,
+    Keyed,
+    by_value,
+    cells,
+    csv_columns,
+    csv_text,
+    plain_column,
+)
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
 
@@ -23,9 +32,11 @@ CABLE_COLUMNS = ("cable_id", "network", "a_row", "a_rack", "a_u", "a_device", "a
 def render(plan: Plan) -> dict[str, str]:
     cables = plan.cables
     bom = bom_rows(cables)
+    # the columns both files print, checked once
+    shared = {name: cells(getattr(cables, name)) for name in ("cable_id", "a_port", "b_port")}
     return {
-        "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables)),
-        "cabling/labels.csv": _labels_csv(cables),
+        "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables, shared)),
+        "cabling/labels.csv": _labels_csv(cables, shared),
         "cabling/bom.csv": csv_text(("item", "type", "speed_gbps", "length_m", "quantity"), bom),
         "cabling/bom.md": render_template("cabling/bom.md.j2",
                                           **_bom_context(plan, len(cables), bom)),
@@ -42,49 +53,89 @@ def _bom_context(plan: Plan, total: int, bom: list[list[str]]) -> dict[str, obje
             "optics_total": optics, "rows": rows}
 
 
-def _cable_columns(c: Cables) -> list[Sequence[str]]:
-    netbox = {m.key: m.netbox_type for m in cable_catalog().media}
-    return [c.cable_id, c.network, c.a_row, c.a_rack, text_of(c.a_u), c.a_device, c.a_port,
-            c.b_row, c.b_rack, text_of(c.b_u), c.b_device, c.b_port, text_of(c.speed_gbps),
-            c.medium, list(map(netbox.__getitem__, c.medium)), text_of(c.transceivers),
-            text_of(c.estimated_m), text_of(c.length_m)]
+def _cable_columns(c: Cables, shared: dict[str, Cells]) -> list[Sequence[object] | Keyed]:
+    """Each end's row, rack, U and device written once per device, the medium's NetBox type
+    and transceivers once per medium."""
+    media = {m.key: (m.key, m.netbox_type, m.transceivers) for m in cable_catalog().media}
+    ends = _Ends(c)
+    return [shared["cable_id"], c.network, Keyed(c.a_device, ends, 4), shared["a_port"],
+            Keyed(c.b_device, ends, 4), shared["b_port"], by_value(c.speed_gbps),
+            Keyed(c.medium, media, 3), by_value(c.estimated_m), by_value(c.length_m)]
 
 
-def _where(racks: Sequence[str], units: Sequence[int | None], devices: Sequence[str],
-           ports: Sequence[str]) -> list[str]:
-    """'rack.U09 device:port' (no .U for 0U and unplaced devices) for every cable end; a
-    device has one place, so each device's text is made once and the ports joined to it."""
-    place = {device: f"{rack}.U{u:02d} {device}:" if u else f"{rack} {device}:"
-             for device, rack, u in set(zip(devices, racks, units, strict=True))}
-    if len(place) != len(set(devices)):
-        raise ValueError("a device is placed in two racks or at two heights")
-    return list(map(add, map(place.__getitem__, devices), ports))
+class _Ends(dict[str, tuple[str, str, "int | None", str]]):
+    """Device name -> (row, rack, U, name) of a cable end; empty for a device with no place."""
+
+    def __init__(self, c: Cables) -> None:
+        super().__init__((name, (d.row, d.rack, d.u, name)) for name, d in c.devices.items())
+
+    def __missing__(self, name: str) -> tuple[str, str, int | None, str]:
+        return ("", "", None, name)
+
+
+class _Places(dict[str, str]):
+    """Device name -> 'rack.U09 device:' (no .U for 0U and unplaced devices): a cable end's
+    text before its port, made once per device."""
+
+    def __init__(self, c: Cables) -> None:
+        super().__init__((name, f"{d.rack}.U{d.u:02d} {name}:" if d.u else f"{d.rack} {name}:")
+                         for name, d in c.devices.items())
+
+    def __missing__(self, name: str) -> str:
+        self[name] = text = f" {name}:"
+        return text
+
+
+def _where(places: _Places, devices: Sequence[str], ports: Sequence[str]) -> list[str]:
+    """'rack.U09 device:port' of every cable end."""
+    return list(map(add, map(places.__getitem__, devices), ports))
 
 
 LABEL_COLUMNS = ("cable_id", "end", "label")
 
 
-def _labels_csv(c: Cables) -> str:
-    """labels.csv: two lines a cable, written straight from the parts when the cable ids and
-    both ends' texts are plain CSV cells (then so are the labels made of them, which start
-    with the id); else cell by cell through csv_columns."""
-    a = _where(c.a_rack, c.a_u, c.a_device, c.a_port)
-    b = _where(c.b_rack, c.b_u, c.b_device, c.b_port)
-    if not (plain_column(c.cable_id) and plain_column(a) and plain_column(b)):
-        return csv_columns(LABEL_COLUMNS, _label_columns(c))
-    chunks = [",".join(LABEL_COLUMNS)]
-    pair = "{0},A,{0} {1} > {2}\n{0},B,{0} {2} > {1}".format
-    for s in range(0, len(c), CHUNK):
-        chunks.append("\n".join(map(pair, c.cable_id[s:s + CHUNK], a[s:s + CHUNK],
-                                    b[s:s + CHUNK])))
-    return "\n".join(chunks) + "\n"
+def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str:
+    """labels.csv: two lines a cable, written straight from the parts when the cable ids,
+    ports and device texts are plain CSV cells (then so are the labels made of them, which
+    start with the id); else cell by cell through csv_columns."""
+    places = _Places(c)
+    if all(shared[name].plain for name in ("cable_id", "a_port", "b_port")):
+        chunks = [",".join(LABEL_COLUMNS) + "\n"]
+        for s in range(0, len(c), CHUNK):
+            chunks.append(_label_lines(places, c, s, s + CHUNK))
+        # the devices' texts, checked once each (all of them are known now)
+        if plain_column(list(places.values())):
+            return "".join(chunks)
+    return csv_columns(LABEL_COLUMNS, _label_columns(c, places))
 
 
-def _label_columns(c: Cables) -> list[Sequence[str]]:
+# The pieces of one cable's two label lines, 'id,A,id a-place a-port > b-place b-port' and
+# the B line the other way round, by what fills them.
+_ID, _A_PLACE, _A_PORT, _B_PLACE, _B_PORT = range(5)
+_LABEL_LINES = ((_ID, ",A,"), (_ID, " "), (_A_PLACE, _A_PORT), (" > ", _B_PLACE), (_B_PORT, "\n"),
+                (_ID, ",B,"), (_ID, " "), (_B_PLACE, _B_PORT), (" > ", _A_PLACE), (_A_PORT, "\n"))
+_LABEL_PIECES = tuple(piece for pair in _LABEL_LINES for piece in pair)
+
+
+def _label_lines(places: _Places, c: Cables, start: int, stop: int) -> str:
+    """The label lines of cables start..stop: their pieces laid out in one list, piece by
+    piece (slice assignment), and joined once; each device's text made once."""
+    ids = c.cable_id[start:stop]
+    parts = (ids, list(map(places.__getitem__, c.a_device[start:stop])),
+             c.a_port[start:stop], list(map(places.__getitem__, c.b_device[start:stop])),
+             c.b_port[start:stop])
+    size, n = len(_LABEL_PIECES), len(ids)
+    laid: list[str] = [""] * (size * n)
+    for k, piece in enumerate(_LABEL_PIECES):
+        laid[k::size] = parts[piece] if isinstance(piece, int) else [piece] * n
+    return "".join(laid)
+
+
+def _label_columns(c: Cables, places: _Places) -> list[Sequence[str]]:
     """TIA-606 style labels for both ends, A then B of each cable: the cable id, then near
     end > far end."""
-    a = _where(c.a_rack, c.a_u, c.a_device, c.a_port)
-    b = _where(c.b_rack, c.b_u, c.b_device, c.b_port)
+    a = _where(places, c.a_device, c.a_port)
+    b = _where(places, c.b_device, c.b_port)
     ids = [cable_id for cable_id in c.cable_id for _ in (0, 1)]
     labels = [label for cable_id, a_end, b_end in zip(c.cable_id, a, b, strict=True)
               for label in (f"{cable_id} {a_end} > {b_end}", f"{cable_id} {b_end} > {a_end}")]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 from xml.etree.ElementTree import Element
 
 # YAML and JSON live in structured.py; imported here so that every writer has one address
@@ -67,23 +68,102 @@ def csv_records(rows: Iterable[Sequence[object]], comments: Sequence[str] = ()) 
     return "\n".join(lines) + "\n"
 
 
-def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object]]) -> str:
+def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object] | Keyed]) -> str:
     """The same file from its columns (the plan's tables are stored so).
 
     Column by column, the cells are checked at once, or each distinct value goes through
-    csv_cell once (a column of half a million cells holds a few thousand distinct ones); the
-    lines are joined at C speed.
+    csv_cell once (a column of half a million cells holds a few thousand distinct ones); a
+    Keyed group's cells are written once per key; the lines are joined at C speed.
     """
-    if len(columns) != len(header) or len(set(map(len, columns))) > 1:
+    widths = [column.width if isinstance(column, Keyed) else 1 for column in columns]
+    if sum(widths) != len(header) or len({len(_keys(column)) for column in columns}) > 1:
         raise ValueError(f"CSV needs {len(header)} columns of one length, as the header")
-    cells = [_column(column) for column in columns]
-    rows = len(cells[0]) if cells else 0
+    texts: dict[tuple[int, int], _KeyedText] = {}  # groups of one table (both ends) share it
+    cells: list[Sequence[str] | _Lookup] = []
+    for column in columns:
+        if isinstance(column, Keyed):
+            key = (id(column.cells), column.width)
+            if key not in texts:
+                texts[key] = _KeyedText(column.cells, column.width)
+            cells.append(_Lookup(texts[key], column.keys))
+        else:
+            cells.append(_column(column))
+    rows = len(_keys(columns[0])) if columns else 0
     # Joined a slice of rows at a time: the lines of a half-million-row file would otherwise
     # all live at once beside the text made of them.
-    chunks = [",".join(csv_cell(h) for h in header)]
-    chunks += ["\n".join(map(",".join, zip(*(c[i:i + CHUNK] for c in cells), strict=True)))
-               for i in range(0, rows, CHUNK)]
-    return "\n".join(chunks) + "\n"
+    chunks = [",".join(csv_cell(h) for h in header) + "\n"]
+    for i in range(0, rows, CHUNK):
+        chunks.append(_lines([c.slice(i, i + CHUNK) if isinstance(c, _Lookup) else c[i:i + CHUNK]
+                              for c in cells]))
+    return "".join(chunks)
+
+
+def _lines(cells: list[Sequence[str]]) -> str:
+    """Rows of cells as CSV lines: the cells and the commas between them laid out in one list,
+    column by column (slice assignment), and joined once: a few nanoseconds a cell."""
+    width, rows = len(cells), len(cells[0])
+    laid = [","] * (2 * width * rows)
+    for j, column in enumerate(cells):
+        laid[2 * j::2 * width] = column
+    laid[2 * width - 1::2 * width] = ["\n"] * rows
+    return "".join(laid)
+
+
+class Keyed(NamedTuple):
+    """Adjacent columns that are all a function of one key column, such as a cable end's
+    row, rack and U beside its device's name: csv_columns writes each key's cells once, as
+    text_of and csv_cell would write them one by one."""
+
+    keys: Sequence[Hashable]
+    cells: Mapping[Any, Sequence[object]]  # key -> its cells, one per column it spans
+    width: int
+
+
+def by_value(values: Sequence[Hashable]) -> Keyed:
+    """A column of few distinct values (line rates, lengths) as a group of one column keyed
+    by itself: each distinct value written once, as text_of writes it. Values that are one
+    key but print apart (1, 1.0 and True; 0.0 and -0.0) are keyed by their text instead."""
+    distinct = set(values)
+    types = set(map(type, distinct))
+    if len(types) > 1 or bool in types or (float in types and 0.0 in distinct):
+        keys = text_of(values)
+        return Keyed(keys, {text: (text,) for text in set(keys)}, 1)
+    return Keyed(values, {value: (value,) for value in distinct}, 1)
+
+
+def _keys(column: Sequence[object] | Keyed) -> Sequence[object]:
+    return column.keys if isinstance(column, Keyed) else column
+
+
+class _KeyedText(dict[Any, str]):
+    """Key -> its cells' CSV text (comma-joined): the keys of the group's table formatted
+    column by column, as csv_columns does; any other key on first use."""
+
+    def __init__(self, cells: Mapping[Any, Sequence[object]], width: int) -> None:
+        super().__init__()
+        self.cells, self.width = cells, width
+        rows = list(cells.values())
+        if any(len(row) != width for row in rows):
+            raise ValueError(f"CSV needs {width} cells for each key")
+        columns = [_column(text_of(column)) for column in zip(*rows, strict=True)]
+        self.update(zip(cells, map(",".join, zip(*columns, strict=True)), strict=True))
+
+    def __missing__(self, key: object) -> str:
+        values = self.cells[key]
+        if len(values) != self.width:
+            raise ValueError(f"CSV needs {self.width} cells for {key!r}")
+        self[key] = text = ",".join(csv_cell(_text(value)) for value in values)
+        return text
+
+
+class _Lookup:
+    """A Keyed group's keys and their text."""
+
+    def __init__(self, text: _KeyedText, keys: Sequence[Hashable]) -> None:
+        self.text, self.keys = text, keys
+
+    def slice(self, start: int, stop: int) -> list[str]:
+        return list(map(self.text.__getitem__, self.keys[start:stop]))
 
 
 CHUNK = 65536
@@ -104,9 +184,24 @@ _SPECIAL = ('"', ",", "\r", "\x00")
 _FORMULA_LINE = re.compile("\n[=+@\t-]")
 
 
+class Cells(tuple[str, ...]):
+    """A column's cells as csv_cell writes them, made once for several files (cells());
+    ``plain`` says whether they are the values themselves."""
+
+    plain: bool
+
+
+def cells(values: Sequence[object]) -> Cells:
+    """The column as csv_cell writes it, checked once: csv_columns takes it as it is."""
+    made = _column(values)
+    found = Cells(made)
+    found.plain = made is values
+    return found
+
+
 def _column(values: Sequence[object]) -> Sequence[str]:
     """The column's cells as csv_cell writes them; the values themselves when already so."""
-    if plain_column(values):
+    if isinstance(values, Cells) or plain_column(values):
         return values  # type: ignore[return-value]
     types = set(map(type, values))
     # 1, 1.0 and True are one key but print apart, as do 0.0 and -0.0: cell by cell then

@@ -13,12 +13,11 @@ skipped and the others load.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from itertools import repeat
+from collections.abc import Iterable, Sequence
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit import netbox_power, netbox_types
-from cluster_iac.emit.formats import csv_columns, csv_text, text_of
+from cluster_iac.emit.formats import Keyed, by_value, csv_columns, csv_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables, Device
 
@@ -63,7 +62,7 @@ def render(plan: Plan) -> dict[str, str]:
                                           for r in plan.racks})],
         "racks": [[site, netbox_power.location_name(r.row), r.name, STATUS, "19",
                    str(r.height_u)] for r in plan.racks],
-        "devices": [_device_row(plan, d) for d in devs],
+        "devices": _device_rows(plan, devs),
         **_vocabulary(plan, devs),
         "power_panels": netbox_power.panels(plan),
         "power_feeds": netbox_power.feeds(plan),
@@ -93,7 +92,8 @@ def _role(d: Device) -> str:
 
 
 def _vocabulary(plan: Plan, devs: tuple[Device, ...]) -> dict[str, list[list[str]]]:
-    makers = sorted({netbox_types.manufacturer(plan, d) for d in devs})
+    kinds = {(d.kind, d.model): d for d in devs}.values()  # one device of each kind and model
+    makers = sorted({netbox_types.manufacturer(plan, d) for d in kinds})
     roles = sorted({_role(d) for d in devs})
     return {
         "manufacturers": [[m, slug(m)] for m in makers],
@@ -101,19 +101,43 @@ def _vocabulary(plan: Plan, devs: tuple[Device, ...]) -> dict[str, list[list[str
     }
 
 
-def _device_row(plan: Plan, d: Device) -> list[str]:
-    racked = d.u is not None and d.u > 0 and d.height_u > 0
-    return [d.name, _role(d), netbox_types.manufacturer(plan, d), d.model, STATUS,
-            plan.cluster.site, netbox_power.location_name(d.row), d.rack,
-            str(d.u) if racked else "", "front" if racked else ""]
+def _device_rows(plan: Plan, devs: tuple[Device, ...]) -> list[list[str]]:
+    """One row per device; its manufacturer found once per kind and model."""
+    site = plan.cluster.site
+    makers: dict[tuple[str, str], str] = {}
+    rows = []
+    for d in devs:
+        maker = makers.get((d.kind, d.model))
+        if maker is None:
+            maker = makers[(d.kind, d.model)] = netbox_types.manufacturer(plan, d)
+        racked = d.u is not None and d.u > 0 and d.height_u > 0
+        rows.append([d.name, _role(d), maker, d.model, STATUS, site,
+                     netbox_power.location_name(d.row), d.rack, str(d.u) if racked else "",
+                     "front" if racked else ""])
+    return rows
 
 
-def _cable_columns(site: str, c: Cables) -> list[Sequence[object]]:
-    """Each cable's two ends, site-qualified (names are unique only per site in NetBox)."""
-    netbox = {m.key: m.netbox_type for m in cable_catalog().media}
-    n = len(c)
-    sites = (site,) * n
-    return [sites, c.a_device, list(map(A_TYPES.get, c.network, repeat(INTERFACE))), c.a_port,
-            sites, c.b_device, list(map(B_TYPES.get, c.network, repeat(INTERFACE))), c.b_port,
-            list(map(netbox.__getitem__, c.medium)), (STATUS,) * n, c.cable_id,
-            text_of(c.length_m), ("m",) * n]
+def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed]:
+    """Each cable's two ends, site-qualified (names are unique only per site in NetBox): a
+    device's cells written once per device, a network's end types once per network."""
+    media = {m.key: (m.netbox_type, STATUS) for m in cable_catalog().media}
+    at_site = _AtSite(site, c.devices)
+    networks = set(c.network)
+    a_types = {net: (A_TYPES.get(net, INTERFACE),) for net in networks}
+    b_types = {net: (B_TYPES.get(net, INTERFACE),) for net in networks}
+    length = by_value(c.length_m)
+    return [Keyed(c.a_device, at_site, 2), Keyed(c.network, a_types, 1), c.a_port,
+            Keyed(c.b_device, at_site, 2), Keyed(c.network, b_types, 1), c.b_port,
+            Keyed(c.medium, media, 2), c.cable_id,
+            Keyed(length.keys, {key: (*cell, "m") for key, cell in length.cells.items()}, 2)]
+
+
+class _AtSite(dict[str, tuple[str, str]]):
+    """Device name -> (site, name): a cable end's first two cells."""
+
+    def __init__(self, site: str, devices: Iterable[str]) -> None:
+        super().__init__((name, (site, name)) for name in devices)
+        self.site = site
+
+    def __missing__(self, name: str) -> tuple[str, str]:
+        return (self.site, name)

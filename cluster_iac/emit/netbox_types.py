@@ -20,14 +20,14 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import compress, repeat
+from operator import attrgetter
 from typing import Any
 
 from cluster_iac.emit.formats import yaml_text
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Device
+from cluster_iac.plan.physical import Device, runs
 from cluster_iac.plan.power import INLET
 from cluster_iac.plan.power_flow import outlet_lines
 from cluster_iac.sorting import natural_key
@@ -124,14 +124,18 @@ def _interfaces(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceTyp
     device's own port on the BMC network (a BMC, a switch's mgmt0), never the switch port at
     the other end of that cable."""
     c = plan.cables
-    data = list(map(POWER.__ne__, c.network))  # whole columns at C speed
     seen: set[tuple[str, str, str, int, bool]] = set()
-    for devices, ports, own in (
-            (c.a_device, c.a_port, map(BMC.__eq__, compress(c.network, data))),
-            (c.b_device, c.b_port, repeat(False))):
-        seen.update(zip(map(model_of.__getitem__, compress(devices, data)),
-                        compress(ports, data), compress(c.link, data),
-                        compress(c.speed_gbps, data), own, strict=False))  # own: endless on B
+    # by runs of one network, link and rate (the cable table holds a few), each end's
+    # distinct (model, port) pairs
+    for start, stop in runs(c.network, c.link, c.speed_gbps):
+        network, link, speed = c.network[start], c.link[start], c.speed_gbps[start]
+        if network == POWER:
+            continue
+        for devices, ports, own in ((c.a_device, c.a_port, network == BMC),
+                                    (c.b_device, c.b_port, False)):
+            seen.update((model, port, link, speed, own)
+                        for model, port in _model_ports(model_of, devices[start:stop],
+                                                        ports[start:stop]))
     fastest: dict[tuple[str, str], tuple[int, str, bool]] = {}
     for model, port, link, speed, mgmt in seen:
         best = fastest.get((model, port), (-1, "", False))
@@ -140,6 +144,17 @@ def _interfaces(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceTyp
     for (model, port), (speed, link, mgmt) in fastest.items():
         types[model].interfaces[port] = {
             "type": INTERFACE_TYPES.get((link, speed), "other"), "mgmt_only": mgmt}
+
+
+def _model_ports(model_of: dict[str, str], devices: tuple[str, ...],
+                 ports: tuple[str, ...]) -> set[tuple[str, str]]:
+    """The distinct (model, port) of cable ends: when the devices are all of one model, that
+    model with each distinct port (no pair made per cable)."""
+    models = set(map(model_of.__getitem__, set(devices)))
+    if len(models) == 1:
+        model = models.pop()
+        return {(model, port) for port in set(ports)}
+    return set(zip(map(model_of.__getitem__, devices), ports, strict=True))
 
 
 _SERIES = re.compile(r"^([a-z]+)(\d+)$")
@@ -160,29 +175,36 @@ def _switch_series(plan: Plan, fastest: dict[tuple[str, str], tuple[int, str, bo
             for (model, prefix), link in links.items() for n in range(1, size[model][0] + 1)}
 
 
-def _power_rows(plan: Plan) -> Iterable[tuple[Any, str, str, str]]:
-    """Each power cord with its cable's PSU name, outlet name and medium."""
-    c = plan.cables
-    rows = list(compress(range(len(c)), map(POWER.__eq__, c.network)))
-    if len(rows) != len(plan.power_cords):
-        raise ValueError("the cable table must hold one power cable per power cord")
-    for i, cord in zip(rows, plan.power_cords, strict=True):
-        if (c.a_device[i], c.b_device[i]) != (cord.device, cord.pdu):
-            raise ValueError(f"power cable {c.cable_id[i]} is not the cord of {cord.device}")
-        yield cord, c.a_port[i], c.b_port[i], c.medium[i]
+def _power_columns(plan: Plan) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The power cords' cables (the cable table's last rows, one per cord in cord order):
+    their devices, PSU names and media."""
+    c, cords = plan.cables, plan.power_cords
+    start = len(c) - len(cords)
+    devices = tuple(map(attrgetter("device"), cords))
+    if (c.network.count(POWER) != len(cords) or c.network[start:].count(POWER) != len(cords)
+            or c.a_device[start:] != devices
+            or c.b_device[start:] != tuple(map(attrgetter("pdu"), cords))):
+        raise ValueError("the cable table must end with one power cable per power cord, "
+                         "in cord order")
+    return devices, c.a_port[start:], c.medium[start:]
 
 
 def _psus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) -> None:
     """Each model's PSUs with the plan's draws: the type's maximum is the most any of its
     devices draws on that PSU; allocated is the normal draw (the same on every device of a
-    model, as the power pass splits a device's draw over its PSUs)."""
+    model, as the power pass splits a device's draw over its PSUs). A PSU's type is its last
+    cord's; each distinct draw is compared once."""
+    devices, psus, media = _power_columns(plan)
+    keys = list(zip(map(model_of.__getitem__, devices), psus, strict=True))
+    for (model, psu), medium in dict(zip(keys, media, strict=True)).items():
+        types[model].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, "other")}
+    cords = plan.power_cords
     draws: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for cord, psu, _outlet, medium in _power_rows(plan):
-        key = (model_of[cord.device], psu)
+    for key, allocated, maximum in set(zip(keys, map(attrgetter("allocated_w"), cords),
+                                           map(attrgetter("maximum_w"), cords), strict=True)):
         pair = draws[key]
-        pair[0] = max(pair[0], cord.allocated_w)
-        pair[1] = max(pair[1], cord.maximum_w, cord.allocated_w)
-        types[key[0]].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, "other")}
+        pair[0] = max(pair[0], allocated)
+        pair[1] = max(pair[1], maximum, allocated)
     for (model, psu), (allocated, maximum) in draws.items():
         port = types[model].power_ports[psu]
         port["maximum_draw"] = max(1, math.ceil(maximum))

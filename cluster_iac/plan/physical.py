@@ -8,10 +8,23 @@ give the same data one cable at a time, for code where clarity matters more than
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from itertools import repeat
+from itertools import compress, count, repeat
+from operator import ne
 from typing import Any, NamedTuple
+
+
+def runs(*columns: tuple[Any, ...]) -> list[tuple[int, int]]:
+    """(start, stop) of each run of rows equal in every column: the builders append a
+    network's or a tier's cables together, so half a million rows have a few runs. The
+    boundaries are found column by column at C speed."""
+    size = len(columns[0]) if columns else 0
+    edges = {0, size}
+    for column in columns:
+        edges.update(compress(count(1), map(ne, column[1:], column[:-1])))
+    bounds = sorted(edges)
+    return list(zip(bounds, bounds[1:], strict=False))  # each bound to the next
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,20 +152,19 @@ class LinkBuilder:
 @dataclass(frozen=True)
 class Cables(_Columns):
     """Every cable of the cluster, column by column (see Cable): the fabrics', the management
-    networks' and every PSU's power cord, planned once by compile/plan_cabling.py."""
+    networks' and every PSU's power cord, planned once by compile/plan_cabling.py.
+
+    An end's row, rack and U are its device's (``devices``), so they are columns made on
+    demand, not stored: six columns of half a million cells each would be tens of megabytes
+    and the time to fill them, for what the device table already says.
+    """
 
     _row = Cable
     cable_id: tuple[str, ...] = ()
     network: tuple[str, ...] = ()
     tier: tuple[str, ...] = ()
-    a_row: tuple[str, ...] = ()
-    a_rack: tuple[str, ...] = ()
-    a_u: tuple[int | None, ...] = ()
     a_device: tuple[str, ...] = ()
     a_port: tuple[str, ...] = ()
-    b_row: tuple[str, ...] = ()
-    b_rack: tuple[str, ...] = ()
-    b_u: tuple[int | None, ...] = ()
     b_device: tuple[str, ...] = ()
     b_port: tuple[str, ...] = ()
     speed_gbps: tuple[int, ...] = ()
@@ -161,12 +173,56 @@ class Cables(_Columns):
     transceivers: tuple[int, ...] = ()
     estimated_m: tuple[float, ...] = ()
     length_m: tuple[float, ...] = ()
+    devices: Mapping[str, Device] = field(default_factory=dict)  # every end's device, by name
+
+    @property
+    def a_row(self) -> tuple[str, ...]:
+        return self._where(self.a_device, "row", "")
+
+    @property
+    def a_rack(self) -> tuple[str, ...]:
+        return self._where(self.a_device, "rack", "")
+
+    @property
+    def a_u(self) -> tuple[int | None, ...]:
+        return self._where(self.a_device, "u", None)
+
+    @property
+    def b_row(self) -> tuple[str, ...]:
+        return self._where(self.b_device, "row", "")
+
+    @property
+    def b_rack(self) -> tuple[str, ...]:
+        return self._where(self.b_device, "rack", "")
+
+    @property
+    def b_u(self) -> tuple[int | None, ...]:
+        return self._where(self.b_device, "u", None)
+
+    def _where(self, names: tuple[str, ...], attribute: str, missing: Any) -> tuple[Any, ...]:
+        """One attribute of each named device (``missing`` for a name with no device)."""
+        of = {name: getattr(d, attribute) for name, d in self.devices.items()}
+        return tuple(map(of.get, names, repeat(missing)))
+
+    def columns(self) -> tuple[tuple[Any, ...], ...]:
+        return tuple(getattr(self, name) for name in Cable._fields)
+
+    def __len__(self) -> int:
+        return len(self.cable_id)
 
     def rows(self) -> Iterator[Cable]:
         return super().rows()  # type: ignore[no-any-return]
 
     def row(self, i: int) -> Cable:
-        return super().row(i)  # type: ignore[no-any-return]
+        ends = []
+        for name in (self.a_device[i], self.b_device[i]):
+            d = self.devices.get(name)
+            ends.append((d.row, d.rack, d.u) if d is not None else ("", "", None))
+        (a_row, a_rack, a_u), (b_row, b_rack, b_u) = ends
+        return Cable(self.cable_id[i], self.network[i], self.tier[i], a_row, a_rack, a_u,
+                     self.a_device[i], self.a_port[i], b_row, b_rack, b_u, self.b_device[i],
+                     self.b_port[i], self.speed_gbps[i], self.link[i], self.medium[i],
+                     self.transceivers[i], self.estimated_m[i], self.length_m[i])
 
 
 class Port(NamedTuple):
