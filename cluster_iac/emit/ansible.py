@@ -35,18 +35,16 @@ def render(plan: Plan) -> dict[str, str]:
 def inventory(plan: Plan) -> dict[str, object]:
     """The inventory as data (all -> vars, hosts, children), hosts and groups sorted; a YAML
     serializer writes it, so no name or value can add a host, group or variable."""
-    devs = plan.devices
-    groups = _groups(plan, devs)
     children: dict[str, object] = {}
-    for name, group in sorted(groups.items()):
+    for name, (group_vars, hosts) in sorted(_groups(plan, plan.devices).items()):
         entry: dict[str, object] = {}
-        if group["vars"]:
-            entry["vars"] = dict(sorted(group["vars"].items()))
-        entry["hosts"] = dict.fromkeys(sorted(group["hosts"]))
+        if group_vars:
+            entry["vars"] = dict(sorted(group_vars.items()))
+        entry["hosts"] = dict.fromkeys(sorted(hosts))  # a host listed twice is one key
         children[name] = entry
     return {"all": {
         "vars": dict(sorted(_all_vars(plan).items())),
-        "hosts": {d.name: _host_vars(plan, d) for d in devs},
+        "hosts": _hosts(plan),
         "children": children,
     }}
 
@@ -56,48 +54,43 @@ def group_name(prefix: str, name: str) -> str:
     return f"{prefix}_{re.sub(r'[^A-Za-z0-9_]', '_', name)}"
 
 
-def _groups(plan: Plan, devs: tuple[Device, ...]) -> dict[str, dict]:
-    groups: dict[str, dict] = defaultdict(lambda: {"vars": {}, "hosts": set()})
-    originals: dict[str, tuple[str, str]] = {}
-    known: dict[tuple[str, str], set[str]] = {}  # (prefix, name) -> its group's hosts
-
-    def add(prefix: str, name: str, host: str) -> None:
-        hosts = known.get((prefix, name))
-        if hosts is None:  # a group's name is made and checked once, not once per host
-            gname = group_name(prefix, name) if prefix else name
-            first = originals.setdefault(gname, (prefix, name))
-            if first != (prefix, name):
-                raise ValueError(f"group names {':'.join(first)!r} and {prefix}:{name!r} "
-                                 f"both become {gname!r}")
-            if prefix:
-                groups[gname]["vars"]["cluster_iac_name"] = name
-            hosts = known[(prefix, name)] = groups[gname]["hosts"]
-        hosts.add(host)
-
+def _groups(plan: Plan, devs: tuple[Device, ...]) -> dict[str, tuple[dict[str, str], list[str]]]:
+    """Group name -> (its vars, its hosts; inventory() sorts them and drops repeats). Members
+    are collected per (prefix, name) first: a group's name is made and checked once, not once
+    per host."""
+    members: dict[tuple[str, str], list[str]] = defaultdict(list)
     for d in devs:
         if d.kind == "node":
-            add("", ROLE_GROUPS[d.role], d.name)
-            add("type", d.model, d.name)
+            members["", ROLE_GROUPS[d.role]].append(d.name)
+            members["type", d.model].append(d.name)
         else:
-            add("", _device_group(d), d.name)
+            members["", _device_group(d)].append(d.name)
         if d.rack:
-            add("rack", d.rack, d.name)
+            members["rack", d.rack].append(d.name)
     for part in plan.partitions:
-        for host in part.nodes:
-            add("partition", part.name, host)
+        members["partition", part.name].extend(part.nodes)
     for host, leaf in _fabric_leaves(plan).items():
         for name in leaf:
-            add("leaf", name, host)
+            members["leaf", name].append(host)
     for host, unit in _scalable_units(plan).items():
-        add("su", unit, host)
+        members["su", unit].append(host)
     for d in devs:
         if d.row:
-            add("row", d.row, d.name)
+            members["row", d.row].append(d.name)
+    groups: dict[str, tuple[dict[str, str], list[str]]] = {}
+    originals: dict[str, tuple[str, str]] = {}
+    for (prefix, name), hosts in members.items():
+        gname = group_name(prefix, name) if prefix else name
+        first = originals.setdefault(gname, (prefix, name))
+        if first != (prefix, name):
+            raise ValueError(f"group names {':'.join(first)!r} and {prefix}:{name!r} "
+                             f"both become {gname!r}")
+        groups[gname] = ({"cluster_iac_name": name} if prefix else {}, hosts)
     for type_name in {d.model for d in devs if d.kind == "node" and d.role == "compute"}:
         env = plan.nccl.get(type_name)
         if env is None:  # no GPUs: no NCCL files for this type
             continue
-        group_vars = groups[group_name("type", type_name)]["vars"]
+        group_vars = groups.setdefault(group_name("type", type_name), ({}, []))[0]
         # what emit/nccl.py writes for the type, and where the playbooks install it
         group_vars["nccl_conf_src"] = f"nccl/{type_name}.nccl.conf"
         group_vars["nccl_conf_path"] = NCCL_CONF_PATH
@@ -123,7 +116,7 @@ def _fabric_leaves(plan: Plan) -> dict[str, list[str]]:
     result: dict[str, list[str]] = {}
     for node in plan.compute_nodes:
         if node.hostname in graph:
-            result[node.hostname] = sorted(set(graph.neighbors(node.hostname)) & leaves)
+            result[node.hostname] = sorted(leaves.intersection(graph.adj[node.hostname]))
     return result
 
 
@@ -150,21 +143,40 @@ def _all_vars(plan: Plan) -> dict[str, object]:
     }
 
 
-def _host_vars(plan: Plan, d: Device) -> dict[str, object]:
-    hv: dict[str, object] = {"rack": d.rack, "device_kind": d.kind}
-    if d.u is not None:
-        hv["rack_u"] = d.u
-    for network, var in ADDRESS_VARS:
-        ip = plan.addresses.get(network, {}).get(d.name)
-        if ip:
-            hv[var] = ip
-    if "mgmt_ip" in hv:
-        hv["ansible_host"] = hv["mgmt_ip"]
-    if d.kind == "node":
-        nt = plan.node_types[d.model]
-        hv.update(node_type=d.model, node_role=d.role, gpu_count=nt.gpu_count)
-    elif d.kind == "switch":
-        hv.update(switch_model=d.model, switch_role=d.role)
-    else:
-        hv["pdu_profile"] = d.model
-    return dict(sorted(hv.items()))
+def _hosts(plan: Plan) -> dict[str, dict[str, object]]:
+    """Each device's host vars, keys sorted: its rack and place, addresses, and what it is.
+    Each dict is made whole in sorted key order and what a device lacks is taken out (a
+    100,000-GPU cluster has 35,000 hosts)."""
+    devs = plan.devices
+    names = [d.name for d in devs]
+    mgmt, bmc, ipoib, storage = ([addresses.get(name) for name in names] for addresses in
+                                 (plan.addresses.get(network, {}) for network, _ in ADDRESS_VARS))
+    gpus = {name: nt.gpu_count for name, nt in plan.node_types.items()}
+    hosts: dict[str, dict[str, object]] = {}
+    for d, mg, bm, ib, st in zip(devs, mgmt, bmc, ipoib, storage, strict=True):
+        hv: dict[str, object]
+        if d.kind == "node":
+            hv = {"ansible_host": mg, "bmc_ip": bm, "device_kind": d.kind,
+                  "gpu_count": gpus[d.model], "ipoib_ip": ib, "mgmt_ip": mg,
+                  "node_role": d.role, "node_type": d.model, "rack": d.rack, "rack_u": d.u,
+                  "storage_ip": st}
+        elif d.kind == "switch":
+            hv = {"ansible_host": mg, "bmc_ip": bm, "device_kind": d.kind, "ipoib_ip": ib,
+                  "mgmt_ip": mg, "rack": d.rack, "rack_u": d.u, "storage_ip": st,
+                  "switch_model": d.model, "switch_role": d.role}
+        else:
+            hv = {"ansible_host": mg, "bmc_ip": bm, "device_kind": d.kind, "ipoib_ip": ib,
+                  "mgmt_ip": mg, "pdu_profile": d.model, "rack": d.rack, "rack_u": d.u,
+                  "storage_ip": st}
+        if not mg:  # an address only where the device has one on that network
+            del hv["ansible_host"], hv["mgmt_ip"]
+        if not bm:
+            del hv["bmc_ip"]
+        if not ib:
+            del hv["ipoib_ip"]
+        if not st:
+            del hv["storage_ip"]
+        if d.u is None:
+            del hv["rack_u"]
+        hosts[d.name] = hv
+    return hosts

@@ -3,15 +3,15 @@ normal operation and in its worst single failure, each PDU's worst case, and the
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter
 from collections.abc import Sequence
-from itertools import groupby, repeat
+from itertools import groupby
 from operator import attrgetter
 
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import csv_columns, csv_text, markdown_columns, markdown_rows
 from cluster_iac.plan import Plan
-from cluster_iac.plan.power_tables import PduLoad, PowerFeed
+from cluster_iac.plan.power_tables import PowerFeed
 
 LINE_COLUMNS = (
     "row", "rack", "pdu", "feed", "panel", "breaker", "wiring", "voltage_v", "cord_v",
@@ -33,15 +33,17 @@ def render(plan: Plan) -> dict[str, str]:
     feeds = {f.pdu: f for f in plan.power_feeds}
     lines, line_md = _line_rows(plan, feeds, rows_of)
     pdus, pdu_md = _pdu_rows(plan, feeds, rows_of)
-    racks = [{"name": r.name, "row": r.row, "pdus": pdu_md.get(r.name, ()),
-              "lines": line_md.get(r.name, ())} for r in sorted(plan.racks, key=lambda r: r.name)]
+    # each rack's table rows joined here (str.join; the template's join filter is per item)
+    racks = [{"name": r.name, "row": r.row, "pdus": "\n".join(pdu_md.get(r.name, ())),
+              "lines": "\n".join(line_md.get(r.name, ()))}
+             for r in sorted(plan.racks, key=lambda r: r.name)]
     totals = total_rows(plan)
-    context = {"racks": racks, "totals": markdown_rows(totals),
+    context = {"racks": racks, "totals": "\n".join(markdown_rows(totals)),
                "pue": f"{plan.settings.power.pue:g}",
                "continuous": f"{plan.settings.policy.breaker_continuous_percent:g}"}
     return {
         "facility/pdu_breakers.csv": csv_columns(LINE_COLUMNS, lines),
-        "facility/pdus.csv": csv_text(PDU_COLUMNS, pdus),
+        "facility/pdus.csv": csv_columns(PDU_COLUMNS, pdus),
         "facility/power_totals.csv": csv_text(TOTAL_COLUMNS, totals),
         "facility/pdu_breakers.md": render_template("facility/pdu_breakers.md.j2", **context),
     }
@@ -62,8 +64,7 @@ def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
     outlet_text = _Outlets()
     outlets_col = list(map(outlet_text.__getitem__, zip(outlets, slots, line, strict=True)))
     labels = _psu_labels(plan)
-    psus = [" ".join(map(labels.__getitem__, zip(repeat(p), o))) for p, o in
-            zip(pdu, outlets, strict=True)]
+    psus = [" ".join(map(labels[p].__getitem__, o)) for p, o in zip(pdu, outlets, strict=True)]
     normal, worst, limit = (list(map(amps.__getitem__, col)) for col in (normal_a, worst_a,
                                                                           limit_a))
     percent = list(map(_Percent().__getitem__, zip(worst_a, limit_a, strict=True)))
@@ -76,13 +77,7 @@ def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
     over = ["over" if w > m + 1e-9 else "ok" for w, m in zip(worst_a, limit_a, strict=True)]
     markdown = markdown_columns([pdu, circuit, line, outlets_col, psus, normal, failures,
                                  worst, limit, percent, over])
-    by_rack: dict[str, list[str]] = {}
-    start = 0
-    for name, run in groupby(rack):  # a rack's lines are one run of the table
-        size = sum(1 for _ in run)
-        by_rack.setdefault(name, []).extend(markdown[start:start + size])
-        start += size
-    return columns, by_rack
+    return columns, _by_rack(rack, markdown)
 
 
 class _Outlets(dict[tuple[tuple[int, ...], tuple[str, ...], str], str]):
@@ -107,13 +102,22 @@ class _Percent(dict[tuple[float, float], str]):
         return text
 
 
-def _psu_labels(plan: Plan) -> dict[tuple[str, int], str]:
-    """(PDU, outlet) -> 'device:PSUn': the PSU each outlet feeds."""
+def _psu_labels(plan: Plan) -> dict[str, dict[int, str]]:
+    """PDU -> outlet -> 'device:PSUn': the PSU each outlet feeds (each PDU's cords are one
+    run of the cords table)."""
     cords = plan.power_cords
-    where = zip(map(attrgetter("pdu"), cords), map(attrgetter("outlet"), cords), strict=True)
-    labels = map("{}:PSU{}".format, map(attrgetter("device"), cords),
-                 map(attrgetter("psu"), cords))
-    return dict(zip(where, labels, strict=True))
+    pdus, outlets, devices, psus = (list(map(attrgetter(field), cords))
+                                    for field in ("pdu", "outlet", "device", "psu"))
+    suffix = {n: f":PSU{n}" for n in set(psus)}
+    labels = list(map(str.__add__, devices, map(suffix.__getitem__, psus)))
+    sizes = Counter(pdus)
+    found: dict[str, dict[int, str]] = {}
+    start = 0
+    for name in dict.fromkeys(pdus):
+        end = start + sizes[name]
+        found[name] = dict(zip(outlets[start:end], labels[start:end], strict=True))
+        start = end
+    return found
 
 
 def _ratings(plan: Plan) -> dict[str, list[str]]:
@@ -130,22 +134,38 @@ def _ratings(plan: Plan) -> dict[str, list[str]]:
 
 
 def _pdu_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
-              ) -> tuple[list[list[str]], dict[str, list[str]]]:
-    rows = []
-    markdown: dict[str, list[list[str]]] = defaultdict(list)
-    for p in plan.power_pdus:
-        row = _pdu(p, feeds[p.pdu], rows_of)
-        rows.append(row)
-        markdown[p.rack].append([p.pdu, p.side, p.feed, row[6], row[7], row[8],
-                                 f"{p.circuit} {p.line}", row[13], row[14], row[15],
-                                 p.worst_case])
-    return rows, {rack: markdown_rows(md) for rack, md in markdown.items()}
+              ) -> tuple[list[Sequence[str]], dict[str, list[str]]]:
+    """The CSV's columns, one row per PDU (plan order), and the Markdown rows by rack (a
+    rack's PDUs are one run of the table), column by column as the lines are."""
+    if not plan.power_pdus:
+        return [() for _ in PDU_COLUMNS], {}
+    (rack, pdu, side, layout, feed, load_w, worst_w, worst_w_case, limit_w, circuit, line,
+     worst_a, limit_a, worst_case) = (list(map(attrgetter(field), plan.power_pdus)) for field in (
+        "rack", "pdu", "side", "layout", "feed", "load_w", "worst_w", "worst_w_case", "limit_w",
+        "circuit", "line", "worst_a", "limit_a", "worst_case"))
+    kw, amps = _Kw(), _Amps()
+    load, worst, limit = (list(map(kw.__getitem__, col)) for col in (load_w, worst_w, limit_w))
+    worst_amps, limit_amps = (list(map(amps.__getitem__, col)) for col in (worst_a, limit_a))
+    percent = list(map(_Percent().__getitem__, zip(worst_a, limit_a, strict=True)))
+    panel = [feeds[p].panel for p in pdu]
+    columns: list[Sequence[str]] = [
+        list(map(rows_of.__getitem__, rack)), rack, pdu, side, layout, feed, panel, load,
+        worst, worst_w_case, limit, circuit, line, worst_amps, limit_amps, percent, worst_case]
+    markdown = markdown_columns([pdu, side, feed, panel, load, worst,
+                                 list(map("{} {}".format, circuit, line)), worst_amps,
+                                 limit_amps, percent, worst_case])
+    return columns, _by_rack(rack, markdown)
 
 
-def _pdu(p: PduLoad, feed: PowerFeed, rows_of: dict[str, str]) -> list[str]:
-    return [rows_of[p.rack], p.rack, p.pdu, p.side, p.layout, p.feed, feed.panel,
-            _kw(p.load_w), _kw(p.worst_w), p.worst_w_case, _kw(p.limit_w), p.circuit, p.line,
-            _amps(p.worst_a), _amps(p.limit_a), f"{p.percent:.1f}", p.worst_case]
+def _by_rack(rack: Sequence[str], rows: list[str]) -> dict[str, list[str]]:
+    """Rack -> its rows (each rack's rows are one run of the table)."""
+    by_rack: dict[str, list[str]] = {}
+    start = 0
+    for name, run in groupby(rack):
+        size = sum(1 for _ in run)
+        by_rack.setdefault(name, []).extend(rows[start:start + size])
+        start += size
+    return by_rack
 
 
 def total_rows(plan: Plan) -> list[list[str]]:
@@ -172,8 +192,12 @@ def _kw(watts: float) -> str:
     return f"{watts / 1000:.2f}"
 
 
-def _amps(amps: float) -> str:
-    return f"{amps:.1f}"
+class _Kw(dict[float, str]):
+    """'12.34' kW for each power in W, each distinct value formatted once per render."""
+
+    def __missing__(self, watts: float) -> str:
+        text = self[watts] = _kw(watts)
+        return text
 
 
 class _Amps(dict[float, str]):

@@ -1,22 +1,27 @@
-"""Writers that know their format: CSV, YAML, XML, shell words and Markdown cells.
+"""Writers that know their format: CSV, YAML, JSON, XML, shell words and Markdown cells.
 
 A spec string never reaches an output raw. CSV cells are quoted by RFC 4180's rules, may not
 hold a line break (the spec's string types refuse control characters, so one here is a bug),
 and a cell that a spreadsheet would read as a formula (=, +, -, @ first) is prefixed with an
 apostrophe (OWASP "CSV injection"), unless it is a plain number such as -1.5 or a lone '-'.
-YAML, XML, shell and Markdown come from yaml_text, xml_text, shell_word and md_cell below,
-each correct by construction for any string, or refusing one its format cannot carry.
+YAML and JSON come from yaml_text and json_text (emit/structured.py), XML, shell and Markdown
+from xml_text, shell_word and md_cell below, each correct by construction for any string, or
+refusing one its format cannot carry.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
 import shlex
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 from xml.etree.ElementTree import Element
+
+# YAML and JSON live in structured.py; imported here so that every writer has one address
+from cluster_iac.emit.structured import json_lines as json_lines
+from cluster_iac.emit.structured import json_text as json_text
+from cluster_iac.emit.structured import yaml_scalar as yaml_scalar
+from cluster_iac.emit.structured import yaml_text as yaml_text
 
 _NEEDS_QUOTES = re.compile(r'[",]')
 _BREAKS = re.compile(r"[\n\r\x00]")
@@ -255,112 +260,6 @@ def markdown_columns(columns: Sequence[Sequence[str]]) -> list[str]:
             and "\r" not in text and "\x00" not in text):
         return lines
     return [markdown_row(cells) for cells in zip(*columns, strict=True)]
-
-
-# --- YAML ---------------------------------------------------------------------------------------
-
-# A string is written plain only when no YAML 1.1 or 1.2 reader could take it for anything else
-# (PyYAML, Ansible and Go's yaml.v2 read 1.1, where yes/on/y are booleans and 12:30 a number).
-_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*")
-_YAML11_WORDS = {"y", "yes", "n", "no", "true", "false", "on", "off", "null", "nan", "inf"}
-# Outside single quotes YAML needs an escape: line breaks, and what is not c-printable.
-_NEEDS_ESCAPE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
-                           "|[\u2028\u2029]")
-
-
-def yaml_scalar(value: object) -> str:
-    """One scalar that YAML 1.1 and 1.2 readers read back as ``value`` (str, int, float, bool,
-    None): plain when unambiguous, else single-quoted, else double-quoted with escapes."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _yaml_float(value)
-    if not isinstance(value, str):
-        raise TypeError(f"YAML scalar of type {type(value).__name__}")
-    if _PLAIN.fullmatch(value) and value.lower() not in _YAML11_WORDS:
-        return value
-    if not _NEEDS_ESCAPE.search(value):
-        return "'" + value.replace("'", "''") + "'"
-    return _NEEDS_ESCAPE.sub(_yaml_escape, json.dumps(value, ensure_ascii=False))
-
-
-def _yaml_escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def _yaml_float(value: float) -> str:
-    if math.isnan(value):
-        return ".nan"
-    if math.isinf(value):
-        return ".inf" if value > 0 else "-.inf"
-    text = repr(value)
-    if "." not in text and "e" in text:  # YAML 1.1 wants the dot: 1e+20 is a string there
-        mantissa, exponent = text.split("e")
-        text = f"{mantissa}.0e{exponent}"
-    return text
-
-
-def yaml_text(data: object, header: Sequence[str] = ()) -> str:
-    """A YAML document from plain data (dicts, lists, str, int, float, bool, None): block style,
-    two-space indents, keys in insertion order, one line per scalar, every value read back as
-    itself by YAML 1.1 and 1.2 readers. ``header`` lines become '# ' comments above it."""
-    lines = [_comment("YAML", "#", line) for line in header]
-    if isinstance(data, (Mapping, list)) and data:
-        _yaml_block(data, 0, lines)
-    else:
-        lines.append(_yaml_inline(data))
-    return "\n".join(lines) + "\n"
-
-
-def _comment(kind: str, mark: str, text: str) -> str:
-    if _NEEDS_ESCAPE.search(text):
-        raise ValueError(f"{kind} comment {text[:40]!r} holds a line break or control character")
-    return f"{mark} {text}" if text else mark
-
-
-def _yaml_inline(value: object) -> str:
-    if isinstance(value, Mapping):
-        if value:
-            raise ValueError("a mapping in flow position")
-        return "{}"
-    if isinstance(value, (list, tuple)):
-        if value:
-            raise ValueError("a list in flow position")
-        return "[]"
-    return yaml_scalar(value)
-
-
-def _yaml_block(data: object, indent: int, lines: list[str]) -> None:
-    pad = " " * indent
-    if isinstance(data, Mapping):
-        for key, value in data.items():
-            if not isinstance(key, (str, int, bool)):
-                raise TypeError(f"YAML key of type {type(key).__name__}")
-            head = f"{pad}{yaml_scalar(key)}:"
-            if _is_block(value):
-                lines.append(head)
-                _yaml_block(value, indent + 2, lines)
-            else:
-                lines.append(head if value is None else f"{head} {_yaml_inline(value)}")
-        return
-    for item in data:  # type: ignore[attr-defined]
-        if _is_block(item):
-            # the item's first line goes after '- ', the rest indented under it
-            nested: list[str] = []
-            _yaml_block(item, indent + 2, nested)
-            lines.append(f"{pad}- {nested[0][indent + 2:]}")
-            lines.extend(nested[1:])
-        else:
-            lines.append(f"{pad}- {_yaml_inline(item)}")
-
-
-def _is_block(value: object) -> bool:
-    return isinstance(value, (Mapping, list, tuple)) and bool(value)
 
 
 # --- XML ----------------------------------------------------------------------------------------

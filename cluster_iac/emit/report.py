@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from cluster_iac.emit import report_storage
 from cluster_iac.emit.base import render_template
-from cluster_iac.emit.formats import markdown_row
+from cluster_iac.emit.formats import markdown_columns, md_cell
 from cluster_iac.plan import Plan, collectives
 from cluster_iac.plan.checkpoint import storage_figures
 from cluster_iac.plan.collectives import constants
@@ -76,46 +77,62 @@ def _bom(plan: Plan) -> list[dict[str, str]]:
 
 
 def _power(plan: Plan) -> dict[str, Any]:
-    """Each rack's load against its limit, each PDU's worst line; rows formatted here (a
-    100,000-GPU cluster has some 10,000 PDUs)."""
+    """Each rack's load against its limit, each PDU's worst line; rows formatted here, column
+    by column (a 100,000-GPU cluster has some 10,000 PDUs)."""
     loads = rack_loads_w(plan)
-    racks = []
-    for rack in sorted(plan.racks, key=lambda r: r.name):
-        limit = rack.max_power_kw
-        racks.append(markdown_row((
-            rack.name, rack.row, _kw(loads[rack.name]), f"{limit:g}" if limit else "-",
-            f"{limit - loads[rack.name] / 1000:.2f}" if limit else "-")))
-    pdus = [markdown_row((
-        p.rack, p.pdu, p.layout, _kw(p.load_w), _kw(p.worst_w), f"{p.circuit} {p.line}",
-        f"{p.worst_a:.1f}", f"{p.limit_a:.1f}", f"{p.percent:.0f}",
-        f"{p.limit_a - p.worst_a:.1f}", p.worst_case)) for p in pdu_loads(plan)]
+    racks = sorted(plan.racks, key=lambda r: r.name)
+    rack_loads = [loads[r.name] for r in racks]
+    limits = [r.max_power_kw for r in racks]
+    rack_rows = markdown_columns([
+        [r.name for r in racks], [r.row for r in racks], _texts(rack_loads, _kw),
+        [f"{limit:g}" if limit else "-" for limit in limits],
+        [f"{limit - load / 1000:.2f}" if limit else "-"
+         for limit, load in zip(limits, rack_loads, strict=True)]])
+    pdus = pdu_loads(plan)
+    worst_a, limit_a = [p.worst_a for p in pdus], [p.limit_a for p in pdus]
+    pdu_rows = markdown_columns([
+        [p.rack for p in pdus], [p.pdu for p in pdus], [p.layout for p in pdus],
+        _texts([p.load_w for p in pdus], _kw), _texts([p.worst_w for p in pdus], _kw),
+        [f"{p.circuit} {p.line}" for p in pdus], _texts(worst_a, "{:.1f}".format),
+        _texts(limit_a, "{:.1f}".format), [f"{p.percent:.0f}" for p in pdus],
+        [f"{limit - worst:.1f}" for limit, worst in zip(limit_a, worst_a, strict=True)],
+        [p.worst_case for p in pdus]])
     it_w = sum(loads.values())
     power = plan.settings.power
     cap = power.facility_capacity_kw
     facility = it_w * power.pue
     capacity = (f"capacity {cap:g} kW, margin {cap - facility / 1000:.2f} kW" if cap else
                 "no facility capacity declared (power.facility_capacity_kw)")
-    return {"racks": racks, "pdus": pdus, "it": _kw(it_w), "pue": f"{power.pue:g}",
+    return {"racks": rack_rows, "pdus": pdu_rows, "it": _kw(it_w), "pue": f"{power.pue:g}",
             "facility": _kw(facility), "capacity": capacity,
             "continuous": f"{plan.settings.policy.breaker_continuous_percent:g}"}
+
+
+def _texts(values: list[float], form: Callable[[float], str]) -> list[str]:
+    """form(value) of each, each distinct value once (identical racks repeat their loads);
+    zeros one by one (0.0 and -0.0 are one key but print apart)."""
+    text = {value: form(value) for value in set(values)}
+    return [text[value] if value else form(value) for value in values]
 
 
 def _cooling(plan: Plan) -> dict[str, Any]:
     loads = rack_loads_w(plan)
     air = plan.settings.policy.air_cooled_rack_kw
-    racks = []
+    rows = []
     for rack in sorted(plan.racks, key=lambda r: r.name):
         heat = loads[rack.name] / 1000
         cap = rack.liquid_capacity_kw if rack.cooling == "liquid" else air
-        racks.append({"name": rack.name, "cooling": rack.cooling, "heat": f"{heat:.2f}",
-                      "capacity": f"{cap:g}" if cap else "-",
-                      "margin": f"{cap - heat:.2f}" if cap else "-"})
+        rows.append((md_cell(rack.name), rack.cooling, f"{heat:.2f}",
+                     f"{cap:g}" if cap else "-", f"{cap - heat:.2f}" if cap else "-"))
+    cooling = {kind: md_cell(kind) for kind in {row[1] for row in rows}}
+    racks = [f"| {name} | {cooling[kind]} | {heat} | {cap} | {margin} |"
+             for name, kind, heat, cap, margin in rows]
     rejection = plan.settings.cooling.heat_rejection_kw
     total = sum(loads.values()) / 1000
     rejection_text = (f"facility heat rejection {rejection:g} kW, margin {rejection - total:.2f} kW"
                       if rejection else "no facility heat rejection declared "
                                         "(cooling.heat_rejection_kw)")
-    return {"racks": racks, "total": f"{total:.2f}", "air_limit": f"{air:g}",
+    return {"racks": "\n".join(racks), "total": f"{total:.2f}", "air_limit": f"{air:g}",
             "rejection": rejection_text, "loops": report_storage.loops(plan)}
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
+from cluster_iac.emit.formats import json_text
 from cluster_iac.plan import Plan
 
 
 def render(plan: Plan) -> dict[str, str]:
-    text = json.dumps(tfvars(plan), indent=2, sort_keys=True) + "\n"
-    return {"terraform/cluster.auto.tfvars.json": text}
+    return {"terraform/cluster.auto.tfvars.json": json_text(tfvars(plan), sort_keys=True)}
 
 
 def tfvars(plan: Plan) -> dict[str, object]:

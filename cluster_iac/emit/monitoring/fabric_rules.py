@@ -10,7 +10,7 @@ stays visible.
 from __future__ import annotations
 
 from cluster_iac.emit.monitoring.promql import AlertRule, selector
-from cluster_iac.emit.monitoring.targets import fabric_exporters
+from cluster_iac.emit.monitoring.targets import exporter_fabrics
 from cluster_iac.plan import Plan
 
 SWITCH_JOB = "infiniband"
@@ -32,8 +32,7 @@ COUNTERS = (
 
 
 def rule_groups(plan: Plan) -> list[tuple[str, list[AlertRule]]]:
-    exporters = fabric_exporters(plan)
-    if not exporters:
+    if not exporter_fabrics(plan):
         return []
     return [("infiniband-switches", switch_rules() + inventory_rules(plan)),
             ("infiniband-hosts", host_rules())]
@@ -73,16 +72,17 @@ def inventory_rules(plan: Plan) -> list[AlertRule]:
     """A fabric whose exporter sees fewer switches than the plan built (a switch is down or
     cut off from the subnet manager)."""
     rules = []
-    for f in fabric_exporters(plan):
-        info = selector("infiniband_switch_info", job=SWITCH_JOB, fabric=f.fabric)
+    for name, fabric in exporter_fabrics(plan):
+        switches = sum(fabric.switch_counts.values())
+        info = selector("infiniband_switch_info", job=SWITCH_JOB, fabric=name)
         # with no switch in sight count() returns nothing: the answering exporter counts 0
-        up = selector("up", job=SWITCH_JOB, fabric=f.fabric)
+        up = selector("up", job=SWITCH_JOB, fabric=name)
         seen = f"(count by (fabric) ({info}) or 0 * max by (fabric) ({up} == 1))"
         rules.append(AlertRule(
-            "IbFabricMissingSwitches", f"{seen} < {f.switches}", "critical",
-            f"the {f.fabric} fabric shows {{{{ $value }}}} of the {f.switches} switch(es) "
+            "IbFabricMissingSwitches", f"{seen} < {switches}", "critical",
+            f"the {name} fabric shows {{{{ $value }}}} of the {switches} switch(es) "
             "planned",
-            f"{f.switches} switch(es): the {f.fabric} fabric as planned (fabric.{f.fabric})",
-            f"fabric.{f.fabric} (plan.fabrics switch_counts); {EXPORTER} "
-            "infiniband_switch_info, one series per switch", "10m", {"fabric": f.fabric}))
+            f"{switches} switch(es): the {name} fabric as planned (fabric.{name})",
+            f"fabric.{name} (plan.fabrics switch_counts); {EXPORTER} "
+            "infiniband_switch_info, one series per switch", "10m", {"fabric": name}))
     return rules

@@ -14,7 +14,9 @@ otherwise (per line pair on a delta PDU) needs its own mapping here.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from itertools import repeat
+from operator import attrgetter
 from typing import TypeVar
 
 from cluster_iac.emit.monitoring.promql import AlertRule, number, one_of, selector
@@ -55,12 +57,12 @@ def pdu_rules(plan: Plan) -> list[AlertRule]:
         feeds[profile_of[f.pdu]].append(f)
     rules = []
     for profile in sorted(circuits):
-        c = _one(profile, circuits[profile], lambda c: (c.breaker_a, c.limit_a, c.phases,
-                                                         c.voltage_v, round(c.limit_w, 6)))
-        pdu = _one(profile, pdus[profile], lambda p: round(p.limit_w, 6))
+        c = _one(profile, circuits[profile], ("breaker_a", "limit_a", "phases", "voltage_v"),
+                 ("limit_w",))
+        pdu = _one(profile, pdus[profile], (), ("limit_w",))
         count = len({x.name for x in circuits[profile]})
         rules += [_branch_rule(profile, c), _pdu_power_rule(profile, c, pdu.limit_w, count)]
-        feed = _one(profile, feeds[profile], lambda f: (f.limit_a, f.checked))
+        feed = _one(profile, feeds[profile], ("limit_a", "checked"))
         if feed.checked:
             rules.append(_inlet_rule(profile, feed))
     return rules
@@ -184,11 +186,16 @@ def facility_rules(plan: Plan) -> list[AlertRule]:
 Row = TypeVar("Row")
 
 
-def _one(profile: str, rows: Sequence[Row], key: Callable[[Row], object]) -> Row:
-    """The one rating every row of a profile shares (two would be a bug of the power pass)."""
-    if len({key(r) for r in rows}) != 1:
-        raise ValueError(f"PDU profile {profile!r} has rows of {len({key(r) for r in rows})} "
-                         "ratings")
+def _one(profile: str, rows: Sequence[Row], fields: tuple[str, ...],
+         rounded: tuple[str, ...] = ()) -> Row:
+    """The one rating every row of a profile shares (two would be a bug of the power pass):
+    ``fields`` compared as they are, ``rounded`` to 6 places; column by column (a profile
+    can have 10,000 PDUs)."""
+    columns = [map(attrgetter(name), rows) for name in fields]
+    columns += [map(round, map(attrgetter(name), rows), repeat(6)) for name in rounded]
+    ratings = len(set(zip(*columns, strict=True)))
+    if ratings != 1:
+        raise ValueError(f"PDU profile {profile!r} has rows of {ratings} ratings")
     return rows[0]
 
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from cluster_iac.sorting import natural_key
+from cluster_iac.sorting import natural_sorted
 
 _RE2_SPECIAL = re.compile(r"([^A-Za-z0-9_-])")
 
@@ -28,7 +28,7 @@ def selector(metric: str, **labels: str | tuple[str, str]) -> str:
 
 def one_of(names: Iterable[str]) -> tuple[str, str]:
     """A regex matcher for exactly these names (RE2 is anchored; each name escaped)."""
-    ordered = sorted(set(names), key=natural_key)
+    ordered = natural_sorted(set(names), str)
     return ("=~", "|".join(_RE2_SPECIAL.sub(r"\\\1", n) for n in ordered))
 
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-
+from cluster_iac.emit.formats import json_lines
 from cluster_iac.emit.monitoring import targets
 from cluster_iac.emit.monitoring.exporters import SNMP_MODULE
 from cluster_iac.emit.monitoring.targets import Target
@@ -57,6 +56,6 @@ def _scrape_config(plan: Plan, job: str) -> dict[str, object]:
 
 def file_sd(found: list[Target]) -> str:
     """file_sd's JSON: one group per target (every target has labels of its own), one per line
-    (json's C encoder, and a target's change is a one-line diff)."""
-    groups = [json.dumps({"targets": [t.address], "labels": t.labels}) for t in found]
+    (a target's change is a one-line diff)."""
+    groups = json_lines([{"targets": [t.address], "labels": t.labels} for t in found])
     return "[\n" + ",\n".join(groups) + "\n]\n"

@@ -5,10 +5,12 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import NamedTuple
 
 from cluster_iac.plan import Plan
-from cluster_iac.plan.model import Node
-from cluster_iac.sorting import natural_key
+from cluster_iac.plan.model import FabricPlan, Node
+from cluster_iac.sorting import natural_sorted
 
 # Each exporter's own default listen port (also Prometheus' "default port allocations" page).
 NODE_EXPORTER_PORT = 9100  # node_exporter --web.listen-address=":9100"
@@ -23,8 +25,7 @@ FABRIC_EXPORTER_ROLES = ("controller", "service", "login", "lustre_mds", "lustre
 SECONDS_PER_SWITCH = 10 / 109
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """One scrape target: the address Prometheus (or the SNMP exporter) polls, its labels."""
 
     address: str
@@ -38,10 +39,6 @@ class FabricExporter:
     fabric: str
     host: str
     switches: int
-
-    @property
-    def collect_seconds(self) -> float:
-        return self.switches * SECONDS_PER_SWITCH
 
 
 def host_address(plan: Plan, host: str) -> str:
@@ -64,12 +61,19 @@ class HostLabels:
     (rack, row, role, node type, scalable unit, partitions), the lookups built once."""
 
     def __init__(self, plan: Plan):
-        self.hosts = sorted(plan.nodes, key=lambda n: natural_key(n.hostname))
+        self.hosts = natural_hosts(plan)
         self.rows = _rows(plan)
         self.units = _scalable_units(plan)
         self.partitions = _partitions(plan)
+        self.made: dict[str, dict[str, str]] = {}  # node_exporter's and dcgm's share them
 
     def __call__(self, node: Node) -> dict[str, str]:
+        labels = self.made.get(node.hostname)
+        if labels is None:
+            labels = self.made[node.hostname] = self._labels(node)
+        return labels
+
+    def _labels(self, node: Node) -> dict[str, str]:
         labels = {"instance": node.hostname, "rack": node.rack, "row": self.rows[node.rack],
                   "role": node.role, "node_type": node.node_type}
         unit = self.units.get(node.hostname)
@@ -83,44 +87,56 @@ class HostLabels:
 
 def node_targets(plan: Plan, labels: HostLabels) -> list[Target]:
     """node_exporter on every host."""
-    return [Target(f"{host_address(plan, n.hostname)}:{NODE_EXPORTER_PORT}", labels(n))
-            for n in labels.hosts]
+    os_address = plan.addresses.get("management", {})  # as host_address, looked up at once
+    return [Target(f"{os_address.get(n.hostname, n.hostname)}:{NODE_EXPORTER_PORT}",
+                   labels(n)) for n in labels.hosts]
 
 
 def dcgm_targets(plan: Plan, labels: HostLabels) -> list[Target]:
     """dcgm-exporter on every host whose node type has GPUs."""
-    return [Target(f"{host_address(plan, n.hostname)}:{DCGM_EXPORTER_PORT}", labels(n))
-            for n in labels.hosts if plan.node_types[n.node_type].gpu_count > 0]
+    os_address = plan.addresses.get("management", {})
+    gpus = {name for name, nt in plan.node_types.items() if nt.gpu_count > 0}
+    return [Target(f"{os_address.get(n.hostname, n.hostname)}:{DCGM_EXPORTER_PORT}",
+                   labels(n)) for n in labels.hosts if n.node_type in gpus]
 
 
 def pdu_targets(plan: Plan) -> list[Target]:
     """Every rack PDU, polled over SNMP: its address is the SNMP exporter's 'target' parameter."""
     rows = _rows(plan)
-    pdus = sorted((d for d in plan.power_devices if d.kind == "pdu"),
-                  key=lambda d: natural_key(d.name))
+    pdus = natural_sorted((d for d in plan.power_devices if d.kind == "pdu"),
+                          attrgetter("name"))
     return [Target(pdu_address(plan, d.name),
                    {"instance": d.name, "pdu": d.name, "rack": d.rack, "row": rows[d.rack],
                     "feed_side": d.side, "pdu_profile": d.model})
             for d in pdus]
 
 
-def fabric_exporters(plan: Plan) -> list[FabricExporter]:
-    """One InfiniBand exporter per InfiniBand fabric, on the first host of the most
-    management-like role cabled to it (it walks every switch of its fabric from there)."""
+def natural_hosts(plan: Plan) -> list[Node]:
+    """The plan's nodes in natural order of their names (r2 before r10)."""
+    return natural_sorted(plan.nodes, attrgetter("hostname"))
+
+
+def fabric_exporters(plan: Plan, hosts: list[Node] | None = None) -> list[FabricExporter]:
+    """One InfiniBand exporter per InfiniBand fabric, on the first host (in natural order) of
+    the most management-like role cabled to it (it walks every switch of its fabric from
+    there). ``hosts``: natural_hosts(plan), where the caller has it already."""
+    ordered = natural_hosts(plan) if hosts is None else hosts
     by_role = {role: k for k, role in enumerate(FABRIC_EXPORTER_ROLES)}
     found = []
-    for name, fabric in sorted(plan.fabrics.items()):
-        graph = plan.graphs.get(name)
-        if fabric.technology != "infiniband" or graph is None:
-            continue
-        hosts = [n for n in plan.nodes if n.hostname in graph]
-        if not hosts:
-            continue
-        rank = min(by_role.get(n.role, len(by_role)) for n in hosts)
-        host = min((n for n in hosts if by_role.get(n.role, len(by_role)) == rank),
-                   key=lambda n: natural_key(n.hostname))
+    for name, fabric in exporter_fabrics(plan):
+        graph = plan.graphs[name]
+        cabled = [n for n in ordered if n.hostname in graph]
+        rank = min(by_role.get(n.role, len(by_role)) for n in cabled)
+        host = next(n for n in cabled if by_role.get(n.role, len(by_role)) == rank)
         found.append(FabricExporter(name, host.hostname, sum(fabric.switch_counts.values())))
     return found
+
+
+def exporter_fabrics(plan: Plan) -> list[tuple[str, FabricPlan]]:
+    """The fabrics that get an InfiniBand exporter: InfiniBand, with a host cabled to them."""
+    return [(name, fabric) for name, fabric in sorted(plan.fabrics.items())
+            if fabric.technology == "infiniband" and name in plan.graphs
+            and any(n.hostname in plan.graphs[name] for n in plan.nodes)]
 
 
 def fabric_targets(plan: Plan, labels: HostLabels) -> list[Target]:
@@ -128,13 +144,14 @@ def fabric_targets(plan: Plan, labels: HostLabels) -> list[Target]:
     nodes = {n.hostname: n for n in plan.nodes}
     return [Target(f"{host_address(plan, f.host)}:{INFINIBAND_EXPORTER_PORT}",
                    {**labels(nodes[f.host]), "fabric": f.fabric})
-            for f in fabric_exporters(plan)]
+            for f in fabric_exporters(plan, labels.hosts)]
 
 
 def fabric_scrape_seconds(plan: Plan) -> tuple[int, int]:
     """(interval, timeout) for the InfiniBand job: 1.5 x the estimated walk of the largest
     fabric, at least 30 s, and the interval the next whole minute above it."""
-    walk = max((f.collect_seconds for f in fabric_exporters(plan)), default=0.0)
+    walk = max((sum(fabric.switch_counts.values()) * SECONDS_PER_SWITCH
+                for _, fabric in exporter_fabrics(plan)), default=0.0)
     timeout = max(30, math.ceil(1.5 * walk))
     return 60 * math.ceil(timeout / 60), timeout
 

@@ -45,7 +45,9 @@ def job_shape(plan: Plan, nodes: Sequence[Node]) -> JobShape | None:
         intra_link=link,
         efficiency=EFFICIENCY.get(arch or "", OTHER_EFFICIENCY),
         nvlink_sharp=all(nt.nvlink_sharp for nt in types),
-        net_line_gbs=min(_domain_nic_gbs(plan, group) for group in groups.values()),
+        # domains of the same node types have the same NICs: each kind of domain once
+        net_line_gbs=min(_domain_nic_gbs(plan, kinds) for kinds in
+                         {tuple(n.node_type for n in group) for group in groups.values()}),
         net_efficiency=NETWORK_EFFICIENCY.get(technology, 0.0),
         oversubscription=path_oversubscription(plan, gpu_nodes),
         technology=technology,
@@ -83,12 +85,13 @@ def path_oversubscription(plan: Plan, nodes: Sequence[Node]) -> float:
     if fabric is None or graph is None or fabric.tiers <= 1:
         return 1.0
     tiers = {s.name: s.tier for s in plan.switches if s.network == "compute"}
-    leaf_sets = {_neighbours(graph, n.hostname, tiers, "leaf") for n in nodes}
+    leaf_sets = set(_tier_neighbours(graph, [n.hostname for n in nodes], tiers, "leaf"))
     if len(leaf_sets) <= 1:
         return 1.0
     crossed = ["leaf"]
-    spine_sets = {frozenset(s for leaf in leaves for s in _neighbours(graph, leaf, tiers, "spine"))
-                  for leaves in leaf_sets}
+    leaves = sorted(frozenset().union(*leaf_sets))
+    spines = dict(zip(leaves, _tier_neighbours(graph, leaves, tiers, "spine"), strict=True))
+    spine_sets = {frozenset().union(*map(spines.__getitem__, group)) for group in leaf_sets}
     if fabric.tiers > 2 and len(spine_sets) > 1:
         crossed.append("spine")
     return max([1.0, *(fabric.oversubscription(t) for t in crossed
@@ -114,6 +117,14 @@ def _neighbours(graph: Any, name: str, tiers: dict[str, str], tier: str) -> froz
     return frozenset(m for m in graph.neighbors(name) if tiers.get(m) == tier)
 
 
+def _tier_neighbours(graph: Any, names: Sequence[str], tiers: dict[str, str],
+                     tier: str) -> list[frozenset[str]]:
+    """_neighbours of each name, as one set intersection each (a partition has thousands)."""
+    switches = frozenset(s for s, t in tiers.items() if t == tier)
+    return [switches.intersection(graph.adj[name]) if name in graph else frozenset()
+            for name in names]
+
+
 def _intra_gbs(nt: NodeTypePlan) -> tuple[float, str]:
     """Per-GPU bandwidth inside the domain, one direction: NVLink, else the GPU's PCIe link."""
     if nt.gpu_nvlink_gbs > 0:
@@ -123,15 +134,15 @@ def _intra_gbs(nt: NodeTypePlan) -> tuple[float, str]:
     return PCIE_LANE_GBS.get(gen, PCIE_LANE_GBS[4]) * width, "PCIe"
 
 
-def _domain_nic_gbs(plan: Plan, group: Sequence[Node]) -> float:
-    """Line rate of the compute NICs NCCL drives in one domain, GB/s: each NIC at the
-    smaller of its own and the switch port's speed, at most NICS_PER_DOMAIN of them."""
+def _domain_nic_gbs(plan: Plan, node_types: Sequence[str]) -> float:
+    """Line rate of the compute NICs NCCL drives in one domain (its nodes' types), GB/s: each
+    NIC at the smaller of its own and the switch port's speed, at most NICS_PER_DOMAIN."""
     fabric = plan.fabrics.get("compute")
     if fabric is None and plan.settings.fabric.compute is None:
         return 0.0
     port = fabric.link_speed_gbps if fabric is not None else None
     speeds = sorted((min(nic.speed_gbps, port) if port else nic.speed_gbps
-                     for node in group for nic in plan.node_types[node.node_type].nics_of("compute")
+                     for name in node_types for nic in plan.node_types[name].nics_of("compute")
                      for _ in range(nic.count)), reverse=True)
     return sum(speeds[:NICS_PER_DOMAIN]) / 8
 
@@ -155,7 +166,8 @@ def _with_enabled(plan: Plan, shape: JobShape, types: list[NodeTypePlan]) -> Job
 
 def _nccl_env(plan: Plan, types: list[NodeTypePlan]) -> dict[str, str]:
     """The NCCL variables every node type of the job agrees on."""
-    envs = [plan.nccl[nt.name].env() if nt.name in plan.nccl else {} for nt in types]
+    names = dict.fromkeys(nt.name for nt in types)  # each type once: a job has thousands of nodes
+    envs = [plan.nccl[name].env() if name in plan.nccl else {} for name in names]
     first = envs[0]
     return {k: v for k, v in first.items() if all(e.get(k) == v for e in envs[1:])}
 

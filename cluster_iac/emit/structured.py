@@ -1,0 +1,398 @@
+"""YAML and JSON writers for plain data, fast on wide tables of like records.
+
+yaml_scalar decides how one scalar is written; yaml_text and json_text write whole documents.
+Both walk the data a column at a time: the values under one key of many like mappings (every
+host's ``rack``, every node's ``addresses``) are formatted together, each distinct string once,
+and each record's text is joined from its columns. The text is exactly what the one-value-at-a-
+time definition gives (yaml_text: the block layout below; json_text: ``json.dumps(data,
+indent=2)``), only made with far fewer Python steps: a 100,000-GPU inventory has 800,000
+scalars but a few dozen columns.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from itertools import groupby, repeat
+from json.encoder import encode_basestring_ascii  # json's C one
+from typing import cast
+
+# --- YAML scalars -------------------------------------------------------------------------------
+
+# A string is written plain only when no YAML 1.1 or 1.2 reader could take it for anything else
+# (PyYAML, Ansible and Go's yaml.v2 read 1.1, where yes/on/y are booleans and 12:30 a number).
+_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*")
+_YAML11_WORDS = {"y", "yes", "n", "no", "true", "false", "on", "off", "null", "nan", "inf"}
+# Outside single quotes YAML needs an escape: line breaks, and what is not c-printable.
+_NEEDS_ESCAPE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+                           "|[\u2028\u2029]")
+# The same two tests over many strings joined by '\n' (which _NEEDS_ESCAPE_IN_LINE lets pass).
+_NEEDS_ESCAPE_IN_LINE = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+                                   "|[\u2028\u2029]")
+_PLAIN_LINE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*$", re.MULTILINE)
+
+
+def yaml_scalar(value: object) -> str:
+    """One scalar that YAML 1.1 and 1.2 readers read back as ``value`` (str, int, float, bool,
+    None): plain when unambiguous, else single-quoted, else double-quoted with escapes."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _yaml_float(value)
+    if not isinstance(value, str):
+        raise TypeError(f"YAML scalar of type {type(value).__name__}")
+    if _PLAIN.fullmatch(value) and value.lower() not in _YAML11_WORDS:
+        return value
+    if not _NEEDS_ESCAPE.search(value):
+        return "'" + value.replace("'", "''") + "'"
+    return _NEEDS_ESCAPE.sub(_yaml_escape, json.dumps(value, ensure_ascii=False))
+
+
+def yaml_strings(values: Sequence[str], prefix: str = "") -> list[str]:
+    """``prefix`` + yaml_scalar(value) for each string, decided for all of them at once. When
+    none needs an escape (checked on the text of all joined by '\n'), each is plain (the lines
+    _PLAIN_LINE finds that are no YAML 1.1 word) or single-quoted; a column all of one kind is
+    written by joining and splitting its text. Otherwise value by value."""
+    text = "\n".join(values)
+    if text.count("\n") != len(values) - 1 or (
+            # ASCII is printable from ' ' to '~' (isprintable), as YAML's c-printable there
+            not text.replace("\n", "").isprintable() if text.isascii()
+            else _NEEDS_ESCAPE_IN_LINE.search(text)):
+        return [prefix + yaml_scalar(value) for value in values]
+    found = _PLAIN_LINE.findall(text)
+    if _YAML11_WORDS.isdisjoint(map(str.lower, found)):
+        plain = set(found)
+    else:
+        plain = {v for v in found if v.lower() not in _YAML11_WORDS}
+    if not plain:  # every one quoted: '' for each quote, and "'" around each line
+        text = text.replace("'", "''").replace("\n", "'\n" + prefix + "'")
+        return f"{prefix}'{text}'".split("\n")
+    if len(plain) == len(values):  # every one plain (and distinct)
+        return (prefix + text.replace("\n", "\n" + prefix)).split("\n")
+    return [prefix + v if v in plain else prefix + "'" + v.replace("'", "''") + "'"
+            for v in values]
+
+
+def _yaml_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _yaml_float(value: float) -> str:
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    if "." not in text and "e" in text:  # YAML 1.1 wants the dot: 1e+20 is a string there
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+# --- YAML documents -----------------------------------------------------------------------------
+
+def yaml_text(data: object, header: Sequence[str] = ()) -> str:
+    """A YAML document from plain data (dicts, lists, str, int, float, bool, None): block style,
+    two-space indents, keys in insertion order, one line per scalar, every value read back as
+    itself by YAML 1.1 and 1.2 readers. ``header`` lines become '# ' comments above it.
+
+    A mapping's entry is ``key: scalar``, ``key:`` (None), ``key: {}`` / ``key: []`` (empty),
+    or ``key:`` with its block two spaces further in; a list item is ``- scalar`` (``- null``)
+    or ``- `` followed by its block's first line, the rest under it."""
+    lines = [yaml_comment(line) for line in header]
+    if isinstance(data, (Mapping, list)) and data:
+        lines.append(_Yaml().tails([data], 0)[0][1:])  # the block after its leading line break
+    else:
+        lines.append(_yaml_inline(data))
+    return "\n".join(lines) + "\n"
+
+
+def yaml_comment(text: str) -> str:
+    """``# text``, one line."""
+    if _NEEDS_ESCAPE.search(text):
+        raise ValueError(f"YAML comment {text[:40]!r} holds a line break or control character")
+    return f"# {text}" if text else "#"
+
+
+def _yaml_inline(value: object) -> str:
+    if isinstance(value, Mapping):
+        if value:
+            raise ValueError("a mapping in flow position")
+        return "{}"
+    if isinstance(value, (list, tuple)):
+        if value:
+            raise ValueError("a list in flow position")
+        return "[]"
+    return yaml_scalar(value)
+
+
+class _Yaml:
+    """One document's writer. A value's *tail* is its text after ``key:``: ' scalar', '' for
+    None, ' {}' or ' []', or a line break and its block at the indent given."""
+
+    def __init__(self) -> None:
+        self.strings: dict[object, str] = {None: ""}  # str (exactly) -> ' ' + yaml_scalar
+        self.plain: set[str] = set()  # the strings among them written as they are
+        self.heads: dict[int, dict[object, str]] = {}  # indent -> str key -> '\n  key:'
+
+    def tails(self, values: Sequence[object], indent: int) -> list[str]:
+        """The tails of a column of values whose blocks start at ``indent``."""
+        types = set(map(type, values))
+        if types <= {str, type(None)}:
+            return self._strings(values)
+        if types == {int}:
+            return [" " + text for text in map(int.__repr__, values)]  # type: ignore[arg-type]
+        if types == {dict}:
+            return self._dicts(values, indent)  # type: ignore[arg-type]
+        texts = [self._tail(value, indent) if type(value) is not dict else "" for value in values]
+        if dict in types:  # the dicts among other values still go together
+            where = [at for at, value in enumerate(values) if type(value) is dict]
+            for at, text in zip(where, self._dicts([values[at] for at in where], indent),  # type: ignore[misc]
+                                strict=True):
+                texts[at] = text
+        return texts
+
+    def _strings(self, values: Sequence[object]) -> list[str]:
+        known = self.strings
+        distinct = set(values)
+        if len(distinct) == len(values) and None not in distinct:  # addresses: all new
+            return yaml_strings(values, " ")  # type: ignore[arg-type]
+        new = list(distinct.difference(known))
+        if new:  # each distinct string once: names repeat in every group they belong to
+            self._learn(new)  # type: ignore[arg-type]
+        return list(map(known.__getitem__, values))
+
+    def _learn(self, new: list[str]) -> None:
+        texts = yaml_strings(new, " ")
+        self.strings.update(zip(new, texts, strict=True))
+        # quoting only adds characters: the same length is the string as it is
+        self.plain.update([v for v, text in zip(new, texts, strict=True)
+                           if len(text) == len(v) + 1])
+
+    def _plain(self, keys: Sequence[object]) -> bool:
+        """Whether every key is a string written as it is."""
+        distinct = set(keys)
+        if not self.plain.issuperset(distinct):
+            new = [key for key in distinct.difference(self.strings) if type(key) is str]
+            if new:
+                self._learn(new)
+        return self.plain.issuperset(distinct)
+
+    def _tail(self, value: object, indent: int) -> str:
+        if type(value) is str or value is None:
+            return self._strings([value])[0]
+        if isinstance(value, Mapping):
+            return self._mapping(value, indent) if value else " {}"
+        if isinstance(value, (list, tuple)):
+            return self._sequence(value, indent) if value else " []"
+        return " " + yaml_scalar(value)
+
+    def _heads(self, keys: Sequence[object], indent: int) -> list[str]:
+        """'\\n' + indent + key + ':' for each key."""
+        pad = "\n" + " " * indent
+        if set(map(type, keys)) != {str}:
+            for key in keys:
+                if not isinstance(key, (str, int, bool)):
+                    raise TypeError(f"YAML key of type {type(key).__name__}")
+            return [f"{pad}{yaml_scalar(key)}:" for key in keys]
+        known = self.heads.setdefault(indent, {})
+        new = list(set(keys).difference(known))
+        if new:
+            known.update(zip(new, [f"{pad}{tail[1:]}:" for tail in self._strings(new)],
+                             strict=True))
+        return list(map(known.__getitem__, keys))
+
+    def _mapping(self, data: Mapping[object, object], indent: int) -> str:
+        return self._entries([data], [len(data)], indent)[0]
+
+    def _dicts(self, values: Sequence[dict[object, object]], indent: int) -> list[str]:
+        """Dicts: column by column where many have the same keys (in the same order), else
+        all their entries as one column, cut back into dicts."""
+        sizes = list(map(len, values))
+        if len(set(sizes)) * 8 > len(values):  # many shapes (groups' hosts): no key tuples
+            return self._entries(values, sizes, indent)
+        shapes = list(map(tuple, values))
+        kinds = set(shapes)
+        if len(kinds) == 1:
+            return self._alike(values, shapes[0], indent)
+        if len(kinds) * 8 > len(values):
+            return self._entries(values, sizes, indent)
+        runs = [(shape, sum(1 for _ in run)) for shape, run in groupby(shapes)]
+        if len(runs) * 8 <= len(values):  # hosts: nodes, then switches, then PDUs
+            texts, start = [], 0
+            for shape, size in runs:
+                texts += self._alike(values[start:start + size], shape, indent)
+                start += size
+            return texts
+        groups: dict[tuple[object, ...], list[int]] = {}
+        for at, shape in enumerate(shapes):
+            groups.setdefault(shape, []).append(at)
+        texts = [""] * len(values)
+        for shape, where in groups.items():
+            for at, text in zip(where, self._alike([values[at] for at in where], shape, indent),
+                                strict=True):
+                texts[at] = text
+        return texts
+
+    def _entries(self, values: Sequence[Mapping[object, object]], sizes: list[int],
+                 indent: int) -> list[str]:
+        """Mappings' entries as one column, cut back into mappings."""
+        keys = [key for value in values for key in value]
+        items = [item for value in values for item in value.values()]
+        texts: list[str] = []
+        start = 0
+        if items.count(None) == len(items) and self._plain(keys):
+            # names that are all None (an inventory group's hosts): 'name:' lines joined whole
+            pad = "\n" + " " * indent
+            between = ":" + pad
+            for size in sizes:
+                texts.append(pad + between.join(keys[start:start + size]) + ":"  # type: ignore[arg-type]
+                             if size else " {}")
+                start += size
+            return texts
+        tails = self.tails(items, indent + 2)
+        entries = list(map(str.__add__, self._heads(keys, indent), tails))
+        for size in sizes:
+            texts.append("".join(entries[start:start + size]) if size else " {}")
+            start += size
+        return texts
+
+    def _alike(self, values: Sequence[dict[object, object]], keys: tuple[object, ...],
+               indent: int) -> list[str]:
+        if not keys:
+            return [" {}"] * len(values)
+        if len(values) < len(keys) or set(map(type, keys)) != {str}:
+            # few records of many keys: record by record (and keys such as 1 and True are
+            # equal in a tuple, so only str keys may stand for each other's)
+            return [self._mapping(value, indent) for value in values]
+        parts: list[object] = []
+        columns = zip(*map(dict.values, values), strict=True)
+        for head, column in zip(self._heads(keys, indent), columns, strict=True):
+            parts += (repeat(head), self.tails(column, indent + 2))
+        return list(map("".join, zip(*parts, strict=False)))  # type: ignore[call-overload]  # repeat() is endless
+
+    def _sequence(self, items: Sequence[object], indent: int) -> str:
+        dash, cut = "\n" + " " * indent + "- ", indent + 3
+        # a scalar's tail ' x' gives '- x'; None '- null'; a block's first line goes after '- '
+        return "".join([dash + (tail[1:] if tail[:1] == " " else tail[cut:] if tail else "null")
+                        for tail in self.tails(items, indent + 2)])
+
+
+# --- JSON ---------------------------------------------------------------------------------------
+
+def json_text(data: object, *, sort_keys: bool = False) -> str:
+    """``json.dumps(data, indent=2, sort_keys=sort_keys)`` and a final line break, byte for byte
+    (ASCII, NaN as json writes it), made a column at a time (json's indented encoder is pure
+    Python, value by value). What is not plain data (a dict subclass, a key that is not a
+    string) is handed to json itself."""
+    return _Json(sort_keys, indent=True).texts([data], 0)[0] + "\n"
+
+
+def json_lines(values: Sequence[object], *, sort_keys: bool = False) -> list[str]:
+    """``json.dumps(value, sort_keys=sort_keys)`` of each value (one line each, ', ' and ': '
+    between items), made a column at a time: a file of one record per line."""
+    return _Json(sort_keys, indent=False).texts(values, 0)
+
+
+class _Json:
+    def __init__(self, sort_keys: bool, indent: bool):
+        self.sort_keys = sort_keys
+        self.indent = indent
+
+    def texts(self, values: Sequence[object], level: int) -> list[str]:
+        """Each value's JSON text, its inner lines (when indented) at ``level`` + 1 indents."""
+        types = set(map(type, values))
+        if types == {str}:
+            return list(map(encode_basestring_ascii, cast("Sequence[str]", values)))
+        if types == {int}:
+            return list(map(int.__repr__, cast("Sequence[int]", values)))
+        if types == {dict}:
+            return self._dicts(cast("Sequence[dict[object, object]]", values), level)
+        if types == {list}:
+            return self._arrays(cast("Sequence[list[object]]", values), level)
+        return [self._text(value, level) for value in values]
+
+    def _frame(self, level: int) -> tuple[str, str, str]:
+        """What goes after the opening bracket, between items, and before the closing one."""
+        if not self.indent:
+            return "", ", ", ""
+        inner = "\n" + "  " * (level + 1)
+        return inner, "," + inner, "\n" + "  " * level
+
+    def _text(self, value: object, level: int) -> str:
+        kind = type(value)
+        if kind is str:
+            return encode_basestring_ascii(cast(str, value))
+        if kind is int:
+            return int.__repr__(cast(int, value))
+        if kind is float and math.isfinite(cast(float, value)):
+            return float.__repr__(cast(float, value))
+        if value is None:
+            return "null"
+        if kind is dict and set(map(type, cast(dict, value))) <= {str}:
+            return self._object(cast("dict[str, object]", value), level) if value else "{}"
+        if kind is list or kind is tuple:
+            return self._arrays([cast("list[object]", value)], level)[0]
+        # scalars, and anything json itself must judge, written by json (its lines indented)
+        if not self.indent:
+            return json.dumps(value, sort_keys=self.sort_keys)
+        text = json.dumps(value, indent=2, sort_keys=self.sort_keys)
+        return text.replace("\n", "\n" + "  " * level) if level else text
+
+    def _object(self, data: dict[str, object], level: int) -> str:
+        keys = sorted(data) if self.sort_keys else list(data)
+        first, between, last = self._frame(level)
+        items = map(str.__add__, [encode_basestring_ascii(k) + ": " for k in keys],
+                    self.texts([data[k] for k in keys], level + 1))
+        return "{" + first + between.join(items) + last + "}"
+
+    def _arrays(self, values: Sequence[Sequence[object]], level: int) -> list[str]:
+        """Lists (or tuples): all their items as one column, cut back into lists."""
+        first, between, last = self._frame(level)
+        items = self.texts([item for value in values for item in value], level + 1)
+        texts, start = [], 0
+        for size in map(len, values):
+            texts.append("[" + first + between.join(items[start:start + size]) + last + "]"
+                         if size else "[]")
+            start += size
+        return texts
+
+    def _dicts(self, values: Sequence[dict[object, object]], level: int) -> list[str]:
+        shapes = list(map(tuple, values))
+        if len(set(shapes)) == 1:
+            return self._alike(values, shapes[0], level)
+        groups: dict[tuple[object, ...], list[int]] = {}
+        for at, shape in enumerate(shapes):
+            groups.setdefault(shape, []).append(at)
+        texts = [""] * len(values)
+        for shape, where in groups.items():
+            for at, text in zip(where, self._alike([values[at] for at in where], shape, level),
+                                strict=True):
+                texts[at] = text
+        return texts
+
+    def _alike(self, values: Sequence[dict[object, object]], keys: tuple[object, ...],
+               level: int) -> list[str]:
+        if not keys:
+            return ["{}"] * len(values)
+        if len(values) < len(keys) or set(map(type, keys)) != {str}:
+            return [self._text(value, level) for value in values]
+        names = cast("tuple[str, ...]", keys)
+        columns = list(zip(*map(dict.values, values), strict=True))
+        order = sorted(range(len(names)), key=lambda at: names[at]) if self.sort_keys else \
+            range(len(names))
+        first, between, last = self._frame(level)
+        parts: list[object] = []
+        for n, at in enumerate(order):
+            head = "{" + first if n == 0 else between
+            parts += (repeat(head + encode_basestring_ascii(names[at]) + ": "),
+                      self.texts(columns[at], level + 1))
+        parts.append(repeat(last + "}"))
+        return list(map("".join, zip(*parts, strict=False)))  # type: ignore[call-overload]  # repeat() is endless
