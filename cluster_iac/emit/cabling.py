@@ -15,6 +15,8 @@ from cluster_iac.emit.formats import (
     CHUNK,
     Cells,
     Keyed,
+    Runs,
+    RunStops,
     by_value,
     cells,
     csv_columns,
@@ -31,11 +33,12 @@ CABLE_COLUMNS = ("cable_id", "network", "a_row", "a_rack", "a_u", "a_device", "a
 
 def render(plan: Plan) -> dict[str, str]:
     cables = plan.cables
-    bom = bom_rows(cables)
+    stops = RunStops(cables)
+    bom = bom_rows(cables, stops)
     # the columns both files print, checked once
     shared = {name: cells(getattr(cables, name)) for name in ("cable_id", "a_port", "b_port")}
     return {
-        "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables, shared)),
+        "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables, shared, stops)),
         "cabling/labels.csv": _labels_csv(cables, shared),
         "cabling/bom.csv": csv_text(("item", "type", "speed_gbps", "length_m", "quantity"), bom),
         "cabling/bom.md": render_template("cabling/bom.md.j2",
@@ -53,14 +56,23 @@ def _bom_context(plan: Plan, total: int, bom: list[list[str]]) -> dict[str, obje
             "optics_total": optics, "rows": rows}
 
 
-def _cable_columns(c: Cables, shared: dict[str, Cells]) -> list[Sequence[object] | Keyed]:
-    """Each end's row, rack, U and device written once per device, the medium's NetBox type
-    and transceivers once per medium."""
+def _cable_columns(c: Cables, shared: dict[str, Cells], stops: RunStops
+                   ) -> list[Sequence[object] | Keyed | Runs]:
+    """Each end's row, rack, U and device written once per device; the network, the line
+    rate with the medium (its NetBox type and transceivers), and the length once per run
+    (the cable table holds a few thousand runs of each)."""
     media = {m.key: (m.key, m.netbox_type, m.transceivers) for m in cable_catalog().media}
     ends = _Ends(c)
-    return [shared["cable_id"], c.network, Keyed(c.a_device, ends, 4), shared["a_port"],
-            Keyed(c.b_device, ends, 4), shared["b_port"], by_value(c.speed_gbps),
-            Keyed(c.medium, media, 3), by_value(c.estimated_m), by_value(c.length_m)]
+    return [shared["cable_id"], stops.runs(lambda i: (c.network[i],), "network"),
+            Keyed(c.a_device, ends, 4), shared["a_port"], Keyed(c.b_device, ends, 4),
+            shared["b_port"],
+            stops.runs(lambda i: (c.speed_gbps[i], *media[c.medium[i]]), "speed_gbps", "medium",
+                       width=4),
+            by_value(c.estimated_m), stops.runs(lambda i: (c.length_m[i],), "length_m")]
+
+
+def _starts(stops: list[int]) -> list[int]:
+    return [0, *stops[:-1]] if stops else []
 
 
 class _Ends(dict[str, tuple[str, str, "int | None", str]]):
@@ -142,9 +154,13 @@ def _label_columns(c: Cables, places: _Places) -> list[Sequence[str]]:
     return [ids, ("A", "B") * len(c), labels]
 
 
-def bom_rows(c: Cables) -> list[list[str]]:
-    """Cables by medium and length, and transceivers by speed (two per optical link)."""
-    cable_count = Counter(zip(c.medium, c.speed_gbps, c.length_m, strict=True))
+def bom_rows(c: Cables, stops: RunStops | None = None) -> list[list[str]]:
+    """Cables by medium and length, and transceivers by speed (two per optical link),
+    counted per run of cables alike in all three (a few tens of thousands of runs)."""
+    ends = (stops or RunStops(c)).of("medium", "speed_gbps", "length_m")
+    cable_count: Counter[tuple[str, int, float]] = Counter()
+    for start, stop in zip(_starts(ends), ends, strict=True):
+        cable_count[(c.medium[start], c.speed_gbps[start], c.length_m[start])] += stop - start
     optics: Counter[tuple[str, int]] = Counter()
     for (key, speed, _length), n in cable_count.items():
         per_cable = cable_catalog().medium(key).transceivers

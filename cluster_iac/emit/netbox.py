@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit import netbox_power, netbox_types
-from cluster_iac.emit.formats import Keyed, by_value, csv_columns, csv_text
+from cluster_iac.emit.formats import Keyed, Runs, RunStops, csv_columns, csv_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables, Device
 
@@ -117,19 +117,19 @@ def _device_rows(plan: Plan, devs: tuple[Device, ...]) -> list[list[str]]:
     return rows
 
 
-def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed]:
+def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed | Runs]:
     """Each cable's two ends, site-qualified (names are unique only per site in NetBox): a
-    device's cells written once per device, a network's end types once per network."""
+    device's cells written once per device; a network's end types, a medium's type and a
+    length once per run of them."""
     media = {m.key: (m.netbox_type, STATUS) for m in cable_catalog().media}
     at_site = _AtSite(site, c.devices)
-    networks = set(c.network)
-    a_types = {net: (A_TYPES.get(net, INTERFACE),) for net in networks}
-    b_types = {net: (B_TYPES.get(net, INTERFACE),) for net in networks}
-    length = by_value(c.length_m)
-    return [Keyed(c.a_device, at_site, 2), Keyed(c.network, a_types, 1), c.a_port,
-            Keyed(c.b_device, at_site, 2), Keyed(c.network, b_types, 1), c.b_port,
-            Keyed(c.medium, media, 2), c.cable_id,
-            Keyed(length.keys, {key: (*cell, "m") for key, cell in length.cells.items()}, 2)]
+    stops = RunStops(c)
+    return [Keyed(c.a_device, at_site, 2),
+            stops.runs(lambda i: (A_TYPES.get(c.network[i], INTERFACE),), "network"), c.a_port,
+            Keyed(c.b_device, at_site, 2),
+            stops.runs(lambda i: (B_TYPES.get(c.network[i], INTERFACE),), "network"), c.b_port,
+            stops.runs(lambda i: media[c.medium[i]], "medium", width=2), c.cable_id,
+            stops.runs(lambda i: (c.length_m[i], "m"), "length_m", width=2)]
 
 
 class _AtSite(dict[str, tuple[str, str]]):

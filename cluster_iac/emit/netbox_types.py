@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any
 
-from cluster_iac.emit.formats import yaml_text
+from cluster_iac.emit.formats import run_stops, yaml_text
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Device, runs
+from cluster_iac.plan.physical import Device
 from cluster_iac.plan.power import INLET
 from cluster_iac.plan.power_flow import outlet_lines
 from cluster_iac.sorting import natural_key
@@ -125,9 +125,10 @@ def _interfaces(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceTyp
     the other end of that cable."""
     c = plan.cables
     seen: set[tuple[str, str, str, int, bool]] = set()
-    # by runs of one network, link and rate (the cable table holds a few), each end's
+    # by runs of one network, tier, link and rate (the cable table holds a few), each end's
     # distinct (model, port) pairs
-    for start, stop in runs(c.network, c.link, c.speed_gbps):
+    stops = run_stops(c.network, c.tier, c.link, c.speed_gbps)
+    for start, stop in zip([0, *stops], stops, strict=False):
         network, link, speed = c.network[start], c.link[start], c.speed_gbps[start]
         if network == POWER:
             continue
