@@ -22,6 +22,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import compress
 from operator import attrgetter
 from typing import Any
 
@@ -196,14 +197,17 @@ def _psus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) ->
     model, as the power pass splits a device's draw over its PSUs). A PSU's type is its last
     cord's; each distinct draw is compared once."""
     devices, psus, media = _power_columns(plan)
-    keys = list(zip(map(model_of.__getitem__, devices), psus, strict=True))
-    for (model, psu), medium in dict(zip(keys, media, strict=True)).items():
+    models = list(map(model_of.__getitem__, devices))
+    last = dict(zip(zip(models, psus, strict=True), media, strict=True))
+    for (model, psu), medium in last.items():
         types[model].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, "other")}
     cords = plan.power_cords
     draws: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for key, allocated, maximum in set(zip(keys, map(attrgetter("allocated_w"), cords),
-                                           map(attrgetter("maximum_w"), cords), strict=True)):
-        pair = draws[key]
+    for model, psu, allocated, maximum in set(zip(models, psus,
+                                                  map(attrgetter("allocated_w"), cords),
+                                                  map(attrgetter("maximum_w"), cords),
+                                                  strict=True)):
+        pair = draws[(model, psu)]
         pair[0] = max(pair[0], allocated)
         pair[1] = max(pair[1], maximum, allocated)
     for (model, psu), (allocated, maximum) in draws.items():
@@ -216,7 +220,11 @@ def _pdus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) ->
     """Each PDU profile's inlet and every outlet, on the inlet and its line's feed leg. The
     outlets have no type: a PDU profile does not say its outlet mix, and the cords plugged in
     so far would change the type as racks are added."""
-    inlets = {model_of[cord.pdu]: cord.inlet for cord in plan.power_cords if cord.inlet}
+    cords = plan.power_cords
+    names = tuple(map(attrgetter("inlet"), cords))
+    models = map(model_of.__getitem__, map(attrgetter("pdu"), cords))
+    # each PDU model's last named inlet (a cord names its PDU's inlet, or none)
+    inlets = dict(compress(zip(models, names, strict=True), names))
     profiles = plan.settings.power.pdu_profiles
     for d in plan.devices:
         if d.kind != "pdu" or d.model not in profiles or types[d.model].power_outlets:
