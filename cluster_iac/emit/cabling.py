@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from itertools import repeat
 from operator import add
 
 from cluster_iac.catalog.cables import cable_catalog
@@ -63,12 +64,11 @@ def _cable_columns(c: Cables, shared: dict[str, Cells], stops: RunStops
     (the cable table holds a few thousand runs of each)."""
     media = {m.key: (m.key, m.netbox_type, m.transceivers) for m in cable_catalog().media}
     ends = _Ends(c)
-    return [shared["cable_id"], stops.runs(lambda i: (c.network[i],), "network"),
-            Keyed(c.a_device, ends, 4), shared["a_port"], Keyed(c.b_device, ends, 4),
-            shared["b_port"],
-            stops.runs(lambda i: (c.speed_gbps[i], *media[c.medium[i]]), "speed_gbps", "medium",
-                       width=4),
-            by_value(c.estimated_m), stops.runs(lambda i: (c.length_m[i],), "length_m")]
+    return [shared["cable_id"], stops.runs("network"), Keyed(c.a_device, ends, 4),
+            shared["a_port"], Keyed(c.b_device, ends, 4), shared["b_port"],
+            stops.runs("speed_gbps", "medium", width=4,
+                       cells=lambda speed, medium: (speed, *media[medium])),
+            by_value(c.estimated_m), stops.runs("length_m")]
 
 
 def _starts(stops: list[int]) -> list[int]:
@@ -112,34 +112,50 @@ def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str:
     start with the id); else cell by cell through csv_columns."""
     places = _Places(c)
     if all(shared[name].plain for name in ("cable_id", "a_port", "b_port")):
+        spaced = _Spaced(places)
         chunks = [",".join(LABEL_COLUMNS) + "\n"]
         for s in range(0, len(c), CHUNK):
-            chunks.append(_label_lines(places, c, s, s + CHUNK))
+            chunks.append(_label_lines(spaced, c, s, s + CHUNK))
         # the devices' texts, checked once each (all of them are known now)
-        if plain_column(list(places.values())):
+        if plain_column(list(spaced.values())):
             return "".join(chunks)
     return csv_columns(LABEL_COLUMNS, _label_columns(c, places))
 
 
+class _Spaced(dict[str, str]):
+    """Device name -> ' rack.U09 device:', the space before a place folded into its text."""
+
+    def __init__(self, places: _Places) -> None:
+        super().__init__(zip(places, map(add, repeat(" "), places.values()), strict=True))
+        self.places = places
+
+    def __missing__(self, name: str) -> str:
+        self[name] = text = " " + self.places[name]
+        return text
+
+
 # The pieces of one cable's two label lines, 'id,A,id a-place a-port > b-place b-port' and
-# the B line the other way round, by what fills them.
+# the B line the other way round, by what fills them (a place with the space before it).
 _ID, _A_PLACE, _A_PORT, _B_PLACE, _B_PORT = range(5)
-_LABEL_LINES = ((_ID, ",A,"), (_ID, " "), (_A_PLACE, _A_PORT), (" > ", _B_PLACE), (_B_PORT, "\n"),
-                (_ID, ",B,"), (_ID, " "), (_B_PLACE, _B_PORT), (" > ", _A_PLACE), (_A_PORT, "\n"))
-_LABEL_PIECES = tuple(piece for pair in _LABEL_LINES for piece in pair)
+_LABEL_PIECES: tuple[int | str, ...] = (
+    _ID, ",A,", _ID, _A_PLACE, _A_PORT, " >", _B_PLACE, _B_PORT, "\n",
+    _ID, ",B,", _ID, _B_PLACE, _B_PORT, " >", _A_PLACE, _A_PORT, "\n")
 
 
-def _label_lines(places: _Places, c: Cables, start: int, stop: int) -> str:
+def _label_lines(spaced: _Spaced, c: Cables, start: int, stop: int) -> str:
     """The label lines of cables start..stop: their pieces laid out in one list, piece by
     piece (slice assignment), and joined once; each device's text made once."""
     ids = c.cable_id[start:stop]
-    parts = (ids, list(map(places.__getitem__, c.a_device[start:stop])),
-             c.a_port[start:stop], list(map(places.__getitem__, c.b_device[start:stop])),
+    parts = (ids, list(map(spaced.__getitem__, c.a_device[start:stop])),
+             c.a_port[start:stop], list(map(spaced.__getitem__, c.b_device[start:stop])),
              c.b_port[start:stop])
     size, n = len(_LABEL_PIECES), len(ids)
-    laid: list[str] = [""] * (size * n)
+    laid: list[str] = ["\n"] * (size * n)
     for k, piece in enumerate(_LABEL_PIECES):
-        laid[k::size] = parts[piece] if isinstance(piece, int) else [piece] * n
+        if isinstance(piece, int):
+            laid[k::size] = parts[piece]
+        elif piece != "\n":
+            laid[k::size] = [piece] * n
     return "".join(laid)
 
 

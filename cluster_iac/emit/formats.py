@@ -129,12 +129,25 @@ class RunStops:
             return self.found[names[0]]
         return sorted(set().union(*(self.found[name] for name in names)))
 
-    def runs(self, cells: Callable[[int], Sequence[object]], *names: str, width: int = 1
-             ) -> Runs:
-        """A Runs group over the runs alike in the named columns: each run's cells are
-        ``cells(row)`` of its first row."""
+    def runs(self, *names: str, cells: Callable[..., Sequence[object]] | None = None,
+             width: int = 1) -> Runs:
+        """A Runs group over the runs alike in the named columns: each run's cells are its
+        values of them, or ``cells(*values)``, made once per distinct values when equal
+        values print alike."""
         stops = self.of(*names)
-        return Runs(stops, list(map(cells, [0, *stops[:-1]] if stops else [])), width)
+        starts = [0, *stops[:-1]] if stops else []
+        columns = [list(map(getattr(self.table, name).__getitem__, starts)) for name in names]
+        keys = list(zip(*columns, strict=True))
+        if all(map(_prints_as_keyed, columns)):
+            made = {key: key if cells is None else cells(*key) for key in set(keys)}
+            return Runs(stops, list(map(made.__getitem__, keys)), width)
+        return Runs(stops, keys if cells is None else [cells(*key) for key in keys], width)
+
+
+def _prints_as_keyed(values: Sequence[object]) -> bool:
+    """Whether values equal as keys print alike: not 1, 1.0 and True, nor 0.0 and -0.0."""
+    types = set(map(type, values))
+    return not (len(types) > 1 or bool in types or (float in types and 0.0 in values))
 
 
 def _separators(columns: Sequence[object]) -> tuple[list[str], list[int | str]]:
@@ -212,12 +225,10 @@ def by_value(values: Sequence[Hashable]) -> Keyed:
     """A column of few distinct values (line rates, lengths) as a group of one column keyed
     by itself: each distinct value written once, as text_of writes it. Values that are one
     key but print apart (1, 1.0 and True; 0.0 and -0.0) are keyed by their text instead."""
-    distinct = set(values)
-    types = set(map(type, values))  # not the distinct ones': False may hide behind 0
-    if len(types) > 1 or bool in types or (float in types and 0.0 in distinct):
+    if not _prints_as_keyed(values):  # every value's type: False may hide behind 0
         keys = text_of(values)
         return Keyed(keys, {text: (text,) for text in set(keys)}, 1)
-    return Keyed(values, {value: (value,) for value in distinct}, 1)
+    return Keyed(values, {value: (value,) for value in set(values)}, 1)
 
 
 def _texts(rows: Sequence[Sequence[object]], width: int, tail: str) -> list[str]:
@@ -265,7 +276,11 @@ class _Lookup:
 
 def _expand(runs: Runs, tail: str) -> list[str]:
     """A Runs group's text for every row: each run's text repeated over its rows."""
-    texts = _texts(runs.cells, runs.width, tail)
+    # each distinct row of cells (often one object for many runs) formatted once
+    ids = list(map(id, runs.cells))
+    first = dict(zip(ids, runs.cells, strict=True))
+    text = dict(zip(first, _texts(list(first.values()), runs.width, tail), strict=True))
+    texts = map(text.__getitem__, ids)
     return list(chain.from_iterable(map(repeat, texts, map(sub, runs.stops, runs.starts()))))
 
 
