@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from operator import add
 
 from cluster_iac.catalog.cables import cable_catalog
@@ -20,6 +20,7 @@ from cluster_iac.emit.formats import (
     RunStops,
     by_value,
     cells,
+    concatenated,
     csv_columns,
     csv_text,
     plain_column,
@@ -113,12 +114,12 @@ def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str:
     places = _Places(c)
     if all(shared[name].plain for name in ("cable_id", "a_port", "b_port")):
         spaced = _Spaced(places)
-        chunks = [",".join(LABEL_COLUMNS) + "\n"]
-        for s in range(0, len(c), CHUNK):
-            chunks.append(_label_lines(spaced, c, s, s + CHUNK))
+        text = concatenated(chain([",".join(LABEL_COLUMNS) + "\n"],
+                                  (_label_lines(spaced, c, s, s + CHUNK)
+                                   for s in range(0, len(c), CHUNK))))
         # the devices' texts, checked once each (all of them are known now)
         if plain_column(list(spaced.values())):
-            return "".join(chunks)
+            return text
     return csv_columns(LABEL_COLUMNS, _label_columns(c, places))
 
 

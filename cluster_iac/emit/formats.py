@@ -99,11 +99,33 @@ def csv_columns(header: Sequence[str],
             cells.append(_column(column))
     # Joined a slice of rows at a time: the lines of a half-million-row file would otherwise
     # all live at once beside the text made of them.
-    chunks = [",".join(csv_cell(h) for h in header) + "\n"]
-    for i in range(0, rows, CHUNK):
-        chunks.append(_lines(slots, [c.slice(i, i + CHUNK) if isinstance(c, _Lookup)
-                                     else c[i:i + CHUNK] for c in cells]))
-    return "".join(chunks)
+    head = ",".join(csv_cell(h) for h in header) + "\n"
+    return concatenated(chain([head], (_lines(slots, [c.slice(i, i + CHUNK)
+                                                      if isinstance(c, _Lookup)
+                                                      else c[i:i + CHUNK] for c in cells])
+                                       for i in range(0, rows, CHUNK))))
+
+
+def concatenated(chunks: Iterable[str]) -> str:
+    """The chunks as one text, appended about 8 Mi characters at a time. CPython grows a
+    string that nothing else holds in place (a large one by mremap, without a copy), so the
+    text is not held twice at its end, as a join of all its chunks would hold it; a block's
+    chunks are joined first, so that the growth is a few appends (each would be a copy where a
+    string cannot grow in place: at worst the cost of the one join, never quadratic)."""
+    text = ""
+    block: list[str] = []
+    size = 0
+    for chunk in chunks:
+        block.append(chunk)
+        size += len(chunk)
+        if size >= BLOCK:
+            text += "".join(block)
+            block, size = [], 0
+    text += "".join(block)
+    return text
+
+
+BLOCK = 1 << 23
 
 
 def _length(column: Sequence[object] | Keyed | Runs) -> int:
