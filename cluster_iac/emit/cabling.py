@@ -23,6 +23,7 @@ from cluster_iac.emit.formats import (
     concatenated,
     csv_columns,
     csv_text,
+    lookup,
     plain_column,
 )
 from cluster_iac.plan import Plan
@@ -147,9 +148,8 @@ def _label_lines(spaced: _Spaced, c: Cables, start: int, stop: int) -> str:
     """The label lines of cables start..stop: their pieces laid out in one list, piece by
     piece (slice assignment), and joined once; each device's text made once."""
     ids = c.cable_id[start:stop]
-    parts = (ids, list(map(spaced.__getitem__, c.a_device[start:stop])),
-             c.a_port[start:stop], list(map(spaced.__getitem__, c.b_device[start:stop])),
-             c.b_port[start:stop])
+    parts = (ids, lookup(spaced, c.a_device[start:stop]), c.a_port[start:stop],
+             lookup(spaced, c.b_device[start:stop]), c.b_port[start:stop])
     size, n = len(_LABEL_PIECES), len(ids)
     laid: list[str] = ["\n"] * (size * n)
     for k, piece in enumerate(_LABEL_PIECES):
