@@ -151,7 +151,8 @@ class Placement:
 
 @dataclass(frozen=True)
 class FabricPlan:
-    """Summary of one built fabric ('compute' or 'storage'); the graph holds every link."""
+    """Summary of one built fabric ('compute' or 'storage'); plan.fabric_wiring has who is cabled
+    to whom, plan.cables every cable."""
 
     network: str  # 'compute' | 'storage'
     technology: str  # 'infiniband' | 'roce' | 'ethernet'
