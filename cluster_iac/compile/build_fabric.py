@@ -239,7 +239,6 @@ def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
         sus[leaf] = index // tree.leaves_per_su + 1
         if rail_optimized:
             wiring.rail[leaf] = (index % tree.leaves_per_su) // per_rail + 1
-    first_rack: dict[str, str] = {}
     port_name = "ib" if wiring.link == "infiniband" else "rdma"
     if wiring.network == "storage":
         port_name = "stor"
@@ -249,7 +248,6 @@ def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
     a_device, a_port, b_device, b_port, speeds = (columns[i] for i in (2, 3, 4, 5, 6))
     next_port, up, uplinks = wiring.next_port, wiring.up, wiring.uplinks
     kinds: dict[tuple[int, int], tuple[int, int]] = {}  # one (Gb/s, cables) tuple per kind
-    by_speed: dict[int, list[str]] = {}  # Gb/s -> the leaf end of each cable at that rate
     for k, end in enumerate(endpoints):
         su, pos = divmod(k, tree.su_nodes)
         host, nics, speed = end.hostname, end.nics, end.speed_gbps
@@ -276,15 +274,15 @@ def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
             kind = (speed, nics)
         up[host] = tuple(mine)
         uplinks[host] = kinds.setdefault(kind, kind)
-        by_speed.setdefault(speed, []).extend(mine * kind[1])
-        for leaf in mine:
-            if leaf not in first_rack:
-                first_rack[leaf] = end.rack
+    # from the new cables, column by column: each leaf's rack (its first cable's host's: the
+    # first of each leaf wins when they are read backwards) and Gb/s (its cables' rates)
+    rack = {e.hostname: e.rack for e in endpoints}
+    hosts, ends = a_device[added:], b_device[added:]
+    first_rack = dict(zip(reversed(ends), map(rack.__getitem__, reversed(hosts)), strict=True))
     for name in leaves:
         wiring.gbps[name] = {"node-leaf": 0}
-    for speed, ends in by_speed.items():
-        for leaf, cables in Counter(ends).items():
-            wiring.gbps[leaf]["node-leaf"] += cables * speed
+    for (leaf, speed), cables in Counter(zip(ends, speeds[added:], strict=True)).items():
+        wiring.gbps[leaf]["node-leaf"] += cables * speed
     added = len(a_device) - added
     for column, value in ((0, wiring.network), (1, "node-leaf"), (7, wiring.link)):
         columns[column].extend([value] * added)
