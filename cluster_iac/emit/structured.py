@@ -31,7 +31,11 @@ _NEEDS_ESCAPE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010
 # The same two tests over many strings joined by '\n' (which _NEEDS_ESCAPE_IN_LINE lets pass).
 _NEEDS_ESCAPE_IN_LINE = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
                                    "|[\u2028\u2029]")
-_PLAIN_LINE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*$", re.MULTILINE)
+# Over '\n' + the strings joined by '\n' + '\n': the plain ones, whether all are, and whether
+# one is a YAML 1.1 word (on the text in lower case). A leading '\n' is fast to search for.
+_PLAIN_LINES = re.compile(r"\n([A-Za-z_/][A-Za-z0-9_./-]*)(?=\n)")
+_ALL_PLAIN = re.compile(r"(?:\n[A-Za-z_/][A-Za-z0-9_./-]*)*\n")
+_YAML11_LINE = re.compile("\n(?:" + "|".join(sorted(_YAML11_WORDS)) + ")(?=\n)")
 
 
 def yaml_scalar(value: object) -> str:
@@ -56,8 +60,8 @@ def yaml_scalar(value: object) -> str:
 
 def yaml_strings(values: Sequence[str], prefix: str = "") -> list[str]:
     """``prefix`` + yaml_scalar(value) for each string, decided for all of them at once. When
-    none needs an escape (checked on the text of all joined by '\n'), each is plain (the lines
-    _PLAIN_LINE finds that are no YAML 1.1 word) or single-quoted; a column all of one kind is
+    none needs an escape (checked on the text of all joined by '\n'), each is plain (a line
+    _PLAIN_LINES finds that is no YAML 1.1 word) or single-quoted; a column all of one kind is
     written by joining and splitting its text. Otherwise value by value."""
     text = "\n".join(values)
     if text.count("\n") != len(values) - 1 or (
@@ -65,16 +69,15 @@ def yaml_strings(values: Sequence[str], prefix: str = "") -> list[str]:
             not text.replace("\n", "").isprintable() if text.isascii()
             else _NEEDS_ESCAPE_IN_LINE.search(text)):
         return [prefix + yaml_scalar(value) for value in values]
-    found = _PLAIN_LINE.findall(text)
-    if _YAML11_WORDS.isdisjoint(map(str.lower, found)):
-        plain = set(found)
-    else:
-        plain = {v for v in found if v.lower() not in _YAML11_WORDS}
-    if not plain:  # every one quoted: '' for each quote, and "'" around each line
+    lines = "\n" + text + "\n"  # each value between line breaks, as the patterns want them
+    words = _YAML11_LINE.search(lines.lower())
+    if not words and _ALL_PLAIN.fullmatch(lines):  # every one plain (names)
+        return (prefix + text.replace("\n", "\n" + prefix)).split("\n")
+    found = _PLAIN_LINES.findall(lines)
+    plain = {v for v in found if v.lower() not in _YAML11_WORDS} if words else set(found)
+    if not plain:  # every one quoted (addresses): '' for each quote, and "'" around each line
         text = text.replace("'", "''").replace("\n", "'\n" + prefix + "'")
         return f"{prefix}'{text}'".split("\n")
-    if len(plain) == len(values):  # every one plain (and distinct)
-        return (prefix + text.replace("\n", "\n" + prefix)).split("\n")
     return [prefix + v if v in plain else prefix + "'" + v.replace("'", "''") + "'"
             for v in values]
 
