@@ -156,8 +156,9 @@ class _Yaml:
         """The tails of values all of ``kind`` (str also: strings and None)."""
         if kind is str or kind is NoneType:
             return self._strings(values)
-        if kind is int:
-            return [" " + text for text in map(int.__repr__, values)]  # type: ignore[arg-type]
+        if kind is int:  # each distinct number once (rack units, GPU counts)
+            texts = {value: " " + int.__repr__(value) for value in set(values)}  # type: ignore[arg-type]
+            return list(map(texts.__getitem__, values))
         if kind is dict:
             return _by_shape(values,  # type: ignore[arg-type]
                              lambda alike, keys: self._alike(alike, keys, indent),
@@ -166,10 +167,10 @@ class _Yaml:
 
     def _strings(self, values: Sequence[object]) -> list[str]:
         known = self.strings
-        distinct = set(values)
-        if len(distinct) == len(values) and None not in distinct:  # addresses: all new
+        if len(values) > 64 and len(set(values[:64])) == 64 and None not in values:
+            # the first 64 all differ (addresses): all at once, none kept (either way is right)
             return yaml_strings(values, " ")  # type: ignore[arg-type]
-        new = list(distinct.difference(known))
+        new = list(set(values).difference(known))
         if new:  # each distinct string once: names repeat in every group they belong to
             self._learn(new)  # type: ignore[arg-type]
         return list(map(known.__getitem__, values))
@@ -199,14 +200,19 @@ class _Yaml:
             return self._sequence(value, indent) if value else " []"
         return " " + yaml_scalar(value)
 
-    def _heads(self, keys: Sequence[object], indent: int) -> list[str]:
-        """'\\n' + indent + key + ':' for each key."""
+    def _heads(self, keys: Sequence[object], indent: int, unique: bool = False) -> list[str]:
+        """'\\n' + indent + key + ':' for each key (``unique``: each is there once)."""
         pad = "\n" + " " * indent
         if set(map(type, keys)) != {str}:
             for key in keys:
                 if not isinstance(key, (str, int, bool)):
                     raise TypeError(f"YAML key of type {type(key).__name__}")
             return [f"{pad}{yaml_scalar(key)}:" for key in keys]
+        if unique and len(keys) > 64:  # one mapping's many keys (hosts): no table of them
+            tails = yaml_strings(keys, " ")  # type: ignore[arg-type]
+            if sum(map(len, tails)) == sum(map(len, keys)) + len(keys):  # type: ignore[arg-type]
+                self.plain.update(keys)  # type: ignore[arg-type]  # all written as they are
+            return [f"{pad}{tail[1:]}:" for tail in tails]
         known = self.heads.setdefault(indent, {})
         new = list(set(keys).difference(known))
         if new:
@@ -231,7 +237,7 @@ class _Yaml:
                 start += size
             return texts
         tails = self.tails(items, indent + 2)
-        entries = list(map(str.__add__, self._heads(keys, indent), tails))
+        entries = list(map(str.__add__, self._heads(keys, indent, len(values) == 1), tails))
         for size in sizes:
             texts.append("".join(entries[start:start + size]) if size else " {}")
             start += size
