@@ -147,8 +147,8 @@ def _hosts(plan: Plan) -> dict[str, dict[str, object]]:
     100,000-GPU cluster has 35,000 hosts)."""
     devs = plan.devices
     names = [d.name for d in devs]
-    mgmt, bmc, ipoib, storage = ([addresses.get(name) for name in names] for addresses in
-                                 (plan.addresses.get(network, {}) for network, _ in ADDRESS_VARS))
+    mgmt, bmc, ipoib, storage = (list(map(plan.addresses.get(network, {}).get, names))
+                                 for network, _ in ADDRESS_VARS)
     gpus = {name: nt.gpu_count for name, nt in plan.node_types.items()}
     hosts: dict[str, dict[str, object]] = {}
     for d, mg, bm, ib, st in zip(devs, mgmt, bmc, ipoib, storage, strict=True):
