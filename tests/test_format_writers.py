@@ -17,6 +17,7 @@ from ruamel.yaml import YAML
 from cluster_iac.emit.formats import (
     env_line,
     md_cell,
+    md_cells,
     shell_assignment,
     shell_word,
     xml_comment,
@@ -136,3 +137,20 @@ def test_a_markdown_cell_never_ends_early_or_starts_markup(value: str) -> None:
     for char in "|`*[]<>~":
         assert char not in unescaped.replace("\\" + char, "")
     assert "\n" not in cell
+
+
+def _cells_outcome(write: Any, values: list[str]) -> object:
+    try:
+        return write(values)
+    except ValueError as error:
+        return str(error)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=8), st.sampled_from(TRICKY),
+                          st.from_regex(r"[a-z_]{0,3}[0-9]{0,3}_?[a-z]{0,2}", fullmatch=True)),
+                max_size=12))
+def test_markdown_cells_of_a_column_are_each_its_md_cell(values: list[str]) -> None:
+    """md_cells checks a column at once; it writes (or refuses) what md_cell does one by one."""
+    assert _cells_outcome(md_cells, values) == _cells_outcome(
+        lambda vs: [md_cell(v) for v in vs], values)

@@ -57,3 +57,13 @@ def test_expand_is_clustershell_expand(parts: list[str]) -> None:
             expand(expression)
     else:
         assert expand(expression) == expected
+
+
+@given(st.sets(st.integers(0, 2_000), min_size=1, max_size=60), st.integers(1, 6),
+       st.sampled_from(["g", "r1-n", "gpu", "", "x."]), st.sampled_from(["", "a", "-b"]))
+def test_fold_of_one_pattern_and_width_is_clustershell_fold(
+        numbers: set[int], width: int, prefix: str, suffix: str) -> None:
+    """The names of one pattern whose indices have one width fold outside ClusterShell."""
+    names = [f"{prefix}{n:0{width}d}{suffix}" for n in numbers if len(str(n)) <= width]
+    if names:
+        assert fold(names + names[:3]) == _clustershell(names)

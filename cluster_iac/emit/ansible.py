@@ -56,36 +56,41 @@ def group_name(prefix: str, name: str) -> str:
 
 def _groups(plan: Plan, devs: tuple[Device, ...]) -> dict[str, tuple[dict[str, str], list[str]]]:
     """Group name -> (its vars, its hosts; inventory() sorts them and drops repeats). Members
-    are collected per (prefix, name) first: a group's name is made and checked once, not once
-    per host."""
-    members: dict[tuple[str, str], list[str]] = defaultdict(list)
+    are collected per prefix and name first, a group's name made and checked once, not once
+    per host; the devices come in name order (plan.devices), so most lists come sorted."""
+    plain: dict[str, list[str]] = defaultdict(list)  # the role groups, switches, PDUs
+    members: dict[str, dict[str, list[str]]] = {
+        prefix: defaultdict(list) for prefix in ("type", "rack", "partition", "leaf", "su", "row")}
+    types, racks, rows = members["type"], members["rack"], members["row"]
     for d in devs:
         if d.kind == "node":
-            members["", ROLE_GROUPS[d.role]].append(d.name)
-            members["type", d.model].append(d.name)
+            plain[ROLE_GROUPS[d.role]].append(d.name)
+            types[d.model].append(d.name)
         else:
-            members["", _device_group(d)].append(d.name)
+            plain[_device_group(d)].append(d.name)
         if d.rack:
-            members["rack", d.rack].append(d.name)
+            racks[d.rack].append(d.name)
+        if d.row:
+            rows[d.row].append(d.name)
     for part in plan.partitions:
-        members["partition", part.name].extend(part.nodes)
+        members["partition"][part.name].extend(part.nodes)
+    leaves = members["leaf"]
     for host, leaf in _fabric_leaves(plan).items():
         for name in leaf:
-            members["leaf", name].append(host)
+            leaves[name].append(host)
     for host, unit in _scalable_units(plan).items():
-        members["su", unit].append(host)
-    for d in devs:
-        if d.row:
-            members["row", d.row].append(d.name)
-    groups: dict[str, tuple[dict[str, str], list[str]]] = {}
-    originals: dict[str, tuple[str, str]] = {}
-    for (prefix, name), hosts in members.items():
-        gname = group_name(prefix, name) if prefix else name
-        first = originals.setdefault(gname, (prefix, name))
-        if first != (prefix, name):
-            raise ValueError(f"group names {':'.join(first)!r} and {prefix}:{name!r} "
-                             f"both become {gname!r}")
-        groups[gname] = ({"cluster_iac_name": name} if prefix else {}, hosts)
+        members["su"][unit].append(host)
+    groups: dict[str, tuple[dict[str, str], list[str]]] = {
+        name: ({}, hosts) for name, hosts in plain.items()}
+    originals: dict[str, tuple[str, str]] = {name: ("", name) for name in plain}
+    for prefix, named in members.items():
+        for name, hosts in named.items():
+            gname = group_name(prefix, name)
+            first = originals.setdefault(gname, (prefix, name))
+            if first != (prefix, name):
+                raise ValueError(f"group names {':'.join(first)!r} and {prefix}:{name!r} "
+                                 f"both become {gname!r}")
+            groups[gname] = ({"cluster_iac_name": name}, hosts)
     for type_name in {d.model for d in devs if d.kind == "node" and d.role == "compute"}:
         env = plan.nccl.get(type_name)
         if env is None:  # no GPUs: no NCCL files for this type
@@ -142,8 +147,8 @@ def _hosts(plan: Plan) -> dict[str, dict[str, object]]:
     100,000-GPU cluster has 35,000 hosts)."""
     devs = plan.devices
     names = [d.name for d in devs]
-    mgmt, bmc, ipoib, storage = ([addresses.get(name) for name in names] for addresses in
-                                 (plan.addresses.get(network, {}) for network, _ in ADDRESS_VARS))
+    mgmt, bmc, ipoib, storage = (list(map(plan.addresses.get(network, {}).get, names))
+                                 for network, _ in ADDRESS_VARS)
     gpus = {name: nt.gpu_count for name, nt in plan.node_types.items()}
     hosts: dict[str, dict[str, object]] = {}
     for d, mg, bm, ib, st in zip(devs, mgmt, bmc, ipoib, storage, strict=True):

@@ -551,6 +551,17 @@ def md_cell(value: object) -> str:
     return _MD_UNDERSCORE.sub(r"\\_", text)
 
 
+def md_cells(values: Sequence[str]) -> list[str]:
+    """md_cell of each string, checked on the whole column at once: where no string holds a
+    control character or anything md_cell escapes, the strings as they are (the line breaks
+    that join them stand where md_cell sees a string's start and end)."""
+    text = "\n".join(values)
+    if (text.count("\n") == len(values) - 1 and not _LINE_BREAKS.search(text.replace("\n", ""))
+            and not _MD_ALWAYS.search(text) and not _MD_UNDERSCORE.search(text)):
+        return list(values)
+    return [md_cell(value) for value in values]
+
+
 def md_code(value: object) -> str:
     """``value`` as a Markdown code span in a table cell: fenced by one more backtick than its
     longest run, '|' escaped (GFM splits cells at '|' even inside code spans)."""

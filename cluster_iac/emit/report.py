@@ -8,7 +8,7 @@ from typing import Any
 
 from cluster_iac.emit import report_storage
 from cluster_iac.emit.base import render_template
-from cluster_iac.emit.formats import markdown_columns, md_cell
+from cluster_iac.emit.formats import markdown_columns, md_cell, md_cells
 from cluster_iac.plan import Plan, collectives
 from cluster_iac.plan.checkpoint import storage_figures
 from cluster_iac.plan.collectives import constants
@@ -119,10 +119,11 @@ def _cooling(plan: Plan) -> dict[str, Any]:
     loads = rack_loads_w(plan)
     air = plan.settings.policy.air_cooled_rack_kw
     rows = []
-    for rack in sorted(plan.racks, key=lambda r: r.name):
+    ordered = sorted(plan.racks, key=lambda r: r.name)
+    for rack, name in zip(ordered, md_cells([r.name for r in ordered]), strict=True):
         heat = loads[rack.name] / 1000
         cap = rack.liquid_capacity_kw if rack.cooling == "liquid" else air
-        rows.append((md_cell(rack.name), rack.cooling, f"{heat:.2f}",
+        rows.append((name, rack.cooling, f"{heat:.2f}",
                      f"{cap:g}" if cap else "-", f"{cap - heat:.2f}" if cap else "-"))
     cooling = {kind: md_cell(kind) for kind in {row[1] for row in rows}}
     racks = [f"| {name} | {cooling[kind]} | {heat} | {cap} | {margin} |"

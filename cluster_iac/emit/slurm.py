@@ -39,12 +39,14 @@ PartitionKeys = Callable[[Plan, PartitionPlan], Iterable[Pair]]
 
 
 def render(plan: Plan) -> dict[str, str]:
+    by_type = nodes_by_type(plan)  # once for slurm.conf and gres.conf
     return {
         "slurm/slurm.conf": render_template("slurm/slurm.conf.j2", cluster=plan.cluster.name,
                                             groups=parameter_sections(plan),
-                                            nodes=node_lines(plan),
+                                            nodes=node_lines(plan, by_type),
                                             partitions=partition_lines(plan)),
-        "slurm/gres.conf": render_template("slurm/gres.conf.j2", lines=gres_lines(plan)),
+        "slurm/gres.conf": render_template("slurm/gres.conf.j2",
+                                           lines=gres_lines(plan, by_type)),
         "slurm/cgroup.conf": render_template("slurm/cgroup.conf.j2"),
         **topology.render(plan),
     }
@@ -148,10 +150,10 @@ def nodes_by_type(plan: Plan) -> dict[str, list[str]]:
     return dict(sorted(grouped.items()))
 
 
-def node_lines(plan: Plan) -> list[str]:
-    """One NodeName line per node type."""
+def node_lines(plan: Plan, by_type: dict[str, list[str]] | None = None) -> list[str]:
+    """One NodeName line per node type (``by_type``: nodes_by_type(plan), where known)."""
     lines = []
-    for type_name, hosts in nodes_by_type(plan).items():
+    for type_name, hosts in (nodes_by_type(plan) if by_type is None else by_type).items():
         nt = plan.node_types[type_name]
         pairs: list[Pair] = [("NodeName", fold(hosts))]
         for keys in NODE_KEYS:
@@ -211,10 +213,10 @@ def partition_keys(plan: Plan, part: PartitionPlan) -> list[Pair]:
 # --- gres.conf ------------------------------------------------------------------------------------
 
 
-def gres_lines(plan: Plan) -> list[str]:
+def gres_lines(plan: Plan, by_type: dict[str, list[str]] | None = None) -> list[str]:
     """One line per node type and CPU socket, so each GPU is bound to its socket's cores."""
     lines = []
-    for type_name, hosts in nodes_by_type(plan).items():
+    for type_name, hosts in (nodes_by_type(plan) if by_type is None else by_type).items():
         nt = plan.node_types[type_name]
         if not nt.gpu_count:
             continue

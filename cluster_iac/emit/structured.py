@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
-from itertools import groupby, repeat
+from collections.abc import Callable, Mapping, Sequence
+from itertools import chain, groupby, repeat
 from json.encoder import encode_basestring_ascii  # json's C one
 from typing import cast
 
@@ -31,7 +31,11 @@ _NEEDS_ESCAPE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010
 # The same two tests over many strings joined by '\n' (which _NEEDS_ESCAPE_IN_LINE lets pass).
 _NEEDS_ESCAPE_IN_LINE = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
                                    "|[\u2028\u2029]")
-_PLAIN_LINE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*$", re.MULTILINE)
+# Over '\n' + the strings joined by '\n' + '\n': the plain ones, whether all are, and whether
+# one is a YAML 1.1 word (on the text in lower case). A leading '\n' is fast to search for.
+_PLAIN_LINES = re.compile(r"\n([A-Za-z_/][A-Za-z0-9_./-]*)(?=\n)")
+_ALL_PLAIN = re.compile(r"(?:\n[A-Za-z_/][A-Za-z0-9_./-]*)*\n")
+_YAML11_LINE = re.compile("\n(?:" + "|".join(sorted(_YAML11_WORDS)) + ")(?=\n)")
 
 
 def yaml_scalar(value: object) -> str:
@@ -56,8 +60,8 @@ def yaml_scalar(value: object) -> str:
 
 def yaml_strings(values: Sequence[str], prefix: str = "") -> list[str]:
     """``prefix`` + yaml_scalar(value) for each string, decided for all of them at once. When
-    none needs an escape (checked on the text of all joined by '\n'), each is plain (the lines
-    _PLAIN_LINE finds that are no YAML 1.1 word) or single-quoted; a column all of one kind is
+    none needs an escape (checked on the text of all joined by '\n'), each is plain (a line
+    _PLAIN_LINES finds that is no YAML 1.1 word) or single-quoted; a column all of one kind is
     written by joining and splitting its text. Otherwise value by value."""
     text = "\n".join(values)
     if text.count("\n") != len(values) - 1 or (
@@ -65,16 +69,15 @@ def yaml_strings(values: Sequence[str], prefix: str = "") -> list[str]:
             not text.replace("\n", "").isprintable() if text.isascii()
             else _NEEDS_ESCAPE_IN_LINE.search(text)):
         return [prefix + yaml_scalar(value) for value in values]
-    found = _PLAIN_LINE.findall(text)
-    if _YAML11_WORDS.isdisjoint(map(str.lower, found)):
-        plain = set(found)
-    else:
-        plain = {v for v in found if v.lower() not in _YAML11_WORDS}
-    if not plain:  # every one quoted: '' for each quote, and "'" around each line
+    lines = "\n" + text + "\n"  # each value between line breaks, as the patterns want them
+    words = _YAML11_LINE.search(lines.lower())
+    if not words and _ALL_PLAIN.fullmatch(lines):  # every one plain (names)
+        return (prefix + text.replace("\n", "\n" + prefix)).split("\n")
+    found = _PLAIN_LINES.findall(lines)
+    plain = {v for v in found if v.lower() not in _YAML11_WORDS} if words else set(found)
+    if not plain:  # every one quoted (addresses): '' for each quote, and "'" around each line
         text = text.replace("'", "''").replace("\n", "'\n" + prefix + "'")
         return f"{prefix}'{text}'".split("\n")
-    if len(plain) == len(values):  # every one plain (and distinct)
-        return (prefix + text.replace("\n", "\n" + prefix)).split("\n")
     return [prefix + v if v in plain else prefix + "'" + v.replace("'", "''") + "'"
             for v in values]
 
@@ -145,26 +148,29 @@ class _Yaml:
     def tails(self, values: Sequence[object], indent: int) -> list[str]:
         """The tails of a column of values whose blocks start at ``indent``."""
         types = set(map(type, values))
-        if types <= {str, type(None)}:
+        if len(types) == 1 or types == {str, NoneType}:
+            return self._column(types.pop() if len(types) == 1 else str, values, indent)
+        return _by_type(values, lambda kind, column: self._column(kind, column, indent))
+
+    def _column(self, kind: type, values: Sequence[object], indent: int) -> list[str]:
+        """The tails of values all of ``kind`` (str also: strings and None)."""
+        if kind is str or kind is NoneType:
             return self._strings(values)
-        if types == {int}:
-            return [" " + text for text in map(int.__repr__, values)]  # type: ignore[arg-type]
-        if types == {dict}:
-            return self._dicts(values, indent)  # type: ignore[arg-type]
-        texts = [self._tail(value, indent) if type(value) is not dict else "" for value in values]
-        if dict in types:  # the dicts among other values still go together
-            where = [at for at, value in enumerate(values) if type(value) is dict]
-            for at, text in zip(where, self._dicts([values[at] for at in where], indent),  # type: ignore[misc]
-                                strict=True):
-                texts[at] = text
-        return texts
+        if kind is int:  # each distinct number once (rack units, GPU counts)
+            texts = {value: " " + int.__repr__(value) for value in set(values)}  # type: ignore[arg-type]
+            return list(map(texts.__getitem__, values))
+        if kind is dict:
+            return _by_shape(values,  # type: ignore[arg-type]
+                             lambda alike, keys: self._alike(alike, keys, indent),
+                             lambda mixed: self._entries(mixed, indent))
+        return [self._tail(value, indent) for value in values]
 
     def _strings(self, values: Sequence[object]) -> list[str]:
         known = self.strings
-        distinct = set(values)
-        if len(distinct) == len(values) and None not in distinct:  # addresses: all new
+        if len(values) > 64 and len(set(values[:64])) == 64 and None not in values:
+            # the first 64 all differ (addresses): all at once, none kept (either way is right)
             return yaml_strings(values, " ")  # type: ignore[arg-type]
-        new = list(distinct.difference(known))
+        new = list(set(values).difference(known))
         if new:  # each distinct string once: names repeat in every group they belong to
             self._learn(new)  # type: ignore[arg-type]
         return list(map(known.__getitem__, values))
@@ -178,30 +184,35 @@ class _Yaml:
 
     def _plain(self, keys: Sequence[object]) -> bool:
         """Whether every key is a string written as it is."""
-        distinct = set(keys)
-        if not self.plain.issuperset(distinct):
-            new = [key for key in distinct.difference(self.strings) if type(key) is str]
-            if new:
-                self._learn(new)
-        return self.plain.issuperset(distinct)
+        if self.plain.issuperset(keys):
+            return True
+        new = [key for key in set(keys).difference(self.strings) if type(key) is str]
+        if new:
+            self._learn(new)
+        return self.plain.issuperset(keys)
 
     def _tail(self, value: object, indent: int) -> str:
         if type(value) is str or value is None:
             return self._strings([value])[0]
         if isinstance(value, Mapping):
-            return self._mapping(value, indent) if value else " {}"
+            return self._entries([value], indent)[0] if value else " {}"
         if isinstance(value, (list, tuple)):
             return self._sequence(value, indent) if value else " []"
         return " " + yaml_scalar(value)
 
-    def _heads(self, keys: Sequence[object], indent: int) -> list[str]:
-        """'\\n' + indent + key + ':' for each key."""
+    def _heads(self, keys: Sequence[object], indent: int, unique: bool = False) -> list[str]:
+        """'\\n' + indent + key + ':' for each key (``unique``: each is there once)."""
         pad = "\n" + " " * indent
         if set(map(type, keys)) != {str}:
             for key in keys:
                 if not isinstance(key, (str, int, bool)):
                     raise TypeError(f"YAML key of type {type(key).__name__}")
             return [f"{pad}{yaml_scalar(key)}:" for key in keys]
+        if unique and len(keys) > 64:  # one mapping's many keys (hosts): no table of them
+            tails = yaml_strings(keys, " ")  # type: ignore[arg-type]
+            if sum(map(len, tails)) == sum(map(len, keys)) + len(keys):  # type: ignore[arg-type]
+                self.plain.update(keys)  # type: ignore[arg-type]  # all written as they are
+            return [f"{pad}{tail[1:]}:" for tail in tails]
         known = self.heads.setdefault(indent, {})
         new = list(set(keys).difference(known))
         if new:
@@ -209,43 +220,11 @@ class _Yaml:
                              strict=True))
         return list(map(known.__getitem__, keys))
 
-    def _mapping(self, data: Mapping[object, object], indent: int) -> str:
-        return self._entries([data], [len(data)], indent)[0]
-
-    def _dicts(self, values: Sequence[dict[object, object]], indent: int) -> list[str]:
-        """Dicts: column by column where many have the same keys (in the same order), else
-        all their entries as one column, cut back into dicts."""
-        sizes = list(map(len, values))
-        if len(set(sizes)) * 8 > len(values):  # many shapes (groups' hosts): no key tuples
-            return self._entries(values, sizes, indent)
-        shapes = list(map(tuple, values))
-        kinds = set(shapes)
-        if len(kinds) == 1:
-            return self._alike(values, shapes[0], indent)
-        if len(kinds) * 8 > len(values):
-            return self._entries(values, sizes, indent)
-        runs = [(shape, sum(1 for _ in run)) for shape, run in groupby(shapes)]
-        if len(runs) * 8 <= len(values):  # hosts: nodes, then switches, then PDUs
-            texts, start = [], 0
-            for shape, size in runs:
-                texts += self._alike(values[start:start + size], shape, indent)
-                start += size
-            return texts
-        groups: dict[tuple[object, ...], list[int]] = {}
-        for at, shape in enumerate(shapes):
-            groups.setdefault(shape, []).append(at)
-        texts = [""] * len(values)
-        for shape, where in groups.items():
-            for at, text in zip(where, self._alike([values[at] for at in where], shape, indent),
-                                strict=True):
-                texts[at] = text
-        return texts
-
-    def _entries(self, values: Sequence[Mapping[object, object]], sizes: list[int],
-                 indent: int) -> list[str]:
+    def _entries(self, values: Sequence[Mapping[object, object]], indent: int) -> list[str]:
         """Mappings' entries as one column, cut back into mappings."""
-        keys = [key for value in values for key in value]
-        items = [item for value in values for item in value.values()]
+        sizes = list(map(len, values))
+        keys = list(chain.from_iterable(values))
+        items = list(chain.from_iterable([value.values() for value in values]))
         texts: list[str] = []
         start = 0
         if items.count(None) == len(items) and self._plain(keys):
@@ -258,7 +237,7 @@ class _Yaml:
                 start += size
             return texts
         tails = self.tails(items, indent + 2)
-        entries = list(map(str.__add__, self._heads(keys, indent), tails))
+        entries = list(map(str.__add__, self._heads(keys, indent, len(values) == 1), tails))
         for size in sizes:
             texts.append("".join(entries[start:start + size]) if size else " {}")
             start += size
@@ -266,12 +245,14 @@ class _Yaml:
 
     def _alike(self, values: Sequence[dict[object, object]], keys: tuple[object, ...],
                indent: int) -> list[str]:
+        """Dicts of the same keys, in the same order: each key's head once, its values as
+        one column."""
         if not keys:
             return [" {}"] * len(values)
         if len(values) < len(keys) or set(map(type, keys)) != {str}:
-            # few records of many keys: record by record (and keys such as 1 and True are
-            # equal in a tuple, so only str keys may stand for each other's)
-            return [self._mapping(value, indent) for value in values]
+            # few records of many keys: their entries as one column (and keys such as 1 and
+            # True are equal in a tuple, so only str keys may stand for each other's)
+            return self._entries(values, indent)
         parts: list[object] = []
         columns = zip(*map(dict.values, values), strict=True)
         for head, column in zip(self._heads(keys, indent), columns, strict=True):
@@ -283,6 +264,61 @@ class _Yaml:
         # a scalar's tail ' x' gives '- x'; None '- null'; a block's first line goes after '- '
         return "".join([dash + (tail[1:] if tail[:1] == " " else tail[cut:] if tail else "null")
                         for tail in self.tails(items, indent + 2)])
+
+
+# --- both: a column at a time -------------------------------------------------------------------
+
+NoneType = type(None)
+Records = Sequence[dict[object, object]]
+
+
+def _by_type(values: Sequence[object],
+             write: Callable[[type, Sequence[object]], list[str]]) -> list[str]:
+    """write(kind, values) for the values of each type, scattered back into place."""
+    where: dict[type, list[int]] = {}
+    for at, value in enumerate(values):
+        where.setdefault(type(value), []).append(at)
+    texts = [""] * len(values)
+    for kind, found in where.items():
+        for at, text in zip(found, write(kind, [values[at] for at in found]), strict=True):
+            texts[at] = text
+    return texts
+
+
+def _by_shape(values: Records, alike: Callable[[Records, tuple[object, ...]], list[str]],
+              entries: Callable[[Records], list[str]]) -> list[str]:
+    """Each dict's text, a shape (its keys, in order) at a time: alike(dicts, keys) for the
+    dicts of each shape, taken as runs where shapes come in runs (hosts: nodes, then switches,
+    then PDUs), else gathered and scattered back. Where shapes are many (one in eight dicts or
+    more, as an inventory's groups), and for one dict, entries(dicts) writes all their entries
+    as one column."""
+    if len(values) == 1:
+        return entries(values)
+    many = len(values) >= 16
+    if many and len(set(map(len, values))) * 8 > len(values):  # no key tuples made then
+        return entries(values)
+    shapes = list(map(tuple, values))
+    kinds = set(shapes)
+    if len(kinds) == 1:
+        return alike(values, shapes[0])
+    if many and len(kinds) * 8 > len(values):
+        return entries(values)
+    runs = [(shape, len(list(run))) for shape, run in groupby(shapes)]
+    texts: list[str] = []
+    if len(runs) * 8 <= len(values):
+        start = 0
+        for shape, size in runs:
+            texts += alike(values[start:start + size], shape)
+            start += size
+        return texts
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for at, shape in enumerate(shapes):
+        groups.setdefault(shape, []).append(at)
+    texts = [""] * len(values)
+    for shape, where in groups.items():
+        for at, text in zip(where, alike([values[at] for at in where], shape), strict=True):
+            texts[at] = text
+    return texts
 
 
 # --- JSON ---------------------------------------------------------------------------------------
@@ -309,15 +345,27 @@ class _Json:
     def texts(self, values: Sequence[object], level: int) -> list[str]:
         """Each value's JSON text, its inner lines (when indented) at ``level`` + 1 indents."""
         types = set(map(type, values))
-        if types == {str}:
+        if len(types) == 1:
+            return self._column(types.pop(), values, level)
+        return _by_type(values, lambda kind, column: self._column(kind, column, level))
+
+    def _column(self, kind: type, values: Sequence[object], level: int) -> list[str]:
+        """The texts of values all of ``kind``."""
+        if kind is str:
             return list(map(encode_basestring_ascii, cast("Sequence[str]", values)))
-        if types == {int}:
+        if kind is int:
             return list(map(int.__repr__, cast("Sequence[int]", values)))
-        if types == {dict}:
-            return self._dicts(cast("Sequence[dict[object, object]]", values), level)
-        if types == {list}:
+        if kind is NoneType:
+            return ["null"] * len(values)
+        if kind is float and all(map(math.isfinite, cast("Sequence[float]", values))):
+            return list(map(float.__repr__, cast("Sequence[float]", values)))
+        if kind is dict:
+            return _by_shape(cast("Records", values),
+                             lambda alike, keys: self._alike(alike, keys, level),
+                             lambda mixed: self._objects(mixed, level))
+        if kind is list or kind is tuple:
             return self._arrays(cast("Sequence[list[object]]", values), level)
-        return [self._text(value, level) for value in values]
+        return [self._dumps(value, level) for value in values]  # what json itself must judge
 
     def _frame(self, level: int) -> tuple[str, str, str]:
         """What goes after the opening bracket, between items, and before the closing one."""
@@ -326,37 +374,43 @@ class _Json:
         inner = "\n" + "  " * (level + 1)
         return inner, "," + inner, "\n" + "  " * level
 
-    def _text(self, value: object, level: int) -> str:
-        kind = type(value)
-        if kind is str:
-            return encode_basestring_ascii(cast(str, value))
-        if kind is int:
-            return int.__repr__(cast(int, value))
-        if kind is float and math.isfinite(cast(float, value)):
-            return float.__repr__(cast(float, value))
-        if value is None:
-            return "null"
-        if kind is dict and set(map(type, cast(dict, value))) <= {str}:
-            return self._object(cast("dict[str, object]", value), level) if value else "{}"
-        if kind is list or kind is tuple:
-            return self._arrays([cast("list[object]", value)], level)[0]
-        # scalars, and anything json itself must judge, written by json (its lines indented)
+    def _objects(self, values: Records, level: int) -> list[str]:
+        """Dicts: all their entries as one column, cut back into objects. Where a key is not a
+        string, json writes the dict."""
+        keys: list[object] = list(chain.from_iterable(values))
+        if keys and set(map(type, keys)) != {str}:
+            return [self._dumps(value, level) for value in values]
+        if not self.sort_keys:
+            items = list(chain.from_iterable(map(dict.values, values)))
+        elif len(values) == 1:
+            keys = sorted(cast("list[str]", keys))  # type: ignore[assignment]
+            items = list(map(values[0].__getitem__, keys))
+        else:
+            ordered = [sorted(cast("dict[str, object]", value)) for value in values]
+            keys = list(chain.from_iterable(ordered))
+            items = [value[key] for value, names in zip(values, ordered, strict=True)
+                     for key in names]
+        heads = map(str.__add__, map(encode_basestring_ascii, keys), repeat(": "))  # type: ignore[arg-type]
+        entries = list(map(str.__add__, heads, self.texts(items, level + 1)))
+        first, between, last = self._frame(level)
+        texts, start = [], 0
+        for size in map(len, values):
+            texts.append("{" + first + between.join(entries[start:start + size]) + last + "}"
+                         if size else "{}")
+            start += size
+        return texts
+
+    def _dumps(self, value: object, level: int) -> str:
+        """json's own text of a value, its lines indented to ``level``."""
         if not self.indent:
             return json.dumps(value, sort_keys=self.sort_keys)
         text = json.dumps(value, indent=2, sort_keys=self.sort_keys)
         return text.replace("\n", "\n" + "  " * level) if level else text
 
-    def _object(self, data: dict[str, object], level: int) -> str:
-        keys = sorted(data) if self.sort_keys else list(data)
-        first, between, last = self._frame(level)
-        items = map(str.__add__, [encode_basestring_ascii(k) + ": " for k in keys],
-                    self.texts([data[k] for k in keys], level + 1))
-        return "{" + first + between.join(items) + last + "}"
-
     def _arrays(self, values: Sequence[Sequence[object]], level: int) -> list[str]:
         """Lists (or tuples): all their items as one column, cut back into lists."""
         first, between, last = self._frame(level)
-        items = self.texts([item for value in values for item in value], level + 1)
+        items = self.texts(list(chain.from_iterable(values)), level + 1)
         texts, start = [], 0
         for size in map(len, values):
             texts.append("[" + first + between.join(items[start:start + size]) + last + "]"
@@ -364,26 +418,13 @@ class _Json:
             start += size
         return texts
 
-    def _dicts(self, values: Sequence[dict[object, object]], level: int) -> list[str]:
-        shapes = list(map(tuple, values))
-        if len(set(shapes)) == 1:
-            return self._alike(values, shapes[0], level)
-        groups: dict[tuple[object, ...], list[int]] = {}
-        for at, shape in enumerate(shapes):
-            groups.setdefault(shape, []).append(at)
-        texts = [""] * len(values)
-        for shape, where in groups.items():
-            for at, text in zip(where, self._alike([values[at] for at in where], shape, level),
-                                strict=True):
-                texts[at] = text
-        return texts
-
-    def _alike(self, values: Sequence[dict[object, object]], keys: tuple[object, ...],
-               level: int) -> list[str]:
+    def _alike(self, values: Records, keys: tuple[object, ...], level: int) -> list[str]:
+        """Dicts of the same keys, in the same order: each key's text once, its values as one
+        column."""
         if not keys:
             return ["{}"] * len(values)
         if len(values) < len(keys) or set(map(type, keys)) != {str}:
-            return [self._text(value, level) for value in values]
+            return self._objects(values, level)
         names = cast("tuple[str, ...]", keys)
         columns = list(zip(*map(dict.values, values), strict=True))
         order = sorted(range(len(names)), key=lambda at: names[at]) if self.sort_keys else \

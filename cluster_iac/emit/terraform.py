@@ -22,7 +22,7 @@ def tfvars(plan: Plan) -> dict[str, object]:
         "switches": {d.name: {"rack": d.rack, "rack_u": d.u, "model": d.model, "role": d.role}
                      for d in plan.devices if d.kind == "switch"},
         "networks": _networks(plan),
-        "addresses": {net: dict(sorted(hosts.items())) for net, hosts in plan.addresses.items()},
+        "addresses": dict(plan.addresses),  # json_text sorts every mapping's keys
     }
 
 
@@ -31,17 +31,19 @@ def _nodes(plan: Plan) -> dict[str, dict[str, object]]:
     for part in plan.partitions:
         for host in part.nodes:
             partitions.setdefault(host, []).append(part.name)
+    types = {name: (nt.gpu_count, nt.gpu_model, nt.platform)
+             for name, nt in plan.node_types.items()}
+    networks = list(plan.addresses.items())
     nodes: dict[str, dict[str, object]] = {}
     for d in plan.devices:
         if d.kind != "node":
             continue
-        nt = plan.node_types[d.model]
+        gpu_count, gpu_model, platform = types[d.model]
         nodes[d.name] = {
             "node_type": d.model, "role": d.role, "rack": d.rack, "row": d.row,
-            "rack_u": d.u, "gpu_count": nt.gpu_count, "gpu_model": nt.gpu_model,
-            "platform": nt.platform, "partitions": sorted(partitions.get(d.name, [])),
-            "addresses": {net: hosts[d.name] for net, hosts in plan.addresses.items()
-                          if d.name in hosts},
+            "rack_u": d.u, "gpu_count": gpu_count, "gpu_model": gpu_model,
+            "platform": platform, "partitions": sorted(partitions.get(d.name, ())),
+            "addresses": {net: hosts[d.name] for net, hosts in networks if d.name in hosts},
         }
     return nodes
 
