@@ -82,25 +82,35 @@ def _consumers_by_rack(plan: Plan, fed: dict[str, list[tuple[str, int]]],
     skip = {name for trays in fed.values() for name, _ in trays}
     names: dict[str, list[str]] = {}
     found: dict[str, list[Consumer]] = {}
-    kinds: dict[object, Consumer] = {}  # node type, or a switch's power figures
+    kinds: dict[object, Consumer] = {}  # node type, or a switch's power figures: made once
     for node in plan.nodes:
-        if node.hostname not in skip:
-            skip.add(node.hostname)
+        name = node.hostname
+        if name in skip:
+            continue
+        skip.add(name)
+        consumer = kinds.get(node.node_type)
+        if consumer is None:
             nt = plan.node_types[node.node_type]
-            consumer = kinds.setdefault(nt.name, Consumer(
-                "node", nt.max_power_w, nt.psu_count, nt.psu_rating_w, nt.psu_required))
-            names.setdefault(node.rack, []).append(node.hostname)
-            found.setdefault(node.rack, []).append(consumer)
+            consumer = kinds[node.node_type] = Consumer("node", nt.max_power_w, nt.psu_count,
+                                                 nt.psu_rating_w, nt.psu_required)
+        if node.rack not in names:
+            names[node.rack], found[node.rack] = [], []
+        names[node.rack].append(name)
+        found[node.rack].append(consumer)
     for sw in plan.switches:
-        if sw.name not in skip:
-            skip.add(sw.name)
-            key = (sw.max_power_w, sw.psu_count, sw.psu_required)
-            if key not in kinds:
-                rating = -(-sw.max_power_w // sw.psu_required)  # each PSU carries its N share
-                kinds[key] = Consumer("switch", sw.max_power_w, sw.psu_count, rating,
-                                      sw.psu_required)
-            names.setdefault(sw.rack, []).append(sw.name)
-            found.setdefault(sw.rack, []).append(kinds[key])
+        if sw.name in skip:
+            continue
+        skip.add(sw.name)
+        key = (sw.max_power_w, sw.psu_count, sw.psu_required)
+        consumer = kinds.get(key)
+        if consumer is None:
+            rating = -(-sw.max_power_w // sw.psu_required)  # each PSU carries its N share
+            consumer = kinds[key] = Consumer("switch", sw.max_power_w, sw.psu_count, rating,
+                                             sw.psu_required)
+        if sw.rack not in names:
+            names[sw.rack], found[sw.rack] = [], []
+        names[sw.rack].append(sw.name)
+        found[sw.rack].append(consumer)
     shelf = plan.catalog.power_shelves[DEFAULT_SHELF]
     shelf_consumer = Consumer("power-shelf", shelf.capacity_w, shelf.psus.count,
                               shelf.psus.rating_w, shelf.psus.required)
