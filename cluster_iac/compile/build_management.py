@@ -130,14 +130,22 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
     net = _Net(plan, network, model, path, cables, network_racks,
                plan.catalog.switches[model].port_speed_gbps)
     down = net.entry.ports - UPLINKS
+    ports = _ports(1, down)
     access: list[Switch] = []
+    hosts: list[tuple[str, str]] = []  # (device, port) of every access cable, in order
+    switches: list[str] = []
+    switch_ports: list[str] = []
     for rack, ends in _endpoints(plan, network).items():
         for k in range(math.ceil(len(ends) / down)):
             sw = net.switch(f"{net.prefix}-{rack}-{k + 1}", "access", rack)
             access.append(sw)
-            devices, ports = zip(*ends[k * down:(k + 1) * down], strict=True)
-            net.cables_up(devices, ports, repeat(sw.name, len(devices)),
-                          _ports(1, len(devices)))
+            group = ends[k * down:(k + 1) * down]
+            hosts += group
+            switches += repeat(sw.name, len(group))
+            switch_ports += ports[:len(group)]
+    if hosts:
+        devices, device_ports = zip(*hosts, strict=True)
+        net.cables_up(devices, device_ports, switches, switch_ports)
     # Upper tiers take the access switches in growth order: a new compute rack's switch takes
     # the next aggregation port and moves no other.
     access.sort(key=growth_key(plan))
