@@ -3,10 +3,9 @@ normal operation and in its worst single failure, each PDU's worst case, and the
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from itertools import groupby
-from operator import attrgetter
+from itertools import accumulate, chain, groupby
+from operator import attrgetter, itemgetter
 
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import csv_columns, csv_text, markdown_columns, markdown_rows
@@ -58,13 +57,12 @@ def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
     if not lines:
         return [() for _ in LINE_COLUMNS], {}
     (rack, pdu, circuit, line, limit_a, outlets, slots, devices, normal_a, cases, worst_a,
-     worst_case) = zip(*lines, strict=True)
+     worst_case, psu_labels) = zip(*lines, strict=True)
     amps = _Amps()
     ratings = list(zip(*map(_ratings(plan).__getitem__, pdu), strict=True))
     outlet_text = _Outlets()
     outlets_col = list(map(outlet_text.__getitem__, zip(outlets, slots, line, strict=True)))
-    labels = _psu_labels(plan)
-    psus = [" ".join(map(labels[p].__getitem__, o)) for p, o in zip(pdu, outlets, strict=True)]
+    psus = list(map(" ".join, psu_labels))
     normal, worst, limit = (list(map(amps.__getitem__, col)) for col in (normal_a, worst_a,
                                                                           limit_a))
     percent = list(map(_Percent().__getitem__, zip(worst_a, limit_a, strict=True)))
@@ -73,11 +71,23 @@ def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
         [feeds[p].name for p in pdu], [feeds[p].panel for p in pdu], circuit, *ratings, limit,
         line, outlets_col, list(map(" ".join, devices)), psus, normal, worst, percent,
         worst_case]
-    failures = ["; ".join([f"{case} {amps[a]}" for case, a in c[1:]]) or "-" for c in cases]
-    over = ["over" if w > m + 1e-9 else "ok" for w, m in zip(worst_a, limit_a, strict=True)]
-    markdown = markdown_columns([pdu, circuit, line, outlets_col, psus, normal, failures,
-                                 worst, limit, percent, over])
+    markdown = markdown_columns([pdu, circuit, line, outlets_col, psus, normal,
+                                 _failures(cases, amps), worst, limit, percent,
+                                 list(map(_Verdict().__getitem__, zip(worst_a, limit_a,
+                                                                      strict=True)))])
     return columns, _by_rack(rack, markdown)
+
+
+def _failures(cases: Sequence[tuple[tuple[str, float], ...]], amps: _Amps) -> list[str]:
+    """Each line's cases after its first (normal operation), '<case> <amps>' joined by '; ',
+    or '-': every pair formatted in one run, then joined line by line."""
+    failed = list(map(itemgetter(slice(1, None)), cases))
+    pairs = list(chain.from_iterable(failed))
+    texts = list(map("{} {}".format, map(itemgetter(0), pairs),
+                     map(amps.__getitem__, map(itemgetter(1), pairs))))
+    stops = list(accumulate(map(len, failed)))
+    runs = map(slice, [0, *stops[:-1]], stops)  # each line's run of texts
+    return [text or "-" for text in map("; ".join, map(texts.__getitem__, runs))]
 
 
 class _Outlets(dict[tuple[tuple[int, ...], tuple[str, ...], str], str]):
@@ -102,22 +112,12 @@ class _Percent(dict[tuple[float, float], str]):
         return text
 
 
-def _psu_labels(plan: Plan) -> dict[str, dict[int, str]]:
-    """PDU -> outlet -> 'device:PSUn': the PSU each outlet feeds (each PDU's cords are one
-    run of the cords table)."""
-    cords = plan.power_cords
-    pdus, outlets, devices, psus = (list(map(attrgetter(field), cords))
-                                    for field in ("pdu", "outlet", "device", "psu"))
-    suffix = {n: f":PSU{n}" for n in set(psus)}
-    labels = list(map(str.__add__, devices, map(suffix.__getitem__, psus)))
-    sizes = Counter(pdus)
-    found: dict[str, dict[int, str]] = {}
-    start = 0
-    for name in dict.fromkeys(pdus):
-        end = start + sizes[name]
-        found[name] = dict(zip(outlets[start:end], labels[start:end], strict=True))
-        start = end
-    return found
+class _Verdict(dict[tuple[float, float], str]):
+    """(worst amps, limit) -> 'over' or 'ok', each distinct pair decided once."""
+
+    def __missing__(self, key: tuple[float, float]) -> str:
+        text = self[key] = "over" if key[0] > key[1] + 1e-9 else "ok"
+        return text
 
 
 def _ratings(plan: Plan) -> dict[str, list[str]]:

@@ -48,12 +48,15 @@ class RackTemplate:
         self._cases(flow)
         self._cords(flow)
         index = {case: n for n, case in enumerate(self.cases)}
+        # (PDU, outlet) -> (device, ':PSUn') of the PSU it feeds
+        psu_on = {(c.pdu, c.outlet): (c.device, f":PSU{c.psu + 1}") for c in flow.cords}
         slots, lines = self.slots, electrical.circuit_lines(profile.phases)
         self.lines = [
             (c.pdu, f"CB{c.index + 1}", lines[line.line], line.outlets,
              tuple(slots[s] for s in line.slots), line.devices, line.normal_a,
              tuple(index[case] for case, _ in line.cases),
-             tuple(amps for _, amps in line.cases), line.worst_a, index[line.worst_case])
+             tuple(amps for _, amps in line.cases), line.worst_a, index[line.worst_case],
+             tuple(psu_on[c.pdu, outlet] for outlet in line.outlets))
             for c in flow.circuits for line in c.lines]
         self.circuits = [(c.pdu, f"CB{c.index + 1}", c.devices, c.outlets, c.load_w, c.worst_w,
                           index[c.worst_w_case]) for c in flow.circuits]
@@ -200,8 +203,16 @@ class RackGroup:
         return [list(map(_new_line, zip(
             self.racks, self.pdus[p], repeat(cb), repeat(line), repeat(t.limit_a),
             repeat(outlets), repeat(slots), self._on(on), repeat(normal),
-            self._cases(cases, amps), repeat(worst), named[case])))
-            for p, cb, line, outlets, slots, on, normal, cases, amps, worst, case in t.lines]
+            self._cases(cases, amps), repeat(worst), named[case], self._psus(psus))))
+            for p, cb, line, outlets, slots, on, normal, cases, amps, worst, case, psus
+            in t.lines]
+
+    def _psus(self, psus: tuple[tuple[int, str], ...]) -> Iterator[tuple[str, ...]]:
+        """Each rack's 'device:PSUn' labels of these (device, ':PSUn')."""
+        if not psus:
+            return repeat(())
+        return zip(*(map(str.__add__, self.devices[device], repeat(suffix))
+                     for device, suffix in psus), strict=True)
 
     def feeds(self) -> list[list[PowerFeed]]:
         fixed = tuple(map(repeat, self.template.feed_fixed))
