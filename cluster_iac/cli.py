@@ -6,17 +6,23 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from cluster_iac import __version__
 from cluster_iac.console import format_diagnostic
 from cluster_iac.errors import Diagnostic
-from cluster_iac.render import Build, PipelineError, build
+from cluster_iac.render import Build, PipelineError, build, render_into
+
+if TYPE_CHECKING:
+    from cluster_iac.emit.parallel import WorkerUsage
 
 SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 STRICT = click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+PARALLEL_NODES = 1000
+"""Plans of fewer nodes render on one process unless --jobs says otherwise: their render
+takes less time than forking a worker saves (measured with tests/benchmarks/bench_scale.py)."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -53,37 +59,48 @@ def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None
 @click.option("--check", is_flag=True,
               help="Write nothing; print a diff and exit 1 if the output directory is stale.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Processes that render the files: 2 (the default where two CPUs are "
-                   "free) or 1.")
+              help="Processes that render the files: 1, or 2 (the default where two CPUs "
+                   f"are free and the plan has at least {PARALLEL_NODES} nodes; a smaller "
+                   "one renders faster than a fork costs).")
 @STRICT
 def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool) -> None:
     """Render every output file of SPEC into OUT_DIR."""
     from cluster_iac.emit.parallel import EmitWorkerError, available_cpus
-    from cluster_iac.writer import OutputRefused, stale_diff, write_tree
+    from cluster_iac.writer import OutputRefused
 
-    jobs = jobs if jobs is not None else min(2, available_cpus())
+    result = _build_or_exit(spec, strict=strict, emit=False)
+    if jobs is None:
+        jobs = min(2, available_cpus()) if len(result.plan.nodes) >= PARALLEL_NODES else 1
     try:
-        result = _build_or_exit(spec, strict=strict, emit=True, jobs=jobs)
+        if check:
+            _check(spec, out_dir, result, jobs)
+            return
+        written = render_into(result.plan, out_dir, jobs)
     except EmitWorkerError as exc:
         click.echo(f"{spec}: error[EMIT-WORKER] {exc}; nothing written", err=True)
         sys.exit(1)
-    if check:
-        diff = stale_diff(out_dir, result.files)
-        if diff:
-            click.echo(diff, nl=False)
-            click.echo(f"{out_dir}: stale; run 'cluster-iac render {spec} -o {out_dir}'", err=True)
-            sys.exit(1)
-        click.echo(f"{out_dir}: up to date ({len(result.files)} files)")
-        return
-    try:
-        changed = write_tree(out_dir, result.files)
     except OutputRefused as exc:
         click.echo(f"{exc.filename}: error[IO-FOREIGN] nothing written: {exc.strerror}", err=True)
         sys.exit(1)
     except OSError as exc:
         _write_failed(exc, out_dir)
-    click.echo(f"{out_dir}: {len(result.files)} files, {len(changed)} changed ({_summary(result)})")
-    _process_stats(result)
+    click.echo(f"{out_dir}: {written.files} files, {len(written.changed)} changed "
+               f"({_summary(result)})")
+    _process_stats(written.workers)
+
+
+def _check(spec: Path, out_dir: Path, result: Build, jobs: int) -> None:
+    """--check: the files rendered in memory, compared with what is on disk."""
+    from cluster_iac.emit import render_all
+    from cluster_iac.writer import stale_diff
+
+    files = render_all(result.plan, jobs)
+    diff = stale_diff(out_dir, files)
+    if diff:
+        click.echo(diff, nl=False)
+        click.echo(f"{out_dir}: stale; run 'cluster-iac render {spec} -o {out_dir}'", err=True)
+        sys.exit(1)
+    click.echo(f"{out_dir}: up to date ({len(files)} files)")
 
 
 @main.command("plan")
@@ -166,7 +183,7 @@ def _summary(result: Build) -> str:
             f"{len(result.findings)} finding(s)")
 
 
-def _process_stats(result: Build) -> None:
+def _process_stats(workers: tuple[WorkerUsage, ...]) -> None:
     """For tests/benchmarks/bench_scale.py: with CLUSTER_IAC_PROCESS_STATS=FILE, each
     process's own peak resident set and CPU time (this one's, and the emitter worker's from
     wait4), since a parent's wait4 of this process reports only the largest peak."""
@@ -178,7 +195,7 @@ def _process_stats(result: Build) -> None:
     own = resource.getrusage(resource.RUSAGE_SELF)
     Path(target).write_text(_json({
         "parent": {"peak_rss_kib": own.ru_maxrss, "cpu_s": own.ru_utime + own.ru_stime},
-        "workers": [{"peak_rss_kib": w.peak_rss_kib, "cpu_s": w.cpu_s} for w in result.workers],
+        "workers": [{"peak_rss_kib": w.peak_rss_kib, "cpu_s": w.cpu_s} for w in workers],
     }))
 
 

@@ -57,7 +57,8 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
     findings = run_checks(plan, strict=strict)
     if any(f.is_error for f in findings):
         raise PipelineError(findings, source)
-    # 5. emit: every output file, in memory (report.md lists the findings); the CLI writes them
+    # 5. emit: every output file, in memory (report.md lists the findings); the CLI writes
+    # them as they are made instead (render_into)
     plan = replace(plan, findings=tuple(findings))
     files: dict[str, str] = {}
     workers: tuple[WorkerUsage, ...] = ()
@@ -66,3 +67,26 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
 
         files, workers = render_files(plan, jobs)
     return Build(plan=plan, findings=findings, files=files, source=source, workers=workers)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What rendering into a folder did."""
+
+    files: int  # the files of the tree, not counting the manifest
+    changed: list[str]  # the paths that changed or were removed
+    workers: tuple[WorkerUsage, ...] = ()
+
+
+def render_into(plan: Plan, out_dir: Path, jobs: int = 1) -> Written:
+    """Render every file of a built plan straight into the tree at ``out_dir``, replaced as a
+    whole (writer.py): each family's files go to disk as soon as they are made, in the
+    process that made them, so no process holds the whole output. Raises what write_tree
+    raises, and an emitter's error or EmitWorkerError with the output left as it was."""
+    from cluster_iac.emit import render_each
+    from cluster_iac.writer import staged_tree
+
+    with staged_tree(out_dir) as tree:
+        digests, workers = render_each(plan, jobs, tree.write_all)
+        changed = tree.commit(digests)
+    return Written(files=len(digests), changed=changed, workers=workers)

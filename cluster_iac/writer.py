@@ -1,12 +1,13 @@
 """Write the rendered tree atomically as a whole, or compare it with what is on disk (--check).
 
-The new tree is built in a staging folder beside the output folder (unchanged files hard-linked,
-so they keep their inode, mode and time) and swapped with it in one rename (Linux
+The new tree is built in a staging folder beside the output folder while the files are rendered
+(each file written as soon as its family is made, by whichever process made it; unchanged files
+hard-linked, so they keep their inode, mode and time) and swapped with it in one rename (Linux
 renameat2 RENAME_EXCHANGE): a render killed at any moment leaves the whole previous tree or the
 whole new one, and the next render removes what a killed one left beside it; renders into one
-folder take turns (a lock on the folder that holds it). The output folder
-holds only what the manifest lists (each file with its SHA-256); anything else there, a symlink,
-or a listed file that changed since and would be removed, is refused before anything is written.
+folder take turns (a lock on the folder that holds it). The output folder holds only what the
+manifest lists (each file with its SHA-256); anything else there, a symlink, or a listed file
+that changed since and would be removed, is refused, and the output folder is left as it was.
 """
 
 from __future__ import annotations
@@ -69,26 +70,112 @@ def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
     manifest does not list, or a listed file that would be removed has changed since it was
     written; OSError when the system refuses a write (the old tree stays as it was).
     """
+    with staged_tree(out_dir) as tree:
+        return tree.commit(dict(tree.write_all(dict(files))))
+
+
+@contextlib.contextmanager
+def staged_tree(out_dir: Path) -> Iterator[StagedTree]:
+    """A new tree for ``out_dir``, built in a staging folder beside it while the files are
+    rendered; ``commit`` swaps it in. Leaving the block any other way (an error, a refusal, a
+    commit that found nothing changed) removes the staging folder and any folder made for it,
+    so the output stays as it was. Renders into one folder take turns for the whole block."""
     out = Path(os.path.realpath(out_dir))  # a symlink named by -o: the folder it names
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with _turn(out.parent):
-        _recover(out)
-        on_disk = _own_files(out, files)
-        # A file already on disk is unchanged when its SHA-256 is; the others are written (and
-        # hashed as they are written), so no output is encoded or held twice.
-        digests = {path: _text_digest(files[path]) for path in files if path in on_disk}
-        changed = sorted(path for path in files if on_disk.get(path, "") != digests.get(path))
-        removed = sorted(set(on_disk) - set(files) - {MANIFEST})
-        if not changed and not removed:
-            listing = _listing(digests)
-            if on_disk.get(MANIFEST) == _text_digest(listing):
-                return []
-        stage = _stage_tree(out, files, set(changed), digests)
+    made = _make_folders(out.parent)
+    try:
+        with _turn(out.parent):
+            _recover(out)
+            on_disk, listed = _own_files(out)
+            stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_STAGING}"))
+            try:
+                os.chmod(stage, _folder_mode(out))
+                yield StagedTree(out, stage, on_disk, listed)
+            finally:
+                shutil.rmtree(stage, ignore_errors=True)  # the previous tree, or the unused stage
+    except BaseException:
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+class StagedTree:
+    """The staging folder of one render. ``write_all`` may run in this process or in a
+    forked worker (each writes its own files; nothing here is shared but the folder): it
+    writes each changed file, hard-links each unchanged one, and answers their SHA-256s,
+    which ``commit`` (in the process that opened the tree) lists in the manifest."""
+
+    def __init__(self, out: Path, stage: Path, on_disk: dict[str, str],
+                 listed: dict[str, str | None]) -> None:
+        self.out, self.stage = out, stage
+        self._on_disk = on_disk  # path -> SHA-256 of each file the output holds now
+        self._listed = listed  # what the manifest on disk says of them
+        self._made: set[PurePosixPath] = set()
+
+    def write_all(self, files: dict[str, str]) -> list[tuple[str, str]]:
+        """Write ``files`` (emptied as it goes, so each text is freed once it is on disk);
+        (path, SHA-256) of each."""
+        digests: list[tuple[str, str]] = []
+        for path in sorted(files):
+            digests.append((path, self.write(path, files.pop(path))))
+        return digests
+
+    def write(self, path: str, text: str) -> str:
+        """One file into the staging folder; its SHA-256. A file already on disk is unchanged
+        when its SHA-256 is: it is hard-linked (same inode, mode and time), not written."""
+        self._folders(PurePosixPath(path))
+        target = self.stage / path
+        old = self._on_disk.get(path)
+        if old is not None and old == _text_digest(text):
+            os.link(self.out / path, target)
+            return old
         try:
-            _swap(stage, out)
-        finally:
-            shutil.rmtree(stage, ignore_errors=True)  # the previous tree, or a staging left over
-    return changed + removed
+            return _write(target, text, _file_mode(self.out / path))
+        except FileExistsError:  # the staging folder is new: only a second write of the path
+            raise ValueError(f"{path!r} is written twice") from None
+
+    def _folders(self, path: PurePosixPath) -> None:
+        for folder in reversed(path.parents[:-1]):
+            if folder in self._made:
+                continue
+            with contextlib.suppress(FileExistsError):  # made by the other process
+                (self.stage / folder).mkdir()
+                os.chmod(self.stage / folder, _folder_mode(self.out / folder))  # keeps the mode
+            self._made.add(folder)
+
+    def commit(self, digests: dict[str, str]) -> list[str]:
+        """Swap the staged tree in, with the manifest of ``digests`` (every file written into
+        it); the paths that changed or were removed ([] and nothing touched when none did).
+        Refused (OutputRefused) when a file that would be removed was edited by hand."""
+        on_disk = self._on_disk
+        removed = sorted(set(on_disk) - set(digests) - {MANIFEST})
+        edited = [path for path in removed if self._listed.get(path) != on_disk[path]]
+        if edited:
+            raise OutputRefused(self.out, edited, "files cluster-iac no longer makes were "
+                                "changed since it wrote them; it will not remove them: move "
+                                "them away")
+        changed = sorted(path for path, digest in digests.items() if on_disk.get(path) != digest)
+        listing = _listing(digests)
+        if not changed and not removed and on_disk.get(MANIFEST) == _text_digest(listing):
+            return []
+        _write(self.stage / MANIFEST, listing, _file_mode(self.out / MANIFEST))
+        _swap(self.stage, self.out)
+        return changed + removed
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Make ``folder`` and its missing parents; the ones made, outermost first."""
+    missing = [p for p in (folder, *folder.parents) if not p.is_dir()]
+    made: list[Path] = []
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            if not path.is_dir():
+                raise
+            continue
+        made.append(path)
+    return made
 
 
 @contextlib.contextmanager
@@ -109,10 +196,11 @@ def _listing(digests: dict[str, str]) -> str:
     return "".join(f"{digests[path]}  {path}\n" for path in sorted(digests))
 
 
-def _own_files(out: Path, files: dict[str, str]) -> dict[str, str]:
-    """The files in ``out`` (path -> SHA-256), after checking that all of them are the tool's."""
+def _own_files(out: Path) -> tuple[dict[str, str], dict[str, str | None]]:
+    """The files in ``out`` (path -> SHA-256) and its manifest, after checking that all of
+    them are the tool's."""
     if not out.exists():
-        return {}
+        return {}, {}
     if out.is_symlink() or not out.is_dir():
         raise OutputRefused(out, [str(out)], "the output is not a folder")
     listed = _manifest(out)
@@ -139,39 +227,7 @@ def _own_files(out: Path, files: dict[str, str]) -> dict[str, str]:
         raise OutputRefused(out, sorted(foreign), "the output folder holds files cluster-iac did "
                             "not write (not in its manifest); move them away or choose another "
                             "folder")
-    edited = [path for path, digest in found.items() if path not in files
-              and path != MANIFEST and listed.get(path) != digest]
-    if edited:
-        raise OutputRefused(out, sorted(edited), "files cluster-iac no longer makes were changed "
-                            "since it wrote them; it will not remove them: move them away")
-    return found
-
-
-def _stage_tree(out: Path, files: dict[str, str], changed: set[str],
-                digests: dict[str, str]) -> Path:
-    """The whole new tree in a staging folder beside ``out`` (same file system): changed files
-    written, the others hard-linked, then the manifest of them all."""
-    stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_STAGING}"))
-    digests = dict(digests)
-    try:
-        os.chmod(stage, _folder_mode(out))
-        made: set[PurePosixPath] = set()
-        for path in sorted(files):
-            target = stage / path
-            for folder in reversed(PurePosixPath(path).parents[:-1]):
-                if folder not in made:  # a new folder keeps the old one's mode
-                    (stage / folder).mkdir()
-                    os.chmod(stage / folder, _folder_mode(out / folder))
-                    made.add(folder)
-            if path in changed:
-                digests[path] = _write(target, files[path], _file_mode(out / path))
-            else:
-                os.link(out / path, target)  # unchanged: same inode, mode and time
-        _write(stage / MANIFEST, _listing(digests), _file_mode(out / MANIFEST))
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
-    return stage
+    return found, listed
 
 
 _CHUNK = 1 << 20

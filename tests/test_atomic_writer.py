@@ -46,13 +46,15 @@ def specs(tmp_path: Path) -> tuple[Path, Path]:
     return old, new
 
 
-def _kill_during_write(spec: Path, out: Path, delay: float) -> int | None:
+def _kill_during_write(spec: Path, out: Path, delay: float, jobs: int) -> int | None:
     """Start a render; once its staging folder appears (the write phase), wait ``delay`` and
-    SIGKILL it. Its return code (None when it was killed before it wrote anything)."""
+    SIGKILL it (with ``jobs`` 2, the parent: its worker, writing into the same staging
+    folder, dies with it). Its return code (None when it was killed before it wrote
+    anything)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     render = subprocess.Popen([sys.executable, "-m", "cluster_iac", "render", str(spec), "-o",
-                               str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              env=env)
+                               str(out), "--jobs", str(jobs)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=env)
     staging = f".{out.name}.cluster-iac-"
     deadline = time.monotonic() + 120
     while render.poll() is None and time.monotonic() < deadline:
@@ -77,7 +79,7 @@ def test_sigkill_in_the_write_phase_leaves_a_whole_tree(specs: tuple[Path, Path]
     for _ in range(KILLS):
         write_tree(out, old_files)  # the previous tree again; cleans what a kill left
         assert _tree(out) == old
-        code = _kill_during_write(new_spec, out, rng.uniform(0, 0.03))
+        code = _kill_during_write(new_spec, out, rng.uniform(0, 0.03), rng.choice((1, 2)))
         tree = _tree(out)
         assert tree in (old, new), sorted(set(tree) ^ set(new))
         outcomes["old" if tree == old else "new"] += 1

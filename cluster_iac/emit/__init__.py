@@ -18,7 +18,7 @@ from cluster_iac.emit import (
     slurmdbd,
     terraform,
 )
-from cluster_iac.emit.parallel import WorkerUsage, render_two, split
+from cluster_iac.emit.parallel import Made, Sink, WorkerUsage, render_two, split
 from cluster_iac.plan import Plan
 
 Emitter = Callable[[Plan], dict[str, str]]
@@ -40,12 +40,22 @@ EMITTERS: dict[str, Emitter] = {
 }
 
 
-# CPU seconds of each family at 100,000 GPUs (tests/benchmarks/bench_scale.py --stages,
-# November 2026): only to split the families between two processes about evenly.
+# CPU seconds of each family at 100,000 GPUs, writing its files included (about 4.5 ms per
+# MiB; tests/benchmarks/bench_scale.py --stages, November 2026): only to split the families
+# between two processes about evenly.
 COST: dict[str, float] = {
-    "cabling": 2.0, "ansible": 1.4, "netbox": 1.2, "facility": 0.5, "monitoring": 0.45,
-    "terraform": 0.4, "report": 0.35, "slurm": 0.15,
+    "cabling": 1.85, "netbox": 1.2, "ansible": 0.65, "facility": 0.6, "monitoring": 0.3,
+    "terraform": 0.3, "report": 0.22, "slurm": 0.22,
 }
+TOGETHER = (("cabling", "netbox"),)
+"""Families rendered by the same process: the two that take by far the most memory while they
+are made (about 210 and 90 MiB over the plan at 100,000 GPUs). Together, one process peaks
+with the larger and the other with neither; apart, the other would peak with the second."""
+
+
+def worker_families() -> list[str]:
+    """The families a forked worker renders (``jobs`` 2 or more)."""
+    return split({family: COST.get(family, 0.01) for family in EMITTERS}, TOGETHER)[1]
 
 
 def render_all(plan: Plan, jobs: int = 1) -> dict[str, str]:
@@ -56,18 +66,30 @@ def render_all(plan: Plan, jobs: int = 1) -> dict[str, str]:
 def render_files(plan: Plan, jobs: int = 1) -> tuple[dict[str, str], tuple[WorkerUsage, ...]]:
     """render_all, and the forked worker's usage: with ``jobs`` 2 or more a worker renders
     about half of the families (emit/parallel.py); the files are the same."""
+    made, workers = render_each(plan, jobs, _pairs)
+    return dict(sorted(made.items())), workers
+
+
+def render_each(plan: Plan, jobs: int, sink: Sink[list[tuple[str, Made]]],
+                ) -> tuple[dict[str, Made], tuple[WorkerUsage, ...]]:
+    """Each family's files handed to ``sink`` as soon as the family is made, in this process
+    or (``jobs`` 2 or more) in the forked worker, which renders about half of the families;
+    path -> what the sink made of it, for every path (each written by one family only)."""
     workers: tuple[WorkerUsage, ...] = ()
     if jobs > 1:
-        _ours, theirs = split({family: COST.get(family, 0.01) for family in EMITTERS})
-        rendered, usage = render_two(plan, EMITTERS, theirs)
-        by_family = [(family, rendered[family]) for family in EMITTERS]
+        made, usage = render_two(plan, EMITTERS, worker_families(), sink)
+        by_family = [(family, made[family]) for family in EMITTERS]
         workers = (usage,)
     else:
-        by_family = [(family, list(emitter(plan).items())) for family, emitter in EMITTERS.items()]
-    files: dict[str, str] = {}
+        by_family = [(family, sink(emitter(plan))) for family, emitter in EMITTERS.items()]
+    every: dict[str, Made] = {}
     for family, pairs in by_family:
-        for path, text in pairs:
-            if path in files:
+        for path, value in pairs:
+            if path in every:
                 raise ValueError(f"emitter {family!r} writes {path!r} twice")
-            files[path] = text
-    return dict(sorted(files.items())), workers
+            every[path] = value
+    return every, workers
+
+
+def _pairs(files: dict[str, str]) -> list[tuple[str, str]]:
+    return list(files.items())

@@ -1,10 +1,13 @@
 """Emitting on two cores: a forked worker renders a share of the emitter families.
 
 The plan is built and checked once; ``os.fork`` gives the worker the same plan without
-copying it (copy-on-write), the worker renders its families and sends their files back
-through a pipe, and the parent renders the others meanwhile. Emitters read only the plan, so
-each file is byte-for-byte what the serial path writes (tests/test_parallel_emit.py). The
-parent writes the tree as before (writer.py), so a failed worker leaves nothing written.
+copying it (copy-on-write), and the parent renders the other families meanwhile. Each process
+hands each family's files to the same ``sink`` as it makes them: when rendering into a folder
+the sink writes them into the render's staging folder (writer.StagedTree) and answers their
+SHA-256s, so only those small answers cross the pipe back and no process holds another's
+text. Emitters read only the plan, so each file is byte-for-byte what the serial path makes
+(tests/test_parallel_emit.py). The parent alone swaps the staged tree in, after the worker
+has succeeded, so a failed worker leaves nothing written.
 """
 
 from __future__ import annotations
@@ -13,13 +16,17 @@ import os
 import pickle
 import signal
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import cast
+from typing import TypeVar, cast
 
 from cluster_iac.plan import Plan
 
 Emitter = Callable[[Plan], dict[str, str]]
+Made = TypeVar("Made")
+Sink = Callable[[dict[str, str]], Made]
+"""What becomes of one family's files (path -> text) in the process that rendered them; its
+answer must pickle, as the worker's answers come back through a pipe."""
 
 
 class EmitWorkerError(RuntimeError):
@@ -42,22 +49,28 @@ def available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def split(families: dict[str, float]) -> tuple[list[str], list[str]]:
-    """(parent's, worker's) families: heaviest first, each to the lighter share."""
+def split(families: dict[str, float], together: Iterable[Collection[str]] = (),
+          ) -> tuple[list[str], list[str]]:
+    """(parent's, worker's) families: heaviest first, each to the lighter share; the families
+    of each ``together`` group count as one and go to the same share."""
+    units: list[list[str]] = [sorted(group) for group in together]
+    grouped = {family for unit in units for family in unit}
+    units += [[family] for family in families if family not in grouped]
+    cost = {tuple(unit): sum(families.get(f, 0.0) for f in unit) for unit in units}
     shares: tuple[list[str], list[str]] = ([], [])
     loads = [0.0, 0.0]
-    for family in sorted(families, key=lambda f: (-families[f], f)):
+    for unit in sorted(cost, key=lambda u: (-cost[u], u)):
         lighter = 0 if loads[0] <= loads[1] else 1
-        shares[lighter].append(family)
-        loads[lighter] += families[family]
+        shares[lighter].extend(unit)
+        loads[lighter] += cost[unit]
     return shares
 
 
 def render_two(plan: Plan, emitters: dict[str, Emitter], worker_families: Iterable[str],
-               ) -> tuple[dict[str, list[tuple[str, str]]], WorkerUsage]:
-    """Family -> its files, every family rendered once: ``worker_families`` in a forked
-    worker, the rest here. An emitter's exception is raised here as the serial path raises
-    it; a worker that dies is EmitWorkerError."""
+               sink: Sink[Made]) -> tuple[dict[str, Made], WorkerUsage]:
+    """Family -> ``sink`` of its files, every family rendered once: ``worker_families`` in a
+    forked worker, the rest here. An emitter's exception is raised here as the serial path
+    raises it; a worker that dies is EmitWorkerError."""
     theirs = [f for f in emitters if f in set(worker_families)]
     ours = [f for f in emitters if f not in theirs]
     reader, writer = os.pipe()
@@ -65,10 +78,10 @@ def render_two(plan: Plan, emitters: dict[str, Emitter], worker_families: Iterab
     pid = os.fork()
     if pid == 0:  # the worker: render, send, and end without running any cleanup
         os.close(reader)
-        _worker(plan, emitters, theirs, writer, parent)
+        _worker(plan, emitters, theirs, sink, writer, parent)
     os.close(writer)
     try:
-        rendered = {family: list(emitters[family](plan).items()) for family in ours}
+        made = {family: sink(emitters[family](plan)) for family in ours}
         with os.fdopen(reader, "rb") as pipe:
             outcome = _receive(pipe)
     except BaseException:
@@ -80,17 +93,17 @@ def render_two(plan: Plan, emitters: dict[str, Emitter], worker_families: Iterab
     if outcome is None or os.waitstatus_to_exitcode(status) != 0:
         raise EmitWorkerError(f"the emitter worker (pid {pid}) ended with status "
                               f"{os.waitstatus_to_exitcode(status)} before sending its files")
-    rendered.update(cast(dict[str, list[tuple[str, str]]], outcome))
-    return rendered, WorkerUsage(usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
+    made.update(cast(dict[str, Made], outcome))
+    return made, WorkerUsage(usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
 
 
-def _worker(plan: Plan, emitters: dict[str, Emitter], families: list[str], fd: int,
-            parent: int) -> None:
+def _worker(plan: Plan, emitters: dict[str, Emitter], families: list[str], sink: Sink[Made],
+            fd: int, parent: int) -> None:
     code = 0
     try:
         _die_with(parent)
         try:
-            payload: object = {f: list(emitters[f](plan).items()) for f in families}
+            payload: object = {f: sink(emitters[f](plan)) for f in families}
         except BaseException as exc:  # sent to the parent, which raises it
             payload = _picklable(exc)
         with os.fdopen(fd, "wb") as pipe:

@@ -9,10 +9,14 @@ folder; wall time, CPU time (user + system, the emitter worker's included) and p
 the pipeline in-process, stage by stage (CPU seconds of this process per stage). With two
 processes (--jobs 2, the CLI's default on two CPUs) the CLI's peak is the sum of each
 process's own peak (the CLI reports them, CLUSTER_IAC_PROCESS_STATS): wait4 of the CLI alone
-gives the larger of the two, and pages the worker shares with its parent count twice. CPU
-time is the figure to compare on a shared machine: wall time grows with whatever else runs,
-CPU time barely. The growth exponents of the CLI's CPU and wall time from the first size to
-the last are printed last.
+gives the larger of the two, and pages the worker shares with its parent count twice (at the
+fork the worker's resident set is the parent's whole one). That sum is the headline figure,
+an upper bound. Beside it, "PSS MiB" is the largest sum of the processes' proportional set
+sizes (each shared page counted once, split between the processes that map it), read from
+/proc/PID/smaps_rollup every 10 ms while the CLI runs: nearer what the machine really spends,
+but sampled, so a peak shorter than 10 ms can be missed. CPU time is the figure to compare on
+a shared machine: wall time grows with whatever else runs, CPU time barely. The growth
+exponents of the CLI's CPU and wall time from the first size to the last are printed last.
 
 The spec is a DGX H100 cluster (8 NDR NICs per node) on a rail-optimized Quantum-X800 (Q3400,
 144-port) fabric, four nodes per rack, fabric switches in network racks, management and BMC
@@ -29,9 +33,10 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -151,18 +156,19 @@ def main() -> None:
         print(json.dumps(measure(args.one)))
         return
     print(f"{'GPUs':>8} {'nodes':>7} {'switches':>8} {'cables':>8} {'tiers':>5} "
-          f"{'out MiB':>7} {'CLI s':>6} {'CLI cpu':>7} {'CLI MiB':>7} {'stages cpu':>10} "
-          f"{'peak MiB':>8}")
+          f"{'out MiB':>7} {'CLI s':>6} {'CLI cpu':>7} {'CLI MiB':>7} {'PSS MiB':>7} "
+          f"{'stages cpu':>10} {'peak MiB':>8}")
     timed: list[tuple[int, float, float]] = []
     for gpus in args.gpus:
-        cli_s, cli_cpu, cli_mib = cli_render(gpus, args.jobs)
-        timed.append((gpus, cli_s, cli_cpu))
+        cli = cli_render(gpus, args.jobs)
+        timed.append((gpus, cli.seconds, cli.cpu_s))
         child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
                                capture_output=True, text=True, check=True)
         r = json.loads(child.stdout)
         print(f"{r['gpus']:>8} {r['nodes']:>7} {r['switches']:>8} {r['cables']:>8} "
-              f"{r['fabric']['tiers']:>5} {r['output_mib']:>7} {cli_s:>6.2f} {cli_cpu:>7.2f} "
-              f"{cli_mib:>7} {r['total_s']:>10} {r['peak_rss_mib']:>8}")
+              f"{r['fabric']['tiers']:>5} {r['output_mib']:>7} {cli.seconds:>6.2f} "
+              f"{cli.cpu_s:>7.2f} {cli.peak_mib:>7} {cli.pss_mib:>7} {r['total_s']:>10} "
+              f"{r['peak_rss_mib']:>8}")
         if r["errors"]:
             print(f"         ({r['errors']} validator errors in the benchmark spec)")
         if args.stages:
@@ -176,9 +182,15 @@ def main() -> None:
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
-def cli_render(gpus: int, jobs: int) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds (user + system, the worker's included) and peak RSS (MiB,
-    the sum of each process's own peak) of `cluster-iac render` into an empty folder."""
+class CliRun(NamedTuple):
+    seconds: float  # wall
+    cpu_s: float  # user + system, the worker's included
+    peak_mib: int  # the sum of each process's own peak resident set
+    pss_mib: int  # the largest sampled sum of the processes' proportional set sizes
+
+
+def cli_render(gpus: int, jobs: int) -> CliRun:
+    """`cluster-iac render` into an empty folder, measured."""
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "bench.yaml"
         spec.write_text(spec_yaml(gpus))
@@ -188,8 +200,12 @@ def cli_render(gpus: int, jobs: int) -> tuple[float, float, int]:
                                   "-o", str(Path(tmp) / "out"), "--jobs", str(jobs)], cwd=ROOT,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                  env={**os.environ, "CLUSTER_IAC_PROCESS_STATS": str(stats)})
+        sampler = PssSampler(child.pid)
+        sampler.start()
         _pid, status, usage = os.wait4(child.pid, 0)
         seconds = time.perf_counter() - start
+        sampler.stop.set()
+        sampler.join()
         if os.waitstatus_to_exitcode(status) != 0:
             raise SystemExit(f"cluster-iac render failed at {gpus} GPUs: "
                              f"{child.stderr.read().decode()[-2000:] if child.stderr else ''}")
@@ -197,7 +213,41 @@ def cli_render(gpus: int, jobs: int) -> tuple[float, float, int]:
         peaks = [report["parent"]["peak_rss_kib"]]
         peaks += [worker["peak_rss_kib"] for worker in report["workers"]]
         # wait4's figures include the reaped worker's CPU time; its peak is the larger one only
-        return seconds, usage.ru_utime + usage.ru_stime, round(sum(peaks) / 1024)
+        return CliRun(seconds, usage.ru_utime + usage.ru_stime, round(sum(peaks) / 1024),
+                      round(sampler.peak_kib / 1024))
+
+
+class PssSampler(threading.Thread):
+    """The largest sum of the proportional set sizes of a process and its children, read
+    every 10 ms until ``stop`` is set."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.peak_kib = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.01):
+            self.peak_kib = max(self.peak_kib, sum(_pss_kib(pid) for pid in self._family()))
+
+    def _family(self) -> list[int]:
+        try:
+            children = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text().split()
+        except OSError:
+            children = []
+        return [self.pid, *map(int, children)]
+
+
+def _pss_kib(pid: int) -> int:
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:  # ended meanwhile, or no such file (not Linux)
+        return 0
+    for line in text.splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1])
+    return 0
 
 
 if __name__ == "__main__":
