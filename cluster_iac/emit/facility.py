@@ -32,9 +32,8 @@ def render(plan: Plan) -> dict[str, str]:
     feeds = {f.pdu: f for f in plan.power_feeds}
     lines, line_md = _line_rows(plan, feeds, rows_of)
     pdus, pdu_md = _pdu_rows(plan, feeds, rows_of)
-    # each rack's table rows joined here (str.join; the template's join filter is per item)
-    racks = [{"name": r.name, "row": r.row, "pdus": "\n".join(pdu_md.get(r.name, ())),
-              "lines": "\n".join(line_md.get(r.name, ()))}
+    racks = [{"name": r.name, "row": r.row, "pdus": pdu_md.get(r.name, ""),
+              "lines": line_md.get(r.name, "")}
              for r in sorted(plan.racks, key=lambda r: r.name)]
     totals = total_rows(plan)
     context = {"racks": racks, "totals": "\n".join(markdown_rows(totals)),
@@ -49,7 +48,7 @@ def render(plan: Plan) -> dict[str, str]:
 
 
 def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
-               ) -> tuple[list[Sequence[str]], dict[str, list[str]]]:
+               ) -> tuple[list[Sequence[str]], dict[str, str]]:
     """The CSV's columns, one row per circuit line (plan order), and the Markdown rows by
     rack. Built column by column: identical racks repeat the same outlets and currents, so
     each distinct one is formatted once and looked up with map."""
@@ -65,17 +64,22 @@ def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
     psus = list(map(" ".join, psu_labels))
     normal, worst, limit = (list(map(amps.__getitem__, col)) for col in (normal_a, worst_a,
                                                                           limit_a))
-    percent = list(map(_Percent().__getitem__, zip(worst_a, limit_a, strict=True)))
+    against = list(zip(worst_a, limit_a, strict=True))
+    percent = list(map(_Percent().__getitem__, against))
     columns: list[Sequence[str]] = [
-        list(map(rows_of.__getitem__, rack)), rack, pdu,
-        [feeds[p].name for p in pdu], [feeds[p].panel for p in pdu], circuit, *ratings, limit,
-        line, outlets_col, list(map(" ".join, devices)), psus, normal, worst, percent,
-        worst_case]
+        list(map(rows_of.__getitem__, rack)), rack, pdu, *_feed_columns(feeds, pdu), circuit,
+        *ratings, limit, line, outlets_col, list(map(" ".join, devices)), psus, normal, worst,
+        percent, worst_case]
     markdown = markdown_columns([pdu, circuit, line, outlets_col, psus, normal,
                                  _failures(cases, amps), worst, limit, percent,
-                                 list(map(_Verdict().__getitem__, zip(worst_a, limit_a,
-                                                                      strict=True)))])
+                                 list(map(_Verdict().__getitem__, against))])
     return columns, _by_rack(rack, markdown)
+
+
+def _feed_columns(feeds: dict[str, PowerFeed], pdu: Sequence[str]) -> list[list[str]]:
+    """The feed and panel of each row's PDU."""
+    of_pdu = list(map(feeds.__getitem__, pdu))
+    return [list(map(attrgetter("name"), of_pdu)), list(map(attrgetter("panel"), of_pdu))]
 
 
 def _failures(cases: Sequence[tuple[tuple[str, float], ...]], amps: _Amps) -> list[str]:
@@ -134,7 +138,7 @@ def _ratings(plan: Plan) -> dict[str, list[str]]:
 
 
 def _pdu_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
-              ) -> tuple[list[Sequence[str]], dict[str, list[str]]]:
+              ) -> tuple[list[Sequence[str]], dict[str, str]]:
     """The CSV's columns, one row per PDU (plan order), and the Markdown rows by rack (a
     rack's PDUs are one run of the table), column by column as the lines are."""
     if not plan.power_pdus:
@@ -147,7 +151,7 @@ def _pdu_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
     load, worst, limit = (list(map(kw.__getitem__, col)) for col in (load_w, worst_w, limit_w))
     worst_amps, limit_amps = (list(map(amps.__getitem__, col)) for col in (worst_a, limit_a))
     percent = list(map(_Percent().__getitem__, zip(worst_a, limit_a, strict=True)))
-    panel = [feeds[p].panel for p in pdu]
+    panel = _feed_columns(feeds, pdu)[1]
     columns: list[Sequence[str]] = [
         list(map(rows_of.__getitem__, rack)), rack, pdu, side, layout, feed, panel, load,
         worst, worst_w_case, limit, circuit, line, worst_amps, limit_amps, percent, worst_case]
@@ -157,15 +161,16 @@ def _pdu_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
     return columns, _by_rack(rack, markdown)
 
 
-def _by_rack(rack: Sequence[str], rows: list[str]) -> dict[str, list[str]]:
-    """Rack -> its rows (each rack's rows are one run of the table)."""
+def _by_rack(rack: Sequence[str], rows: list[str]) -> dict[str, str]:
+    """Rack -> its rows, joined into its table's text (each rack's rows are one run of the
+    table; str.join here, the template's join filter is per item)."""
     by_rack: dict[str, list[str]] = {}
     start = 0
     for name, run in groupby(rack):
         size = sum(1 for _ in run)
         by_rack.setdefault(name, []).extend(rows[start:start + size])
         start += size
-    return by_rack
+    return {name: "\n".join(mine) for name, mine in by_rack.items()}
 
 
 def total_rows(plan: Plan) -> list[list[str]]:

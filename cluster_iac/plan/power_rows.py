@@ -14,7 +14,7 @@ from itertools import chain, repeat
 from typing import Any
 
 from cluster_iac.plan import electrical
-from cluster_iac.plan.power import INLET, SIDES, feed_name, panel_name, pdu_name
+from cluster_iac.plan.power import FEED_NAME, INLET, PANEL_NAME, PDU_NAME, SIDES, side_names
 from cluster_iac.plan.power_flow import Case, RackFlow
 from cluster_iac.plan.power_tables import (
     NORMAL,
@@ -131,9 +131,9 @@ class RackGroup:
         self.rows = [r.row for r in racks]
         self.profile = racks[0].pdu_profile
         self.sides = SIDES[profile.layout]
-        self.pdus = [list(map(pdu_name, self.racks, repeat(side))) for side in self.sides]
-        self.feed_names = [list(map(feed_name, self.racks, repeat(side))) for side in self.sides]
-        self.panels = [list(map(panel_name, self.rows, repeat(side))) for side in self.sides]
+        self.pdus = [side_names(PDU_NAME, self.racks, side) for side in self.sides]
+        self.feed_names = [side_names(FEED_NAME, self.racks, side) for side in self.sides]
+        self.panels = [side_names(PANEL_NAME, self.rows, side) for side in self.sides]
         self.spec_path = ("power", "pdu_profiles", self.profile)
         self.devices = list(zip(*devices, strict=True))  # device d of each rack
         self.named = list(map(self.case, template.cases))
