@@ -138,3 +138,34 @@ def test_jobs_1_renders_in_one_process(monkeypatch: pytest.MonkeyPatch, tmp_path
     result = CliRunner().invoke(main, ["render", str(MINIMAL), "-o", str(tmp_path / "o"),
                                        "--jobs", "1"])
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("threshold, forks", [(None, False), (1, True)])
+def test_the_default_forks_only_for_a_large_plan(monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path, threshold: int | None,
+                                                  forks: bool) -> None:
+    """Without --jobs, a plan under cli.PARALLEL_NODES (minimal.yaml: 3 nodes) renders in one
+    process; with the threshold lowered to 1 node, the same plan forks (two CPUs given)."""
+    from cluster_iac import cli
+    from cluster_iac.emit import parallel
+
+    if threshold is not None:
+        monkeypatch.setattr(cli, "PARALLEL_NODES", threshold)
+    monkeypatch.setattr(parallel, "available_cpus", lambda: 2)
+    parent = os.getpid()
+    seen: list[bool] = []
+    family = _worker_family()
+    real = emit.EMITTERS[family]
+
+    def where(plan: Plan) -> dict[str, str]:
+        if os.getpid() != parent:  # the worker: tell the parent through the rendered file
+            return {"forked": "yes\n", **real(plan)}
+        seen.append(True)
+        return real(plan)
+
+    monkeypatch.setitem(emit.EMITTERS, family, where)
+    out = tmp_path / "o"
+    result = CliRunner().invoke(main, ["render", str(MINIMAL), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert (out / "forked").exists() == forks
+    assert bool(seen) != forks

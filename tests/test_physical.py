@@ -4,13 +4,23 @@ the column-wise CSV writer writes exactly what csv_cell writes cell by cell."""
 from __future__ import annotations
 
 import dataclasses
+from itertools import accumulate
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster_iac.compile.plan_cabling import _ids
-from cluster_iac.emit.formats import Keyed, _text, by_value, csv_cell, csv_columns, csv_text
+from cluster_iac.emit.formats import (
+    Keyed,
+    Runs,
+    _text,
+    by_value,
+    csv_cell,
+    csv_columns,
+    csv_text,
+    run_stops,
+)
 from cluster_iac.plan.physical import Device
 from tests.conftest import example_build
 
@@ -60,6 +70,45 @@ def test_keyed_groups_refuse_a_wrong_width() -> None:
         csv_columns(["a", "b"], [Keyed([1], {1: ("x",)}, 2)])
     with pytest.raises(ValueError):
         csv_columns(["a"], [Keyed([1], {1: ("x\ny",)}, 1)])
+
+
+@settings(deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.lists(CELLS, min_size=2, max_size=2)),
+                max_size=12), st.data())
+def test_runs_write_what_the_cell_writer_writes(runs: list[tuple[int, list[object]]],
+                                                data: st.DataObject) -> None:
+    """A group of columns constant over runs of rows (a cable's medium and line rate) writes
+    each run's cells as csv_cell writes text_of's text, wherever it stands in the line; empty
+    runs are allowed."""
+    stops = list(accumulate(n for n, _ in runs))
+    expanded = [cells for n, cells in runs for _ in range(n)]
+    values = data.draw(st.lists(CELLS, min_size=len(expanded), max_size=len(expanded)))
+    group = Runs(stops, [cells for _, cells in runs], 2)
+    rows = [[*_texts(cells), v]  # a plain column: csv_cell of each value
+            for cells, v in zip(expanded, values, strict=True)]
+    assert csv_columns(["a", "b", "v"], [group, values]) == _reference(["a", "b", "v"], rows)
+    rows = [[row[2], *row[:2]] for row in rows]
+    assert csv_columns(["v", "a", "b"], [values, group]) == _reference(["v", "a", "b"], rows)
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from([0, 0.0, "x", None])),
+                max_size=40))
+def test_run_stops_end_every_run_of_equal_rows(rows: list[tuple[int, object]]) -> None:
+    a = [x for x, _ in rows]
+    b = [y for _, y in rows]
+    ends = [i for i in range(1, len(rows)) if rows[i] != rows[i - 1]] + ([len(rows)] if rows
+                                                                         else [])
+    assert run_stops(a, b) == ends
+
+
+def test_runs_refuse_stops_that_do_not_follow_each_other() -> None:
+    for stops, cells in (([2, 1], [("x",), ("y",)]), ([1], [("x",), ("y",)]), ([-1], [("x",)])):
+        with pytest.raises(ValueError, match="runs"):
+            csv_columns(["a"], [Runs(stops, cells, 1)])
+    with pytest.raises(ValueError, match="cells"):
+        csv_columns(["a"], [Runs([1], [("x", "y")], 1)])
+    with pytest.raises(ValueError, match="line break"):
+        csv_columns(["a"], [Runs([1], [("x\ny",)], 1)])
 
 
 def test_column_writer_refuses_ragged_input() -> None:

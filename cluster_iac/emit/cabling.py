@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from itertools import chain, repeat
 from operator import add
 
 from cluster_iac.catalog.cables import cable_catalog
@@ -15,8 +16,11 @@ from cluster_iac.emit.formats import (
     CHUNK,
     Cells,
     Keyed,
+    Runs,
+    RunStops,
     by_value,
     cells,
+    concatenated,
     csv_columns,
     csv_text,
     plain_column,
@@ -31,11 +35,12 @@ CABLE_COLUMNS = ("cable_id", "network", "a_row", "a_rack", "a_u", "a_device", "a
 
 def render(plan: Plan) -> dict[str, str]:
     cables = plan.cables
-    bom = bom_rows(cables)
+    stops = RunStops(cables)
+    bom = bom_rows(cables, stops)
     # the columns both files print, checked once
     shared = {name: cells(getattr(cables, name)) for name in ("cable_id", "a_port", "b_port")}
     return {
-        "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables, shared)),
+        "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables, shared, stops)),
         "cabling/labels.csv": _labels_csv(cables, shared),
         "cabling/bom.csv": csv_text(("item", "type", "speed_gbps", "length_m", "quantity"), bom),
         "cabling/bom.md": render_template("cabling/bom.md.j2",
@@ -53,14 +58,22 @@ def _bom_context(plan: Plan, total: int, bom: list[list[str]]) -> dict[str, obje
             "optics_total": optics, "rows": rows}
 
 
-def _cable_columns(c: Cables, shared: dict[str, Cells]) -> list[Sequence[object] | Keyed]:
-    """Each end's row, rack, U and device written once per device, the medium's NetBox type
-    and transceivers once per medium."""
+def _cable_columns(c: Cables, shared: dict[str, Cells], stops: RunStops
+                   ) -> list[Sequence[object] | Keyed | Runs]:
+    """Each end's row, rack, U and device written once per device; the network, the line
+    rate with the medium (its NetBox type and transceivers), and the length once per run
+    (the cable table holds a few thousand runs of each)."""
     media = {m.key: (m.key, m.netbox_type, m.transceivers) for m in cable_catalog().media}
     ends = _Ends(c)
-    return [shared["cable_id"], c.network, Keyed(c.a_device, ends, 4), shared["a_port"],
-            Keyed(c.b_device, ends, 4), shared["b_port"], by_value(c.speed_gbps),
-            Keyed(c.medium, media, 3), by_value(c.estimated_m), by_value(c.length_m)]
+    return [shared["cable_id"], stops.runs("network"), Keyed(c.a_device, ends, 4),
+            shared["a_port"], Keyed(c.b_device, ends, 4), shared["b_port"],
+            stops.runs("speed_gbps", "medium", width=4,
+                       cells=lambda speed, medium: (speed, *media[medium])),
+            by_value(c.estimated_m), stops.runs("length_m")]
+
+
+def _starts(stops: list[int]) -> list[int]:
+    return [0, *stops[:-1]] if stops else []
 
 
 class _Ends(dict[str, tuple[str, str, "int | None", str]]):
@@ -100,34 +113,50 @@ def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str:
     start with the id); else cell by cell through csv_columns."""
     places = _Places(c)
     if all(shared[name].plain for name in ("cable_id", "a_port", "b_port")):
-        chunks = [",".join(LABEL_COLUMNS) + "\n"]
-        for s in range(0, len(c), CHUNK):
-            chunks.append(_label_lines(places, c, s, s + CHUNK))
+        spaced = _Spaced(places)
+        text = concatenated(chain([",".join(LABEL_COLUMNS) + "\n"],
+                                  (_label_lines(spaced, c, s, s + CHUNK)
+                                   for s in range(0, len(c), CHUNK))))
         # the devices' texts, checked once each (all of them are known now)
-        if plain_column(list(places.values())):
-            return "".join(chunks)
+        if plain_column(list(spaced.values())):
+            return text
     return csv_columns(LABEL_COLUMNS, _label_columns(c, places))
 
 
+class _Spaced(dict[str, str]):
+    """Device name -> ' rack.U09 device:', the space before a place folded into its text."""
+
+    def __init__(self, places: _Places) -> None:
+        super().__init__(zip(places, map(add, repeat(" "), places.values()), strict=True))
+        self.places = places
+
+    def __missing__(self, name: str) -> str:
+        self[name] = text = " " + self.places[name]
+        return text
+
+
 # The pieces of one cable's two label lines, 'id,A,id a-place a-port > b-place b-port' and
-# the B line the other way round, by what fills them.
+# the B line the other way round, by what fills them (a place with the space before it).
 _ID, _A_PLACE, _A_PORT, _B_PLACE, _B_PORT = range(5)
-_LABEL_LINES = ((_ID, ",A,"), (_ID, " "), (_A_PLACE, _A_PORT), (" > ", _B_PLACE), (_B_PORT, "\n"),
-                (_ID, ",B,"), (_ID, " "), (_B_PLACE, _B_PORT), (" > ", _A_PLACE), (_A_PORT, "\n"))
-_LABEL_PIECES = tuple(piece for pair in _LABEL_LINES for piece in pair)
+_LABEL_PIECES: tuple[int | str, ...] = (
+    _ID, ",A,", _ID, _A_PLACE, _A_PORT, " >", _B_PLACE, _B_PORT, "\n",
+    _ID, ",B,", _ID, _B_PLACE, _B_PORT, " >", _A_PLACE, _A_PORT, "\n")
 
 
-def _label_lines(places: _Places, c: Cables, start: int, stop: int) -> str:
+def _label_lines(spaced: _Spaced, c: Cables, start: int, stop: int) -> str:
     """The label lines of cables start..stop: their pieces laid out in one list, piece by
     piece (slice assignment), and joined once; each device's text made once."""
     ids = c.cable_id[start:stop]
-    parts = (ids, list(map(places.__getitem__, c.a_device[start:stop])),
-             c.a_port[start:stop], list(map(places.__getitem__, c.b_device[start:stop])),
+    parts = (ids, list(map(spaced.__getitem__, c.a_device[start:stop])),
+             c.a_port[start:stop], list(map(spaced.__getitem__, c.b_device[start:stop])),
              c.b_port[start:stop])
     size, n = len(_LABEL_PIECES), len(ids)
-    laid: list[str] = [""] * (size * n)
+    laid: list[str] = ["\n"] * (size * n)
     for k, piece in enumerate(_LABEL_PIECES):
-        laid[k::size] = parts[piece] if isinstance(piece, int) else [piece] * n
+        if isinstance(piece, int):
+            laid[k::size] = parts[piece]
+        elif piece != "\n":
+            laid[k::size] = [piece] * n
     return "".join(laid)
 
 
@@ -142,9 +171,13 @@ def _label_columns(c: Cables, places: _Places) -> list[Sequence[str]]:
     return [ids, ("A", "B") * len(c), labels]
 
 
-def bom_rows(c: Cables) -> list[list[str]]:
-    """Cables by medium and length, and transceivers by speed (two per optical link)."""
-    cable_count = Counter(zip(c.medium, c.speed_gbps, c.length_m, strict=True))
+def bom_rows(c: Cables, stops: RunStops | None = None) -> list[list[str]]:
+    """Cables by medium and length, and transceivers by speed (two per optical link),
+    counted per run of cables alike in all three (a few tens of thousands of runs)."""
+    ends = (stops or RunStops(c)).of("medium", "speed_gbps", "length_m")
+    cable_count: Counter[tuple[str, int, float]] = Counter()
+    for start, stop in zip(_starts(ends), ends, strict=True):
+        cable_count[(c.medium[start], c.speed_gbps[start], c.length_m[start])] += stop - start
     optics: Counter[tuple[str, int]] = Counter()
     for (key, speed, _length), n in cable_count.items():
         per_cable = cable_catalog().medium(key).transceivers

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from itertools import accumulate, chain, groupby, islice, repeat
+from operator import add, gt, itemgetter, sub
 from typing import Any, NamedTuple
 from xml.etree.ElementTree import Element
 
@@ -68,44 +70,135 @@ def csv_records(rows: Iterable[Sequence[object]], comments: Sequence[str] = ()) 
     return "\n".join(lines) + "\n"
 
 
-def csv_columns(header: Sequence[str], columns: Sequence[Sequence[object] | Keyed]) -> str:
+def csv_columns(header: Sequence[str],
+                columns: Sequence[Sequence[object] | Keyed | Runs]) -> str:
     """The same file from its columns (the plan's tables are stored so).
 
     Column by column, the cells are checked at once, or each distinct value goes through
     csv_cell once (a column of half a million cells holds a few thousand distinct ones); a
-    Keyed group's cells are written once per key; the lines are joined at C speed.
+    Keyed group's cells are written once per key, a Runs group's once per run, each with the
+    commas (or the line end) on either side of it; the lines are joined at C speed.
     """
-    widths = [column.width if isinstance(column, Keyed) else 1 for column in columns]
-    if sum(widths) != len(header) or len({len(_keys(column)) for column in columns}) > 1:
+    widths = [column.width if isinstance(column, (Keyed, Runs)) else 1 for column in columns]
+    lengths = set(map(_length, columns))
+    if sum(widths) != len(header) or len(lengths) > 1:
         raise ValueError(f"CSV needs {len(header)} columns of one length, as the header")
-    texts: dict[tuple[int, int], _KeyedText] = {}  # groups of one table (both ends) share it
+    rows = lengths.pop() if lengths else 0
+    tails, slots = _separators(columns)
+    texts: dict[tuple[int, int, str], _KeyedText] = {}  # groups of one table share it
     cells: list[Sequence[str] | _Lookup] = []
-    for column in columns:
+    for k, column in enumerate(columns):
         if isinstance(column, Keyed):
-            key = (id(column.cells), column.width)
+            key = (id(column.cells), column.width, tails[k])
             if key not in texts:
-                texts[key] = _KeyedText(column.cells, column.width)
+                texts[key] = _KeyedText(column.cells, column.width, tails[k])
             cells.append(_Lookup(texts[key], column.keys))
+        elif isinstance(column, Runs):
+            cells.append(_expand(column, tails[k]))
         else:
             cells.append(_column(column))
-    rows = len(_keys(columns[0])) if columns else 0
     # Joined a slice of rows at a time: the lines of a half-million-row file would otherwise
     # all live at once beside the text made of them.
-    chunks = [",".join(csv_cell(h) for h in header) + "\n"]
-    for i in range(0, rows, CHUNK):
-        chunks.append(_lines([c.slice(i, i + CHUNK) if isinstance(c, _Lookup) else c[i:i + CHUNK]
-                              for c in cells]))
-    return "".join(chunks)
+    head = ",".join(csv_cell(h) for h in header) + "\n"
+    return concatenated(chain([head], (_lines(slots, [c.slice(i, i + CHUNK)
+                                                      if isinstance(c, _Lookup)
+                                                      else c[i:i + CHUNK] for c in cells])
+                                       for i in range(0, rows, CHUNK))))
 
 
-def _lines(cells: list[Sequence[str]]) -> str:
-    """Rows of cells as CSV lines: the cells and the commas between them laid out in one list,
-    column by column (slice assignment), and joined once: a few nanoseconds a cell."""
-    width, rows = len(cells), len(cells[0])
-    laid = [","] * (2 * width * rows)
-    for j, column in enumerate(cells):
-        laid[2 * j::2 * width] = column
-    laid[2 * width - 1::2 * width] = ["\n"] * rows
+def concatenated(chunks: Iterable[str]) -> str:
+    """The chunks as one text, appended about 8 Mi characters at a time. CPython grows a
+    string that nothing else holds in place (a large one by mremap, without a copy), so the
+    text is not held twice at its end, as a join of all its chunks would hold it; a block's
+    chunks are joined first, so that the growth is a few appends (each would be a copy where a
+    string cannot grow in place: at worst the cost of the one join, never quadratic)."""
+    text = ""
+    block: list[str] = []
+    size = 0
+    for chunk in chunks:
+        block.append(chunk)
+        size += len(chunk)
+        if size >= BLOCK:
+            text += "".join(block)
+            block, size = [], 0
+    text += "".join(block)
+    return text
+
+
+BLOCK = 1 << 23
+
+
+def _length(column: Sequence[object] | Keyed | Runs) -> int:
+    if isinstance(column, Runs):
+        return column.rows()
+    return len(column.keys if isinstance(column, Keyed) else column)
+
+
+class RunStops:
+    """Where the runs of equal cells of a table's columns end (run_stops), found once per
+    column and merged for runs alike in several: emitters that write a table's columns in
+    several files share them."""
+
+    def __init__(self, table: object) -> None:
+        self.table = table
+        self.found: dict[str, list[int]] = {}
+
+    def of(self, *names: str) -> list[int]:
+        for name in names:
+            if name not in self.found:
+                self.found[name] = run_stops(getattr(self.table, name))
+        if len(names) == 1:
+            return self.found[names[0]]
+        return sorted(set().union(*(self.found[name] for name in names)))
+
+    def runs(self, *names: str, cells: Callable[..., Sequence[object]] | None = None,
+             width: int = 1) -> Runs:
+        """A Runs group over the runs alike in the named columns: each run's cells are its
+        values of them, or ``cells(*values)``, made once per distinct values when equal
+        values print alike."""
+        stops = self.of(*names)
+        starts = [0, *stops[:-1]] if stops else []
+        columns = [list(map(getattr(self.table, name).__getitem__, starts)) for name in names]
+        keys = list(zip(*columns, strict=True))
+        if all(map(_prints_as_keyed, columns)):
+            made = {key: key if cells is None else cells(*key) for key in set(keys)}
+            return Runs(stops, list(map(made.__getitem__, keys)), width)
+        return Runs(stops, keys if cells is None else [cells(*key) for key in keys], width)
+
+
+def _prints_as_keyed(values: Sequence[object]) -> bool:
+    """Whether values equal as keys print alike: not 1, 1.0 and True, nor 0.0 and -0.0."""
+    types = set(map(type, values))
+    return not (len(types) > 1 or bool in types or (float in types and 0.0 in values))
+
+
+def _separators(columns: Sequence[object]) -> tuple[list[str], list[int | str]]:
+    """Where each comma and the line end go: at the end of a Keyed or Runs group's text
+    before it (made once per key or run), else a piece of its own. The pieces of a line: a
+    column's index, or a separator. (Only tails: the two ends of a cable share one table.)"""
+    tails = [""] * len(columns)
+    slots: list[int | str] = []
+    for k, column in enumerate(columns):
+        slots.append(k)
+        sep = "," if k + 1 < len(columns) else "\n"
+        if isinstance(column, (Keyed, Runs)):
+            tails[k] = sep
+        else:
+            slots.append(sep)
+    return tails, slots
+
+
+def _lines(slots: list[int | str], cells: list[Sequence[str]]) -> str:
+    """Rows of cells as CSV lines: the pieces of every line laid out in one list, piece by
+    piece (slice assignment; the commas are there already), and joined once: a few
+    nanoseconds a piece."""
+    size, rows = len(slots), len(cells[0])
+    laid = [","] * (size * rows)
+    for k, slot in enumerate(slots):
+        if isinstance(slot, int):
+            laid[k::size] = cells[slot]
+        elif slot != ",":
+            laid[k::size] = [slot] * rows
     return "".join(laid)
 
 
@@ -119,40 +212,77 @@ class Keyed(NamedTuple):
     width: int
 
 
+class Runs(NamedTuple):
+    """Adjacent columns whose cells are the same over runs of rows, such as a cable's line
+    rate and medium (a cable table holds a few thousand runs of them): csv_columns writes
+    each run's cells once, as text_of and csv_cell would write them one by one."""
+
+    stops: Sequence[int]  # where each run ends (the next one starts), in order (run_stops)
+    cells: Sequence[Sequence[object]]  # each run's cells, one per column it spans
+    width: int
+
+    def rows(self) -> int:
+        """The rows the runs cover; a ValueError unless each run follows the one before."""
+        if len(self.cells) != len(self.stops) or any(map(gt, [0, *self.stops], self.stops)):
+            raise ValueError("CSV runs must follow each other from row 0, one row of cells "
+                             "each")
+        return self.stops[-1] if self.stops else 0
+
+    def starts(self) -> list[int]:
+        """Where each run starts: the row to read its cells from."""
+        return [0, *self.stops[:-1]] if self.stops else []
+
+
+def run_stops(*columns: Sequence[object]) -> list[int]:
+    """Where each run of rows equal in every column ends: a column's runs found by groupby
+    (a run of one object compares by identity, at C speed), the columns' ends merged."""
+    ends: set[int] = set()
+    for column in columns:
+        lengths = map(len, map(list, map(itemgetter(1), groupby(column))))
+        ends.update(accumulate(lengths))
+    return sorted(ends)
+
+
 def by_value(values: Sequence[Hashable]) -> Keyed:
     """A column of few distinct values (line rates, lengths) as a group of one column keyed
     by itself: each distinct value written once, as text_of writes it. Values that are one
     key but print apart (1, 1.0 and True; 0.0 and -0.0) are keyed by their text instead."""
-    distinct = set(values)
-    types = set(map(type, distinct))
-    if len(types) > 1 or bool in types or (float in types and 0.0 in distinct):
+    if not _prints_as_keyed(values):  # every value's type: False may hide behind 0
         keys = text_of(values)
         return Keyed(keys, {text: (text,) for text in set(keys)}, 1)
-    return Keyed(values, {value: (value,) for value in distinct}, 1)
+    return Keyed(values, {value: (value,) for value in set(values)}, 1)
 
 
-def _keys(column: Sequence[object] | Keyed) -> Sequence[object]:
-    return column.keys if isinstance(column, Keyed) else column
+def _texts(rows: Sequence[Sequence[object]], width: int, tail: str) -> list[str]:
+    """Each row of cells as CSV text, then tail ('', ',' or '\\n'), formatted column by
+    column."""
+    if set(map(len, rows)) - {width}:
+        raise ValueError(f"CSV needs {width} cells for each key or run")
+    if tail not in ("", ",", "\n"):
+        raise ValueError(f"CSV separator {tail!r}")
+    columns = [_column(text_of(column)) for column in zip(*rows, strict=True)]
+    if tail == ",":  # one more, empty, cell
+        columns.append([""] * len(rows))
+    joined = map(",".join, zip(*columns, strict=True))
+    return list(map(add, joined, repeat(tail)) if tail == "\n" else joined)
 
 
 class _KeyedText(dict[Any, str]):
-    """Key -> its cells' CSV text (comma-joined): the keys of the group's table formatted
-    column by column, as csv_columns does; any other key on first use."""
+    """Key -> its cells' CSV text (comma-joined, then tail): the keys of the group's table
+    formatted column by column, as csv_columns does; any other key on first use."""
 
-    def __init__(self, cells: Mapping[Any, Sequence[object]], width: int) -> None:
+    def __init__(self, cells: Mapping[Any, Sequence[object]], width: int, tail: str = ""
+                 ) -> None:
         super().__init__()
-        self.cells, self.width = cells, width
-        rows = list(cells.values())
-        if any(len(row) != width for row in rows):
-            raise ValueError(f"CSV needs {width} cells for each key")
-        columns = [_column(text_of(column)) for column in zip(*rows, strict=True)]
-        self.update(zip(cells, map(",".join, zip(*columns, strict=True)), strict=True))
+        self.cells, self.width, self.tail = cells, width, tail
+        self.update(zip(cells, _texts(list(cells.values()), width, tail), strict=True))
 
     def __missing__(self, key: object) -> str:
         values = self.cells[key]
         if len(values) != self.width:
             raise ValueError(f"CSV needs {self.width} cells for {key!r}")
-        self[key] = text = ",".join(csv_cell(_text(value)) for value in values)
+        text = ",".join(csv_cell(_text(value)) for value in values)
+        self[key] = text = text + self.tail
         return text
 
 
@@ -166,20 +296,34 @@ class _Lookup:
         return list(map(self.text.__getitem__, self.keys[start:stop]))
 
 
-CHUNK = 65536
+def _expand(runs: Runs, tail: str) -> list[str]:
+    """A Runs group's text for every row: each run's text repeated over its rows."""
+    # each distinct row of cells (often one object for many runs) formatted once
+    ids = list(map(id, runs.cells))
+    first = dict(zip(ids, runs.cells, strict=True))
+    text = dict(zip(first, _texts(list(first.values()), runs.width, tail), strict=True))
+    texts = map(text.__getitem__, ids)
+    return list(chain.from_iterable(map(repeat, texts, map(sub, runs.stops, runs.starts()))))
+
+
+CHUNK = 4096
 
 
 def plain_column(values: Sequence[object]) -> bool:
     """Whether every value is a str that csv_cell leaves as it is, checked on the whole column
-    at once: no line break, quote, comma or NUL, and no line that starts like a formula."""
+    at once: no line break, quote, comma or NUL, and no line that starts like a formula. A
+    column of few distinct values (ports) has each distinct one checked."""
     if set(map(type, values)) != {str}:
         return False
+    if len(values) > 4 * _SAMPLE and len(set(islice(values, _SAMPLE))) * 8 <= _SAMPLE:
+        values = list(set(values))
     text = "\n" + "\n".join(values)  # type: ignore[arg-type]
     if text.count("\n") != len(values) or any(c in text for c in _SPECIAL):
         return False
     return not _FORMULA_LINE.search(text)
 
 
+_SAMPLE = 1024
 _SPECIAL = ('"', ",", "\r", "\x00")
 _FORMULA_LINE = re.compile("\n[=+@\t-]")
 
@@ -216,6 +360,8 @@ def text_of(values: Iterable[object]) -> list[str]:
     a float as the shortest decimal (2.5, 20), anything else as str() does."""
     values = list(values)
     types = set(map(type, values))
+    if types == {str}:
+        return values  # type: ignore[return-value]  # str() of a str is itself
     if bool in types or (float in types and len(types) > 1):
         # True, 1 and 1.0 are one key but print apart: value by value
         return [_text(v) for v in values]

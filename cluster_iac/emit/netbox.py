@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit import netbox_power, netbox_types
-from cluster_iac.emit.formats import Keyed, by_value, csv_columns, csv_text
+from cluster_iac.emit.formats import Keyed, Runs, RunStops, csv_columns, csv_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables, Device
 
@@ -62,7 +63,6 @@ def render(plan: Plan) -> dict[str, str]:
                                           for r in plan.racks})],
         "racks": [[site, netbox_power.location_name(r.row), r.name, STATUS, "19",
                    str(r.height_u)] for r in plan.racks],
-        "devices": _device_rows(plan, devs),
         **_vocabulary(plan, devs),
         "power_panels": netbox_power.panels(plan),
         "power_feeds": netbox_power.feeds(plan),
@@ -76,6 +76,7 @@ def render(plan: Plan) -> dict[str, str]:
                 files[f"netbox/{VOCABULARY[name]}/{key}.csv"] = csv_text(COLUMNS[name], [row])
         else:
             files[f"netbox/{name}.csv"] = csv_text(COLUMNS[name], table)
+    files["netbox/devices.csv"] = csv_columns(COLUMNS["devices"], _device_columns(plan, devs))
     files["netbox/cables.csv"] = csv_columns(COLUMNS["cables"], _cable_columns(site, plan.cables))
     files.update({f"netbox/{path}": text
                   for path, text in netbox_types.documents(plan, slug).items()})
@@ -88,7 +89,11 @@ def slug(name: str) -> str:
 
 
 def _role(d: Device) -> str:
-    return d.role if d.kind != "switch" else f"{d.role}-switch"
+    return _role_of(d.kind, d.role)
+
+
+def _role_of(kind: str, role: str) -> str:
+    return role if kind != "switch" else f"{role}-switch"
 
 
 def _vocabulary(plan: Plan, devs: tuple[Device, ...]) -> dict[str, list[list[str]]]:
@@ -101,35 +106,44 @@ def _vocabulary(plan: Plan, devs: tuple[Device, ...]) -> dict[str, list[list[str
     }
 
 
-def _device_rows(plan: Plan, devs: tuple[Device, ...]) -> list[list[str]]:
-    """One row per device; its manufacturer found once per kind and model."""
+def _device_columns(plan: Plan, devs: tuple[Device, ...]) -> list[Sequence[object] | Keyed]:
+    """One row per device, column by column: its role, manufacturer, type and site once per
+    kind, role and model; its location once per row of racks; its position and face once per
+    U and height."""
     site = plan.cluster.site
-    makers: dict[tuple[str, str], str] = {}
-    rows = []
-    for d in devs:
-        maker = makers.get((d.kind, d.model))
-        if maker is None:
-            maker = makers[(d.kind, d.model)] = netbox_types.manufacturer(plan, d)
-        racked = d.u is not None and d.u > 0 and d.height_u > 0
-        rows.append([d.name, _role(d), maker, d.model, STATUS, site,
-                     netbox_power.location_name(d.row), d.rack, str(d.u) if racked else "",
-                     "front" if racked else ""])
-    return rows
+    one_of = dict(zip(map(attrgetter("kind", "model"), devs), devs, strict=True))
+    kinds = list(map(attrgetter("kind", "role", "model"), devs))
+    makers = {key: netbox_types.manufacturer(plan, d) for key, d in one_of.items()}
+    typed = {(kind, role, model): (_role_of(kind, role), makers[(kind, model)], model, STATUS,
+                                   site)
+             for kind, role, model in set(kinds)}
+    rows = tuple(map(attrgetter("row"), devs))
+    places = list(map(attrgetter("u", "height_u"), devs))
+    return [tuple(map(attrgetter("name"), devs)), Keyed(kinds, typed, 5),
+            Keyed(rows, {row: (netbox_power.location_name(row),) for row in set(rows)}, 1),
+            tuple(map(attrgetter("rack"), devs)),
+            Keyed(places, {place: _position(*place) for place in set(places)}, 2)]
 
 
-def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed]:
+def _position(u: int | None, height_u: int) -> tuple[str, str]:
+    """A racked device's position and face; none for a 0U or unplaced one."""
+    racked = u is not None and u > 0 and height_u > 0
+    return (str(u), "front") if racked else ("", "")
+
+
+def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed | Runs]:
     """Each cable's two ends, site-qualified (names are unique only per site in NetBox): a
-    device's cells written once per device, a network's end types once per network."""
+    device's cells written once per device; a network's end types, a medium's type and a
+    length once per run of them."""
     media = {m.key: (m.netbox_type, STATUS) for m in cable_catalog().media}
     at_site = _AtSite(site, c.devices)
-    networks = set(c.network)
-    a_types = {net: (A_TYPES.get(net, INTERFACE),) for net in networks}
-    b_types = {net: (B_TYPES.get(net, INTERFACE),) for net in networks}
-    length = by_value(c.length_m)
-    return [Keyed(c.a_device, at_site, 2), Keyed(c.network, a_types, 1), c.a_port,
-            Keyed(c.b_device, at_site, 2), Keyed(c.network, b_types, 1), c.b_port,
-            Keyed(c.medium, media, 2), c.cable_id,
-            Keyed(length.keys, {key: (*cell, "m") for key, cell in length.cells.items()}, 2)]
+    stops = RunStops(c)
+    return [Keyed(c.a_device, at_site, 2),
+            stops.runs("network", cells=lambda net: (A_TYPES.get(net, INTERFACE),)), c.a_port,
+            Keyed(c.b_device, at_site, 2),
+            stops.runs("network", cells=lambda net: (B_TYPES.get(net, INTERFACE),)), c.b_port,
+            stops.runs("medium", cells=media.__getitem__, width=2), c.cable_id,
+            stops.runs("length_m", cells=lambda length: (length, "m"), width=2)]
 
 
 class _AtSite(dict[str, tuple[str, str]]):

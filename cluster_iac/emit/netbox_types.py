@@ -22,12 +22,13 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import compress
 from operator import attrgetter
 from typing import Any
 
-from cluster_iac.emit.formats import yaml_text
+from cluster_iac.emit.formats import run_stops, yaml_text
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Device, runs
+from cluster_iac.plan.physical import Device
 from cluster_iac.plan.power import INLET
 from cluster_iac.plan.power_flow import outlet_lines
 from cluster_iac.sorting import natural_key
@@ -125,9 +126,10 @@ def _interfaces(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceTyp
     the other end of that cable."""
     c = plan.cables
     seen: set[tuple[str, str, str, int, bool]] = set()
-    # by runs of one network, link and rate (the cable table holds a few), each end's
+    # by runs of one network, tier, link and rate (the cable table holds a few), each end's
     # distinct (model, port) pairs
-    for start, stop in runs(c.network, c.link, c.speed_gbps):
+    stops = run_stops(c.network, c.tier, c.link, c.speed_gbps)
+    for start, stop in zip([0, *stops], stops, strict=False):
         network, link, speed = c.network[start], c.link[start], c.speed_gbps[start]
         if network == POWER:
             continue
@@ -195,14 +197,17 @@ def _psus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) ->
     model, as the power pass splits a device's draw over its PSUs). A PSU's type is its last
     cord's; each distinct draw is compared once."""
     devices, psus, media = _power_columns(plan)
-    keys = list(zip(map(model_of.__getitem__, devices), psus, strict=True))
-    for (model, psu), medium in dict(zip(keys, media, strict=True)).items():
+    models = list(map(model_of.__getitem__, devices))
+    last = dict(zip(zip(models, psus, strict=True), media, strict=True))
+    for (model, psu), medium in last.items():
         types[model].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, "other")}
     cords = plan.power_cords
     draws: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for key, allocated, maximum in set(zip(keys, map(attrgetter("allocated_w"), cords),
-                                           map(attrgetter("maximum_w"), cords), strict=True)):
-        pair = draws[key]
+    for model, psu, allocated, maximum in set(zip(models, psus,
+                                                  map(attrgetter("allocated_w"), cords),
+                                                  map(attrgetter("maximum_w"), cords),
+                                                  strict=True)):
+        pair = draws[(model, psu)]
         pair[0] = max(pair[0], allocated)
         pair[1] = max(pair[1], maximum, allocated)
     for (model, psu), (allocated, maximum) in draws.items():
@@ -215,7 +220,11 @@ def _pdus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) ->
     """Each PDU profile's inlet and every outlet, on the inlet and its line's feed leg. The
     outlets have no type: a PDU profile does not say its outlet mix, and the cords plugged in
     so far would change the type as racks are added."""
-    inlets = {model_of[cord.pdu]: cord.inlet for cord in plan.power_cords if cord.inlet}
+    cords = plan.power_cords
+    names = tuple(map(attrgetter("inlet"), cords))
+    models = map(model_of.__getitem__, map(attrgetter("pdu"), cords))
+    # each PDU model's last named inlet (a cord names its PDU's inlet, or none)
+    inlets = dict(compress(zip(models, names, strict=True), names))
     profiles = plan.settings.power.pdu_profiles
     for d in plan.devices:
         if d.kind != "pdu" or d.model not in profiles or types[d.model].power_outlets:

@@ -12,6 +12,7 @@ has succeeded, so a failed worker leaves nothing written.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import signal
@@ -101,6 +102,10 @@ def _worker(plan: Plan, emitters: dict[str, Emitter], families: list[str], sink:
             fd: int, parent: int) -> None:
     code = 0
     try:
+        # Every object the worker inherited moves to the collector's permanent generation (one
+        # splice of its lists), so a collection here never walks, or writes into, the parent's
+        # pages. The CLI runs without the collector anyway (cli.run); library callers may not.
+        gc.freeze()
         _die_with(parent)
         try:
             payload: object = {f: sink(emitters[f](plan)) for f in families}

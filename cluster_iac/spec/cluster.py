@@ -1,6 +1,6 @@
 """The whole cluster spec: one document, every section."""
 
-from __future__ import annotations
+# Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
 from typing import Literal
 

@@ -1,6 +1,6 @@
 """Rows, racks, power distribution and cooling."""
 
-from __future__ import annotations
+# Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
 from typing import Literal
 

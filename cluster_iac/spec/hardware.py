@@ -1,6 +1,6 @@
 """Hardware models shared by the built-in catalog and the spec's own catalog entries."""
 
-from __future__ import annotations
+# Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
 from typing import Annotated, Literal
 

@@ -1,6 +1,6 @@
 """Node health: the generated check slurmd runs, and what Slurm does with a node it drained."""
 
-from __future__ import annotations
+# Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
 from typing import Literal
 

@@ -1,6 +1,6 @@
 """NCCL settings the spec adds to the generated environment."""
 
-from __future__ import annotations
+# Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
 from pydantic import Field
 

@@ -1,6 +1,6 @@
 """The compute and storage fabrics, and the IP networks."""
 
-from __future__ import annotations
+# Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
 from ipaddress import IPv4Network
 from typing import Annotated, Any, Literal

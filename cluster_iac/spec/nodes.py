@@ -1,6 +1,6 @@
 """Node types (catalog platform plus overrides) and node groups (how many, where, named how)."""
 
-from __future__ import annotations
+# Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
 from typing import Literal
 

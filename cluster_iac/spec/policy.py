@@ -1,6 +1,6 @@
 """The workload the cluster must carry, and the validator's policy."""
 
-from __future__ import annotations
+# Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
 import re
 from typing import Annotated, Literal

@@ -1,6 +1,6 @@
 """Scheduling policy: slurmdbd accounting, multifactor priority, preemption, QOS and accounts."""
 
-from __future__ import annotations
+# Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
 from typing import Annotated, Literal
 
@@ -183,5 +183,5 @@ class Account(SpecModel):
     users: list[UserName] = []
     """Users with an association in this account (Fairshare 1 each); a user's default
     account is the first account listing the user."""
-    accounts: list[Account] = []
+    accounts: list["Account"] = []
     """Sub-accounts."""

@@ -1,6 +1,6 @@
 """Slurm: partitions and scheduler settings."""
 
-from __future__ import annotations
+# Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
 from typing import Annotated, Literal
 

@@ -1,6 +1,6 @@
 """Shared storage: Lustre servers and directory classes."""
 
-from __future__ import annotations
+# Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
 from typing import Annotated, Literal
 
