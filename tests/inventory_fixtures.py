@@ -32,7 +32,7 @@ def wired_plan() -> Plan:
                        "r02-pdu-a": Placement("r02", 0, 0)})
     links = LinkBuilder()
     port = 0
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     for node in plan.nodes:  # the GPU nodes' HCA, then the Lustre servers' two each
         cabled = sum(d["links"] for _u, _v, d in graph.edges(node.hostname, data=True)) \
             if node.hostname in graph else 0

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from cluster_iac.errors import Severity
+from cluster_iac.plan import Plan
 from cluster_iac.plan.collectives import predictions
 from cluster_iac.plan.collectives.constants import EFFICIENCY, NETWORK_EFFICIENCY
 from tests.busbw_references import ROCE_400G, hgx
@@ -151,25 +152,42 @@ def test_examples_within_radix() -> None:
         assert findings_of(example_build(name).plan, "FABRIC-RADIX") == []
 
 
+def _with_wiring(plan: Plan, **tables: object) -> Plan:
+    """The plan with some of its compute fabric's wiring tables replaced."""
+    wiring = replace(plan.fabric_wiring["compute"], **tables)
+    return replace(plan, fabric_wiring={**plan.fabric_wiring, "compute": wiring})
+
+
 def test_rail_misaligned_cable() -> None:
     plan = example_build("dgx-h100-superpod-4su").plan
-    graph = plan.graphs["compute"].copy()
-    for _a, _b, data in graph.edges("dgx-005", data=True):
-        if data["rail"] == 2:
-            data["rail"] = 3  # NIC 3 plugged where NIC 2 should be
-    found = findings_of(replace(plan, graphs={**plan.graphs, "compute": graph}), "FABRIC-RAIL")
+    up = plan.fabric_wiring["compute"].up
+    leaves = list(up["dgx-005"])
+    leaves[2], leaves[3] = leaves[3], leaves[2]  # NICs 2 and 3 in each other's rail leaf
+    found = findings_of(_with_wiring(plan, up={**up, "dgx-005": tuple(leaves)}), "FABRIC-RAIL")
     assert [f.message for f in found] == [
-        "rail-optimized compute fabric: dgx-005 NIC 3 on ib-leaf-su1-r3 (rail 3, SU 1); NIC i of "
-        "every node must reach rail leaf i+1 of its own scalable unit"]
+        "rail-optimized compute fabric: dgx-005 NIC 2 on ib-leaf-su1-r4 (rail 4, SU 1) and 1 "
+        "more; NIC i of every node must reach rail leaf i+1 of its own scalable unit"]
+    assert found[0].details["measured"] == 2
     assert findings_of(plan, "FABRIC-RAIL") == []
+
+
+def test_rail_cable_to_another_scalable_unit() -> None:
+    plan = example_build("dgx-h100-superpod-4su").plan
+    up = plan.fabric_wiring["compute"].up
+    leaves = ("ib-leaf-su2-r1", *up["dgx-005"][1:])  # NIC 0 on the right rail of SU 2
+    found = findings_of(_with_wiring(plan, up={**up, "dgx-005": leaves}), "FABRIC-RAIL")
+    assert [f.message for f in found] == [
+        "rail-optimized compute fabric: dgx-005 NIC 0 on ib-leaf-su2-r1 (rail 1, SU 2); NIC i "
+        "of every node must reach rail leaf i+1 of its own scalable unit"]
 
 
 def test_connectivity_node_cut_off_or_missing() -> None:
     plan = example_build("dgx-h100-superpod-4su").plan
-    graph = plan.graphs["compute"].copy()
-    graph.remove_edges_from(list(graph.edges("dgx-005")))
-    graph.remove_node("dgx-006")
-    found = findings_of(replace(plan, graphs={**plan.graphs, "compute": graph}),
+    wiring = plan.fabric_wiring["compute"]
+    # dgx-005's cables unplugged; dgx-006 not cabled at all
+    up = {name: switches for name, switches in wiring.up.items() if name != "dgx-006"}
+    tier = {name: tier for name, tier in wiring.tier.items() if name != "dgx-006"}
+    found = findings_of(_with_wiring(plan, up={**up, "dgx-005": ()}, tier=tier),
                         "FABRIC-CONNECTIVITY")
     assert [f.message for f in found] == [
         "GPU node dgx-006 is not cabled to the compute fabric; 126 of 127 GPU nodes are "

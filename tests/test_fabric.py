@@ -66,7 +66,7 @@ def test_superpod_counts_match_nvidia_reference(sus: int) -> None:
                                                     ("leaf-spine", leaf_spine),
                                                     ("spine-core", spine_core)) if v}
     assert fabric.tiers == (3 if core else 2)
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     by_tier: Counter[str] = Counter()
     for _u, _v, d in graph.edges(data=True):
         by_tier[d["tier"]] += d["links"]
@@ -103,7 +103,7 @@ def test_seed_cluster_is_one_hdr_switch_with_eight_links() -> None:
 
 def test_three_tier_pods_reach_their_core_group() -> None:
     plan = compile_data(superpod_spec(16))
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     cores_of: dict[str, set[str]] = {}
     for spine in (n for n, d in graph.nodes(data=True) if d.get("tier") == "spine"):
         cores_of[spine] = {n for n in graph.neighbors(spine)
@@ -124,7 +124,7 @@ def test_two_to_one_oversubscription_halves_uplinks() -> None:
 def test_plain_fabric_puts_all_nics_of_a_node_on_one_leaf() -> None:
     data = superpod_spec(2, design="plain")
     plan = compile_data(data)
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     for node in plan.compute_nodes:
         assert len({v for _u, v in graph.edges(node.hostname)}) == 1
     fabric = plan.fabrics["compute"]
@@ -136,7 +136,7 @@ def test_plain_fabric_puts_all_nics_of_a_node_on_one_leaf() -> None:
 def test_storage_fabric_of_the_superpod_example() -> None:
     plan = example_build("dgx-h100-superpod-4su").plan
     storage = plan.fabrics["storage"]
-    graph = plan.graphs["storage"]
+    graph = plan.fabric_wiring["storage"].graph
     hosts = {n for n, d in graph.nodes(data=True) if d["kind"] == "node"}
     expected = {n.hostname for n in plan.nodes
                 if plan.node_types[n.node_type].nic_count("storage")}
@@ -148,7 +148,7 @@ def test_storage_fabric_of_the_superpod_example() -> None:
 
 def test_mixed_speeds_use_the_slower_end() -> None:
     plan = example_build("mixed-a100-h100").plan
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     speeds = {(u if u.startswith(("a100", "h100")) else v)[:4]: d["speed_gbps"]
               for u, v, d in graph.edges(data=True) if d["tier"] == "node-leaf"}
     assert speeds == {"a100": 200, "h100": 400}
@@ -219,7 +219,7 @@ def test_nvlink_domains() -> None:
 def _assert_ports_accounted(plan: Plan, network: str = "compute") -> None:
     """No switch beyond its radix, port names unique per switch, spare ports as reported,
     and the graph's cable counts those of the links."""
-    graph = plan.graphs[network]
+    graph = plan.fabric_wiring[network].graph
     switches = [s for s in plan.switches if s.network == network]
     names = {s.name for s in switches}
     used: dict[str, set[str]] = {}
@@ -242,7 +242,7 @@ def _assert_ports_accounted(plan: Plan, network: str = "compute") -> None:
 
 def _assert_uplinks_even(plan: Plan) -> None:
     """Each leaf reaches each spine it uses with the same number of links."""
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     for leaf in (n for n, d in graph.nodes(data=True) if d.get("tier") == "leaf"):
         per_spine = {v: d["links"] for _u, v, d in graph.edges(leaf, data=True)
                      if graph.nodes[v]["kind"] == "switch"}
@@ -251,7 +251,7 @@ def _assert_uplinks_even(plan: Plan) -> None:
 
 def _assert_rails(plan: Plan) -> None:
     """NIC i of every node goes to rail leaf i+1 of the node's scalable unit."""
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     for host, data in graph.nodes(data=True):
         if data["kind"] != "node":
             continue
@@ -272,7 +272,7 @@ def test_fabric_technologies(technology: str, leaf: str, nic: str, speed: int) -
                                          {"role": "bmc", "model": "eth-1g"}]
     data["fabric"]["compute"].pop("scalable_unit_nodes")
     plan = compile_data(data)
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     link = "infiniband" if technology == "infiniband" else "ethernet"
     assert {(d["link"], d["speed_gbps"]) for _u, _v, d in graph.edges(data=True)
             if d["tier"] == "node-leaf"} == {(link, speed)}

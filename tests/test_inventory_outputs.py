@@ -43,8 +43,8 @@ IDS = [name for name, _ in PLANS]
 def _expected_cables(plan: Plan) -> int:
     """One cable per link the network builders planned, plus one per power cord; the
     fabric graphs count the same cables."""
-    fabric = sum(d["links"] for g in ("compute", "storage") if g in plan.graphs
-                 for _u, _v, d in plan.graphs[g].edges(data=True))
+    fabric = sum(d["links"] for g in ("compute", "storage") if g in plan.fabric_wiring
+                 for _u, _v, d in plan.fabric_wiring[g].graph.edges(data=True))
     assert fabric == sum(1 for net in plan.links.network if net in ("compute", "storage"))
     return len(plan.links) + len(plan.power_cords)
 

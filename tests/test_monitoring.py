@@ -65,7 +65,7 @@ def test_one_infiniband_exporter_per_infiniband_fabric(example: str) -> None:
     assert sorted(t["labels"]["fabric"] for t in found) == expected
     plan = mf.build_of(example).plan
     for target in found:  # the exporter runs on a host cabled to that fabric
-        assert target["labels"]["instance"] in plan.graphs[target["labels"]["fabric"]]
+        assert target["labels"]["instance"] in plan.fabric_wiring[target["labels"]["fabric"]].graph
 
 
 def test_superpod_fabric_exporters_prefer_management_hosts() -> None:
@@ -175,7 +175,7 @@ def test_fabric_switch_counts_as_built() -> None:
     plan = mf.build_of("dgx-h100-superpod-4su").plan
     found = {r["labels"]["fabric"]: mf.threshold(r)
              for r in mf.rules_named("dgx-h100-superpod-4su", "IbFabricMissingSwitches")}
-    graph_switches = {f: sum(1 for _, d in plan.graphs[f].nodes(data=True)
+    graph_switches = {f: sum(1 for _, d in plan.fabric_wiring[f].graph.nodes(data=True)
                              if d.get("kind") == "switch") for f in ("compute", "storage")}
     assert found == graph_switches
 

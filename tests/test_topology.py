@@ -50,7 +50,7 @@ def test_tree_holds_every_slurm_node_once_under_one_root(name: str) -> None:
 def test_rail_optimized_first_level_is_the_scalable_unit() -> None:
     plan = example_build("dgx-h100-superpod-4su").plan
     conf = _parse(example_build("dgx-h100-superpod-4su").files["slurm/topology.conf"])
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     for su in range(1, 5):
         in_graph = sorted(n for n, d in graph.nodes(data=True)
                           if d["kind"] == "node" and d["su"] == su)
@@ -66,8 +66,8 @@ def test_plain_fabric_first_level_is_the_leaf() -> None:
     conf = _parse(example_build("seed-64gpu-h100").files["slurm/topology.conf"])
     (leaf,) = [s.name for s in plan.switches if s.network == "compute"]
     slurm_nodes = {n.hostname for n in plan.compute_nodes}  # not the Lustre servers beside them
-    assert conf == {leaf: {"Nodes": sorted(n for n in plan.graphs["compute"].neighbors(leaf)
-                                           if n in slurm_nodes)}}
+    graph = plan.fabric_wiring["compute"].graph
+    assert conf == {leaf: {"Nodes": sorted(n for n in graph.neighbors(leaf) if n in slurm_nodes)}}
 
 
 def test_three_tier_fabric_has_pods_under_the_core() -> None:
@@ -76,7 +76,7 @@ def test_three_tier_fabric_has_pods_under_the_core() -> None:
     by_name = {name: children for name, _kind, children in levels}
     pods = by_name["ib-core"]
     assert len(pods) == 16  # one pod per SU at this size
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     for pod in pods:
         (su_switch,) = by_name[pod]
         su = int(su_switch.rsplit("su", 1)[1])

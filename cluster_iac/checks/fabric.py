@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from fractions import Fraction
-
-import networkx as nx
+from itertools import repeat
+from operator import eq
 
 from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity
@@ -69,23 +69,23 @@ def oversubscription(plan: Plan) -> Iterator[Diagnostic]:
 def rail_alignment(plan: Plan) -> Iterator[Diagnostic]:
     """Rail-optimized: NIC i (0-based) of every node lands on rail leaf i+1 of its own SU."""
     fabric = plan.fabrics.get("compute")
-    graph = plan.graphs.get("compute")
-    if fabric is None or graph is None or fabric.design != "rail-optimized":
+    wiring = plan.fabric_wiring.get("compute")
+    if fabric is None or wiring is None or fabric.design != "rail-optimized":
         return
     wrong: list[str] = []
-    attributes = dict(graph.nodes(data=True))
-    for node, cables in graph.adj.items():  # from each node's side: every node-leaf cable once
-        node_data = attributes[node]
-        if node_data.get("kind") != "node":
+    rails, sus, up = wiring.rail, wiring.su, wiring.up
+    in_order = tuple(range(1, max(map(len, up.values()), default=0) + 1))  # NIC i: rail i+1
+    for node in wiring.hosts():
+        leaves = up[node]
+        su = sus.get(node)
+        # a host's whole NIC row at once; the cable by cable loop only for a wrong one
+        if tuple(map(rails.get, leaves)) == in_order[:len(leaves)] \
+                and all(map(eq, map(sus.get, leaves), repeat(su))):
             continue
-        su = node_data.get("su")
-        for leaf, data in cables.items():
-            if data.get("tier") != "node-leaf":
-                continue
-            leaf_data = attributes[leaf]
-            if leaf_data.get("rail") != data["rail"] + 1 or leaf_data.get("su") != su:
-                wrong.append(f"{node} NIC {data['rail']} on {leaf} "
-                             f"(rail {leaf_data.get('rail')}, SU {leaf_data.get('su')})")
+        for nic, leaf in enumerate(leaves):
+            if rails.get(leaf) != nic + 1 or sus.get(leaf) != su:
+                wrong.append(f"{node} NIC {nic} on {leaf} "
+                             f"(rail {rails.get(leaf)}, SU {sus.get(leaf)})")
     if wrong:
         wrong.sort()
         more = f" and {len(wrong) - 1} more" if len(wrong) > 1 else ""
@@ -103,24 +103,24 @@ def _gpu_nodes(plan: Plan) -> list[str]:
 
 @check("fabric.connectivity")
 def connectivity(plan: Plan) -> Iterator[Diagnostic]:
-    """Every GPU node reaches every other: one connected component of the compute graph
+    """Every GPU node reaches every other: one connected component of the compute fabric
     (NVLink domains reach each other only through it)."""
     hosts = _gpu_nodes(plan)
     wanted = set(hosts)
     domains = {d.name for d in plan.nvlink_domains if not wanted.isdisjoint(d.nodes)}
-    graph = plan.graphs.get("compute")
+    wiring = plan.fabric_wiring.get("compute")
     if len(hosts) < 2 or len(domains) == 1:
         return
-    if graph is None or plan.fabrics.get("compute") is None:
+    if wiring is None or plan.fabrics.get("compute") is None:
         yield Diagnostic(
             "FABRIC-NONE",
             f"{len(hosts)} GPU nodes have no compute fabric: jobs spanning nodes fall back to "
             f"TCP over the management network", ("fabric",), Severity.INFO)
         return
-    missing = sorted(h for h in hosts if h not in graph)
-    reached = nx.node_connected_component(graph, next(h for h in hosts if h in graph)) \
+    missing = sorted(h for h in hosts if h not in wiring)
+    reached = wiring.reach(next(h for h in hosts if h in wiring)) \
         if len(missing) < len(hosts) else set()
-    cut_off = sorted(h for h in hosts if h in graph and h not in reached)
+    cut_off = sorted(h for h in hosts if h in wiring and h not in reached)
     for label, names in (("is not cabled to", missing), ("cannot reach the rest of", cut_off)):
         if names:
             more = f" and {len(names) - 1} more" if len(names) > 1 else ""

@@ -9,8 +9,6 @@ from itertools import repeat
 from operator import add
 from typing import Any
 
-import networkx as nx
-
 from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.hostlist import HostlistError, expand
 from cluster_iac.plan import FabricPlan, Plan
@@ -23,6 +21,7 @@ from cluster_iac.plan.fattree import (
 )
 from cluster_iac.plan.model import Switch
 from cluster_iac.plan.physical import LinkBuilder
+from cluster_iac.plan.wiring import FabricWiring
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.suggest import did_you_mean
 
@@ -50,19 +49,24 @@ PORT_NAMES = tuple(f"p{i}" for i in range(4097))
 
 @dataclass
 class _Wiring:
-    """A fabric being wired: its cables (links), switches, and the next free port of each
-    switch; the graph is made from the cables at the end (one edge per connected pair)."""
+    """A fabric being wired: its cables (links), switches, the next free port of each switch,
+    and the tables of plan/wiring.py (who is cabled to whom) filled as the cables are laid."""
 
     network: str
     prefix: str
     link: str
+    design: str
     cables: LinkBuilder = field(default_factory=LinkBuilder)
     switches: list[Switch] = field(default_factory=list)
     next_port: dict[str, int] = field(default_factory=dict)
     links: dict[str, int] = field(default_factory=lambda: {"node-leaf": 0})
-    # graph node -> attributes; (a, b) -> (tier, speed, rail, cables)
-    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    pairs: dict[tuple[str, str], tuple[str, int, int | None, int]] = field(default_factory=dict)
+    # FabricWiring's tables: device -> tier, scalable unit, rail, the switches above it, and
+    # (Gb/s, cables to each) of its uplinks
+    tier: dict[str, str] = field(default_factory=dict)
+    su: dict[str, int] = field(default_factory=dict)
+    rail: dict[str, int] = field(default_factory=dict)
+    up: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    uplinks: dict[str, tuple[int, int]] = field(default_factory=dict)
     # switch -> cable tier -> Gb/s of its cables of that tier, summed as they are laid
     gbps: dict[str, dict[str, int]] = field(default_factory=dict)
 
@@ -70,22 +74,14 @@ class _Wiring:
         sums = self.gbps.setdefault(switch, {})
         sums[tier] = sums.get(tier, 0) + gbps
 
-    def graph(self) -> nx.Graph:
-        """Devices and who is cabled to whom: edges carry tier, speed_gbps, link, links (the
-        number of cables between the pair) and, node-leaf, the NIC's rail. Pairs alike share
-        one attribute dict here (networkx copies it into each edge)."""
-        graph = nx.Graph()
-        graph.add_nodes_from(self.nodes.items())
-        alike = {kind: {"tier": tier, "speed_gbps": speed, "link": self.link, "links": count,
-                        **({"rail": rail} if rail is not None else {})}
-                 for kind in set(self.pairs.values()) for tier, speed, rail, count in (kind,)}
-        graph.add_edges_from((a, b, alike[kind]) for (a, b), kind in self.pairs.items())
-        return graph
+    def freeze(self) -> FabricWiring:
+        return FabricWiring(self.network, self.link, self.design, self.tier, self.su,
+                            self.rail, self.up, self.uplinks)
 
 
 def build_fabric(spec: ClusterSpec, plan: Plan) -> Plan:
-    """Each configured fabric as a MultiGraph (one edge per cable) plus its summary."""
-    graphs, fabrics = dict(plan.graphs), dict(plan.fabrics)
+    """Each configured fabric: its cables, its wiring tables and its summary."""
+    wirings, fabrics = dict(plan.fabric_wiring), dict(plan.fabrics)
     switches = list(plan.switches)
     links = plan.links
     problems: list[Diagnostic] = []
@@ -99,13 +95,14 @@ def build_fabric(spec: ClusterSpec, plan: Plan) -> Plan:
         except CompileError as error:
             problems += error.diagnostics
             continue
-        graphs[network] = wiring.graph()
+        wirings[network] = wiring.freeze()
         fabrics[network] = summary
         switches += wiring.switches
         links += wiring.cables.freeze()
     if problems:
         raise CompileError(problems)
-    return replace(plan, graphs=graphs, fabrics=fabrics, switches=tuple(switches), links=links)
+    return replace(plan, fabric_wiring=wirings, fabrics=fabrics, switches=tuple(switches),
+                   links=links)
 
 
 def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_Wiring, FabricPlan]:
@@ -129,7 +126,7 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
                                        (*path, "leaf_switch"))]) from None
     technology = config.technology
     wiring = _Wiring(network, PREFIX[network][technology],
-                     "infiniband" if technology == "infiniband" else "ethernet")
+                     "infiniband" if technology == "infiniband" else "ethernet", tree.design)
     names = _name_switches(tree, wiring.prefix)
     leaf_racks = _wire_nodes(wiring, tree, endpoints, names["leaf"], leaf.port_speed_gbps)
     _wire_uplinks(wiring, tree, names, models)
@@ -232,57 +229,60 @@ def _name_switches(tree: FatTree, prefix: str) -> dict[str, list[str]]:
 def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
                 leaves: list[str], leaf_speed: int) -> dict[str, str]:
     """Node-to-leaf cables; returns each leaf's default rack (its first node's)."""
-    nodes = wiring.nodes
+    rail_optimized = tree.design == "rail-optimized"
+    per_rail = tree.leaves_per_su // tree.rails
+    tiers, sus = wiring.tier, wiring.su
     for name in leaves:
         wiring.next_port[name] = 0
     for index, leaf in enumerate(leaves):
-        su = index // tree.leaves_per_su + 1
-        rail = (index % tree.leaves_per_su) // (tree.leaves_per_su // tree.rails) + 1
-        nodes[leaf] = {"kind": "switch", "tier": "leaf", "su": su,
-                       "rail": rail if tree.design == "rail-optimized" else None}
-    first_rack: dict[str, str] = {}
+        tiers[leaf] = "leaf"
+        sus[leaf] = index // tree.leaves_per_su + 1
+        if rail_optimized:
+            wiring.rail[leaf] = (index % tree.leaves_per_su) // per_rail + 1
     port_name = "ib" if wiring.link == "infiniband" else "rdma"
     if wiring.network == "storage":
         port_name = "stor"
     nic_ports = [f"{port_name}{nic}" for nic in range(max(e.nics for e in endpoints))]
-    per_rail = tree.leaves_per_su // tree.rails
-    rail_optimized = tree.design == "rail-optimized"
     columns = wiring.cables.columns
     added = len(columns[0])
     a_device, a_port, b_device, b_port, speeds = (columns[i] for i in (2, 3, 4, 5, 6))
-    next_port, pairs = wiring.next_port, wiring.pairs
-    by_speed: dict[int, list[str]] = {}  # Gb/s -> the leaf end of each cable at that rate
+    next_port, up, uplinks = wiring.next_port, wiring.up, wiring.uplinks
+    kinds: dict[tuple[int, int], tuple[int, int]] = {}  # one (Gb/s, cables) tuple per kind
     for k, end in enumerate(endpoints):
         su, pos = divmod(k, tree.su_nodes)
         host, nics, speed = end.hostname, end.nics, end.speed_gbps
-        nodes[host] = {"kind": "node", "su": su + 1}
+        tiers[host] = "node"
+        sus[host] = su + 1
         a_device += [host] * nics
         a_port += nic_ports[:nics]
         speeds += [speed] * nics
         if rail_optimized:  # NIC i to rail i's leaf: distinct leaves, each its next port
             first = su * tree.leaves_per_su + pos // tree.nodes_per_leaf
-            mine = [leaves[first + nic * per_rail] for nic in range(nics)]
+            mine = leaves[first:first + nics * per_rail:per_rail]
             taken = list(map(add, map(next_port.__getitem__, mine), repeat(1)))
             next_port.update(zip(mine, taken, strict=True))
             b_port += map(PORT_NAMES.__getitem__, taken)
-            pairs.update(zip(zip(repeat(host), mine),
-                             [("node-leaf", speed, nic, 1) for nic in range(nics)], strict=True))
+            b_device += mine
+            kind = (speed, 1)
         else:  # every NIC to the node's leaf, on its next ports
-            mine = [leaves[k // tree.nodes_per_leaf]] * nics
-            used = next_port[mine[0]]
-            next_port[mine[0]] = used + nics
+            leaf = leaves[k // tree.nodes_per_leaf]
+            mine = [leaf]
+            used = next_port[leaf]
+            next_port[leaf] = used + nics
             b_port += PORT_NAMES[used + 1:used + 1 + nics]
-            pairs[(host, mine[0])] = ("node-leaf", speed, None, nics)
-        b_device += mine
-        by_speed.setdefault(speed, []).extend(mine)
-        for leaf in mine:
-            if leaf not in first_rack:
-                first_rack[leaf] = end.rack
+            b_device += [leaf] * nics
+            kind = (speed, nics)
+        up[host] = tuple(mine)
+        uplinks[host] = kinds.setdefault(kind, kind)
+    # from the new cables, column by column: each leaf's rack (its first cable's host's: the
+    # first of each leaf wins when they are read backwards) and Gb/s (its cables' rates)
+    rack = {e.hostname: e.rack for e in endpoints}
+    hosts, ends = a_device[added:], b_device[added:]
+    first_rack = dict(zip(reversed(ends), map(rack.__getitem__, reversed(hosts)), strict=True))
     for name in leaves:
         wiring.gbps[name] = {"node-leaf": 0}
-    for speed, ends in by_speed.items():
-        for leaf, cables in Counter(ends).items():
-            wiring.gbps[leaf]["node-leaf"] += cables * speed
+    for (leaf, speed), cables in Counter(zip(ends, speeds[added:], strict=True)).items():
+        wiring.gbps[leaf]["node-leaf"] += cables * speed
     added = len(a_device) - added
     for column, value in ((0, wiring.network), (1, "node-leaf"), (7, wiring.link)):
         columns[column].extend([value] * added)
@@ -299,7 +299,7 @@ def _wire_uplinks(wiring: _Wiring, tree: FatTree, names: dict[str, list[str]],
     for tier, tier_names in (("spine", spines), ("core", cores)):
         for name in tier_names:
             wiring.next_port[name] = 0
-            wiring.nodes[name] = {"kind": "switch", "tier": tier, "su": None, "rail": None}
+            wiring.tier[name] = tier
     leaves_per_pod = tree.sus_per_pod * tree.leaves_per_su
     per_pod = tree.spines_per_pod
     _connect(wiring, names["leaf"],
@@ -323,9 +323,9 @@ def _connect(wiring: _Wiring, lowers: list[str], uppers_of: Callable[[int], list
     100,000-GPU fabric has 200,000 uplinks."""
     columns = wiring.cables.columns
     a_device, a_port, b_device, b_port = columns[2:6]
-    next_port, pairs = wiring.next_port, wiring.pairs
+    next_port, up, uplinks = wiring.next_port, wiring.up, wiring.uplinks
     before = dict(next_port)
-    kind = (tier, speed, None, links)
+    kind = (speed, links)
     for index, lower in enumerate(lowers):
         uppers = uppers_of(index)
         n = len(uppers) * links
@@ -344,7 +344,8 @@ def _connect(wiring: _Wiring, lowers: list[str], uppers_of: Callable[[int], list
                 b_device += [upper] * links
                 b_port += PORT_NAMES[used + 1:used + 1 + links]
                 next_port[upper] = used + links
-        pairs.update(zip(zip(repeat(lower), uppers), repeat(kind)))
+        up[lower] = tuple(uppers)
+        uplinks[lower] = kind
         wiring.links[tier] = wiring.links.get(tier, 0) + n
     # each upper switch's Gb/s of this tier: the ports it gave, at the tier's rate
     lower_set = set(lowers)
@@ -398,8 +399,8 @@ def _summary(wiring: _Wiring, tree: FatTree, network: str, technology: str, spee
         if tree.tiers <= (1 if tier == "leaf" else 2):
             continue
         busiest = (0, 1)
-        for name, data in wiring.nodes.items():
-            if data.get("tier") != tier:
+        for name, of_tier in wiring.tier.items():
+            if of_tier != tier:
                 continue
             sums = per_switch.get(name, {})
             down, up = sums.get(below, 0), sums.get(above, 0)

@@ -86,7 +86,8 @@ def build_servers(lustre: Lustre, plan: Plan, network: str, net: str
                   ) -> tuple[LustreServers | None, list[Diagnostic]]:
     """Servers with their targets, LNet, bandwidth and capacity."""
     ip_net, role = NETWORKS[network]
-    graph = plan.graphs.get(network) if network != "management" else None
+    wiring = plan.fabric_wiring.get(network) if network != "management" else None
+    graph = wiring.graph if wiring is not None else None  # max flow wants the graph
     addresses = plan.addresses.get(ip_net, {})
     mds = [n for n in plan.nodes if n.group == lustre.mds_group]
     oss = [n for n in plan.nodes if n.group == lustre.oss_group]

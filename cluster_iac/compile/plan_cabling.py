@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from itertools import compress, count, repeat
-from operator import add, attrgetter, floordiv, getitem, mod, sub
+from operator import add, attrgetter, eq, floordiv, getitem, itemgetter, mod, sub
 from typing import Any
 
 from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
@@ -36,29 +36,27 @@ def plan_cabling(spec: ClusterSpec, plan: Plan) -> Plan:
 
 def device_table(plan: Plan) -> tuple[Device, ...]:
     """Every node, switch, PDU and power shelf, by name."""
+    heights = {name: t.height_u for name, t in plan.node_types.items()}
+    # (name, kind, role, model, rack, height, side) of each, before placement
+    parts = [(n.hostname, "node", n.role, n.node_type, n.rack, heights[n.node_type], "")
+             for n in plan.nodes]
+    parts += [(sw.name, "switch", f"{sw.network}-{sw.tier}", sw.model, sw.rack, sw.height_u,
+               "") for sw in plan.switches]
+    # racked like a PDU; a shelf's role says what it is
+    parts += [(part.name, "pdu", part.kind, part.model, part.rack, 0, part.side)
+              for part in plan.power_devices]
+    parts.sort(key=itemgetter(0))
     rows = {r.name: r.row for r in plan.racks}
     place = plan.placements
     found = []
-    for node in plan.nodes:
-        p = place.get(node.hostname)
-        found.append(_device(node.hostname, "node", node.role, node.node_type, node.rack, p,
-                             plan.node_types[node.node_type].height_u, rows))
-    for sw in plan.switches:
-        found.append(_device(sw.name, "switch", f"{sw.network}-{sw.tier}", sw.model, sw.rack,
-                             place.get(sw.name), sw.height_u, rows))
-    for part in plan.power_devices:  # racked like a PDU; a shelf's role says what it is
-        found.append(_device(part.name, "pdu", part.kind, part.model, part.rack,
-                             place.get(part.name), 0, rows, part.side))
-    return tuple(sorted(found, key=lambda d: d.name))
-
-
-def _device(name: str, kind: str, role: str, model: str, rack: str, place: Any, height: int,
-            rows: dict[str, str], side: str = "") -> Device:
-    if place is not None:
-        rack, height = place.rack, place.height_u
-    u = place.u if place is not None else None
-    return Device(name, kind, role, model, rack, rows.get(rack, ""), u, height,
-                  position(u, side))
+    for name, kind, role, model, rack, height, side in parts:
+        p = place.get(name)
+        u = None
+        if p is not None:
+            rack, u, height = p.rack, p.u, p.height_u
+        found.append((name, kind, role, model, rack, rows.get(rack, ""), u, height,
+                      position(u, side)))
+    return tuple(map(Device._make, found))
 
 
 def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -> Cables:
@@ -74,7 +72,10 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
     link = links.link + ("power",) * n_cords
     speed = links.speed_gbps + (0,) * n_cords
     ratings = (0.0,) * len(links) + tuple(map(float, map(attrgetter("rating_w"), cords)))
-    estimated = _Geometry(plan.racks, plan.rows, catalog).lengths(a_device, b_device, devices)
+    geometry = _Geometry(plan.racks, plan.rows, catalog)
+    estimated = (geometry.lengths(links.a_device, links.b_device, devices)
+                 + geometry.in_rack_lengths(a_device[len(links):], b_device[len(links):],
+                                            devices))
     media, lengths = _media(catalog, link, speed, ratings, estimated)
     transceivers = {m.key: m.transceivers for m in catalog.media}
     return Cables(
@@ -122,10 +123,10 @@ def _ids(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple[str,
     ids: list[str] = []
     for start, stop in runs(network):
         prefix = ID_PREFIX.get(network[start], "XX") + "-"
-        head = {name: prefix + place[name] for name in set(a_device[start:stop])
-                if name in place}
-        ids += map(add, map(head.get, a_device[start:stop], repeat(prefix + ".")),
-                   a_port[start:stop])
+        # every device's head: a concatenation per device beats a set of the run's rows
+        head = _Default(prefix + ".")
+        head.update(zip(place, map(add, repeat(prefix), place.values()), strict=True))
+        ids += map(add, map(head.__getitem__, a_device[start:stop]), a_port[start:stop])
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
         twice = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
@@ -193,6 +194,26 @@ class _Geometry:
         self._other_routes(metres, a_device, b_device, devices)
         return tuple(metres)
 
+    def in_rack_lengths(self, a_device: tuple[str, ...], b_device: tuple[str, ...],
+                        devices: dict[str, Device]) -> tuple[float, ...]:
+        """lengths of cables that stay in their rack (power cords: a PSU to its rack's PDU or
+        power shelf). Within one rack a length depends only on the two ends' U (0 and
+        unplaced alike: level with the other end, or both at mid-height), so when every cable
+        is within one rack each distinct pair of U is measured once, keyed by one int per
+        cable made column by column; otherwise all go through lengths()."""
+        rack_of = {name: d.rack for name, d in devices.items()}
+        if not all(map(eq, map(rack_of.get, a_device), map(rack_of.get, b_device))):
+            return self.lengths(a_device, b_device, devices)
+        # the key: a_u * scale + b_u, scale above every U
+        scale = max((d.u or 0 for d in devices.values()), default=0) + 1
+        a_key, b_key = _Default(0), _Default(0)
+        for name, d in devices.items():
+            a_key[name], b_key[name] = (d.u or 0) * scale, d.u or 0
+        keys = list(map(add, map(a_key.__getitem__, a_device), map(b_key.__getitem__, b_device)))
+        routes = {key: self.length_m("", key // scale, "", key % scale)
+                  for key in dict.fromkeys(keys)}
+        return tuple(map(routes.__getitem__, keys))
+
     def _apart(self, racks: list[str], pairs: list[int]) -> dict[int, float]:
         """Each rack pair's distance along the tray, up and down included (-inf for a rack
         and itself, or an unknown rack: index 0), column by column over the distinct pairs."""
@@ -251,10 +272,8 @@ def _media(catalog: CableCatalog, link: tuple[str, ...], speed: tuple[int, ...],
         else:
             chosen += map(getitem, map(by_rating.__getitem__, ratings[start:stop]),
                           estimated[start:stop])
-    if not chosen:
-        return (), ()
-    media, stocked = zip(*chosen, strict=True)
-    return media, stocked
+    # two columns of the (medium, length) pairs: itemgetter maps, 5x zip(*chosen)'s speed
+    return tuple(map(itemgetter(0), chosen)), tuple(map(itemgetter(1), chosen))
 
 
 class _Choices(dict[float, tuple[str, float]]):

@@ -40,17 +40,18 @@ EMITTERS: dict[str, Emitter] = {
 }
 
 
-# CPU seconds of each family at 100,000 GPUs, writing its files included (about 4.5 ms per
-# MiB; tests/benchmarks/bench_scale.py --stages, November 2026): only to split the families
-# between two processes about evenly.
+# CPU seconds of each family at 100,000 GPUs, writing its files included (about 4 ms per
+# MiB; tests/benchmarks/bench_scale.py --stages, 23 Nov 2026 23:10 UTC): only to split the
+# families between two processes about evenly.
 COST: dict[str, float] = {
-    "cabling": 1.85, "netbox": 1.2, "ansible": 0.65, "facility": 0.6, "monitoring": 0.3,
-    "terraform": 0.3, "report": 0.22, "slurm": 0.22,
+    "cabling": 1.4, "netbox": 1.0, "facility": 0.65, "ansible": 0.6, "monitoring": 0.4,
+    "report": 0.33, "terraform": 0.3, "slurm": 0.22,
 }
 TOGETHER = (("cabling", "netbox"),)
-"""Families rendered by the same process: the two that take by far the most memory while they
-are made (about 210 and 90 MiB over the plan at 100,000 GPUs). Together, one process peaks
-with the larger and the other with neither; apart, the other would peak with the second."""
+"""Families rendered by the same process: the two that took by far the most memory while they
+were made (at 100,000 GPUs about 210 and 90 MiB over the plan; since their formats were
+streamlined, 140 and 60, beside Ansible's 60). Together, one process peaks with the larger and
+the other with neither; and together they are about half of the emitters' CPU time."""
 
 
 def worker_families() -> list[str]:

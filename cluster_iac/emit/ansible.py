@@ -109,29 +109,22 @@ def _device_group(d: Device) -> str:
 
 def _fabric_leaves(plan: Plan) -> dict[str, list[str]]:
     """Node -> the compute-fabric leaves its NICs are cabled to."""
-    graph = plan.graphs.get("compute")
-    if graph is None:
+    wiring = plan.fabric_wiring.get("compute")
+    if wiring is None:
         return {}
-    leaves = {s.name for s in plan.switches if s.network == "compute" and s.tier == "leaf"}
-    result: dict[str, list[str]] = {}
-    for node in plan.compute_nodes:
-        if node.hostname in graph:
-            result[node.hostname] = sorted(leaves.intersection(graph.adj[node.hostname]))
-    return result
+    up = wiring.up  # a host's switches above it are its leaves
+    return {node.hostname: sorted(up[node.hostname]) for node in plan.compute_nodes
+            if node.hostname in up}
 
 
 def _scalable_units(plan: Plan) -> dict[str, str]:
-    """Node -> scalable unit, where the compute graph's nodes carry one ('su' attribute)."""
-    graph = plan.graphs.get("compute")
-    if graph is None:
+    """Node -> scalable unit, where the compute fabric's wiring gives one."""
+    wiring = plan.fabric_wiring.get("compute")
+    if wiring is None:
         return {}
-    units = {}
-    for node in plan.compute_nodes:
-        if node.hostname in graph:
-            unit = graph.nodes[node.hostname].get("su")
-            if unit is not None:
-                units[node.hostname] = str(unit)
-    return units
+    su = wiring.su
+    return {node.hostname: str(su[node.hostname]) for node in plan.compute_nodes
+            if node.hostname in su}
 
 
 def _all_vars(plan: Plan) -> dict[str, object]:

@@ -24,6 +24,7 @@ from cluster_iac.emit.slurm_conf import comment, conf_line
 from cluster_iac.hostlist import fold
 from cluster_iac.plan import Plan
 from cluster_iac.plan.slurm import BLOCK_TOPOLOGY, DEFAULT_TOPOLOGY
+from cluster_iac.plan.wiring import FabricWiring
 
 
 def plugin(plan: Plan) -> str | None:
@@ -46,41 +47,42 @@ def render(plan: Plan) -> dict[str, str]:
 
 def tree_levels(plan: Plan) -> list[tuple[str, str, list[str]]]:
     """(switch, 'Nodes'|'Switches', children) from the lowest level up; tests compare the
-    graph with this and with what slurmctld reports."""
-    graph = plan.graphs["compute"]
+    wiring with this and with what slurmctld reports."""
+    wiring = plan.fabric_wiring["compute"]
     fabric = plan.fabrics["compute"]
     slurm_nodes = {n.hostname for n in plan.compute_nodes}
-    prefix = _prefix(graph)
+    prefix = _prefix(wiring)
     # first-level switch -> its nodes (a plain or single-switch fabric: each leaf's own)
     if fabric.design == "rail-optimized":
-        groups = _rail_groups(graph, slurm_nodes, prefix)
+        groups = _rail_groups(wiring, slurm_nodes, prefix)
     else:
-        groups = {leaf: sorted(h for h in graph.neighbors(leaf) if h in slurm_nodes)
-                  for leaf, d in graph.nodes(data=True) if d.get("tier") == "leaf"}
+        groups = {leaf: [] for leaf, tier in wiring.tier.items() if tier == "leaf"}
+        for host in wiring.hosts():
+            if host in slurm_nodes:
+                for leaf in wiring.up[host]:
+                    groups[leaf].append(host)
+        groups = {leaf: sorted(hosts) for leaf, hosts in groups.items()}
     groups = {name: hosts for name, hosts in groups.items() if hosts}
     levels: list[tuple[str, str, list[str]]] = [(n, "Nodes", h) for n, h in groups.items()]
     firsts = list(groups)
     if fabric.tiers == 2:
         levels.append((f"{prefix}-spines", "Switches", firsts))
     elif fabric.tiers == 3:
-        pods = _pods(graph, groups, prefix)
+        pods = _pods(wiring, groups, prefix)
         levels += [(pod, "Switches", members) for pod, members in pods.items()]
         levels.append((f"{prefix}-core", "Switches", list(pods)))
     return levels
 
 
-def _rail_groups(graph: Any, slurm_nodes: set[str],
+def _rail_groups(wiring: FabricWiring, slurm_nodes: set[str],
                  prefix: str) -> dict[str, list[str]]:
     """First-level switch -> its nodes: the nodes cabled to the same rail leaves. Usually a
     whole SU (``<prefix>-su<N>``); an SU wider than one leaf's downlinks (GB200: 36 nodes, two
     leaves per rail) splits into ``<prefix>-su<N>-<k>``, whose nodes reach each other in one hop."""
     by_leaves: dict[tuple[int, frozenset[str]], list[str]] = defaultdict(list)
-    tier = dict(graph.nodes(data="tier"))  # one lookup per neighbour, not a node view each
-    adjacency = graph.adj
-    for host, data in graph.nodes(data=True):
-        if data.get("kind") == "node" and host in slurm_nodes:
-            leaves = frozenset(n for n in adjacency[host] if tier[n] == "leaf")
-            by_leaves[(data["su"], leaves)].append(host)
+    for host in wiring.hosts():  # a host's switches above it are its leaves
+        if host in slurm_nodes:
+            by_leaves[(wiring.su[host], frozenset(wiring.up[host]))].append(host)
     by_su: dict[int, list[list[str]]] = defaultdict(list)
     for (su, _leaves), hosts in by_leaves.items():
         by_su[su].append(sorted(hosts))
@@ -92,16 +94,14 @@ def _rail_groups(graph: Any, slurm_nodes: set[str],
     return groups
 
 
-def _pods(graph: Any, groups: dict[str, list[str]], prefix: str) -> dict[str, list[str]]:
+def _pods(wiring: FabricWiring, groups: dict[str, list[str]],
+          prefix: str) -> dict[str, list[str]]:
     """Pod switch -> first-level switches under it: a first-level switch belongs to the pod
     whose spines its leaves reach (every leaf of a pod reaches the same spines)."""
     spine_sets: dict[frozenset[str], list[str]] = {}
     for first, hosts in groups.items():
-        leaf = first if graph.has_node(first) else next(
-            n for n in graph.neighbors(hosts[0]) if graph.nodes[n].get("tier") == "leaf")
-        spines = frozenset(n for n in graph.neighbors(leaf)
-                           if graph.nodes[n].get("tier") == "spine")
-        spine_sets.setdefault(spines, []).append(first)
+        leaf = first if first in wiring else wiring.up[hosts[0]][0]
+        spine_sets.setdefault(frozenset(wiring.up.get(leaf, ())), []).append(first)
     return {f"{prefix}-pod{i}": members
             for i, members in enumerate(spine_sets.values(), start=1)}
 
@@ -182,8 +182,8 @@ def _rack_domains(plan: Plan) -> bool:
     return any(d.kind == "rack" for d in plan.nvlink_domains)
 
 
-def _prefix(graph: Any) -> str:
-    leaf = next(n for n, d in graph.nodes(data=True) if d.get("tier") == "leaf")
-    return str(leaf).split("-leaf", 1)[0]
+def _prefix(wiring: FabricWiring) -> str:
+    leaf = next(n for n, tier in wiring.tier.items() if tier == "leaf")
+    return leaf.split("-leaf", 1)[0]
 
 

@@ -95,10 +95,10 @@ def _fabric(fabric: Any) -> dict[str, Any]:
 
 
 def _scalable_units(plan: Plan) -> dict[str, int]:
-    graph = plan.graphs.get("compute")
-    if graph is None:
+    wiring = plan.fabric_wiring.get("compute")
+    if wiring is None:
         return {}
-    return {n: d["su"] for n, d in graph.nodes(data=True) if d.get("kind") == "node"}
+    return {host: wiring.su[host] for host in wiring.hosts()}
 
 
 def _node(plan: Plan, node: Any, su: dict[str, int]) -> dict[str, Any]:

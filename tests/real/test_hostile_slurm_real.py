@@ -117,7 +117,7 @@ def test_slurmctld_reads_cgroup_conf_as_rendered(
 def test_slurmctld_topology_is_the_one_leaf(hostile: tuple[Build, harness.SlurmCluster]) -> None:
     result, cluster = hostile
     switches = cluster.topology()
-    graph = result.plan.graphs["compute"]
+    graph = result.plan.fabric_wiring["compute"].graph
     leaves = [n for n, tier in graph.nodes(data="tier") if tier == "leaf"]
     assert list(switches) == leaves and len(leaves) == 1
     assert set(expand(switches[leaves[0]]["Nodes"])) == NODES

@@ -265,7 +265,7 @@ def _fabric_cases(name: str) -> list[dict[str, Any]]:
     cases = []
     for target in mf.targets(name, "infiniband"):
         fabric = target["labels"]["fabric"]
-        switches = sorted(n for n, d in plan.graphs[fabric].nodes(data=True)
+        switches = sorted(n for n, d in plan.fabric_wiring[fabric].graph.nodes(data=True)
                           if d.get("kind") == "switch")
         exporter = {"job": "infiniband", **target["labels"]}
         for seen, fires in ((len(switches) - 1, True), (len(switches), False), (0, True)):

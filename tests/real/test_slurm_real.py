@@ -382,7 +382,7 @@ def _expected_levels(plan: Plan) -> list[set[frozenset[str]]]:
     """Node sets per level, from the graph: the first level holds whole nodes (components of
     the node-leaf cabling: a leaf, or a scalable unit's rail leaves); each next level joins
     what the leaf-spine cabling connects; a core tier joins everything."""
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     fabric = plan.fabrics["compute"]
     hosts = {n.hostname for n in plan.compute_nodes}
 
@@ -410,7 +410,7 @@ def _expected_levels(plan: Plan) -> list[set[frozenset[str]]]:
 def _assert_first_level_names(plan: Plan, first: dict[str, frozenset[str]]) -> None:
     """A first-level switch that is one leaf carries the leaf's name; a scalable unit's
     switch must not borrow the name of a real switch."""
-    graph = plan.graphs["compute"]
+    graph = plan.fabric_wiring["compute"].graph
     for name, nodes in first.items():
         leaves = {leaf for h in nodes for leaf in graph[h]
                   if graph.nodes[leaf].get("tier") == "leaf"}

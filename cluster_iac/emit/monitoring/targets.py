@@ -124,8 +124,8 @@ def fabric_exporters(plan: Plan, hosts: list[Node] | None = None) -> list[Fabric
     by_role = {role: k for k, role in enumerate(FABRIC_EXPORTER_ROLES)}
     found = []
     for name, fabric in exporter_fabrics(plan):
-        graph = plan.graphs[name]
-        cabled = [n for n in ordered if n.hostname in graph]
+        wiring = plan.fabric_wiring[name]
+        cabled = [n for n in ordered if n.hostname in wiring]
         rank = min(by_role.get(n.role, len(by_role)) for n in cabled)
         host = next(n for n in cabled if by_role.get(n.role, len(by_role)) == rank)
         found.append(FabricExporter(name, host.hostname, sum(fabric.switch_counts.values())))
@@ -135,8 +135,8 @@ def fabric_exporters(plan: Plan, hosts: list[Node] | None = None) -> list[Fabric
 def exporter_fabrics(plan: Plan) -> list[tuple[str, FabricPlan]]:
     """The fabrics that get an InfiniBand exporter: InfiniBand, with a host cabled to them."""
     return [(name, fabric) for name, fabric in sorted(plan.fabrics.items())
-            if fabric.technology == "infiniband" and name in plan.graphs
-            and any(n.hostname in plan.graphs[name] for n in plan.nodes)]
+            if fabric.technology == "infiniband" and name in plan.fabric_wiring
+            and any(n.hostname in plan.fabric_wiring[name] for n in plan.nodes)]
 
 
 def fabric_targets(plan: Plan, labels: HostLabels) -> list[Target]:
@@ -169,9 +169,8 @@ def _partitions(plan: Plan) -> dict[str, list[str]]:
 
 
 def _scalable_units(plan: Plan) -> dict[str, str]:
-    """Host -> its scalable unit of the compute fabric (the fabric pass's 'su' attribute)."""
-    graph = plan.graphs.get("compute")
-    if graph is None:
+    """Host -> its scalable unit of the compute fabric (the fabric pass's wiring)."""
+    wiring = plan.fabric_wiring.get("compute")
+    if wiring is None:
         return {}
-    return {host: str(data["su"]) for host, data in graph.nodes(data=True)
-            if data.get("kind") == "node" and data.get("su") is not None}
+    return {host: str(wiring.su[host]) for host in wiring.hosts()}

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
 from cluster_iac.catalog.nccl_vars import parse_version
 from cluster_iac.plan.collectives.algorithms import ALGORITHMS, JobShape
@@ -18,6 +17,7 @@ from cluster_iac.plan.collectives.constants import (
     SINCE,
 )
 from cluster_iac.plan.model import Node, NodeTypePlan, Plan
+from cluster_iac.plan.wiring import FabricWiring
 
 # NCCL_ALGO names (NCCL docs, env.rst) -> the model's algorithms.
 _ALGO_NAMES = {"ring": "ring", "tree": "tree", "nvls": "nvls", "nvlstree": "nvls_tree",
@@ -82,16 +82,15 @@ def path_oversubscription(plan: Plan, nodes: Sequence[Node]) -> float:
     hangs off the same leaf switches (a scalable unit of a rail-optimized fabric), the leaf
     tier's ratio when the job spans leaf groups, the worst of leaf and spine when its leaves
     reach different spines (pods of a three-tier fabric)."""
-    fabric, graph = plan.fabrics.get("compute"), plan.graphs.get("compute")
-    if fabric is None or graph is None or fabric.tiers <= 1:
+    fabric, wiring = plan.fabrics.get("compute"), plan.fabric_wiring.get("compute")
+    if fabric is None or wiring is None or fabric.tiers <= 1:
         return 1.0
-    tiers = {s.name: s.tier for s in plan.switches if s.network == "compute"}
-    leaf_sets = set(_tier_neighbours(graph, [n.hostname for n in nodes], tiers, "leaf"))
+    leaf_sets = set(_above(wiring, [n.hostname for n in nodes]))
     if len(leaf_sets) <= 1:
         return 1.0
     crossed = ["leaf"]
     leaves = sorted(frozenset().union(*leaf_sets))
-    spines = dict(zip(leaves, _tier_neighbours(graph, leaves, tiers, "spine"), strict=True))
+    spines = dict(zip(leaves, _above(wiring, leaves), strict=True))
     spine_sets = {frozenset().union(*map(spines.__getitem__, group)) for group in leaf_sets}
     if fabric.tiers > 2 and len(spine_sets) > 1:
         crossed.append("spine")
@@ -100,30 +99,22 @@ def path_oversubscription(plan: Plan, nodes: Sequence[Node]) -> float:
 
 
 def scalable_unit(plan: Plan, node: Node) -> object:
-    """The node's scalable unit in the compute fabric (its leaf switches when the graph
+    """The node's scalable unit in the compute fabric (its leaf switches when the wiring
     names none; None without a compute fabric)."""
-    graph = plan.graphs.get("compute")
-    if graph is None or node.hostname not in graph:
+    wiring = plan.fabric_wiring.get("compute")
+    if wiring is None or node.hostname not in wiring:
         return None
-    su = graph.nodes[node.hostname].get("su")
+    su = wiring.su.get(node.hostname)
     if su is not None:
         return su
-    tiers = {s.name: s.tier for s in plan.switches if s.network == "compute"}
-    return _neighbours(graph, node.hostname, tiers, "leaf")
+    return frozenset(wiring.up.get(node.hostname, ()))
 
 
-def _neighbours(graph: Any, name: str, tiers: dict[str, str], tier: str) -> frozenset[str]:
-    if name not in graph:
-        return frozenset()
-    return frozenset(m for m in graph.neighbors(name) if tiers.get(m) == tier)
-
-
-def _tier_neighbours(graph: Any, names: Sequence[str], tiers: dict[str, str],
-                     tier: str) -> list[frozenset[str]]:
-    """_neighbours of each name, as one set intersection each (a partition has thousands)."""
-    switches = frozenset(s for s, t in tiers.items() if t == tier)
-    return [switches.intersection(graph.adj[name]) if name in graph else frozenset()
-            for name in names]
+def _above(wiring: FabricWiring, names: Sequence[str]) -> list[frozenset[str]]:
+    """The switches each name is cabled to in the tier above it (a host's leaves, a leaf's
+    spines); none for a name not in the fabric."""
+    up = wiring.up
+    return [frozenset(up.get(name, ())) for name in names]
 
 
 def _intra_gbs(nt: NodeTypePlan) -> tuple[float, str]:

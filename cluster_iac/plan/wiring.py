@@ -1,0 +1,86 @@
+"""Who is cabled to whom in a fabric, as tables; the networkx graph only for graph algorithms.
+
+A fat tree is cabled upward: a host's NICs to leaves, leaves to spines, spines to cores, each
+device to every switch above it the same number of times. So the tables say, for each
+device, the switches above it (``up``) and the rate and count of its cables to each
+(``uplinks``). At 100,000 GPUs that is 17,000 short rows where a graph would hold 225,000
+edges, each with its own attribute dict and two adjacency entries; the readers (the topology
+tree, inventories, checks, collective estimates) want a device's switches, not paths. What
+does want graph algorithms (Lustre's max flow) asks for ``graph``, built once on first use.
+The cables themselves are rows of ``plan.cables``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+# The cables from a device of a tier to the switches above it.
+UPLINK_TIER = {"node": "node-leaf", "leaf": "leaf-spine", "spine": "spine-core"}
+
+
+@dataclass(frozen=True)
+class FabricWiring:
+    """One fabric's devices and cables, as the fabric pass laid them out."""
+
+    network: str  # 'compute' | 'storage'
+    link: str  # link layer: 'infiniband' | 'ethernet'
+    design: str  # 'rail-optimized' | 'plain' | 'single-switch'
+    # device -> 'node' (a host) | 'leaf' | 'spine' | 'core': leaves, hosts, spines, cores
+    tier: Mapping[str, str]
+    su: Mapping[str, int]  # host or leaf -> its scalable unit (from 1)
+    rail: Mapping[str, int]  # rail-optimized: leaf -> its rail (from 1)
+    # device -> the switches above it that it is cabled to: a host's in NIC order (rail
+    # optimized: NIC i on the rail leaf i+1 of its SU), a switch's in port order
+    up: Mapping[str, tuple[str, ...]]
+    # device -> (Gb/s of each cable up, cables to each switch above)
+    uplinks: Mapping[str, tuple[int, int]]
+
+    def __contains__(self, name: object) -> bool:
+        """Whether ``name`` is a device of the fabric (a host cabled to it, or a switch)."""
+        return name in self.tier
+
+    def hosts(self) -> Iterator[str]:
+        """The hosts cabled to the fabric, in the order they were cabled."""
+        return (name for name, tier in self.tier.items() if tier == "node")
+
+    def reach(self, start: str) -> set[str]:
+        """The devices connected to ``start``, directly or through switches: its connected
+        component, by networkx's union-find over each device and the switches above it (the
+        switches above one device are joined once per distinct set, not once per device)."""
+        from networkx.utils import UnionFind
+
+        parts = UnionFind()
+        for uppers in dict.fromkeys(self.up.values()):
+            parts.union(*uppers)
+        for name, uppers in self.up.items():
+            parts.union(name, *uppers[:1])
+        root = parts[start]
+        return {name for name in self.tier if parts[name] == root}
+
+    @cached_property
+    def graph(self) -> Any:
+        """The fabric as a networkx Graph, for graph algorithms: nodes carry kind, tier, su
+        and rail; one edge per cabled pair, with tier, speed_gbps, link, links (the cables
+        between the pair) and, from a host of a rail-optimized fabric, the NIC's rail."""
+        import networkx as nx
+
+        graph = nx.Graph()
+        for name, tier in self.tier.items():
+            if tier == "node":
+                graph.add_node(name, kind="node", su=self.su.get(name))
+            else:
+                graph.add_node(name, kind="switch", tier=tier, su=self.su.get(name),
+                               rail=self.rail.get(name))
+        rails = self.design == "rail-optimized"
+        for lower, uppers in self.up.items():
+            speed, links = self.uplinks[lower]
+            tier = self.tier[lower]
+            data = {"tier": UPLINK_TIER[tier], "speed_gbps": speed, "link": self.link,
+                    "links": links}
+            for nic, upper in enumerate(uppers):
+                graph.add_edge(lower, upper, **data,
+                               **({"rail": nic} if rails and tier == "node" else {}))
+        return graph
