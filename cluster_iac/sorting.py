@@ -9,26 +9,24 @@ from typing import TypeVar
 
 _DIGITS = re.compile(r"(\d+)")
 
-
-def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
-    """Sort key that compares the digit runs of a name as numbers."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part)
-                 for part in _DIGITS.split(text) if part)
+NaturalKey = tuple[str | int, ...]
 
 
-_ONE_NUMBER = re.compile(r"([^0-9]*)([0-9]+)([^0-9]*)")
+def natural_key(text: str) -> NaturalKey:
+    """Sort key that compares the digit runs of a name as numbers: the name split at its digit
+    runs, each run an int ('r12-pdu-a' -> ('r', 12, '-pdu-a')). Text and numbers alternate
+    from a text (empty before a leading digit run, and after a trailing one), so two keys
+    compare text with text and number with number, and '' (nothing) sorts first."""
+    parts: list[str | int] = _DIGITS.split(text)  # type: ignore[assignment]
+    parts[1::2] = map(int, parts[1::2])  # type: ignore[arg-type]
+    return tuple(parts)
+
+
 Item = TypeVar("Item")
 
 
 def natural_sorted(items: Iterable[Item], name: Callable[[Item], str]) -> list[Item]:
-    """``sorted(items, key=lambda i: natural_key(name(i)))``, faster when every name is ASCII
-    with one digit run ('g00042', 'r12-pdu-a'): then (text before, number, text after)
-    orders them as natural_key does (an empty text sorts first, as a number before text and a
-    shorter key before a longer one do there)."""
+    """``sorted(items, key=lambda i: natural_key(name(i)))``, each key made once."""
     items = list(items)
-    names = list(map(name, items))
-    found = list(map(_ONE_NUMBER.fullmatch, names)) if "".join(names).isascii() else [None]
-    if None in found:
-        return sorted(items, key=lambda item: natural_key(name(item)))
-    keys = [(m[1], int(m[2]), m[3]) for m in found]  # type: ignore[index]
+    keys = map(natural_key, map(name, items))
     return [item for _, item in sorted(zip(keys, items, strict=True), key=itemgetter(0))]

@@ -1,5 +1,5 @@
-"""natural_sorted orders names exactly as sorting by natural_key does, on its fast path (one
-digit run per name) and off it."""
+"""natural_key orders names as the textbook natural order does (each part of the name a
+number or a text, numbers first), and natural_sorted exactly as sorting by natural_key does."""
 
 from __future__ import annotations
 
@@ -27,3 +27,25 @@ def test_natural_sorted_is_sorted_by_natural_key(names: list[str], one_run: bool
 
 def _runs(name: str) -> list[str]:
     return re.findall(r"[0-9]+", name)
+
+
+def _textbook_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """The natural order spelled out: the non-empty parts, each (0, number) or (1, text)."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part)
+                 for part in re.split(r"([0-9]+)", text) if part)
+
+
+@settings(max_examples=500, deadline=None)
+@given(NAMES, NAMES)
+def test_natural_key_orders_as_the_textbook_key(a: str, b: str) -> None:
+    ka, kb = natural_key(a), natural_key(b)
+    ta, tb = _textbook_key(a), _textbook_key(b)
+    assert (ka < kb, ka == kb) == (ta < tb, ta == tb)
+
+
+def test_natural_key_examples() -> None:
+    names = ["r10", "r2", "r1-pdu-b", "1", "", "r1-pdu-a", "r01", "a", "10b", "r1", "mgmt-r2-1",
+             "mgmt-r10-1", "mgmt-r2-10"]
+    assert sorted(names, key=natural_key) == [
+        "", "1", "10b", "a", "mgmt-r2-1", "mgmt-r2-10", "mgmt-r10-1", "r01", "r1", "r1-pdu-a",
+        "r1-pdu-b", "r2", "r10"]

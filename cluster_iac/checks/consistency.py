@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from itertools import combinations
+from itertools import chain, combinations
 
 from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity
@@ -16,18 +16,25 @@ from cluster_iac.plan import Plan
 def device_names(plan: Plan) -> Iterator[Diagnostic]:
     """Hostnames, switch, PDU and power-shelf names are one namespace (inventory, DNS, NetBox);
     expand_nodes already rejects two nodes with one hostname."""
+    power = plan.power_devices  # the power pass's PDUs and shelves (each rack's, by name)
+    names = Counter(chain((n.hostname for n in plan.nodes), (s.name for s in plan.switches),
+                          (d.name for d in power)))
+    clashes = {name for name, n in names.items() if n > 1}
+    if not clashes:  # the usual case: the owners are looked up only for names used twice
+        return
     owners: dict[str, list[tuple[str, tuple[str | int, ...]]]] = {}
     for node in plan.nodes:
-        owners.setdefault(node.hostname, []).append(("node", (*node.spec_path, "hostname")))
+        if node.hostname in clashes:
+            owners.setdefault(node.hostname, []).append(("node", (*node.spec_path, "hostname")))
     for sw in plan.switches:
-        owners.setdefault(sw.name, []).append((f"{sw.network} switch", sw.spec_path))
+        if sw.name in clashes:
+            owners.setdefault(sw.name, []).append((f"{sw.network} switch", sw.spec_path))
     racks = {rack.name: rack.spec_path for rack in plan.racks}
-    power = plan.power_devices  # the power pass's PDUs and shelves (each rack's, by name)
     for device in power:
-        if device.kind == "pdu":
+        if device.kind == "pdu" and device.name in clashes:
             owners.setdefault(device.name, []).append(("PDU", racks[device.rack]))
     for device in power:
-        if device.kind == "power-shelf":
+        if device.kind == "power-shelf" and device.name in clashes:
             owners.setdefault(device.name, []).append(("power shelf", ()))
     for name in sorted(owners):
         kinds = owners[name]
@@ -43,6 +50,8 @@ def device_names(plan: Plan) -> Iterator[Diagnostic]:
 def addresses(plan: Plan) -> Iterator[Diagnostic]:
     """No address is given twice in one network, and no two IP networks overlap."""
     for network, table in sorted(plan.addresses.items()):
+        if len(set(table.values())) == len(table):
+            continue  # no address given twice
         counts = Counter(table.values())
         for address, n in sorted(counts.items()):
             if n > 1:

@@ -13,6 +13,7 @@ from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
 from cluster_iac.plan.collectives import JobPrediction, policy_job, size_text
 from cluster_iac.plan.fattree import parse_ratio
+from cluster_iac.plan.physical import runs
 
 NETWORK_GRAPHS = ("compute", "storage", "management", "bmc")
 
@@ -27,10 +28,13 @@ def radix(plan: Plan) -> Iterator[Diagnostic]:
     """No switch has more cables of its network than ports (plan.links against the catalog;
     a fabric switch's management port is cabled to another network and not counted)."""
     links = plan.links
-    used = Counter(zip(links.network, links.a_device, strict=True))
-    used.update(zip(links.network, links.b_device, strict=True))
+    used: dict[str, Counter[str]] = {}  # network -> device -> its cables in that network
+    for start, stop in runs(links.network):  # the builders append a network's cables together
+        ends = used.setdefault(links.network[start], Counter())
+        ends.update(links.a_device[start:stop])
+        ends.update(links.b_device[start:stop])
     for sw in sorted(plan.switches, key=lambda s: (s.network, s.name)):
-        n = used[(sw.network, sw.name)]
+        n = used[sw.network][sw.name] if sw.network in used else 0
         if sw.network not in NETWORK_GRAPHS or n <= sw.ports:
             continue
         yield Diagnostic(

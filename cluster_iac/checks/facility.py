@@ -31,6 +31,8 @@ def rack_power(plan: Plan) -> Iterator[Diagnostic]:
 @check("facility.rack_weight")
 def rack_weight(plan: Plan) -> Iterator[Diagnostic]:
     """The devices in a rack may not weigh more than its static load rating (max_weight_kg)."""
+    if all(rack.max_weight_kg is None for rack in plan.racks):
+        return  # no rack rated: nothing to weigh against
     weights = rack_weights_kg(plan)
     for rack in plan.racks:
         if rack.max_weight_kg is None:

@@ -46,10 +46,10 @@ def _over(code: str, line: PowerLine, circuit: PowerCircuit, amps: float, when: 
 def breaker_load(plan: Plan) -> Iterator[Diagnostic]:
     """Each line of each breaker carries its cords' maximum draw, in normal operation, within
     the breaker's continuous current."""
-    circuits = {(c.pdu, c.name): c for c in plan.power_circuits}
+    over = [line for line in plan.power_lines if line.normal_a > line.limit_a + 1e-9]
+    circuits = _circuits_of(plan, over)
     found = [_over("POWER-BREAKER", line, circuits[(line.pdu, line.circuit)], line.normal_a,
-                   "in normal operation", "")
-             for line in plan.power_lines if line.normal_a > line.limit_a + 1e-9]
+                   "in normal operation", "") for line in over]
     yield from worst_per_profile(found, "line(s)")
 
 
@@ -58,15 +58,22 @@ def redundancy(plan: Plan) -> Iterator[Diagnostic]:
     """Each line stays within its breaker's continuous current in every single failure: a
     partner PDU down (or its feed, or the row panel on its side) and one PSU failed, with the
     load moved to the PSUs left as the devices' redundancy says."""
-    circuits = {(c.pdu, c.name): c for c in plan.power_circuits}
-    feeds = {f.pdu: f for f in plan.power_feeds}
+    over = [line for line in plan.power_lines
+            # over in normal operation: POWER-BREAKER already says so
+            if line.normal_a <= line.limit_a + 1e-9 and line.worst_a > line.limit_a + 1e-9]
+    circuits = _circuits_of(plan, over)
+    feeds = {f.pdu: f for f in plan.power_feeds} if over else {}
     found = [_over("POWER-REDUNDANCY", line, circuits[(line.pdu, line.circuit)], line.worst_a,
                    f"with {case_text(line.worst_case, feeds)}", ", so the rack is not redundant",
-                   case=line.worst_case)
-             for line in plan.power_lines
-             # over in normal operation: POWER-BREAKER already says so
-             if line.normal_a <= line.limit_a + 1e-9 and line.worst_a > line.limit_a + 1e-9]
+                   case=line.worst_case) for line in over]
     yield from worst_per_profile(found, "line(s)")
+
+
+def _circuits_of(plan: Plan, lines: list[PowerLine]) -> dict[tuple[str, str], PowerCircuit]:
+    """(PDU, circuit) -> the circuit of each of these lines (none looked up without lines)."""
+    wanted = {(line.pdu, line.circuit) for line in lines}
+    return {(c.pdu, c.name): c for c in plan.power_circuits if (c.pdu, c.name) in wanted} \
+        if wanted else {}
 
 
 @check("power.feed")

@@ -39,6 +39,8 @@ def psu_failover(plan: Plan) -> Iterator[Diagnostic]:
     spare PSUs short of the PSUs it requires, or a busbar short of power shelves: the PSUs
     are split over too few feeds. One finding per node type, switch model or PDU profile,
     naming the first device and the count."""
+    if not plan.power_outages:
+        return
     kind_of = {n.hostname: n.node_type for n in plan.nodes}
     kind_of.update({s.name: s.model for s in plan.switches})
     profile_of = {r.name: r.pdu_profile for r in plan.racks}

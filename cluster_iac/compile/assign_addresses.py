@@ -142,9 +142,23 @@ def allocate(cidr: IPv4Network, reserved: int, members: dict[str, list[str]],
             taken = f" after {reserved} reserved" if index == 0 else ""
             raise PoolOverflow(f"pool '{pool}' ({where}, {free} addresses{taken}) is too small "
                                f"for its {len(names)} devices")
-        for offset, name in enumerate(names):
-            result[name] = _dotted(base + low + offset)
+        result.update(zip(names, _dotted_run(base + low, len(names)), strict=True))
     return result
+
+
+_OCTETS = [str(n) for n in range(256)]
+
+
+def _dotted_run(first: int, n: int) -> list[str]:
+    """The n addresses from ``first``, dotted: each /24's first three octets written once."""
+    found: list[str] = []
+    address, end = first, first + n
+    while address < end:
+        stop = min(end, (address | 255) + 1)  # the end of this /24, or of the run
+        prefix = f"{address >> 24}.{(address >> 16) & 255}.{(address >> 8) & 255}."
+        found += map(prefix.__add__, _OCTETS[address & 255:(address & 255) + stop - address])
+        address = stop
+    return found
 
 
 def _dotted(address: int) -> str:

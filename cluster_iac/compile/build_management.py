@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from itertools import repeat
 from typing import Any
 
 from cluster_iac.errors import CompileError, Diagnostic
@@ -111,9 +112,15 @@ class _Net:
     def switch(self, name: str, tier: str, rack: str) -> Switch:
         return _switch(self.plan, name, self.model, self.network, tier, rack, self.path)
 
-    def cable(self, a: str, a_port: str, b: str, b_port: str, tier: str) -> None:
-        """One cable from ``a`` (the device, or the lower switch) up to switch ``b``."""
-        self.cables.add(self.network, tier, a, a_port, b, b_port, self.speed_gbps, "ethernet")
+    def cables_up(self, a: Sequence[str], a_ports: Sequence[str], b: Iterable[str],
+                  b_ports: Iterable[str]) -> None:
+        """Cables from each ``a`` (a device, or a lower switch) up to switch ``b``, appended
+        to the network's columns together (some 50,000 cables per network)."""
+        n = len(a)
+        for column, values in zip(self.cables.columns, (
+                repeat(self.network, n), repeat("link", n), a, a_ports, b, b_ports,
+                repeat(self.speed_gbps, n), repeat("ethernet", n)), strict=True):
+            column.extend(values)
 
 
 def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
@@ -123,21 +130,29 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
     net = _Net(plan, network, model, path, cables, network_racks,
                plan.catalog.switches[model].port_speed_gbps)
     down = net.entry.ports - UPLINKS
+    ports = _ports(1, down)
     access: list[Switch] = []
+    hosts: list[tuple[str, str]] = []  # (device, port) of every access cable, in order
+    switches: list[str] = []
+    switch_ports: list[str] = []
     for rack, ends in _endpoints(plan, network).items():
         for k in range(math.ceil(len(ends) / down)):
             sw = net.switch(f"{net.prefix}-{rack}-{k + 1}", "access", rack)
             access.append(sw)
-            for port, (device, device_port) in enumerate(ends[k * down:(k + 1) * down], 1):
-                net.cable(device, device_port, sw.name, f"swp{port}", "link")
+            group = ends[k * down:(k + 1) * down]
+            hosts += group
+            switches += repeat(sw.name, len(group))
+            switch_ports += ports[:len(group)]
+    if hosts:
+        devices, device_ports = zip(*hosts, strict=True)
+        net.cables_up(devices, device_ports, switches, switch_ports)
     # Upper tiers take the access switches in growth order: a new compute rack's switch takes
     # the next aggregation port and moves no other.
     access.sort(key=growth_key(plan))
     made = list(access)
     if len(access) == 2:  # two racks: the access switches uplink to each other, no aggregation
-        for s in range(UPLINKS):
-            uplink = _uplink_port(net, s)
-            net.cable(access[0].name, uplink, access[1].name, uplink, "link")
+        uplinks = _uplink_ports(net)
+        net.cables_up([access[0].name] * UPLINKS, uplinks, [access[1].name] * UPLINKS, uplinks)
         return made
     lower, tier, level = access, "aggregation", 1
     while len(lower) > 1 and not (level > 1 and len(lower) == 2):
@@ -147,14 +162,20 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
     return made
 
 
-def _uplink_port(net: _Net, s: int) -> str:
+def _uplink_ports(net: _Net) -> list[str]:
     """The switch's last UPLINKS ports are its uplinks."""
-    return f"swp{net.entry.ports - UPLINKS + s + 1}"
+    return _ports(net.entry.ports - UPLINKS + 1, UPLINKS)
+
+
+def _ports(first: int, n: int) -> list[str]:
+    """n switch ports from port ``first``: 'swp1', 'swp2', ..."""
+    return [f"swp{port}" for port in range(first, first + n)]
 
 
 def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[Switch]:
     """Pairs of switches above ``lower``; each lower switch uplinks to both of its pair."""
     down = net.entry.ports - UPLINKS
+    uplinks = _uplink_ports(net)
     upper: list[Switch] = []
     for g in range(math.ceil(len(lower) / down)):
         group = lower[g * down:(g + 1) * down]
@@ -165,10 +186,10 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
         pair = [net.switch(f"{net.prefix}-{tier[:3]}{level}-{2 * g + s + 1}", tier, rack)
                 for s in range(2)]
         upper += pair
-        for port, child in enumerate(group, 1):
-            for s, parent in enumerate(pair):
-                net.cable(child.name, _uplink_port(net, s), parent.name, f"swp{port}",
-                          "link")
+        # each child to each of the pair in turn: its uplink s to port <child's place> of s
+        net.cables_up([child.name for child in group for _ in pair], uplinks * len(group),
+                      [parent.name for parent in pair] * len(group),
+                      [port for port in _ports(1, len(group)) for _ in pair])
     return upper
 
 

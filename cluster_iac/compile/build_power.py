@@ -3,70 +3,64 @@ and outlet, and every line current in normal operation and in each single failur
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
-from cluster_iac.plan.power import DEFAULT_SHELF, SIDES, busbar_fed, power_shelves
+from cluster_iac.plan.power import DEFAULT_SHELF, SIDES, busbar_fed, pdu_name, power_shelves
 from cluster_iac.plan.power_flow import Circuitry, Consumer, RackFlow, solve
-from cluster_iac.plan.power_rows import RackNames, RackTemplate
-from cluster_iac.plan.power_tables import (
-    PduLoad,
-    PowerCircuit,
-    PowerCord,
-    PowerDevice,
-    PowerFeed,
-    PowerLine,
-    PowerOutage,
-)
+from cluster_iac.plan.power_rows import RackGroup, RackTemplate
+from cluster_iac.plan.power_tables import PowerCord, PowerDevice
 from cluster_iac.spec import ClusterSpec
-
-
-@dataclass
-class _Tables:
-    devices: list[PowerDevice] = field(default_factory=list)
-    cords: list[list[PowerCord]] = field(default_factory=list)  # one run per PDU
-    feeds: list[PowerFeed] = field(default_factory=list)
-    circuits: list[PowerCircuit] = field(default_factory=list)
-    lines: list[PowerLine] = field(default_factory=list)
-    pdus: list[PduLoad] = field(default_factory=list)
-    outages: list[PowerOutage] = field(default_factory=list)
 
 
 def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
     """Every rack's feeds, PDUs, circuits, lines and cords, with the currents on each (one
-    solution per distinct rack: identical racks are solved once)."""
+    solution per distinct rack: identical racks are solved once and named together)."""
     fed = busbar_fed(plan)
     shelves = power_shelves(plan, fed)
     names, consumers, busbar = _consumers_by_rack(plan, fed, shelves)
-    tables = _Tables()
-    problems: list[Diagnostic] = []
-    solved: dict[tuple[Any, ...], RackTemplate] = {}
-    policy_percent = plan.settings.policy.breaker_continuous_percent
-    for rack in plan.racks:
-        profile = plan.settings.power.pdu_profiles[rack.pdu_profile]
+    racks = plan.racks
+    groups: dict[tuple[Any, ...], list[int]] = {}  # identical racks, by index
+    for n, rack in enumerate(racks):
         key = (rack.pdu_profile, consumers.get(rack.name, ()), busbar.get(rack.name, 0.0))
-        if key not in solved:
-            solved[key] = RackTemplate(solve(key[1], _circuitry(profile), key[2]), profile,
-                                       policy_percent)
-        template = solved[key]
-        rack_names = RackNames(rack, profile, names.get(rack.name, ()))
-        problems += _outlet_problems(rack, profile, rack_names, template.flow)
-        _name_rack(tables, rack_names, template, tuple(shelves.get(rack.name, ())))
+        groups.setdefault(key, []).append(n)
+    policy_percent = plan.settings.policy.breaker_continuous_percent
+    profiles = plan.settings.power.pdu_profiles
+    templates: list[RackTemplate] = [None] * len(racks)  # type: ignore[list-item]
+    devices: list[tuple[PowerDevice, ...]] = [()] * len(racks)
+    rows: list[tuple[tuple[Any, ...], ...]] = [()] * len(racks)
+    runs: list[tuple[str, tuple[PowerCord, ...]]] = []  # (PDU, its cords by outlet)
+    for (name, parts, busbar_w), members in groups.items():
+        profile = profiles[name]
+        template = RackTemplate(solve(parts, _circuitry(profile), busbar_w), profile,
+                                policy_percent)
+        group = RackGroup([racks[n] for n in members], profile,
+                          [names.get(racks[n].name, ()) for n in members], template)
+        for n, made, racked in zip(members, group.by_rack(), group.devices_by_rack(),
+                                 strict=True):
+            templates[n], rows[n], devices[n] = template, made, racked
+        runs += group.cord_runs()
+    problems = [d for rack, t in zip(racks, templates, strict=True)
+                for d in _outlet_problems(rack, profiles[rack.pdu_profile], t.flow)]
     if problems:
         raise CompileError(problems)
+    shelf_devices = [PowerDevice(s, "power-shelf", rack, DEFAULT_SHELF, "")
+                     for rack, names_ in shelves.items() for s in names_]
     # Each PDU's cords are one run, in outlet order: sorting the runs by PDU name orders the
     # table by (pdu, outlet) without a key per cord.
-    runs = sorted(tables.cords, key=lambda run: run[0].pdu)
+    runs.sort(key=itemgetter(0))
+    circuits, lines, feeds, pdus, outages = (
+        tuple(chain.from_iterable(table)) for table in zip(*rows, strict=True))
     return replace(
-        plan, power_devices=tuple(sorted(tables.devices, key=attrgetter("name"))),
-        power_cords=tuple(chain.from_iterable(runs)),
-        power_feeds=tuple(tables.feeds), power_circuits=tuple(tables.circuits),
-        power_lines=tuple(tables.lines), power_pdus=tuple(tables.pdus),
-        power_outages=tuple(tables.outages), rack_loads_w=_rack_loads(plan))
+        plan, power_devices=tuple(sorted(chain(chain.from_iterable(devices), shelf_devices),
+                                         key=attrgetter("name"))),
+        power_cords=tuple(chain.from_iterable(map(itemgetter(1), runs))),
+        power_feeds=feeds, power_circuits=circuits, power_lines=lines, power_pdus=pdus,
+        power_outages=outages, rack_loads_w=_rack_loads(plan))
 
 
 def _circuitry(profile: Any) -> Circuitry:
@@ -88,25 +82,35 @@ def _consumers_by_rack(plan: Plan, fed: dict[str, list[tuple[str, int]]],
     skip = {name for trays in fed.values() for name, _ in trays}
     names: dict[str, list[str]] = {}
     found: dict[str, list[Consumer]] = {}
-    kinds: dict[object, Consumer] = {}  # node type, or a switch's power figures
+    kinds: dict[object, Consumer] = {}  # node type, or a switch's power figures: made once
     for node in plan.nodes:
-        if node.hostname not in skip:
-            skip.add(node.hostname)
+        name = node.hostname
+        if name in skip:
+            continue
+        skip.add(name)
+        consumer = kinds.get(node.node_type)
+        if consumer is None:
             nt = plan.node_types[node.node_type]
-            consumer = kinds.setdefault(nt.name, Consumer(
-                "node", nt.max_power_w, nt.psu_count, nt.psu_rating_w, nt.psu_required))
-            names.setdefault(node.rack, []).append(node.hostname)
-            found.setdefault(node.rack, []).append(consumer)
+            consumer = kinds[node.node_type] = Consumer("node", nt.max_power_w, nt.psu_count,
+                                                 nt.psu_rating_w, nt.psu_required)
+        if node.rack not in names:
+            names[node.rack], found[node.rack] = [], []
+        names[node.rack].append(name)
+        found[node.rack].append(consumer)
     for sw in plan.switches:
-        if sw.name not in skip:
-            skip.add(sw.name)
-            key = (sw.max_power_w, sw.psu_count, sw.psu_required)
-            if key not in kinds:
-                rating = -(-sw.max_power_w // sw.psu_required)  # each PSU carries its N share
-                kinds[key] = Consumer("switch", sw.max_power_w, sw.psu_count, rating,
-                                      sw.psu_required)
-            names.setdefault(sw.rack, []).append(sw.name)
-            found.setdefault(sw.rack, []).append(kinds[key])
+        if sw.name in skip:
+            continue
+        skip.add(sw.name)
+        key = (sw.max_power_w, sw.psu_count, sw.psu_required)
+        consumer = kinds.get(key)
+        if consumer is None:
+            rating = -(-sw.max_power_w // sw.psu_required)  # each PSU carries its N share
+            consumer = kinds[key] = Consumer("switch", sw.max_power_w, sw.psu_count, rating,
+                                             sw.psu_required)
+        if sw.rack not in names:
+            names[sw.rack], found[sw.rack] = [], []
+        names[sw.rack].append(sw.name)
+        found[sw.rack].append(consumer)
     shelf = plan.catalog.power_shelves[DEFAULT_SHELF]
     shelf_consumer = Consumer("power-shelf", shelf.capacity_w, shelf.psus.count,
                               shelf.psus.rating_w, shelf.psus.required)
@@ -129,27 +133,12 @@ def _rack_loads(plan: Plan) -> dict[str, float]:
     return loads
 
 
-def _name_rack(tables: _Tables, names: RackNames, template: RackTemplate,
-               shelves: tuple[str, ...]) -> None:
-    rack = names.rack.name
-    for side, pdu in zip(names.sides, names.pdus, strict=True):
-        tables.devices.append(PowerDevice(pdu, "pdu", rack, names.rack.pdu_profile, side))
-    tables.devices += [PowerDevice(s, "power-shelf", rack, DEFAULT_SHELF, "") for s in shelves]
-    cords, circuits, lines, feeds, pdus, outages = names.rows(template)
-    tables.cords += [cords[start:end] for start, end in template.cord_runs]
-    tables.circuits += circuits
-    tables.lines += lines
-    tables.feeds += feeds
-    tables.pdus += pdus
-    tables.outages += outages
-
-
-def _outlet_problems(rack: Any, profile: Any, names: RackNames,
-                     flow: RackFlow) -> list[Diagnostic]:
+def _outlet_problems(rack: Any, profile: Any, flow: RackFlow) -> list[Diagnostic]:
     """A PDU with more cords than outlets is a located spec error."""
+    sides = SIDES[profile.layout]
     return [Diagnostic(
         "SPEC-PDU-OUTLETS",
-        f"rack {rack.name} PDU {names.pdus[k]} needs {used} outlets but profile "
+        f"rack {rack.name} PDU {pdu_name(rack.name, sides[k])} needs {used} outlets but profile "
         f"'{rack.pdu_profile}' gives {profile.outlets}",
         ("power", "pdu_profiles", rack.pdu_profile, "outlets"),
         details={"measured": used, "limit": profile.outlets})

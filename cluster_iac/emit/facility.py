@@ -3,10 +3,9 @@ normal operation and in its worst single failure, each PDU's worst case, and the
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
-from itertools import groupby
-from operator import attrgetter
+from itertools import accumulate, chain, groupby
+from operator import attrgetter, itemgetter
 
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import csv_columns, csv_text, markdown_columns, markdown_rows
@@ -33,9 +32,8 @@ def render(plan: Plan) -> dict[str, str]:
     feeds = {f.pdu: f for f in plan.power_feeds}
     lines, line_md = _line_rows(plan, feeds, rows_of)
     pdus, pdu_md = _pdu_rows(plan, feeds, rows_of)
-    # each rack's table rows joined here (str.join; the template's join filter is per item)
-    racks = [{"name": r.name, "row": r.row, "pdus": "\n".join(pdu_md.get(r.name, ())),
-              "lines": "\n".join(line_md.get(r.name, ()))}
+    racks = [{"name": r.name, "row": r.row, "pdus": pdu_md.get(r.name, ""),
+              "lines": line_md.get(r.name, "")}
              for r in sorted(plan.racks, key=lambda r: r.name)]
     totals = total_rows(plan)
     context = {"racks": racks, "totals": "\n".join(markdown_rows(totals)),
@@ -50,7 +48,7 @@ def render(plan: Plan) -> dict[str, str]:
 
 
 def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
-               ) -> tuple[list[Sequence[str]], dict[str, list[str]]]:
+               ) -> tuple[list[Sequence[str]], dict[str, str]]:
     """The CSV's columns, one row per circuit line (plan order), and the Markdown rows by
     rack. Built column by column: identical racks repeat the same outlets and currents, so
     each distinct one is formatted once and looked up with map."""
@@ -58,26 +56,42 @@ def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
     if not lines:
         return [() for _ in LINE_COLUMNS], {}
     (rack, pdu, circuit, line, limit_a, outlets, slots, devices, normal_a, cases, worst_a,
-     worst_case) = zip(*lines, strict=True)
+     worst_case, psu_labels) = zip(*lines, strict=True)
     amps = _Amps()
     ratings = list(zip(*map(_ratings(plan).__getitem__, pdu), strict=True))
     outlet_text = _Outlets()
     outlets_col = list(map(outlet_text.__getitem__, zip(outlets, slots, line, strict=True)))
-    labels = _psu_labels(plan)
-    psus = [" ".join(map(labels[p].__getitem__, o)) for p, o in zip(pdu, outlets, strict=True)]
+    psus = list(map(" ".join, psu_labels))
     normal, worst, limit = (list(map(amps.__getitem__, col)) for col in (normal_a, worst_a,
                                                                           limit_a))
-    percent = list(map(_Percent().__getitem__, zip(worst_a, limit_a, strict=True)))
+    against = list(zip(worst_a, limit_a, strict=True))
+    percent = list(map(_Percent().__getitem__, against))
     columns: list[Sequence[str]] = [
-        list(map(rows_of.__getitem__, rack)), rack, pdu,
-        [feeds[p].name for p in pdu], [feeds[p].panel for p in pdu], circuit, *ratings, limit,
-        line, outlets_col, list(map(" ".join, devices)), psus, normal, worst, percent,
-        worst_case]
-    failures = ["; ".join([f"{case} {amps[a]}" for case, a in c[1:]]) or "-" for c in cases]
-    over = ["over" if w > m + 1e-9 else "ok" for w, m in zip(worst_a, limit_a, strict=True)]
-    markdown = markdown_columns([pdu, circuit, line, outlets_col, psus, normal, failures,
-                                 worst, limit, percent, over])
+        list(map(rows_of.__getitem__, rack)), rack, pdu, *_feed_columns(feeds, pdu), circuit,
+        *ratings, limit, line, outlets_col, list(map(" ".join, devices)), psus, normal, worst,
+        percent, worst_case]
+    markdown = markdown_columns([pdu, circuit, line, outlets_col, psus, normal,
+                                 _failures(cases, amps), worst, limit, percent,
+                                 list(map(_Verdict().__getitem__, against))])
     return columns, _by_rack(rack, markdown)
+
+
+def _feed_columns(feeds: dict[str, PowerFeed], pdu: Sequence[str]) -> list[list[str]]:
+    """The feed and panel of each row's PDU."""
+    of_pdu = list(map(feeds.__getitem__, pdu))
+    return [list(map(attrgetter("name"), of_pdu)), list(map(attrgetter("panel"), of_pdu))]
+
+
+def _failures(cases: Sequence[tuple[tuple[str, float], ...]], amps: _Amps) -> list[str]:
+    """Each line's cases after its first (normal operation), '<case> <amps>' joined by '; ',
+    or '-': every pair formatted in one run, then joined line by line."""
+    failed = list(map(itemgetter(slice(1, None)), cases))
+    pairs = list(chain.from_iterable(failed))
+    texts = list(map("{} {}".format, map(itemgetter(0), pairs),
+                     map(amps.__getitem__, map(itemgetter(1), pairs))))
+    stops = list(accumulate(map(len, failed)))
+    runs = map(slice, [0, *stops[:-1]], stops)  # each line's run of texts
+    return [text or "-" for text in map("; ".join, map(texts.__getitem__, runs))]
 
 
 class _Outlets(dict[tuple[tuple[int, ...], tuple[str, ...], str], str]):
@@ -102,22 +116,12 @@ class _Percent(dict[tuple[float, float], str]):
         return text
 
 
-def _psu_labels(plan: Plan) -> dict[str, dict[int, str]]:
-    """PDU -> outlet -> 'device:PSUn': the PSU each outlet feeds (each PDU's cords are one
-    run of the cords table)."""
-    cords = plan.power_cords
-    pdus, outlets, devices, psus = (list(map(attrgetter(field), cords))
-                                    for field in ("pdu", "outlet", "device", "psu"))
-    suffix = {n: f":PSU{n}" for n in set(psus)}
-    labels = list(map(str.__add__, devices, map(suffix.__getitem__, psus)))
-    sizes = Counter(pdus)
-    found: dict[str, dict[int, str]] = {}
-    start = 0
-    for name in dict.fromkeys(pdus):
-        end = start + sizes[name]
-        found[name] = dict(zip(outlets[start:end], labels[start:end], strict=True))
-        start = end
-    return found
+class _Verdict(dict[tuple[float, float], str]):
+    """(worst amps, limit) -> 'over' or 'ok', each distinct pair decided once."""
+
+    def __missing__(self, key: tuple[float, float]) -> str:
+        text = self[key] = "over" if key[0] > key[1] + 1e-9 else "ok"
+        return text
 
 
 def _ratings(plan: Plan) -> dict[str, list[str]]:
@@ -134,7 +138,7 @@ def _ratings(plan: Plan) -> dict[str, list[str]]:
 
 
 def _pdu_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
-              ) -> tuple[list[Sequence[str]], dict[str, list[str]]]:
+              ) -> tuple[list[Sequence[str]], dict[str, str]]:
     """The CSV's columns, one row per PDU (plan order), and the Markdown rows by rack (a
     rack's PDUs are one run of the table), column by column as the lines are."""
     if not plan.power_pdus:
@@ -147,7 +151,7 @@ def _pdu_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
     load, worst, limit = (list(map(kw.__getitem__, col)) for col in (load_w, worst_w, limit_w))
     worst_amps, limit_amps = (list(map(amps.__getitem__, col)) for col in (worst_a, limit_a))
     percent = list(map(_Percent().__getitem__, zip(worst_a, limit_a, strict=True)))
-    panel = [feeds[p].panel for p in pdu]
+    panel = _feed_columns(feeds, pdu)[1]
     columns: list[Sequence[str]] = [
         list(map(rows_of.__getitem__, rack)), rack, pdu, side, layout, feed, panel, load,
         worst, worst_w_case, limit, circuit, line, worst_amps, limit_amps, percent, worst_case]
@@ -157,15 +161,16 @@ def _pdu_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
     return columns, _by_rack(rack, markdown)
 
 
-def _by_rack(rack: Sequence[str], rows: list[str]) -> dict[str, list[str]]:
-    """Rack -> its rows (each rack's rows are one run of the table)."""
+def _by_rack(rack: Sequence[str], rows: list[str]) -> dict[str, str]:
+    """Rack -> its rows, joined into its table's text (each rack's rows are one run of the
+    table; str.join here, the template's join filter is per item)."""
     by_rack: dict[str, list[str]] = {}
     start = 0
     for name, run in groupby(rack):
         size = sum(1 for _ in run)
         by_rack.setdefault(name, []).extend(rows[start:start + size])
         start += size
-    return by_rack
+    return {name: "\n".join(mine) for name, mine in by_rack.items()}
 
 
 def total_rows(plan: Plan) -> list[list[str]]:

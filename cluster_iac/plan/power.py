@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
+from itertools import repeat
 
 from cluster_iac.plan.model import Plan
 from cluster_iac.plan.power_tables import PduLoad, PowerCircuit
@@ -25,17 +27,26 @@ INLET = "inlet"
 CircuitLoad = PowerCircuit
 
 
+# Names of a rack's PDU and feed, and of a row's panel, on one side: '<rack>-pdu-a'.
+PDU_NAME, FEED_NAME, PANEL_NAME = "{}-pdu-{}", "{}-feed-{}", "{}-panel-{}"
+
+
 def pdu_name(rack: str, side: str) -> str:
-    return f"{rack}-pdu-{side.lower()}"
+    return PDU_NAME.format(rack, side.lower())
 
 
 def feed_name(rack: str, side: str) -> str:
-    return f"{rack}-feed-{side.lower()}"
+    return FEED_NAME.format(rack, side.lower())
 
 
 def panel_name(row: str, side: str) -> str:
     """The row's power panel (remote power panel) on one side: it feeds that side's PDUs."""
-    return f"{row}-panel-{side.lower()}"
+    return PANEL_NAME.format(row, side.lower())
+
+
+def side_names(form: str, owners: Iterable[str], side: str) -> list[str]:
+    """pdu_name, feed_name or panel_name (by its form) of each rack or row, on one side."""
+    return list(map(form.format, owners, repeat(side.lower())))
 
 
 def inlet_name(pdu: str) -> str:

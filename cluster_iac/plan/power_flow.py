@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from cluster_iac.plan import electrical
 
@@ -38,9 +39,9 @@ NORMAL: Case = ("normal",)
 SHELF = "power-shelf"
 
 
-@dataclass(frozen=True)
-class Consumer:
-    """A device with PSUs, as the solver sees it: no name, so identical racks share a plan."""
+class Consumer(NamedTuple):
+    """A device with PSUs, as the solver sees it: no name, so identical racks share a plan
+    (a named tuple: a rack's devices are a key of the power pass, hashed at C speed)."""
 
     kind: str  # 'node' | 'switch' | 'power-shelf'
     max_power_w: float  # a shelf's: its capacity (what it draws comes from its busbar)

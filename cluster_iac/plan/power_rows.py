@@ -1,39 +1,41 @@
-"""One rack's power flow as named table rows.
+"""Racks' power flows as named table rows.
 
 The solver's plan is nameless and shared by identical racks; its rows are laid out once per
-solution (a RackTemplate, every name left as an index) and each rack fills in its own PDU,
-feed, panel and device names, so a 3,000-rack cluster formats each distinct rack once.
+solution (a RackTemplate, every name left as an index), and the racks that share it (a
+RackGroup) fill in their PDU, feed, panel and device names column by column: a 3,000-rack
+cluster formats each distinct rack once and makes each table row without a Python call.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import partial
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Any
 
 from cluster_iac.plan import electrical
-from cluster_iac.plan.power import INLET, SIDES, feed_name, panel_name, pdu_name
+from cluster_iac.plan.power import FEED_NAME, INLET, PANEL_NAME, PDU_NAME, SIDES, side_names
 from cluster_iac.plan.power_flow import Case, RackFlow
 from cluster_iac.plan.power_tables import (
     NORMAL,
     PduLoad,
     PowerCircuit,
     PowerCord,
+    PowerDevice,
     PowerFeed,
     PowerLine,
     PowerOutage,
 )
 
-# Rows made whole with tuple.__new__ (no keyword parsing per row); a rack's cords from the
-# template's columns with map and zip, no Python call per row.
+# Rows made whole with tuple.__new__ (no keyword parsing per row), from columns over the
+# racks with map and zip: no Python call per row.
+_new_device = partial(tuple.__new__, PowerDevice)
 _new_cord = partial(tuple.__new__, PowerCord)
 _new_line = partial(tuple.__new__, PowerLine)
 _new_circuit = partial(tuple.__new__, PowerCircuit)
 _new_feed = partial(tuple.__new__, PowerFeed)
 _new_pdu = partial(tuple.__new__, PduLoad)
-# The fields of a cord that are the same in every rack sharing a template, in PowerCord order.
-_CORD_FIXED = ("circuit", "line", "outlet", "psu", "rating_w", "feed_leg", "allocated_w",
-               "maximum_w")
+_new_outage = partial(tuple.__new__, PowerOutage)
 
 
 class RackTemplate:
@@ -46,12 +48,15 @@ class RackTemplate:
         self._cases(flow)
         self._cords(flow)
         index = {case: n for n, case in enumerate(self.cases)}
+        # (PDU, outlet) -> (device, ':PSUn') of the PSU it feeds
+        psu_on = {(c.pdu, c.outlet): (c.device, f":PSU{c.psu + 1}") for c in flow.cords}
         slots, lines = self.slots, electrical.circuit_lines(profile.phases)
         self.lines = [
             (c.pdu, f"CB{c.index + 1}", lines[line.line], line.outlets,
              tuple(slots[s] for s in line.slots), line.devices, line.normal_a,
              tuple(index[case] for case, _ in line.cases),
-             tuple(amps for _, amps in line.cases), line.worst_a, index[line.worst_case])
+             tuple(amps for _, amps in line.cases), line.worst_a, index[line.worst_case],
+             tuple(psu_on[c.pdu, outlet] for outlet in line.outlets))
             for c in flow.circuits for line in c.lines]
         self.circuits = [(c.pdu, f"CB{c.index + 1}", c.devices, c.outlets, c.load_w, c.worst_w,
                           index[c.worst_w_case]) for c in flow.circuits]
@@ -89,19 +94,16 @@ class RackTemplate:
 
     def _cords(self, flow: RackFlow) -> None:
         """The cords by PDU, then outlet (each PDU's cords are one run of the power_cords
-        table), as columns."""
+        table): per cord, its PDU, device and case as indexes and the fields every rack of
+        the template shares."""
         slots = self.slots
-        placed = sorted((c for c in flow.cords if c.outlet), key=lambda c: (c.pdu, c.outlet))
-        fixed = [(f"CB{c.circuit + 1}", slots[c.slot], c.outlet, c.psu + 1,
-                  flow.consumers[c.device].psu_rating_w,
-                  electrical.FEED_LEG.get(slots[c.slot], ""), c.allocated_w, c.maximum_w)
-                 for c in placed]
-        columns = list(zip(*fixed, strict=True)) if fixed else [() for _ in _CORD_FIXED]
-        self.cord_columns = dict(zip(_CORD_FIXED, columns, strict=True))
-        self.cord_pdu = tuple(c.pdu for c in placed)
-        self.cord_device = tuple(c.device for c in placed)
         index = {case: n for n, case in enumerate(self.cases)}
-        self.cord_case = tuple(index[c.maximum_case] for c in placed)
+        placed = sorted((c for c in flow.cords if c.outlet), key=lambda c: (c.pdu, c.outlet))
+        self.cord_slots = [
+            (c.pdu, c.device, index[c.maximum_case], f"CB{c.circuit + 1}", slots[c.slot],
+             c.outlet, c.psu + 1, flow.consumers[c.device].psu_rating_w,
+             electrical.FEED_LEG.get(slots[c.slot], ""), c.allocated_w, c.maximum_w)
+            for c in placed]
         bounds = [n for n in range(1, len(placed)) if placed[n].pdu != placed[n - 1].pdu]
         self.cord_runs = (list(zip([0, *bounds], [*bounds, len(placed)], strict=True))
                           if placed else [])  # (start, end) of each PDU's run
@@ -117,85 +119,129 @@ class RackTemplate:
         return (feed.load_w, feed.worst_w, index[feed.worst_w_case], self.limit_w, *line)
 
 
-class RackNames:
-    """Names of one rack's power parts, and its rows from a solved rack's template."""
+class RackGroup:
+    """The racks that share one template: the names of their power parts column by column
+    (one list over the racks per PDU, feed, panel, device or case) and their rows. Each row
+    of the template is made for every rack of the group at once, with map and zip."""
 
-    def __init__(self, rack: Any, profile: Any, devices: tuple[str, ...]) -> None:
-        self.rack = rack
-        self.devices = devices
+    def __init__(self, racks: list[Any], profile: Any, devices: list[tuple[str, ...]],
+                 template: RackTemplate) -> None:
+        self.template = template
+        self.racks = [r.name for r in racks]
+        self.rows = [r.row for r in racks]
+        self.profile = racks[0].pdu_profile
         self.sides = SIDES[profile.layout]
-        self.pdus = [pdu_name(rack.name, side) for side in self.sides]
-        self.feed_names = [feed_name(rack.name, side) for side in self.sides]
-        self.panels = [panel_name(rack.row, side) for side in self.sides]
-        self.spec_path = ("power", "pdu_profiles", rack.pdu_profile)
-        self.named: list[str] = []
+        self.pdus = [side_names(PDU_NAME, self.racks, side) for side in self.sides]
+        self.feed_names = [side_names(FEED_NAME, self.racks, side) for side in self.sides]
+        self.panels = [side_names(PANEL_NAME, self.rows, side) for side in self.sides]
+        self.spec_path = ("power", "pdu_profiles", self.profile)
+        self.devices = list(zip(*devices, strict=True))  # device d of each rack
+        self.named = list(map(self.case, template.cases))
 
-    def case(self, case: Case) -> str:
-        """'normal', 'PDU r01-pdu-a down' or 'gpu01 PSU3 failed'."""
+    def case(self, case: Case) -> list[str]:
+        """'normal', 'PDU r01-pdu-a down' or 'gpu01 PSU3 failed', in each rack."""
         if case[0] == "pdu":
-            return f"PDU {self.pdus[int(case[1])]} down"  # type: ignore[call-overload]
+            pdu = int(case[1])  # type: ignore[call-overload]
+            return list(map("PDU {} down".format, self.pdus[pdu]))
         if case[0] == "psu":
             device, psu = int(case[1]), int(case[2])  # type: ignore[call-overload]
-            return f"{self.devices[device]} PSU{psu + 1} failed"
-        return NORMAL
+            return list(map(f"{{}} PSU{psu + 1} failed".format, self.devices[device]))
+        return [NORMAL] * len(self.racks)
 
-    def rows(self, template: RackTemplate) -> tuple[list[Any], ...]:
-        """(cords, circuits, lines, feeds, PDU loads, outages) of this rack."""
-        self.named = list(map(self.case, template.cases))
-        return (self.cords(template), self.circuits(template), self.lines(template),
-                self.feeds(template), self.pdu_loads(template), self.outages(template))
+    def _on(self, devices: tuple[int, ...]) -> Iterator[tuple[str, ...]]:
+        """Each rack's names of these devices."""
+        if not devices:
+            return repeat(())
+        return zip(*map(self.devices.__getitem__, devices), strict=True)
 
-    def cords(self, template: RackTemplate) -> list[PowerCord]:
-        """This rack's cords, by PDU and outlet: the template's columns with its names."""
-        t, fixed = template, template.cord_columns
-        return list(map(_new_cord, zip(
-            repeat(self.rack.name), map(self.pdus.__getitem__, t.cord_pdu), fixed["circuit"],
-            fixed["line"], fixed["outlet"], map(self.devices.__getitem__, t.cord_device),
-            fixed["psu"], fixed["rating_w"], repeat(INLET), fixed["feed_leg"],
-            fixed["allocated_w"], fixed["maximum_w"],
-            map(self.named.__getitem__, t.cord_case))))
+    def _cases(self, cases: tuple[int, ...], amps: tuple[float, ...],
+               ) -> Iterator[tuple[tuple[str, float], ...]]:
+        """Each rack's (case, amps) pairs."""
+        if not cases:
+            return repeat(())
+        return zip(*(zip(self.named[c], repeat(a)) for c, a in zip(cases, amps, strict=True)),
+                   strict=True)
 
-    def circuits(self, template: RackTemplate) -> list[PowerCircuit]:
-        rack, pdus, sides, feeds = self.rack.name, self.pdus, self.sides, self.feed_names
-        device, named, fixed = self.devices.__getitem__, self.named, template.circuit_fixed
-        return [_new_circuit((rack, pdus[p], sides[p], feeds[p], name, *fixed,
-                              tuple(map(device, on)), outlets, load, worst, named[case],
-                              self.spec_path))
-                for p, name, on, outlets, load, worst, case in template.circuits]
+    def devices_by_rack(self) -> Iterator[tuple[PowerDevice, ...]]:
+        """Each rack's PDUs, by side."""
+        return zip(*(map(_new_device, zip(pdus, repeat("pdu"), self.racks, repeat(self.profile),
+                                          repeat(side)))
+                     for side, pdus in zip(self.sides, self.pdus, strict=True)), strict=True)
 
-    def lines(self, template: RackTemplate) -> list[PowerLine]:
-        rack, pdus, named = self.rack.name, self.pdus, self.named
-        device, case_name = self.devices.__getitem__, named.__getitem__
-        limit = template.limit_a
-        return [_new_line((rack, pdus[p], cb, line, limit, outlets, slots,
-                           tuple(map(device, on)), normal,
-                           tuple(zip(map(case_name, cases), amps, strict=True)), worst,
-                           named[case]))
-                for p, cb, line, outlets, slots, on, normal, cases, amps, worst, case
-                in template.lines]
+    def cord_runs(self) -> Iterator[tuple[str, tuple[PowerCord, ...]]]:
+        """(PDU, its cords by outlet) of every rack and PDU of the group."""
+        t, named = self.template, self.named
+        slots = [list(map(_new_cord, zip(
+            self.racks, self.pdus[pdu], repeat(circuit), repeat(line), repeat(outlet),
+            self.devices[device], repeat(psu), repeat(rating), repeat(INLET), repeat(leg),
+            repeat(allocated), repeat(maximum), named[case])))
+            for pdu, device, case, circuit, line, outlet, psu, rating, leg, allocated, maximum
+            in t.cord_slots]
+        return chain.from_iterable(
+            zip(self.pdus[t.cord_slots[start][0]], zip(*slots[start:end], strict=True),
+                strict=True)
+            for start, end in t.cord_runs)
 
-    def feeds(self, template: RackTemplate) -> list[PowerFeed]:
-        rack, row, named, fixed = self.rack.name, self.rack.row, self.named, template.feed_fixed
-        return [_new_feed((self.feed_names[k], self.panels[k], row, rack, self.sides[k],
-                           self.pdus[k], INLET, *fixed, normal, worst,
-                           tuple(map(named.__getitem__, cases)), load, self.spec_path))
-                for k, normal, worst, cases, load in template.feeds]
+    def by_rack(self) -> Iterator[tuple[tuple[Any, ...], ...]]:
+        """Each rack's (circuits, lines, feeds, PDU loads, outages)."""
+        tables = (self.circuits(), self.lines(), self.feeds(), self.pdu_loads(),
+                  self.outages())
+        none = [()] * len(self.racks)
+        return zip(*(zip(*columns, strict=True) if columns else none for columns in tables),
+                   strict=True)
 
-    def pdu_loads(self, template: RackTemplate) -> list[PduLoad]:
+    def circuits(self) -> list[list[PowerCircuit]]:
+        fixed = tuple(map(repeat, self.template.circuit_fixed))
+        return [list(map(_new_circuit, zip(
+            self.racks, self.pdus[p], repeat(self.sides[p]), self.feed_names[p], repeat(name),
+            *fixed, self._on(on), repeat(outlets), repeat(load), repeat(worst),
+            self.named[case], repeat(self.spec_path))))
+            for p, name, on, outlets, load, worst, case in self.template.circuits]
+
+    def lines(self) -> list[list[PowerLine]]:
+        t, named = self.template, self.named
+        return [list(map(_new_line, zip(
+            self.racks, self.pdus[p], repeat(cb), repeat(line), repeat(t.limit_a),
+            repeat(outlets), repeat(slots), self._on(on), repeat(normal),
+            self._cases(cases, amps), repeat(worst), named[case], self._psus(psus))))
+            for p, cb, line, outlets, slots, on, normal, cases, amps, worst, case, psus
+            in t.lines]
+
+    def _psus(self, psus: tuple[tuple[int, str], ...]) -> Iterator[tuple[str, ...]]:
+        """Each rack's 'device:PSUn' labels of these (device, ':PSUn')."""
+        if not psus:
+            return repeat(())
+        return zip(*(map(str.__add__, self.devices[device], repeat(suffix))
+                     for device, suffix in psus), strict=True)
+
+    def feeds(self) -> list[list[PowerFeed]]:
+        fixed = tuple(map(repeat, self.template.feed_fixed))
+        named = self.named
+        return [list(map(_new_feed, zip(
+            self.feed_names[k], self.panels[k], self.rows, self.racks, repeat(self.sides[k]),
+            self.pdus[k], repeat(INLET), *fixed, repeat(normal), repeat(worst),
+            zip(*map(named.__getitem__, cases), strict=True) if cases else repeat(()),
+            repeat(load), repeat(self.spec_path))))
+            for k, normal, worst, cases, load in self.template.feeds]
+
+    def pdu_loads(self) -> list[list[PduLoad]]:
         """Each PDU's real power (normal and worst) and its worst line (the verdict)."""
-        rack, named, layout = self.rack.name, self.named, template.layout
-        limit_a = template.limit_a
-        return [_new_pdu((rack, self.pdus[k], self.sides[k], layout, self.feed_names[k], load,
-                          worst_w, named[w_case], limit_w, circuit, line, worst_a, limit_a,
-                          named[case] if case is not None else NORMAL))
-                for k, (load, worst_w, w_case, limit_w, circuit, line, worst_a, case)
-                in enumerate(template.pdus)]
+        t, named = self.template, self.named
+        return [list(map(_new_pdu, zip(
+            self.racks, self.pdus[k], repeat(self.sides[k]), repeat(t.layout),
+            self.feed_names[k], repeat(load), repeat(worst_w), named[w_case], repeat(limit_w),
+            repeat(circuit), repeat(line), repeat(worst_a), repeat(t.limit_a),
+            named[case] if case is not None else repeat(NORMAL))))
+            for k, (load, worst_w, w_case, limit_w, circuit, line, worst_a, case)
+            in enumerate(t.pdus)]
 
-    def outages(self, template: RackTemplate) -> list[PowerOutage]:
-        flow, index = template.flow, {case: n for n, case in enumerate(template.cases)}
-        return [PowerOutage(
-            rack=self.rack.name,
-            device=self.devices[o.device] if o.device >= 0 else f"{self.rack.name}-busbar",
-            kind=flow.consumers[o.device].kind if o.device >= 0 else "busbar",
-            case=self.named[index[o.case]], live_psus=o.live, required=o.required,
-            psus=o.total, draw_w=o.draw_w, capacity_w=o.capacity_w) for o in flow.outages]
+    def outages(self) -> list[list[PowerOutage]]:
+        flow, named = self.template.flow, self.named
+        index = {case: n for n, case in enumerate(self.template.cases)}
+        return [list(map(_new_outage, zip(
+            self.racks, self.devices[o.device] if o.device >= 0
+            else map("{}-busbar".format, self.racks),
+            repeat(flow.consumers[o.device].kind if o.device >= 0 else "busbar"),
+            named[index[o.case]], repeat(o.live), repeat(o.required), repeat(o.total),
+            repeat(o.draw_w), repeat(o.capacity_w))))
+            for o in flow.outages]

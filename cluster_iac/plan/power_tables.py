@@ -134,6 +134,7 @@ class PowerLine(NamedTuple):
     # worst single PSU failure for this line
     worst_a: float
     worst_case: str
+    psus: tuple[str, ...] = ()  # 'device:PSUn' on each outlet, in ``outlets`` order
 
     @property
     def percent(self) -> float:

@@ -60,12 +60,13 @@ def domain_groups(plan: Plan, nodes: Sequence[Node]) -> dict[str, list[Node]]:
     """The job's nodes by NVLink domain: the plan's domains, else one board per node (or one
     rack for rack-scale node types) when the NVLink pass has not filled them."""
     owner = {host: d.name for d in plan.nvlink_domains for host in d.nodes}
+    rack_scale = {name for name, nt in plan.node_types.items() if nt.nvlink_domain == "rack"}
     groups: dict[str, list[Node]] = defaultdict(list)
     for node in nodes:
         name = owner.get(node.hostname)
         if name is None:
-            rack_scale = plan.node_types[node.node_type].nvlink_domain == "rack"
-            name = f"rack {node.rack}" if rack_scale else f"node {node.hostname}"
+            name = (f"rack {node.rack}" if node.node_type in rack_scale
+                    else f"node {node.hostname}")
         groups[name].append(node)
     return dict(groups)
 
