@@ -112,3 +112,15 @@ def test_delta_outlets_name_their_line_pair() -> None:
         ("L1", "1:L1-L2 3:L3-L1"), ("L2", "1:L1-L2 2:L2-L3 5:L2-L3"),
         ("L3", "2:L2-L3 3:L3-L1 5:L2-L3")]
     assert rows[1]["wiring"] == "delta" and rows[1]["normal_a"] == "3.9"
+
+
+def test_rack_whose_pdus_feed_nothing_has_idle_lines() -> None:
+    """The NVL72 example without its networks and fabric leaves rack net1 with PDUs and no
+    device: its lines are in the table, idle (the fuzzer found this a KeyError in facility)."""
+    data = example_data("gb200-nvl72")
+    data.pop("networks", None)
+    data.pop("fabric", None)
+    files = facility.render(compile_data(data))
+    rows = [r for r in _rows(files["facility/pdu_breakers.csv"]) if r["rack"] == "net1"]
+    assert rows and all(r["devices"] == "" and r["psus"] == "" for r in rows)
+    assert {r["normal_a"] for r in rows} == {"0.0"}
