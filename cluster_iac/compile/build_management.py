@@ -117,9 +117,10 @@ class _Net:
         """Cables from each ``a`` (a device, or a lower switch) up to switch ``b``, appended
         to the network's columns together (some 50,000 cables per network)."""
         n = len(a)
-        for column, values in zip(self.cables.columns, (
-                repeat(self.network, n), repeat("link", n), a, a_ports, b, b_ports,
-                repeat(self.speed_gbps, n), repeat("ethernet", n)), strict=True):
+        values_of: tuple[Iterable[Any], ...] = (
+            repeat(self.network, n), repeat("link", n), a, a_ports, b, b_ports,
+            repeat(self.speed_gbps, n), repeat("ethernet", n))
+        for column, values in zip(self.cables.columns, values_of, strict=True):
             column.extend(values)
 
 
