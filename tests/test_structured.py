@@ -170,3 +170,14 @@ def test_yaml_refuses_what_it_cannot_write() -> None:
 def test_json_lines_are_json_dumps_of_each(values: list[Any], sort_keys: bool) -> None:
     expected = _outcome(lambda v: [json.dumps(x, sort_keys=sort_keys) for x in v], values)
     assert _outcome(lambda v: json_lines(v, sort_keys=sort_keys), values) == expected
+
+
+def test_lists_of_one_length_are_written_as_json_writes_them() -> None:
+    """Lists of one length (file_sd's one-address targets) are joined a list at a time."""
+    data = {"pairs": [[n, str(n)] for n in range(20)], "ones": [["a"], ["b"], [None]],
+            "tuples": [(1.5, "x", [])] * 3, "mixed": [[1], [], [2, 3]]}
+    for sort_keys in (False, True):
+        assert json_text(data, sort_keys=sort_keys) == json.dumps(
+            data, indent=2, sort_keys=sort_keys) + "\n"
+    records = [{"targets": [f"10.0.0.{n}:9100"], "labels": {"rack": f"r{n}"}} for n in range(9)]
+    assert json_lines(records) == [json.dumps(record) for record in records]

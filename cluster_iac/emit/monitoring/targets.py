@@ -105,7 +105,9 @@ def pdu_targets(plan: Plan) -> list[Target]:
     rows = _rows(plan)
     pdus = natural_sorted((d for d in plan.power_devices if d.kind == "pdu"),
                           attrgetter("name"))
-    return [Target(pdu_address(plan, d.name),
+    bmc, management = (plan.addresses.get(network, {}) for network in ("bmc", "management"))
+    # pdu_address, its lookups made once
+    return [Target(bmc.get(d.name) or management.get(d.name) or d.name,
                    {"instance": d.name, "pdu": d.name, "rack": d.rack, "row": rows[d.rack],
                     "feed_side": d.side, "pdu_profile": d.model})
             for d in pdus]
