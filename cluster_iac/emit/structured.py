@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Sized
 from itertools import chain, groupby, repeat
 from json.encoder import encode_basestring_ascii  # json's C one
 from typing import cast
@@ -392,13 +392,20 @@ class _Json:
                      for key in names]
         heads = map(str.__add__, map(encode_basestring_ascii, keys), repeat(": "))  # type: ignore[arg-type]
         entries = list(map(str.__add__, heads, self.texts(items, level + 1)))
+        return self._cut(values, entries, level, "{}")
+
+    def _cut(self, values: Sequence[Sized], texts: Sequence[str], level: int,
+             brackets: str) -> list[str]:
+        """``texts``, one column for all ``values``, cut back into each value's bracketed text
+        (``brackets`` '{}' or '[]'; an empty value is its brackets alone)."""
         first, between, last = self._frame(level)
-        texts, start = [], 0
+        opening, closing = brackets[0] + first, last + brackets[1]
+        made, start = [], 0
         for size in map(len, values):
-            texts.append("{" + first + between.join(entries[start:start + size]) + last + "}"
-                         if size else "{}")
+            made.append(opening + between.join(texts[start:start + size]) + closing
+                        if size else brackets)
             start += size
-        return texts
+        return made
 
     def _dumps(self, value: object, level: int) -> str:
         """json's own text of a value, its lines indented to ``level``."""
@@ -417,12 +424,7 @@ class _Json:
             rows = zip(*[iter(items)] * size, strict=True)  # the items a list at a time
             joined = items if size == 1 else list(map(between.join, rows))
             return list(map(("[" + first).__add__, map(str.__add__, joined, repeat(last + "]"))))
-        texts, start = [], 0
-        for size in map(len, values):
-            texts.append("[" + first + between.join(items[start:start + size]) + last + "]"
-                         if size else "[]")
-            start += size
-        return texts
+        return self._cut(values, items, level, "[]")
 
     def _alike(self, values: Records, keys: tuple[object, ...], level: int) -> list[str]:
         """Dicts of the same keys, in the same order: each key's text once, its values as one
