@@ -121,17 +121,48 @@ def _ids(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple[str,
     before the port is each device's once per network."""
     place = {name: f"{d.rack}.{d.position or d.name}." for name, d in devices.items()}
     ids: list[str] = []
-    for start, stop in runs(network):
+    stretches = runs(network)
+    for start, stop in stretches:
         prefix = ID_PREFIX.get(network[start], "XX") + "-"
         # every device's head: a concatenation per device beats a set of the run's rows
         head = _Default(prefix + ".")
         head.update(zip(place, map(add, repeat(prefix), place.values()), strict=True))
         ids += map(add, map(head.__getitem__, a_device[start:stop]), a_port[start:stop])
-    if len(set(ids)) != len(ids):
+    if not _unique(ids, stretches, network, a_device, a_port, place):
         seen: set[str] = set()
         twice = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
         raise ValueError(f"two cables would both be {twice!r}: one port, two cables")
     return tuple(ids)
+
+
+def _unique(ids: list[str], stretches: list[tuple[int, int]], network: tuple[str, ...],
+            a_device: tuple[str, ...], a_port: tuple[str, ...], place: dict[str, str]) -> bool:
+    """Whether the cables' ids are all different. An id is its network's prefix, its A end's
+    place text and its port; when every place text holds as many dots (the prefix none), the
+    place is the id up to that many dots, so two ids are equal exactly when the three are.
+    Then each cable is keyed by one int made of their indices, column by column, and the ints
+    are counted per prefix: a set of the id strings would hash every new string first, three
+    times as long (0.16 s at 100,000 GPUs). Otherwise, or for a device with no place, the ids
+    themselves are compared."""
+    texts: dict[str, int] = {}
+    where = dict(zip(place, map(texts.setdefault, place.values(), count()), strict=True))
+    if len(set(map(str.count, texts, repeat(".")))) > 1:
+        return len(set(ids)) == len(ids)
+    ports = {port: i for i, port in enumerate(dict.fromkeys(a_port))}
+    size = len(ports)
+    scaled = dict(zip(where, map(size.__mul__, where.values()), strict=True))
+    seen: dict[str, set[int]] = {}
+    try:
+        for start, stop in stretches:  # the runs of one network
+            keys = seen.setdefault(ID_PREFIX.get(network[start], "XX"), set())
+            before = len(keys)
+            keys.update(map(add, map(scaled.__getitem__, a_device[start:stop]),
+                            map(ports.__getitem__, a_port[start:stop])))
+            if len(keys) - before != stop - start:
+                return False
+    except KeyError:  # a device with no place: its id's head is the prefix and '.'
+        return len(set(ids)) == len(ids)
+    return True
 
 
 class _Geometry:

@@ -19,12 +19,13 @@ from cluster_iac.emit.formats import (
     Runs,
     RunStops,
     by_value,
-    cells,
     concatenated,
     csv_columns,
     csv_text,
     lookup,
     plain_column,
+    table_cells,
+    table_stops,
 )
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
@@ -36,10 +37,10 @@ CABLE_COLUMNS = ("cable_id", "network", "a_row", "a_rack", "a_u", "a_device", "a
 
 def render(plan: Plan) -> dict[str, str]:
     cables = plan.cables
-    stops = RunStops(cables)
+    stops = table_stops(cables)
     bom = bom_rows(cables, stops)
-    # the columns both files print, checked once
-    shared = {name: cells(getattr(cables, name)) for name in ("cable_id", "a_port", "b_port")}
+    # the columns both files (and NetBox's cables) print, checked once
+    shared = {name: table_cells(cables, name) for name in ("cable_id", "a_port", "b_port")}
     return {
         "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables, shared, stops)),
         "cabling/labels.csv": _labels_csv(cables, shared),

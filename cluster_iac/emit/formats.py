@@ -166,6 +166,24 @@ class RunStops:
         return Runs(stops, keys if cells is None else [cells(*key) for key in keys], width)
 
 
+def table_stops(table: Any) -> RunStops:
+    """The RunStops of a table with a ``memo`` (plan.cables), kept there for its next reader."""
+    found: RunStops | None = table.memo.get(RunStops)
+    if found is None:
+        table.memo[RunStops] = found = RunStops(table)
+    return found
+
+
+def table_cells(table: Any, name: str) -> Cells:
+    """cells() of a column of a table with a ``memo`` (plan.cables), kept there for its next
+    reader: the cabling and NetBox files print the same cable ids and ports."""
+    key = (Cells, name)
+    found: Cells | None = table.memo.get(key)
+    if found is None:
+        table.memo[key] = found = cells(getattr(table, name))
+    return found
+
+
 def _prints_as_keyed(values: Sequence[object]) -> bool:
     """Whether values equal as keys print alike: not 1, 1.0 and True, nor 0.0 and -0.0."""
     types = set(map(type, values))

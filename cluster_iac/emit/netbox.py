@@ -18,7 +18,14 @@ from operator import attrgetter
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit import netbox_power, netbox_types
-from cluster_iac.emit.formats import Keyed, Runs, RunStops, csv_columns, csv_text
+from cluster_iac.emit.formats import (
+    Keyed,
+    Runs,
+    csv_columns,
+    csv_text,
+    table_cells,
+    table_stops,
+)
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables, Device
 
@@ -137,12 +144,13 @@ def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed | Runs
     length once per run of them."""
     media = {m.key: (m.netbox_type, STATUS) for m in cable_catalog().media}
     at_site = _AtSite(site, c.devices)
-    stops = RunStops(c)
+    stops = table_stops(c)  # the ports, ids and runs as the cabling files found them
     return [Keyed(c.a_device, at_site, 2),
-            stops.runs("network", cells=lambda net: (A_TYPES.get(net, INTERFACE),)), c.a_port,
-            Keyed(c.b_device, at_site, 2),
-            stops.runs("network", cells=lambda net: (B_TYPES.get(net, INTERFACE),)), c.b_port,
-            stops.runs("medium", cells=media.__getitem__, width=2), c.cable_id,
+            stops.runs("network", cells=lambda net: (A_TYPES.get(net, INTERFACE),)),
+            table_cells(c, "a_port"), Keyed(c.b_device, at_site, 2),
+            stops.runs("network", cells=lambda net: (B_TYPES.get(net, INTERFACE),)),
+            table_cells(c, "b_port"), stops.runs("medium", cells=media.__getitem__, width=2),
+            table_cells(c, "cable_id"),
             stops.runs("length_m", cells=lambda length: (length, "m"), width=2)]
 
 

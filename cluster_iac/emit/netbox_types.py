@@ -26,7 +26,7 @@ from itertools import compress
 from operator import attrgetter
 from typing import Any
 
-from cluster_iac.emit.formats import run_stops, yaml_text
+from cluster_iac.emit.formats import table_stops, yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Device
 from cluster_iac.plan.power import INLET
@@ -128,7 +128,7 @@ def _interfaces(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceTyp
     seen: set[tuple[str, str, str, int, bool]] = set()
     # by runs of one network, tier, link and rate (the cable table holds a few), each end's
     # distinct (model, port) pairs
-    stops = run_stops(c.network, c.tier, c.link, c.speed_gbps)
+    stops = table_stops(c).of("network", "tier", "link", "speed_gbps")
     for start, stop in zip([0, *stops], stops, strict=False):
         network, link, speed = c.network[start], c.link[start], c.speed_gbps[start]
         if network == POWER:
