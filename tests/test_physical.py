@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_iac.compile.plan_cabling import _ids
+from cluster_iac.compile.plan_cabling import _id_heads
 from cluster_iac.emit.formats import (
     Keyed,
     Runs,
@@ -147,7 +147,7 @@ def test_every_cable_end_is_a_placed_device(example: str) -> None:
 def test_two_cables_on_one_port_are_refused() -> None:
     with pytest.raises(ValueError, match="two cables would both be 'CF-r1.U01.ib0'"):
         host = Device("g1", "node", "compute", "dgx", "r1", "a", 1, 8, "U01")
-        _ids(("compute", "compute"), ("g1", "g1"), ("ib0", "ib0"), {"g1": host})
+        _id_heads(("compute", "compute"), ("g1", "g1"), ("ib0", "ib0"), {"g1": host})
 
 
 def test_devices_table_is_every_racked_part() -> None:

@@ -13,6 +13,7 @@ unique, a crew finds the cable from it, and it stays put when anything else is a
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import replace
 from itertools import compress, count, repeat
 from operator import add, attrgetter, eq, floordiv, getitem, itemgetter, mod, sub
@@ -79,7 +80,7 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
     media, lengths = _media(catalog, link, speed, ratings, estimated)
     transceivers = {m.key: m.transceivers for m in catalog.media}
     return Cables(
-        cable_id=_ids(network, a_device, a_port, devices), network=network,
+        id_head=_id_heads(network, a_device, a_port, devices), network=network,
         tier=links.tier + ("power",) * n_cords, a_device=a_device, a_port=a_port,
         b_device=b_device,
         b_port=links.b_port + tuple(map(_Names("outlet").__getitem__,
@@ -115,27 +116,28 @@ class _Default(dict[str, Any]):
         return self.default
 
 
-def _ids(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple[str, ...],
-         devices: dict[str, Device]) -> tuple[str, ...]:
-    """``<network prefix>-<rack>.<position>.<port>`` of each cable's A end; unique. The text
-    before the port is each device's once per network."""
+def _id_heads(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple[str, ...],
+              devices: dict[str, Device]) -> tuple[str, ...]:
+    """Each cable's id up to its port: ``<network prefix>-<rack>.<position>.`` of its A end,
+    made once per device and network; the id, this and the A port, is unique."""
     place = {name: f"{d.rack}.{d.position or d.name}." for name, d in devices.items()}
-    ids: list[str] = []
+    heads: list[str] = []
     stretches = runs(network)
     for start, stop in stretches:
         prefix = ID_PREFIX.get(network[start], "XX") + "-"
         # every device's head: a concatenation per device beats a set of the run's rows
         head = _Default(prefix + ".")
         head.update(zip(place, map(add, repeat(prefix), place.values()), strict=True))
-        ids += map(add, map(head.__getitem__, a_device[start:stop]), a_port[start:stop])
-    if not _unique(ids, stretches, network, a_device, a_port, place):
+        heads += map(head.__getitem__, a_device[start:stop])
+    if not _unique(heads, stretches, network, a_device, a_port, place):
+        ids = list(map(add, heads, a_port))
         seen: set[str] = set()
         twice = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
         raise ValueError(f"two cables would both be {twice!r}: one port, two cables")
-    return tuple(ids)
+    return tuple(heads)
 
 
-def _unique(ids: list[str], stretches: list[tuple[int, int]], network: tuple[str, ...],
+def _unique(heads: list[str], stretches: list[tuple[int, int]], network: tuple[str, ...],
             a_device: tuple[str, ...], a_port: tuple[str, ...], place: dict[str, str]) -> bool:
     """Whether the cables' ids are all different. An id is its network's prefix, its A end's
     place text and its port; when every place text holds as many dots (the prefix none), the
@@ -143,11 +145,11 @@ def _unique(ids: list[str], stretches: list[tuple[int, int]], network: tuple[str
     Then each cable is keyed by one int made of their indices, column by column, and the ints
     are counted per prefix: a set of the id strings would hash every new string first, three
     times as long (0.16 s at 100,000 GPUs). Otherwise, or for a device with no place, the ids
-    themselves are compared."""
+    themselves are made and compared."""
     texts: dict[str, int] = {}
     where = dict(zip(place, map(texts.setdefault, place.values(), count()), strict=True))
     if len(set(map(str.count, texts, repeat(".")))) > 1:
-        return len(set(ids)) == len(ids)
+        return _distinct(map(add, heads, a_port))
     ports = {port: i for i, port in enumerate(dict.fromkeys(a_port))}
     size = len(ports)
     scaled = dict(zip(where, map(size.__mul__, where.values()), strict=True))
@@ -161,8 +163,13 @@ def _unique(ids: list[str], stretches: list[tuple[int, int]], network: tuple[str
             if len(keys) - before != stop - start:
                 return False
     except KeyError:  # a device with no place: its id's head is the prefix and '.'
-        return len(set(ids)) == len(ids)
+        return _distinct(map(add, heads, a_port))
     return True
+
+
+def _distinct(ids: Iterable[str]) -> bool:
+    ids = list(ids)
+    return len(set(ids)) == len(ids)
 
 
 class _Geometry:

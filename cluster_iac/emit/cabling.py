@@ -15,6 +15,7 @@ from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import (
     CHUNK,
     Cells,
+    Joined,
     Keyed,
     Runs,
     RunStops,
@@ -39,8 +40,9 @@ def render(plan: Plan) -> dict[str, str]:
     cables = plan.cables
     stops = table_stops(cables)
     bom = bom_rows(cables, stops)
-    # the columns both files (and NetBox's cables) print, checked once
-    shared = {name: table_cells(cables, name) for name in ("cable_id", "a_port", "b_port")}
+    # the columns both files (and NetBox's cables) print, checked once; a cable's id is its
+    # head and its A port (plan.cables.id_head)
+    shared = {name: table_cells(cables, name) for name in ("id_head", "a_port", "b_port")}
     return {
         "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables, shared, stops)),
         "cabling/labels.csv": _labels_csv(cables, shared),
@@ -61,14 +63,15 @@ def _bom_context(plan: Plan, total: int, bom: list[list[str]]) -> dict[str, obje
 
 
 def _cable_columns(c: Cables, shared: dict[str, Cells], stops: RunStops
-                   ) -> list[Sequence[object] | Keyed | Runs]:
+                   ) -> list[Sequence[object] | Keyed | Runs | Joined]:
     """Each end's row, rack, U and device written once per device; the network, the line
     rate with the medium (its NetBox type and transceivers), and the length once per run
     (the cable table holds a few thousand runs of each)."""
     media = {m.key: (m.key, m.netbox_type, m.transceivers) for m in cable_catalog().media}
     ends = _Ends(c)
-    return [shared["cable_id"], stops.runs("network"), Keyed(c.a_device, ends, 4),
-            shared["a_port"], Keyed(c.b_device, ends, 4), shared["b_port"],
+    return [Joined(shared["id_head"], shared["a_port"]), stops.runs("network"),
+            Keyed(c.a_device, ends, 4), shared["a_port"], Keyed(c.b_device, ends, 4),
+            shared["b_port"],
             stops.runs("speed_gbps", "medium", width=4,
                        cells=lambda speed, medium: (speed, *media[medium])),
             by_value(c.estimated_m), stops.runs("length_m")]
@@ -110,11 +113,11 @@ LABEL_COLUMNS = ("cable_id", "end", "label")
 
 
 def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str:
-    """labels.csv: two lines a cable, written straight from the parts when the cable ids,
-    ports and device texts are plain CSV cells (then so are the labels made of them, which
-    start with the id); else cell by cell through csv_columns."""
+    """labels.csv: two lines a cable, written straight from the parts when the ids' heads,
+    the ports and the device texts are plain CSV cells (then so are the ids and labels made of
+    them, which start with a head); else cell by cell through csv_columns."""
     places = _Places(c)
-    if all(shared[name].plain for name in ("cable_id", "a_port", "b_port")):
+    if all(shared[name].plain for name in ("id_head", "a_port", "b_port")):
         spaced = _Spaced(places)
         text = concatenated(chain([",".join(LABEL_COLUMNS) + "\n"],
                                   (_label_lines(spaced, c, s, s + CHUNK)
@@ -138,20 +141,21 @@ class _Spaced(dict[str, str]):
 
 
 # The pieces of one cable's two label lines, 'id,A,id a-place a-port > b-place b-port' and
-# the B line the other way round, by what fills them (a place with the space before it).
-_ID, _A_PLACE, _A_PORT, _B_PLACE, _B_PORT = range(5)
+# the B line the other way round, by what fills them (an id is its head and the A port; a
+# place comes with the space before it).
+_HEAD, _A_PLACE, _A_PORT, _B_PLACE, _B_PORT = range(5)
 _LABEL_PIECES: tuple[int | str, ...] = (
-    _ID, ",A,", _ID, _A_PLACE, _A_PORT, " >", _B_PLACE, _B_PORT, "\n",
-    _ID, ",B,", _ID, _B_PLACE, _B_PORT, " >", _A_PLACE, _A_PORT, "\n")
+    _HEAD, _A_PORT, ",A,", _HEAD, _A_PORT, _A_PLACE, _A_PORT, " >", _B_PLACE, _B_PORT, "\n",
+    _HEAD, _A_PORT, ",B,", _HEAD, _A_PORT, _B_PLACE, _B_PORT, " >", _A_PLACE, _A_PORT, "\n")
 
 
 def _label_lines(spaced: _Spaced, c: Cables, start: int, stop: int) -> str:
     """The label lines of cables start..stop: their pieces laid out in one list, piece by
     piece (slice assignment), and joined once; each device's text made once."""
-    ids = c.cable_id[start:stop]
-    parts = (ids, lookup(spaced, c.a_device[start:stop]), c.a_port[start:stop],
+    heads = c.id_head[start:stop]
+    parts = (heads, lookup(spaced, c.a_device[start:stop]), c.a_port[start:stop],
              lookup(spaced, c.b_device[start:stop]), c.b_port[start:stop])
-    size, n = len(_LABEL_PIECES), len(ids)
+    size, n = len(_LABEL_PIECES), len(heads)
     laid: list[str] = ["\n"] * (size * n)
     for k, piece in enumerate(_LABEL_PIECES):
         if isinstance(piece, int):

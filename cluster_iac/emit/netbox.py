@@ -19,6 +19,7 @@ from operator import attrgetter
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit import netbox_power, netbox_types
 from cluster_iac.emit.formats import (
+    Joined,
     Keyed,
     Runs,
     csv_columns,
@@ -138,7 +139,7 @@ def _position(u: int | None, height_u: int) -> tuple[str, str]:
     return (str(u), "front") if racked else ("", "")
 
 
-def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed | Runs]:
+def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed | Runs | Joined]:
     """Each cable's two ends, site-qualified (names are unique only per site in NetBox): a
     device's cells written once per device; a network's end types, a medium's type and a
     length once per run of them."""
@@ -150,7 +151,7 @@ def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed | Runs
             table_cells(c, "a_port"), Keyed(c.b_device, at_site, 2),
             stops.runs("network", cells=lambda net: (B_TYPES.get(net, INTERFACE),)),
             table_cells(c, "b_port"), stops.runs("medium", cells=media.__getitem__, width=2),
-            table_cells(c, "cable_id"),
+            Joined(table_cells(c, "id_head"), table_cells(c, "a_port")),  # the cable id
             stops.runs("length_m", cells=lambda length: (length, "m"), width=2)]
 
 
