@@ -10,7 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster_iac.compile.plan_cabling import _id_heads
+from cluster_iac.emit import formats
 from cluster_iac.emit.formats import (
+    Joined,
     Keyed,
     Runs,
     _text,
@@ -88,6 +90,33 @@ def test_runs_write_what_the_cell_writer_writes(runs: list[tuple[int, list[objec
     assert csv_columns(["a", "b", "v"], [group, values]) == _reference(["a", "b", "v"], rows)
     rows = [[row[2], *row[:2]] for row in rows]
     assert csv_columns(["v", "a", "b"], [values, group]) == _reference(["v", "a", "b"], rows)
+
+
+PIECES = st.text(alphabet="ab,\"=+-@ .", max_size=4)
+
+
+@settings(deadline=None)
+@given(st.lists(st.tuples(PIECES, PIECES, st.sampled_from(["x", "y"])), max_size=20),
+       st.booleans())
+def test_joined_columns_write_the_joined_cells(rows: list[tuple[str, str, str]],
+                                               checked: bool) -> None:
+    """A column of two pieces run together (a cable id: its head, then its port) writes what
+    csv_cell writes of the joined text, whether or not the pieces print as they are (a
+    quote, a comma, a formula start), given as values or as checked Cells; before a Runs
+    group and after another column alike."""
+    first = [a for a, _, _ in rows]
+    second = [b for _, b, _ in rows]
+    after = [c for _, _, c in rows]
+    stops = [i for i in range(1, len(rows)) if after[i] != after[i - 1]] + (
+        [len(rows)] if rows else [])
+    group = Runs(stops, [(after[i - 1],) for i in stops], 1)
+    joined = (Joined(formats.cells(first), formats.cells(second)) if checked
+              else Joined(first, second))
+    expected = [[a + b, c] for a, b, c in rows]
+    assert csv_columns(["id", "c"], [joined, group]) == _reference(["id", "c"], expected)
+    expected = [[c, a + b, c] for a, b, c in rows]
+    assert (csv_columns(["c", "id", "d"], [after, joined, after])
+            == _reference(["c", "id", "d"], expected))
 
 
 @given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from([0, 0.0, "x", None])),
