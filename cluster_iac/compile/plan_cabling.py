@@ -143,8 +143,8 @@ def _unique(heads: list[str], stretches: list[tuple[int, int]], network: tuple[s
     place text and its port; when every place text holds as many dots (the prefix none), the
     place is the id up to that many dots, so two ids are equal exactly when the three are.
     Then each cable is keyed by one int made of their indices, column by column, and the ints
-    are counted per prefix: a set of the id strings would hash every new string first, three
-    times as long (0.16 s at 100,000 GPUs). Otherwise, or for a device with no place, the ids
+    are counted per prefix, without making the ids: 0.10 s at 100,000 GPUs, where making the
+    ids and a set of them takes 0.14 s. Otherwise, or for a device with no place, the ids
     themselves are made and compared."""
     texts: dict[str, int] = {}
     where = dict(zip(place, map(texts.setdefault, place.values(), count()), strict=True))
