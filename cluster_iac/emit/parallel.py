@@ -90,7 +90,7 @@ class Worker:
 
     def __init__(self, pid: int, answers: int, sinks: int) -> None:
         self.pid = pid
-        self._answers = answers  # the worker's answers (its sink's), read by finish
+        self._answers: int | None = answers  # the worker's answers (its sink's), for finish
         self._sinks: int | None = sinks  # where hand sends the sink
         self._unsent = b""
         self._ended = False
@@ -140,9 +140,11 @@ class Worker:
     def finish(self) -> tuple[object, WorkerUsage]:
         """The worker's answers (family -> what its sink made), once it has ended; its
         emitter's exception raised here as it was; EmitWorkerError when it died."""
+        answers, self._answers = self._answers, None  # the file object closes it
+        assert answers is not None, "finish is called once"
         try:
-            self._send_rest()
-            with os.fdopen(self._answers, "rb") as pipe:
+            with os.fdopen(answers, "rb") as pipe:
+                self._send_rest()
                 outcome = _receive(pipe)
         except BaseException:
             self.stop()
@@ -162,8 +164,9 @@ class Worker:
         self._ended = True
         _stop(self.pid)
         self._close_sinks()
-        with contextlib.suppress(OSError):
+        if self._answers is not None:
             os.close(self._answers)
+            self._answers = None
 
     def _send_rest(self) -> None:
         if self._sinks is None:
