@@ -200,7 +200,8 @@ def _process_stats(workers: tuple[WorkerUsage, ...]) -> None:
     own = resource.getrusage(resource.RUSAGE_SELF)
     Path(target).write_text(_json({
         "parent": {"peak_rss_kib": own.ru_maxrss, "cpu_s": own.ru_utime + own.ru_stime},
-        "workers": [{"peak_rss_kib": w.peak_rss_kib, "cpu_s": w.cpu_s} for w in workers],
+        "workers": [{"peak_rss_kib": w.peak_rss_kib, "cpu_s": w.cpu_s,
+                     "forked_at_cpu_s": w.forked_at_cpu_s} for w in workers],
     }))
 
 

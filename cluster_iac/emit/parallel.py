@@ -43,10 +43,14 @@ class EmitWorkerError(RuntimeError):
 
 @dataclass(frozen=True)
 class WorkerUsage:
-    """The worker's own peak resident set and CPU seconds (os.wait4), for the benchmark."""
+    """The worker's own peak resident set and CPU seconds (os.wait4), and the parent's CPU
+    seconds when it forked, for the benchmark: on a busy machine, where wall time means
+    little, forked_at_cpu_s + the larger of each process's CPU after the fork is the wall
+    time two idle cores would take."""
 
     peak_rss_kib: int
     cpu_s: float
+    forked_at_cpu_s: float = 0.0
 
 
 def available_cpus() -> int:
@@ -90,6 +94,7 @@ class Worker:
 
     def __init__(self, pid: int, answers: int, sinks: int) -> None:
         self.pid = pid
+        self.forked_at_cpu_s = sum(os.times()[:2])  # this process's user + system CPU
         self._answers: int | None = answers  # the worker's answers (its sink's), for finish
         self._sinks: int | None = sinks  # where hand sends the sink
         self._unsent = b""
@@ -157,7 +162,8 @@ class Worker:
             raise EmitWorkerError(f"the emitter worker (pid {self.pid}) ended with status "
                                   f"{os.waitstatus_to_exitcode(status)} before sending its "
                                   f"files")
-        return outcome, WorkerUsage(usage.ru_maxrss, usage.ru_utime + usage.ru_stime)
+        return outcome, WorkerUsage(usage.ru_maxrss, usage.ru_utime + usage.ru_stime,
+                                    self.forked_at_cpu_s)
 
     def stop(self) -> None:
         """End and reap the worker (the checks failed, or the parent did); close the pipes."""
