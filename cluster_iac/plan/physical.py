@@ -164,7 +164,7 @@ class Cables(_Columns):
     _row = Cable
     # Each cable's id up to its port (network prefix, rack, position: 'CF-su1-r1.U09.'); the
     # id is this and a_port. A column of a few thousand shared strings, where the ids would be
-    # half a million new ones (35 MB and 0.1 s at 100,000 GPUs): the ids are made on demand
+    # half a million new ones (35 MB and 0.05 s at 100,000 GPUs): the ids are made on demand
     # (cable_id), and the CSV writers print the two pieces side by side (formats.Joined).
     id_head: tuple[str, ...] = ()
     network: tuple[str, ...] = ()
