@@ -31,7 +31,8 @@ def dotted(path: SpecPath) -> str:
     return text
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class Location:
     """A 1-based position in a source file."""
 
