@@ -31,8 +31,7 @@ def dotted(path: SpecPath) -> str:
     return text
 
 
-# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(frozen=True)
 class Location:
     """A 1-based position in a source file."""
 
