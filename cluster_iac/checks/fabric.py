@@ -117,10 +117,10 @@ def connectivity(plan: Plan) -> Iterator[Diagnostic]:
             f"{len(hosts)} GPU nodes have no compute fabric: jobs spanning nodes fall back to "
             f"TCP over the management network", ("fabric",), Severity.INFO)
         return
-    missing = sorted(h for h in hosts if h not in wiring)
-    reached = wiring.reach(next(h for h in hosts if h in wiring)) \
-        if len(missing) < len(hosts) else set()
-    cut_off = sorted(h for h in hosts if h in wiring and h not in reached)
+    cabled = wanted.intersection(wiring.tier)
+    missing = sorted(wanted.difference(cabled))
+    reached = wiring.reach(next(h for h in hosts if h in cabled)) if cabled else set()
+    cut_off = sorted(cabled.difference(reached))
     for label, names in (("is not cabled to", missing), ("cannot reach the rest of", cut_off)):
         if names:
             more = f" and {len(names) - 1} more" if len(names) > 1 else ""
