@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -234,7 +235,7 @@ class Plan:
     # circuit line with its current in every case, each PDU's worst case, the devices that a
     # single failure takes down, and each rack's load
     power_devices: tuple[PowerDevice, ...] = ()
-    power_cords: tuple[PowerCord, ...] = ()
+    power_cords: Sequence[PowerCord] = ()  # a tuple, or build_power's LazyCords
     power_feeds: tuple[PowerFeed, ...] = ()
     power_circuits: tuple[PowerCircuit, ...] = ()
     power_lines: tuple[PowerLine, ...] = ()
