@@ -12,7 +12,7 @@ from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import DEFAULT_SHELF, SIDES, busbar_fed, pdu_name, power_shelves
 from cluster_iac.plan.power_flow import Circuitry, Consumer, RackFlow, solve
-from cluster_iac.plan.power_rows import LazyCords, RackGroup, RackTemplate
+from cluster_iac.plan.power_rows import LazyCords, LazyLines, RackGroup, RackTemplate
 from cluster_iac.plan.power_tables import PowerDevice
 from cluster_iac.spec import ClusterSpec
 
@@ -34,6 +34,7 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
     devices: list[tuple[PowerDevice, ...]] = [()] * len(racks)
     rows: list[tuple[tuple[Any, ...], ...]] = [()] * len(racks)
     rack_groups: list[RackGroup] = []
+    line_groups: list[tuple[list[int], RackGroup]] = []  # (its racks' indexes, the group)
     for (name, parts, busbar_w), members in groups.items():
         profile = profiles[name]
         template = RackTemplate(solve(parts, _circuitry(profile), busbar_w), profile,
@@ -44,19 +45,21 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
                                  strict=True):
             templates[n], rows[n], devices[n] = template, made, racked
         rack_groups.append(group)
+        line_groups.append((members, group))
     problems = [d for rack, t in zip(racks, templates, strict=True)
                 for d in _outlet_problems(rack, profiles[rack.pdu_profile], t.flow)]
     if problems:
         raise CompileError(problems)
     shelf_devices = [PowerDevice(s, "power-shelf", rack, DEFAULT_SHELF, "")
                      for rack, names_ in shelves.items() for s in names_]
-    circuits, lines, feeds, pdus, outages = (
+    circuits, feeds, pdus, outages = (
         tuple(chain.from_iterable(table)) for table in zip(*rows, strict=True))
     return replace(
         plan, power_devices=tuple(sorted(chain(chain.from_iterable(devices), shelf_devices),
                                          key=attrgetter("name"))),
         power_cords=LazyCords(rack_groups),  # made where read: in the emitter worker
-        power_feeds=feeds, power_circuits=circuits, power_lines=lines, power_pdus=pdus,
+        power_feeds=feeds, power_circuits=circuits, power_pdus=pdus,
+        power_lines=LazyLines(len(racks), line_groups),  # made where read: after the fork
         power_outages=outages, rack_loads_w=_rack_loads(plan))
 
 

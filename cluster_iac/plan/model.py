@@ -238,7 +238,7 @@ class Plan:
     power_cords: Sequence[PowerCord] = ()  # a tuple, or build_power's LazyCords
     power_feeds: tuple[PowerFeed, ...] = ()
     power_circuits: tuple[PowerCircuit, ...] = ()
-    power_lines: tuple[PowerLine, ...] = ()
+    power_lines: Sequence[PowerLine] = ()  # a tuple, or build_power's LazyLines
     power_pdus: tuple[PduLoad, ...] = ()
     power_outages: tuple[PowerOutage, ...] = ()
     rack_loads_w: dict[str, float] = field(default_factory=dict)
