@@ -48,6 +48,11 @@ class CompileError(Exception):
         self.source = source  # a SourceMap when the stage knows the text (YAML syntax errors)
         super().__init__(f"{len(diagnostics)} error(s)")
 
+    def __reduce__(self) -> tuple[type[CompileError], tuple[list[Diagnostic], SourceMap | None]]:
+        # made again from its own arguments when it crosses a pipe (the emitter worker's
+        # cable table, emit/parallel.py), not from its message
+        return (type(self), (self.diagnostics, self.source))
+
 
 def spec_error(code: str, message: str, path: SpecPath, hint: str | None = None) -> Diagnostic:
     """Shorthand for an error about a spec path."""

@@ -62,10 +62,15 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
     plan = replace(plan, findings=tuple(findings))
     files: dict[str, str] = {}
     workers: tuple[WorkerUsage, ...] = ()
-    if emit:  # emitters and their templates load only when rendering
-        from cluster_iac.emit import render_files
+    try:
+        if emit:  # emitters and their templates load only when rendering
+            from cluster_iac.emit import render_files
 
-        files, workers = render_files(plan, jobs)
+            files, workers = render_files(plan, jobs)
+        else:  # what only the emitters read, made here so that a design is checked whole
+            plan.cables  # noqa: B018
+    except CompileError as exc:  # the cable table (plan.cables), wherever it was made
+        raise PipelineError([*findings, *exc.diagnostics], source) from None
     return Build(plan=plan, findings=findings, files=files, source=source, workers=workers)
 
 

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import partial
 from itertools import compress, count, repeat
 from operator import add, attrgetter, eq, floordiv, getitem, itemgetter, mod, sub
 from typing import Any
 
 from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
+from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Cables, Device, Ports, position, runs
+from cluster_iac.plan.model import OnFirstUse
+from cluster_iac.plan.physical import Cables, Device, position, runs
 from cluster_iac.spec import ClusterSpec
 
 # Cable-id prefix per network, so a crew can tell a cable's network from its label.
@@ -28,10 +31,102 @@ ID_PREFIX = {"compute": "CF", "storage": "SF", "management": "MG", "bmc": "OB", 
 
 
 def plan_cabling(spec: ClusterSpec, plan: Plan) -> Plan:
-    """plan.devices, plan.cables and plan.ports from the links, placements and power cords."""
-    devices = device_table(plan)
-    cables = cable_table(plan, {d.name: d for d in devices}, cable_catalog())
-    return replace(plan, devices=devices, cables=cables, ports=port_table(cables))
+    """plan.devices now; plan.cables and plan.ports on first use (plan.cabling). Only the
+    cabling and NetBox emitters read the cables, so the table is made where they run: with
+    two processes, in the worker that renders them, beside the checks (emit/parallel.py).
+    ``cluster-iac validate`` asks for it (render.py), so a design it cannot cable is rejected
+    there too."""
+    placed = replace(plan, devices=device_table(plan))
+    return replace(placed, cabling=OnFirstUse(partial(planned_cables, placed)))
+
+
+def planned_cables(plan: Plan) -> Cables:
+    """The cable table of a plan whose devices are placed; a cable no medium carries, or two
+    cables with one id, is a CompileError located at the device concerned."""
+    devices = {d.name: d for d in plan.devices}
+    try:
+        return cable_table(plan, devices, cable_catalog())
+    except NoMedium as exc:
+        raise CompileError([_no_medium(plan, exc)]) from None
+    except SharedPort as exc:
+        raise CompileError([_shared_port(plan, exc)]) from None
+
+
+class NoMedium(ValueError):
+    """No medium of the cable catalog carries a cable: longer than every medium's reach at
+    its line rate, or a power cord for a supply no cord is rated for. ``cable`` is its row in
+    the cable table, once cable_table has found it."""
+
+    def __init__(self, link: str, speed_gbps: int, estimated_m: float) -> None:
+        super().__init__(f"no cable medium carries {speed_gbps} Gb/s {link} over {estimated_m} m")
+        self.link, self.speed_gbps, self.estimated_m = link, speed_gbps, estimated_m
+        self.cable: int | None = None
+
+
+class SharedPort(ValueError):
+    """Two cables would have one id: two cables in one port (a builder's mistake)."""
+
+    def __init__(self, cable_id: str, cable: int) -> None:
+        super().__init__(f"two cables would both be {cable_id!r}: one port, two cables")
+        self.cable_id, self.cable = cable_id, cable
+
+
+def _no_medium(plan: Plan, exc: NoMedium) -> Diagnostic:
+    a, a_port, b, psu_w = _ends(plan, exc.cable or 0)
+    if exc.link == "power":
+        rated = [m for m in cable_catalog().media if m.link == "power"]
+        best = max(rated, key=lambda m: m.max_psu_w or 0, default=None)
+        most = f"{best.max_psu_w:g} W ({best.key})" if best else "none"
+        return Diagnostic(
+            "CABLE-NO-MEDIUM", f"no power cord in the cable catalog is rated for {a}'s "
+            f"{psu_w:g} W supply ({a_port}); the highest rated: {most}",
+            _path_of(plan, a, ("psus", "rating_w")),
+            hint="use power supplies no larger than the catalog's cords carry")
+    racks = {d.name: d.rack for d in plan.devices}
+    reach = [(longest, medium.key) for medium, longest
+             in _candidates(cable_catalog(), exc.link, exc.speed_gbps, 0.0)]
+    farthest = (f"the farthest any medium reaches at {exc.speed_gbps} Gb/s is "
+                f"{max(reach)[0]:g} m ({max(reach)[1]})" if reach else
+                f"no medium in the cable catalog carries {exc.speed_gbps} Gb/s {exc.link}")
+    return Diagnostic(
+        "CABLE-NO-MEDIUM", f"no cable medium carries the {exc.speed_gbps} Gb/s {exc.link} "
+        f"cable from {a} {a_port} (rack {racks.get(a, '?')}) to {b} (rack "
+        f"{racks.get(b, '?')}), routed {exc.estimated_m:g} m: {farthest}",
+        _path_of(plan, a, ("racks",)),
+        hint="place the two racks nearer each other (their rows and their order in a row "
+             "set the route)")
+
+
+def _shared_port(plan: Plan, exc: SharedPort) -> Diagnostic:
+    a, a_port, b, _psu_w = _ends(plan, exc.cable)
+    return Diagnostic("CABLE-DUPLICATE-ID", f"two cables would both be {exc.cable_id!r}: "
+                      f"{a} {a_port} has two cables (to {b} among them)",
+                      _path_of(plan, a, ()))
+
+
+def _ends(plan: Plan, cable: int) -> tuple[str, str, str, float]:
+    """(A device, A port, B device, PSU rating) of a row of the cable table: the links,
+    then the power cords."""
+    links = plan.links
+    if cable < len(links):
+        return links.a_device[cable], links.a_port[cable], links.b_device[cable], 0.0
+    cord = plan.power_cords[cable - len(links)]
+    return cord.device, f"PSU{cord.psu}", cord.pdu, float(cord.rating_w)
+
+
+def _path_of(plan: Plan, device: str, below: SpecPath) -> SpecPath:
+    """Where the spec makes ``device``: a node's group (``below`` its node type for a
+    supply), a switch's network, anything else its rack."""
+    node = next((n for n in plan.nodes if n.hostname == device), None)
+    if node is not None:
+        if below[:1] == ("psus",):
+            return (*plan.node_types[node.node_type].spec_path, *below)
+        return (*node.spec_path, *below)
+    switch = next((sw for sw in plan.switches if sw.name == device), None)
+    if switch is not None:
+        return (*switch.spec_path, *below)
+    rack = next((d.rack for d in plan.devices if d.name == device), "")
+    return next((r.spec_path for r in plan.racks if r.name == rack), ())
 
 
 def device_table(plan: Plan) -> tuple[Device, ...]:
@@ -76,7 +171,15 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
     estimated = (geometry.lengths(links.a_device, links.b_device, devices)
                  + geometry.in_rack_lengths(a_device[len(links):], b_device[len(links):],
                                             devices))
-    media, lengths = _media(catalog, link, speed, ratings, estimated)
+    try:
+        media, lengths = _media(catalog, link, speed, ratings, estimated)
+    except NoMedium as exc:  # which cable: the first of its kind and length that none carries
+        rows = enumerate(zip(link, speed, ratings, estimated, strict=True))
+        exc.cable = next(
+            i for i, (kind, rate, psu_w, metres) in rows
+            if (kind, rate, metres) == (exc.link, exc.speed_gbps, exc.estimated_m)
+            and not _carried(catalog, kind, rate, psu_w, metres))
+        raise
     transceivers = {m.key: m.transceivers for m in catalog.media}
     return Cables(
         cable_id=_ids(network, a_device, a_port, devices), network=network,
@@ -130,7 +233,7 @@ def _ids(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple[str,
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
         twice = next(i for i in ids if i in seen or seen.add(i))  # type: ignore[func-returns-value]
-        raise ValueError(f"two cables would both be {twice!r}: one port, two cables")
+        raise SharedPort(twice, ids.index(twice, ids.index(twice) + 1))
     return tuple(ids)
 
 
@@ -327,7 +430,16 @@ def _first(candidates: list[tuple[CableMedium, float]], link: str, speed_gbps: i
         stocked = medium.stocked_length(estimated_m) if longest >= least else None
         if stocked is not None:
             return medium, stocked
-    raise ValueError(f"no cable medium carries {speed_gbps} Gb/s {link} over {estimated_m} m")
+    raise NoMedium(link, speed_gbps, estimated_m)
+
+
+def _carried(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float,
+             estimated_m: float) -> bool:
+    try:
+        choose_medium(catalog, link, speed_gbps, psu_w, estimated_m)
+    except NoMedium:
+        return False
+    return True
 
 
 def allowed(medium: CableMedium, speed_gbps: int, length_m: float) -> bool:
@@ -336,8 +448,3 @@ def allowed(medium: CableMedium, speed_gbps: int, length_m: float) -> bool:
         return length_m <= max(medium.stocked_m)
     reach = medium.reach_at(speed_gbps)
     return reach is not None and length_m <= reach
-
-
-def port_table(cables: Cables) -> Ports:
-    """Both ends of every cable: the A ends in cable order, then the B ends."""
-    return Ports(cables)

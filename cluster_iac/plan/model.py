@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from cluster_iac.errors import SpecPath
 from cluster_iac.plan.physical import Cables, Device, Links, Ports
@@ -201,6 +201,49 @@ class PartitionPlan:
     spec_path: SpecPath
 
 
+Made = TypeVar("Made")
+
+
+class OnFirstUse(Generic[Made]):
+    """A value made the first time it is asked for, then kept.
+
+    Why this form: the plan is frozen and every pass (and the findings) makes a new copy with
+    dataclasses.replace, which copies each field's reference. A field holding this one object
+    is shared by every copy, so the value is made at most once, by whichever copy and process
+    asks first. ``functools.cached_property`` would cache per copy (made again after each
+    replace), and a field holding a bare function would turn every reader's ``plan.cables``
+    into a call; a property over this field keeps the readers as they are, and mypy sees the
+    value's type.
+    """
+
+    __slots__ = ("_make", "_value")
+
+    def __init__(self, make: Callable[[], Made]) -> None:
+        self._make: Callable[[], Made] | None = make
+        self._value: Made | None = None
+
+    @classmethod
+    def made(cls, value: Made) -> OnFirstUse[Made]:
+        """One that holds ``value`` already."""
+        held = cls(lambda: value)
+        held.get()
+        return held
+
+    @property
+    def is_made(self) -> bool:
+        return self._make is None
+
+    def get(self) -> Made:
+        """The value, made now if it was not yet (an exception leaves it unmade)."""
+        if self._make is not None:
+            self._value = self._make()
+            self._make = None
+        return cast(Made, self._value)
+
+    def __repr__(self) -> str:
+        return f"OnFirstUse({self._value!r})" if self._make is None else "OnFirstUse(<not made>)"
+
+
 @dataclass(frozen=True)
 class Plan:
     """Everything the cluster is, expanded; each compile pass returns a new Plan."""
@@ -243,11 +286,11 @@ class Plan:
     power_outages: tuple[PowerOutage, ...] = ()
     rack_loads_w: dict[str, float] = field(default_factory=dict)
     # The physical layer as flat tables (plan/physical.py): the network builders' links, then
-    # (compile/plan_cabling.py) every racked device, every cable and every cabled port
+    # (compile/plan_cabling.py) every racked device, and the cable table made on first use
+    # (``cables``, ``ports``)
     links: Links = field(default_factory=Links)
     devices: tuple[Device, ...] = ()
-    cables: Cables = field(default_factory=Cables)
-    ports: Ports = field(default_factory=Ports)
+    cabling: OnFirstUse[Cables] = field(default_factory=lambda: OnFirstUse.made(Cables()))
     # Slurm: the targeted release, topology and checked slurm.extra (plan/slurm.py SlurmPlan)
     slurm: Any = None
     # The Lustre file system's directory layouts (plan/lustre.py LustrePlan), None without Lustre
@@ -257,6 +300,19 @@ class Plan:
     scheduling: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
+
+    @property
+    def cables(self) -> Cables:
+        """Every cable (compile/plan_cabling.py), made the first time any copy of this plan
+        is asked: only the cabling and NetBox emitters read it, and with two processes
+        (emit/parallel.py) it is made in the worker that renders them, beside the checks.
+        A cable no medium carries raises CompileError here."""
+        return self.cabling.get()
+
+    @property
+    def ports(self) -> Ports:
+        """Both ends of every cable: a view of ``cables``."""
+        return Ports(self.cables)
 
     def nodes_by_role(self, role: str) -> tuple[Node, ...]:
         return tuple(node for node in self.nodes if node.role == role)
