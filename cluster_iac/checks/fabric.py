@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from fractions import Fraction
-from itertools import repeat
-from operator import eq
 
 from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity
@@ -75,12 +73,18 @@ def rail_alignment(plan: Plan) -> Iterator[Diagnostic]:
     wrong: list[str] = []
     rails, sus, up = wiring.rail, wiring.su, wiring.up
     in_order = tuple(range(1, max(map(len, up.values()), default=0) + 1))  # NIC i: rail i+1
+    # leaves -> their one SU when they are rails 1, 2, ... in order, else None: judged once
+    # per set of leaves (a rail leaf's hosts share one), not once per host
+    unit_of: dict[tuple[str, ...], int | None] = {}
     for node in wiring.hosts():
         leaves = up[node]
         su = sus.get(node)
+        if leaves not in unit_of:
+            units = set(map(sus.get, leaves))
+            unit_of[leaves] = units.pop() if len(units) == 1 and tuple(
+                map(rails.get, leaves)) == in_order[:len(leaves)] else None
         # a host's whole NIC row at once; the cable by cable loop only for a wrong one
-        if tuple(map(rails.get, leaves)) == in_order[:len(leaves)] \
-                and all(map(eq, map(sus.get, leaves), repeat(su))):
+        if su is not None and unit_of[leaves] == su:
             continue
         for nic, leaf in enumerate(leaves):
             if rails.get(leaf) != nic + 1 or sus.get(leaf) != su:
