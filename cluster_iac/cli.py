@@ -5,26 +5,24 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import click
 
 from cluster_iac import __version__
 from cluster_iac.console import format_diagnostic
 from cluster_iac.errors import Diagnostic
-from cluster_iac.render import Build, PipelineError, build, render_into
+from cluster_iac.render import PARALLEL_NODES, Build, PipelineError, build, render_into
 
 if TYPE_CHECKING:
     from cluster_iac.emit.parallel import WorkerUsage
+    from cluster_iac.render import Findings
+    from cluster_iac.source import SourceMap
 
 SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 STRICT = click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-PARALLEL_NODES = 1000
-"""Plans of fewer nodes render in one process unless --jobs says otherwise: at 1,000 nodes
-the emitters take about 0.45 s of CPU, at 250 nodes 0.2 s (tests/benchmarks/bench_scale.py
---stages), while the fork and the worker's first touches of the plan's pages cost some
-0.05 s; below that the second core saves too little to be worth it."""
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -68,17 +66,15 @@ def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None
 @STRICT
 def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool) -> None:
     """Render every output file of SPEC into OUT_DIR."""
-    from cluster_iac.emit.parallel import EmitWorkerError, available_cpus
+    from cluster_iac.emit.parallel import EmitWorkerError
     from cluster_iac.writer import OutputRefused
 
-    result = _build_or_exit(spec, strict=strict, emit=False)
-    if jobs is None:
-        jobs = min(2, available_cpus()) if len(result.plan.nodes) >= PARALLEL_NODES else 1
     try:
         if check:
-            _check(spec, out_dir, result, jobs)
+            _check(spec, out_dir, _build_or_exit(spec, strict=strict, emit=True, jobs=jobs))
             return
-        written = render_into(result.plan, out_dir, jobs)
+        result, written = _or_exit(spec, lambda findings: render_into(
+            spec, out_dir, strict=strict, jobs=jobs, on_findings=findings))
     except EmitWorkerError as exc:
         click.echo(f"{spec}: error[EMIT-WORKER] {exc}; nothing written", err=True)
         sys.exit(1)
@@ -92,18 +88,16 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
     _process_stats(written.workers)
 
 
-def _check(spec: Path, out_dir: Path, result: Build, jobs: int) -> None:
+def _check(spec: Path, out_dir: Path, result: Build) -> None:
     """--check: the files rendered in memory, compared with what is on disk."""
-    from cluster_iac.emit import render_all
     from cluster_iac.writer import stale_diff
 
-    files = render_all(result.plan, jobs)
-    diff = stale_diff(out_dir, files)
+    diff = stale_diff(out_dir, result.files)
     if diff:
         click.echo(diff, nl=False)
         click.echo(f"{out_dir}: stale; run 'cluster-iac render {spec} -o {out_dir}'", err=True)
         sys.exit(1)
-    click.echo(f"{out_dir}: up to date ({len(files)} files)")
+    click.echo(f"{out_dir}: up to date ({len(result.files)} files)")
 
 
 @main.command("plan")
@@ -155,16 +149,24 @@ def schema() -> None:
     click.echo(schema_text(), nl=False)
 
 
-def _build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int = 1) -> Build:
+def _build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1) -> Build:
+    return _or_exit(spec, lambda findings: build(spec, strict=strict, emit=emit, jobs=jobs,
+                                                 on_findings=findings))
+
+
+Run = TypeVar("Run")
+
+
+def _or_exit(spec: Path, run: Callable[[Findings], Run]) -> Run:
+    """``run`` the pipeline, its findings printed as soon as the checks have passed; on an
+    error, every diagnostic printed and exit 1."""
     try:
-        result = build(spec, strict=strict, emit=emit, jobs=jobs)
+        return run(lambda findings, source: _print_diagnostics(findings, source, str(spec)))
     except PipelineError as exc:
-        _print_diagnostics(exc.diagnostics, exc, str(spec))
+        _print_diagnostics(exc.diagnostics, exc.source, str(spec))
         errors = sum(1 for d in exc.diagnostics if d.is_error)
         click.echo(f"{spec}: {errors} error(s); nothing written", err=True)
         sys.exit(1)
-    _print_diagnostics(result.findings, result, str(spec))
-    return result
 
 
 def _write_failed(exc: OSError, target: Path) -> NoReturn:
@@ -174,8 +176,8 @@ def _write_failed(exc: OSError, target: Path) -> NoReturn:
     sys.exit(1)
 
 
-def _print_diagnostics(diagnostics: list[Diagnostic], holder: object, file: str) -> None:
-    source = getattr(holder, "source", None)
+def _print_diagnostics(diagnostics: list[Diagnostic], source: SourceMap | None,
+                       file: str) -> None:
     for diag in diagnostics:
         click.echo(format_diagnostic(diag, source, file), err=True)
 
@@ -198,7 +200,8 @@ def _process_stats(workers: tuple[WorkerUsage, ...]) -> None:
     own = resource.getrusage(resource.RUSAGE_SELF)
     Path(target).write_text(_json({
         "parent": {"peak_rss_kib": own.ru_maxrss, "cpu_s": own.ru_utime + own.ru_stime},
-        "workers": [{"peak_rss_kib": w.peak_rss_kib, "cpu_s": w.cpu_s} for w in workers],
+        "workers": [{"peak_rss_kib": w.peak_rss_kib, "cpu_s": w.cpu_s,
+                     "forked_at_cpu_s": w.forked_at_cpu_s} for w in workers],
     }))
 
 

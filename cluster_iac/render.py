@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,6 +14,16 @@ from cluster_iac.source import SourceMap
 
 if TYPE_CHECKING:
     from cluster_iac.emit.parallel import WorkerUsage
+
+Findings = Callable[[list[Diagnostic], SourceMap], None]
+"""Told the checks' findings (warnings and infos) as soon as the checks have passed, before
+anything is rendered: the CLI prints them then, whatever happens next."""
+
+PARALLEL_NODES = 1000
+"""Plans of fewer nodes render in one process unless ``jobs`` says otherwise: at 1,000 nodes
+the emitters take about 0.45 s of CPU, at 250 nodes 0.2 s (tests/benchmarks/bench_scale.py
+--stages), while the fork and the worker's first touches of the plan's pages cost some
+0.05 s; below that the second core saves too little to be worth it."""
 
 
 @dataclass(frozen=True)
@@ -35,42 +47,27 @@ class PipelineError(Exception):
 
 
 def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
-          jobs: int = 1) -> Build:
+          jobs: int | None = 1, on_findings: Findings | None = None) -> Build:
     """Run the whole pipeline in memory; raise PipelineError on any error finding. ``jobs``
-    2 or more renders on two processes (emit/parallel.py)."""
-    from cluster_iac.checks import run_checks
-    from cluster_iac.compile import compile_plan
-    from cluster_iac.loader import load_spec_file
-    from cluster_iac.spec.parse import parse_spec
+    2 or more renders on two processes (emit/parallel.py), the worker forked before the
+    checks; None: default_jobs. Without ``emit`` the cable table, which only emitters read,
+    is made here, so a design that cannot be cabled is rejected all the same."""
+    plan, source = _compiled(spec_file)
+    if not emit:
+        findings = _checked(plan, source, strict, on_findings)
+        with _cable_errors(source):
+            plan.cables  # noqa: B018  # made now (plan.cabling)
+        return Build(plan=replace(plan, findings=tuple(findings)), findings=findings, files={},
+                     source=source)
+    from cluster_iac.emit import Rendering  # emitters and their templates load only here
 
-    source = None
-    try:
-        # 1. load: YAML with positions
-        data, source = load_spec_file(spec_file)
-        # 2. spec: validated pydantic models
-        spec = parse_spec(data)
-        # 3. compile: passes expand the spec into the plan and its graphs
-        plan = compile_plan(spec)
-    except CompileError as exc:
-        raise PipelineError(exc.diagnostics, source or exc.source) from None
-    # 4. checks: the capacity and consistency validator
-    findings = run_checks(plan, strict=strict)
-    if any(f.is_error for f in findings):
-        raise PipelineError(findings, source)
-    # 5. emit: every output file, in memory (report.md lists the findings); the CLI writes
-    # them as they are made instead (render_into)
-    plan = replace(plan, findings=tuple(findings))
-    files: dict[str, str] = {}
-    workers: tuple[WorkerUsage, ...] = ()
-    try:
-        if emit:  # emitters and their templates load only when rendering
-            from cluster_iac.emit import render_files
-
-            files, workers = render_files(plan, jobs)
-        else:  # what only the emitters read, made here so that a design is checked whole
-            plan.cables  # noqa: B018
-    except CompileError as exc:  # the cable table (plan.cables), wherever it was made
-        raise PipelineError([*findings, *exc.diagnostics], source) from None
+    with Rendering(plan, _jobs(plan, jobs)) as rendering:  # the worker starts now
+        findings = _checked(plan, source, strict, on_findings)
+        # 5. emit: every output file, in memory (report.md lists the findings); the CLI
+        # writes them as they are made instead (render_into)
+        plan = replace(plan, findings=tuple(findings))
+        with _cable_errors(source):
+            files, workers = rendering.files(plan)
     return Build(plan=plan, findings=findings, files=files, source=source, workers=workers)
 
 
@@ -83,15 +80,77 @@ class Written:
     workers: tuple[WorkerUsage, ...] = ()
 
 
-def render_into(plan: Plan, out_dir: Path, jobs: int = 1) -> Written:
-    """Render every file of a built plan straight into the tree at ``out_dir``, replaced as a
-    whole (writer.py): each family's files go to disk as soon as they are made, in the
-    process that made them, so no process holds the whole output. Raises what write_tree
-    raises, and an emitter's error or EmitWorkerError with the output left as it was."""
-    from cluster_iac.emit import render_each
+def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
+                jobs: int | None = None, on_findings: Findings | None = None,
+                ) -> tuple[Build, Written]:
+    """The pipeline, rendering every file straight into the tree at ``out_dir``, replaced as
+    a whole (writer.py). With two processes the worker is forked right after compiling and
+    starts on its families (and the cable table) while this process runs the checks; once
+    they pass, each family's files go to disk as soon as they are made, in the process that
+    made them, so no process holds the whole output. Raises PipelineError (the output
+    untouched, nothing made beside it when the checks fail), what write_tree raises, and an
+    emitter's error or EmitWorkerError with the output left as it was."""
+    plan, source = _compiled(spec_file)
+    from cluster_iac.emit import Rendering
     from cluster_iac.writer import staged_tree
 
-    with staged_tree(out_dir) as tree:
-        digests, workers = render_each(plan, jobs, tree.write_all)
-        changed = tree.commit(digests)
-    return Written(files=len(digests), changed=changed, workers=workers)
+    with Rendering(plan, _jobs(plan, jobs)) as rendering:  # the worker starts now
+        findings = _checked(plan, source, strict, on_findings)
+        plan = replace(plan, findings=tuple(findings))
+        with staged_tree(out_dir) as tree, _cable_errors(source):
+            digests, workers = rendering.finish(plan, tree.write_all)
+            changed = tree.commit(digests)
+    built = Build(plan=plan, findings=findings, files={}, source=source, workers=workers)
+    return built, Written(files=len(digests), changed=changed, workers=workers)
+
+
+def default_jobs(plan: Plan) -> int:
+    """2 where two CPUs are free and the plan has at least PARALLEL_NODES nodes, else 1."""
+    from cluster_iac.emit.parallel import available_cpus
+
+    return min(2, available_cpus()) if len(plan.nodes) >= PARALLEL_NODES else 1
+
+
+def _jobs(plan: Plan, jobs: int | None) -> int:
+    return default_jobs(plan) if jobs is None else jobs
+
+
+def _compiled(spec_file: str | Path) -> tuple[Plan, SourceMap]:
+    """Stages 1-3; PipelineError on any error."""
+    from cluster_iac.compile import compile_plan
+    from cluster_iac.loader import load_spec_file
+    from cluster_iac.spec.parse import parse_spec
+
+    source = None
+    try:
+        # 1. load: YAML with positions
+        data, source = load_spec_file(spec_file)
+        # 2. spec: validated pydantic models
+        spec = parse_spec(data)
+        # 3. compile: passes expand the spec into the plan and its graphs
+        return compile_plan(spec), source
+    except CompileError as exc:
+        raise PipelineError(exc.diagnostics, source or exc.source) from None
+
+
+def _checked(plan: Plan, source: SourceMap, strict: bool,
+             on_findings: Findings | None) -> list[Diagnostic]:
+    """4. checks: the capacity and consistency validator; PipelineError on any error."""
+    from cluster_iac.checks import run_checks
+
+    findings = run_checks(plan, strict=strict)
+    if any(f.is_error for f in findings):
+        raise PipelineError(findings, source)
+    if on_findings is not None:
+        on_findings(findings, source)
+    return findings
+
+
+@contextlib.contextmanager
+def _cable_errors(source: SourceMap) -> Iterator[None]:
+    """The cable table's CompileError (plan.cables, made wherever it is first read: here, or
+    in the emitter worker, whose exception is raised here) as the pipeline's error."""
+    try:
+        yield
+    except CompileError as exc:
+        raise PipelineError(exc.diagnostics, source) from None

@@ -30,14 +30,18 @@ def test_two_processes_render_the_same_files(example: Path) -> None:
 
 
 def test_the_split_gives_every_family_once() -> None:
+    """The worker renders the families that read the cable table (and makes it), the parent
+    report.md (the findings) and the rest, each family once, near even with the checks and
+    the cable table counted on their sides."""
     costs = {family: emit.COST.get(family, 0.01) for family in emit.EMITTERS}
-    ours, theirs = split(costs, emit.TOGETHER)
+    ours, theirs = split(costs, ours=emit.PARENT, theirs=emit.CABLED,
+                         loads=(emit.CHECKS_COST, emit.CABLES_COST))
     assert sorted(ours + theirs) == sorted(emit.EMITTERS)
-    assert ours and theirs and theirs == emit.worker_families()
-    heaviest = max(max(costs.values()), *(sum(costs[f] for f in g) for g in emit.TOGETHER))
-    assert abs(sum(costs[f] for f in ours) - sum(costs[f] for f in theirs)) <= heaviest
-    for group in emit.TOGETHER:
-        assert set(group) <= set(ours) or set(group) <= set(theirs)
+    assert theirs == emit.worker_families()
+    assert set(emit.CABLED) <= set(theirs) and set(emit.PARENT) <= set(ours)
+    loads = (emit.CHECKS_COST + sum(costs[f] for f in ours),
+             emit.CABLES_COST + sum(costs[f] for f in theirs))
+    assert abs(loads[0] - loads[1]) <= max(costs.values())
 
 
 def test_a_group_goes_to_one_share() -> None:
@@ -45,6 +49,17 @@ def test_a_group_goes_to_one_share() -> None:
     assert split(costs) == (["a", "d"], ["b", "c"])
     assert split(costs, [("a", "b")]) == (["a", "b"], ["c", "d"])
     assert split(costs, [("d", "c")]) == (["a", "b"], ["c", "d"])
+
+
+def test_pinned_families_and_head_starts() -> None:
+    costs = {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0}
+    # the worker's head start (its cable table) sends the heaviest free family to the parent
+    assert split(costs, loads=(0.0, 6.0)) == (["a", "b", "d"], ["c"])
+    # pinned first, whatever their cost; the others balance against them
+    assert split(costs, ours=["d"], theirs=["a"]) == (["d", "b"], ["a", "c"])
+    assert split(costs, [("a", "b")], theirs=["b"]) == (["c", "d"], ["a", "b"])
+    with pytest.raises(ValueError, match="pinned apart"):
+        split(costs, [("a", "b")], ours=["a"], theirs=["b"])
 
 
 def _worker_family() -> str:
@@ -144,13 +159,13 @@ def test_jobs_1_renders_in_one_process(monkeypatch: pytest.MonkeyPatch, tmp_path
 def test_the_default_forks_only_for_a_large_plan(monkeypatch: pytest.MonkeyPatch,
                                                   tmp_path: Path, threshold: int | None,
                                                   forks: bool) -> None:
-    """Without --jobs, a plan under cli.PARALLEL_NODES (minimal.yaml: 3 nodes) renders in one
-    process; with the threshold lowered to 1 node, the same plan forks (two CPUs given)."""
-    from cluster_iac import cli
+    """Without --jobs, a plan under render.PARALLEL_NODES (minimal.yaml: 3 nodes) renders in
+    one process; with the threshold lowered to 1 node, the same plan forks (two CPUs given)."""
+    from cluster_iac import render
     from cluster_iac.emit import parallel
 
     if threshold is not None:
-        monkeypatch.setattr(cli, "PARALLEL_NODES", threshold)
+        monkeypatch.setattr(render, "PARALLEL_NODES", threshold)
     monkeypatch.setattr(parallel, "available_cpus", lambda: 2)
     parent = os.getpid()
     seen: list[bool] = []
@@ -169,3 +184,88 @@ def test_the_default_forks_only_for_a_large_plan(monkeypatch: pytest.MonkeyPatch
     assert result.exit_code == 0, result.output
     assert (out / "forked").exists() == forks
     assert bool(seen) != forks
+
+
+def _children() -> list[str]:
+    pid = os.getpid()
+    return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+
+
+def test_the_worker_renders_while_the_checks_run(monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:
+    """The checks wait until the worker has started on its first family: were it forked
+    after them, this render would never end (the wait gives up after a minute and fails)."""
+    import time
+
+    from cluster_iac import checks
+
+    started = tmp_path / "worker-started"
+    family = _worker_family()
+    real_family, real_checks = emit.EMITTERS[family], checks.run_checks
+
+    def first(plan: Plan) -> dict[str, str]:
+        started.touch()
+        return real_family(plan)
+
+    def waiting(plan: Plan, **options: bool) -> list[object]:
+        deadline = time.monotonic() + 60
+        while not started.exists():
+            assert time.monotonic() < deadline, "the worker did not start before the checks"
+            time.sleep(0.01)
+        return real_checks(plan, **options)  # type: ignore[return-value]
+
+    monkeypatch.setitem(emit.EMITTERS, family, first)
+    monkeypatch.setattr(checks, "run_checks", waiting)
+    assert build(MINIMAL, jobs=2).files == build(MINIMAL, jobs=1).files
+
+
+def test_the_workers_plan_has_no_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker is forked before the checks: its families see a plan without findings
+    (report.md, which lists them, is the parent's), and still make the serial path's files."""
+    seen: dict[str, str] = {}
+    for family in emit.worker_families():
+        real = emit.EMITTERS[family]
+
+        def recording(plan: Plan, real: emit.Emitter = real, family: str = family
+                      ) -> dict[str, str]:
+            return {**real(plan), f"findings-seen-by-{family}": f"{len(plan.findings)}\n"}
+
+        monkeypatch.setitem(emit.EMITTERS, family, recording)
+    serial, parallel = build(MINIMAL, jobs=1), build(MINIMAL, jobs=2)  # one finding
+    assert serial.findings, "the example must have findings for this test to mean anything"
+    for family in emit.worker_families():
+        seen[family] = parallel.files.pop(f"findings-seen-by-{family}")
+        assert serial.files.pop(f"findings-seen-by-{family}") == f"{len(serial.findings)}\n"
+    assert set(seen.values()) == {"0\n"}
+    assert parallel.files == serial.files
+    assert "report" not in emit.worker_families()
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_design_the_checks_reject_writes_nothing(tmp_path: Path, jobs: str) -> None:
+    """The checks fail while the worker is rendering: it is stopped and reaped, the output
+    folder is never made, and the messages and exit code are those of validate."""
+    case = ROOT / "tests" / "data" / "invalid" / "checks" / "fabric_2to1.yaml"
+    out = tmp_path / "deep" / "out"
+    before = _children()
+    validated = CliRunner().invoke(main, ["validate", str(case)])
+    result = CliRunner().invoke(main, ["render", str(case), "-o", str(out), "--jobs", jobs])
+    assert validated.exit_code == result.exit_code == 1
+    assert result.output == validated.output and "nothing written" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert _children() == before
+
+
+def test_a_refused_output_folder_stops_the_worker(tmp_path: Path) -> None:
+    """The output folder holds a file the tool did not write: refused after the checks, while
+    the worker may be rendering; it is stopped, and the folder is left as it was."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n")
+    before = _children()
+    result = CliRunner().invoke(main, ["render", str(MINIMAL), "-o", str(out), "--jobs", "2"])
+    assert result.exit_code == 1
+    assert "error[IO-FOREIGN]" in result.output and "notes.txt" in result.output
+    assert _tree(out) == {"notes.txt": b"mine\n"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert _children() == before

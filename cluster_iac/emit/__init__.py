@@ -2,42 +2,40 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import cast
 
-from cluster_iac.emit import (
-    ansible,
-    cabling,
-    facility,
-    healthcheck,
-    lustre,
-    monitoring,
-    nccl,
-    netbox,
-    report,
-    slurm,
-    slurmdbd,
-    terraform,
-)
-from cluster_iac.emit.parallel import Made, Sink, WorkerUsage, render_two, split
+from cluster_iac.emit.parallel import Made, Sink, Worker, WorkerUsage, split
 from cluster_iac.plan import Plan
 
 Emitter = Callable[[Plan], dict[str, str]]
 
-# One entry per artifact family; grep here to find who writes a file.
-EMITTERS: dict[str, Emitter] = {
-    "slurm": slurm.render,
-    "slurmdbd": slurmdbd.render,
-    "healthcheck": healthcheck.render,
-    "ansible": ansible.render,
-    "terraform": terraform.render,
-    "cabling": cabling.render,
-    "netbox": netbox.render,
-    "facility": facility.render,
-    "nccl": nccl.render,
-    "lustre": lustre.render,
-    "monitoring": monitoring.render,
-    "report": report.render,
-}
+
+class Family:
+    """One family's ``render``, its module (and the templates and libraries it loads)
+    imported on first use: with two processes each imports only its own families', after
+    the fork, instead of the parent importing all of them before it."""
+
+    __slots__ = ("module", "_render")
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+        self._render: Emitter | None = None
+
+    def load(self) -> Emitter:
+        if self._render is None:
+            self._render = importlib.import_module(f"{__name__}.{self.module}").render
+        return self._render
+
+    def __call__(self, plan: Plan) -> dict[str, str]:
+        return self.load()(plan)
+
+
+# One entry per artifact family; grep here to find who writes a file (emit/<module>.py).
+EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
+    "slurm", "slurmdbd", "healthcheck", "ansible", "terraform", "cabling", "netbox",
+    "facility", "nccl", "lustre", "monitoring", "report")}
 
 
 # CPU seconds of each family at 100,000 GPUs, writing its files included (about 4 ms per
@@ -47,16 +45,26 @@ COST: dict[str, float] = {
     "cabling": 1.4, "netbox": 1.0, "facility": 0.65, "ansible": 0.6, "monitoring": 0.4,
     "report": 0.33, "terraform": 0.3, "slurm": 0.22,
 }
-TOGETHER = (("cabling", "netbox"),)
-"""Families rendered by the same process: the two that took by far the most memory while they
-were made (at 100,000 GPUs about 210 and 90 MiB over the plan; since their formats were
-streamlined, 140 and 60, beside Ansible's 60). Together, one process peaks with the larger and
-the other with neither; and together they are about half of the emitters' CPU time."""
+CHECKS_COST = 0.32
+"""CPU seconds of the checks at 100,000 GPUs: the parent runs them while the worker starts."""
+CABLES_COST = 1.07
+"""CPU seconds of the cable table at 100,000 GPUs (compile/plan_cabling.py cable_table):
+the worker makes it, as the first of its families reads it."""
+
+CABLED = ("cabling", "netbox")
+"""The families that read plan.cables: the worker renders them, so the table is made there
+and only there (the parent never reads it). Together they were also the two that took by
+far the most memory while they were made (at 100,000 GPUs 140 and 60 MiB over the plan,
+beside Ansible's 60): one process peaks with them, the other with neither."""
+PARENT = ("report",)
+"""The families that read the findings (report.md lists them): the worker is forked before
+the checks run, so its plan has none, and these stay in the parent."""
 
 
 def worker_families() -> list[str]:
     """The families a forked worker renders (``jobs`` 2 or more)."""
-    return split({family: COST.get(family, 0.01) for family in EMITTERS}, TOGETHER)[1]
+    costs = {family: COST.get(family, 0.01) for family in EMITTERS}
+    return split(costs, ours=PARENT, theirs=CABLED, loads=(CHECKS_COST, CABLES_COST))[1]
 
 
 def render_all(plan: Plan, jobs: int = 1) -> dict[str, str]:
@@ -67,8 +75,8 @@ def render_all(plan: Plan, jobs: int = 1) -> dict[str, str]:
 def render_files(plan: Plan, jobs: int = 1) -> tuple[dict[str, str], tuple[WorkerUsage, ...]]:
     """render_all, and the forked worker's usage: with ``jobs`` 2 or more a worker renders
     about half of the families (emit/parallel.py); the files are the same."""
-    made, workers = render_each(plan, jobs, _pairs)
-    return dict(sorted(made.items())), workers
+    with Rendering(plan, jobs) as rendering:
+        return rendering.files(plan)
 
 
 def render_each(plan: Plan, jobs: int, sink: Sink[list[tuple[str, Made]]],
@@ -76,20 +84,55 @@ def render_each(plan: Plan, jobs: int, sink: Sink[list[tuple[str, Made]]],
     """Each family's files handed to ``sink`` as soon as the family is made, in this process
     or (``jobs`` 2 or more) in the forked worker, which renders about half of the families;
     path -> what the sink made of it, for every path (each written by one family only)."""
-    workers: tuple[WorkerUsage, ...] = ()
-    if jobs > 1:
-        made, usage = render_two(plan, EMITTERS, worker_families(), sink)
-        by_family = [(family, made[family]) for family in EMITTERS]
-        workers = (usage,)
-    else:
-        by_family = [(family, sink(emitter(plan))) for family, emitter in EMITTERS.items()]
-    every: dict[str, Made] = {}
-    for family, pairs in by_family:
-        for path, value in pairs:
-            if path in every:
-                raise ValueError(f"emitter {family!r} writes {path!r} twice")
-            every[path] = value
-    return every, workers
+    with Rendering(plan, jobs) as rendering:
+        return rendering.finish(plan, sink)
+
+
+class Rendering:
+    """The families of one plan being rendered: with ``jobs`` 2 or more the worker is forked
+    at once and starts on its families (emit/parallel.py), before the caller runs the checks;
+    ``finish`` renders the rest here, with the checked plan, and hands both processes' files
+    to the sink. Leaving the ``with`` block without finishing (the checks failed) stops the
+    worker before it has written anything."""
+
+    def __init__(self, plan: Plan, jobs: int) -> None:
+        self.theirs = worker_families() if jobs > 1 else []
+        assert not set(self.theirs) & set(PARENT), "the worker's plan has no findings"
+        self.worker = Worker.start(plan, EMITTERS, self.theirs) if self.theirs else None
+
+    def __enter__(self) -> Rendering:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.worker is not None:
+            self.worker.__exit__(*exc)
+
+    def finish(self, plan: Plan, sink: Sink[list[tuple[str, Made]]],
+               ) -> tuple[dict[str, Made], tuple[WorkerUsage, ...]]:
+        """Render this process's families of ``plan`` (the checked plan: report.md lists its
+        findings) and collect the worker's; path -> what the sink made of it."""
+        theirs = set(self.theirs)
+        if self.worker is not None:
+            self.worker.hand(sink)
+        made = {family: sink(emitter(plan)) for family, emitter in EMITTERS.items()
+                if family not in theirs}
+        workers: tuple[WorkerUsage, ...] = ()
+        if self.worker is not None:
+            outcome, usage = self.worker.finish()
+            made.update(cast(dict[str, list[tuple[str, Made]]], outcome))
+            workers = (usage,)
+        every: dict[str, Made] = {}
+        for family in EMITTERS:
+            for path, value in made[family]:
+                if path in every:
+                    raise ValueError(f"emitter {family!r} writes {path!r} twice")
+                every[path] = value
+        return every, workers
+
+    def files(self, plan: Plan) -> tuple[dict[str, str], tuple[WorkerUsage, ...]]:
+        """``finish`` into memory: every file, sorted by path."""
+        made, workers = self.finish(plan, _pairs)
+        return dict(sorted(made.items())), workers
 
 
 def _pairs(files: dict[str, str]) -> list[tuple[str, str]]:

@@ -6,7 +6,8 @@
 For each size, two runs in processes of their own, so that each peak RSS is its own: the CLI
 end to end (`python -m cluster_iac render SPEC -o DIR --jobs N`, files written to an empty
 folder; wall time, CPU time (user + system, the emitter worker's included) and peak RSS), and
-the pipeline in-process, stage by stage (CPU seconds of this process per stage). With two
+the pipeline in-process, stage by stage (CPU seconds of this process per stage; "cables" is
+the cable table, made on first use: in the CLI on two processes, by the emitter worker). With two
 processes (--jobs 2, the CLI's default on two CPUs) the CLI's peak is the sum of each
 process's own peak (the CLI reports them, CLUSTER_IAC_PROCESS_STATS): wait4 of the CLI alone
 gives the larger of the two, and pages the worker shares with its parent count twice (at the
@@ -15,7 +16,10 @@ an upper bound. Beside it, "PSS MiB" is the largest sum of the processes' propor
 sizes (each shared page counted once, split between the processes that map it), read from
 /proc/PID/smaps_rollup every 10 ms while the CLI runs: nearer what the machine really spends,
 but sampled, so a peak shorter than 10 ms can be missed. CPU time is the figure to compare on
-a shared machine: wall time grows with whatever else runs, CPU time barely. The growth
+a shared machine: wall time grows with whatever else runs, CPU time barely. "CLI path" is the
+CPU time along the longest path, the parent's before the fork plus the larger of the parent's
+and the worker's after it: the wall time two idle cores would take, and the figure to compare
+for two processes on a busy machine. The growth
 exponents of the CLI's CPU and wall time from the first size to the last are printed last.
 
 The spec is a DGX H100 cluster (8 NDR NICs per node) on a rail-optimized Quantum-X800 (Q3400,
@@ -124,6 +128,11 @@ def measure(gpus: int) -> dict[str, Any]:
     start = clock()
     findings = run_checks(plan)
     timings["checks"] = clock() - start
+    start = clock()
+    cables = len(plan.cables)  # made on first use (plan.cabling): in the CLI, by the worker
+    timings["cables"] = clock() - start
+    for emitter in EMITTERS.values():  # each family's module, imported outside its timing
+        getattr(emitter, "load", lambda: None)()
     files_bytes = 0
     for family, emitter in EMITTERS.items():
         start = clock()
@@ -135,7 +144,7 @@ def measure(gpus: int) -> dict[str, Any]:
         "gpus": plan.gpu_count, "nodes": len(plan.nodes), "racks": len(plan.racks),
         "switches": len(plan.switches),
         "fabric": {"tiers": fabric.tiers, **fabric.switch_counts},
-        "cables": len(plan.cables),
+        "cables": cables,
         "errors": sum(1 for f in findings if f.is_error),
         "output_mib": round(files_bytes / 2**20, 1),
         "total_s": round(sum(timings.values()), 2),
@@ -156,8 +165,8 @@ def main() -> None:
         print(json.dumps(measure(args.one)))
         return
     print(f"{'GPUs':>8} {'nodes':>7} {'switches':>8} {'cables':>8} {'tiers':>5} "
-          f"{'out MiB':>7} {'CLI s':>6} {'CLI cpu':>7} {'CLI MiB':>7} {'PSS MiB':>7} "
-          f"{'stages cpu':>10} {'peak MiB':>8}")
+          f"{'out MiB':>7} {'CLI s':>6} {'CLI cpu':>7} {'CLI path':>8} {'CLI MiB':>7} "
+          f"{'PSS MiB':>7} {'stages cpu':>10} {'peak MiB':>8}")
     timed: list[tuple[int, float, float]] = []
     for gpus in args.gpus:
         cli = cli_render(gpus, args.jobs)
@@ -167,11 +176,14 @@ def main() -> None:
         r = json.loads(child.stdout)
         print(f"{r['gpus']:>8} {r['nodes']:>7} {r['switches']:>8} {r['cables']:>8} "
               f"{r['fabric']['tiers']:>5} {r['output_mib']:>7} {cli.seconds:>6.2f} "
-              f"{cli.cpu_s:>7.2f} {cli.peak_mib:>7} {cli.pss_mib:>7} {r['total_s']:>10} "
-              f"{r['peak_rss_mib']:>8}")
+              f"{cli.cpu_s:>7.2f} {cli.path_s:>8.2f} {cli.peak_mib:>7} {cli.pss_mib:>7} "
+              f"{r['total_s']:>10} {r['peak_rss_mib']:>8}")
         if r["errors"]:
             print(f"         ({r['errors']} validator errors in the benchmark spec)")
         if args.stages:
+            if cli.worker_cpu_s:
+                print(f"           CLI cpu: parent {cli.cpu_s - cli.worker_cpu_s:.2f} s, "
+                      f"worker {cli.worker_cpu_s:.2f} s")
             for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:20]:
                 print(f"           {stage:<40} {seconds:>8.3f}")
     if len(timed) > 1:
@@ -187,6 +199,8 @@ class CliRun(NamedTuple):
     cpu_s: float  # user + system, the worker's included
     peak_mib: int  # the sum of each process's own peak resident set
     pss_mib: int  # the largest sampled sum of the processes' proportional set sizes
+    worker_cpu_s: float  # the worker's share of cpu_s (0 on one process)
+    path_s: float  # CPU along the longest path: what two idle cores would take (wall)
 
 
 def cli_render(gpus: int, jobs: int) -> CliRun:
@@ -213,8 +227,14 @@ def cli_render(gpus: int, jobs: int) -> CliRun:
         peaks = [report["parent"]["peak_rss_kib"]]
         peaks += [worker["peak_rss_kib"] for worker in report["workers"]]
         # wait4's figures include the reaped worker's CPU time; its peak is the larger one only
-        return CliRun(seconds, usage.ru_utime + usage.ru_stime, round(sum(peaks) / 1024),
-                      round(sampler.peak_kib / 1024))
+        cpu = usage.ru_utime + usage.ru_stime
+        parent = report["parent"]["cpu_s"]
+        path = parent
+        for worker in report["workers"]:  # before the fork, then the longer of the two after
+            forked = worker["forked_at_cpu_s"]
+            path = forked + max(parent - forked, worker["cpu_s"])
+        return CliRun(seconds, cpu, round(sum(peaks) / 1024), round(sampler.peak_kib / 1024),
+                      sum(worker["cpu_s"] for worker in report["workers"]), path)
 
 
 class PssSampler(threading.Thread):
