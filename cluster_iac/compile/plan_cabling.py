@@ -72,7 +72,7 @@ class SharedPort(ValueError):
 
 
 def _no_medium(plan: Plan, exc: NoMedium) -> Diagnostic:
-    a, a_port, b, psu_w = _ends(plan, exc.cable or 0)
+    a, a_port, b, psu_w = _ends(plan, exc.cable or 0)  # None: not found, which cannot be
     if exc.link == "power":
         rated = [m for m in cable_catalog().media if m.link == "power"]
         best = max(rated, key=lambda m: m.max_psu_w or 0, default=None)
@@ -176,9 +176,9 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
     except NoMedium as exc:  # which cable: the first of its kind and length that none carries
         rows = enumerate(zip(link, speed, ratings, estimated, strict=True))
         exc.cable = next(
-            i for i, (kind, rate, psu_w, metres) in rows
-            if (kind, rate, metres) == (exc.link, exc.speed_gbps, exc.estimated_m)
-            and not _carried(catalog, kind, rate, psu_w, metres))
+            (i for i, (kind, rate, psu_w, metres) in rows
+             if (kind, rate, metres) == (exc.link, exc.speed_gbps, exc.estimated_m)
+             and not _carried(catalog, kind, rate, psu_w, metres)), None)
         raise
     transceivers = {m.key: m.transceivers for m in catalog.media}
     return Cables(
