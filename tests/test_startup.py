@@ -1,5 +1,7 @@
 """What `cluster-iac validate` loads: not the emitters, nor the template engine (they load only
-when rendering), so its start-up pays for neither. An import-graph assertion, not a timing."""
+when rendering), nor the Lustre planning and the busbw model when the spec has no Lustre and
+its policy asks for no busbw figure, so its start-up pays for none of them. Import-graph
+assertions, not timings."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from tests.conftest import ROOT
 
 MINIMAL = ROOT / "examples" / "minimal.yaml"
+SUPERPOD = ROOT / "examples" / "dgx-h100-superpod-4su.yaml"  # Lustre; min_allreduce_busbw_gbs
 
 LOADED = """
 import json, sys
@@ -48,3 +51,25 @@ def test_render_loads_them(tmp_path: Path) -> None:
     """The same probe sees them when they are used: the assertion above can fail."""
     modules = _modules_loaded_by("render", str(MINIMAL), "-o", str(tmp_path / "out"))
     assert {"jinja2", "cluster_iac.emit", "cluster_iac.emit.slurm"} <= modules
+
+
+def _on_demand_modules(modules: set[str]) -> set[str]:
+    """Lustre's planning (compile/plan_lustre.py, its servers and bandwidth, plan/lustre.py)
+    and the NCCL busbw model (plan/collectives)."""
+    return {m for m in modules
+            if m.startswith(("cluster_iac.plan.collectives", "cluster_iac.plan.lustre",
+                             "cluster_iac.compile.plan_lustre",
+                             "cluster_iac.compile.lustre_servers"))}
+
+
+def test_validate_without_lustre_or_busbw_policy_loads_neither() -> None:
+    modules = _modules_loaded_by("validate", str(MINIMAL))
+    assert "cluster_iac.checks.lustre" in modules  # the Lustre checks ran (and found nothing)
+    assert _on_demand_modules(modules) == set()
+
+
+def test_validate_with_lustre_and_busbw_policy_loads_them() -> None:
+    modules = _modules_loaded_by("validate", str(SUPERPOD))
+    assert {"cluster_iac.compile.plan_lustre", "cluster_iac.compile.lustre_servers",
+            "cluster_iac.plan.lustre", "cluster_iac.plan.lustre_bandwidth",
+            "cluster_iac.plan.collectives"} <= _on_demand_modules(modules)

@@ -9,7 +9,8 @@ from functools import lru_cache
 from cluster_iac.catalog.snapshot import builtin_file
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class CableMedium:
     """One way to build a link: a cable type, with or without transceivers."""
 
@@ -37,7 +38,7 @@ class CableMedium:
         return self.stocked_m[i] if i < len(self.stocked_m) else None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Geometry:
     """Floor geometry for cable-length estimates."""
 
@@ -49,7 +50,7 @@ class Geometry:
     in_rack_min_m: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class CableCatalog:
     media: tuple[CableMedium, ...]
     geometry: Geometry

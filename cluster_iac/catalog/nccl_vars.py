@@ -29,7 +29,8 @@ def at_least(target: Version, release: Version) -> bool:
     return target >= release[: len(target)]
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class NcclVariable:
     """One row of the table."""
 

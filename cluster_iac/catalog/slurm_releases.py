@@ -35,7 +35,8 @@ def version_text(version: Version) -> str:
     return f"{version[0]}.{version[1]:02d}"
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class SlurmRelease:
     """One release's version-dependent facts."""
 
@@ -97,7 +98,7 @@ def slurm_release(version: str) -> SlurmRelease:
     return SLURM_RELEASES[version]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ConfKey:
     """A slurm.conf key and the releases that accept it."""
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
-from cluster_iac.plan.lustre import LustreServers
+
+if TYPE_CHECKING:  # plan/lustre.py loads only for a spec with Lustre (tests/test_startup.py)
+    from cluster_iac.plan.lustre import LustreServers
 
 FSNAME_MAX = 8  # mkfs.lustre(8): "The maximum filesystem_name length is 8 characters"
 OST_INDEX_MAX = 0xFFFF  # target names carry the index in four hex digits (OST0000-OSTffff)

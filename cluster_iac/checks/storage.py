@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
 from cluster_iac.plan.checkpoint import storage_figures
-from cluster_iac.plan.lustre import Bandwidth
+
+if TYPE_CHECKING:  # plan/lustre.py loads only for a spec with Lustre (tests/test_startup.py)
+    from cluster_iac.plan.lustre import Bandwidth
 
 # A planned interval this many times the Daly optimum (or its inverse) wastes noticeably more
 # time than the optimum: the expected loss ~ delta/T + T/(2M) is flat near the optimum, and

@@ -17,7 +17,6 @@ from cluster_iac.compile.expand_racks import expand_racks
 from cluster_iac.compile.place_devices import place_devices
 from cluster_iac.compile.plan_cabling import plan_cabling
 from cluster_iac.compile.plan_health import plan_health
-from cluster_iac.compile.plan_lustre import plan_lustre
 from cluster_iac.compile.plan_nccl import plan_nccl
 from cluster_iac.compile.plan_partition_limits import plan_partition_limits
 from cluster_iac.compile.plan_scheduling import plan_scheduling
@@ -26,6 +25,18 @@ from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
 
 Pass = Callable[[ClusterSpec, Plan], Plan]
+
+
+def plan_lustre(spec: ClusterSpec, plan: Plan) -> Plan:
+    """compile/plan_lustre.py's pass, loaded only for a spec with a Lustre file system: its
+    servers, LNet and bandwidth modules and plan/lustre.py's eight dataclasses are some 2.5 % of
+    validate's instructions for a spec without Lustre (tests/test_startup.py keeps it so)."""
+    if spec.storage.lustre is None:
+        return plan
+    from cluster_iac.compile.plan_lustre import plan_lustre as plan_file_system
+
+    return plan_file_system(spec, plan)
+
 
 # Order matters: each pass may read what the ones before it put in the plan.
 PASSES: tuple[Pass, ...] = (

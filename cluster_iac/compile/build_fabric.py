@@ -47,7 +47,8 @@ class _Endpoint(NamedTuple):
 PORT_NAMES = tuple(f"p{i}" for i in range(4097))
 
 
-@dataclass
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(eq=False, repr=False)
 class _Wiring:
     """A fabric being wired: its cables (links), switches, the next free port of each switch,
     and the tables of plan/wiring.py (who is cabled to whom) filled as the cables are laid."""

@@ -89,7 +89,8 @@ def _endpoints(plan: Plan, network: str) -> dict[str, list[tuple[str, str]]]:
     return by_rack
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class _Net:
     """One management network being built."""
 

@@ -17,7 +17,8 @@ from cluster_iac.plan.power import DEFAULT_SHELF, SIDES, pdu_name, power_shelves
 from cluster_iac.spec import ClusterSpec
 
 
-@dataclass
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(eq=False, repr=False)
 class _Stack:
     """Free space of one rack: the next unit from the bottom and from the top."""
 

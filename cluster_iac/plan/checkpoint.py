@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from cluster_iac.plan.model import Plan
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class StorageFigures:
     """What the workload asks of Lustre, and what it gets (None where the spec is silent)."""
 

@@ -22,7 +22,8 @@ LITRES_PER_M3 = 1000
 SECONDS_PER_MINUTE = 60
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class LoopFigures:
     """One liquid loop: what it must carry and what it can, kW."""
 

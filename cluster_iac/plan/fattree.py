@@ -37,7 +37,8 @@ class PlannedSizeError(FabricSizeError):
     """The nodes fill more scalable units than the fabric is planned for."""
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class FatTree:
     """The sized fabric: counts and cabling pattern, before any switch is named."""
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from cluster_iac.errors import SpecPath
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class StripeComponent:
     """One layout component: a byte range of the file and how it is striped."""
 
@@ -18,7 +19,7 @@ class StripeComponent:
     on_mdt: bool = False  # Data-on-MDT component
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class DirectoryLayout:
     """The default layout of one directory tree."""
 
@@ -34,7 +35,7 @@ class DirectoryLayout:
         return len(self.components) > 1 or self.components[0].on_mdt
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class LustrePlan:
     """A Lustre file system and its directory layouts."""
 
@@ -47,7 +48,7 @@ class LustrePlan:
     hardware: LustreServers | None = None  # servers, LNet and derived figures
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class LustreTarget:
     """One Lustre target (MGT, MDT or OST): its RAID group of drives and what it holds."""
 
@@ -76,7 +77,7 @@ class LustreTarget:
         return int(self.chunk_kib * self.data_drives)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class LustreServer:
     """An MDS or OSS, its NID on the LNet network and its targets."""
 
@@ -89,7 +90,7 @@ class LustreServer:
     targets: tuple[LustreTarget, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Bandwidth:
     """Aggregate bandwidth of one direction, GB/s: each term and the bound they make."""
 
@@ -108,7 +109,7 @@ class Bandwidth:
         return min(self.bound, self.claimed) if self.claimed else self.bound
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class LnetPlan:
     """The LNet network: its name, which network carries it, interfaces and NIDs."""
 
@@ -123,7 +124,7 @@ class LnetPlan:
     spec_path: SpecPath
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class LustreServers:
     """Servers, targets, LNet, and what the hardware gives: bandwidth and capacity."""
 

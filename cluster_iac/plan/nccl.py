@@ -13,7 +13,8 @@ from cluster_iac.plan.model import NodeTypePlan
 TOPO_DIR = "/etc/nccl"
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class NcclSetting:
     """One environment variable with the reason it is set."""
 
@@ -22,7 +23,7 @@ class NcclSetting:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class NcclNodeType:
     """The NCCL environment of one GPU node type."""
 

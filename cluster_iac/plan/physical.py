@@ -106,7 +106,8 @@ class _Columns:
         return self._row._make(column[i] for column in self.columns())
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class Links(_Columns):
     """Every data cable the network builders planned, column by column (see Link)."""
 
@@ -150,7 +151,7 @@ class LinkBuilder:
         return Links(*(tuple(column) for column in self.columns))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Cables(_Columns):
     """Every cable of the cluster, column by column (see Cable): the fabrics', the management
     networks' and every PSU's power cord, planned once by compile/plan_cabling.py.
@@ -239,7 +240,7 @@ class Port(NamedTuple):
     cable_id: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Ports:
     """Both ends of every cable (see Port): the A ends in cable order, then the B ends.
 

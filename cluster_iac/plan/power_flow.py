@@ -50,7 +50,8 @@ class Consumer(NamedTuple):
     psu_required: int
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class Circuitry:
     """What the solver needs of a PDU profile."""
 
@@ -71,7 +72,7 @@ class Circuitry:
         return electrical.circuit_lines(self.phases)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CordFlow:
     device: int
     psu: int  # 0-based
@@ -84,7 +85,7 @@ class CordFlow:
     maximum_case: Case = NORMAL
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class LineFlow:
     line: int
     outlets: tuple[int, ...]
@@ -96,7 +97,7 @@ class LineFlow:
     worst_case: Case = NORMAL
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CircuitFlow:
     pdu: int
     index: int
@@ -108,7 +109,7 @@ class CircuitFlow:
     worst_w_case: Case = NORMAL
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class FeedFlow:
     pdu: int
     load_w: float = 0.0
@@ -119,7 +120,7 @@ class FeedFlow:
     worst_case: list[Case] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Outage:
     case: Case
     device: int  # -1: the busbar
@@ -130,7 +131,7 @@ class Outage:
     capacity_w: float
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class RackFlow:
     consumers: tuple[Consumer, ...]
     cords: list[CordFlow]

@@ -21,7 +21,8 @@ PRIORITY_MAX = 4294967295
 LINK_LAYERS = {"infiniband": "InfiniBand", "ethernet": "Ethernet"}
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class StoragePlan:
     """slurmdbd's database."""
 
@@ -33,7 +34,7 @@ class StoragePlan:
     password_env: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class AccountingPlan:
     """slurmdbd and what slurmctld enforces through it."""
 
@@ -43,7 +44,7 @@ class AccountingPlan:
     enforce: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PriorityPlan:
     """Multifactor priority."""
 
@@ -55,7 +56,7 @@ class PriorityPlan:
     favor_small: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class QosPlan:
     """One QOS, limits resolved (None: no limit)."""
 
@@ -79,7 +80,7 @@ class QosPlan:
     spec_path: SpecPath
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class AccountPlan:
     """One account association under its parent (the tree flattened, parents first)."""
 
@@ -94,7 +95,7 @@ class AccountPlan:
     spec_path: SpecPath
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class UserPlan:
     """A user's association with one account."""
 
@@ -103,7 +104,7 @@ class UserPlan:
     default_account: str  # the first account listing the user
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PartitionPolicy:
     """A partition's scheduling defaults and limits, and the resources they are judged by."""
 
@@ -117,7 +118,7 @@ class PartitionPolicy:
     max_time_s: int | None  # None: INFINITE
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class NodeHealth:
     """What the health check expects of one compute node type."""
 
@@ -131,7 +132,7 @@ class NodeHealth:
     memory_mib: int  # RealMemory: /proc/meminfo's MemTotal must reach it
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class HealthPlan:
     """The health-check program and its slurm.conf keys."""
 
@@ -144,7 +145,7 @@ class HealthPlan:
     nodes: tuple[NodeHealth, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class SchedulingPlan:
     """The scheduling policy every accounting and health emitter reads."""
 

@@ -109,7 +109,8 @@ def value_problem(value: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class Block:
     """One topology/block block: a rack-scale NVLink domain's Slurm nodes."""
 
@@ -117,7 +118,7 @@ class Block:
     nodes: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class SlurmPlan:
     """The Slurm choices every Slurm emitter reads."""
 

@@ -23,7 +23,8 @@ from typing import Any
 UPLINK_TIER = {"node": "node-leaf", "leaf": "leaf-spine", "spine": "spine-core"}
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class FabricWiring:
     """One fabric's devices and cables, as the fabric pass laid them out."""
 

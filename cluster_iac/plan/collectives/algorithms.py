@@ -42,7 +42,8 @@ LABELS = {"ring": "Ring", "tree": "Tree", "nvls": "NVLS", "nvls_tree": "NVLS-tre
           "collnet": "CollNet"}
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class JobShape:
     """What the cost model needs to know of one job: ranks, NVLink domains and links."""
 
@@ -71,7 +72,7 @@ class JobShape:
         return 2 * (self.gpus - 1) / self.gpus
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Estimate:
     """One algorithm's predicted latency, bandwidth, time and busbw at one message size."""
 
@@ -87,7 +88,7 @@ class Estimate:
         return LABELS[self.algorithm]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class _Bounds:
     latency_us: float
     intra: float  # algbw bound inside domains (inf when there is nothing to cross)

@@ -40,7 +40,8 @@ TREE_EFFICIENCY = 0.92
 NICS_PER_DOMAIN = 8
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class Efficiency:
     """What NCCL gets from NVLink, as a share of the line rate of one GPU (one direction)."""
 

@@ -22,7 +22,8 @@ _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 NAMED_JOBS = ("node", "nvlink_domain", "scalable_unit", "partition")
 
 
-@dataclass(frozen=True)
+# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
+@dataclass(frozen=True, eq=False, repr=False)
 class JobPrediction:
     """The busbw of one all_reduce over one job's GPUs, per algorithm and as NCCL picks."""
 
