@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from fractions import Fraction
-from itertools import repeat
-from operator import eq
 from typing import TYPE_CHECKING
 
 from cluster_iac.checks import check
@@ -78,12 +76,18 @@ def rail_alignment(plan: Plan) -> Iterator[Diagnostic]:
     wrong: list[str] = []
     rails, sus, up = wiring.rail, wiring.su, wiring.up
     in_order = tuple(range(1, max(map(len, up.values()), default=0) + 1))  # NIC i: rail i+1
+    # leaves -> their one SU when they are rails 1, 2, ... in order, else None: judged once
+    # per set of leaves (a rail leaf's hosts share one), not once per host
+    unit_of: dict[tuple[str, ...], int | None] = {}
     for node in wiring.hosts():
         leaves = up[node]
         su = sus.get(node)
+        if leaves not in unit_of:
+            units = set(map(sus.get, leaves))
+            unit_of[leaves] = units.pop() if len(units) == 1 and tuple(
+                map(rails.get, leaves)) == in_order[:len(leaves)] else None
         # a host's whole NIC row at once; the cable by cable loop only for a wrong one
-        if tuple(map(rails.get, leaves)) == in_order[:len(leaves)] \
-                and all(map(eq, map(sus.get, leaves), repeat(su))):
+        if su is not None and unit_of[leaves] == su:
             continue
         for nic, leaf in enumerate(leaves):
             if rails.get(leaf) != nic + 1 or sus.get(leaf) != su:
@@ -120,10 +124,10 @@ def connectivity(plan: Plan) -> Iterator[Diagnostic]:
             f"{len(hosts)} GPU nodes have no compute fabric: jobs spanning nodes fall back to "
             f"TCP over the management network", ("fabric",), Severity.INFO)
         return
-    missing = sorted(h for h in hosts if h not in wiring)
-    reached = wiring.reach(next(h for h in hosts if h in wiring)) \
-        if len(missing) < len(hosts) else set()
-    cut_off = sorted(h for h in hosts if h in wiring and h not in reached)
+    cabled = wanted.intersection(wiring.tier)
+    missing = sorted(wanted.difference(cabled))
+    reached = wiring.reach(next(h for h in hosts if h in cabled)) if cabled else set()
+    cut_off = sorted(cabled.difference(reached))
     for label, names in (("is not cabled to", missing), ("cannot reach the rest of", cut_off)):
         if names:
             more = f" and {len(names) - 1} more" if len(names) > 1 else ""

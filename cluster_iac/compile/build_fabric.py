@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from itertools import repeat
+from itertools import chain, groupby, repeat
 from operator import add
 from typing import Any, NamedTuple
 
@@ -246,39 +246,28 @@ def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
     nic_ports = [f"{port_name}{nic}" for nic in range(max(e.nics for e in endpoints))]
     columns = wiring.cables.columns
     added = len(columns[0])
-    a_device, a_port, b_device, b_port, speeds = (columns[i] for i in (2, 3, 4, 5, 6))
-    next_port, up, uplinks = wiring.next_port, wiring.up, wiring.uplinks
+    a_device, a_port, speeds = columns[2], columns[3], columns[6]
+    up, uplinks = wiring.up, wiring.uplinks
     kinds: dict[tuple[int, int], tuple[int, int]] = {}  # one (Gb/s, cables) tuple per kind
-    for k, end in enumerate(endpoints):
-        su, pos = divmod(k, tree.su_nodes)
-        host, nics, speed = end.hostname, end.nics, end.speed_gbps
-        tiers[host] = "node"
-        sus[host] = su + 1
-        a_device += [host] * nics
-        a_port += nic_ports[:nics]
-        speeds += [speed] * nics
+    for (su, group, nics, speed), block in groupby(
+            enumerate(endpoints), lambda at: _leaf_group(at[0], at[1], tree, rail_optimized)):
+        hosts = [end.hostname for _, end in block]
         if rail_optimized:  # NIC i to rail i's leaf: distinct leaves, each its next port
-            first = su * tree.leaves_per_su + pos // tree.nodes_per_leaf
-            mine = leaves[first:first + nics * per_rail:per_rail]
-            taken = list(map(add, map(next_port.__getitem__, mine), repeat(1)))
-            next_port.update(zip(mine, taken, strict=True))
-            b_port += map(PORT_NAMES.__getitem__, taken)
-            b_device += mine
-            kind = (speed, 1)
+            mine, per = tuple(leaves[group:group + nics * per_rail:per_rail]), 1
         else:  # every NIC to the node's leaf, on its next ports
-            leaf = leaves[k // tree.nodes_per_leaf]
-            mine = [leaf]
-            used = next_port[leaf]
-            next_port[leaf] = used + nics
-            b_port += PORT_NAMES[used + 1:used + 1 + nics]
-            b_device += [leaf] * nics
-            kind = (speed, nics)
-        up[host] = tuple(mine)
-        uplinks[host] = kinds.setdefault(kind, kind)
+            mine, per = (leaves[group],), nics
+        tiers.update(dict.fromkeys(hosts, "node"))
+        sus.update(dict.fromkeys(hosts, su + 1))
+        a_device += chain.from_iterable(map(repeat, hosts, repeat(nics)))
+        a_port += nic_ports[:nics] * len(hosts)
+        speeds += [speed] * (nics * len(hosts))
+        _take_ports(wiring, len(hosts), mine, per)
+        up.update(dict.fromkeys(hosts, mine))  # one (immutable) tuple for the block
+        uplinks.update(dict.fromkeys(hosts, kinds.setdefault((speed, per), (speed, per))))
     # from the new cables, column by column: each leaf's rack (its first cable's host's: the
     # first of each leaf wins when they are read backwards) and Gb/s (its cables' rates)
     rack = {e.hostname: e.rack for e in endpoints}
-    hosts, ends = a_device[added:], b_device[added:]
+    hosts, ends = a_device[added:], columns[4][added:]
     first_rack = dict(zip(reversed(ends), map(rack.__getitem__, reversed(hosts)), strict=True))
     for name in leaves:
         wiring.gbps[name] = {"node-leaf": 0}
@@ -289,6 +278,37 @@ def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
         columns[column].extend([value] * added)
     wiring.links["node-leaf"] = wiring.links.get("node-leaf", 0) + added
     return first_rack
+
+
+def _leaf_group(k: int, end: _Endpoint, tree: FatTree,
+                rail_optimized: bool) -> tuple[int, int, int, int]:
+    """(scalable unit from 0, first leaf, NICs, Gb/s) of the k-th host: consecutive hosts
+    alike in all four are cabled as one block (a rail leaf's 72 hosts at 100,000 GPUs)."""
+    su, pos = divmod(k, tree.su_nodes)
+    if rail_optimized:  # its leaf on rail 1; the others follow every per_rail leaves
+        return su, su * tree.leaves_per_su + pos // tree.nodes_per_leaf, end.nics, end.speed_gbps
+    return su, k // tree.nodes_per_leaf, end.nics, end.speed_gbps
+
+
+def _take_ports(wiring: _Wiring, lowers: int, uppers: tuple[str, ...], per: int) -> None:
+    """The B ends of ``lowers`` devices' cables, one device after another: each cabled
+    ``per`` times to each of ``uppers`` (distinct switches), on each switch's next free
+    ports. A block at a time, not a device at a time: at 100,000 GPUs the fabric pass took
+    0.17-0.23 s CPU cabling device by device, 0.13-0.14 so."""
+    b_device, b_port = wiring.cables.columns[4:6]
+    next_port = wiring.next_port
+    starts = list(map(next_port.__getitem__, uppers))
+    b_device += (uppers if per == 1 else [name for name in uppers for _ in range(per)]) * lowers
+    if per == 1 and len(set(starts)) == 1:  # the usual case: each device one port number
+        first = starts[0] + 1
+        b_port += chain.from_iterable(map(repeat, PORT_NAMES[first:first + lowers],
+                                          repeat(len(uppers))))
+    else:
+        for lower in range(lowers):
+            for start in starts:
+                first = start + lower * per + 1
+                b_port += PORT_NAMES[first:first + per]
+    next_port.update(zip(uppers, map(add, starts, repeat(lowers * per)), strict=True))
 
 
 def _wire_uplinks(wiring: _Wiring, tree: FatTree, names: dict[str, list[str]],
@@ -320,34 +340,26 @@ def _wire_uplinks(wiring: _Wiring, tree: FatTree, names: dict[str, list[str]],
 def _connect(wiring: _Wiring, lowers: list[str], uppers_of: Callable[[int], list[str]],
              links: int, first_port: int, speed: int, tier: str) -> None:
     """Cable each lower switch to each of its upper switches ``links`` times, from its
-    ``first_port``+1 on; upper switches take their ports in order. Column by column: a
-    100,000-GPU fabric has 200,000 uplinks."""
+    ``first_port``+1 on; upper switches take their ports in order. Column by column, and the
+    lower switches alike in their upper ones as one block: a 100,000-GPU fabric has 200,000
+    uplinks."""
     columns = wiring.cables.columns
-    a_device, a_port, b_device, b_port = columns[2:6]
+    a_device, a_port = columns[2:4]
     next_port, up, uplinks = wiring.next_port, wiring.up, wiring.uplinks
     before = dict(next_port)
     kind = (speed, links)
-    for index, lower in enumerate(lowers):
-        uppers = uppers_of(index)
+    for uppers, block in groupby(range(len(lowers)), lambda index: tuple(uppers_of(index))):
+        names = [lowers[index] for index in block]
         n = len(uppers) * links
-        a_device += [lower] * n
-        a_port += PORT_NAMES[first_port + 1:first_port + 1 + n]
-        next_port[lower] = first_port + n
-        wiring.add_gbps(lower, tier, n * speed)
-        if links == 1:  # one cable to each upper switch (distinct): its next port
-            taken = list(map(add, map(next_port.__getitem__, uppers), repeat(1)))
-            b_device += uppers
-            b_port += map(PORT_NAMES.__getitem__, taken)
-            next_port.update(zip(uppers, taken, strict=True))
-        else:
-            for upper in uppers:
-                used = next_port[upper]
-                b_device += [upper] * links
-                b_port += PORT_NAMES[used + 1:used + 1 + links]
-                next_port[upper] = used + links
-        up[lower] = tuple(uppers)
-        uplinks[lower] = kind
-        wiring.links[tier] = wiring.links.get(tier, 0) + n
+        a_device += chain.from_iterable(map(repeat, names, repeat(n)))
+        a_port += PORT_NAMES[first_port + 1:first_port + 1 + n] * len(names)
+        next_port.update(dict.fromkeys(names, first_port + n))
+        for name in names:
+            wiring.add_gbps(name, tier, n * speed)
+        _take_ports(wiring, len(names), uppers, links)
+        up.update(dict.fromkeys(names, uppers))
+        uplinks.update(dict.fromkeys(names, kind))
+        wiring.links[tier] = wiring.links.get(tier, 0) + n * len(names)
     # each upper switch's Gb/s of this tier: the ports it gave, at the tier's rate
     lower_set = set(lowers)
     for name, used in next_port.items():

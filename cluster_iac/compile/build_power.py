@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import DEFAULT_SHELF, SIDES, busbar_fed, pdu_name, power_shelves
 from cluster_iac.plan.power_flow import Circuitry, Consumer, RackFlow, solve
-from cluster_iac.plan.power_rows import RackGroup, RackTemplate
-from cluster_iac.plan.power_tables import PowerCord, PowerDevice
+from cluster_iac.plan.power_rows import LazyCords, LazyLines, RackGroup, RackTemplate
+from cluster_iac.plan.power_tables import PowerDevice
 from cluster_iac.spec import ClusterSpec
 
 
@@ -33,7 +33,8 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
     templates: list[RackTemplate] = [None] * len(racks)  # type: ignore[list-item]
     devices: list[tuple[PowerDevice, ...]] = [()] * len(racks)
     rows: list[tuple[tuple[Any, ...], ...]] = [()] * len(racks)
-    runs: list[tuple[str, tuple[PowerCord, ...]]] = []  # (PDU, its cords by outlet)
+    rack_groups: list[RackGroup] = []
+    line_groups: list[tuple[list[int], RackGroup]] = []  # (its racks' indexes, the group)
     for (name, parts, busbar_w), members in groups.items():
         profile = profiles[name]
         template = RackTemplate(solve(parts, _circuitry(profile), busbar_w), profile,
@@ -43,23 +44,22 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
         for n, made, racked in zip(members, group.by_rack(), group.devices_by_rack(),
                                  strict=True):
             templates[n], rows[n], devices[n] = template, made, racked
-        runs += group.cord_runs()
+        rack_groups.append(group)
+        line_groups.append((members, group))
     problems = [d for rack, t in zip(racks, templates, strict=True)
                 for d in _outlet_problems(rack, profiles[rack.pdu_profile], t.flow)]
     if problems:
         raise CompileError(problems)
     shelf_devices = [PowerDevice(s, "power-shelf", rack, DEFAULT_SHELF, "")
                      for rack, names_ in shelves.items() for s in names_]
-    # Each PDU's cords are one run, in outlet order: sorting the runs by PDU name orders the
-    # table by (pdu, outlet) without a key per cord.
-    runs.sort(key=itemgetter(0))
-    circuits, lines, feeds, pdus, outages = (
+    circuits, feeds, pdus, outages = (
         tuple(chain.from_iterable(table)) for table in zip(*rows, strict=True))
     return replace(
         plan, power_devices=tuple(sorted(chain(chain.from_iterable(devices), shelf_devices),
                                          key=attrgetter("name"))),
-        power_cords=tuple(chain.from_iterable(map(itemgetter(1), runs))),
-        power_feeds=feeds, power_circuits=circuits, power_lines=lines, power_pdus=pdus,
+        power_cords=LazyCords(rack_groups),  # made where read: in the emitter worker
+        power_feeds=feeds, power_circuits=circuits, power_pdus=pdus,
+        power_lines=LazyLines(len(racks), line_groups),  # made where read: after the fork
         power_outages=outages, rack_loads_w=_rack_loads(plan))
 
 

@@ -3,8 +3,8 @@ normal operation and in its worst single failure, each PDU's worst case, and the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from itertools import accumulate, chain, groupby
+from collections.abc import Iterable, Sequence, Sized
+from itertools import groupby
 from operator import attrgetter, itemgetter
 
 from cluster_iac.emit.base import render_template
@@ -84,14 +84,29 @@ def _feed_columns(feeds: dict[str, PowerFeed], pdu: Sequence[str]) -> list[list[
 
 def _failures(cases: Sequence[tuple[tuple[str, float], ...]], amps: _Amps) -> list[str]:
     """Each line's cases after its first (normal operation), '<case> <amps>' joined by '; ',
-    or '-': every pair formatted in one run, then joined line by line."""
-    failed = list(map(itemgetter(slice(1, None)), cases))
-    pairs = list(chain.from_iterable(failed))
-    texts = list(map("{} {}".format, map(itemgetter(0), pairs),
-                     map(amps.__getitem__, map(itemgetter(1), pairs))))
-    stops = list(accumulate(map(len, failed)))
-    runs = map(slice, [0, *stops[:-1]], stops)  # each line's run of texts
-    return [text or "-" for text in map("; ".join, map(texts.__getitem__, runs))]
+    or '-'. The lines of one number of cases are formatted together, one format of all their
+    pairs per line (identical racks give their lines the same number of cases)."""
+    texts = ["-"] * len(cases)
+    for size, where in _by_size(cases).items():
+        if size < 2:
+            continue
+        pairs = zip(*map(itemgetter(slice(1, None)), map(cases.__getitem__, where)),
+                    strict=True)  # the lines' first failure, their second, ...
+        columns: list[Iterable[str]] = []
+        for nth in pairs:
+            columns += (map(itemgetter(0), nth), map(amps.__getitem__, map(itemgetter(1), nth)))
+        form = "; ".join(["{} {}"] * (size - 1))
+        for at, text in zip(where, map(form.format, *columns), strict=True):
+            texts[at] = text
+    return texts
+
+
+def _by_size(rows: Sequence[Sized]) -> dict[int, list[int]]:
+    """Length -> the indexes of the rows of that length."""
+    where: dict[int, list[int]] = {}
+    for at, size in enumerate(map(len, rows)):
+        where.setdefault(size, []).append(at)
+    return where
 
 
 class _Outlets(dict[tuple[tuple[int, ...], tuple[str, ...], str], str]):

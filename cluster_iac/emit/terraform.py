@@ -27,25 +27,43 @@ def tfvars(plan: Plan) -> dict[str, object]:
 
 
 def _nodes(plan: Plan) -> dict[str, dict[str, object]]:
-    partitions: dict[str, list[str]] = {}
-    for part in plan.partitions:
-        for host in part.nodes:
-            partitions.setdefault(host, []).append(part.name)
+    nodes = [d for d in plan.devices if d.kind == "node"]
+    names = [d.name for d in nodes]
+    partitions = _partitions(plan, names)
     types = {name: (nt.gpu_count, nt.gpu_model, nt.platform)
              for name, nt in plan.node_types.items()}
-    networks = list(plan.addresses.items())
-    nodes: dict[str, dict[str, object]] = {}
-    for d in plan.devices:
-        if d.kind != "node":
-            continue
+    found: dict[str, dict[str, object]] = {}
+    for d, parts, addresses in zip(nodes, partitions, _addresses(plan, names), strict=True):
         gpu_count, gpu_model, platform = types[d.model]
-        nodes[d.name] = {
+        found[d.name] = {
             "node_type": d.model, "role": d.role, "rack": d.rack, "row": d.row,
             "rack_u": d.u, "gpu_count": gpu_count, "gpu_model": gpu_model,
-            "platform": platform, "partitions": sorted(partitions.get(d.name, ())),
-            "addresses": {net: hosts[d.name] for net, hosts in networks if d.name in hosts},
+            "platform": platform, "partitions": parts, "addresses": addresses,
         }
-    return nodes
+    return found
+
+
+def _partitions(plan: Plan, names: list[str]) -> list[list[str]]:
+    """Each node's partitions, sorted: one list for the nodes of the same partitions (most
+    are in one), sorted once, not once per node."""
+    member: dict[str, list[str]] = {}
+    for part in plan.partitions:
+        for host in part.nodes:
+            member.setdefault(host, []).append(part.name)
+    of = [tuple(member.get(name, ())) for name in names]
+    ordered = {parts: sorted(parts) for parts in set(of)}
+    return list(map(ordered.__getitem__, of))
+
+
+def _addresses(plan: Plan, names: list[str]) -> list[dict[str, str]]:
+    """Each node's address on each network it is on, network by network (a node that is on
+    all of them takes them as one row)."""
+    networks = list(plan.addresses)
+    columns = [list(map(hosts.get, names)) for hosts in plan.addresses.values()]
+    rows = zip(*columns, strict=True) if columns else ([()] * len(names))
+    return [dict(zip(networks, row, strict=True)) if None not in row
+            else {net: a for net, a in zip(networks, row, strict=True) if a is not None}
+            for row in rows]
 
 
 def _networks(plan: Plan) -> dict[str, dict[str, object]]:

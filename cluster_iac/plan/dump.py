@@ -9,6 +9,7 @@ from typing import Any
 
 from cluster_iac.hostlist import fold
 from cluster_iac.plan import Plan
+from cluster_iac.plan.physical import runs
 
 NETWORKS = ("compute", "storage", "management", "bmc")
 
@@ -19,7 +20,12 @@ def counts(plan: Plan) -> dict[str, Any]:
     for sw in plan.switches:
         tiers = switches.setdefault(sw.network, {})
         tiers[sw.tier] = tiers.get(sw.tier, 0) + 1
-    by_tier = Counter(zip(plan.links.network, plan.links.tier, strict=True))
+    table = plan.links
+    by_tier: dict[tuple[str, str], int] = {}
+    # the builders lay a network's tier's cables together: a run at a time, not cable by cable
+    for start, stop in runs(table.network, table.tier):
+        key = (table.network[start], table.tier[start])
+        by_tier[key] = by_tier.get(key, 0) + stop - start
     links = {network: {t: n for (net, t), n in sorted(by_tier.items()) if net == network}
              for network in NETWORKS if any(net == network for net, _t in by_tier)}
     pdus = sum(1 for d in plan.power_devices if d.kind == "pdu")

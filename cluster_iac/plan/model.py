@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
@@ -286,10 +286,10 @@ class Plan:
     # circuit line with its current in every case, each PDU's worst case, the devices that a
     # single failure takes down, and each rack's load
     power_devices: tuple[PowerDevice, ...] = ()
-    power_cords: tuple[PowerCord, ...] = ()
+    power_cords: Sequence[PowerCord] = ()  # a tuple, or build_power's LazyCords
     power_feeds: tuple[PowerFeed, ...] = ()
     power_circuits: tuple[PowerCircuit, ...] = ()
-    power_lines: tuple[PowerLine, ...] = ()
+    power_lines: Sequence[PowerLine] = ()  # a tuple, or build_power's LazyLines
     power_pdus: tuple[PduLoad, ...] = ()
     power_outages: tuple[PowerOutage, ...] = ()
     rack_loads_w: dict[str, float] = field(default_factory=dict)

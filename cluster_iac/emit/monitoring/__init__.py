@@ -23,8 +23,9 @@ def render(plan: Plan) -> dict[str, str]:
              for path, groups in rules.items()}
     config = scrape.prometheus_config(plan, list(jobs), list(rules))
     files[f"{DIR}/prometheus.yml"] = yaml_text(config, HEADER)
+    labels = scrape.label_texts(jobs.values())  # each host's labels written once
     for job, found in jobs.items():
-        files[f"{DIR}/{scrape.target_file(job)}"] = scrape.file_sd(found)
+        files[f"{DIR}/{scrape.target_file(job)}"] = scrape.file_sd(found, labels)
     if "pdu" in jobs:
         files[f"{DIR}/snmp.yml"] = yaml_text(exporters.snmp_config(), HEADER)
     if "dcgm" in jobs:

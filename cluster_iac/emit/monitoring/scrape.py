@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from json.encoder import encode_basestring_ascii  # json's C one
+from operator import attrgetter
+
 from cluster_iac.emit.formats import json_lines
 from cluster_iac.emit.monitoring import targets
 from cluster_iac.emit.monitoring.exporters import SNMP_MODULE
@@ -54,8 +58,22 @@ def _scrape_config(plan: Plan, job: str) -> dict[str, object]:
     return config
 
 
-def file_sd(found: list[Target]) -> str:
+def file_sd(found: list[Target], labels_json: Mapping[int, str] | None = None) -> str:
     """file_sd's JSON: one group per target (every target has labels of its own), one per line
-    (a target's change is a one-line diff)."""
-    groups = json_lines([{"targets": [t.address], "labels": t.labels} for t in found])
+    (a target's change is a one-line diff). ``labels_json``: id of a labels dict -> its JSON
+    (label_texts), where the caller has them: a line is then json.dumps' text of the group
+    ({"targets": [address], "labels": labels}) made by one format, not a group dict."""
+    if labels_json is None:
+        labels_json = label_texts([found])
+    addresses = map(encode_basestring_ascii, map(attrgetter("address"), found))
+    labels = map(labels_json.__getitem__, map(id, map(attrgetter("labels"), found)))
+    groups = map('{{"targets": [{}], "labels": {}}}'.format, addresses, labels)
     return "[\n" + ",\n".join(groups) + "\n]\n"
+
+
+def label_texts(jobs: Iterable[list[Target]]) -> dict[int, str]:
+    """id of each distinct labels dict of the targets -> json.dumps' text of it, all made
+    together (node_exporter's and dcgm-exporter's targets share each host's dict: 12,500 of
+    them at 100,000 GPUs, each written once). The dicts must outlive the answer's use."""
+    distinct = {id(t.labels): t.labels for found in jobs for t in found}
+    return dict(zip(distinct, json_lines(list(distinct.values())), strict=True))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import attrgetter, eq
 
 from cluster_iac.plan.collectives.algorithms import (
     Estimate,
@@ -136,11 +138,23 @@ def job_nodes(plan: Plan, partition: PartitionPlan,
         return []
     first = nodes[0]
     domain = next(tuple(g) for g in domain_groups(plan, nodes).values() if first in g)
-    su = scalable_unit(plan, first)
-    unit = tuple(n for n in nodes if su is not None and scalable_unit(plan, n) == su)
+    unit = _same_unit(plan, nodes, scalable_unit(plan, first))
     jobs = [("node", (first,)), ("nvlink_domain", domain), ("scalable_unit", unit)]
     jobs += [(_gpus_label(gpus), _first_gpus(plan, nodes, gpus)) for gpus in extra_gpus]
     return [*jobs, ("partition", nodes)]
+
+
+def _same_unit(plan: Plan, nodes: Sequence[Node], su: object) -> tuple[Node, ...]:
+    """The nodes whose scalable unit is ``su`` (none for None). A numbered unit is looked up
+    in the wiring's table for all nodes at once: scalable_unit's rule, without a call per
+    node (12,500 of them at 100,000 GPUs)."""
+    if su is None:
+        return ()
+    wiring = plan.fabric_wiring["compute"]
+    if not isinstance(su, int):  # leaves for a unit: node by node
+        return tuple(n for n in nodes if scalable_unit(plan, n) == su)
+    numbered = map(wiring.su.get, map(attrgetter("hostname"), nodes))
+    return tuple(n for n in compress(nodes, map(eq, numbered, repeat(su))) if n.hostname in wiring)
 
 
 def _gpus_label(gpus: int) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -29,25 +29,27 @@ def job_shape(plan: Plan, nodes: Sequence[Node]) -> JobShape | None:
     gpu_nodes = [n for n in nodes if plan.node_types[n.node_type].gpu_count > 0]
     if not gpu_nodes:
         return None
-    types = [plan.node_types[n.node_type] for n in gpu_nodes]
+    # the job's node types, each once (in node order) with its nodes: a figure of a type is
+    # taken once per type, not once per node (a partition has thousands of nodes)
+    per_type = Counter(n.node_type for n in gpu_nodes)
+    types = [plan.node_types[name] for name in per_type]
     groups = domain_groups(plan, gpu_nodes)
+    # the kinds of domain (their nodes' types): domains of one kind have the same GPUs and NICs
+    kinds = {tuple(n.node_type for n in group) for group in groups.values()}
     intra, link = min((_intra_gbs(nt) for nt in types), key=lambda pair: pair[0])
     archs = {nt.gpu_architecture for nt in types}
     arch = archs.pop() if len(archs) == 1 else None
     technology = fabric_technology(plan)
     shape = JobShape(
-        gpus=sum(nt.gpu_count for nt in types),
+        gpus=sum(plan.node_types[name].gpu_count * n for name, n in per_type.items()),
         nodes=len(gpu_nodes),
         domains=len(groups),
-        domain_gpus=min(sum(plan.node_types[n.node_type].gpu_count for n in group)
-                        for group in groups.values()),
+        domain_gpus=min(sum(plan.node_types[name].gpu_count for name in kind) for kind in kinds),
         intra_gbs=intra,
         intra_link=link,
         efficiency=EFFICIENCY.get(arch or "", OTHER_EFFICIENCY),
         nvlink_sharp=all(nt.nvlink_sharp for nt in types),
-        # domains of the same node types have the same NICs: each kind of domain once
-        net_line_gbs=min(_domain_nic_gbs(plan, kinds) for kinds in
-                         {tuple(n.node_type for n in group) for group in groups.values()}),
+        net_line_gbs=min(_domain_nic_gbs(plan, kind) for kind in kinds),
         net_efficiency=NETWORK_EFFICIENCY.get(technology, 0.0),
         oversubscription=path_oversubscription(plan, gpu_nodes),
         technology=technology,
