@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import networkx as nx
-
 from cluster_iac.plan import NvlinkDomain, Plan
 from cluster_iac.plan.model import Switch
 from cluster_iac.spec import ClusterSpec
@@ -30,6 +28,8 @@ def build_nvlink(spec: ClusterSpec, plan: Plan) -> Plan:
             by_rack.setdefault(node.rack, []).append((node.hostname, node.node_type))
     if not by_rack:
         return replace(plan, nvlink_domains=tuple(domains))
+    import networkx as nx  # only for rack-scale domains: a board-only spec starts without it
+
     graph = nx.Graph()
     switches = list(plan.switches)
     model = plan.catalog.switches[SWITCH_TRAY]

@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-import networkx as nx
-
 from cluster_iac.compile.check_references import duplicates, unknown
 from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import Plan
@@ -168,15 +166,12 @@ def _qos_references(spec: ClusterSpec) -> Iterator[Diagnostic]:
 def _preemption(spec: ClusterSpec) -> Iterator[Diagnostic]:
     """No QOS preempts itself or, through others, a QOS that preempts it (sacctmgr refuses a
     preemption loop); preemption needs a mode that preempts."""
-    graph = nx.DiGraph()
-    for i, qos in enumerate(spec.slurm.qos):
-        graph.add_node(qos.name, index=i)
-        graph.add_edges_from((qos.name, target) for target in qos.preempt)
-    for cycle in sorted(_rotated(c) for c in nx.simple_cycles(graph)):
+    index = {qos.name: i for i, qos in enumerate(spec.slurm.qos)}
+    for cycle in _preemption_cycles(spec.slurm.qos):
         shown = " -> ".join([*cycle, cycle[0]])
         yield Diagnostic("SLURM-QOS-PREEMPT-CYCLE", f"QOS preemption loops: {shown} (each "
                          "preempts the next; sacctmgr refuses such a loop)",
-                         (*SLURM, "qos", graph.nodes[cycle[0]]["index"], "preempt"),
+                         (*SLURM, "qos", index[cycle[0]], "preempt"),
                          hint="preemption must run one way: from higher to lower QOS")
     preempting = [i for i, q in enumerate(spec.slurm.qos) if q.preempt]
     if preempting and spec.slurm.preemption.mode == "off":
@@ -191,6 +186,20 @@ def _preemption(spec: ClusterSpec) -> Iterator[Diagnostic]:
                              "GRES\"), so suspending frees nothing for a GPU job",
                              (*SLURM, "qos", i, "preempt_mode"),
                              hint="use 'requeue' (with a grace_time to checkpoint) or 'cancel'")
+
+
+def _preemption_cycles(qos: list[Qos]) -> list[list[str]]:
+    """Each loop of "preempts" among the QOS, sorted, each from its least name; networkx is
+    loaded only when some QOS preempts another (a spec without preemption starts without it)."""
+    if not any(q.preempt for q in qos):
+        return []
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for q in qos:
+        graph.add_node(q.name)
+        graph.add_edges_from((q.name, target) for target in q.preempt)
+    return sorted(_rotated(c) for c in nx.simple_cycles(graph))
 
 
 def _rotated(cycle: list[str]) -> list[str]:
