@@ -6,8 +6,10 @@ from dataclasses import replace
 
 import networkx as nx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from cluster_iac.plan.wiring import FabricWiring
+from cluster_iac.plan.wiring import DisjointSets, FabricWiring
 from tests.conftest import example_build
 
 FABRICS = [("dgx-h100-superpod-4su", "compute"), ("dgx-h100-superpod-4su", "storage"),
@@ -68,3 +70,20 @@ def test_graph_is_built_once_and_only_when_asked() -> None:
     assert set(fresh.graph) == set(wiring.tier)
     host = next(wiring.hosts())
     assert fresh.graph.nodes[host] == {"kind": "node", "su": wiring.su[host]}
+
+
+@given(st.lists(st.lists(st.sampled_from("abcdefghijkl"), max_size=4), max_size=12))
+def test_disjoint_sets_are_networkx_components(unions: list[list[str]]) -> None:
+    """Each union joins its names; the sets are the connected components of the graph whose
+    edges join each union's names in a chain."""
+    parts = DisjointSets()
+    graph = nx.Graph()
+    for names in unions:
+        parts.union(*names)
+        graph.add_nodes_from(names)
+        nx.add_path(graph, names)
+    sets: dict[str, set[str]] = {}
+    for name in parts.parent:
+        sets.setdefault(parts.find(name), set()).add(name)
+    assert sorted(map(sorted, sets.values())) == sorted(map(sorted, nx.connected_components(graph)))
+    assert all(parts.size[root] == len(members) for root, members in sets.items())

@@ -51,13 +51,11 @@ class FabricWiring:
 
     def reach(self, start: str) -> set[str]:
         """The devices connected to ``start``, directly or through switches: its connected
-        component. networkx's union-find joins the switches only (the switches above one
-        device, each distinct set once, and each switch with the first above it); a host is
-        where its first switch is. (At 100,000 GPUs: 4,000 switches joined one by one, not
-        16,500 devices, and the hosts looked up in a table: 0.08 s CPU became 0.03.)"""
-        from networkx.utils import UnionFind
-
-        parts = UnionFind()
+        component. A union-find joins the switches only (the switches above one device,
+        each distinct set once, and each switch with the first above it); a host is where its
+        first switch is. (At 100,000 GPUs: 4,000 switches joined one by one, not 16,500
+        devices, and the hosts looked up in a table: 0.08 s CPU became 0.03.)"""
+        parts = DisjointSets()
         for uppers in dict.fromkeys(self.up.values()):
             parts.union(*uppers)
         tier, anchor = self.tier, {}  # host -> the switch it hangs from
@@ -66,7 +64,7 @@ class FabricWiring:
                 anchor[name] = uppers[0] if uppers else name
             else:
                 parts.union(name, *uppers[:1])
-        roots = {name: parts[name] for name in list(parts.parents)}
+        roots = {name: parts.find(name) for name in list(parts.parent)}
         component = roots.get(anchor.get(start, start), start)
         # each device's component, device by device at C speed
         found = map(roots.get, map(anchor.get, tier, tier), tier)
@@ -96,3 +94,37 @@ class FabricWiring:
                 graph.add_edge(lower, upper, **data,
                                **({"rail": nic} if rails and tier == "node" else {}))
         return graph
+
+
+class DisjointSets:
+    """Names joined into sets: a union-find (union by size, path halving). networkx has one,
+    but importing any part of networkx loads all of it (about 0.1 s, a third of `validate`'s
+    start-up on a small spec), and a fabric check needs only these few lines; the test checks
+    them against networkx's connected components."""
+
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+        self.size: dict[str, int] = {}
+
+    def find(self, name: str) -> str:
+        """The name standing for ``name``'s set (a new set of its own if it had none)."""
+        parent = self.parent
+        if name not in parent:
+            parent[name] = name
+            self.size[name] = 1
+            return name
+        while (up := parent[name]) != name:
+            parent[name] = name = parent[up]  # halve the path as it is walked
+        return name
+
+    def union(self, *names: str) -> None:
+        """Join the sets of ``names`` into one, under the root of the largest."""
+        roots = list(dict.fromkeys(map(self.find, names)))
+        if len(roots) < 2:
+            return
+        size, parent = self.size, self.parent
+        root = max(roots, key=size.__getitem__)
+        for other in roots:
+            if other != root:
+                parent[other] = root
+                size[root] += size[other]
