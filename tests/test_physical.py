@@ -205,7 +205,7 @@ def test_lengths_column_by_column_are_length_m_cable_by_cable(example: str) -> N
     """The planner's column-wise lengths (sums over rack pairs, routes keyed by U within a
     rack) are length_m of each cable's two ends, to the bit."""
     from cluster_iac.catalog.cables import cable_catalog
-    from cluster_iac.compile.plan_cabling import _Geometry
+    from cluster_iac.compile.cable_lengths import Geometry as _Geometry
 
     plan = example_build(example).plan
     cables = plan.cables

@@ -16,11 +16,12 @@ import math
 from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
-from itertools import compress, count, repeat
-from operator import add, attrgetter, eq, floordiv, getitem, itemgetter, mod, sub
+from itertools import count, repeat
+from operator import add, attrgetter, getitem, itemgetter
 from typing import Any
 
 from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
+from cluster_iac.compile.cable_lengths import Geometry
 from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import OnFirstUse
@@ -168,10 +169,7 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
     link = links.link + ("power",) * n_cords
     speed = links.speed_gbps + (0,) * n_cords
     ratings = (0.0,) * len(links) + tuple(map(float, map(attrgetter("rating_w"), cords)))
-    geometry = _Geometry(plan.racks, plan.rows, catalog)
-    estimated = (geometry.lengths(links.a_device, links.b_device, devices)
-                 + geometry.in_rack_lengths(a_device[len(links):], b_device[len(links):],
-                                            devices))
+    estimated = Geometry(plan.racks, plan.rows, catalog).lengths(a_device, b_device, devices)
     try:
         media, lengths = _media(catalog, link, speed, ratings, estimated)
     except NoMedium as exc:  # which cable: the first of its kind and length that none carries
@@ -273,123 +271,6 @@ def _unique(heads: list[str], stretches: list[tuple[int, int]], network: tuple[s
 def _distinct(ids: Iterable[str]) -> bool:
     ids = list(ids)
     return len(set(ids)) == len(ids)
-
-
-class _Geometry:
-    """Rack positions on the floor and the Manhattan cable route between two ports."""
-
-    def __init__(self, racks: Any, rows: Any, catalog: CableCatalog) -> None:
-        g = catalog.geometry
-        self.g = g
-        row_index = {row.name: i for i, row in enumerate(rows)}
-        self.xy = {r.name: (r.position * g.rack_width_mm, row_index[r.row] * g.row_pitch_mm)
-                   for r in racks}
-        self.top = {r.name: r.height_u * g.u_height_mm for r in racks}
-
-    def length_m(self, a_rack: str, a_u: int | None, b_rack: str, b_u: int | None) -> float:
-        """Down or up the racks, along the overhead tray, across rows; 0U devices (vertical
-        PDUs) span the rack, so a cord leaves one level with the device it feeds."""
-        g = self.g
-        za = (a_u - 0.5) * g.u_height_mm if a_u else None
-        zb = (b_u - 0.5) * g.u_height_mm if b_u else None
-        if za is None:
-            za = zb if zb is not None else self.top.get(a_rack, 0) / 2
-        if zb is None:
-            zb = za if a_u else self.top.get(b_rack, 0) / 2
-        if a_rack == b_rack:
-            return round(max(abs(za - zb) / 1000, g.in_rack_min_m) + g.slack_m, 2)
-        (xa, ya), (xb, yb) = self.xy[a_rack], self.xy[b_rack]
-        up = (self.top[a_rack] - za) + (self.top[b_rack] - zb) + 2 * g.tray_rise_mm
-        return round((up + abs(xa - xb) + abs(ya - yb)) / 1000 + g.slack_m, 2)
-
-    def lengths(self, a_device: tuple[str, ...], b_device: tuple[str, ...],
-                devices: dict[str, Device]) -> tuple[float, ...]:
-        """length_m of every cable. Between racked devices of two racks it is each end's rise
-        to the tray plus the racks' distance: each device's rise and each rack pair's distance
-        computed once, summed column by column at C speed, each distinct sum rounded once.
-        Any other route (one rack, a 0U or unplaced end) goes through length_m, once per
-        route."""
-        g, top = self.g, self.top
-        racks = sorted(self.xy)
-        # a rack pair as one int, a * n + b: the A end's rack index times n, plus the B end's
-        n = len(racks) + 1
-        index = {rack: i + 1 for i, rack in enumerate(racks)}
-        # an unknown device: no rise, rack index 0
-        rise, a_key, b_key = _Default(_OTHER), _Default(0), _Default(0)
-        for name, d in devices.items():
-            # -inf marks an end (0U, unplaced) or a pair (one rack) the sum does not cover:
-            # whatever is added to it, the sum stays -inf
-            rise[name] = top[d.rack] - (d.u - 0.5) * g.u_height_mm if d.u and d.rack in top \
-                else _OTHER
-            a_key[name] = index.get(d.rack, 0) * n
-            b_key[name] = index.get(d.rack, 0)
-        pairs = list(map(add, map(a_key.__getitem__, a_device), map(b_key.__getitem__, b_device)))
-        apart = self._apart(racks, pairs)
-        total = list(map(add, map(add, map(rise.__getitem__, a_device),
-                                  map(rise.__getitem__, b_device)),
-                         map(apart.__getitem__, pairs)))
-        del pairs
-        rounded = {t: round(t / 1000.0 + g.slack_m, 2) for t in set(total)}
-        metres = list(map(rounded.__getitem__, total))
-        del total
-        self._other_routes(metres, a_device, b_device, devices)
-        return tuple(metres)
-
-    def in_rack_lengths(self, a_device: tuple[str, ...], b_device: tuple[str, ...],
-                        devices: dict[str, Device]) -> tuple[float, ...]:
-        """lengths of cables that stay in their rack (power cords: a PSU to its rack's PDU or
-        power shelf). Within one rack a length depends only on the two ends' U (0 and
-        unplaced alike: level with the other end, or both at mid-height), so when every cable
-        is within one rack each distinct pair of U is measured once, keyed by one int per
-        cable made column by column; otherwise all go through lengths()."""
-        rack_of = {name: d.rack for name, d in devices.items()}
-        if not all(map(eq, map(rack_of.get, a_device), map(rack_of.get, b_device))):
-            return self.lengths(a_device, b_device, devices)
-        # the key: a_u * scale + b_u, scale above every U
-        scale = max((d.u or 0 for d in devices.values()), default=0) + 1
-        a_key, b_key = _Default(0), _Default(0)
-        for name, d in devices.items():
-            a_key[name], b_key[name] = (d.u or 0) * scale, d.u or 0
-        keys = list(map(add, map(a_key.__getitem__, a_device), map(b_key.__getitem__, b_device)))
-        routes = {key: self.length_m("", key // scale, "", key % scale)
-                  for key in dict.fromkeys(keys)}
-        return tuple(map(routes.__getitem__, keys))
-
-    def _apart(self, racks: list[str], pairs: list[int]) -> dict[int, float]:
-        """Each rack pair's distance along the tray, up and down included (-inf for a rack
-        and itself, or an unknown rack: index 0), column by column over the distinct pairs."""
-        n = len(racks) + 1
-        keys = list(dict.fromkeys(pairs))
-        a = list(map(floordiv, keys, repeat(n)))
-        b = list(map(mod, keys, repeat(n)))
-        x = [0.0, *(self.xy[r][0] for r in racks)]
-        y = [0.0, *(self.xy[r][1] for r in racks)]
-        across = map(add, map(abs, map(sub, map(x.__getitem__, a), map(x.__getitem__, b))),
-                     map(abs, map(sub, map(y.__getitem__, a), map(y.__getitem__, b))))
-        apart = dict(zip(keys, map(add, across, repeat(2 * self.g.tray_rise_mm)), strict=True))
-        for i in range(n):
-            for key in (i * n + i, i, i * n):
-                if key in apart:
-                    apart[key] = _OTHER
-        return apart
-
-    def _other_routes(self, metres: list[float], a_device: tuple[str, ...],
-                      b_device: tuple[str, ...], devices: dict[str, Device]) -> None:
-        """The cables the sum left -inf, through length_m. Within one rack the length depends
-        only on the two ends' U (a 0U or unplaced end is level with the other, or both at
-        mid-height), so those routes are keyed by U alone."""
-        unplaced = Device("", "", "", "", "", "", None, 0, "")
-        routes: dict[tuple[Any, ...], float] = {}
-        get = devices.get
-        other = list(map(_OTHER.__eq__, metres))
-        for i, a, b in zip(compress(count(), other),
-                           map(get, compress(a_device, other), repeat(unplaced)),
-                           map(get, compress(b_device, other), repeat(unplaced)), strict=True):
-            route = (a.u, b.u) if a.rack == b.rack else (a.rack, a.u, b.rack, b.u)
-            found = routes.get(route)
-            if found is None:
-                found = routes[route] = self.length_m(a.rack, a.u, b.rack, b.u)
-            metres[i] = found
 
 
 def _media(catalog: CableCatalog, link: tuple[str, ...], speed: tuple[int, ...],
