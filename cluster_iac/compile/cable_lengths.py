@@ -183,9 +183,12 @@ class _RouteKeys:
             across[apart] = _OTHER if one_rack else (abs(dx) + abs(dy)) + tray
         rise, places = self.rise, self.places
         rises = {pair: rise[pair // places] + rise[pair % places] for pair in set(pairs)}
-        total = map(add, map(rises.__getitem__, pairs), map(across.__getitem__, aparts))
-        measured = dict(zip(keys, map(round, map(add, map(truediv, total, repeat(1000.0)),
-                                                 repeat(g.slack_m)), repeat(2)), strict=True))
+        total = list(map(add, map(rises.__getitem__, pairs), map(across.__getitem__, aparts)))
+        # round() is the dear step (a decimal conversion): once per distinct sum
+        sums = list(set(total))
+        rounded = dict(zip(sums, map(round, map(add, map(truediv, sums, repeat(1000.0)),
+                                                repeat(g.slack_m)), repeat(2)), strict=True))
+        measured = dict(zip(keys, map(rounded.__getitem__, total), strict=True))
         for key, metres in measured.items():
             if metres == _OTHER:
                 measured[key] = self._measured(key)

@@ -13,11 +13,11 @@ unique, a crew finds the cable from it, and it stays put when anything else is a
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 from itertools import count, repeat
-from operator import add, attrgetter, getitem, itemgetter
+from operator import add, getitem, itemgetter
 from typing import Any
 
 from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
@@ -26,6 +26,7 @@ from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import OnFirstUse
 from cluster_iac.plan.physical import Cables, Device, position, runs
+from cluster_iac.plan.power_tables import PowerCord
 from cluster_iac.spec import ClusterSpec
 
 # Cable-id prefix per network, so a crew can tell a cable's network from its label.
@@ -163,15 +164,18 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
     n_cords = len(cords)
     network = links.network + ("power",) * n_cords
     # A power cord's A end is the device's inlet: it is fed by the PDU at B.
-    a_device = links.a_device + tuple(map(attrgetter("device"), cords))
-    a_port = links.a_port + tuple(map(_Names("PSU").__getitem__, map(attrgetter("psu"), cords)))
-    b_device = links.b_device + tuple(map(attrgetter("pdu"), cords))
+    a_device = links.a_device + _cord_column(cords, "device")
+    a_port = links.a_port + tuple(map(_Names("PSU").__getitem__, _cord_column(cords, "psu")))
+    b_device = links.b_device + _cord_column(cords, "pdu")
     link = links.link + ("power",) * n_cords
     speed = links.speed_gbps + (0,) * n_cords
-    ratings = (0.0,) * len(links) + tuple(map(float, map(attrgetter("rating_w"), cords)))
+    # a rating as the cord has it: an int rating keys the media tables as its float would
+    ratings = (0.0,) * len(links) + _cord_column(cords, "rating_w")
     estimated = Geometry(plan.racks, plan.rows, catalog).lengths(a_device, b_device, devices)
+    # the builders append a kind of cable together; the cords are a run of their own
+    kinds = [*runs(links.link, links.speed_gbps), (len(links), len(links) + n_cords)]
     try:
-        media, lengths = _media(catalog, link, speed, ratings, estimated)
+        media, lengths, transceivers = _media(catalog, link, speed, ratings, estimated, kinds)
     except NoMedium as exc:  # which cable: the first of its kind and length that none carries
         rows = enumerate(zip(link, speed, ratings, estimated, strict=True))
         exc.cable = next(
@@ -179,16 +183,19 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
              if (kind, rate, metres) == (exc.link, exc.speed_gbps, exc.estimated_m)
              and not _carried(catalog, kind, rate, psu_w, metres)), None)
         raise
-    transceivers = {m.key: m.transceivers for m in catalog.media}
     return Cables(
         id_head=_id_heads(network, a_device, a_port, devices), network=network,
         tier=links.tier + ("power",) * n_cords, a_device=a_device, a_port=a_port,
         b_device=b_device,
         b_port=links.b_port + tuple(map(_Names("outlet").__getitem__,
-                                        map(attrgetter("outlet"), cords))),
-        speed_gbps=speed, link=link, medium=media,
-        transceivers=tuple(map(transceivers.__getitem__, media)), estimated_m=estimated,
-        length_m=lengths, devices=devices)
+                                        _cord_column(cords, "outlet"))),
+        speed_gbps=speed, link=link, medium=media, transceivers=transceivers,
+        estimated_m=estimated, length_m=lengths, devices=devices)
+
+
+def _cord_column(cords: Sequence[PowerCord], name: str) -> tuple[Any, ...]:
+    """One field of every cord, by its index (a named tuple's attribute is a slower lookup)."""
+    return tuple(map(itemgetter(PowerCord._fields.index(name)), cords))
 
 
 class _Names(dict[int, str]):
@@ -251,15 +258,13 @@ def _unique(heads: list[str], stretches: list[tuple[int, int]], network: tuple[s
     where = dict(zip(place, map(texts.setdefault, place.values(), count()), strict=True))
     if len(set(map(str.count, texts, repeat(".")))) > 1:
         return _distinct(map(add, heads, a_port))
-    ports = {port: i for i, port in enumerate(dict.fromkeys(a_port))}
-    size = len(ports)
-    scaled = dict(zip(where, map(size.__mul__, where.values()), strict=True))
+    ports = _Numbered(len(texts))  # a port's number, in steps above every place's
     seen: dict[str, set[int]] = {}
     try:
         for start, stop in stretches:  # the runs of one network
             keys = seen.setdefault(ID_PREFIX.get(network[start], "XX"), set())
             before = len(keys)
-            keys.update(map(add, map(scaled.__getitem__, a_device[start:stop]),
+            keys.update(map(add, map(where.__getitem__, a_device[start:stop]),
                             map(ports.__getitem__, a_port[start:stop])))
             if len(keys) - before != stop - start:
                 return False
@@ -268,20 +273,33 @@ def _unique(heads: list[str], stretches: list[tuple[int, int]], network: tuple[s
     return True
 
 
+class _Numbered(dict[str, int]):
+    """Each key's number times ``step``, numbered in the order first asked for."""
+
+    def __init__(self, step: int) -> None:
+        super().__init__()
+        self.step = step
+
+    def __missing__(self, key: str) -> int:
+        self[key] = number = len(self) * self.step
+        return number
+
+
 def _distinct(ids: Iterable[str]) -> bool:
     ids = list(ids)
     return len(set(ids)) == len(ids)
 
 
 def _media(catalog: CableCatalog, link: tuple[str, ...], speed: tuple[int, ...],
-           ratings: tuple[float, ...], estimated: tuple[float, ...]
-           ) -> tuple[tuple[str, ...], tuple[float, ...]]:
-    """Medium and stocked length of every cable: within each run of one link and speed (the
-    builders append cables of a kind together) each cable looks its estimated length up in
-    the table of its PSU rating, where each distinct length is chosen once."""
-    chosen: list[tuple[str, float]] = []
+           ratings: tuple[float, ...], estimated: tuple[float, ...],
+           kinds: list[tuple[int, int]]
+           ) -> tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...]]:
+    """Medium, stocked length and transceivers of every cable: within each of ``kinds``, runs
+    of one link and speed, each cable looks its estimated length up in the table of its PSU
+    rating, where each distinct length is chosen once."""
+    chosen: list[tuple[str, float, int]] = []
     tables: dict[tuple[str, int, float], _Choices] = {}
-    for start, stop in runs(link, speed):
+    for start, stop in kinds:
         kind = (link[start], speed[start])
         by_rating = {}
         for rating in set(ratings[start:stop]):
@@ -294,22 +312,23 @@ def _media(catalog: CableCatalog, link: tuple[str, ...], speed: tuple[int, ...],
         else:
             chosen += map(getitem, map(by_rating.__getitem__, ratings[start:stop]),
                           estimated[start:stop])
-    # two columns of the (medium, length) pairs: itemgetter maps, 5x zip(*chosen)'s speed
-    return tuple(map(itemgetter(0), chosen)), tuple(map(itemgetter(1), chosen))
+    # three columns of the choices: itemgetter maps, 5x zip(*chosen)'s speed
+    return (tuple(map(itemgetter(0), chosen)), tuple(map(itemgetter(1), chosen)),
+            tuple(map(itemgetter(2), chosen)))
 
 
-class _Choices(dict[float, tuple[str, float]]):
-    """Estimated length -> (medium key, stocked length) for one kind of cable (link, line
-    rate, PSU rating), each chosen on first use."""
+class _Choices(dict[float, tuple[str, float, int]]):
+    """Estimated length -> (medium key, stocked length, transceivers) for one kind of cable
+    (link, line rate, PSU rating), each chosen on first use."""
 
     def __init__(self, catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float) -> None:
         super().__init__()
         self.kind = (link, speed_gbps)
         self.candidates = _candidates(catalog, link, speed_gbps, psu_w)
 
-    def __missing__(self, estimated_m: float) -> tuple[str, float]:
+    def __missing__(self, estimated_m: float) -> tuple[str, float, int]:
         medium, length = _first(self.candidates, *self.kind, estimated_m)
-        self[estimated_m] = found = (medium.key, length)
+        self[estimated_m] = found = (medium.key, length, medium.transceivers)
         return found
 
 
