@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 from itertools import count, repeat
-from operator import add, getitem, itemgetter
+from operator import add, attrgetter, getitem, itemgetter
 from typing import Any
 
 from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
@@ -133,7 +133,8 @@ def _path_of(plan: Plan, device: str, below: SpecPath) -> SpecPath:
 
 
 def device_table(plan: Plan) -> tuple[Device, ...]:
-    """Every node, switch, PDU and power shelf, by name."""
+    """Every node, switch, PDU and power shelf, by name: column by column, each position's
+    text made once (35,000 devices at 100,000 GPUs, 48 positions)."""
     heights = {name: t.height_u for name, t in plan.node_types.items()}
     # (name, kind, role, model, rack, height, side) of each, before placement
     parts = [(n.hostname, "node", n.role, n.node_type, n.rack, heights[n.node_type], "")
@@ -144,17 +145,40 @@ def device_table(plan: Plan) -> tuple[Device, ...]:
     parts += [(part.name, "pdu", part.kind, part.model, part.rack, 0, part.side)
               for part in plan.power_devices]
     parts.sort(key=itemgetter(0))
+    names, kinds, roles, models, racks, height, sides = (
+        list(map(itemgetter(i), parts)) for i in range(7))
+    spots = list(map(plan.placements.get, names))
+    if None not in spots:  # each device where its placement says
+        racks = list(map(attrgetter("rack"), spots))
+        units: list[int | None] = list(map(attrgetter("u"), spots))
+        height = list(map(attrgetter("height_u"), spots))
+    else:  # an unplaced device: its own rack, no U
+        racks = [p.rack if p else rack for p, rack in zip(spots, racks, strict=True)]
+        units = [p.u if p else None for p in spots]
+        height = [p.height_u if p else h for p, h in zip(spots, height, strict=True)]
     rows = {r.name: r.row for r in plan.racks}
-    place = plan.placements
-    found = []
-    for name, kind, role, model, rack, height, side in parts:
-        p = place.get(name)
-        u = None
-        if p is not None:
-            rack, u, height = p.rack, p.u, p.height_u
-        found.append((name, kind, role, model, rack, rows.get(rack, ""), u, height,
-                      position(u, side)))
-    return tuple(map(Device._make, found))
+    positions = _Positions()
+    return tuple(map(Device._make, zip(
+        names, kinds, roles, models, racks, map(rows.get, racks, repeat("")), units, height,
+        map(getitem, map(positions.__getitem__, sides), units), strict=True)))
+
+
+class _Positions(dict[str, dict[int | None, str]]):
+    """Side -> U -> position(u, side), each text made once."""
+
+    def __missing__(self, side: str) -> dict[int | None, str]:
+        self[side] = texts = _Position(side)
+        return texts
+
+
+class _Position(dict[int | None, str]):
+    def __init__(self, side: str) -> None:
+        super().__init__()
+        self.side = side
+
+    def __missing__(self, u: int | None) -> str:
+        self[u] = text = position(u, self.side)
+        return text
 
 
 def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -> Cables:
