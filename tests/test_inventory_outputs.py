@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from cluster_iac.catalog.cables import cable_catalog
-from cluster_iac.compile.plan_cabling import allowed, choose_medium
+from cluster_iac.compile.cable_media import allowed, choose_medium
 from cluster_iac.emit import ansible, cabling, terraform
 from cluster_iac.plan import Plan
 from tests.conftest import example_build

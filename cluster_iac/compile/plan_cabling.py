@@ -20,8 +20,10 @@ from itertools import count, repeat
 from operator import add, attrgetter, getitem, itemgetter
 from typing import Any
 
-from cluster_iac.catalog.cables import CableCatalog, CableMedium, cable_catalog
+from cluster_iac.catalog.cables import CableCatalog, cable_catalog
 from cluster_iac.compile.cable_lengths import Geometry
+from cluster_iac.compile.cable_media import NoMedium, candidates, carried
+from cluster_iac.compile.cable_media import media as choose_media
 from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import OnFirstUse
@@ -55,17 +57,6 @@ def planned_cables(plan: Plan) -> Cables:
         raise CompileError([_shared_port(plan, exc)]) from None
 
 
-class NoMedium(ValueError):
-    """No medium of the cable catalog carries a cable: longer than every medium's reach at
-    its line rate, or a power cord for a supply no cord is rated for. ``cable`` is its row in
-    the cable table, once cable_table has found it."""
-
-    def __init__(self, link: str, speed_gbps: int, estimated_m: float) -> None:
-        super().__init__(f"no cable medium carries {speed_gbps} Gb/s {link} over {estimated_m} m")
-        self.link, self.speed_gbps, self.estimated_m = link, speed_gbps, estimated_m
-        self.cable: int | None = None
-
-
 class SharedPort(ValueError):
     """Two cables would have one id: two cables in one port (a builder's mistake)."""
 
@@ -87,7 +78,7 @@ def _no_medium(plan: Plan, exc: NoMedium) -> Diagnostic:
             hint="use power supplies no larger than the catalog's cords carry")
     racks = {d.name: d.rack for d in plan.devices}
     reach = [(longest, medium.key) for medium, longest
-             in _candidates(cable_catalog(), exc.link, exc.speed_gbps, 0.0)]
+             in candidates(cable_catalog(), exc.link, exc.speed_gbps, 0.0)]
     farthest = (f"the farthest any medium reaches at {exc.speed_gbps} Gb/s is "
                 f"{max(reach)[0]:g} m ({max(reach)[1]})" if reach else
                 f"no medium in the cable catalog carries {exc.speed_gbps} Gb/s {exc.link}")
@@ -199,13 +190,13 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
     # the builders append a kind of cable together; the cords are a run of their own
     kinds = [*runs(links.link, links.speed_gbps), (len(links), len(links) + n_cords)]
     try:
-        media, lengths, transceivers = _media(catalog, link, speed, ratings, estimated, kinds)
+        media, lengths, transceivers = choose_media(catalog, link, speed, ratings, estimated, kinds)
     except NoMedium as exc:  # which cable: the first of its kind and length that none carries
         rows = enumerate(zip(link, speed, ratings, estimated, strict=True))
         exc.cable = next(
             (i for i, (kind, rate, psu_w, metres) in rows
              if (kind, rate, metres) == (exc.link, exc.speed_gbps, exc.estimated_m)
-             and not _carried(catalog, kind, rate, psu_w, metres)), None)
+             and not carried(catalog, kind, rate, psu_w, metres)), None)
         raise
     return Cables(
         id_head=_id_heads(network, a_device, a_port, devices), network=network,
@@ -312,101 +303,3 @@ class _Numbered(dict[str, int]):
 def _distinct(ids: Iterable[str]) -> bool:
     ids = list(ids)
     return len(set(ids)) == len(ids)
-
-
-def _media(catalog: CableCatalog, link: tuple[str, ...], speed: tuple[int, ...],
-           ratings: tuple[float, ...], estimated: tuple[float, ...],
-           kinds: list[tuple[int, int]]
-           ) -> tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...]]:
-    """Medium, stocked length and transceivers of every cable: within each of ``kinds``, runs
-    of one link and speed, each cable looks its estimated length up in the table of its PSU
-    rating, where each distinct length is chosen once."""
-    chosen: list[tuple[str, float, int]] = []
-    tables: dict[tuple[str, int, float], _Choices] = {}
-    for start, stop in kinds:
-        kind = (link[start], speed[start])
-        by_rating = {}
-        for rating in set(ratings[start:stop]):
-            key = (*kind, rating)
-            if key not in tables:
-                tables[key] = _Choices(catalog, *kind, rating)
-            by_rating[rating] = tables[key]
-        if len(by_rating) == 1:  # one table (data cables: no rating): straight to it
-            chosen += map(by_rating.popitem()[1].__getitem__, estimated[start:stop])
-        else:
-            chosen += map(getitem, map(by_rating.__getitem__, ratings[start:stop]),
-                          estimated[start:stop])
-    # three columns of the choices: itemgetter maps, 5x zip(*chosen)'s speed
-    return (tuple(map(itemgetter(0), chosen)), tuple(map(itemgetter(1), chosen)),
-            tuple(map(itemgetter(2), chosen)))
-
-
-class _Choices(dict[float, tuple[str, float, int]]):
-    """Estimated length -> (medium key, stocked length, transceivers) for one kind of cable
-    (link, line rate, PSU rating), each chosen on first use."""
-
-    def __init__(self, catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float) -> None:
-        super().__init__()
-        self.kind = (link, speed_gbps)
-        self.candidates = _candidates(catalog, link, speed_gbps, psu_w)
-
-    def __missing__(self, estimated_m: float) -> tuple[str, float, int]:
-        medium, length = _first(self.candidates, *self.kind, estimated_m)
-        self[estimated_m] = found = (medium.key, length, medium.transceivers)
-        return found
-
-
-def choose_medium(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float,
-                  estimated_m: float) -> tuple[CableMedium, float]:
-    """The first (cheapest) medium that carries the link's rate this far, in a stocked length."""
-    return _first(_candidates(catalog, link, speed_gbps, psu_w), link, speed_gbps, estimated_m)
-
-
-def _candidates(catalog: CableCatalog, link: str, speed_gbps: int,
-                psu_w: float) -> list[tuple[CableMedium, float]]:
-    """The media that may carry this kind of cable, in preference order, each with the
-    longest stocked length within its reach: a length no longer than that (less the
-    stocked-length tolerance) is carried, a longer one is not."""
-    found = []
-    for medium in catalog.media:
-        if link == "power":
-            if medium.link != "power" or (medium.max_psu_w or 0) < psu_w:
-                continue
-            reach: float | None = math.inf
-        elif medium.link in ("any", link):
-            reach = medium.reach_at(speed_gbps)
-        else:
-            continue
-        within = [length for length in medium.stocked_m if reach is not None and length <= reach]
-        if within:
-            found.append((medium, max(within)))
-    return found
-
-
-def _first(candidates: list[tuple[CableMedium, float]], link: str, speed_gbps: int,
-           estimated_m: float) -> tuple[CableMedium, float]:
-    # stocked_length takes the first stocked length >= estimated_m - 1e-9: within reach
-    # exactly when the longest one within reach is
-    least = estimated_m - 1e-9
-    for medium, longest in candidates:
-        stocked = medium.stocked_length(estimated_m) if longest >= least else None
-        if stocked is not None:
-            return medium, stocked
-    raise NoMedium(link, speed_gbps, estimated_m)
-
-
-def _carried(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float,
-             estimated_m: float) -> bool:
-    try:
-        choose_medium(catalog, link, speed_gbps, psu_w, estimated_m)
-    except NoMedium:
-        return False
-    return True
-
-
-def allowed(medium: CableMedium, speed_gbps: int, length_m: float) -> bool:
-    """Whether ``medium`` may carry ``speed_gbps`` over ``length_m`` (power cords: by stock)."""
-    if medium.link == "power":
-        return length_m <= max(medium.stocked_m)
-    reach = medium.reach_at(speed_gbps)
-    return reach is not None and length_m <= reach

@@ -1,0 +1,159 @@
+"""Each cable's medium: the first (cheapest) medium of the cable catalog that carries its line
+rate as far as its routed length, in a stocked length."""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Iterable
+from itertools import compress, repeat
+from operator import getitem, is_, itemgetter, sub
+
+from cluster_iac.catalog.cables import CableCatalog, CableMedium
+
+# A choice: (medium key, stocked length, transceivers)
+Choice = tuple[str, float, int]
+
+
+class NoMedium(ValueError):
+    """No medium of the cable catalog carries a cable: longer than every medium's reach at
+    its line rate, or a power cord for a supply no cord is rated for. ``cable`` is its row in
+    the cable table, once cable_table has found it."""
+
+    def __init__(self, link: str, speed_gbps: int, estimated_m: float) -> None:
+        super().__init__(f"no cable medium carries {speed_gbps} Gb/s {link} over {estimated_m} m")
+        self.link, self.speed_gbps, self.estimated_m = link, speed_gbps, estimated_m
+        self.cable: int | None = None
+
+
+def media(catalog: CableCatalog, link: tuple[str, ...], speed: tuple[int, ...],
+          ratings: tuple[float, ...], estimated: tuple[float, ...],
+          kinds: list[tuple[int, int]]) -> tuple[tuple[str, ...], tuple[float, ...],
+                                                 tuple[int, ...]]:
+    """Medium, stocked length and transceivers of every cable. Within each of ``kinds``, runs
+    of one link and speed, each cable looks its estimated length up in the table of its PSU
+    rating; a run of one rating (data cables have none) has its distinct lengths chosen
+    together first (Choices.add)."""
+    chosen: list[Choice] = []
+    tables: dict[tuple[str, int, float], Choices] = {}
+    for start, stop in kinds:
+        kind = (link[start], speed[start])
+        by_rating = {}
+        for rating in set(ratings[start:stop]):
+            key = (*kind, rating)
+            if key not in tables:
+                tables[key] = Choices(catalog, *kind, rating)
+            by_rating[rating] = tables[key]
+        if len(by_rating) == 1:  # one table: straight to it
+            table = by_rating.popitem()[1]
+            table.add(estimated[start:stop])
+            chosen += map(table.__getitem__, estimated[start:stop])
+        else:
+            chosen += map(getitem, map(by_rating.__getitem__, ratings[start:stop]),
+                          estimated[start:stop])
+    # three columns of the choices: itemgetter maps, 5x zip(*chosen)'s speed
+    return (tuple(map(itemgetter(0), chosen)), tuple(map(itemgetter(1), chosen)),
+            tuple(map(itemgetter(2), chosen)))
+
+
+class Choices(dict[float, Choice]):
+    """Estimated length -> (medium key, stocked length, transceivers) for one kind of cable
+    (link, line rate, PSU rating), each chosen once: on first use, or for many lengths at once
+    by ``add``."""
+
+    def __init__(self, catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float) -> None:
+        super().__init__()
+        self.kind = (link, speed_gbps)
+        self.candidates = candidates(catalog, link, speed_gbps, psu_w)
+        self.bounds, self.choices = _steps(self.candidates)
+
+    def __missing__(self, estimated_m: float) -> Choice:
+        medium, length = _first(self.candidates, *self.kind, estimated_m)
+        self[estimated_m] = found = (medium.key, length, medium.transceivers)
+        return found
+
+    def add(self, estimated: Iterable[float]) -> None:
+        """Choose for every length not chosen yet, by bisection of the steps (C speed, where
+        ``__missing__`` is a Python call a length); the first length in order that no medium
+        carries raises NoMedium, as it would on first use."""
+        lengths = list(set(estimated).difference(self))
+        found = list(map(self.choices.__getitem__, map(
+            bisect_left, repeat(self.bounds), map(sub, lengths, repeat(1e-9)))))
+        if None in found:
+            far = set(compress(lengths, map(is_, found, repeat(None))))
+            raise NoMedium(*self.kind, next(m for m in estimated if m in far))
+        self.update(zip(lengths, found, strict=True))  # type: ignore[arg-type]
+
+
+def _steps(candidates: list[tuple[CableMedium, float]]
+           ) -> tuple[list[float], list[Choice | None]]:
+    """_first as a step function of ``estimated_m - 1e-9``: the choice for x is that of the
+    first bound >= x (None past the last). Each medium is first where it reaches and no
+    earlier one does, from the farthest an earlier one reaches (exclusive) to its longest
+    stocked length within reach; there its lengths are its stocked ones."""
+    bounds: list[float] = []
+    choices: list[Choice | None] = []
+    farthest = -math.inf
+    for medium, longest in candidates:
+        for length in medium.stocked_m:
+            if farthest < length <= longest:
+                bounds.append(length)
+                choices.append((medium.key, length, medium.transceivers))
+        farthest = max(farthest, longest)
+    return bounds, [*choices, None]
+
+
+def choose_medium(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float,
+                  estimated_m: float) -> tuple[CableMedium, float]:
+    """The first (cheapest) medium that carries the link's rate this far, in a stocked length."""
+    return _first(candidates(catalog, link, speed_gbps, psu_w), link, speed_gbps, estimated_m)
+
+
+def candidates(catalog: CableCatalog, link: str, speed_gbps: int,
+                psu_w: float) -> list[tuple[CableMedium, float]]:
+    """The media that may carry this kind of cable, in preference order, each with the
+    longest stocked length within its reach: a length no longer than that (less the
+    stocked-length tolerance) is carried, a longer one is not."""
+    found = []
+    for medium in catalog.media:
+        if link == "power":
+            if medium.link != "power" or (medium.max_psu_w or 0) < psu_w:
+                continue
+            reach: float | None = math.inf
+        elif medium.link in ("any", link):
+            reach = medium.reach_at(speed_gbps)
+        else:
+            continue
+        within = [length for length in medium.stocked_m if reach is not None and length <= reach]
+        if within:
+            found.append((medium, max(within)))
+    return found
+
+
+def _first(candidates: list[tuple[CableMedium, float]], link: str, speed_gbps: int,
+           estimated_m: float) -> tuple[CableMedium, float]:
+    # stocked_length takes the first stocked length >= estimated_m - 1e-9: within reach
+    # exactly when the longest one within reach is
+    least = estimated_m - 1e-9
+    for medium, longest in candidates:
+        stocked = medium.stocked_length(estimated_m) if longest >= least else None
+        if stocked is not None:
+            return medium, stocked
+    raise NoMedium(link, speed_gbps, estimated_m)
+
+
+def carried(catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float,
+             estimated_m: float) -> bool:
+    try:
+        choose_medium(catalog, link, speed_gbps, psu_w, estimated_m)
+    except NoMedium:
+        return False
+    return True
+
+
+def allowed(medium: CableMedium, speed_gbps: int, length_m: float) -> bool:
+    """Whether ``medium`` may carry ``speed_gbps`` over ``length_m`` (power cords: by stock)."""
+    if medium.link == "power":
+        return length_m <= max(medium.stocked_m)
+    reach = medium.reach_at(speed_gbps)
+    return reach is not None and length_m <= reach
