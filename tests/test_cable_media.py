@@ -1,6 +1,6 @@
-"""Media chosen for many lengths at once (bisection of a step function, compile/cable_media.py
-Choices.add) are what choosing each length alone picks, and a length no medium carries is
-refused as choosing it alone would: the first in cable order."""
+"""Media chosen by bisection of a step function (compile/cable_media.py Choices) are what
+trying each medium in turn picks (choose_medium), and a length no medium carries is refused
+alike."""
 
 from __future__ import annotations
 
@@ -22,21 +22,18 @@ LENGTHS = st.one_of(st.floats(0.0, 400.0), st.sampled_from(sorted(
 
 @settings(deadline=None, max_examples=300)
 @given(st.sampled_from(KINDS), st.lists(LENGTHS, max_size=40))
-def test_choices_added_together_are_each_chosen_alone(kind: tuple[str, int, float],
-                                                      lengths: list[float]) -> None:
+def test_choices_by_bisection_are_each_chosen_alone(kind: tuple[str, int, float],
+                                                   lengths: list[float]) -> None:
     catalog = cable_catalog()
     link, speed, psu_w = kind
     table = Choices(catalog, link, speed, psu_w)
-    alone = []
     for length in lengths:
         try:
             medium, stocked = choose_medium(catalog, link, speed, psu_w, length)
         except NoMedium as exc:
             with pytest.raises(NoMedium) as refused:
-                table.add(lengths)
+                table[length]  # noqa: B018  # the lookup is what raises
             assert refused.value.estimated_m == exc.estimated_m == length
-            return
-        alone.append((medium.key, stocked, medium.transceivers))
-    table.add(lengths)
-    assert [table[length] for length in lengths] == alone
-    assert len(table) == len(set(lengths))  # all chosen by add, none on first use
+            assert (refused.value.link, refused.value.speed_gbps) == (link, speed)
+        else:
+            assert table[length] == (medium.key, stocked, medium.transceivers)

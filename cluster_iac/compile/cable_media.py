@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Iterable
-from itertools import compress, repeat
-from operator import getitem, is_, itemgetter, sub
+from operator import getitem, itemgetter
 
 from cluster_iac.catalog.cables import CableCatalog, CableMedium
 
@@ -27,30 +25,27 @@ class NoMedium(ValueError):
 
 
 def media(catalog: CableCatalog, link: tuple[str, ...], speed: tuple[int, ...],
-          ratings: tuple[float, ...], estimated: tuple[float, ...],
-          kinds: list[tuple[int, int]]) -> tuple[tuple[str, ...], tuple[float, ...],
-                                                 tuple[int, ...]]:
-    """Medium, stocked length and transceivers of every cable. Within each of ``kinds``, runs
-    of one link and speed, each cable looks its estimated length up in the table of its PSU
-    rating; a run of one rating (data cables have none) has its distinct lengths chosen
-    together first (Choices.add)."""
+          estimated: tuple[float, ...], kinds: list[tuple[int, int, tuple[float, ...] | None]]
+          ) -> tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...]]:
+    """Medium, stocked length and transceivers of every cable. ``kinds`` are runs of one link
+    and speed, each with its cables' PSU ratings (None for data cables, which have none):
+    each cable looks its estimated length up in the table of its rating."""
     chosen: list[Choice] = []
     tables: dict[tuple[str, int, float], Choices] = {}
-    for start, stop in kinds:
+
+    def table(kind: tuple[str, int], rating: float) -> Choices:
+        key = (*kind, rating)
+        if key not in tables:
+            tables[key] = Choices(catalog, *kind, rating)
+        return tables[key]
+
+    for start, stop, ratings in kinds:
         kind = (link[start], speed[start])
-        by_rating = {}
-        for rating in set(ratings[start:stop]):
-            key = (*kind, rating)
-            if key not in tables:
-                tables[key] = Choices(catalog, *kind, rating)
-            by_rating[rating] = tables[key]
-        if len(by_rating) == 1:  # one table: straight to it
-            table = by_rating.popitem()[1]
-            table.add(estimated[start:stop])
-            chosen += map(table.__getitem__, estimated[start:stop])
+        if ratings is None:
+            chosen += map(table(kind, 0.0).__getitem__, estimated[start:stop])
         else:
-            chosen += map(getitem, map(by_rating.__getitem__, ratings[start:stop]),
-                          estimated[start:stop])
+            by_rating = {rating: table(kind, rating) for rating in set(ratings)}
+            chosen += map(getitem, map(by_rating.__getitem__, ratings), estimated[start:stop])
     # three columns of the choices: itemgetter maps, 5x zip(*chosen)'s speed
     return (tuple(map(itemgetter(0), chosen)), tuple(map(itemgetter(1), chosen)),
             tuple(map(itemgetter(2), chosen)))
@@ -58,31 +53,21 @@ def media(catalog: CableCatalog, link: tuple[str, ...], speed: tuple[int, ...],
 
 class Choices(dict[float, Choice]):
     """Estimated length -> (medium key, stocked length, transceivers) for one kind of cable
-    (link, line rate, PSU rating), each chosen once: on first use, or for many lengths at once
-    by ``add``."""
+    (link, line rate, PSU rating), each chosen on first use by bisection of the choice as a
+    step function of the length (_steps); a length no medium carries raises NoMedium."""
 
     def __init__(self, catalog: CableCatalog, link: str, speed_gbps: int, psu_w: float) -> None:
         super().__init__()
         self.kind = (link, speed_gbps)
-        self.candidates = candidates(catalog, link, speed_gbps, psu_w)
-        self.bounds, self.choices = _steps(self.candidates)
+        self.bounds, self.choices = _steps(candidates(catalog, link, speed_gbps, psu_w))
 
     def __missing__(self, estimated_m: float) -> Choice:
-        medium, length = _first(self.candidates, *self.kind, estimated_m)
-        self[estimated_m] = found = (medium.key, length, medium.transceivers)
+        # _first's tolerance: a stocked length 1e-9 short still covers
+        found = self.choices[bisect_left(self.bounds, estimated_m - 1e-9)]
+        if found is None:
+            raise NoMedium(*self.kind, estimated_m)
+        self[estimated_m] = found
         return found
-
-    def add(self, estimated: Iterable[float]) -> None:
-        """Choose for every length not chosen yet, by bisection of the steps (C speed, where
-        ``__missing__`` is a Python call a length); the first length in order that no medium
-        carries raises NoMedium, as it would on first use."""
-        lengths = list(set(estimated).difference(self))
-        found = list(map(self.choices.__getitem__, map(
-            bisect_left, repeat(self.bounds), map(sub, lengths, repeat(1e-9)))))
-        if None in found:
-            far = set(compress(lengths, map(is_, found, repeat(None))))
-            raise NoMedium(*self.kind, next(m for m in estimated if m in far))
-        self.update(zip(lengths, found, strict=True))  # type: ignore[arg-type]
 
 
 def _steps(candidates: list[tuple[CableMedium, float]]

@@ -184,15 +184,19 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
     b_device = links.b_device + _cord_column(cords, "pdu")
     link = links.link + ("power",) * n_cords
     speed = links.speed_gbps + (0,) * n_cords
-    # a rating as the cord has it: an int rating keys the media tables as its float would
-    ratings = (0.0,) * len(links) + _cord_column(cords, "rating_w")
     estimated = Geometry(plan.racks, plan.rows, catalog).lengths(a_device, b_device, devices)
-    # the builders append a kind of cable together; the cords are a run of their own
-    kinds = [*runs(links.link, links.speed_gbps), (len(links), len(links) + n_cords)]
+    # the builders append a kind of cable together; the cords are a run of their own, with
+    # their supplies' ratings as the cords have them (an int keys a table as its float would)
+    ratings = _cord_column(cords, "rating_w")
+    kinds: list[tuple[int, int, tuple[float, ...] | None]] = [
+        (start, stop, None) for start, stop in runs(links.link, links.speed_gbps)]
+    if n_cords:
+        kinds.append((len(links), len(links) + n_cords, ratings))
     try:
-        media, lengths, transceivers = choose_media(catalog, link, speed, ratings, estimated, kinds)
+        media, lengths, transceivers = choose_media(catalog, link, speed, estimated, kinds)
     except NoMedium as exc:  # which cable: the first of its kind and length that none carries
-        rows = enumerate(zip(link, speed, ratings, estimated, strict=True))
+        rows = enumerate(zip(link, speed, (0.0,) * len(links) + ratings, estimated,
+                             strict=True))
         exc.cable = next(
             (i for i, (kind, rate, psu_w, metres) in rows
              if (kind, rate, metres) == (exc.link, exc.speed_gbps, exc.estimated_m)
