@@ -192,6 +192,37 @@ def test_devices_table_is_every_racked_part() -> None:
     assert pdu.row == "a"
 
 
+def test_devices_table_places_each_part_as_its_placement_says(example: str) -> None:
+    """Row by row: a placed part where its placement says, an unplaced one (here, every
+    tenth) in its own rack with no U."""
+    from dataclasses import replace
+
+    from cluster_iac.compile.plan_cabling import device_table
+    from cluster_iac.plan.physical import position
+
+    plan = example_build(example).plan
+    names = sorted(plan.placements)
+    placements = {name: plan.placements[name] for name in names[1::10]}
+    for placed in (plan.placements, placements):
+        partial = replace(plan, placements=placed)
+        rows = {r.name: r.row for r in partial.racks}
+        heights = {name: t.height_u for name, t in partial.node_types.items()}
+        parts = ([(n.hostname, "node", n.role, n.node_type, n.rack, heights[n.node_type], "")
+                  for n in partial.nodes]
+                 + [(sw.name, "switch", f"{sw.network}-{sw.tier}", sw.model, sw.rack,
+                     sw.height_u, "") for sw in partial.switches]
+                 + [(p.name, "pdu", p.kind, p.model, p.rack, 0, p.side)
+                    for p in partial.power_devices])
+        expected = []
+        for name, kind, role, model, rack, height, side in sorted(parts):
+            spot = placed.get(name)
+            rack, u, height = (spot.rack, spot.u, spot.height_u) if spot else (rack, None,
+                                                                               height)
+            expected.append(Device(name, kind, role, model, rack, rows.get(rack, ""), u,
+                                   height, position(u, side)))
+        assert device_table(partial) == tuple(expected)
+
+
 @given(st.lists(st.one_of(st.floats(allow_nan=False, width=32), st.none(), st.integers(-2, 2))))
 def test_text_of_formats_each_value_as_alone(values: list[object]) -> None:
     from cluster_iac.emit.formats import _text, text_of

@@ -120,8 +120,8 @@ class _RouteKeys:
                   for rack, b in zip(racks, b_apart, strict=True)}
         names = list(devices)
         rack_of = list(map(attrgetter("rack"), devices.values()))
-        u_of = list(map(_ZERO.get, map(attrgetter("u"), devices.values()),
-                        map(attrgetter("u"), devices.values())))
+        u_of = list(map(attrgetter("u"), devices.values()))
+        u_of = list(map(_ZERO.get, u_of, u_of))
         self.a = _Default(limit)  # a name with no device: off the floor
         self.a.update(zip(names, map(add, map(a_rack.get, rack_of, repeat(limit)),
                                      map(mul, u_of, repeat(places))), strict=True))
@@ -189,8 +189,8 @@ class _RouteKeys:
         rounded = dict(zip(sums, map(round, map(add, map(truediv, sums, repeat(1000.0)),
                                                 repeat(g.slack_m)), repeat(2)), strict=True))
         measured = dict(zip(keys, map(rounded.__getitem__, total), strict=True))
-        for key, metres in measured.items():
-            if metres == _OTHER:
+        if _OTHER in rounded:  # routes the sum does not cover
+            for key in compress(keys, map(_OTHER.__eq__, total)):
                 measured[key] = self._measured(key)
         return measured
 

@@ -238,9 +238,11 @@ def _id_heads(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple
     made once per place and network; the id, this and the A port, is unique. Each cable's A
     end is looked up once, as the number of its place text (``at``), which picks its head
     from a list per network and keys its id in the check."""
-    texts: dict[str, int] = {}  # place text -> its number, devices in one place alike
-    where = {name: texts.setdefault(f"{d.rack}.{d.position or d.name}.", len(texts))
-             for name, d in devices.items()}
+    place = list(map("{}.{}.".format, map(attrgetter("rack"), devices.values()),
+                     [d.position or d.name for d in devices.values()]))
+    # place text -> its number, devices in one place alike
+    texts = {text: number for number, text in enumerate(dict.fromkeys(place))}
+    where = dict(zip(devices, map(texts.__getitem__, place), strict=True))
     try:
         at, placed = list(map(where.__getitem__, a_device)), True
     except KeyError:  # a name with no device: its head is the prefix and '.', numbered last
