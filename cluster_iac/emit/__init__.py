@@ -34,28 +34,35 @@ class Family:
 
 # One entry per artifact family; grep here to find who writes a file (emit/<module>.py).
 EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
-    "slurm", "slurmdbd", "healthcheck", "ansible", "terraform", "cabling", "netbox",
-    "facility", "nccl", "lustre", "monitoring", "report")}
+    "slurm", "slurmdbd", "healthcheck", "ansible", "terraform", "cabling", "netbox_cables",
+    "netbox_types", "netbox", "facility", "nccl", "lustre", "monitoring", "report")}
 
 
-# CPU seconds of each family at 100,000 GPUs, writing its files included (about 4 ms per
-# MiB; tests/benchmarks/bench_scale.py --stages, 23 Nov 2026 23:10 UTC): only to split the
-# families between two processes about evenly.
+# CPU seconds of each family at 100,000 GPUs, writing its files included (about 1.2 ms per
+# MiB, writer._write): the least of five in-process runs of each family, in EMITTERS' order
+# after the checks and the cable table, gc off, as tests/benchmarks/bench_scale.py --stages
+# times them (which also prints each family's MiB), 24 Nov 2026 04:19 UTC, load average 1.5.
+# Only to split the families between two processes about evenly.
 COST: dict[str, float] = {
-    "cabling": 1.4, "netbox": 1.0, "facility": 0.65, "ansible": 0.6, "monitoring": 0.4,
-    "report": 0.33, "terraform": 0.3, "slurm": 0.22,
+    "cabling": 0.83, "facility": 0.32, "netbox_cables": 0.28, "ansible": 0.28,
+    "monitoring": 0.21, "netbox_types": 0.17, "terraform": 0.16, "netbox": 0.1, "report": 0.1,
+    "slurm": 0.04,
 }
-CHECKS_COST = 0.32
+CHECKS_COST = 0.15
 """CPU seconds of the checks at 100,000 GPUs: the parent runs them while the worker starts."""
-CABLES_COST = 1.07
+CABLES_COST = 0.76
 """CPU seconds of the cable table at 100,000 GPUs (compile/plan_cabling.py cable_table):
 the worker makes it, as the first of its families reads it."""
 
-CABLED = ("cabling", "netbox")
+CABLED = ("cabling", "netbox_cables", "netbox_types")
 """The families that read plan.cables: the worker renders them, so the table is made there
-and only there (the parent never reads it). Together they were also the two that took by
-far the most memory while they were made (at 100,000 GPUs 140 and 60 MiB over the plan,
-beside Ansible's 60): one process peaks with them, the other with neither."""
+and only there (the parent never reads it). NetBox's other files (emit/netbox.py: racks,
+devices, vocabulary, the power chain) do not, and are a family the split may give either
+process. The device types read the table for their PSUs' types (each PSU's cord's medium,
+which the table chooses by the cord's length). The cabling files and NetBox's
+cables were also the two that took by far the most memory while they were made (at
+100,000 GPUs 140 and 60 MiB over the plan, beside Ansible's 60): one process peaks with
+them, the other with neither."""
 PARENT = ("report",)
 """The families that read the findings (report.md lists them): the worker is forked before
 the checks run, so its plan has none, and these stay in the parent."""

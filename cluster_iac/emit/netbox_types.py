@@ -1,5 +1,8 @@
 """NetBox device types with their component templates, one YAML file per type.
 
+A family of its own (emit/__init__.py): its PSUs' types come from their cords' media, which
+the cable table chooses, so it goes where the table is made.
+
 Each file is a devicetype-library document (netbox-community/devicetype-library's schema), the
 YAML NetBox's own device type import reads (dcim/views.py DeviceTypeImportView: the type's
 DeviceTypeImportForm fields, then 'interfaces', 'power-ports', 'power-outlets' lists read by
@@ -20,7 +23,6 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import attrgetter
@@ -62,6 +64,18 @@ GENERIC = "Generic"
 POWER = "power"  # the network of power cords
 BMC = "bmc"  # the out-of-band network: a device's own port on it is mgmt_only
 NVIDIA = "NVIDIA"
+
+
+def render(plan: Plan) -> dict[str, str]:
+    """'netbox/device-types/<manufacturer>/<slug>.yaml' -> the type's YAML document."""
+    return {f"netbox/device-types/{t.manufacturer}/{slug(t.model)}.yaml":
+            yaml_text(t.document(slug(t.model)))
+            for t in sorted(device_types(plan).values(), key=lambda t: t.model)}
+
+
+def slug(name: str) -> str:
+    """NetBox slug: lower-case letters, digits, '-' and '_'."""
+    return re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-")
 
 
 @dataclass
@@ -110,12 +124,6 @@ def device_types(plan: Plan) -> dict[str, DeviceType]:
     _psus(plan, model_of, types)
     _pdus(plan, model_of, types)
     return types
-
-
-def documents(plan: Plan, slug: Callable[[str], str]) -> dict[str, str]:
-    """'device-types/<manufacturer>/<slug>.yaml' -> the type's YAML document."""
-    return {f"device-types/{t.manufacturer}/{slug(t.model)}.yaml": yaml_text(t.document(slug(
-        t.model))) for t in sorted(device_types(plan).values(), key=lambda t: t.model)}
 
 
 def _interfaces(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) -> None:

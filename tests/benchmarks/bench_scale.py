@@ -136,11 +136,14 @@ def measure(gpus: int) -> dict[str, Any]:
     for emitter in EMITTERS.values():  # each family's module, imported outside its timing
         getattr(emitter, "load", lambda: None)()
     files_bytes = 0
+    family_mib: dict[str, float] = {}
     for family, emitter in EMITTERS.items():
         start = clock()
         files = emitter(plan)
         timings[f"emit.{family}"] = clock() - start
-        files_bytes += sum(len(text) for text in files.values())
+        family_bytes = sum(len(text) for text in files.values())
+        family_mib[f"emit.{family}"] = round(family_bytes / 2**20, 1)
+        files_bytes += family_bytes
     fabric = plan.fabrics["compute"]
     return {
         "gpus": plan.gpu_count, "nodes": len(plan.nodes), "racks": len(plan.racks),
@@ -152,6 +155,7 @@ def measure(gpus: int) -> dict[str, Any]:
         "total_s": round(sum(timings.values()), 2),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "stages_s": {k: round(v, 3) for k, v in timings.items()},
+        "stages_mib": family_mib,
     }
 
 
@@ -178,7 +182,8 @@ def main() -> None:
         sampled = cli_render(gpus, args.jobs, sample_pss=True)  # its times are not shown
         cli = CliRun(min(r.seconds for r in runs), min(r.cpu_s for r in runs),
                      max(r.peak_mib for r in runs), sampled.pss_mib,
-                     min(r.worker_cpu_s for r in runs), min(r.path_s for r in runs))
+                     min(r.worker_cpu_s for r in runs), min(r.path_s for r in runs),
+                     min(r.forked_s for r in runs), min(r.parent_after_s for r in runs))
         timed.append((gpus, cli.seconds, cli.cpu_s))
         child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
                                capture_output=True, text=True, check=True)
@@ -191,10 +196,13 @@ def main() -> None:
             print(f"         ({r['errors']} validator errors in the benchmark spec)")
         if args.stages:
             if cli.worker_cpu_s:
-                print(f"           CLI cpu: parent {cli.cpu_s - cli.worker_cpu_s:.2f} s, "
-                      f"worker {cli.worker_cpu_s:.2f} s")
-            for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:20]:
-                print(f"           {stage:<40} {seconds:>8.3f}")
+                print(f"           CLI cpu: parent {cli.cpu_s - cli.worker_cpu_s:.2f} s "
+                      f"(before the fork {cli.forked_s:.2f} s, after it "
+                      f"{cli.parent_after_s:.2f} s), worker {cli.worker_cpu_s:.2f} s")
+            for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:30]:
+                written = r["stages_mib"].get(stage)
+                print(f"           {stage:<40} {seconds:>8.3f}"
+                      + (f" {written:>7.1f} MiB" if written else ""))
     if len(timed) > 1:
         (n0, w0, c0), (n1, w1, c1) = timed[0], timed[-1]
         grow = math.log(n1 / n0)
@@ -210,6 +218,8 @@ class CliRun(NamedTuple):
     pss_mib: int  # the largest sampled sum of the processes' proportional set sizes
     worker_cpu_s: float  # the worker's share of cpu_s (0 on one process)
     path_s: float  # CPU along the longest path: what two idle cores would take (wall)
+    forked_s: float = 0.0  # the parent's CPU when it forked the worker
+    parent_after_s: float = 0.0  # the parent's CPU after the fork
 
 
 def cli_render(gpus: int, jobs: int, *, sample_pss: bool = False) -> CliRun:
@@ -243,12 +253,13 @@ def cli_render(gpus: int, jobs: int, *, sample_pss: bool = False) -> CliRun:
         # wait4's figures include the reaped worker's CPU time; its peak is the larger one only
         cpu = usage.ru_utime + usage.ru_stime
         parent = report["parent"]["cpu_s"]
-        path = parent
+        path, forked = parent, 0.0
         for worker in report["workers"]:  # before the fork, then the longer of the two after
             forked = worker["forked_at_cpu_s"]
             path = forked + max(parent - forked, worker["cpu_s"])
         return CliRun(seconds, cpu, round(sum(peaks) / 1024), round(sampler.peak_kib / 1024),
-                      sum(worker["cpu_s"] for worker in report["workers"]), path)
+                      sum(worker["cpu_s"] for worker in report["workers"]), path, forked,
+                      parent - forked)
 
 
 class PssSampler(threading.Thread):
