@@ -41,11 +41,12 @@ EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
 # CPU seconds of each family at 100,000 GPUs, writing its files included (about 1.2 ms per
 # MiB, writer._write): the least of five in-process runs of each family, in EMITTERS' order
 # after the checks and the cable table, gc off, as tests/benchmarks/bench_scale.py --stages
-# times them (which also prints each family's MiB), 24 Nov 2026 04:19 UTC, load average 1.5.
+# times them (which also prints each family's MiB), 24 Nov 2026 04:19 UTC, load average 1.5;
+# netbox_types on a plan whose cords and table are not made yet (as the parent has it), 04:31.
 # Only to split the families between two processes about evenly.
 COST: dict[str, float] = {
     "cabling": 0.83, "facility": 0.32, "netbox_cables": 0.28, "ansible": 0.28,
-    "monitoring": 0.21, "netbox_types": 0.17, "terraform": 0.16, "netbox": 0.1, "report": 0.1,
+    "netbox_types": 0.23, "monitoring": 0.21, "terraform": 0.16, "netbox": 0.1, "report": 0.1,
     "slurm": 0.04,
 }
 CHECKS_COST = 0.15
@@ -54,15 +55,15 @@ CABLES_COST = 0.76
 """CPU seconds of the cable table at 100,000 GPUs (compile/plan_cabling.py cable_table):
 the worker makes it, as the first of its families reads it."""
 
-CABLED = ("cabling", "netbox_cables", "netbox_types")
+CABLED = ("cabling", "netbox_cables")
 """The families that read plan.cables: the worker renders them, so the table is made there
-and only there (the parent never reads it). NetBox's other files (emit/netbox.py: racks,
-devices, vocabulary, the power chain) do not, and are a family the split may give either
-process. The device types read the table for their PSUs' types (each PSU's cord's medium,
-which the table chooses by the cord's length). The cabling files and NetBox's
-cables were also the two that took by far the most memory while they were made (at
-100,000 GPUs 140 and 60 MiB over the plan, beside Ansible's 60): one process peaks with
-them, the other with neither."""
+and only there (the parent never reads it). NetBox's other files do not: its racks, devices,
+vocabulary and power chain (emit/netbox.py), and its device types (emit/netbox_types.py,
+whose interfaces are the links' and whose PSU types are the media of a few cords planned by
+themselves, Plan.cords_cabled) are families the split may give either process. The cabling
+files and NetBox's cables were also the two that took by far the most memory while they
+were made (at 100,000 GPUs 140 and 60 MiB over the plan, beside Ansible's 60): one process
+peaks with them, the other with neither."""
 PARENT = ("report",)
 """The families that read the findings (report.md lists them): the worker is forked before
 the checks run, so its plan has none, and these stay in the parent."""
