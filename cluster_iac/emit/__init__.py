@@ -4,32 +4,47 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
+from cluster_iac.emit import parallel
 from cluster_iac.emit.parallel import Made, Sink, Worker, WorkerUsage, split
 from cluster_iac.plan import Plan
 
+if TYPE_CHECKING:
+    from cluster_iac.emit.formats import Chunks
+
 Emitter = Callable[[Plan], dict[str, str]]
+ChunkEmitter = Callable[[Plan], dict[str, "str | Chunks"]]
 
 
 class Family:
     """One family's ``render``, its module (and the templates and libraries it loads)
     imported on first use: with two processes each imports only its own families', after
-    the fork, instead of the parent importing all of them before it."""
+    the fork, instead of the parent importing all of them before it. ``chunks`` is the
+    module's ``render_chunks`` where it has one (its large files as formats.Chunks, written
+    piece by piece), else its ``render``."""
 
-    __slots__ = ("module", "_render")
+    __slots__ = ("module", "_render", "_chunks")
 
     def __init__(self, module: str) -> None:
         self.module = module
         self._render: Emitter | None = None
+        self._chunks: ChunkEmitter | None = None
 
     def load(self) -> Emitter:
         if self._render is None:
-            self._render = importlib.import_module(f"{__name__}.{self.module}").render
+            module = importlib.import_module(f"{__name__}.{self.module}")
+            self._render = module.render
+            self._chunks = getattr(module, "render_chunks", module.render)
         return self._render
 
     def __call__(self, plan: Plan) -> dict[str, str]:
         return self.load()(plan)
+
+    def chunks(self, plan: Plan) -> dict[str, str | Chunks]:
+        self.load()
+        assert self._chunks is not None
+        return self._chunks(plan)
 
 
 # One entry per artifact family; grep here to find who writes a file (emit/<module>.py).
@@ -103,10 +118,15 @@ class Rendering:
     to the sink. Leaving the ``with`` block without finishing (the checks failed) stops the
     worker before it has written anything."""
 
-    def __init__(self, plan: Plan, jobs: int) -> None:
+    def __init__(self, plan: Plan, jobs: int, *, chunked: bool = False) -> None:
         self.theirs = worker_families() if jobs > 1 else []
         assert not set(self.theirs) & set(PARENT), "the worker's plan has no findings"
-        self.worker = Worker.start(plan, EMITTERS, self.theirs) if self.theirs else None
+        # with ``chunked`` (a sink that writes, writer.StagedTree.write_all) the large files
+        # come as formats.Chunks, written piece by piece
+        self.emitters: dict[str, parallel.Emitter] = {
+            family: getattr(emitter, "chunks", emitter) if chunked else emitter
+            for family, emitter in EMITTERS.items()}
+        self.worker = Worker.start(plan, self.emitters, self.theirs) if self.theirs else None
 
     def __enter__(self) -> Rendering:
         return self
@@ -122,7 +142,7 @@ class Rendering:
         theirs = set(self.theirs)
         if self.worker is not None:
             self.worker.hand(sink)
-        made = {family: sink(emitter(plan)) for family, emitter in EMITTERS.items()
+        made = {family: sink(emitter(plan)) for family, emitter in self.emitters.items()
                 if family not in theirs}
         workers: tuple[WorkerUsage, ...] = ()
         if self.worker is not None:

@@ -12,12 +12,14 @@ from collections.abc import Iterable, Sequence
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.formats import (
+    Chunks,
     Joined,
     Keyed,
     Runs,
-    csv_columns,
+    csv_chunks,
     table_cells,
     table_stops,
+    whole,
 )
 from cluster_iac.emit.netbox import STATUS
 from cluster_iac.plan import Plan
@@ -33,8 +35,13 @@ INTERFACE = "dcim.interface"
 
 
 def render(plan: Plan) -> dict[str, str]:
-    return {"netbox/cables.csv": csv_columns(COLUMNS, _cable_columns(plan.cluster.site,
-                                                                     plan.cables))}
+    return whole(render_chunks(plan))
+
+
+def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
+    """The file as Chunks (written piece by piece)."""
+    return {"netbox/cables.csv": csv_chunks(COLUMNS, _cable_columns(plan.cluster.site,
+                                                                    plan.cables))}
 
 
 def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed | Runs | Joined]:

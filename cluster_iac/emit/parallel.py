@@ -26,13 +26,14 @@ import signal
 import traceback
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from cluster_iac.plan import Plan
 
-Emitter = Callable[[Plan], dict[str, str]]
+Emitter = Callable[[Plan], dict[str, Any]]
+"""A family: path -> text (a str, or where the render writes, formats.Chunks)."""
 Made = TypeVar("Made")
-Sink = Callable[[dict[str, str]], Made]
+Sink = Callable[[dict[str, Any]], Made]
 """What becomes of one family's files (path -> text) in the process that rendered them; its
 answer must pickle, as the worker's answers come back through a pipe."""
 
