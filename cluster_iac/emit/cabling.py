@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from functools import partial
-from itertools import filterfalse, repeat
+from itertools import repeat
 from operator import add
 
 from cluster_iac.catalog.cables import cable_catalog
@@ -137,8 +137,7 @@ def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str | Chunks:
 def _strangers(c: Cables) -> set[str]:
     """The cable ends' devices the table has no device for (the planner places every end:
     none, unless a builder cabled something it did not rack)."""
-    known = c.devices.__contains__
-    return set(filterfalse(known, c.a_device)) | set(filterfalse(known, c.b_device))
+    return set(c.a_device).union(c.b_device).difference(c.devices)
 
 
 def _labels(spaced: _Spaced, c: Cables) -> Iterator[str]:
