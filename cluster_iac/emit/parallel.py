@@ -1,8 +1,9 @@
 """Emitting on two cores: a forked worker renders a share of the emitter families.
 
 The worker is forked as soon as the plan is compiled, before the checks (Worker.start): it
-renders its families (the cabling and NetBox ones, making the cable table they read, which
-no other family does) while the parent runs the checks and then renders the other families.
+renders its families (the cabling files and NetBox's cables, making the cable table they
+read, which no other family does: emit.CABLED) while the parent runs the checks and then
+renders the other families.
 ``os.fork`` gives the worker the same plan without copying it (copy-on-write); the checks'
 findings come after the fork, so the worker's plan has none, and the families that list them
 stay in the parent (emit.PARENT). Files go where the parent says once the checks have passed:

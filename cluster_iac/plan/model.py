@@ -315,8 +315,9 @@ class Plan:
     @property
     def cables(self) -> Cables:
         """Every cable (compile/plan_cabling.py), made the first time any copy of this plan
-        is asked: only the cabling and NetBox emitters read it, and with two processes
-        (emit/parallel.py) it is made in the worker that renders them, beside the checks.
+        is asked: only the cabling files and NetBox's cables read it (emit.CABLED), and with
+        two processes (emit/parallel.py) it is made in the worker that renders them, beside
+        the checks.
         A cable no medium carries raises CompileError here."""
         return self.cabling.get()
 
