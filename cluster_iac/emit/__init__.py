@@ -53,20 +53,20 @@ EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
     "netbox_types", "netbox", "facility", "nccl", "lustre", "monitoring", "report")}
 
 
-# CPU seconds of each family at 100,000 GPUs, writing its files included (about 1.2 ms per
-# MiB, writer._write): the least of five in-process runs of each family, in EMITTERS' order
-# after the checks and the cable table, gc off, as tests/benchmarks/bench_scale.py --stages
-# times them (which also prints each family's MiB), 24 Nov 2026 04:19 UTC, load average 1.5;
-# netbox_types on a plan whose cords and table are not made yet (as the parent has it), 04:31.
-# Only to split the families between two processes about evenly.
+# CPU seconds of each family at 100,000 GPUs, writing its files included, as
+# `tests/benchmarks/bench_scale.py --stages` prints them ("emit.FAMILY": the family rendered
+# as the CLI renders it and its files written; the families the parent may render timed on
+# a plan that has not made the cable table): the least of six in-process runs, 24 Nov 2026
+# 04:41-04:49 UTC, load average 3.5-5.5. Only to split the families between two processes
+# about evenly.
 COST: dict[str, float] = {
-    "cabling": 0.83, "facility": 0.32, "netbox_cables": 0.28, "ansible": 0.28,
-    "netbox_types": 0.23, "monitoring": 0.21, "terraform": 0.16, "netbox": 0.1, "report": 0.1,
-    "slurm": 0.04,
+    "cabling": 0.8, "facility": 0.33, "ansible": 0.31, "monitoring": 0.23,
+    "netbox_cables": 0.23, "netbox_types": 0.22, "terraform": 0.17, "netbox": 0.11,
+    "report": 0.11, "slurm": 0.04,
 }
-CHECKS_COST = 0.15
+CHECKS_COST = 0.16
 """CPU seconds of the checks at 100,000 GPUs: the parent runs them while the worker starts."""
-CABLES_COST = 0.76
+CABLES_COST = 0.78
 """CPU seconds of the cable table at 100,000 GPUs (compile/plan_cabling.py cable_table):
 the worker makes it, as the first of its families reads it."""
 
