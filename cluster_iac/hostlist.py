@@ -1,8 +1,8 @@
 """Hostlist folding and expansion, delegated to ClusterShell's NodeSet, with a size bound.
 
-ClusterShell is imported when a hostlist has ranges or names are folded: a spec of plain
-names (most small ones) is validated without it (its import, with configparser and
-subprocess, is a few percent of `cluster-iac validate`)."""
+ClusterShell is imported when a hostlist has more than plain names and single ranges, or names
+are folded: a spec of plain names and 'r[1-3125]'-like ranges is validated without it (its
+import, with configparser and subprocess, is a few percent of `cluster-iac validate`)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ _PLAIN = re.compile(r"(?:[A-Za-z_.-]+|\d{1,18}(?!\d))+")
 # A plain name with at most one run of digits: "g00012", "gpu01a", "head". ClusterShell reads
 # such a name as pattern "g%s" with index "00012" (the digits as written keep their padding).
 _ONE_INDEX = re.compile(r"([A-Za-z._-]*)(\d{0,18})([A-Za-z._-]*)")
+# One range in brackets between names without digits: 'r[1-3125]', 'gpu[001-128]a', 'n[7]'.
+_ONE_RANGE = re.compile(r"([A-Za-z._-]*)\[(\d{1,18})(?:-(\d{1,18}))?\]([A-Za-z._-]*)")
 
 
 class HostlistError(ValueError):
@@ -63,6 +65,8 @@ def expand(expression: str, limit: int | None = None) -> list[str]:
     plain = [part.strip() for part in expression.split(",")]
     if all(_PLAIN.fullmatch(part) for part in plain):  # no ranges, no empty name: as written
         return list(dict.fromkeys(plain))
+    if len(plain) == 1 and (names := _one_range(plain[0])) is not None:
+        return names
     from ClusterShell.NodeSet import NodeSet, NodeSetParseError
 
     try:
@@ -77,6 +81,27 @@ def expand(expression: str, limit: int | None = None) -> list[str]:
     if len(result) != len(nodeset):
         raise HostlistError(f"cannot expand {expression!r}")
     return result
+
+
+def _one_range(part: str) -> list[str] | None:
+    """The names of one part of one range ('r[1-3125]'), as ClusterShell expands it: each
+    index zero-padded to the width of a first index written with a leading zero, ascending
+    (ClusterShell's order, by length and then text, is ascending for one range). None for
+    anything else, and for what ClusterShell refuses (a padded end of another width than the
+    start, an end before the start): its parser says why. Parsing and sorting the 3,125 racks
+    of a 100,000-GPU spec took ClusterShell some 6 ms, four times over in one compile."""
+    match = _ONE_RANGE.fullmatch(part)
+    if match is None:
+        return None
+    prefix, first, last, suffix = match.groups()
+    last = last or first
+    start, stop = int(first), int(last)
+    pad = len(first) if len(first) > 1 and first[0] == "0" else 0
+    end_pad = len(last) if stop and last[0] == "0" else 0
+    if start > stop or ((pad or end_pad) and len(first) != len(last)):
+        return None
+    form = f"{prefix}%0{pad}d{suffix}"  # ClusterShell's own '%0*d' (no '%' in the names)
+    return [form % index for index in range(start, stop + 1)]
 
 
 def fold(names: Iterable[str]) -> str:

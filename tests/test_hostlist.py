@@ -67,3 +67,34 @@ def test_fold_of_one_pattern_and_width_is_clustershell_fold(
     names = [f"{prefix}{n:0{width}d}{suffix}" for n in numbers if len(str(n)) <= width]
     if names:
         assert fold(names + names[:3]) == _clustershell(names)
+
+
+# One range in brackets, its ends written with and without leading zeros (ClusterShell refuses
+# a padded end of another width than its start, and an end before its start).
+INDEX = st.builds(lambda n, zeros: "0" * zeros + str(n), st.integers(0, 1_200), st.integers(0, 3))
+
+
+@given(st.from_regex(r"[a-c._-]{0,3}", fullmatch=True), INDEX, st.one_of(st.none(), INDEX),
+       st.from_regex(r"[a-c._-]{0,2}", fullmatch=True))
+def test_expand_of_one_range_is_clustershell_expand(prefix: str, first: str,
+                                                    last: str | None, suffix: str) -> None:
+    """'r[1-3125]' and its kin are expanded outside ClusterShell, as its parser does."""
+    expression = f"{prefix}[{first}{'' if last is None else '-' + last}]{suffix}"
+    try:
+        expected: list[str] | None = list(NodeSet(expression))
+    except Exception:  # noqa: BLE001 - ClusterShell refuses it: so must we
+        expected = None
+    if expected is None:
+        with pytest.raises(HostlistError):
+            expand(expression)
+    else:
+        assert expand(expression) == expected
+
+
+def test_expand_of_one_range_keeps_padding_and_order() -> None:
+    assert expand("r[1-3]") == ["r1", "r2", "r3"]
+    assert expand("gpu[008-011]a") == ["gpu008a", "gpu009a", "gpu010a", "gpu011a"]
+    assert expand(" n[7] ") == ["n7"]
+    assert expand("r[9-10]") == ["r9", "r10"]
+    with pytest.raises(HostlistError):
+        expand("r[01-100]")  # a padded start and an end of another width: ClusterShell refuses

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_iac.sorting import natural_key, natural_sorted
+from cluster_iac.sorting import natural_key, natural_keys, natural_sorted
 
 NAMES = st.one_of(st.from_regex(r"[a-c-]{0,2}[0-9]{1,3}[a-c-]{0,2}", fullmatch=True),
                   st.text("ab1-0", max_size=6), st.sampled_from(["r1", "r01", "r10", "r2", "1",
@@ -49,3 +49,17 @@ def test_natural_key_examples() -> None:
     assert sorted(names, key=natural_key) == [
         "", "1", "10b", "a", "mgmt-r2-1", "mgmt-r2-10", "mgmt-r10-1", "r01", "r1", "r1-pdu-a",
         "r1-pdu-b", "r2", "r10"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(NAMES, st.text("a1\n٣-", max_size=8)), max_size=30))
+def test_natural_keys_are_natural_key_of_each(names: list[str]) -> None:
+    """Made together (one scan for names of up to two digit runs), or name by name."""
+    assert natural_keys(names) == [natural_key(name) for name in names]
+
+
+def test_natural_keys_split_hosts_racks_and_switches_alike() -> None:
+    names = ["g00012", "head", "r12", "mgmt-r12-1", "", "7", "r1-pdu-a", "a1b2c3"]
+    assert natural_keys(names) == [natural_key(name) for name in names]
+    assert natural_keys(names[:5]) == [("g", 12, ""), ("head",), ("r", 12, ""),
+                                       ("mgmt-r", 12, "-", 1, ""), ("",)]

@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cluster_iac.emit.structured import (
+    _NEEDS_ESCAPE,
+    _NEEDS_ESCAPE_IN_LINE,
     json_lines,
     json_text,
     yaml_scalar,
@@ -181,3 +183,18 @@ def test_lists_of_one_length_are_written_as_json_writes_them() -> None:
             data, indent=2, sort_keys=sort_keys) + "\n"
     records = [{"targets": [f"10.0.0.{n}:9100"], "labels": {"rack": f"r{n}"}} for n in range(9)]
     assert json_lines(records) == [json.dumps(record) for record in records]
+
+
+def test_what_needs_an_escape_is_outside_the_printable_ranges() -> None:
+    """The escape classes, written as the characters that need one, are the complement of
+    x20-x7E, xA0-xD7FF, xE000-xFFFD and x10000-x10FFFF, with x2028 and x2029 (and '\\n'
+    let through by the one for joined lines): checked on every code point."""
+    every = "".join(map(chr, range(0x110000)))
+
+    def printable(code: int) -> bool:
+        return (0x20 <= code <= 0x7E or 0xA0 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD
+                or code >= 0x10000) and code not in (0x2028, 0x2029)
+
+    needs = "".join(chr(code) for code in range(0x110000) if not printable(code))
+    assert "".join(_NEEDS_ESCAPE.findall(every)) == needs
+    assert "".join(_NEEDS_ESCAPE_IN_LINE.findall(every)) == needs.replace("\n", "")

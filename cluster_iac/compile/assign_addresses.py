@@ -28,12 +28,13 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 from ipaddress import IPv4Network
+from operator import attrgetter, itemgetter
 
-from cluster_iac.compile.build_management import growth_key
+from cluster_iac.compile.build_management import growth_sorted
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import SIDES, pdu_name
-from cluster_iac.sorting import natural_key
+from cluster_iac.sorting import natural_keys, natural_sorted
 from cluster_iac.spec import ClusterSpec
 
 # Networks whose devices include switches and PDUs (their management ports live there).
@@ -83,11 +84,12 @@ class Order:
     first) by name: sorted once for all networks, each of which takes its own in this order."""
 
     def __init__(self, plan: Plan) -> None:
-        self.hosts = sorted(plan.nodes, key=lambda n: natural_key(n.hostname))
-        self.switches = sorted(plan.switches, key=growth_key(plan))
+        self.hosts = natural_sorted(plan.nodes, attrgetter("hostname"))
+        self.switches = growth_sorted(plan, plan.switches)
         compute_racks = {n.rack for n in plan.nodes if n.role == "compute"}
-        self.racks = sorted(plan.racks,
-                            key=lambda r: (r.name in compute_racks, natural_key(r.name)))
+        names = natural_keys([r.name for r in plan.racks])
+        keys = [(r.name in compute_racks, name) for r, name in zip(plan.racks, names, strict=True)]
+        self.racks = [r for _, r in sorted(zip(keys, plan.racks, strict=True), key=itemgetter(0))]
 
 
 def pools(plan: Plan, network: str, order: Order | None = None) -> dict[str, list[str]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import chain, groupby, repeat
@@ -249,9 +248,15 @@ def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
     a_device, a_port, speeds = columns[2], columns[3], columns[6]
     up, uplinks = wiring.up, wiring.uplinks
     kinds: dict[tuple[int, int], tuple[int, int]] = {}  # one (Gb/s, cables) tuple per kind
+    for name in leaves:
+        wiring.gbps[name] = {"node-leaf": 0}
+    # each leaf's rack: its first cable's host's (a block's first host is the first to reach
+    # each of the block's leaves)
+    first_rack: dict[str, str] = {}
     for (su, group, nics, speed), block in groupby(
             enumerate(endpoints), lambda at: _leaf_group(at[0], at[1], tree, rail_optimized)):
-        hosts = [end.hostname for _, end in block]
+        ends = [end for _, end in block]
+        hosts = [end.hostname for end in ends]
         if rail_optimized:  # NIC i to rail i's leaf: distinct leaves, each its next port
             mine, per = tuple(leaves[group:group + nics * per_rail:per_rail]), 1
         else:  # every NIC to the node's leaf, on its next ports
@@ -264,15 +269,9 @@ def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
         _take_ports(wiring, len(hosts), mine, per)
         up.update(dict.fromkeys(hosts, mine))  # one (immutable) tuple for the block
         uplinks.update(dict.fromkeys(hosts, kinds.setdefault((speed, per), (speed, per))))
-    # from the new cables, column by column: each leaf's rack (its first cable's host's: the
-    # first of each leaf wins when they are read backwards) and Gb/s (its cables' rates)
-    rack = {e.hostname: e.rack for e in endpoints}
-    hosts, ends = a_device[added:], columns[4][added:]
-    first_rack = dict(zip(reversed(ends), map(rack.__getitem__, reversed(hosts)), strict=True))
-    for name in leaves:
-        wiring.gbps[name] = {"node-leaf": 0}
-    for (leaf, speed), cables in Counter(zip(ends, speeds[added:], strict=True)).items():
-        wiring.gbps[leaf]["node-leaf"] += cables * speed
+        for leaf in mine:  # the block's cables to each of its leaves, at the block's rate
+            first_rack.setdefault(leaf, ends[0].rack)
+            wiring.gbps[leaf]["node-leaf"] += len(hosts) * per * speed
     added = len(a_device) - added
     for column, value in ((0, wiring.network), (1, "node-leaf"), (7, wiring.link)):
         columns[column].extend([value] * added)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from cluster_iac.errors import CompileError, Diagnostic
@@ -13,7 +14,7 @@ from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Switch
 from cluster_iac.plan.physical import LinkBuilder
 from cluster_iac.plan.power import SIDES, pdu_name
-from cluster_iac.sorting import natural_key
+from cluster_iac.sorting import natural_keys
 from cluster_iac.spec import ClusterSpec
 
 # A 48-port 1GbE switch serves a rack when the spec names none (NVIDIA SN2201, the DGX
@@ -55,17 +56,17 @@ def build_management(spec: ClusterSpec, plan: Plan) -> Plan:
     return replace(plan, switches=(*made, *plan.switches), links=plan.links + cables.freeze())
 
 
-def growth_key(plan: Plan) -> Callable[[Switch], tuple[Any, ...]]:
-    """Sort key that puts last what a cluster grows by: upper tiers (aggregation, core,
+def growth_sorted(plan: Plan, switches: Iterable[Switch]) -> list[Switch]:
+    """The switches with last what a cluster grows by: upper tiers (aggregation, core,
     spine) first, then access switches and leaves of racks without compute nodes (services,
     storage, network racks), then those of compute racks; compute fabric before storage; by
-    name within each."""
+    name (natural order) within each. A stable sort."""
     compute_racks = {n.rack for n in plan.nodes if n.role == "compute"}
-
-    def key(sw: Switch) -> tuple[Any, ...]:
-        return (sw.tier in ("access", "leaf"), sw.rack in compute_racks,
-                sw.network == "storage", natural_key(sw.name))
-    return key
+    switches = list(switches)
+    names = natural_keys([sw.name for sw in switches])
+    keys = [(sw.tier in ("access", "leaf"), sw.rack in compute_racks, sw.network == "storage",
+             name) for sw, name in zip(switches, names, strict=True)]
+    return [sw for _, sw in sorted(zip(keys, switches, strict=True), key=itemgetter(0))]
 
 
 def _endpoints(plan: Plan, network: str) -> dict[str, list[tuple[str, str]]]:
@@ -150,7 +151,7 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
         net.cables_up(devices, device_ports, switches, switch_ports)
     # Upper tiers take the access switches in growth order: a new compute rack's switch takes
     # the next aggregation port and moves no other.
-    access.sort(key=growth_key(plan))
+    access = growth_sorted(plan, access)
     made = list(access)
     if len(access) == 2:  # two racks: the access switches uplink to each other, no aggregation
         uplinks = _uplink_ports(net)

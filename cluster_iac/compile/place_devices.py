@@ -40,18 +40,20 @@ def place_devices(spec: ClusterSpec, plan: Plan) -> Plan:
         half = len(names) // 2
         for name in names[:half]:
             _bottom_up(stacks[rack], placements, name, rack, shelf_u)
+    heights = {name: nt.height_u for name, nt in plan.node_types.items()}
     for node in plan.nodes:
         _bottom_up(stacks[node.rack], placements, node.hostname, node.rack,
-                   plan.node_types[node.node_type].height_u)
+                   heights[node.node_type])
     for rack, names in shelves.items():
         for name in names[len(names) // 2:]:
             _top_down(stacks[rack], placements, name, rack, shelf_u)
     for switch in sorted(plan.switches, key=_band):
         _top_down(stacks[switch.rack], placements, switch.name, switch.rack, switch.height_u)
-    for each in plan.racks:  # vertical PDUs: 0U at the rear
-        layout = plan.settings.power.pdu_profiles[each.pdu_profile].layout
-        for side in SIDES[layout]:
-            placements[pdu_name(each.name, side)] = Placement(each.name, 0, 0)
+    profiles = plan.settings.power.pdu_profiles
+    for each in plan.racks:  # vertical PDUs: 0U at the rear (one record for a rack's PDUs)
+        rear = Placement(each.name, 0, 0)
+        for side in SIDES[profiles[each.pdu_profile].layout]:
+            placements[pdu_name(each.name, side)] = rear
     problems = [
         Diagnostic("SPEC-RACK-HEIGHT",
                    f"rack {name} needs {stack.needed} U for its devices but is "

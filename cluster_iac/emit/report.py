@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from cluster_iac.emit import report_storage
@@ -14,6 +14,7 @@ from cluster_iac.plan.checkpoint import storage_figures
 from cluster_iac.plan.collectives import constants
 from cluster_iac.plan.dump import counts
 from cluster_iac.plan.power import pdu_loads, rack_loads_w
+from cluster_iac.plan.power_tables import PduLoad
 
 
 def render(plan: Plan) -> dict[str, str]:
@@ -88,15 +89,7 @@ def _power(plan: Plan) -> dict[str, Any]:
         [f"{limit:g}" if limit else "-" for limit in limits],
         [f"{limit - load / 1000:.2f}" if limit else "-"
          for limit, load in zip(limits, rack_loads, strict=True)]])
-    pdus = pdu_loads(plan)
-    worst_a, limit_a = [p.worst_a for p in pdus], [p.limit_a for p in pdus]
-    pdu_rows = markdown_columns([
-        [p.rack for p in pdus], [p.pdu for p in pdus], [p.layout for p in pdus],
-        _texts([p.load_w for p in pdus], _kw), _texts([p.worst_w for p in pdus], _kw),
-        [f"{p.circuit} {p.line}" for p in pdus], _texts(worst_a, "{:.1f}".format),
-        _texts(limit_a, "{:.1f}".format), [f"{p.percent:.0f}" for p in pdus],
-        [f"{limit - worst:.1f}" for limit, worst in zip(limit_a, worst_a, strict=True)],
-        [p.worst_case for p in pdus]])
+    pdu_rows = _pdu_rows(pdu_loads(plan))
     it_w = sum(loads.values())
     power = plan.settings.power
     cap = power.facility_capacity_kw
@@ -108,7 +101,30 @@ def _power(plan: Plan) -> dict[str, Any]:
             "continuous": f"{plan.settings.policy.breaker_continuous_percent:g}"}
 
 
-def _texts(values: list[float], form: Callable[[float], str]) -> list[str]:
+def _pdu_rows(pdus: list[PduLoad]) -> list[str]:
+    """Each PDU's row, column by column (the rows are named tuples: their columns at once)."""
+    if not pdus:
+        return []
+    (rack, pdu, _side, layout, _feed, load_w, worst_w, _case, _limit_w, circuit, line,
+     worst_a, limit_a, worst_case) = zip(*pdus, strict=True)
+    pairs = list(zip(worst_a, limit_a, strict=True))
+    return markdown_columns([
+        rack, pdu, layout, _texts(load_w, _kw), _texts(worst_w, _kw),
+        list(map("{} {}".format, circuit, line)), _texts(worst_a, "{:.1f}".format),
+        _texts(limit_a, "{:.1f}".format),
+        _pair_texts(pairs, lambda worst, limit: f"{100 * worst / limit:.0f}"),  # PduLoad.percent
+        _pair_texts(pairs, lambda worst, limit: f"{limit - worst:.1f}"), worst_case])
+
+
+def _pair_texts(pairs: list[tuple[float, float]],
+                form: Callable[[float, float], str]) -> list[str]:
+    """form(a, b) of each pair, each distinct pair once; pairs with a zero one by one (0.0
+    and -0.0 are one key but may print apart)."""
+    text = {pair: form(*pair) for pair in set(pairs)}
+    return [text[pair] if pair[0] and pair[1] else form(*pair) for pair in pairs]
+
+
+def _texts(values: Sequence[float], form: Callable[[float], str]) -> list[str]:
     """form(value) of each, each distinct value once (identical racks repeat their loads);
     zeros one by one (0.0 and -0.0 are one key but print apart)."""
     text = {value: form(value) for value in set(values)}

@@ -137,7 +137,7 @@ class RackGroup:
         self.panels = [side_names(PANEL_NAME, self.rows, side) for side in self.sides]
         self.spec_path = ("power", "pdu_profiles", self.profile)
         self.devices = list(zip(*devices, strict=True))  # device d of each rack
-        self.named = list(map(self.case, template.cases))
+        self.named = _CaseNames(self)
 
     def case(self, case: Case) -> list[str]:
         """'normal', 'PDU r01-pdu-a down' or 'gpu01 PSU3 failed', in each rack."""
@@ -245,6 +245,21 @@ class RackGroup:
             named[index[o.case]], repeat(o.live), repeat(o.required), repeat(o.total),
             repeat(o.draw_w), repeat(o.capacity_w))))
             for o in flow.outages]
+
+
+class _CaseNames(dict[int, list[str]]):
+    """Case index -> its name in each rack of the group (RackGroup.case), each made when
+    first asked: the power pass names only the cases its circuits, feeds, PDUs and outages
+    cite as their worst (a DGX rack has some 30 cases, 3,125 racks of them at 100,000 GPUs);
+    the lines and cords, made after the emitter worker is forked, name the rest they cite."""
+
+    def __init__(self, group: RackGroup) -> None:
+        super().__init__()
+        self.group = group
+
+    def __missing__(self, index: int) -> list[str]:
+        names = self[index] = self.group.case(self.group.template.cases[index])
+        return names
 
 
 Row = TypeVar("Row")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import attrgetter, eq
@@ -14,7 +14,12 @@ from cluster_iac.plan.collectives.algorithms import (
     estimates,
     nccl_choice,
 )
-from cluster_iac.plan.collectives.shape import domain_groups, job_shape, scalable_unit
+from cluster_iac.plan.collectives.shape import (
+    domain_groups,
+    job_shape,
+    nvlink_owners,
+    scalable_unit,
+)
 from cluster_iac.plan.model import Node, PartitionPlan, Plan
 
 _SIZE = re.compile(r"^([1-9][0-9]*)([KMG]?)$")
@@ -73,9 +78,11 @@ def size_text(size_bytes: int) -> str:
 
 
 def predict(plan: Plan, nodes: Sequence[Node], partition: str = "", job: str = "",
-            size_bytes: int | None = None) -> JobPrediction | None:
-    """The prediction for one job on every GPU of ``nodes`` (None without GPUs)."""
-    shape = job_shape(plan, nodes)
+            size_bytes: int | None = None,
+            owners: Mapping[str, str] | None = None) -> JobPrediction | None:
+    """The prediction for one job on every GPU of ``nodes`` (None without GPUs); ``owners``
+    as job_shape takes it."""
+    shape = job_shape(plan, nodes, owners)
     if shape is None:
         return None
     size = size_bytes if size_bytes is not None else message_bytes(
@@ -89,8 +96,9 @@ def predict(plan: Plan, nodes: Sequence[Node], partition: str = "", job: str = "
 def partition_predictions(plan: Plan, partition: PartitionPlan) -> list[JobPrediction]:
     """One prediction per job size of a partition, smallest first, duplicates dropped."""
     out = []
-    for job, nodes in partition_jobs(plan, partition):
-        prediction = predict(plan, nodes, partition.name, job)
+    owners = nvlink_owners(plan)  # each job's NVLink domains from one table
+    for job, nodes in partition_jobs(plan, partition, owners):
+        prediction = predict(plan, nodes, partition.name, job, owners=owners)
         if prediction is not None:
             out.append(prediction)
     return out
@@ -113,10 +121,12 @@ def policy_job(plan: Plan, partition: PartitionPlan) -> JobPrediction | None:
     return predict(plan, jobs.get(job, ()), partition.name, job)
 
 
-def partition_jobs(plan: Plan, partition: PartitionPlan) -> list[tuple[str, tuple[Node, ...]]]:
+def partition_jobs(plan: Plan, partition: PartitionPlan,
+                   owners: Mapping[str, str] | None = None,
+                   ) -> list[tuple[str, tuple[Node, ...]]]:
     """The distinct jobs of a partition, smallest first: a job with the same nodes as a
     smaller one is dropped, except the partition, which takes its place."""
-    candidates = job_nodes(plan, partition, plan.settings.policy.allreduce_job_sizes)
+    candidates = job_nodes(plan, partition, plan.settings.policy.allreduce_job_sizes, owners)
     out: dict[tuple[str, ...], str] = {}
     members: dict[tuple[str, ...], tuple[Node, ...]] = {}
     for job, nodes in sorted(candidates, key=lambda c: _gpu_total(plan, c[1])):
@@ -127,8 +137,8 @@ def partition_jobs(plan: Plan, partition: PartitionPlan) -> list[tuple[str, tupl
     return [(job, members[key]) for key, job in out.items()]
 
 
-def job_nodes(plan: Plan, partition: PartitionPlan,
-              extra_gpus: Sequence[int]) -> list[tuple[str, tuple[Node, ...]]]:
+def job_nodes(plan: Plan, partition: PartitionPlan, extra_gpus: Sequence[int],
+              owners: Mapping[str, str] | None = None) -> list[tuple[str, tuple[Node, ...]]]:
     """(job, nodes) of one node, one NVLink domain, one scalable unit (the first node's),
     ``extra_gpus`` sizes and the whole partition."""
     hosts = {n.hostname: n for n in plan.nodes}
@@ -137,7 +147,7 @@ def job_nodes(plan: Plan, partition: PartitionPlan,
     if not nodes:
         return []
     first = nodes[0]
-    domain = next(tuple(g) for g in domain_groups(plan, nodes).values() if first in g)
+    domain = next(tuple(g) for g in domain_groups(plan, nodes, owners).values() if first in g)
     unit = _same_unit(plan, nodes, scalable_unit(plan, first))
     jobs = [("node", (first,)), ("nvlink_domain", domain), ("scalable_unit", unit)]
     jobs += [(_gpus_label(gpus), _first_gpus(plan, nodes, gpus)) for gpus in extra_gpus]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from itertools import repeat
 
 from cluster_iac.catalog.nccl_vars import parse_version
 from cluster_iac.plan.collectives.algorithms import ALGORITHMS, JobShape
@@ -24,8 +25,10 @@ _ALGO_NAMES = {"ring": "ring", "tree": "tree", "nvls": "nvls", "nvlstree": "nvls
                "collnet": "collnet", "collnetdirect": "collnet", "collnetchain": "collnet"}
 
 
-def job_shape(plan: Plan, nodes: Sequence[Node]) -> JobShape | None:
-    """The shape of a job on every GPU of ``nodes`` (None without GPUs)."""
+def job_shape(plan: Plan, nodes: Sequence[Node],
+              owners: Mapping[str, str] | None = None) -> JobShape | None:
+    """The shape of a job on every GPU of ``nodes`` (None without GPUs); ``owners``:
+    nvlink_owners(plan), where the caller has it (a partition's jobs share it)."""
     gpu_nodes = [n for n in nodes if plan.node_types[n.node_type].gpu_count > 0]
     if not gpu_nodes:
         return None
@@ -33,7 +36,7 @@ def job_shape(plan: Plan, nodes: Sequence[Node]) -> JobShape | None:
     # taken once per type, not once per node (a partition has thousands of nodes)
     per_type = Counter(n.node_type for n in gpu_nodes)
     types = [plan.node_types[name] for name in per_type]
-    groups = domain_groups(plan, gpu_nodes)
+    groups = domain_groups(plan, gpu_nodes, owners)
     # the kinds of domain (their nodes' types): domains of one kind have the same GPUs and NICs
     kinds = {tuple(n.node_type for n in group) for group in groups.values()}
     intra, link = min((_intra_gbs(nt) for nt in types), key=lambda pair: pair[0])
@@ -58,10 +61,17 @@ def job_shape(plan: Plan, nodes: Sequence[Node]) -> JobShape | None:
     return _with_enabled(plan, shape, types)
 
 
-def domain_groups(plan: Plan, nodes: Sequence[Node]) -> dict[str, list[Node]]:
+def nvlink_owners(plan: Plan) -> dict[str, str]:
+    """Host -> the name of the plan's NVLink domain it is in."""
+    return {host: d.name for d in plan.nvlink_domains for host in d.nodes}
+
+
+def domain_groups(plan: Plan, nodes: Sequence[Node],
+                  owners: Mapping[str, str] | None = None) -> dict[str, list[Node]]:
     """The job's nodes by NVLink domain: the plan's domains, else one board per node (or one
-    rack for rack-scale node types) when the NVLink pass has not filled them."""
-    owner = {host: d.name for d in plan.nvlink_domains for host in d.nodes}
+    rack for rack-scale node types) when the NVLink pass has not filled them. ``owners``:
+    nvlink_owners(plan), made here when not given (12,500 hosts at 100,000 GPUs)."""
+    owner = nvlink_owners(plan) if owners is None else owners
     rack_scale = {name for name, nt in plan.node_types.items() if nt.nvlink_domain == "rack"}
     groups: dict[str, list[Node]] = defaultdict(list)
     for node in nodes:
@@ -87,7 +97,9 @@ def path_oversubscription(plan: Plan, nodes: Sequence[Node]) -> float:
     fabric, wiring = plan.fabrics.get("compute"), plan.fabric_wiring.get("compute")
     if fabric is None or wiring is None or fabric.tiers <= 1:
         return 1.0
-    leaf_sets = set(_above(wiring, [n.hostname for n in nodes]))
+    # each distinct row of leaves once (a rail leaf's hosts share one tuple)
+    leaf_sets = set(map(frozenset, set(map(wiring.up.get, [n.hostname for n in nodes],
+                                               repeat(())))))
     if len(leaf_sets) <= 1:
         return 1.0
     crossed = ["leaf"]
