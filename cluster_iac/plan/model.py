@@ -26,6 +26,10 @@ from cluster_iac.plan.wiring import FabricWiring
 # loads. They were 5 % of the instructions of `cluster-iac validate` on a small spec (82 M of
 # 1,502 M, valgrind). A record equals only itself; vars(record) shows its fields. The busbw
 # model's Estimate keeps its __eq__ (its tests compare estimates).
+# Records made by the thousand before the emitter worker forks (switches, placements, board
+# NVLink domains) are named tuples, as plan/physical.py's rows: made in a third of a frozen
+# dataclass's time (which sets each field with object.__setattr__), equal by value, changed
+# with _replace; a field read costs some 10 ns more.
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -130,9 +134,9 @@ class Node:
     spec_path: SpecPath
 
 
-@dataclass(frozen=True, eq=False, repr=False)
-class Switch:
-    """A switch of any network (compute/storage fabric, management, BMC, NVLink tray)."""
+class Switch(NamedTuple):
+    """A switch of any network (compute/storage fabric, management, BMC, NVLink tray): 7,200
+    of them at 100,000 GPUs."""
 
     name: str
     model: str  # catalog switch key
@@ -150,9 +154,8 @@ class Switch:
 
 
 class Placement(NamedTuple):
-    """Where a device sits: rack and lowest rack unit (1-based); 0U devices have height 0.
-    (A named tuple, as plan/physical.py's rows: one per racked device, 35,000 of them at
-    100,000 GPUs, made in a third of a frozen dataclass's time.)"""
+    """Where a device sits: rack and lowest rack unit (1-based); 0U devices have height 0:
+    one per racked device, 35,000 of them at 100,000 GPUs."""
 
     rack: str
     u: int
@@ -186,8 +189,8 @@ class FabricPlan:
 
 
 class NvlinkDomain(NamedTuple):
-    """GPUs joined by NVLink: one HGX/DGX board, or a rack-scale domain such as GB200 NVL72.
-    (A named tuple: one per board, 12,500 at 100,000 GPUs.)"""
+    """GPUs joined by NVLink: one HGX/DGX board (12,500 at 100,000 GPUs), or a rack-scale
+    domain such as GB200 NVL72."""
 
     name: str
     kind: str  # 'board' | 'rack'
