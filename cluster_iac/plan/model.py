@@ -292,10 +292,10 @@ class Plan:
     power_devices: tuple[PowerDevice, ...] = ()
     power_cords: Sequence[PowerCord] = ()  # a tuple, or build_power's LazyCords
     power_feeds: tuple[PowerFeed, ...] = ()
-    power_circuits: tuple[PowerCircuit, ...] = ()
-    power_lines: Sequence[PowerLine] = ()  # a tuple, or build_power's LazyLines
-    power_pdus: tuple[PduLoad, ...] = ()
-    power_outages: tuple[PowerOutage, ...] = ()
+    power_circuits: Sequence[PowerCircuit] = ()  # a tuple, or build_power's LazyTable
+    power_lines: Sequence[PowerLine] = ()  # a tuple, or build_power's LazyTable
+    power_pdus: Sequence[PduLoad] = ()  # a tuple, or build_power's LazyTable
+    power_outages: Sequence[PowerOutage] = ()  # a tuple, or build_power's LazyTable
     rack_loads_w: dict[str, float] = field(default_factory=dict)
     # The physical layer as flat tables (plan/physical.py): the network builders' links, then
     # (compile/plan_cabling.py) every racked device, and the cable table made on first use
