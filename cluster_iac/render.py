@@ -94,7 +94,8 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     from cluster_iac.emit import Rendering
     from cluster_iac.writer import staged_tree
 
-    with Rendering(plan, _jobs(plan, jobs)) as rendering:  # the worker starts now
+    # chunked: the large files are written piece by piece as they are made (formats.Chunks)
+    with Rendering(plan, _jobs(plan, jobs), chunked=True) as rendering:  # the worker starts
         findings = _checked(plan, source, strict, on_findings)
         plan = replace(plan, findings=tuple(findings))
         with staged_tree(out_dir) as tree, _cable_errors(source):

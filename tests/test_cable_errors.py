@@ -82,27 +82,49 @@ def test_render_rejects_it_alike_and_writes_nothing(case: Path, jobs: str,
 def test_the_worker_makes_the_table_and_its_error_crosses(monkeypatch: pytest.MonkeyPatch,
                                                           tmp_path: Path) -> None:
     """The table is made once: here on one process; on two, in the worker (never in the
-    parent), whose CompileError reaches the parent with every diagnostic."""
-    case = next(p for p in CASES if p.stem == "psu_9kw")
+    parent, which plans only the few power cords the NetBox device types name:
+    Plan.cords_cabled), whose CompileError reaches the parent with every diagnostic."""
+    case = next(p for p in CASES if p.stem == "far_racks")  # a link: no cord is at fault
     made_in = tmp_path / "made-in"
     real = plan_cabling.cable_table
 
-    def recorded(*args: object) -> object:
+    def recorded(plan: Plan, *args: object) -> object:
         with made_in.open("a") as log:
-            log.write(f"{os.getpid()}\n")
-        return real(*args)  # type: ignore[arg-type]
+            log.write(f"{os.getpid()}:{'table' if len(plan.links) else 'cords'}\n")
+        return real(plan, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(plan_cabling, "cable_table", recorded)
     with pytest.raises(PipelineError) as serial:
         build(case, jobs=1)
-    assert made_in.read_text().split() == [str(os.getpid())]
+    assert made_in.read_text().split() == [f"{os.getpid()}:table"]
     made_in.unlink()
     with pytest.raises(PipelineError) as parallel:
         build(case, jobs=2)
-    (made,) = made_in.read_text().split()
-    assert made != str(os.getpid())  # the worker's
+    made = made_in.read_text().split()
+    (table,) = [call for call in made if call.endswith(":table")]
+    assert not table.startswith(f"{os.getpid()}:")  # the worker's
+    assert set(made) - {table} <= {f"{os.getpid()}:cords"}
     assert parallel.value.diagnostics == serial.value.diagnostics
     assert [d.code for d in serial.value.diagnostics if d.is_error] == ["CABLE-NO-MEDIUM"]
+
+
+def test_a_cord_no_medium_carries_is_the_tables_error_in_either_process() -> None:
+    """A PSU no cord is rated for: the parent's few cords (the NetBox device types') fail as
+    the worker's table does, with the table's diagnostics (the first such cord), on one
+    process or two."""
+    from cluster_iac.spec.parse import parse_spec
+
+    case = next(p for p in CASES if p.stem == "psu_9kw")
+    with pytest.raises(PipelineError) as validated:
+        build(case, emit=False)
+    plan = compile_passes.compile_plan(parse_spec(load_spec_file(case)[0]))
+    with pytest.raises(CompileError) as alone:  # the last cord first: not the table's first
+        plan.cords_cabled(reversed(range(len(plan.power_cords))))
+    assert alone.value.diagnostics == validated.value.diagnostics
+    for jobs in (1, 2):
+        with pytest.raises(PipelineError) as rendered:
+            build(case, jobs=jobs)
+        assert rendered.value.diagnostics == validated.value.diagnostics
 
 
 def test_a_compile_error_pickles_with_its_diagnostics() -> None:

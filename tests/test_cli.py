@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,6 +64,24 @@ def test_second_render_changes_nothing(spec: Path, tmp_path: Path) -> None:
     result = _cli("render", spec, "-o", out)
     assert result.exit_code == 0 and " 0 changed " in result.output
     assert _tree(out) == before
+
+
+def test_a_render_that_changes_some_files_keeps_the_others_as_they_were(spec: Path,
+                                                                         tmp_path: Path) -> None:
+    """The files a render leaves unchanged keep their inode and time, those written in
+    pieces as they are made (the cabling and NetBox cable files) as well as the others."""
+    out = tmp_path / "out"
+    _cli("render", spec, "-o", out)
+    large = ["cabling/cables.csv", "cabling/labels.csv", "netbox/cables.csv"]
+    before = {path: (out / path).stat() for path in [*large, "ansible/inventory.yml"]}
+    spec.write_text(spec.read_text().replace("{name: gpu, node_groups: [gpu]}",
+                                             "{name: gpu, node_groups: [gpu], max_time: 2:00:00}"))
+    result = _cli("render", spec, "-o", out)
+    assert result.exit_code == 0, result.output
+    assert re.search(r": \d+ files, [1-9]\d* changed", result.output), result.output
+    for path, stat in before.items():
+        now = (out / path).stat()
+        assert (now.st_ino, now.st_mtime_ns) == (stat.st_ino, stat.st_mtime_ns), path
 
 
 def test_error_writes_nothing_into_a_new_folder(spec: Path, tmp_path: Path) -> None:

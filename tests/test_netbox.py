@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from cluster_iac.emit import netbox
+from cluster_iac.emit import netbox, netbox_cables, netbox_types
 from cluster_iac.plan import Plan
 from tests.conftest import EXAMPLE_IDS, ROOT, example_build
 from tests.inventory_fixtures import wired_plan
@@ -125,10 +125,16 @@ def _read(files: dict[str, str]) -> dict[str, Any]:
     return {"tables": tables, "headers": headers, "types": types}
 
 
+def _netbox(plan: Plan) -> dict[str, str]:
+    """Every NetBox file: the three families' (the cables and the device types, which read
+    the cable table, are families of their own)."""
+    return {**netbox.render(plan), **netbox_types.render(plan), **netbox_cables.render(plan)}
+
+
 @pytest.fixture(params=PLANS, ids=IDS, scope="module")
 def read(request: pytest.FixtureRequest) -> tuple[Plan, dict[str, Any]]:
     plan = request.param[1]
-    return plan, _read(netbox.render(plan))
+    return plan, _read(_netbox(plan))
 
 
 def test_columns_and_choices_are_the_forms(read: tuple[Plan, dict[str, Any]]) -> None:
@@ -261,7 +267,7 @@ def test_each_feed_leg_carries_the_plans_load(name: str) -> None:
     feed's total to its load (NetBox rounds each draw to a whole watt: half a watt each).
     The examples only: their cords and feeds come from the power pass."""
     plan = example_build(name).plan
-    nb = _read(netbox.render(plan))
+    nb = _read(_netbox(plan))
     legs = _leg_draws(nb)
     circuit = {c.feed: c for c in plan.power_circuits}
     cords = Counter((c.pdu, c.feed_leg) for c in plan.power_cords)
@@ -296,7 +302,7 @@ def test_delta_outlets_have_no_leg_and_the_feed_its_load(tmp_path: Path) -> None
                                  "voltage_v: 208, phases: 3, breaker_a: 60"))
     plan = build(spec).plan
     assert {f.wiring for f in plan.power_feeds} == {"delta"}
-    nb = _read(netbox.render(plan))
+    nb = _read(_netbox(plan))
     outlets = [o for _f, doc in nb["types"] for o in doc.get("power-outlets", [])]
     assert outlets and all("feed_leg" not in o for o in outlets)
     legs = _leg_draws(nb)

@@ -4,6 +4,7 @@ a failing worker writes nothing."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from cluster_iac import emit
 from cluster_iac.cli import main
 from cluster_iac.emit.parallel import EmitWorkerError, split
 from cluster_iac.plan import Plan
+from cluster_iac.plan.model import OnFirstUse
+from cluster_iac.plan.physical import Cables
 from cluster_iac.render import build
 from tests.conftest import EXAMPLE_IDS, EXAMPLES, ROOT
 
@@ -27,6 +30,39 @@ def test_two_processes_render_the_same_files(example: Path) -> None:
     assert parallel.files == serial.files
     assert serial.workers == ()
     assert len(parallel.workers) == 1 and parallel.workers[0].peak_rss_kib > 0
+
+
+@pytest.mark.parametrize("example", [MINIMAL, ROOT / "examples" / "dgx-h100-superpod-4su.yaml"],
+                         ids=["minimal", "superpod"])
+def test_every_family_renders_the_same_files_in_the_worker(
+        example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whichever process the split gives a family, its files are the same: with every family
+    but the findings' in the worker (the default gives it only the cable readers), the files
+    are the serial path's."""
+    serial = build(example, jobs=1)
+    every = [family for family in emit.EMITTERS if family not in emit.PARENT]
+    monkeypatch.setattr(emit, "worker_families", lambda: every)
+    parallel = build(example, jobs=2)
+    assert set(every) - set(emit.CABLED)  # more than the default gives the worker
+    assert list(parallel.files) == list(serial.files)
+    assert parallel.files == serial.files
+
+
+def test_only_the_cabled_families_read_the_cable_table() -> None:
+    """The families the split may give the parent render without the cable table (asking
+    for it fails here), so the parent never makes it; the cabled ones do read it."""
+    plan = build(ROOT / "examples" / "dgx-h100-superpod-4su.yaml").plan
+
+    def refused() -> Cables:
+        raise AssertionError("the cable table was asked for")
+
+    uncabled = replace(plan, cabling=OnFirstUse(refused))
+    for family, emitter in emit.EMITTERS.items():
+        if family in emit.CABLED:
+            with pytest.raises(AssertionError, match="cable table was asked for"):
+                emitter(replace(plan, cabling=OnFirstUse(refused)))
+        else:
+            emitter(uncabled)  # raises if it asks for the table
 
 
 def test_the_split_gives_every_family_once() -> None:
@@ -63,7 +99,8 @@ def test_pinned_families_and_head_starts() -> None:
 
 
 def _worker_family() -> str:
-    return emit.worker_families()[0]
+    """The first family the worker renders (it renders its families in EMITTERS' order)."""
+    return next(family for family in emit.EMITTERS if family in emit.worker_families())
 
 
 def test_an_emitter_error_in_the_worker_is_raised_as_it_was(

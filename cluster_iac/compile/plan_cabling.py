@@ -38,7 +38,8 @@ def plan_cabling(spec: ClusterSpec, plan: Plan) -> Plan:
     ``cluster-iac validate`` asks for it (render.py), so a design it cannot cable is rejected
     there too."""
     placed = replace(plan, devices=device_table(plan))
-    return replace(placed, cabling=OnFirstUse(partial(planned_cables, placed)))
+    return replace(placed, cabling=OnFirstUse(partial(planned_cables, placed)),
+                   cable_planner=planned_cables)
 
 
 def planned_cables(plan: Plan) -> Cables:

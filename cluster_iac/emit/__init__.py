@@ -4,58 +4,81 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
+from cluster_iac.emit import parallel
 from cluster_iac.emit.parallel import Made, Sink, Worker, WorkerUsage, split
 from cluster_iac.plan import Plan
 
+if TYPE_CHECKING:
+    from cluster_iac.emit.formats import Chunks
+
 Emitter = Callable[[Plan], dict[str, str]]
+ChunkEmitter = Callable[[Plan], dict[str, "str | Chunks"]]
 
 
 class Family:
     """One family's ``render``, its module (and the templates and libraries it loads)
     imported on first use: with two processes each imports only its own families', after
-    the fork, instead of the parent importing all of them before it."""
+    the fork, instead of the parent importing all of them before it. ``chunks`` is the
+    module's ``render_chunks`` where it has one (its large files as formats.Chunks, written
+    piece by piece), else its ``render``."""
 
-    __slots__ = ("module", "_render")
+    __slots__ = ("module", "_render", "_chunks")
 
     def __init__(self, module: str) -> None:
         self.module = module
         self._render: Emitter | None = None
+        self._chunks: ChunkEmitter | None = None
 
     def load(self) -> Emitter:
         if self._render is None:
-            self._render = importlib.import_module(f"{__name__}.{self.module}").render
+            module = importlib.import_module(f"{__name__}.{self.module}")
+            self._render = module.render
+            self._chunks = getattr(module, "render_chunks", module.render)
         return self._render
 
     def __call__(self, plan: Plan) -> dict[str, str]:
         return self.load()(plan)
 
+    def chunks(self, plan: Plan) -> dict[str, str | Chunks]:
+        self.load()
+        assert self._chunks is not None
+        return self._chunks(plan)
+
 
 # One entry per artifact family; grep here to find who writes a file (emit/<module>.py).
 EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
-    "slurm", "slurmdbd", "healthcheck", "ansible", "terraform", "cabling", "netbox",
-    "facility", "nccl", "lustre", "monitoring", "report")}
+    "slurm", "slurmdbd", "healthcheck", "ansible", "terraform", "cabling", "netbox_cables",
+    "netbox_types", "netbox", "facility", "nccl", "lustre", "monitoring", "report")}
 
 
-# CPU seconds of each family at 100,000 GPUs, writing its files included (about 4 ms per
-# MiB; tests/benchmarks/bench_scale.py --stages, 23 Nov 2026 23:10 UTC): only to split the
-# families between two processes about evenly.
+# CPU seconds of each family at 100,000 GPUs, writing its files included, as
+# `tests/benchmarks/bench_scale.py --stages` prints them ("emit.FAMILY": the family rendered
+# as the CLI renders it and its files written; the families the parent may render timed on
+# a plan that has not made the cable table): the least of six in-process runs, 24 Nov 2026
+# 04:41-04:49 UTC, load average 3.5-5.5. Only to split the families between two processes
+# about evenly.
 COST: dict[str, float] = {
-    "cabling": 1.4, "netbox": 1.0, "facility": 0.65, "ansible": 0.6, "monitoring": 0.4,
-    "report": 0.33, "terraform": 0.3, "slurm": 0.22,
+    "cabling": 0.8, "facility": 0.33, "ansible": 0.31, "monitoring": 0.23,
+    "netbox_cables": 0.23, "netbox_types": 0.22, "terraform": 0.17, "netbox": 0.11,
+    "report": 0.11, "slurm": 0.04,
 }
-CHECKS_COST = 0.32
+CHECKS_COST = 0.16
 """CPU seconds of the checks at 100,000 GPUs: the parent runs them while the worker starts."""
-CABLES_COST = 1.07
+CABLES_COST = 0.78
 """CPU seconds of the cable table at 100,000 GPUs (compile/plan_cabling.py cable_table):
 the worker makes it, as the first of its families reads it."""
 
-CABLED = ("cabling", "netbox")
+CABLED = ("cabling", "netbox_cables")
 """The families that read plan.cables: the worker renders them, so the table is made there
-and only there (the parent never reads it). Together they were also the two that took by
-far the most memory while they were made (at 100,000 GPUs 140 and 60 MiB over the plan,
-beside Ansible's 60): one process peaks with them, the other with neither."""
+and only there (the parent never reads it). NetBox's other files do not: its racks, devices,
+vocabulary and power chain (emit/netbox.py), and its device types (emit/netbox_types.py,
+whose interfaces are the links' and whose PSU types are the media of a few cords planned by
+themselves, Plan.cords_cabled) are families the split may give either process. The cabling
+files and NetBox's cables were also the two that took by far the most memory while they
+were made (at 100,000 GPUs 140 and 60 MiB over the plan, beside Ansible's 60): one process
+peaks with them, the other with neither."""
 PARENT = ("report",)
 """The families that read the findings (report.md lists them): the worker is forked before
 the checks run, so its plan has none, and these stay in the parent."""
@@ -95,10 +118,15 @@ class Rendering:
     to the sink. Leaving the ``with`` block without finishing (the checks failed) stops the
     worker before it has written anything."""
 
-    def __init__(self, plan: Plan, jobs: int) -> None:
+    def __init__(self, plan: Plan, jobs: int, *, chunked: bool = False) -> None:
         self.theirs = worker_families() if jobs > 1 else []
         assert not set(self.theirs) & set(PARENT), "the worker's plan has no findings"
-        self.worker = Worker.start(plan, EMITTERS, self.theirs) if self.theirs else None
+        # with ``chunked`` (a sink that writes, writer.StagedTree.write_all) the large files
+        # come as formats.Chunks, written piece by piece
+        self.emitters: dict[str, parallel.Emitter] = {
+            family: getattr(emitter, "chunks", emitter) if chunked else emitter
+            for family, emitter in EMITTERS.items()}
+        self.worker = Worker.start(plan, self.emitters, self.theirs) if self.theirs else None
 
     def __enter__(self) -> Rendering:
         return self
@@ -114,7 +142,7 @@ class Rendering:
         theirs = set(self.theirs)
         if self.worker is not None:
             self.worker.hand(sink)
-        made = {family: sink(emitter(plan)) for family, emitter in EMITTERS.items()
+        made = {family: sink(emitter(plan)) for family, emitter in self.emitters.items()
                 if family not in theirs}
         workers: tuple[WorkerUsage, ...] = ()
         if self.worker is not None:

@@ -6,8 +6,9 @@ Formats the rows of plan.cables (compile/plan_cabling.py); computes nothing abou
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from itertools import chain, repeat
+from collections.abc import Iterator, Sequence
+from functools import partial
+from itertools import repeat
 from operator import add
 
 from cluster_iac.catalog.cables import cable_catalog
@@ -15,18 +16,20 @@ from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import (
     CHUNK,
     Cells,
+    Chunks,
     Joined,
     Keyed,
     Runs,
     RunStops,
     by_value,
-    concatenated,
+    csv_chunks,
     csv_columns,
     csv_text,
     lookup,
     plain_column,
     table_cells,
     table_stops,
+    whole,
 )
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
@@ -37,6 +40,11 @@ CABLE_COLUMNS = ("cable_id", "network", "a_row", "a_rack", "a_u", "a_device", "a
 
 
 def render(plan: Plan) -> dict[str, str]:
+    return whole(render_chunks(plan))
+
+
+def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
+    """The files, the two large ones as Chunks (written piece by piece)."""
     cables = plan.cables
     stops = table_stops(cables)
     bom = bom_rows(cables, stops)
@@ -44,7 +52,7 @@ def render(plan: Plan) -> dict[str, str]:
     # head and its A port (plan.cables.id_head)
     shared = {name: table_cells(cables, name) for name in ("id_head", "a_port", "b_port")}
     return {
-        "cabling/cables.csv": csv_columns(CABLE_COLUMNS, _cable_columns(cables, shared, stops)),
+        "cabling/cables.csv": csv_chunks(CABLE_COLUMNS, _cable_columns(cables, shared, stops)),
         "cabling/labels.csv": _labels_csv(cables, shared),
         "cabling/bom.csv": csv_text(("item", "type", "speed_gbps", "length_m", "quantity"), bom),
         "cabling/bom.md": render_template("cabling/bom.md.j2",
@@ -112,20 +120,30 @@ def _where(places: _Places, devices: Sequence[str], ports: Sequence[str]) -> lis
 LABEL_COLUMNS = ("cable_id", "end", "label")
 
 
-def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str:
+def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str | Chunks:
     """labels.csv: two lines a cable, written straight from the parts when the ids' heads,
     the ports and the device texts are plain CSV cells (then so are the ids and labels made of
     them, which start with a head); else cell by cell through csv_columns."""
     places = _Places(c)
     if all(shared[name].plain for name in ("id_head", "a_port", "b_port")):
         spaced = _Spaced(places)
-        text = concatenated(chain([",".join(LABEL_COLUMNS) + "\n"],
-                                  (_label_lines(spaced, c, s, s + CHUNK)
-                                   for s in range(0, len(c), CHUNK))))
-        # the devices' texts, checked once each (all of them are known now)
+        # every end's text, checked once each before a line is made
+        spaced.update((name, spaced[name]) for name in _strangers(c))
         if plain_column(list(spaced.values())):
-            return text
+            return Chunks(partial(_labels, spaced, c))
     return csv_columns(LABEL_COLUMNS, _label_columns(c, places))
+
+
+def _strangers(c: Cables) -> set[str]:
+    """The cable ends' devices the table has no device for (the planner places every end:
+    none, unless a builder cabled something it did not rack)."""
+    return set(c.a_device).union(c.b_device).difference(c.devices)
+
+
+def _labels(spaced: _Spaced, c: Cables) -> Iterator[str]:
+    yield ",".join(LABEL_COLUMNS) + "\n"
+    for start in range(0, len(c), CHUNK):
+        yield _label_lines(spaced, c, start, start + CHUNK)
 
 
 class _Spaced(dict[str, str]):

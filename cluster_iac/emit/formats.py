@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain, groupby, islice, repeat
 from operator import add, gt, itemgetter, sub
 from typing import Any, NamedTuple
@@ -70,9 +70,10 @@ def csv_records(rows: Iterable[Sequence[object]], comments: Sequence[str] = ()) 
     return "\n".join(lines) + "\n"
 
 
-def csv_columns(header: Sequence[str],
-                columns: Sequence[Sequence[object] | Keyed | Runs | Joined]) -> str:
-    """The same file from its columns (the plan's tables are stored so).
+def csv_chunks(header: Sequence[str],
+               columns: Sequence[Sequence[object] | Keyed | Runs | Joined]) -> Chunks:
+    """The same file as csv_text's from its columns (the plan's tables are stored so), as
+    Chunks: the columns are checked and their cells made now, the lines when read.
 
     Column by column, the cells are checked at once, or each distinct value goes through
     csv_cell once (a column of half a million cells holds a few thousand distinct ones); a
@@ -101,13 +102,48 @@ def csv_columns(header: Sequence[str],
             cells.append(column.values)
         else:
             cells.append(_column(column))
-    # Joined a slice of rows at a time: the lines of a half-million-row file would otherwise
-    # all live at once beside the text made of them.
     head = ",".join(csv_cell(h) for h in header) + "\n"
-    return concatenated(chain([head], (_lines(slots, [c.slice(i, i + CHUNK)
-                                                      if isinstance(c, _Lookup)
-                                                      else c[i:i + CHUNK] for c in cells])
-                                       for i in range(0, rows, CHUNK))))
+
+    def lines() -> Iterator[str]:
+        # a slice of rows at a time: the lines of a half-million-row file would otherwise all
+        # live at once beside the text made of them
+        yield head
+        for i in range(0, rows, CHUNK):
+            yield _lines(slots, [c.slice(i, i + CHUNK) if isinstance(c, _Lookup)
+                                 else c[i:i + CHUNK] for c in cells])
+
+    return Chunks(lines)
+
+
+def csv_columns(header: Sequence[str],
+                columns: Sequence[Sequence[object] | Keyed | Runs | Joined]) -> str:
+    """csv_chunks' file as one text."""
+    return csv_chunks(header, columns).text()
+
+
+class Chunks:
+    """A large file's text as the pieces it is made of, made each time they are read: the
+    render writes them one by one (writer.StagedTree.write), so the text is never held whole,
+    nor copied into one string (at 100,000 GPUs the cabling and NetBox cable files are 190
+    MiB, and joining them took 0.25 s of CPU more than making their pieces); ``text()`` is
+    the whole text, for a caller that wants it (emit.render_all, a family's ``render``)."""
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[], Iterable[str]]) -> None:
+        self._make = make
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._make())
+
+    def text(self) -> str:
+        return concatenated(self)
+
+
+def whole(files: Mapping[str, str | Chunks]) -> dict[str, str]:
+    """Each file's whole text (Chunks joined)."""
+    return {path: text if isinstance(text, str) else text.text()
+            for path, text in files.items()}
 
 
 def concatenated(chunks: Iterable[str]) -> str:

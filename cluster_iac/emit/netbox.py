@@ -1,5 +1,8 @@
-"""NetBox bulk-import files: vocabulary, device types with templates, racks, devices, cables,
-and the power chain from panel to PSU.
+"""NetBox bulk-import files: vocabulary, racks, devices and the power chain above the PDUs.
+
+The device types (emit/netbox_types.py) and the cables (emit/netbox_cables.py) are families of
+their own: they read the cable table, which these files do not, so the two-process render can
+make these in the parent and those in the worker that makes the table (emit/__init__.py).
 
 Column names are those of NetBox 4.x's bulk-import forms (netbox/dcim/forms/bulk_import.py)
 and choice values NetBox's slugs (netbox/dcim/choices.py); the README's NetBox section lists
@@ -12,23 +15,14 @@ skipped and the others load.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from operator import attrgetter
 
-from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit import netbox_power, netbox_types
-from cluster_iac.emit.formats import (
-    Joined,
-    Keyed,
-    Runs,
-    csv_columns,
-    csv_text,
-    table_cells,
-    table_stops,
-)
+from cluster_iac.emit.formats import Keyed, csv_columns, csv_text
+from cluster_iac.emit.netbox_types import slug as slug
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Cables, Device
+from cluster_iac.plan.physical import Device
 
 STATUS = "planned"  # DeviceStatusChoices / RackStatusChoices / LinkStatusChoices / Location...
 
@@ -40,9 +34,6 @@ COLUMNS = {
     "racks": ("site", "location", "name", "status", "width", "u_height"),
     "devices": ("name", "role", "manufacturer", "device_type", "status", "site", "location",
                 "rack", "position", "face"),
-    "cables": ("side_a_site", "side_a_device", "side_a_type", "side_a_name", "side_b_site",
-               "side_b_device", "side_b_type", "side_b_name", "type", "status", "label",
-               "length", "length_unit"),
     "power_panels": netbox_power.PANEL_COLUMNS,
     "power_feeds": netbox_power.FEED_COLUMNS,
     "power_feed_cables": netbox_power.FEED_CABLE_COLUMNS,
@@ -53,10 +44,6 @@ VOCABULARY = {"locations": "locations", "manufacturers": "manufacturers",
 ROLE_COLORS = {"compute": "76b900", "controller": "2196f3", "login": "03a9f4",
                "lustre_mds": "9c27b0", "lustre_oss": "673ab7", "service": "607d8b",
                "pdu": "ff9800"}
-# Cable ends (CABLE_TERMINATION_MODELS) by the network a cable belongs to.
-A_TYPES = {"power": "dcim.powerport"}
-B_TYPES = {"power": "dcim.poweroutlet"}
-INTERFACE = "dcim.interface"
 
 
 def render(plan: Plan) -> dict[str, str]:
@@ -85,15 +72,7 @@ def render(plan: Plan) -> dict[str, str]:
         else:
             files[f"netbox/{name}.csv"] = csv_text(COLUMNS[name], table)
     files["netbox/devices.csv"] = csv_columns(COLUMNS["devices"], _device_columns(plan, devs))
-    files["netbox/cables.csv"] = csv_columns(COLUMNS["cables"], _cable_columns(site, plan.cables))
-    files.update({f"netbox/{path}": text
-                  for path, text in netbox_types.documents(plan, slug).items()})
     return dict(sorted(files.items()))
-
-
-def slug(name: str) -> str:
-    """NetBox slug: lower-case letters, digits, '-' and '_'."""
-    return re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-")
 
 
 def _role(d: Device) -> str:
@@ -137,30 +116,3 @@ def _position(u: int | None, height_u: int) -> tuple[str, str]:
     """A racked device's position and face; none for a 0U or unplaced one."""
     racked = u is not None and u > 0 and height_u > 0
     return (str(u), "front") if racked else ("", "")
-
-
-def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed | Runs | Joined]:
-    """Each cable's two ends, site-qualified (names are unique only per site in NetBox): a
-    device's cells written once per device; a network's end types, a medium's type and a
-    length once per run of them."""
-    media = {m.key: (m.netbox_type, STATUS) for m in cable_catalog().media}
-    at_site = _AtSite(site, c.devices)
-    stops = table_stops(c)  # the ports, ids and runs as the cabling files found them
-    return [Keyed(c.a_device, at_site, 2),
-            stops.runs("network", cells=lambda net: (A_TYPES.get(net, INTERFACE),)),
-            table_cells(c, "a_port"), Keyed(c.b_device, at_site, 2),
-            stops.runs("network", cells=lambda net: (B_TYPES.get(net, INTERFACE),)),
-            table_cells(c, "b_port"), stops.runs("medium", cells=media.__getitem__, width=2),
-            Joined(table_cells(c, "id_head"), table_cells(c, "a_port")),  # the cable id
-            stops.runs("length_m", cells=lambda length: (length, "m"), width=2)]
-
-
-class _AtSite(dict[str, tuple[str, str]]):
-    """Device name -> (site, name): a cable end's first two cells."""
-
-    def __init__(self, site: str, devices: Iterable[str]) -> None:
-        super().__init__((name, (site, name)) for name in devices)
-        self.site = site
-
-    def __missing__(self, name: str) -> tuple[str, str]:
-        return (self.site, name)

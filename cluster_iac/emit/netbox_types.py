@@ -1,5 +1,9 @@
 """NetBox device types with their component templates, one YAML file per type.
 
+A family of its own (emit/__init__.py) that does not read the cable table, so the
+two-process render may make it in either process: the interfaces are the links', and each
+PSU's type its last cord's medium, planned for those few cords alone (Plan.cords_cabled).
+
 Each file is a devicetype-library document (netbox-community/devicetype-library's schema), the
 YAML NetBox's own device type import reads (dcim/views.py DeviceTypeImportView: the type's
 DeviceTypeImportForm fields, then 'interfaces', 'power-ports', 'power-outlets' lists read by
@@ -20,15 +24,14 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, count
 from operator import attrgetter
 from typing import Any
 
-from cluster_iac.emit.formats import table_stops, yaml_text
+from cluster_iac.emit.formats import yaml_text
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Device
+from cluster_iac.plan.physical import Device, runs
 from cluster_iac.plan.power import INLET
 from cluster_iac.plan.power_flow import outlet_lines
 from cluster_iac.sorting import natural_key
@@ -59,9 +62,20 @@ POWER_PORT_TYPES = {"power-c13": "iec-60320-c14", "power-c19": "iec-60320-c20",
 INLET_TYPES = {(3, 400.0): "iec-60309-3p-n-e-6h", (3, 415.0): "iec-60309-3p-n-e-6h",
                (1, 230.0): "iec-60309-p-n-e-6h", (1, 240.0): "iec-60309-p-n-e-6h"}
 GENERIC = "Generic"
-POWER = "power"  # the network of power cords
 BMC = "bmc"  # the out-of-band network: a device's own port on it is mgmt_only
 NVIDIA = "NVIDIA"
+
+
+def render(plan: Plan) -> dict[str, str]:
+    """'netbox/device-types/<manufacturer>/<slug>.yaml' -> the type's YAML document."""
+    return {f"netbox/device-types/{t.manufacturer}/{slug(t.model)}.yaml":
+            yaml_text(t.document(slug(t.model)))
+            for t in sorted(device_types(plan).values(), key=lambda t: t.model)}
+
+
+def slug(name: str) -> str:
+    """NetBox slug: lower-case letters, digits, '-' and '_'."""
+    return re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-")
 
 
 @dataclass
@@ -112,29 +126,20 @@ def device_types(plan: Plan) -> dict[str, DeviceType]:
     return types
 
 
-def documents(plan: Plan, slug: Callable[[str], str]) -> dict[str, str]:
-    """'device-types/<manufacturer>/<slug>.yaml' -> the type's YAML document."""
-    return {f"device-types/{t.manufacturer}/{slug(t.model)}.yaml": yaml_text(t.document(slug(
-        t.model))) for t in sorted(device_types(plan).values(), key=lambda t: t.model)}
-
-
 def _interfaces(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) -> None:
-    """Every cabled network port, both ends, its type from the fastest link on that port;
-    a switch model gets its whole numbered series ('p1'...'p64') at the switch's port rate,
-    so its type does not change when another rack cables one more port. mgmt_only marks a
-    device's own port on the BMC network (a BMC, a switch's mgmt0), never the switch port at
-    the other end of that cable."""
-    c = plan.cables
+    """Every cabled network port (the links': the cable table's data cables are they), both
+    ends, its type from the fastest link on that port; a switch model gets its whole numbered
+    series ('p1'...'p64') at the switch's port rate, so its type does not change when another
+    rack cables one more port. mgmt_only marks a device's own port on the BMC network (a BMC,
+    a switch's mgmt0), never the switch port at the other end of that cable."""
+    links = plan.links
     seen: set[tuple[str, str, str, int, bool]] = set()
-    # by runs of one network, tier, link and rate (the cable table holds a few), each end's
+    # by runs of one network, tier, link and rate (the builders append a few), each end's
     # distinct (model, port) pairs
-    stops = table_stops(c).of("network", "tier", "link", "speed_gbps")
-    for start, stop in zip([0, *stops], stops, strict=False):
-        network, link, speed = c.network[start], c.link[start], c.speed_gbps[start]
-        if network == POWER:
-            continue
-        for devices, ports, own in ((c.a_device, c.a_port, network == BMC),
-                                    (c.b_device, c.b_port, False)):
+    for start, stop in runs(links.network, links.tier, links.link, links.speed_gbps):
+        network, link, speed = links.network[start], links.link[start], links.speed_gbps[start]
+        for devices, ports, own in ((links.a_device, links.a_port, network == BMC),
+                                    (links.b_device, links.b_port, False)):
             seen.update((model, port, link, speed, own)
                         for model, port in _model_ports(model_of, devices[start:stop],
                                                         ports[start:stop]))
@@ -177,41 +182,31 @@ def _switch_series(plan: Plan, fastest: dict[tuple[str, str], tuple[int, str, bo
             for (model, prefix), link in links.items() for n in range(1, size[model][0] + 1)}
 
 
-def _power_columns(plan: Plan) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The power cords' cables (the cable table's last rows, one per cord in cord order):
-    their devices, PSU names and media."""
-    c, cords = plan.cables, plan.power_cords
-    start = len(c) - len(cords)
-    devices = tuple(map(attrgetter("device"), cords))
-    if (c.network.count(POWER) != len(cords) or c.network[start:].count(POWER) != len(cords)
-            or c.a_device[start:] != devices
-            or c.b_device[start:] != tuple(map(attrgetter("pdu"), cords))):
-        raise ValueError("the cable table must end with one power cable per power cord, "
-                         "in cord order")
-    return devices, c.a_port[start:], c.medium[start:]
-
-
 def _psus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) -> None:
     """Each model's PSUs with the plan's draws: the type's maximum is the most any of its
     devices draws on that PSU; allocated is the normal draw (the same on every device of a
-    model, as the power pass splits a device's draw over its PSUs). A PSU's type is its last
-    cord's; each distinct draw is compared once."""
-    devices, psus, media = _power_columns(plan)
-    models = list(map(model_of.__getitem__, devices))
-    last = dict(zip(zip(models, psus, strict=True), media, strict=True))
-    for (model, psu), medium in last.items():
-        types[model].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, "other")}
+    model, as the power pass splits a device's draw over its PSUs). A PSU's name and type are
+    its last cord's row of the cable table (its medium: the cord the plan chose for its rating
+    and length), made for those few cords alone; each distinct draw is compared once."""
     cords = plan.power_cords
-    draws: dict[tuple[str, str], list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for model, psu, allocated, maximum in set(zip(models, psus,
-                                                  map(attrgetter("allocated_w"), cords),
-                                                  map(attrgetter("maximum_w"), cords),
-                                                  strict=True)):
-        pair = draws[(model, psu)]
+    models = list(map(model_of.__getitem__, map(attrgetter("device"), cords)))
+    numbers = list(map(attrgetter("psu"), cords))
+    # (model, PSU number) -> its last cord
+    last = dict(zip(zip(models, numbers, strict=True), count(), strict=False))
+    rows = plan.cords_cabled(last.values())
+    names = dict(zip(last, rows.a_port, strict=True))
+    for (model, _number), psu, medium in zip(last, rows.a_port, rows.medium, strict=True):
+        types[model].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, "other")}
+    draws: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for model, number, allocated, maximum in set(zip(models, numbers,
+                                                     map(attrgetter("allocated_w"), cords),
+                                                     map(attrgetter("maximum_w"), cords),
+                                                     strict=True)):
+        pair = draws[(model, number)]
         pair[0] = max(pair[0], allocated)
         pair[1] = max(pair[1], maximum, allocated)
-    for (model, psu), (allocated, maximum) in draws.items():
-        port = types[model].power_ports[psu]
+    for key, (allocated, maximum) in draws.items():
+        port = types[key[0]].power_ports[names[key]]
         port["maximum_draw"] = max(1, math.ceil(maximum))
         port["allocated_draw"] = max(1, round(allocated))
 

@@ -1,8 +1,9 @@
 """Emitting on two cores: a forked worker renders a share of the emitter families.
 
 The worker is forked as soon as the plan is compiled, before the checks (Worker.start): it
-renders its families (the cabling and NetBox ones, making the cable table they read, which
-no other family does) while the parent runs the checks and then renders the other families.
+renders its families (the cabling files and NetBox's cables, making the cable table they
+read, which no other family does: emit.CABLED) while the parent runs the checks and then
+renders the other families.
 ``os.fork`` gives the worker the same plan without copying it (copy-on-write); the checks'
 findings come after the fork, so the worker's plan has none, and the families that list them
 stay in the parent (emit.PARENT). Files go where the parent says once the checks have passed:
@@ -26,13 +27,14 @@ import signal
 import traceback
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from cluster_iac.plan import Plan
 
-Emitter = Callable[[Plan], dict[str, str]]
+Emitter = Callable[[Plan], dict[str, Any]]
+"""A family: path -> text (a str, or where the render writes, formats.Chunks)."""
 Made = TypeVar("Made")
-Sink = Callable[[dict[str, str]], Made]
+Sink = Callable[[dict[str, Any]], Made]
 """What becomes of one family's files (path -> text) in the process that rendered them; its
 answer must pickle, as the worker's answers come back through a pipe."""
 

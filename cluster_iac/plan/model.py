@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, NamedTuple, TypeVar, cast
 
-from cluster_iac.errors import SpecPath
+from cluster_iac.errors import CompileError, SpecPath
 from cluster_iac.plan.physical import Cables, Device, Links, Ports
 from cluster_iac.plan.power_tables import (
     PduLoad,
@@ -303,6 +303,9 @@ class Plan:
     links: Links = field(default_factory=Links)
     devices: tuple[Device, ...] = ()
     cabling: OnFirstUse[Cables] = field(default_factory=lambda: OnFirstUse.made(Cables()))
+    # What makes ``cabling`` from a placed plan (compile/plan_cabling.py planned_cables), for
+    # cords_cabled: a family that needs a few power cords' rows does not make the whole table
+    cable_planner: Callable[[Plan], Cables] | None = None
     # Slurm: the targeted release, topology and checked slurm.extra (plan/slurm.py SlurmPlan)
     slurm: Any = None
     # The Lustre file system's directory layouts (plan/lustre.py LustrePlan), None without Lustre
@@ -316,10 +319,31 @@ class Plan:
     @property
     def cables(self) -> Cables:
         """Every cable (compile/plan_cabling.py), made the first time any copy of this plan
-        is asked: only the cabling and NetBox emitters read it, and with two processes
-        (emit/parallel.py) it is made in the worker that renders them, beside the checks.
+        is asked: only the cabling files and NetBox's cables read it (emit.CABLED), and with
+        two processes (emit/parallel.py) it is made in the worker that renders them, beside
+        the checks.
         A cable no medium carries raises CompileError here."""
         return self.cabling.get()
+
+    def cords_cabled(self, cords: Iterable[int]) -> Cables:
+        """The cable table's rows of these power cords (by index in power_cords, each once),
+        in that order, planned by themselves: a cord's row depends only on the cord and the devices
+        at its two ends (the PSU's rating, where the device and the PDU sit in their rack),
+        so it is the row the whole table holds, at a fraction of its cost (the NetBox device
+        types need a few cords' media in a process that does not make the table). When one
+        of them has no medium, the whole table is made (here, on that path only), so that
+        its CompileError is the table's: the first cable no medium carries, as validate says."""
+        if self.cable_planner is None:
+            raise ValueError("the plan's devices are not placed yet (compile/plan_cabling.py)")
+        chosen = tuple(map(self.power_cords.__getitem__, cords))
+        ends = {name for cord in chosen for name in (cord.device, cord.pdu)}
+        try:
+            return self.cable_planner(replace(
+                self, links=Links(), power_cords=chosen,
+                devices=tuple(d for d in self.devices if d.name in ends)))
+        except CompileError:
+            self.cables  # noqa: B018  # raises the table's own error
+            raise
 
     @property
     def ports(self) -> Ports:

@@ -7,7 +7,9 @@ For each size, two runs in processes of their own, so that each peak RSS is its 
 end to end (`python -m cluster_iac render SPEC -o DIR --jobs N`, files written to an empty
 folder; wall time, CPU time (user + system, the emitter worker's included) and peak RSS), and
 the pipeline in-process, stage by stage (CPU seconds of this process per stage; "cables" is
-the cable table, made on first use: in the CLI on two processes, by the emitter worker). With two
+the cable table, made on first use: in the CLI on two processes, by the emitter worker;
+"emit.FAMILY" renders a family as the CLI does and writes its files, the figure emit.COST
+holds). With two
 processes (--jobs 2, the CLI's default on two CPUs) the CLI's peak is the sum of each
 process's own peak (the CLI reports them, CLUSTER_IAC_PROCESS_STATS): wait4 of the CLI alone
 gives the larger of the two, and pages the worker shares with its parent count twice (at the
@@ -99,11 +101,12 @@ def measure(gpus: int) -> dict[str, Any]:
     gc.disable()
     from cluster_iac.checks import run_checks
     from cluster_iac.compile import PASSES
-    from cluster_iac.emit import EMITTERS
+    from cluster_iac.emit import CABLED, EMITTERS
     from cluster_iac.loader import load_spec_file
     from cluster_iac.plan import Plan
     from cluster_iac.plan.model import Settings
     from cluster_iac.spec.parse import parse_spec
+    from cluster_iac.writer import staged_tree
 
     timings: dict[str, float] = {}
     clock = time.process_time  # CPU seconds: a busy machine barely moves them
@@ -130,17 +133,26 @@ def measure(gpus: int) -> dict[str, Any]:
     start = clock()
     findings = run_checks(plan)
     timings["checks"] = clock() - start
-    start = clock()
-    cables = len(plan.cables)  # made on first use (plan.cabling): in the CLI, by the worker
-    timings["cables"] = clock() - start
     for emitter in EMITTERS.values():  # each family's module, imported outside its timing
         getattr(emitter, "load", lambda: None)()
-    files_bytes = 0
-    for family, emitter in EMITTERS.items():
+    family_mib: dict[str, float] = {}
+    # As the CLI renders them on two processes: the families that do not read the cable table
+    # on a plan that has not made it, then the table, then the families that read it; each
+    # family's files as the CLI makes them (its large files in pieces) and written, into a
+    # staging folder that is never swapped in.
+    with tempfile.TemporaryDirectory() as tmp, staged_tree(Path(tmp) / "out") as tree:
+        for family in [f for f in EMITTERS if f not in CABLED]:
+            start = clock()
+            family_mib[f"emit.{family}"] = _rendered_mib(EMITTERS[family], plan, tree)
+            timings[f"emit.{family}"] = clock() - start
         start = clock()
-        files = emitter(plan)
-        timings[f"emit.{family}"] = clock() - start
-        files_bytes += sum(len(text) for text in files.values())
+        cables = len(plan.cables)  # made on first use (plan.cabling): in the CLI, by the worker
+        timings["cables"] = clock() - start
+        for family in CABLED:
+            start = clock()
+            family_mib[f"emit.{family}"] = _rendered_mib(EMITTERS[family], plan, tree)
+            timings[f"emit.{family}"] = clock() - start
+    files_mib = sum(family_mib.values())
     fabric = plan.fabrics["compute"]
     return {
         "gpus": plan.gpu_count, "nodes": len(plan.nodes), "racks": len(plan.racks),
@@ -148,11 +160,20 @@ def measure(gpus: int) -> dict[str, Any]:
         "fabric": {"tiers": fabric.tiers, **fabric.switch_counts},
         "cables": cables,
         "errors": sum(1 for f in findings if f.is_error),
-        "output_mib": round(files_bytes / 2**20, 1),
+        "output_mib": round(files_mib, 1),
         "total_s": round(sum(timings.values()), 2),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "stages_s": {k: round(v, 3) for k, v in timings.items()},
+        "stages_mib": {k: round(v, 1) for k, v in family_mib.items()},
     }
+
+
+def _rendered_mib(emitter: Any, plan: Any, tree: Any) -> float:
+    """Render one family as the CLI does (its large files as formats.Chunks where it makes
+    them so) and write its files into ``tree``; the MiB written."""
+    files = getattr(emitter, "chunks", emitter)(plan)
+    written = tree.write_all(files)
+    return sum((tree.stage / path).stat().st_size for path, _digest in written) / 2**20
 
 
 def main() -> None:
@@ -178,7 +199,8 @@ def main() -> None:
         sampled = cli_render(gpus, args.jobs, sample_pss=True)  # its times are not shown
         cli = CliRun(min(r.seconds for r in runs), min(r.cpu_s for r in runs),
                      max(r.peak_mib for r in runs), sampled.pss_mib,
-                     min(r.worker_cpu_s for r in runs), min(r.path_s for r in runs))
+                     min(r.worker_cpu_s for r in runs), min(r.path_s for r in runs),
+                     min(r.forked_s for r in runs), min(r.parent_after_s for r in runs))
         timed.append((gpus, cli.seconds, cli.cpu_s))
         child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
                                capture_output=True, text=True, check=True)
@@ -191,10 +213,13 @@ def main() -> None:
             print(f"         ({r['errors']} validator errors in the benchmark spec)")
         if args.stages:
             if cli.worker_cpu_s:
-                print(f"           CLI cpu: parent {cli.cpu_s - cli.worker_cpu_s:.2f} s, "
-                      f"worker {cli.worker_cpu_s:.2f} s")
-            for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:20]:
-                print(f"           {stage:<40} {seconds:>8.3f}")
+                print(f"           CLI cpu: parent {cli.cpu_s - cli.worker_cpu_s:.2f} s "
+                      f"(before the fork {cli.forked_s:.2f} s, after it "
+                      f"{cli.parent_after_s:.2f} s), worker {cli.worker_cpu_s:.2f} s")
+            for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:30]:
+                written = r["stages_mib"].get(stage)
+                print(f"           {stage:<40} {seconds:>8.3f}"
+                      + (f" {written:>7.1f} MiB" if written else ""))
     if len(timed) > 1:
         (n0, w0, c0), (n1, w1, c1) = timed[0], timed[-1]
         grow = math.log(n1 / n0)
@@ -210,6 +235,8 @@ class CliRun(NamedTuple):
     pss_mib: int  # the largest sampled sum of the processes' proportional set sizes
     worker_cpu_s: float  # the worker's share of cpu_s (0 on one process)
     path_s: float  # CPU along the longest path: what two idle cores would take (wall)
+    forked_s: float = 0.0  # the parent's CPU when it forked the worker
+    parent_after_s: float = 0.0  # the parent's CPU after the fork
 
 
 def cli_render(gpus: int, jobs: int, *, sample_pss: bool = False) -> CliRun:
@@ -243,12 +270,13 @@ def cli_render(gpus: int, jobs: int, *, sample_pss: bool = False) -> CliRun:
         # wait4's figures include the reaped worker's CPU time; its peak is the larger one only
         cpu = usage.ru_utime + usage.ru_stime
         parent = report["parent"]["cpu_s"]
-        path = parent
+        path, forked = parent, 0.0
         for worker in report["workers"]:  # before the fork, then the longer of the two after
             forked = worker["forked_at_cpu_s"]
             path = forked + max(parent - forked, worker["cpu_s"])
         return CliRun(seconds, cpu, round(sum(peaks) / 1024), round(sampler.peak_kib / 1024),
-                      sum(worker["cpu_s"] for worker in report["workers"]), path)
+                      sum(worker["cpu_s"] for worker in report["workers"]), path, forked,
+                      parent - forked)
 
 
 class PssSampler(threading.Thread):
