@@ -141,7 +141,7 @@ def test_sharp_needs_infiniband() -> None:
 
 def test_radix_exceeded() -> None:
     plan = example_build("seed-64gpu-h100").plan
-    switches = tuple(replace(s, ports=4) if s.name == "ib-leaf-1" else s for s in plan.switches)
+    switches = tuple(s._replace(ports=4) if s.name == "ib-leaf-1" else s for s in plan.switches)
     found = findings_of(replace(plan, switches=switches), "FABRIC-RADIX")
     assert [f.message for f in found] == [
         "compute leaf switch ib-leaf-1 (qm8700) has 18 cables but 4 ports; over by 14"]

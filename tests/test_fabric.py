@@ -329,3 +329,33 @@ def test_more_units_than_planned_is_a_located_error() -> None:
     assert diag.code == "FABRIC-PLANNED"
     assert diag.path == ("fabric", "compute", "planned_scalable_units")
     assert "128 nodes fill 4 scalable units of 32 but the fabric is planned for 3" in diag.message
+
+
+@pytest.mark.parametrize("spec", [superpod_spec(16), superpod_spec(3), superpod_spec(
+    4, oversubscription="2:1"), example_data("dgx-h100-superpod-4su")],
+    ids=["3-tier", "2-tier", "2:1", "superpod-example"])
+def test_uplinks_laid_at_once_are_the_uplinks_laid_block_by_block(
+        spec: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Disjoint sets of upper switches (pods' spines, core groups) are cabled all at once
+    (build_fabric._connect_sets); the same cables, ports and tables as block by block."""
+    import sys
+
+    build_fabric = sys.modules["cluster_iac.compile.build_fabric"]
+    laid: list[bool] = []
+    at_once = build_fabric._connect_sets
+
+    def counted(*args: Any) -> bool:
+        laid.append(at_once(*args))
+        return laid[-1]
+
+    monkeypatch.setattr(build_fabric, "_connect_sets", counted)
+    quick = compile_data(spec)
+    monkeypatch.setattr(build_fabric, "_connect_sets", lambda *args: False)
+    blocks = compile_data(spec)
+    assert laid and all(laid)  # the shortcut was taken, for every tier of uplinks
+    assert quick.links.columns() == blocks.links.columns()
+    for network, wiring in quick.fabric_wiring.items():
+        other = blocks.fabric_wiring[network]
+        assert (wiring.up, wiring.uplinks, wiring.tier) == (other.up, other.uplinks, other.tier)
+        assert quick.fabrics[network].tier_bandwidth_gbps == blocks.fabrics[
+            network].tier_bandwidth_gbps

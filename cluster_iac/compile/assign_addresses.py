@@ -28,12 +28,13 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 from ipaddress import IPv4Network
+from itertools import chain
 from operator import attrgetter, itemgetter
 
 from cluster_iac.compile.build_management import growth_sorted
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
-from cluster_iac.plan.power import SIDES, pdu_name
+from cluster_iac.plan.power import pdu_names
 from cluster_iac.sorting import natural_keys, natural_sorted
 from cluster_iac.spec import ClusterSpec
 
@@ -115,8 +116,9 @@ def pools(plan: Plan, network: str, order: Order | None = None) -> dict[str, lis
     found.update((pool, names) for pool, names in by_pool.items() if names or pool == "switches")
     if carries_ports:  # racks without compute nodes first, as for switches
         profiles = plan.settings.power.pdu_profiles
-        found["pdus"] = [pdu_name(r.name, side) for r in order.racks
-                         for side in SIDES[profiles[r.pdu_profile].layout]]
+        layouts = {name: profile.layout for name, profile in profiles.items()}
+        found["pdus"] = list(chain.from_iterable(
+            pdu_names(r.name, layouts[r.pdu_profile]) for r in order.racks))
     return found
 
 

@@ -13,7 +13,7 @@ from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Switch
 from cluster_iac.plan.physical import LinkBuilder
-from cluster_iac.plan.power import SIDES, pdu_name
+from cluster_iac.plan.power import pdu_names
 from cluster_iac.sorting import natural_keys
 from cluster_iac.spec import ClusterSpec
 
@@ -78,9 +78,10 @@ def _endpoints(plan: Plan, network: str) -> dict[str, list[tuple[str, str]]]:
     by_rack: dict[str, list[tuple[str, str]]] = {r.name: [] for r in plan.racks}
     takes_fabric = network == "bmc" or plan.settings.networks.bmc is None
     if takes_fabric:
+        layouts = {name: p.layout for name, p in plan.settings.power.pdu_profiles.items()}
         for rack in plan.racks:  # metered PDUs' network cards, out of band as well
-            layout = plan.settings.power.pdu_profiles[rack.pdu_profile].layout
-            by_rack[rack.name] += [(pdu_name(rack.name, side), "net") for side in SIDES[layout]]
+            by_rack[rack.name] += zip(pdu_names(rack.name, layouts[rack.pdu_profile]),
+                                      repeat("net"))
     for node in plan.nodes:
         by_rack[node.rack].append((node.hostname, host_port))
     if takes_fabric:
@@ -102,6 +103,9 @@ class _Net:
     cables: LinkBuilder
     network_racks: tuple[str, ...]  # racks without hosts, where upper tiers go
     speed_gbps: int  # the model's port speed, looked up once for its ~50,000 cables
+    # Switch's fields after its rack, the same for every switch of the network: the
+    # catalog's figures, looked up once for its 3,750 access switches
+    fixed: tuple[Any, ...]
 
     @property
     def entry(self) -> Any:
@@ -112,7 +116,7 @@ class _Net:
         return "mgmt" if self.network == "management" else "oob"
 
     def switch(self, name: str, tier: str, rack: str) -> Switch:
-        return _switch(self.plan, name, self.model, self.network, tier, rack, self.path)
+        return Switch(name, self.model, self.network, tier, rack, *self.fixed)
 
     def cables_up(self, a: Sequence[str], a_ports: Sequence[str], b: Iterable[str],
                   b_ports: Iterable[str]) -> None:
@@ -131,7 +135,8 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
     hosting = {node.rack for node in plan.nodes}
     network_racks = tuple(r.name for r in plan.racks if r.name not in hosting)
     net = _Net(plan, network, model, path, cables, network_racks,
-               plan.catalog.switches[model].port_speed_gbps)
+               plan.catalog.switches[model].port_speed_gbps,
+               _switch(plan, "", model, network, "", "", path)[_AFTER_RACK:])
     down = net.entry.ports - UPLINKS
     ports = _ports(1, down)
     access: list[Switch] = []
@@ -194,6 +199,9 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
                       [parent.name for parent in pair] * len(group),
                       [port for port in _ports(1, len(group)) for _ in pair])
     return upper
+
+
+_AFTER_RACK = Switch._fields.index("rack") + 1
 
 
 def _switch(plan: Plan, name: str, model: str, network: str, tier: str, rack: str,

@@ -12,7 +12,15 @@ from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import DEFAULT_SHELF, SIDES, busbar_fed, pdu_name, power_shelves
 from cluster_iac.plan.power_flow import Circuitry, Consumer, RackFlow, solve
-from cluster_iac.plan.power_rows import LazyCords, LazyLines, RackGroup, RackTemplate
+from cluster_iac.plan.power_rows import (
+    Groups,
+    LazyCords,
+    LazyTable,
+    RackGroup,
+    RackTemplate,
+    Table,
+    rack_table,
+)
 from cluster_iac.plan.power_tables import PowerDevice
 from cluster_iac.spec import ClusterSpec
 
@@ -32,18 +40,16 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
     profiles = plan.settings.power.pdu_profiles
     templates: list[RackTemplate] = [None] * len(racks)  # type: ignore[list-item]
     devices: list[tuple[PowerDevice, ...]] = [()] * len(racks)
-    rows: list[tuple[tuple[Any, ...], ...]] = [()] * len(racks)
     rack_groups: list[RackGroup] = []
-    line_groups: list[tuple[list[int], RackGroup]] = []  # (its racks' indexes, the group)
+    line_groups: Groups = []  # (its racks' indexes, the group)
     for (name, parts, busbar_w), members in groups.items():
         profile = profiles[name]
         template = RackTemplate(solve(parts, _circuitry(profile), busbar_w), profile,
                                 policy_percent)
         group = RackGroup([racks[n] for n in members], profile,
                           [names.get(racks[n].name, ()) for n in members], template)
-        for n, made, racked in zip(members, group.by_rack(), group.devices_by_rack(),
-                                 strict=True):
-            templates[n], rows[n], devices[n] = template, made, racked
+        for n, racked in zip(members, group.devices_by_rack(), strict=True):
+            templates[n], devices[n] = template, racked
         rack_groups.append(group)
         line_groups.append((members, group))
     problems = [d for rack, t in zip(racks, templates, strict=True)
@@ -52,15 +58,18 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
         raise CompileError(problems)
     shelf_devices = [PowerDevice(s, "power-shelf", rack, DEFAULT_SHELF, "")
                      for rack, names_ in shelves.items() for s in names_]
-    circuits, feeds, pdus, outages = (
-        tuple(chain.from_iterable(table)) for table in zip(*rows, strict=True))
+    def after_fork(table: Table[Any]) -> LazyTable[Any]:
+        """Made where read: only what runs after the emitter worker is forked reads it."""
+        return LazyTable(len(racks), line_groups, table)
+
     return replace(
         plan, power_devices=tuple(sorted(chain(chain.from_iterable(devices), shelf_devices),
                                          key=attrgetter("name"))),
         power_cords=LazyCords(rack_groups),  # made where read: in the emitter worker
-        power_feeds=feeds, power_circuits=circuits, power_pdus=pdus,
-        power_lines=LazyLines(len(racks), line_groups),  # made where read: after the fork
-        power_outages=outages, rack_loads_w=_rack_loads(plan))
+        power_feeds=rack_table(len(racks), line_groups, RackGroup.feeds),  # NetBox's too
+        power_circuits=after_fork(RackGroup.circuits), power_pdus=after_fork(RackGroup.pdu_loads),
+        power_lines=after_fork(RackGroup.lines), power_outages=after_fork(RackGroup.outages),
+        rack_loads_w=_rack_loads(plan))
 
 
 def _circuitry(profile: Any) -> Circuitry:

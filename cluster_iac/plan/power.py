@@ -35,6 +35,16 @@ def pdu_name(rack: str, side: str) -> str:
     return PDU_NAME.format(rack, side.lower())
 
 
+def pdu_names(rack: str, layout: str) -> list[str]:
+    """pdu_name of each side of a layout, in side order (a suffix added to the rack's name:
+    a 100,000-GPU cluster names its 11,000 PDUs three times before the fork)."""
+    return list(map(rack.__add__, _PDU_SUFFIXES[layout]))
+
+
+_PDU_SUFFIXES = {layout: tuple(PDU_NAME.format("", side.lower()) for side in sides)
+                 for layout, sides in SIDES.items()}
+
+
 def feed_name(rack: str, side: str) -> str:
     return FEED_NAME.format(rack, side.lower())
 
