@@ -73,3 +73,18 @@ def test_validate_with_lustre_and_busbw_policy_loads_them() -> None:
     assert {"cluster_iac.compile.plan_lustre", "cluster_iac.compile.lustre_servers",
             "cluster_iac.plan.lustre", "cluster_iac.plan.lustre_bandwidth",
             "cluster_iac.plan.collectives"} <= _on_demand_modules(modules)
+
+
+MIXED = ROOT / "examples" / "mixed-a100-h100.yaml"  # a fabric (its connectivity is checked)
+
+
+@pytest.mark.parametrize("spec", [MINIMAL, MIXED])
+def test_validate_without_a_graph_algorithm_loads_no_networkx(spec: Path) -> None:
+    modules = _modules_loaded_by("validate", str(spec))
+    assert "cluster_iac.checks.fabric" in modules
+    assert {m for m in modules if m.split(".")[0] == "networkx"} == set()
+
+
+def test_validate_with_lustre_loads_networkx() -> None:
+    """Lustre's bandwidth is a max flow over the fabric: the probe sees networkx then."""
+    assert "networkx" in _modules_loaded_by("validate", str(SUPERPOD))
