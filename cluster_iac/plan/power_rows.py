@@ -294,9 +294,11 @@ class LazyRows(Sequence[Row]):
 
 
 class LazyCords(LazyRows[PowerCord]):
-    """Every PSU cord (plan.power_cords), by PDU then outlet. Only the cable table and NetBox
-    read the cords, both in the emitter worker: made there, the 114,000 cords of a
-    100,000-GPU cluster cost the parent's serial path nothing (0.08 s CPU of build_power)."""
+    """Every PSU cord (plan.power_cords), by PDU then outlet, made on first read: by the cable
+    table (in the emitter worker) and by NetBox's device types, which take each PSU's type
+    from its cord (emit/netbox_types.py, in whichever process the split gives them). Made
+    there, after the fork, the 114,000 cords of a 100,000-GPU cluster (0.05-0.08 s CPU) are
+    not on the compile's serial path."""
 
     def __init__(self, groups: list[RackGroup]) -> None:
         self._groups = groups
