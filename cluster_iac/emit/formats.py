@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, chain, groupby, islice, repeat
+from itertools import chain, islice, repeat
 from operator import add, gt, itemgetter, sub
 from typing import Any, NamedTuple
 from xml.etree.ElementTree import Element
@@ -24,6 +24,7 @@ from cluster_iac.emit.structured import json_lines as json_lines
 from cluster_iac.emit.structured import json_text as json_text
 from cluster_iac.emit.structured import yaml_scalar as yaml_scalar
 from cluster_iac.emit.structured import yaml_text as yaml_text
+from cluster_iac.plan.physical import runs
 
 _NEEDS_QUOTES = re.compile(r'[",]')
 _BREAKS = re.compile(r"[\n\r\x00]")
@@ -342,13 +343,8 @@ class Runs(NamedTuple):
 
 
 def run_stops(*columns: Sequence[object]) -> list[int]:
-    """Where each run of rows equal in every column ends: a column's runs found by groupby
-    (a run of one object compares by identity, at C speed), the columns' ends merged."""
-    ends: set[int] = set()
-    for column in columns:
-        lengths = map(len, map(list, map(itemgetter(1), groupby(column))))
-        ends.update(accumulate(lengths))
-    return sorted(ends)
+    """Where each run of rows equal in every column ends (plan/physical.py runs)."""
+    return [stop for _start, stop in runs(*columns)]
 
 
 def by_value(values: Sequence[Hashable]) -> Keyed:

@@ -8,14 +8,14 @@ give the same data one cable at a time, for code where clarity matters more than
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import accumulate, groupby, repeat
 from operator import add, itemgetter
 from typing import Any, NamedTuple
 
 
-def runs(*columns: tuple[Any, ...]) -> list[tuple[int, int]]:
+def runs(*columns: Sequence[Any]) -> list[tuple[int, int]]:
     """(start, stop) of each run of rows equal in every column: the builders append a
     network's or a tier's cables together, so half a million rows have a few runs. The
     boundaries are found column by column at C speed, by groupby: a run of one object
