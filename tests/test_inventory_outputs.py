@@ -86,7 +86,7 @@ def test_labels_from_their_pieces_are_the_cells_written_one_by_one(name: str,
     the render writes it) is the file written cell by cell through csv_columns; so it is with
     a cable end the table has no device for, and with a device name CSV must quote (which
     sends the whole file cell by cell)."""
-    c = dataclasses.replace(plan.cables, memo={})
+    c = dataclasses.replace(plan.cables)
     assert not isinstance(cabling._labels_csv(c, {name: table_cells(c, name) for name in
                                                   ("id_head", "a_port", "b_port")}), str)
     assert _labels_from_pieces(c) == _labels_cell_by_cell(c)
@@ -95,8 +95,7 @@ def test_labels_from_their_pieces_are_the_cells_written_one_by_one(name: str,
         devices = dict(c.devices)
         if racked:
             devices[odd] = devices[c.b_device[0]]._replace(name=odd)
-        changed = dataclasses.replace(c, b_device=(odd, *c.b_device[1:]), devices=devices,
-                                      memo={})
+        changed = dataclasses.replace(c, b_device=(odd, *c.b_device[1:]), devices=devices)
         text = _labels_from_pieces(changed)
         assert text == _labels_cell_by_cell(changed) and odd in text
 

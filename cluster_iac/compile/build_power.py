@@ -40,7 +40,6 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
     profiles = plan.settings.power.pdu_profiles
     templates: list[RackTemplate] = [None] * len(racks)  # type: ignore[list-item]
     devices: list[tuple[PowerDevice, ...]] = [()] * len(racks)
-    rack_groups: list[RackGroup] = []
     line_groups: Groups = []  # (its racks' indexes, the group)
     for (name, parts, busbar_w), members in groups.items():
         profile = profiles[name]
@@ -50,7 +49,6 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
                           [names.get(racks[n].name, ()) for n in members], template)
         for n, racked in zip(members, group.devices_by_rack(), strict=True):
             templates[n], devices[n] = template, racked
-        rack_groups.append(group)
         line_groups.append((members, group))
     problems = [d for rack, t in zip(racks, templates, strict=True)
                 for d in _outlet_problems(rack, profiles[rack.pdu_profile], t.flow)]
@@ -65,7 +63,7 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
     return replace(
         plan, power_devices=tuple(sorted(chain(chain.from_iterable(devices), shelf_devices),
                                          key=attrgetter("name"))),
-        power_cords=LazyCords(rack_groups),  # made where read: in the emitter worker
+        power_cords=LazyCords([group for _members, group in line_groups]),  # where read
         power_feeds=rack_table(len(racks), line_groups, RackGroup.feeds),  # NetBox's too
         power_circuits=after_fork(RackGroup.circuits), power_pdus=after_fork(RackGroup.pdu_loads),
         power_lines=after_fork(RackGroup.lines), power_outages=after_fork(RackGroup.outages),

@@ -12,7 +12,6 @@ unique, a crew finds the cable from it, and it stays put when anything else is a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
@@ -228,9 +227,6 @@ class _Names(dict[int, str]):
     def __missing__(self, number: int) -> str:
         self[number] = name = f"{self.prefix}{number}"
         return name
-
-
-_OTHER = -math.inf
 
 
 def _id_heads(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple[str, ...],

@@ -184,7 +184,8 @@ class Cables(_Columns):
     # What readers derive from the columns (where runs end, whether CSV prints a column as it
     # is), kept for the next reader: the cabling and NetBox emitters run in one process and
     # print the same columns, each derivation tens of milliseconds at 100,000 GPUs.
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    # (not an argument: a copy made with dataclasses.replace starts with its own, empty memo)
+    memo: dict[Any, Any] = field(default_factory=dict, init=False)
 
     @property
     def cable_id(self) -> tuple[str, ...]:

@@ -114,11 +114,12 @@ def policy_job(plan: Plan, partition: PartitionPlan) -> JobPrediction | None:
     whole partition where it holds less: a partition without a fabric has no SU)."""
     wanted = plan.settings.policy.min_allreduce_busbw_job
     extra = [wanted] if isinstance(wanted, int) else []
-    jobs = dict(job_nodes(plan, partition, extra))
+    owners = nvlink_owners(plan)
+    jobs = dict(job_nodes(plan, partition, extra, owners))
     job = wanted if isinstance(wanted, str) else _gpus_label(wanted)
     if not jobs.get(job):
         job = "partition"
-    return predict(plan, jobs.get(job, ()), partition.name, job)
+    return predict(plan, jobs.get(job, ()), partition.name, job, owners=owners)
 
 
 def partition_jobs(plan: Plan, partition: PartitionPlan,
@@ -164,7 +165,7 @@ def _same_unit(plan: Plan, nodes: Sequence[Node], su: object) -> tuple[Node, ...
     if not isinstance(su, int):  # leaves for a unit: node by node
         return tuple(n for n in nodes if scalable_unit(plan, n) == su)
     numbered = map(wiring.su.get, map(attrgetter("hostname"), nodes))
-    return tuple(n for n in compress(nodes, map(eq, numbered, repeat(su))) if n.hostname in wiring)
+    return tuple(compress(nodes, map(eq, numbered, repeat(su))))
 
 
 def _gpus_label(gpus: int) -> str:
