@@ -112,7 +112,7 @@ def _pdu_rows(pdus: list[PduLoad]) -> list[str]:
         rack, pdu, layout, _texts(load_w, _kw), _texts(worst_w, _kw),
         list(map("{} {}".format, circuit, line)), _texts(worst_a, "{:.1f}".format),
         _texts(limit_a, "{:.1f}".format),
-        _pair_texts(pairs, lambda worst, limit: f"{100 * worst / limit:.0f}"),  # PduLoad.percent
+        _texts([p.percent for p in pdus], "{:.0f}".format),
         _pair_texts(pairs, lambda worst, limit: f"{limit - worst:.1f}"), worst_case])
 
 

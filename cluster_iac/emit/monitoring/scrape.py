@@ -58,13 +58,11 @@ def _scrape_config(plan: Plan, job: str) -> dict[str, object]:
     return config
 
 
-def file_sd(found: list[Target], labels_json: Mapping[int, str] | None = None) -> str:
+def file_sd(found: list[Target], labels_json: Mapping[int, str]) -> str:
     """file_sd's JSON: one group per target (every target has labels of its own), one per line
     (a target's change is a one-line diff). ``labels_json``: id of a labels dict -> its JSON
-    (label_texts), where the caller has them: a line is then json.dumps' text of the group
-    ({"targets": [address], "labels": labels}) made by one format, not a group dict."""
-    if labels_json is None:
-        labels_json = label_texts([found])
+    (label_texts of every job's targets, made once): a line is then json.dumps' text of the
+    group ({"targets": [address], "labels": labels}) made by one format, not a group dict."""
     addresses = map(encode_basestring_ascii, map(attrgetter("address"), found))
     labels = map(labels_json.__getitem__, map(id, map(attrgetter("labels"), found)))
     groups = map('{{"targets": [{}], "labels": {}}}'.format, addresses, labels)
