@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 STRICT = click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+REALLOCATE = click.option(
+    "--reallocate", multiple=True, metavar="DEVICE",
+    help="Give DEVICE new identities instead of those the lock records (repeatable); "
+         "'retired' frees every identity of removed devices.")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,9 +38,10 @@ def main() -> None:
 @main.command()
 @SPEC
 @STRICT
-def validate(spec: Path, strict: bool) -> None:
-    """Check SPEC and its design; exit 1 on any error."""
-    result = _build_or_exit(spec, strict=strict, emit=False)
+@REALLOCATE
+def validate(spec: Path, strict: bool, reallocate: tuple[str, ...]) -> None:
+    """Check SPEC, its lock and its design; exit 1 on any error. Writes nothing."""
+    result = _build_or_exit(spec, strict=strict, emit=False, reallocate=reallocate)
     click.echo(f"{spec}: ok ({_summary(result)})")
 
 
@@ -64,17 +69,22 @@ def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None
                    "plan renders in one process, where a fork would cost more than it "
                    "saves).")
 @STRICT
-def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool) -> None:
-    """Render every output file of SPEC into OUT_DIR."""
+@REALLOCATE
+def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool,
+           reallocate: tuple[str, ...]) -> None:
+    """Render every output file of SPEC into the -o folder, and write SPEC's lock beside it
+    (the identities allocated: README, 'The lock file')."""
     from cluster_iac.emit.parallel import EmitWorkerError
     from cluster_iac.writer import OutputRefused
 
     try:
         if check:
-            _check(spec, out_dir, _build_or_exit(spec, strict=strict, emit=True, jobs=jobs))
+            _check(spec, out_dir, _build_or_exit(spec, strict=strict, emit=True, jobs=jobs,
+                                                 reallocate=reallocate))
             return
         result, written = _or_exit(spec, lambda findings: render_into(
-            spec, out_dir, strict=strict, jobs=jobs, on_findings=findings))
+            spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
+            reallocate=reallocate))
     except EmitWorkerError as exc:
         click.echo(f"{spec}: error[EMIT-WORKER] {exc}; nothing written", err=True)
         sys.exit(1)
@@ -85,6 +95,9 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
         _write_failed(exc, out_dir)
     click.echo(f"{out_dir}: {written.files} files, {len(written.changed)} changed "
                f"({_summary(result)})")
+    if result.lock is not None and result.lock.stale:
+        click.echo(f"{result.lock.path}: {'written' if result.lock.before is None else 'updated'}"
+                   f" (commit it with the spec)")
     _process_stats(written.workers)
 
 
@@ -93,8 +106,18 @@ def _check(spec: Path, out_dir: Path, result: Build) -> None:
     from cluster_iac.writer import stale_diff
 
     diff = stale_diff(out_dir, result.files)
+    lock = result.lock
+    if lock is not None and lock.stale:
+        import difflib
+
+        name = str(lock.path)
+        diff += "".join(difflib.unified_diff(
+            (lock.before or "").splitlines(keepends=True), lock.after.splitlines(keepends=True),
+            "/dev/null" if lock.before is None else f"a/{name}", f"b/{name}"))
     if diff:
         click.echo(diff, nl=False)
+        if lock is not None and lock.stale:
+            click.echo(f"{lock.path}: {'missing' if lock.before is None else 'stale'}", err=True)
         click.echo(f"{out_dir}: stale; run 'cluster-iac render {spec} -o {out_dir}'", err=True)
         sys.exit(1)
     click.echo(f"{out_dir}: up to date ({len(result.files)} files)")
@@ -149,9 +172,10 @@ def schema() -> None:
     click.echo(schema_text(), nl=False)
 
 
-def _build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1) -> Build:
+def _build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1,
+                   reallocate: tuple[str, ...] = ()) -> Build:
     return _or_exit(spec, lambda findings: build(spec, strict=strict, emit=emit, jobs=jobs,
-                                                 on_findings=findings))
+                                                 on_findings=findings, reallocate=reallocate))
 
 
 Run = TypeVar("Run")

@@ -18,6 +18,8 @@ def format_diagnostic(diag: Diagnostic, source: SourceMap | None, fallback_file:
     # is cited at 1:1; the first line of the file is not worth quoting there.
     whole = diag.line is None and not (source and diag.path and source.has(diag.path[:1]))
     text = source.source_line(line) if source and not whole else None
+    if diag.file is not None:  # another file's line (the lock), carried by the finding
+        text = diag.excerpt
     if text is not None:
         gutter = str(line).rjust(5)
         caret = len(printable(text[:column - 1], keep_tabs=True))
@@ -42,6 +44,8 @@ def _escape(char: str, keep_tabs: bool) -> str:
 
 
 def _position(diag: Diagnostic, source: SourceMap | None, fallback: str) -> tuple[str, int, int]:
+    if diag.file is not None:
+        return diag.file, diag.line or 1, diag.column or 1
     if diag.line is not None:
         return (source.file if source else fallback), diag.line, diag.column or 1
     if source is None:

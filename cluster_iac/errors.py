@@ -30,6 +30,9 @@ class Diagnostic:
     # Set by the loader for problems that have no spec path (YAML syntax).
     line: int | None = None
     column: int | None = None
+    # A problem of another file than the spec (the lock): its name and the line's text.
+    file: str | None = None
+    excerpt: str | None = None
     # The problem is the mapping key at ``path`` (a bad name as a key), not its value.
     at_key: bool = False
     # Measured value, limit and unit for capacity findings (report.md uses them).

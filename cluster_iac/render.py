@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.lock import lock_path, lock_text, read_lock
 from cluster_iac.plan import Plan
 from cluster_iac.source import SourceMap
 
@@ -35,6 +36,21 @@ class Build:
     files: dict[str, str]
     source: SourceMap
     workers: tuple[WorkerUsage, ...] = ()  # the emitter worker's usage when one was forked
+    lock: Locked | None = None  # the lock as read and as this run leaves it
+
+
+@dataclass(frozen=True)
+class Locked:
+    """The lock file beside the spec (cluster_iac/lock.py): its text before the run (None
+    when there was none) and the text the run's plan makes."""
+
+    path: Path
+    before: str | None
+    after: str
+
+    @property
+    def stale(self) -> bool:
+        return self.before != self.after
 
 
 class PipelineError(Exception):
@@ -47,18 +63,22 @@ class PipelineError(Exception):
 
 
 def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
-          jobs: int | None = 1, on_findings: Findings | None = None) -> Build:
+          jobs: int | None = 1, on_findings: Findings | None = None,
+          lock_file: Path | None = None, reallocate: tuple[str, ...] = ()) -> Build:
     """Run the whole pipeline in memory; raise PipelineError on any error finding. ``jobs``
     2 or more renders on two processes (emit/parallel.py), the worker forked before the
     checks; None: default_jobs. Without ``emit`` the cable table, which only emitters read,
-    is made here, so a design that cannot be cabled is rejected all the same."""
-    plan, source = _compiled(spec_file)
+    is made here, so a design that cannot be cabled is rejected all the same. ``lock_file``
+    (by default the spec's name with .lock, beside it) holds the identities the passes keep;
+    Build.lock has the text this plan makes of it, which only render_into writes."""
+    lock_file = lock_file or lock_path(spec_file)
+    plan, source = _compiled(spec_file, lock_file, reallocate)
     if not emit:
         findings = _checked(plan, source, strict, on_findings)
         with _cable_errors(source):
             plan.cables  # noqa: B018  # made now (plan.cabling)
         return Build(plan=replace(plan, findings=tuple(findings)), findings=findings, files={},
-                     source=source)
+                     source=source, lock=_locked(plan, spec_file, lock_file))
     from cluster_iac.emit import Rendering  # emitters and their templates load only here
 
     with Rendering(plan, _jobs(plan, jobs)) as rendering:  # the worker starts now
@@ -68,7 +88,8 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
         plan = replace(plan, findings=tuple(findings))
         with _cable_errors(source):
             files, workers = rendering.files(plan)
-    return Build(plan=plan, findings=findings, files=files, source=source, workers=workers)
+    return Build(plan=plan, findings=findings, files=files, source=source, workers=workers,
+                 lock=_locked(plan, spec_file, lock_file))
 
 
 @dataclass(frozen=True)
@@ -82,6 +103,7 @@ class Written:
 
 def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
                 jobs: int | None = None, on_findings: Findings | None = None,
+                lock_file: Path | None = None, reallocate: tuple[str, ...] = (),
                 ) -> tuple[Build, Written]:
     """The pipeline, rendering every file straight into the tree at ``out_dir``, replaced as
     a whole (writer.py). With two processes the worker is forked right after compiling and
@@ -89,10 +111,12 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     they pass, each family's files go to disk as soon as they are made, in the process that
     made them, so no process holds the whole output. Raises PipelineError (the output
     untouched, nothing made beside it when the checks fail), what write_tree raises, and an
-    emitter's error or EmitWorkerError with the output left as it was."""
-    plan, source = _compiled(spec_file)
+    emitter's error or EmitWorkerError with the output left as it was. The lock is written
+    (atomically, beside the spec) once the tree is."""
+    lock_file = lock_file or lock_path(spec_file)
+    plan, source = _compiled(spec_file, lock_file, reallocate)
     from cluster_iac.emit import Rendering
-    from cluster_iac.writer import staged_tree
+    from cluster_iac.writer import staged_tree, write_file
 
     # chunked: the large files are written piece by piece as they are made (formats.Chunks)
     with Rendering(plan, _jobs(plan, jobs), chunked=True) as rendering:  # the worker starts
@@ -100,8 +124,12 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
         plan = replace(plan, findings=tuple(findings))
         with staged_tree(out_dir) as tree, _cable_errors(source):
             digests, workers = rendering.finish(plan, tree.write_all)
+            locked = _locked(plan, spec_file, lock_file)
             changed = tree.commit(digests)
-    built = Build(plan=plan, findings=findings, files={}, source=source, workers=workers)
+    if locked.stale:
+        write_file(locked.path, locked.after)
+    built = Build(plan=plan, findings=findings, files={}, source=source, workers=workers,
+                  lock=locked)
     return built, Written(files=len(digests), changed=changed, workers=workers)
 
 
@@ -116,7 +144,8 @@ def _jobs(plan: Plan, jobs: int | None) -> int:
     return default_jobs(plan) if jobs is None else jobs
 
 
-def _compiled(spec_file: str | Path) -> tuple[Plan, SourceMap]:
+def _compiled(spec_file: str | Path, lock_file: Path,
+              reallocate: tuple[str, ...]) -> tuple[Plan, SourceMap]:
     """Stages 1-3; PipelineError on any error."""
     from cluster_iac.compile import compile_plan
     from cluster_iac.loader import load_spec_file
@@ -126,12 +155,19 @@ def _compiled(spec_file: str | Path) -> tuple[Plan, SourceMap]:
     try:
         # 1. load: YAML with positions
         data, source = load_spec_file(spec_file)
-        # 2. spec: validated pydantic models
+        # 2. spec: validated pydantic models; the lock: the identities kept from before
         spec = parse_spec(data)
+        lock = read_lock(lock_file, reallocate)
         # 3. compile: passes expand the spec into the plan and its graphs
-        return compile_plan(spec), source
+        return compile_plan(spec, lock), source
     except CompileError as exc:
         raise PipelineError(exc.diagnostics, source or exc.source) from None
+
+
+def _locked(plan: Plan, spec_file: str | Path, lock_file: Path) -> Locked:
+    old = plan.lock
+    before = old.text if old.exists else None
+    return Locked(lock_file, before, lock_text(plan, old, Path(spec_file).name))
 
 
 def _checked(plan: Plan, source: SourceMap, strict: bool,

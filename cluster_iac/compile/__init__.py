@@ -21,6 +21,7 @@ from cluster_iac.compile.plan_nccl import plan_nccl
 from cluster_iac.compile.plan_partition_limits import plan_partition_limits
 from cluster_iac.compile.plan_scheduling import plan_scheduling
 from cluster_iac.compile.plan_slurm import plan_slurm
+from cluster_iac.lock import Lock
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
 
@@ -61,13 +62,14 @@ PASSES: tuple[Pass, ...] = (
 )
 
 
-def compile_plan(spec: ClusterSpec) -> Plan:
-    """Run every pass; a pass that finds errors raises CompileError."""
+def compile_plan(spec: ClusterSpec, lock: Lock | None = None) -> Plan:
+    """Run every pass; a pass that finds errors raises CompileError. The allocating passes
+    keep what ``lock`` records (cluster_iac/lock.py)."""
     from cluster_iac.catalog import merged_catalog
     from cluster_iac.plan.model import Settings
 
     plan = Plan(cluster=spec.cluster, catalog=merged_catalog(spec.catalog),
-                settings=Settings.from_spec(spec))
+                settings=Settings.from_spec(spec), lock=lock if lock is not None else Lock())
     for compile_pass in PASSES:
         plan = compile_pass(spec, plan)
     return plan

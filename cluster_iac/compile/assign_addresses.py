@@ -30,9 +30,11 @@ from fractions import Fraction
 from ipaddress import IPv4Network
 from itertools import chain
 from operator import attrgetter, itemgetter
+from typing import NamedTuple
 
 from cluster_iac.compile.build_management import growth_sorted
 from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.lock import Lock
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import pdu_names
 from cluster_iac.sorting import natural_keys, natural_sorted
@@ -63,9 +65,12 @@ def assign_addresses(spec: ClusterSpec, plan: Plan) -> Plan:
         ipnet = getattr(plan.settings.networks, network)
         if ipnet is None:
             continue
+        members = pools(plan, network, order)
         try:
-            addresses[network] = allocate(ipnet.cidr, ipnet.reserved,
-                                          pools(plan, network, order), layout(network))
+            held, found = locked(plan.lock, network, ipnet.cidr, members)
+            problems += found
+            addresses[network] = allocate(ipnet.cidr, ipnet.reserved, members,
+                                          layout(network), held)
         except PoolOverflow as exc:
             problems.append(Diagnostic(
                 "SPEC-SUBNET-TOO-SMALL", f"networks.{network}.cidr {ipnet.cidr}: {exc}",
@@ -122,11 +127,47 @@ def pools(plan: Plan, network: str, order: Order | None = None) -> dict[str, lis
     return found
 
 
+class Held(NamedTuple):
+    """What the lock holds on one network: the devices' own addresses, and every address
+    no new device may take (those, and retired devices')."""
+
+    own: dict[str, str]
+    taken: set[int]
+
+
+def locked(lock: Lock, network: str, cidr: IPv4Network, members: dict[str, list[str]],
+           ) -> tuple[Held, list[Diagnostic]]:
+    """The lock's addresses on ``network``; one outside the subnet (or its network or
+    broadcast address) is a conflict at its lock line."""
+    held, problems = Held({}, set()), []
+    if not lock.exists:
+        return held, problems
+    present = set(chain.from_iterable(members.values()))
+    size = cidr.num_addresses
+    base = int(cidr.network_address)
+    usable = range(1, size - 1) if cidr.prefixlen < 31 else range(size)
+    for entry in lock.of_kind("address", network):
+        device, address = entry.key[2], entry.value[0]
+        if int(address) - base not in usable:
+            if device in present:
+                problems.append(lock.error(
+                    entry, "LOCK-CONFLICT", f"{device}'s {network} address {address} is not "
+                    f"a usable address of networks.{network}.cidr {cidr}",
+                    lock.way_out(device), column=len(f"address {network} {device} ") + 1))
+            continue
+        held.taken.add(int(address))
+        if device in present:
+            held.own[device] = str(address)
+    return held, problems
+
+
 def allocate(cidr: IPv4Network, reserved: int, members: dict[str, list[str]],
-             shares: tuple[tuple[str, Fraction], ...]) -> dict[str, str]:
+             shares: tuple[tuple[str, Fraction], ...], held: Held | None = None,
+             ) -> dict[str, str]:
     """Device -> address: each pool's devices in order from the pool's first address; the
-    first pool starts after the ``reserved`` addresses. Raises PoolOverflow naming the pool,
-    its range and the counts."""
+    first pool starts after the ``reserved`` addresses. A device ``held`` keeps its address,
+    and the others skip every held one. Raises PoolOverflow naming the pool, its range and
+    the counts."""
     size = cidr.num_addresses
     base = int(cidr.network_address)
     first_usable = 1 if cidr.prefixlen < 31 else 0
@@ -140,14 +181,44 @@ def allocate(cidr: IPv4Network, reserved: int, members: dict[str, list[str]],
             low = first_usable + reserved
         low, high = max(low, first_usable), min(high, last_usable)
         names = members.get(pool, [])
+        if held is not None and held.taken:
+            result.update(_around(names, held, base, low, high, pool))
+            continue
         free = max(0, high - low + 1)
         if len(names) > free:
-            where = f"{_dotted(base + low)}-{_dotted(base + high)}" if free else "no addresses"
-            taken = f" after {reserved} reserved" if index == 0 else ""
-            raise PoolOverflow(f"pool '{pool}' ({where}, {free} addresses{taken}) is too small "
-                               f"for its {len(names)} devices")
+            raise _overflow(pool, base, low, high, free, len(names),
+                            f" after {reserved} reserved" if index == 0 else "")
         result.update(zip(names, _dotted_run(base + low, len(names)), strict=True))
     return result
+
+
+def _around(names: list[str], held: Held, base: int, low: int, high: int,
+            pool: str) -> dict[str, str]:
+    """The pool's devices: each held one at its own address, each other at the pool's next
+    address that no device holds."""
+    found: dict[str, str] = {}
+    offset = low
+    for name in names:
+        own = held.own.get(name)
+        if own is not None:
+            found[name] = own
+            continue
+        while offset <= high and base + offset in held.taken:
+            offset += 1
+        if offset > high:
+            new = sum(1 for n in names if n not in held.own)
+            free = sum(1 for o in range(low, high + 1) if base + o not in held.taken)
+            raise _overflow(pool, base, low, high, free, new, " not held by the lock")
+        found[name] = _dotted(base + offset)
+        offset += 1
+    return found
+
+
+def _overflow(pool: str, base: int, low: int, high: int, free: int, devices: int,
+              which: str) -> PoolOverflow:
+    where = f"{_dotted(base + low)}-{_dotted(base + high)}" if high >= low else "no addresses"
+    return PoolOverflow(f"pool '{pool}' ({where}, {free} addresses{which}) is too small "
+                        f"for its {devices} devices")
 
 
 _OCTETS = [str(n) for n in range(256)]

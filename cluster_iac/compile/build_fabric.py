@@ -109,6 +109,8 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
     models = _switch_models(plan, config)
     leaf = models["leaf"]
     endpoints = _endpoints(plan, network, config, leaf, path)
+    if plan.lock.exists:
+        endpoints = locked_order(plan.lock, network, endpoints)
     design = getattr(config, "design", "plain")
     ratio = parse_ratio(config.oversubscription)
     tiers = getattr(config, "tiers", "auto")
@@ -129,6 +131,9 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
                      "infiniband" if technology == "infiniband" else "ethernet", tree.design)
     names = _name_switches(tree, wiring.prefix)
     leaf_racks = _wire_nodes(wiring, tree, endpoints, names["leaf"], leaf.port_speed_gbps)
+    if plan.lock.exists:
+        _drop_reserved(wiring, endpoints)
+        _check_locked(plan.lock, wiring)
     _wire_uplinks(wiring, tree, names, models)
     racks = _switch_racks(plan, config, names, leaf_racks, path)
     # Upper tiers first, leaves last: a new scalable unit appends its leaves (power cords and
@@ -143,6 +148,70 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
         wiring.switches += [Switch(name, model_key, network, tier, racks[name], *fixed)
                             for name in tier_names]
     return wiring, _summary(wiring, tree, network, technology, leaf.port_speed_gbps, path)
+
+
+def locked_order(lock: Any, network: str, endpoints: list[_Endpoint]) -> list[_Endpoint]:
+    """The hosts in the fabric positions the lock records (a host's leaf and ports follow
+    from its position); a retired host's position is held by a stand-in of no bandwidth
+    that takes its ports, and each new host takes the first free position, in order."""
+    held = {e.key[2]: e for e in lock.of_kind("fabric", network)}
+    present = {end.hostname for end in endpoints}
+    slots: dict[int, _Endpoint] = {}
+    for end in endpoints:
+        entry = held.get(end.hostname)
+        if entry is not None and entry.value[0] not in slots:
+            slots[entry.value[0]] = end
+    link = endpoints[0].link
+    for name, entry in held.items():
+        if name not in present and entry.value[0] not in slots:
+            slots[entry.value[0]] = _Endpoint(name, RESERVED, entry.value[1], 0, link)
+    placed = set(map(id, slots.values()))
+    new = iter([end for end in endpoints if id(end) not in placed])
+    ordered: list[_Endpoint] = []
+    for slot in range(max(slots, default=-1) + 1):
+        end = slots.get(slot) or next(new, None)
+        if end is not None:
+            ordered.append(end)
+    return ordered + list(new)
+
+
+RESERVED = ""  # the rack of a stand-in that holds a retired host's fabric position
+
+
+def _drop_reserved(wiring: _Wiring, endpoints: list[_Endpoint]) -> None:
+    """The stand-ins' cables and table entries removed, their ports left unused."""
+    gone = {end.hostname for end in endpoints if end.rack == RESERVED}
+    if not gone:
+        return
+    columns = wiring.cables.columns
+    keep = [i for i, device in enumerate(columns[2]) if device not in gone]
+    for column in columns:
+        column[:] = [column[i] for i in keep]
+    for table in (wiring.tier, wiring.su, wiring.up, wiring.uplinks):
+        for name in gone:
+            table.pop(name, None)
+    wiring.links["node-leaf"] -= sum(end.nics for end in endpoints if end.rack == RESERVED)
+
+
+def _check_locked(lock: Any, wiring: _Wiring) -> None:
+    """A host the lock places whose first cable would land elsewhere (its position's ports
+    moved: the leaves' size changed, or a freed position went to a host of other NICs) is
+    a conflict, never a silent move."""
+    columns = wiring.cables.columns
+    first: dict[str, tuple[str, str]] = {}
+    for device, switch, port in zip(columns[2], columns[4], columns[5], strict=True):
+        first.setdefault(device, (switch, port))
+    problems = []
+    for entry in lock.of_kind("fabric", wiring.network):
+        name = entry.key[2]
+        now = first.get(name)
+        was = (entry.value[2], entry.value[3])
+        if now is not None and now != was and name not in lock.reallocated:
+            problems.append(lock.error(
+                entry, "LOCK-CONFLICT", f"{name}'s first {wiring.network} fabric cable would "
+                f"move from {was[0]} {was[1]} to {now[0]} {now[1]}", lock.way_out(name)))
+    if problems:
+        raise CompileError(problems)
 
 
 def _model_key(config: Any, tier: str) -> str:

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.hostlist import expand
+from cluster_iac.lock import Lock
 from cluster_iac.plan import Node, Plan
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.base import hostname_problem
@@ -49,7 +50,11 @@ def expand_nodes(spec: ClusterSpec, plan: Plan) -> Plan:
                 f"{per_rack} per rack hold only {per_rack * len(racks)}",
                 ("node_groups", i, "per_rack")))
             continue
-        nodes += _group_nodes(group, i, racks, per_rack)
+        made = _group_nodes(group, i, racks, per_rack)
+        if plan.lock.exists:
+            made, found = _locked_racks(plan.lock, made, group, racks, per_rack)
+            problems += found
+        nodes += made
     seen: dict[str, Node] = {}
     for node in nodes:
         if node.hostname in seen:
@@ -61,6 +66,37 @@ def expand_nodes(spec: ClusterSpec, plan: Plan) -> Plan:
     if problems:
         raise CompileError(problems)
     return replace(plan, nodes=tuple(nodes))
+
+
+def _locked_racks(lock: Lock, nodes: list[Node], group: NodeGroup, racks: list[str],
+                  per_rack: int) -> tuple[list[Node], list[Diagnostic]]:
+    """The group's nodes with the racks the lock records; each other node in the first of
+    the group's racks with room (at most ``per_rack``), which without a lock is the rack its
+    index gives, so a node added moves none that is racked."""
+    problems: list[Diagnostic] = []
+    room = dict.fromkeys(racks, per_rack)
+    rack_of: dict[str, str] = {}
+    for node in nodes:
+        entry = lock.get("place", "", node.hostname)
+        if entry is None:
+            continue
+        rack = entry.value[0]
+        if rack not in room:
+            problems.append(lock.error(
+                entry, "LOCK-CONFLICT", f"{node.hostname} is locked in rack {rack}, which "
+                f"node group '{group.name}' no longer lists (racks: {group.racks})",
+                hint=lock.way_out(node.hostname), column=len(f"place {node.hostname} ") + 1))
+            continue
+        rack_of[node.hostname] = rack
+        room[rack] -= 1
+    placed = []
+    for node in nodes:
+        rack = rack_of.get(node.hostname)
+        if rack is None:
+            rack = next((r for r in racks if room[r] > 0), node.rack)
+            room[rack] -= 1
+        placed.append(node if rack == node.rack else replace(node, rack=rack))
+    return placed, problems
 
 
 def _group_nodes(group: NodeGroup, i: int, racks: list[str], per_rack: int) -> list[Node]:

@@ -94,10 +94,17 @@ def build_servers(lustre: Lustre, plan: Plan, network: str, net: str
     problems: list[Diagnostic] = []
     servers = []
     ost_index = iter(lustre.ost_indices or range(len(oss) * lustre.osts_per_oss))
+    indices = None if lustre.ost_indices else LockedIndices(plan.lock)
+    if indices is not None:  # the MGS stays with the server that holds MDT0
+        mds.sort(key=lambda node: not indices.holds("mdt", node.hostname, 0))
     for position, node in enumerate(mds + oss):
         is_mds = position < len(mds)
+        if indices is not None and not is_mds:
+            ost_index = indices.take("ost", node.hostname, lustre.osts_per_oss)
+        mdt_index = (indices.take("mdt", node.hostname, lustre.mdts_per_mds)
+                     if indices is not None and is_mds else None)
         targets, found = _targets(lustre, plan, node, is_mds, position == 0, position,
-                                  ost_index)
+                                  ost_index, mdt_index)
         problems += found
         address = addresses.get(node.hostname)
         servers.append(LustreServer(
@@ -116,15 +123,45 @@ def build_servers(lustre: Lustre, plan: Plan, network: str, net: str
                          capacity_tb=capacity, raw_tb=raw), problems
 
 
+class LockedIndices:
+    """Target indices with the lock (cluster_iac/lock.py): a server the lock names keeps its
+    recorded indices; a new server takes the lowest indices no line holds, so that adding or
+    reordering servers renames no target (a target's index is written into it when it is
+    formatted)."""
+
+    def __init__(self, lock: Any) -> None:
+        self.lock = lock
+        self.held = {kind: lock.targets(kind) for kind in ("mdt", "ost")}
+        self.taken = {kind: {int(e.key[2]) for entries in found.values() for e in entries}
+                      for kind, found in self.held.items()}
+        self.next = dict.fromkeys(self.held, 0)
+
+    def holds(self, kind: str, server: str, index: int) -> bool:
+        return server not in self.lock.reallocated and any(
+            int(e.key[2]) == index for e in self.held[kind].get(server, []))
+
+    def take(self, kind: str, server: str, count: int) -> Iterator[int]:
+        own = [int(e.key[2]) for e in self.held[kind].get(server, [])
+               if server not in self.lock.reallocated][:count]
+        while len(own) < count:
+            while self.next[kind] in self.taken[kind]:
+                self.next[kind] += 1
+            own.append(self.next[kind])
+            self.taken[kind].add(self.next[kind])
+        return iter(own)
+
+
 def _targets(lustre: Lustre, plan: Plan, node: Any, is_mds: bool, first: bool, position: int,
-             ost_index: Iterator[int]) -> tuple[list[LustreTarget], list[Diagnostic]]:
+             ost_index: Iterator[int], mdt_index: Iterator[int] | None = None,
+             ) -> tuple[list[LustreTarget], list[Diagnostic]]:
     """The targets of one server, taking drive slots in order: MGT, MDTs, OSTs."""
     wanted: list[tuple[str, int, TargetDevices | None]] = []
     if is_mds:
         if first and lustre.mgt is not None:
             wanted.append(("mgt", 0, lustre.mgt))
         for k in range(lustre.mdts_per_mds):
-            wanted.append(("mdt", position * lustre.mdts_per_mds + k, lustre.mdt))
+            index = position * lustre.mdts_per_mds + k if mdt_index is None else next(mdt_index)
+            wanted.append(("mdt", index, lustre.mdt))
     else:
         for _ in range(lustre.osts_per_oss):
             wanted.append(("ost", next(ost_index, -1), lustre.ost))

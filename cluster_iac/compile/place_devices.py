@@ -8,7 +8,7 @@ adds leaves below the existing ones).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
@@ -25,16 +25,26 @@ class _Stack:
     bottom: int
     top: int
     needed: int = 0
+    taken: set[int] = field(default_factory=set)  # units the lock holds
+    unplaced: list[tuple[str, int]] = field(default_factory=list)  # (device, U) with no room
+
+    def free(self, unit: int, height: int) -> bool:
+        return not self.taken or self.taken.isdisjoint(range(unit, unit + height))
 
 
 def place_devices(spec: ClusterSpec, plan: Plan) -> Plan:
     """Placements in spec order; a rack whose devices exceed its height is a located error.
-    Power and weight limits are checks (checks/facility.py), so every rack is reported."""
+    Power and weight limits are checks (checks/facility.py), so every rack is reported.
+    A device the lock places keeps its rack and units (a switch its rack too); the others
+    take the free units the stacking order gives them."""
     racks = {r.name: r for r in plan.racks}
     stacks = {r.name: _Stack(bottom=1, top=r.height_u) for r in plan.racks}
     placements: dict[str, Placement] = {}
     shelves = power_shelves(plan)
     shelf_u = plan.catalog.power_shelves[DEFAULT_SHELF].height_u
+    switches, problems = list(plan.switches), []
+    if plan.lock.exists:
+        switches, problems = _locked(plan, stacks, placements, shelves, shelf_u)
     # NVL72 racks put power shelves at both ends, around the trays (half bottom, half top).
     for rack, names in shelves.items():
         half = len(names) // 2
@@ -47,22 +57,78 @@ def place_devices(spec: ClusterSpec, plan: Plan) -> Plan:
     for rack, names in shelves.items():
         for name in names[len(names) // 2:]:
             _top_down(stacks[rack], placements, name, rack, shelf_u)
-    for switch in sorted(plan.switches, key=_band):
+    for switch in sorted(switches, key=_band):
         _top_down(stacks[switch.rack], placements, switch.name, switch.rack, switch.height_u)
     layouts = {name: profile.layout for name, profile in plan.settings.power.pdu_profiles.items()}
     for each in plan.racks:  # vertical PDUs: 0U at the rear (one record for a rack's PDUs)
         placements.update(dict.fromkeys(pdu_names(each.name, layouts[each.pdu_profile]),
                                         Placement(each.name, 0, 0)))
-    problems = [
+    problems += [
         Diagnostic("SPEC-RACK-HEIGHT",
                    f"rack {name} needs {stack.needed} U for its devices but is "
                    f"{racks[name].height_u} U high", (*racks[name].spec_path, "height_u"),
                    details={"measured": stack.needed, "limit": racks[name].height_u, "unit": "U"})
         for name, stack in stacks.items() if stack.needed > racks[name].height_u
     ]
+    problems += [
+        Diagnostic("SPEC-RACK-HEIGHT",
+                   f"rack {name} has no free {height} U for {device}: the lock holds the "
+                   f"units of its other devices (and of retired ones until they are freed)",
+                   (*racks[name].spec_path, "height_u"),
+                   hint="free retired units with '--reallocate retired', or place the device "
+                        "in another rack")
+        for name, stack in stacks.items() if stack.needed <= racks[name].height_u
+        for device, height in stack.unplaced[:1]
+    ]
     if problems:
         raise CompileError(problems)
-    return replace(plan, placements=placements)
+    return replace(plan, placements=placements, switches=tuple(switches))
+
+
+def _locked(plan: Plan, stacks: dict[str, _Stack], placements: dict[str, Placement],
+            shelves: dict[str, list[str]], shelf_u: int,
+            ) -> tuple[list[Switch], list[Diagnostic]]:
+    """Place what the lock records first, and reserve the units of retired devices; returns
+    the switches with their locked racks and the conflicts, each at its lock line."""
+    lock = plan.lock
+    racks = {r.name: r for r in plan.racks}
+    heights = {n.hostname: (plan.node_types[n.node_type].height_u, n.rack) for n in plan.nodes}
+    heights.update((s.name, (s.height_u, s.rack)) for s in plan.switches)
+    heights.update((name, (shelf_u, rack)) for rack, names in shelves.items() for name in names)
+    problems: list[Diagnostic] = []
+    owner: dict[tuple[str, int], str] = {}
+    for entry in lock.of_kind("place", ""):
+        device = entry.key[2]
+        rack, unit, height = entry.value
+        current = heights.get(device)
+        if current is not None:
+            height = current[0]
+        if rack not in racks:
+            if current is not None:
+                problems.append(lock.error(entry, "LOCK-CONFLICT", f"{device} is locked in "
+                                           f"rack {rack}, which the spec no longer has",
+                                           lock.way_out(device)))
+            continue
+        top = unit + height - 1
+        if top > racks[rack].height_u:
+            problems.append(lock.error(entry, "LOCK-CONFLICT", f"{device} at {rack} U{unit} "
+                                       f"is {height} U high and would reach U{top}, above the "
+                                       f"rack's {racks[rack].height_u} U", lock.way_out(device)))
+            continue
+        clash = next((owner[(rack, u)] for u in range(unit, top + 1) if (rack, u) in owner),
+                     None)
+        if clash is not None:
+            problems.append(lock.error(entry, "LOCK-CONFLICT", f"{device} at {rack} "
+                                       f"U{unit}-U{top} ({height} U) overlaps {clash}",
+                                       lock.way_out(device)))
+            continue
+        owner.update(dict.fromkeys(((rack, u) for u in range(unit, top + 1)), device))
+        stacks[rack].taken.update(range(unit, top + 1))
+        if current is not None:
+            placements[device] = Placement(rack, unit, height)
+    switches = [s if s.name not in placements or placements[s.name].rack == s.rack
+                else s._replace(rack=placements[s.name].rack) for s in plan.switches]
+    return switches, problems
 
 
 # Top-down order of switch tiers; leaves of a second fabric after the first fabric's.
@@ -76,13 +142,30 @@ def _band(switch: Switch) -> int:
 
 def _bottom_up(stack: _Stack, placements: dict[str, Placement], name: str, rack: str,
                height: int) -> None:
+    """The lowest free units from the bottom (a locked device keeps its own)."""
     stack.needed += height
+    if name in placements:
+        return
+    while stack.bottom + height - 1 <= stack.top and not stack.free(stack.bottom, height):
+        stack.bottom += 1
+    if stack.taken and stack.bottom + height - 1 > stack.top:
+        stack.unplaced.append((name, height))
+        return
     placements[name] = Placement(rack, stack.bottom, height)
     stack.bottom += height
 
 
 def _top_down(stack: _Stack, placements: dict[str, Placement], name: str, rack: str,
               height: int) -> None:
+    """The highest free units from the top (a locked device keeps its own)."""
     stack.needed += height
+    if name in placements:
+        return
+    while stack.top - height + 1 >= stack.bottom and not stack.free(stack.top - height + 1,
+                                                                      height):
+        stack.top -= 1
+    if stack.taken and stack.top - height + 1 < stack.bottom:
+        stack.unplaced.append((name, height))
+        return
     stack.top -= height
     placements[name] = Placement(rack, stack.top + 1, height)

@@ -315,6 +315,9 @@ class Plan:
     scheduling: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
+    # The identities an earlier render allocated (cluster_iac/lock.py Lock), which the
+    # allocating passes keep; an empty Lock on a first render
+    lock: Any = None
 
     @property
     def cables(self) -> Cables:

@@ -1,0 +1,371 @@
+"""The lock file: every identity the compile allocated, kept beside the spec.
+
+The compile passes allocate identities from the spec's order (addresses from pools, rack
+units from the bottom and the top, Lustre target indices); on a cluster that is already
+cabled and formatted none of them may move because another device was added, removed or
+reordered. The lock records them, one per line, sorted, so a pull request shows each new
+allocation as one added line:
+
+    address <network> <device> <IPv4>     an address on management, bmc, ipoib or storage
+    place <device> <rack> <U> <height>    a racked device's rack, lowest U and height in U
+    lustre <mdt|ost> <index> <server>     a Lustre target index and the server holding it
+    fabric <fabric> <host> <position> <ports> <switch> <port>
+                                          a host's position on the compute or storage
+                                          fabric (its leaves and ports follow from it), the
+                                          ports it takes there and its first cable's end
+
+A device named in the lock keeps what it records whatever else changed; a device the lock
+does not name takes free identities by the passes' own rules (a first render writes the
+lock). A line whose device is gone becomes ``retired <line>``: its identity stays reserved,
+given to no other device, until ``--reallocate`` frees it (README, "The lock file").
+
+The lock is input too: a person pins or moves an identity by editing it, and every line is
+validated like the spec, errors located at its file:line:col.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from ipaddress import IPv4Address, IPv4Network
+from pathlib import Path
+from typing import Any
+
+from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.sorting import natural_key
+from cluster_iac.suggest import did_you_mean
+from cluster_iac.text import control_character
+
+VERSION = 1
+HEADER = f"# cluster-iac lock {VERSION}"
+SUFFIX = ".lock"
+MAX_BYTES = 512 * 1024 * 1024
+NETWORKS = ("management", "bmc", "ipoib", "storage")
+TARGET_KINDS = ("mdt", "ost")
+# What each kind of line holds after its kind word, and what each field must be.
+FIELDS: dict[str, tuple[str, ...]] = {
+    "address": ("network", "device", "ipv4"),
+    "place": ("device", "rack", "unit", "height"),
+    "lustre": ("target", "index", "device"),
+    "fabric": ("fabric", "device", "position", "ports", "switch", "port"),
+}
+FABRICS = ("compute", "storage")
+# Names in a lock: what the spec allows in host, rack and switch names (no blank, quote,
+# control character or shell metacharacter can reach an output through the lock).
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_INT = re.compile(r"0|[1-9][0-9]{0,8}")
+
+Key = tuple[str, ...]  # (kind, network or target kind, device): what one line is about
+
+
+def lock_path(spec_file: str | Path) -> Path:
+    """``cluster.yaml`` -> ``cluster.lock`` in the same folder."""
+    spec = Path(spec_file)
+    return spec.with_name(spec.stem + SUFFIX)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Entry:
+    """One line of the lock: what it is about, the identity, where it is."""
+
+    key: Key
+    value: tuple[Any, ...]
+    line: int  # 1-based
+    retired: bool = False
+
+
+@dataclass(eq=False, repr=False)
+class Lock:
+    """A parsed lock: its entries by key, and what ``--reallocate`` set free."""
+
+    file: str = ""
+    text: str = ""  # as read
+    lines: list[str] = field(default_factory=list)
+    entries: dict[Key, Entry] = field(default_factory=dict)
+    reallocated: frozenset[str] = frozenset()
+
+    @property
+    def exists(self) -> bool:
+        return bool(self.lines)
+
+    def get(self, kind: str, scope: str, device: str) -> Entry | None:
+        """The entry of ``device`` (active or retired: a device that comes back gets its
+        retired identity back), unless it was reallocated."""
+        entry = self.entries.get((kind, scope, device))
+        if entry is None or device in self.reallocated:
+            return None
+        return entry
+
+    def of_kind(self, kind: str, scope: str) -> Iterator[Entry]:
+        """Every entry of one kind and scope (a network, 'place', a target kind), whether its
+        device still exists or not: what a new device may not take."""
+        for entry in self.entries.values():
+            if entry.key[0] == kind and entry.key[1] == scope and \
+                    _device(entry.key, entry.value) not in self.reallocated:
+                yield entry
+
+    def targets(self, kind: str) -> dict[str, list[Entry]]:
+        """Lustre server -> its entries of ``kind`` ('mdt', 'ost'), in index order."""
+        found: dict[str, list[Entry]] = {}
+        for entry in sorted(self.of_kind("lustre", kind), key=lambda e: int(e.key[2])):
+            found.setdefault(entry.value[0], []).append(entry)
+        return found
+
+    def error(self, entry: Entry, code: str, message: str, hint: str | None = None,
+              column: int = 1) -> Diagnostic:
+        """A located error at ``entry``'s line of the lock."""
+        return Diagnostic(code, message, hint=hint, line=entry.line, column=column,
+                          file=self.file, excerpt=self.lines[entry.line - 1])
+
+    def way_out(self, device: str) -> str:
+        """The hint of a conflict: the ways out."""
+        return (f"re-allocate it with '--reallocate {device}' (the device takes new "
+                f"identities), or edit line(s) of {device} in {self.file}")
+
+
+def empty(file: str = "") -> Lock:
+    return Lock(file=file)
+
+
+def read_lock(path: Path, reallocate: Iterable[str] = ()) -> Lock:
+    """The lock at ``path`` (an empty one when there is none); CompileError with every
+    problem located at its line."""
+    file = str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return Lock(file=file, reallocated=frozenset(reallocate))
+    except OSError as exc:
+        raise CompileError([Diagnostic("LOCK-READ", f"cannot read the lock: {exc.strerror}",
+                                       line=1, column=1, file=file)]) from None
+    return parse_lock(data, file, reallocate)
+
+
+def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
+    """Parse and validate the lock's text."""
+    freed = set(reallocate)
+    if len(data) > MAX_BYTES:
+        raise CompileError([Diagnostic("LOCK-SIZE", f"the lock is {len(data)} bytes, more "
+                                       f"than {MAX_BYTES}", line=1, column=1, file=file)])
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise CompileError([Diagnostic("LOCK-SYNTAX", "the lock is not UTF-8 text",
+                                       line=line, column=column, file=file)]) from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lock = Lock(file=file, text=text, lines=lines)
+    problems: list[Diagnostic] = []
+    if not lines or not lines[0].startswith(HEADER):
+        problems.append(Diagnostic(
+            "LOCK-VERSION", f"the lock does not start with '{HEADER}'", line=1, column=1,
+            file=file, excerpt=lines[0] if lines else "",
+            hint="a lock is written by 'cluster-iac render'; delete it to start again"))
+    for number, line in enumerate(lines, start=1):
+        problem = _parse_line(lock, number, line)
+        if problem is not None:
+            problems.append(problem)
+    problems += _collisions(lock)
+    if "retired" in freed:
+        freed.discard("retired")
+        lock.entries = {k: e for k, e in lock.entries.items() if not e.retired}
+    if problems:
+        raise CompileError(problems)
+    lock.reallocated = frozenset(freed)
+    return lock
+
+
+def _parse_line(lock: Lock, number: int, line: str) -> Diagnostic | None:
+    def error(code: str, message: str, column: int = 1, hint: str | None = None) -> Diagnostic:
+        return Diagnostic(code, message, line=number, column=column, file=lock.file,
+                          excerpt=line, hint=hint)
+
+    bad = control_character(line)
+    if bad is not None:
+        return error("LOCK-SYNTAX", f"a control character ({bad[1]}) in the lock", bad[0] + 1)
+    if not line.strip() or line.startswith("#"):
+        return None
+    words, columns = _split(line)
+    retired = words[0] == "retired"
+    if retired:
+        words, columns = words[1:], columns[1:]
+        if not words:
+            return error("LOCK-SYNTAX", "'retired' names no identity")
+    kind = words[0]
+    if kind not in FIELDS:
+        return error("LOCK-SYNTAX", f"unknown kind of line '{kind}'", columns[0],
+                     did_you_mean(kind, [*FIELDS, "retired"]))
+    wanted = FIELDS[kind]
+    if len(words) - 1 != len(wanted):
+        return error("LOCK-SYNTAX", f"a '{kind}' line holds {len(wanted)} fields "
+                     f"({', '.join(wanted)}), this one {len(words) - 1}",
+                     columns[min(len(words), len(wanted) + 1) - 1])
+    values: list[Any] = []
+    for name, word, column in zip(wanted, words[1:], columns[1:], strict=True):
+        value = _field(name, word)
+        if isinstance(value, str) and value.startswith("!"):
+            return error("LOCK-SYNTAX", f"{name} '{word[:60]}': {value[1:]}", column)
+        values.append(value)
+    if kind == "place":
+        key: Key = (kind, "", values[0])
+        value_part = tuple(values[1:])
+    elif kind == "fabric":
+        key, value_part = (kind, values[0], values[1]), tuple(values[2:])
+    else:
+        key, value_part = (kind, values[0], str(values[1])), (values[2],)
+    if key in lock.entries:
+        first = lock.entries[key].line
+        what = " ".join(part for part in key if part)
+        return error("LOCK-DUPLICATE", f"{what} is also at line {first}", columns[0],
+                     "keep one of the two lines")
+    lock.entries[key] = Entry(key, value_part, number, retired)
+    return None
+
+
+def _split(line: str) -> tuple[list[str], list[int]]:
+    words, columns = [], []
+    for match in re.finditer(r"\S+", line):
+        words.append(match.group())
+        columns.append(match.start() + 1)
+    return words, columns
+
+
+def _field(name: str, word: str) -> Any:
+    """The field's value, or '!why' when ``word`` is not one."""
+    if name == "network":
+        return word if word in NETWORKS else f"!not a network ({', '.join(NETWORKS)})"
+    if name == "fabric":
+        return word if word in FABRICS else f"!not a fabric ({', '.join(FABRICS)})"
+    if name == "target":
+        return word if word in TARGET_KINDS else f"!not a target kind ({', '.join(TARGET_KINDS)})"
+    if name in ("device", "rack", "switch", "port"):
+        return word if _NAME.fullmatch(word) else \
+            "!not a name (letters, digits, '.', '_', '-'; at most 128)"
+    if name == "ipv4":
+        try:
+            return IPv4Address(word)
+        except ValueError:
+            return "!not an IPv4 address"
+    if _INT.fullmatch(word) is None:
+        return "!not a whole number"
+    number = int(word)
+    if name in ("unit", "height") and not 0 < number <= 100:
+        return "!out of range (1-100)"
+    if name == "ports" and not 0 < number <= 64:
+        return "!out of range (1-64)"
+    return number
+
+
+def _collisions(lock: Lock) -> list[Diagnostic]:
+    """Two devices at one address of a network, in overlapping units of a rack, or with one
+    Lustre target index."""
+    problems: list[Diagnostic] = []
+    seen: dict[tuple[Any, ...], Entry] = {}
+    for entry in lock.entries.values():
+        kind = entry.key[0]
+        if kind == "place":
+            rack, unit, height = entry.value
+            spots = [("place", rack, u) for u in range(unit, unit + height)]
+        else:
+            spots = [(kind, entry.key[1], entry.value[0])] if kind in ("address", "fabric") \
+                else []
+        for spot in spots:
+            other = seen.get(spot)
+            if other is not None and other.key != entry.key:
+                what = (f"rack {spot[1]} U{spot[2]}" if kind == "place" else
+                        f"{entry.key[1]} fabric position {spot[2]}" if kind == "fabric" else
+                        f"{entry.key[1]} address {spot[2]}")
+                problems.append(lock.error(
+                    entry, "LOCK-COLLISION", f"{entry.key[2]} and {other.key[2]} (line "
+                    f"{other.line}) both hold {what}",
+                    hint=f"give one of them a free one, or remove its line so that it takes "
+                         f"one ('--reallocate {entry.key[2]}')"))
+                break
+            seen[spot] = entry
+    return problems
+
+
+def lock_text(plan: Any, old: Lock, spec_name: str) -> str:
+    """The lock of ``plan``: every identity it holds, and the old lock's identities of
+    devices that are gone, retired (kept reserved) unless reallocated."""
+    lines: dict[Key, tuple[object, ...]] = {}
+    for network, table in plan.addresses.items():
+        for device, address in table.items():
+            lines[("address", network, device)] = (address,)
+    for device, where in plan.placements.items():
+        if where.height_u > 0:  # a 0U PDU's place follows from its rack
+            lines[("place", "", device)] = (where.rack, where.u, where.height_u)
+    for network, (position, ports, first) in fabric_positions(plan):
+        for host in position:
+            lines[("fabric", network, host)] = (position[host], ports[host], *first[host])
+    for server, target in lustre_targets(plan):
+        lines[("lustre", target.kind, str(target.index))] = (server,)
+    rows = [(_order(key, False), " ".join(map(str, _words(key, value))))
+            for key, value in lines.items()]
+    rows += [(_order(key, True), "retired " + " ".join(map(str, _words(key, entry.value))))
+             for key, entry in old.entries.items()
+             if key not in lines and key[2] not in old.reallocated
+             and _device(key, entry.value) not in old.reallocated]
+    rows.sort(key=lambda row: row[0])
+    head = (f"{HEADER}: the identities allocated for {spec_name}; commit it beside the spec.\n"
+            f"# Edit a line to pin or move an identity (README, 'The lock file').\n")
+    return head + "".join(text + "\n" for _, text in rows)
+
+
+def fabric_positions(plan: Any) -> Iterator[tuple[str, tuple[dict[str, int], ...]]]:
+    """Per fabric: each host's position (its place among the fabric's hosts, as cabled,
+    counting retired hosts' stand-ins), its cables there and its first cable's (switch,
+    port)."""
+    links = plan.links
+    for network in plan.fabric_wiring:
+        position: dict[str, int] = {}
+        ports: dict[str, int] = {}
+        first: dict[str, tuple[str, str]] = {}
+        for net, tier, device, switch, port in zip(links.network, links.tier, links.a_device,
+                                                   links.b_device, links.b_port, strict=True):
+            if net != network or tier != "node-leaf":
+                continue
+            if device not in first:
+                first[device] = (switch, port)
+                ports[device] = 0
+            ports[device] += 1
+        held = {e.key[2]: e.value[0] for e in plan.lock.of_kind("fabric", network)}
+        slot = 0
+        taken = set(held.values())
+        for host in first:  # cabled in position order
+            if host in held and host not in position:
+                position[host] = held[host]
+                continue
+            while slot in taken:
+                slot += 1
+            position[host] = slot
+            taken.add(slot)
+        yield network, (position, ports, first)
+
+
+def lustre_targets(plan: Any) -> Iterator[tuple[str, Any]]:
+    """(server, target) of every MDT and OST of the plan's file system."""
+    hardware = getattr(plan.lustre, "hardware", None) if plan.lustre is not None else None
+    for server in (hardware.servers if hardware is not None else ()):
+        for target in server.targets:
+            if target.kind in TARGET_KINDS:
+                yield server.hostname, target
+
+
+def _order(key: Key, retired: bool) -> tuple[Any, ...]:
+    return (retired, key[0], natural_key(key[1]), natural_key(key[2]))
+
+
+def _words(key: Key, value: tuple[Any, ...]) -> list[object]:
+    if key[0] == "place":
+        return ["place", key[2], *value]
+    return [*key, *value]
+
+
+def _device(key: Key, value: tuple[Any, ...]) -> str:
+    """The device a line is about."""
+    return str(value[0]) if key[0] == "lustre" else key[2]
