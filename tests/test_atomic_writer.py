@@ -92,7 +92,10 @@ def test_sigkill_in_the_write_phase_leaves_a_whole_tree(specs: tuple[Path, Path]
                     str(out)], check=True, capture_output=True,
                    env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert _tree(out) == new
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.yaml", "old.yaml", "out"]
+    # and the new spec's lock beside it (written once the tree is)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.lock", "new.yaml", "old.yaml",
+                                                          "out"]
+    assert (tmp_path / "new.lock").read_text() == build(new_spec).lock.after
 
 
 def test_a_write_refused_half_way_leaves_the_previous_tree(specs: tuple[Path, Path],

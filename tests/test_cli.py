@@ -294,12 +294,14 @@ def test_a_refused_write_leaves_the_previous_render_as_it_was(spec: Path, tmp_pa
     assert _cli("render", spec, "-o", out).exit_code == 0
     shutil.rmtree(out / "slurm")
     (out / "slurm").write_text("a file where the slurm folder must go\n")
-    before = _tree(out)
+    before, lock = _tree(out), (tmp_path / "cluster.lock").read_text()
     spec.write_text(spec.read_text().replace("count: 2,", "count: 1,"))  # changes ansible/ too
     result = _cli("render", spec, "-o", out)
     assert result.exit_code == 1 and "error[IO-FOREIGN]" in result.output
     assert _tree(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.yaml", "out"]
+    # the lock the first render wrote, untouched: it is written only with the tree
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cluster.lock", "cluster.yaml", "out"]
+    assert (tmp_path / "cluster.lock").read_text() == lock
 
 
 def test_a_tampered_manifest_cannot_delete_files_outside_the_output(spec: Path,

@@ -1,0 +1,347 @@
+"""The lock file: a change to the spec never moves what already exists.
+
+Each example is built, its lock written beside a changed copy of its spec, and the changed
+spec built with it: no device that is in both keeps anything but its own address on every
+network, rack and U, fabric position and first fabric port, and Lustre target indices (and
+so its NID). Conflicts, hand edits and hostile text are located in the lock.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from ruamel.yaml import YAML
+
+from cluster_iac import lock as lock_module
+from cluster_iac.cli import main
+from cluster_iac.console import format_diagnostic
+from cluster_iac.lock import lock_path
+from cluster_iac.render import Build, PipelineError, build
+from tests.conftest import EXAMPLE_IDS, ROOT, example_build
+
+Spec = dict[str, Any]
+Change = Callable[[Spec], None]
+
+
+def _load(name: str) -> Spec:
+    data: Spec = YAML(typ="safe").load((ROOT / "examples" / f"{name}.yaml").read_text())
+    return data
+
+
+def _write(data: Spec, path: Path) -> Path:
+    with path.open("w") as handle:
+        YAML(typ="safe").dump(data, handle)
+    return path
+
+
+def identities(result: Build) -> dict[tuple[str, ...], object]:
+    """Every identity of every device the plan holds: what must stay put."""
+    plan = result.plan
+    found: dict[tuple[str, ...], object] = {}
+    for network, table in plan.addresses.items():
+        found.update((("address", network, device), address) for device, address in table.items())
+    found.update((("place", device), tuple(where)) for device, where in plan.placements.items())
+    for network, (position, _, first) in lock_module.fabric_positions(plan):
+        found.update((("fabric", network, host), (position[host], first[host]))
+                     for host in position)
+    for server, target in lock_module.lustre_targets(plan):
+        found[("lustre", target.label)] = (server, target.index)
+    hardware = plan.lustre.hardware if plan.lustre is not None else None
+    for server in hardware.servers if hardware is not None else ():
+        found[("nid", server.hostname)] = server.nid
+    return found
+
+
+def moved(before: Build, after: Build) -> list[tuple[tuple[str, ...], object, object]]:
+    """The identities of ``before`` that ``after`` still has, with another value."""
+    new = identities(after)
+    return [(key, value, new[key]) for key, value in identities(before).items()
+            if key in new and new[key] != value]
+
+
+def changed(name: str, change: Change, tmp_path: Path) -> tuple[Build, Build]:
+    """The example, and the changed example built with the example's lock."""
+    before = build(_write(_load(name), tmp_path / "before.yaml"))
+    data = _load(name)
+    change(data)
+    spec = _write(data, tmp_path / "after.yaml")
+    lock_path(spec).write_text(before.lock.after)
+    return before, build(spec, emit=False)
+
+
+def _group(data: Spec, index: int) -> Spec:
+    group: Spec = data["node_groups"][index]
+    return group
+
+
+def _count(delta: int, index: int) -> Change:
+    def change(data: Spec) -> None:
+        _group(data, index)["count"] += delta
+    return change
+
+
+def _reorder(data: Spec) -> None:
+    data["node_groups"].reverse()
+
+
+def _group_first(data: Spec) -> None:
+    """A copy of the first compute group, named to sort before every other group, in a new
+    rack of its own."""
+    compute = next(g for g in data["node_groups"] if g.get("role", "compute") == "compute")
+    data["rows"][0]["racks"].append({**data["rows"][0]["racks"][0], "names": "aaa-r1"})
+    data["node_groups"].append({**copy.deepcopy(compute), "name": "aaa", "count": 1,
+                                "hostname": "aaa##", "racks": "aaa-r1", "per_rack": 1})
+
+
+def _widen_subnets(data: Spec) -> None:
+    for network in (data.get("networks") or {}).values():
+        if isinstance(network, dict) and "cidr" in network:
+            address, prefix = network["cidr"].split("/")
+            network["cidr"] = f"{address}/{int(prefix) - 1}"
+
+
+def _cases() -> list[tuple[str, str, Change]]:
+    cases: list[tuple[str, str, Change]] = []
+    for name in EXAMPLE_IDS:
+        groups = _load(name)["node_groups"]
+        for i, group in enumerate(groups):
+            cases.append((name, f"add-{group['name']}", _count(1, i)))
+            if group["count"] > 1:
+                cases.append((name, f"remove-{group['name']}", _count(-1, i)))
+        cases += [(name, "reorder-groups", _reorder), (name, "group-sorting-first", _group_first),
+                  (name, "widen-subnets", _widen_subnets)]
+    return cases
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize(("name", "what", "change"), CASES,
+                         ids=[f"{n}-{w}" for n, w, _ in CASES])
+def test_a_change_moves_no_existing_identity(name: str, what: str, change: Change,
+                                             tmp_path: Path) -> None:
+    try:
+        before, after = changed(name, change, tmp_path)
+    except PipelineError as exc:
+        # a change the design itself refuses (a rack too full, a breaker over its limit):
+        # never because of the lock
+        codes = {d.code for d in exc.diagnostics if d.is_error}
+        assert codes and not any(code.startswith("LOCK-") for code in codes), codes
+        return
+    assert moved(before, after) == []
+
+
+def test_the_battery_catches_an_allocator_that_ignores_the_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Planted regression: with the lock read as empty, the same changes move identities."""
+    monkeypatch.setattr("cluster_iac.render.read_lock",
+                        lambda path, reallocate=(): lock_module.Lock(file=str(path)))
+    found = 0
+    for change in (_count(1, 1), _reorder):  # the issue's cases: a login node; reordering
+        before, after = changed("dgx-h100-superpod-4su", change, tmp_path)
+        found += len(moved(before, after))
+    assert found > 100
+
+
+def test_every_example_lock_is_committed_and_current(example: str) -> None:
+    result = example_build(example)
+    assert result.lock is not None and result.lock.before is not None, "commit the lock"
+    assert not result.lock.stale
+
+
+def test_a_removed_device_keeps_its_identities_reserved(tmp_path: Path) -> None:
+    """Removing a login node and adding another in the same change: the new one does not
+    get the removed one's address or units; the lock says they are retired; reallocating
+    'retired' frees them."""
+    data = _load("dgx-h100-superpod-4su")
+    before = build(_write(data, tmp_path / "a.yaml"))
+    logins = next(g for g in data["node_groups"] if g["name"] == "login")
+    logins["count"] -= 1
+    spec = _write(data, tmp_path / "b.yaml")
+    lock_path(spec).write_text(before.lock.after)
+    after = build(spec, emit=False)
+    assert "retired address management login-02 " in after.lock.after
+    assert "retired place login-02 " in after.lock.after
+    logins["count"] += 1
+    logins["hostname"] = "lgn-##"  # a different node in the removed one's place
+    spec = _write(data, tmp_path / "c.yaml")
+    lock_path(spec).write_text(after.lock.after)
+    again = build(spec, emit=False)
+    old = before.plan.addresses["management"]["login-02"]
+    assert again.plan.addresses["management"]["lgn-02"] != old
+    assert again.plan.placements["lgn-02"] != before.plan.placements["login-02"]
+    freed = build(spec, emit=False, reallocate=("retired",))
+    assert "login-02" not in freed.lock.after  # what was retired is free now
+    assert "retired place login-01 " in freed.lock.after  # retired by this change: kept
+
+
+# -- conflicts: each a located error in the lock, nothing written ---------------------------
+
+def _conflict(tmp_path: Path, name: str, change: Change,
+              edit: Callable[[str], str] = lambda text: text) -> tuple[str, Path]:
+    before = build(_write(_load(name), tmp_path / "before.yaml"))
+    data = _load(name)
+    change(data)
+    spec = _write(data, tmp_path / "after.yaml")
+    lock_path(spec).write_text(edit(before.lock.after))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["render", str(spec), "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    assert not out.exists()  # nothing written
+    assert lock_path(spec).read_text() == edit(before.lock.after)  # the lock untouched
+    return result.output, lock_path(spec)
+
+
+def _located(output: str, lock: Path, code: str, words: str) -> None:
+    """The first ``code`` finding is at a line of the lock that names the device the
+    message names first, says ``words`` and offers the ways out."""
+    lines = lock.read_text().splitlines()
+    head = next(line for line in output.splitlines() if f"[{code}]" in line)
+    file, line, column = head.split(":")[:3]
+    assert file == str(lock) and int(column) >= 1
+    device = head.split("] ", 1)[1].split()[0].split("'")[0]
+    assert device in lines[int(line) - 1].split()
+    assert words in head
+    assert "--reallocate" in output
+
+
+def test_conflict_address_outside_a_changed_subnet(tmp_path: Path) -> None:
+    def move(data: Spec) -> None:
+        data["networks"]["management"]["cidr"] = "10.200.0.0/16"
+    output, lock = _conflict(tmp_path, "seed-64gpu-h100", move)
+    _located(output, lock, "LOCK-CONFLICT", "is not a usable address of networks.")
+
+
+def test_conflict_recorded_rack_removed(tmp_path: Path) -> None:
+    def drop(data: Spec) -> None:  # the group now names only its first rack
+        group = next(g for g in data["node_groups"] if g["name"] == "oss")
+        group["racks"] = "mgmt-r2"
+    output, lock = _conflict(tmp_path, "dgx-h100-superpod-4su", drop)
+    _located(output, lock, "LOCK-CONFLICT", "no longer lists")
+
+
+def test_conflict_unit_overlapped_by_a_taller_device(tmp_path: Path) -> None:
+    def taller(data: Spec) -> None:
+        data["node_types"]["gpu"]["height_u"] = 10
+    output, lock = _conflict(tmp_path, "minimal", taller)
+    _located(output, lock, "LOCK-CONFLICT", "overlaps gpu01")
+
+
+def test_conflict_port_beyond_a_new_switch_radix(tmp_path: Path) -> None:
+    """A leaf of another radix puts the hosts' positions on other leaves and ports."""
+    def smaller(data: Spec) -> None:
+        data["fabric"]["storage"]["leaf_switch"] = "qm8790"
+    output, lock = _conflict(tmp_path, "dgx-h100-superpod-4su", smaller)
+    _located(output, lock, "LOCK-CONFLICT", "fabric cable would move")
+
+
+def test_conflict_pool_no_longer_holds_its_devices(tmp_path: Path) -> None:
+    """The new device needs a free address; the held ones leave none: located at the cidr."""
+    def crowd(data: Spec) -> None:
+        data["networks"]["bmc"]["cidr"] = "10.1.0.0/26"
+    before = build(_write(_load("seed-64gpu-h100"), tmp_path / "before.yaml"))
+    data = _load("seed-64gpu-h100")
+    crowd(data)
+    spec = _write(data, tmp_path / "after.yaml")
+    lock_path(spec).write_text(before.lock.after)
+    with pytest.raises(PipelineError) as caught:
+        build(spec, emit=False)
+    codes = {d.code for d in caught.value.diagnostics}
+    assert codes & {"SPEC-SUBNET-TOO-SMALL", "LOCK-CONFLICT"}
+
+
+# -- the lock is input: hand edits and hostile text ---------------------------------------
+
+def _minimal(tmp_path: Path) -> tuple[Path, str]:
+    spec = _write(_load("minimal"), tmp_path / "cluster.yaml")
+    return spec, build(spec).lock.after
+
+
+def test_a_hand_edit_moves_a_node_to_a_free_unit_everywhere(tmp_path: Path) -> None:
+    spec, text = _minimal(tmp_path)
+    lock_path(spec).write_text(text.replace("place head1 r01 17 1", "place head1 r01 30 1"))
+    result = build(spec)
+    assert result.plan.placements["head1"].u == 30
+    files = result.files
+    assert "rack_u: 30" in files["ansible/inventory.yml"] or "u: 30" in files[
+        "ansible/inventory.yml"]
+    devices = files["netbox/devices.csv"].splitlines()
+    assert any(line.startswith("head1,") and ",30," in line for line in devices)
+    assert "r01.U30" in files["cabling/cables.csv"]
+    assert any("head1" in line for line in files["facility/pdu_breakers.csv"].splitlines())
+    assert not result.lock.stale  # the edit is kept as it is
+
+
+def test_a_hand_edit_onto_another_device_is_a_located_collision(tmp_path: Path) -> None:
+    spec, text = _minimal(tmp_path)
+    lock_path(spec).write_text(text.replace("place head1 r01 17 1", "place head1 r01 5 1"))
+    with pytest.raises(PipelineError) as caught:
+        build(spec)
+    diag = caught.value.diagnostics[0]
+    assert diag.code == "LOCK-COLLISION" and diag.file == str(lock_path(spec))
+    assert "head1" in diag.message and "gpu01" in diag.message
+
+
+@pytest.mark.parametrize(("line", "code", "column", "words"), [
+    ("place head1 r01 17 1; rm -rf /", "LOCK-SYNTAX", 20, "holds 4 fields"),
+    ("place head1\x1b[2J r01 17 1", "LOCK-SYNTAX", 12, "control character"),
+    ("plaec head1 r01 17 1", "LOCK-SYNTAX", 1, "did you mean 'place'"),
+    ("place head1 r01 seventeen 1", "LOCK-SYNTAX", 17, "whole number"),
+    ("place he'ad1 r01 17 1", "LOCK-SYNTAX", 7, "not a name"),
+    ("address management gpu01 10.0.0.300", "LOCK-SYNTAX", 26, "IPv4"),
+    ("place gpu01 r01 101 1", "LOCK-SYNTAX", 17, "out of range"),
+    ("place gpu01 r01 1 8", "LOCK-DUPLICATE", 1, "also at line"),
+])
+def test_hostile_or_broken_lock_lines_are_located(tmp_path: Path, line: str, code: str,
+                                                  column: int, words: str) -> None:
+    spec, text = _minimal(tmp_path)
+    lock_path(spec).write_text(text + line + "\n")
+    with pytest.raises(PipelineError) as caught:
+        build(spec)
+    diag = caught.value.diagnostics[0]
+    assert (diag.code, diag.line, diag.column) == (code, len(text.splitlines()) + 1, column)
+    assert words in (diag.message + (diag.hint or ""))
+    shown = format_diagnostic(diag, caught.value.source, str(spec))
+    assert "\x1b" not in shown and shown.splitlines()[-1].strip().startswith(("|", "="))
+
+
+def test_a_lock_without_its_header_is_refused(tmp_path: Path) -> None:
+    spec, text = _minimal(tmp_path)
+    lock_path(spec).write_text("\n".join(text.splitlines()[2:]) + "\n")
+    with pytest.raises(PipelineError) as caught:
+        build(spec)
+    assert caught.value.diagnostics[0].code == "LOCK-VERSION"
+
+
+def test_a_binary_lock_is_a_located_error(tmp_path: Path) -> None:
+    spec, text = _minimal(tmp_path)
+    lock_path(spec).write_bytes(text.encode() + b"place \xff\xfe r01 1 1\n")
+    with pytest.raises(PipelineError) as caught:
+        build(spec)
+    diag = caught.value.diagnostics[0]
+    assert diag.code == "LOCK-SYNTAX" and diag.line == len(text.splitlines()) + 1
+
+
+# -- CI: render --check fails on a missing or stale lock ----------------------------------
+
+def test_render_check_fails_on_a_missing_or_stale_lock(tmp_path: Path) -> None:
+    spec, _ = _minimal(tmp_path)
+    out = tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(main, ["render", str(spec), "-o", str(out)]).exit_code == 0
+    assert runner.invoke(main, ["render", str(spec), "-o", str(out), "--check"]).exit_code == 0
+    lock = lock_path(spec)
+    text = lock.read_text()
+    lock.unlink()
+    missing = runner.invoke(main, ["render", str(spec), "-o", str(out), "--check"])
+    assert missing.exit_code == 1 and "missing" in missing.output
+    assert "+place head1 r01 17 1" in missing.output
+    lock.write_text(text.replace("place head1 r01 17 1", "place head1 r01 30 1")
+                    .replace("place gpu02 r01 9 8\n", ""))
+    stale = runner.invoke(main, ["render", str(spec), "-o", str(out), "--check"])
+    assert stale.exit_code == 1 and "+place gpu02 r01 9 8" in stale.output
