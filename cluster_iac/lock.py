@@ -13,6 +13,9 @@ allocation as one added line:
                                           a host's position on the compute or storage
                                           fabric (its leaves and ports follow from it), the
                                           ports it takes there and its first cable's end
+    access <network> <device> <rack> <position> <switch> <port>
+                                          a device's place among its rack's management
+                                          or BMC access ports, and that port
 
 A device named in the lock keeps what it records whatever else changed; a device the lock
 does not name takes free identities by the passes' own rules (a first render writes the
@@ -49,6 +52,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "place": ("device", "rack", "unit", "height"),
     "lustre": ("target", "index", "device"),
     "fabric": ("fabric", "device", "position", "ports", "switch", "port"),
+    "access": ("network", "device", "rack", "position", "switch", "port"),
 }
 FABRICS = ("compute", "storage")
 # Names in a lock: what the spec allows in host, rack and switch names (no blank, quote,
@@ -213,7 +217,7 @@ def _parse_line(lock: Lock, number: int, line: str) -> Diagnostic | None:
     if kind == "place":
         key: Key = (kind, "", values[0])
         value_part = tuple(values[1:])
-    elif kind == "fabric":
+    elif kind in ("fabric", "access"):
         key, value_part = (kind, values[0], values[1]), tuple(values[2:])
     else:
         key, value_part = (kind, values[0], str(values[1])), (values[2],)
@@ -255,6 +259,8 @@ def _field(name: str, word: str) -> Any:
     number = int(word)
     if name in ("unit", "height") and not 0 < number <= 100:
         return "!out of range (1-100)"
+    if name == "position" and number > 100_000:
+        return "!out of range (0-100000)"
     if name == "ports" and not 0 < number <= 64:
         return "!out of range (1-64)"
     return number
@@ -272,12 +278,14 @@ def _collisions(lock: Lock) -> list[Diagnostic]:
             spots = [("place", rack, u) for u in range(unit, unit + height)]
         else:
             spots = [(kind, entry.key[1], entry.value[0])] if kind in ("address", "fabric") \
-                else []
+                else [(kind, entry.key[1], *entry.value[:2])] if kind == "access" else []
         for spot in spots:
             other = seen.get(spot)
             if other is not None and other.key != entry.key:
                 what = (f"rack {spot[1]} U{spot[2]}" if kind == "place" else
                         f"{entry.key[1]} fabric position {spot[2]}" if kind == "fabric" else
+                        f"{entry.key[1]} access position {spot[3]} of rack {spot[2]}"
+                        if kind == "access" else
                         f"{entry.key[1]} address {spot[2]}")
                 problems.append(lock.error(
                     entry, "LOCK-COLLISION", f"{entry.key[2]} and {other.key[2]} (line "
@@ -302,6 +310,10 @@ def lock_text(plan: Any, old: Lock, spec_name: str) -> str:
     for network, (position, ports, first) in fabric_positions(plan):
         for host in position:
             lines[("fabric", network, host)] = (position[host], ports[host], *first[host])
+    from cluster_iac.compile.build_management import access_positions
+
+    for network, device, rack, position, switch, port in access_positions(plan):
+        lines[("access", network, device)] = (rack, position, switch, port)
     for server, target in lustre_targets(plan):
         lines[("lustre", target.kind, str(target.index))] = (server,)
     rows = [(_order(key, False), " ".join(map(str, _words(key, value))))

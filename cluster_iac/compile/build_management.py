@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import itemgetter
@@ -143,17 +143,26 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
     hosts: list[tuple[str, str]] = []  # (device, port) of every access cable, in order
     switches: list[str] = []
     switch_ports: list[str] = []
+    held = _held(plan.lock, network) if plan.lock.exists else {}
     for rack, ends in _endpoints(plan, network).items():
-        for k in range(math.ceil(len(ends) / down)):
+        slots = _positions(held.get(rack, {}), ends) if held else ends
+        for k in range(math.ceil(len(slots) / down)):
             sw = net.switch(f"{net.prefix}-{rack}-{k + 1}", "access", rack)
             access.append(sw)
-            group = ends[k * down:(k + 1) * down]
+            group = slots[k * down:(k + 1) * down]
+            if held:  # positions the lock holds for devices that are gone stay empty
+                taken = [j for j, end in enumerate(group) if end is not None]
+                group = [group[j] for j in taken]
+                switch_ports += [ports[j] for j in taken]
+            else:
+                switch_ports += ports[:len(group)]
             hosts += group
             switches += repeat(sw.name, len(group))
-            switch_ports += ports[:len(group)]
     if hosts:
         devices, device_ports = zip(*hosts, strict=True)
         net.cables_up(devices, device_ports, switches, switch_ports)
+        if held:
+            _check_locked(plan.lock, network, devices, switches, switch_ports)
     # Upper tiers take the access switches in growth order: a new compute rack's switch takes
     # the next aggregation port and moves no other.
     access = growth_sorted(plan, access)
@@ -168,6 +177,72 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
         made += upper
         lower, tier, level = upper, "core", level + 1
     return made
+
+
+def _check_locked(lock: Any, network: str, devices: Sequence[str], switches: list[str],
+                  ports: list[str]) -> None:
+    """A device whose access port would differ from the one the lock records (the switch
+    model's port count changed) is a conflict, never a silent move."""
+    problems = []
+    for device, switch, port in zip(devices, switches, ports, strict=True):
+        entry = lock.get("access", network, device)
+        if entry is not None and (entry.value[2], entry.value[3]) != (switch, port):
+            problems.append(lock.error(
+                entry, "LOCK-CONFLICT", f"{device}'s {network} access cable would move from "
+                f"{entry.value[2]} {entry.value[3]} to {switch} {port}", lock.way_out(device)))
+    if problems:
+        raise CompileError(problems)
+
+
+def _held(lock: Any, network: str) -> dict[str, dict[str, int]]:
+    """Rack -> device -> its position among the rack's access ports, as the lock holds it
+    (retired devices' too: their ports stay empty)."""
+    found: dict[str, dict[str, int]] = {}
+    for entry in lock.of_kind("access", network):
+        found.setdefault(entry.value[0], {})[entry.key[2]] = entry.value[1]
+    return found
+
+
+def _positions(held: dict[str, int], ends: list[tuple[str, str]],
+               ) -> list[tuple[str, str] | None]:
+    """The rack's access cables by position: each device the lock places at its own, each
+    other at the first free one, in order (None: a port kept empty for a retired device)."""
+    slots: dict[int, tuple[str, str]] = {}
+    new = []
+    for end in ends:
+        position = held.get(end[0])
+        if position is None or position in slots:
+            new.append(end)
+        else:
+            slots[position] = end
+    taken = set(held.values()) | set(slots)
+    free = (n for n in range(len(ends) + len(taken) + 1) if n not in taken)
+    for end in new:
+        slots[next(free)] = end
+    return [slots.get(n) for n in range(max(slots, default=-1) + 1)]
+
+
+def access_positions(plan: Plan) -> Iterator[tuple[str, str, str, int, str, str]]:
+    """(network, device, rack, position, switch, port) of every device's access cable: the
+    position is the place among the rack's access ports ('swp' n of switch k: k x down + n
+    - 1, counted from 0)."""
+    links = plan.links
+    down = {}
+    for network in NETWORKS:
+        ipnet = getattr(plan.settings.networks, network)
+        if ipnet is not None:
+            model = getattr(ipnet, "switch", None) or DEFAULT_SWITCH
+            down[network] = plan.catalog.switches[model].ports - UPLINKS
+    access = {sw.name: sw.rack for sw in plan.switches if sw.tier == "access"}
+    switches = {sw.name for sw in plan.switches}
+    for network, device, switch, port in zip(links.network, links.a_device, links.b_device,
+                                             links.b_port, strict=True):
+        rack = access.get(switch)
+        if rack is None or network not in down or device in switches:
+            continue
+        k = int(switch.rpartition("-")[2])  # the rack's k-th access switch
+        position = (k - 1) * down[network] + int(port.removeprefix("swp")) - 1
+        yield network, device, rack, position, switch, port
 
 
 def _uplink_ports(net: _Net) -> list[str]:
