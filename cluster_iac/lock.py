@@ -16,6 +16,10 @@ allocation as one added line:
     access <network> <device> <rack> <position> <switch> <port>
                                           a device's place among its rack's management
                                           or BMC access ports, and that port
+    uplink <network> <switch> <position>  a management switch's place under its
+                                          aggregation (or core) pair: that pair's port
+    outlet <device> <PSUn> <pdu> <outlet>  a power cord's PDU outlet (its circuit and
+                                          line follow from the PDU profile's wiring)
 
 A device named in the lock keeps what it records whatever else changed; a device the lock
 does not name takes free identities by the passes' own rules (a first render writes the
@@ -53,6 +57,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "lustre": ("target", "index", "device"),
     "fabric": ("fabric", "device", "position", "ports", "switch", "port"),
     "access": ("network", "device", "rack", "position", "switch", "port"),
+    "outlet": ("device", "psu", "pdu", "outlet"),
+    "uplink": ("network", "device", "position"),
 }
 FABRICS = ("compute", "storage")
 # Names in a lock: what the spec allows in host, rack and switch names (no blank, quote,
@@ -107,6 +113,12 @@ class Lock:
         for entry in self.entries.values():
             if entry.key[0] == kind and entry.key[1] == scope and \
                     _device(entry.key, entry.value) not in self.reallocated:
+                yield entry
+
+    def of_kind_all(self, kind: str) -> Iterator[Entry]:
+        """Every entry of one kind, of any scope (as of_kind)."""
+        for entry in self.entries.values():
+            if entry.key[0] == kind and _device(entry.key, entry.value) not in self.reallocated:
                 yield entry
 
     def targets(self, kind: str) -> dict[str, list[Entry]]:
@@ -217,8 +229,10 @@ def _parse_line(lock: Lock, number: int, line: str) -> Diagnostic | None:
     if kind == "place":
         key: Key = (kind, "", values[0])
         value_part = tuple(values[1:])
-    elif kind in ("fabric", "access"):
+    elif kind in ("fabric", "access", "uplink"):
         key, value_part = (kind, values[0], values[1]), tuple(values[2:])
+    elif kind == "outlet":
+        key, value_part = (kind, values[1], values[0]), tuple(values[2:])
     else:
         key, value_part = (kind, values[0], str(values[1])), (values[2],)
     if key in lock.entries:
@@ -246,7 +260,9 @@ def _field(name: str, word: str) -> Any:
         return word if word in FABRICS else f"!not a fabric ({', '.join(FABRICS)})"
     if name == "target":
         return word if word in TARGET_KINDS else f"!not a target kind ({', '.join(TARGET_KINDS)})"
-    if name in ("device", "rack", "switch", "port"):
+    if name == "psu":
+        return word if re.fullmatch(r"PSU[1-9][0-9]?", word) else "!not a PSU (PSU1, PSU2, ...)"
+    if name in ("device", "rack", "switch", "port", "pdu"):
         return word if _NAME.fullmatch(word) else \
             "!not a name (letters, digits, '.', '_', '-'; at most 128)"
     if name == "ipv4":
@@ -259,6 +275,8 @@ def _field(name: str, word: str) -> Any:
     number = int(word)
     if name in ("unit", "height") and not 0 < number <= 100:
         return "!out of range (1-100)"
+    if name == "outlet" and not 0 < number <= 1000:
+        return "!out of range (1-1000)"
     if name == "position" and number > 100_000:
         return "!out of range (0-100000)"
     if name == "ports" and not 0 < number <= 64:
@@ -277,15 +295,19 @@ def _collisions(lock: Lock) -> list[Diagnostic]:
             rack, unit, height = entry.value
             spots = [("place", rack, u) for u in range(unit, unit + height)]
         else:
-            spots = [(kind, entry.key[1], entry.value[0])] if kind in ("address", "fabric") \
-                else [(kind, entry.key[1], *entry.value[:2])] if kind == "access" else []
+            spots = [(kind, entry.key[1], entry.value[0])] if kind in ("address", "fabric",
+                                                                       "uplink") \
+                else [(kind, entry.key[1], *entry.value[:2])] if kind == "access" \
+                else [(kind, *entry.value)] if kind == "outlet" else []
         for spot in spots:
             other = seen.get(spot)
             if other is not None and other.key != entry.key:
                 what = (f"rack {spot[1]} U{spot[2]}" if kind == "place" else
                         f"{entry.key[1]} fabric position {spot[2]}" if kind == "fabric" else
+                        f"{entry.key[1]} uplink position {spot[2]}" if kind == "uplink" else
                         f"{entry.key[1]} access position {spot[3]} of rack {spot[2]}"
-                        if kind == "access" else
+                        if kind == "access" else f"{spot[1]} outlet {spot[2]}"
+                        if kind == "outlet" else
                         f"{entry.key[1]} address {spot[2]}")
                 problems.append(lock.error(
                     entry, "LOCK-COLLISION", f"{entry.key[2]} and {other.key[2]} (line "
@@ -310,10 +332,14 @@ def lock_text(plan: Any, old: Lock, spec_name: str) -> str:
     for network, (position, ports, first) in fabric_positions(plan):
         for host in position:
             lines[("fabric", network, host)] = (position[host], ports[host], *first[host])
-    from cluster_iac.compile.build_management import access_positions
+    from cluster_iac.compile.build_management import access_positions, uplink_positions
 
     for network, device, rack, position, switch, port in access_positions(plan):
         lines[("access", network, device)] = (rack, position, switch, port)
+    for network, switch, position in uplink_positions(plan):
+        lines[("uplink", network, switch)] = (position,)
+    for cord in plan.power_cords:
+        lines[("outlet", f"PSU{cord.psu}", cord.device)] = (cord.pdu, cord.outlet)
     for server, target in lustre_targets(plan):
         lines[("lustre", target.kind, str(target.index))] = (server,)
     rows = [(_order(key, False), " ".join(map(str, _words(key, value))))
@@ -375,6 +401,8 @@ def _order(key: Key, retired: bool) -> tuple[Any, ...]:
 def _words(key: Key, value: tuple[Any, ...]) -> list[object]:
     if key[0] == "place":
         return ["place", key[2], *value]
+    if key[0] == "outlet":
+        return ["outlet", key[2], key[1], *value]
     return [*key, *value]
 
 

@@ -40,7 +40,9 @@ def _write(data: Spec, path: Path) -> Path:
 
 
 def identities(result: Build) -> dict[tuple[str, ...], object]:
-    """Every identity of every device the plan holds: what must stay put."""
+    """Every identity of every device the plan holds: what must stay put (its addresses,
+    place, fabric position, Lustre targets and NID, and the id and far end of every cable
+    and power cord from it)."""
     plan = result.plan
     found: dict[tuple[str, ...], object] = {}
     for network, table in plan.addresses.items():
@@ -54,6 +56,13 @@ def identities(result: Build) -> dict[tuple[str, ...], object]:
     hardware = plan.lustre.hardware if plan.lustre is not None else None
     for server in hardware.servers if hardware is not None else ():
         found[("nid", server.hostname)] = server.nid
+    cables = plan.cables  # every cable by its A end: its id and its B end (a port, an outlet)
+    for cable_id, a, a_port, b, b_port in zip(cables.cable_id, cables.a_device, cables.a_port,
+                                              cables.b_device, cables.b_port, strict=True):
+        found[("cable", a, a_port)] = (cable_id, b, b_port)
+    for cord in plan.power_cords:
+        found[("cord", cord.device, str(cord.psu))] = (cord.pdu, cord.circuit, cord.line,
+                                                       cord.outlet)
     return found
 
 

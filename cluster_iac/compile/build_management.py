@@ -234,7 +234,7 @@ def access_positions(plan: Plan) -> Iterator[tuple[str, str, str, int, str, str]
             model = getattr(ipnet, "switch", None) or DEFAULT_SWITCH
             down[network] = plan.catalog.switches[model].ports - UPLINKS
     access = {sw.name: sw.rack for sw in plan.switches if sw.tier == "access"}
-    switches = {sw.name for sw in plan.switches}
+    switches = {sw.name for sw in plan.switches if sw.network in NETWORKS}  # uplinks
     for network, device, switch, port in zip(links.network, links.a_device, links.b_device,
                                              links.b_port, strict=True):
         rack = access.get(switch)
@@ -256,24 +256,49 @@ def _ports(first: int, n: int) -> list[str]:
 
 
 def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[Switch]:
-    """Pairs of switches above ``lower``; each lower switch uplinks to both of its pair."""
+    """Pairs of switches above ``lower``; each lower switch uplinks to both of its pair, on
+    the pair's port of its position (the lock's, or the first free one in growth order)."""
     down = net.entry.ports - UPLINKS
     uplinks = _uplink_ports(net)
+    slots: list[Switch | None] = list(lower)
+    if net.plan.lock.exists:
+        held = {e.key[2]: e.value[0] for e in net.plan.lock.of_kind("uplink", net.network)}
+        slots = _positions(held, [(sw.name, sw) for sw in lower])  # type: ignore[assignment]
+        slots = [end[1] if end is not None else None for end in slots]  # type: ignore[index]
     upper: list[Switch] = []
-    for g in range(math.ceil(len(lower) / down)):
-        group = lower[g * down:(g + 1) * down]
+    for g in range(math.ceil(len(slots) / down)):
+        group = slots[g * down:(g + 1) * down]
+        first = next(sw for sw in group if sw is not None) if any(group) else lower[0]
         # Aggregation and core pairs go to network racks in turn, as the fabric's spines do;
         # without one, to the rack of the group's first access switch.
         racks = net.network_racks
-        rack = racks[g % len(racks)] if racks else group[0].rack
+        rack = racks[g % len(racks)] if racks else first.rack
         pair = [net.switch(f"{net.prefix}-{tier[:3]}{level}-{2 * g + s + 1}", tier, rack)
                 for s in range(2)]
         upper += pair
         # each child to each of the pair in turn: its uplink s to port <child's place> of s
-        net.cables_up([child.name for child in group for _ in pair], uplinks * len(group),
-                      [parent.name for parent in pair] * len(group),
-                      [port for port in _ports(1, len(group)) for _ in pair])
+        places = [(j, child) for j, child in enumerate(group) if child is not None]
+        net.cables_up([child.name for _, child in places for _ in pair],
+                      uplinks * len(places), [parent.name for parent in pair] * len(places),
+                      [port for j, _ in places for port in _ports(j + 1, 1) for _ in pair])
     return upper
+
+
+def uplink_positions(plan: Plan) -> Iterator[tuple[str, str, int]]:
+    """(network, switch, position) of every management switch under an aggregation or core
+    pair: its place among the switches of that level (pair g's port n: g x down + n - 1)."""
+    tiers = {sw.name: sw for sw in plan.switches if sw.network in NETWORKS}
+    links = plan.links
+    for network, device, switch, port in zip(links.network, links.a_device, links.b_device,
+                                             links.b_port, strict=True):
+        upper, lower = tiers.get(switch), tiers.get(device)
+        if upper is None or lower is None or upper.tier not in ("aggregation", "core"):
+            continue
+        if not switch.endswith("-1") and int(switch.rpartition("-")[2]) % 2 == 0:
+            continue  # the pair's second switch: the same place
+        down = upper.ports - UPLINKS
+        g = (int(switch.rpartition("-")[2]) - 1) // 2
+        yield network, device, g * down + int(port.removeprefix("swp")) - 1
 
 
 _AFTER_RACK = Switch._fields.index("rack") + 1

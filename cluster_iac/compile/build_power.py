@@ -10,8 +10,15 @@ from typing import Any
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
-from cluster_iac.plan.power import DEFAULT_SHELF, SIDES, busbar_fed, pdu_name, power_shelves
-from cluster_iac.plan.power_flow import Circuitry, Consumer, RackFlow, solve
+from cluster_iac.plan.power import (
+    DEFAULT_SHELF,
+    SIDES,
+    busbar_fed,
+    pdu_name,
+    pdu_names,
+    power_shelves,
+)
+from cluster_iac.plan.power_flow import Circuitry, Consumer, Pins, RackFlow, solve
 from cluster_iac.plan.power_rows import (
     Groups,
     LazyCords,
@@ -32,19 +39,23 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
     shelves = power_shelves(plan, fed)
     names, consumers, busbar = _consumers_by_rack(plan, fed, shelves)
     racks = plan.racks
+    pins, problems = (_pins(plan, names, consumers) if plan.lock.exists else ({}, []))
+    if problems:
+        raise CompileError(problems)
     groups: dict[tuple[Any, ...], list[int]] = {}  # identical racks, by index
     for n, rack in enumerate(racks):
-        key = (rack.pdu_profile, consumers.get(rack.name, ()), busbar.get(rack.name, 0.0))
+        key = (rack.pdu_profile, consumers.get(rack.name, ()), busbar.get(rack.name, 0.0),
+               pins.get(rack.name, NO_PINS))
         groups.setdefault(key, []).append(n)
     policy_percent = plan.settings.policy.breaker_continuous_percent
     profiles = plan.settings.power.pdu_profiles
     templates: list[RackTemplate] = [None] * len(racks)  # type: ignore[list-item]
     devices: list[tuple[PowerDevice, ...]] = [()] * len(racks)
     line_groups: Groups = []  # (its racks' indexes, the group)
-    for (name, parts, busbar_w), members in groups.items():
+    for (name, parts, busbar_w, rack_pins), members in groups.items():
         profile = profiles[name]
-        template = RackTemplate(solve(parts, _circuitry(profile), busbar_w), profile,
-                                policy_percent)
+        template = RackTemplate(solve(parts, _circuitry(profile), busbar_w, pins=rack_pins),
+                                profile, policy_percent)
         group = RackGroup([racks[n] for n in members], profile,
                           [names.get(racks[n].name, ()) for n in members], template)
         for n, racked in zip(members, group.devices_by_rack(), strict=True):
@@ -68,6 +79,53 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
         power_circuits=after_fork(RackGroup.circuits), power_pdus=after_fork(RackGroup.pdu_loads),
         power_lines=after_fork(RackGroup.lines), power_outages=after_fork(RackGroup.outages),
         rack_loads_w=_rack_loads(plan))
+
+
+NO_PINS = Pins()
+
+
+def _pins(plan: Plan, names: dict[str, tuple[str, ...]],
+          consumers: dict[str, tuple[Consumer, ...]]) -> tuple[dict[str, Pins], list[Any]]:
+    """Rack -> the outlets the lock holds there: each present device's cords (by its place in
+    the rack's order) and the outlets of retired devices; an outlet the rack's PDUs do not
+    have, or a PSU the device no longer has, is a conflict at its lock line."""
+    lock = plan.lock
+    profiles = plan.settings.power.pdu_profiles
+    rack_of = {r.name: r for r in plan.racks}
+    pdu_rack: dict[str, tuple[str, int]] = {}
+    for rack in plan.racks:
+        for k, pdu in enumerate(pdu_names(rack.name, profiles[rack.pdu_profile].layout)):
+            pdu_rack[pdu] = (rack.name, k)
+    place = {name: (rack, d) for rack, devices in names.items()
+             for d, name in enumerate(devices)}
+    cords: dict[str, list[tuple[int, int, int, int]]] = {}
+    reserved: dict[str, list[tuple[int, int]]] = {}
+    problems = []
+    for entry in lock.of_kind_all("outlet"):
+        device, psu = entry.key[2], int(entry.key[1].removeprefix("PSU")) - 1
+        pdu, outlet = entry.value
+        at = pdu_rack.get(pdu)
+        where = place.get(device)
+        if where is None:  # a retired device's outlet: kept empty
+            if at is not None:
+                reserved.setdefault(at[0], []).append((at[1], outlet))
+            continue
+        rack, d = where
+        profile = profiles[rack_of[rack].pdu_profile]
+        why = (f"PDU {pdu} is not one of rack {rack}'s" if at is None or at[0] != rack else
+               f"its PDUs have {profile.outlets} outlets" if outlet > profile.outlets else
+               f"it has {consumers[rack][d].psus} PSUs" if psu >= consumers[rack][d].psus
+               else None)
+        if why is not None:
+            problems.append(lock.error(entry, "LOCK-CONFLICT", f"{device} PSU{psu + 1} is "
+                                       f"locked to {pdu} outlet {outlet}, but {why}",
+                                       lock.way_out(device)))
+            continue
+        cords.setdefault(rack, []).append((d, psu, at[1], outlet))
+    pins = {rack: Pins(tuple(sorted(cords.get(rack, ()))),
+                       tuple(sorted(set(reserved.get(rack, ())))))
+            for rack in set(cords) | set(reserved)}
+    return pins, problems
 
 
 def _circuitry(profile: Any) -> Circuitry:

@@ -142,20 +142,38 @@ class RackFlow:
     outlets_needed: dict[int, int]  # PDU -> cords it got (more than its outlets: an error)
 
 
+class Pins(NamedTuple):
+    """Outlets the lock holds in one rack (cluster_iac/lock.py), by position, so identical
+    racks with identical pins still share one solution: (device, PSU, PDU, outlet) of each
+    pinned cord (device by its place in the rack's order, PSU and PDU from 0), and (PDU,
+    outlet) of each outlet kept empty for a retired device."""
+
+    cords: tuple[tuple[int, int, int, int], ...] = ()
+    reserved: tuple[tuple[int, int], ...] = ()
+
+
 def solve(consumers: tuple[Consumer, ...], circuitry: Circuitry, busbar_w: float,
-          every_case: bool = False) -> RackFlow:
+          every_case: bool = False, pins: Pins = Pins()) -> RackFlow:
     """Plan the rack's cords and compute every line current in every case. A failed PSU
     changes only its device's cords, so from the second such case on only the circuits and
     feeds that carry them are computed again (_Flow.currents); ``every_case`` computes every
-    circuit in every case, the reference the tests hold that shortcut to."""
+    circuit in every case, the reference the tests hold that shortcut to. A pinned cord
+    keeps its PDU and outlet (and so its circuit and line); the others are planned around
+    them."""
     cords = _psu_pdus(consumers, circuitry.pdus)
+    if pins.cords:
+        first = {}
+        for n, cord in enumerate(cords):
+            first.setdefault(cord.device, n)
+        for device, psu, pdu, _ in pins.cords:
+            cords[first[device] + psu].pdu = pdu
     flow = _Flow(consumers, circuitry, busbar_w, cords)
     rack_cases = [NORMAL] + ([("pdu", k) for k in range(circuitry.pdus)]
                              if circuitry.pdus > 1 else [])
     case_loads = {case: flow.loads(case) for case in rack_cases}
     for i, cord in enumerate(cords):
         cord.allocated_w = case_loads[NORMAL][i]
-    needed = _place_cords(flow, cords, [case_loads[c] for c in rack_cases])
+    needed = _place_cords(flow, cords, [case_loads[c] for c in rack_cases], pins)
     cases = rack_cases + _psu_cases(consumers, cords, flow.first)
     return flow.currents(cases, case_loads, needed, every_case)
 
@@ -427,20 +445,31 @@ def _record_feed(feed: FeedFlow, case: Case, slot_w: list[float], c: Circuitry) 
             feed.worst_a[n], feed.worst_case[n] = current, case
 
 
-def _place_cords(flow: _Flow, cords: list[CordFlow],
-                 case_loads: list[list[float]]) -> dict[int, int]:
+def _place_cords(flow: _Flow, cords: list[CordFlow], case_loads: list[list[float]],
+                 pins: Pins = Pins()) -> dict[int, int]:
     """Each device's cords on one PDU to that PDU's least-loaded circuit with free outlets,
     then each cord to the line (line pair) of that circuit whose worst case stays lowest, then
     to the lowest free outlet wired to that line. Devices in rack order, so a device added
-    to a rack leaves the cords before it where they are."""
+    to a rack leaves the cords before it where they are. Pinned cords take their own outlets
+    first, and reserved outlets are given to none."""
     c = flow.circuitry
     free = [_outlet_bank(c, n) for _ in range(c.pdus) for n in range(c.circuits)]
     assigned_w = [0.0] * len(free)
     slot_cases = [[[0.0] * len(case_loads) for _ in c.slots] for _ in free]
     pdu_cases = [[[0.0] * len(case_loads) for _ in c.slots] for _ in range(c.pdus)]
     used = dict.fromkeys(range(c.pdus), 0)
+    pinned = _take_pinned(c, cords, free, pins)
     groups: dict[tuple[int, int], list[int]] = {}
     for i, cord in enumerate(cords):
+        if i in pinned:
+            circuit = pdu_circuit = cord.pdu * c.circuits + cord.circuit
+            used[cord.pdu] += 1
+            vector = [loads[i] for loads in case_loads]
+            for k, watts in enumerate(vector):
+                slot_cases[pdu_circuit][cord.slot][k] += watts
+                pdu_cases[cord.pdu][cord.slot][k] += watts
+            assigned_w[circuit] += cord.allocated_w
+            continue
         groups.setdefault((cord.device, cord.pdu), []).append(i)
     for (_, pdu), members in groups.items():
         used[pdu] += len(members)
@@ -460,6 +489,40 @@ def _place_cords(flow: _Flow, cords: list[CordFlow],
             cord.circuit, cord.slot = circuit - pdu * c.circuits, slot
             cord.outlet = free[circuit][slot].popleft()
     return used
+
+
+def _take_pinned(c: Circuitry, cords: list[CordFlow], free: list[list[deque[int]]],
+                 pins: Pins) -> set[int]:
+    """Pinned cords on their outlets (circuit and line from the outlet's wiring), those
+    outlets and the reserved ones taken out of ``free``; the pinned cords' indexes. An
+    outlet the profile does not have is left to the caller (build_power reports it)."""
+    if not pins.cords and not pins.reserved:
+        return set()
+    where: dict[int, tuple[int, int]] = {}  # outlet -> (circuit, slot), the same on each PDU
+    for n in range(c.circuits):
+        for s, outlets in enumerate(free[n]):
+            where.update(dict.fromkeys(outlets, (n, s)))
+    first: dict[int, int] = {}
+    for i, cord in enumerate(cords):
+        first.setdefault(cord.device, i)
+    taken: set[tuple[int, int]] = set(pins.reserved)
+    pinned = set()
+    for device, psu, pdu, outlet in pins.cords:
+        if outlet not in where:
+            continue
+        i = first[device] + psu
+        cord = cords[i]
+        cord.circuit, cord.slot = where[outlet]
+        cord.outlet = outlet
+        taken.add((pdu, outlet))
+        pinned.add(i)
+    for pdu, outlet in taken:
+        if outlet in where:
+            n, s = where[outlet]
+            bank = free[pdu * c.circuits + n][s]
+            if outlet in bank:
+                bank.remove(outlet)
+    return pinned
 
 
 def _pick_circuit(pdu: int, circuits: int, free: list[list[deque[int]]],
