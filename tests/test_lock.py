@@ -23,6 +23,8 @@ from cluster_iac.console import format_diagnostic
 from cluster_iac.lock import lock_path
 from cluster_iac.render import Build, PipelineError, build
 from tests.conftest import EXAMPLE_IDS, ROOT, example_build
+from tests.test_growth import TOTALS
+from tests.test_growth import _unexpected as unexpected_lines
 
 Spec = dict[str, Any]
 Change = Callable[[Spec], None]
@@ -73,14 +75,15 @@ def moved(before: Build, after: Build) -> list[tuple[tuple[str, ...], object, ob
             if key in new and new[key] != value]
 
 
-def changed(name: str, change: Change, tmp_path: Path) -> tuple[Build, Build]:
+def changed(name: str, change: Change, tmp_path: Path,
+            emit: bool = False) -> tuple[Build, Build]:
     """The example, and the changed example built with the example's lock."""
     before = build(_write(_load(name), tmp_path / "before.yaml"))
     data = _load(name)
     change(data)
     spec = _write(data, tmp_path / "after.yaml")
     lock_path(spec).write_text(before.lock.after)
-    return before, build(spec, emit=False)
+    return before, build(spec, emit=emit)
 
 
 def _group(data: Spec, index: int) -> Spec:
@@ -135,7 +138,7 @@ CASES = _cases()
 def test_a_change_moves_no_existing_identity(name: str, what: str, change: Change,
                                              tmp_path: Path) -> None:
     try:
-        before, after = changed(name, change, tmp_path)
+        before, after = changed(name, change, tmp_path, emit=what.startswith("add"))
     except PipelineError as exc:
         # a change the design itself refuses (a rack too full, a breaker over its limit):
         # never because of the lock
@@ -143,6 +146,26 @@ def test_a_change_moves_no_existing_identity(name: str, what: str, change: Chang
         assert codes and not any(code.startswith("LOCK-") for code in codes), codes
         return
     assert moved(before, after) == []
+    # and every output line that changes names the added or removed device, its cables, or
+    # is a total (tests/test_growth.py's reading of a diff; a removal is a growth backwards)
+    if what.startswith("add"):
+        assert _unexplained(before, after) == []
+
+
+def _unexplained(before: Build, after: Build) -> list[str]:
+    """test_growth's unexpected lines, less what a new device makes of its neighbours: a
+    JSON entry that now has a comma after it, a new row of a bill of materials."""
+    kept = []
+    for problem in unexpected_lines(before, after):
+        path, _, line = problem.partition(": ")
+        sign, text = line[:2], line[2:]
+        if sign == "+ " and path.startswith(TOTALS):
+            continue  # a new row of loads or parts
+        if sign == "+ " and text.endswith(",") and \
+                text[:-1] in before.files.get(path, "").splitlines():
+            continue  # the same entry, now followed by the new one
+        kept.append(problem)
+    return kept
 
 
 def test_the_battery_catches_an_allocator_that_ignores_the_lock(
