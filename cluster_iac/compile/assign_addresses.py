@@ -30,6 +30,7 @@ from fractions import Fraction
 from ipaddress import IPv4Network
 from itertools import chain
 from operator import attrgetter, itemgetter
+from socket import inet_aton
 from typing import NamedTuple
 
 from cluster_iac.compile.build_management import growth_sorted
@@ -148,16 +149,17 @@ def locked(lock: Lock, network: str, cidr: IPv4Network, members: dict[str, list[
     usable = range(1, size - 1) if cidr.prefixlen < 31 else range(size)
     for entry in lock.of_kind("address", network):
         device, address = entry.key[2], entry.value[0]
-        if int(address) - base not in usable:
+        number = int.from_bytes(inet_aton(address), "big")  # the lock read it as dotted IPv4
+        if number - base not in usable:
             if device in present:
                 problems.append(lock.error(
                     entry, "LOCK-CONFLICT", f"{device}'s {network} address {address} is not "
                     f"a usable address of networks.{network}.cidr {cidr}",
                     lock.way_out(device), column=len(f"address {network} {device} ") + 1))
             continue
-        held.taken.add(int(address))
+        held.taken.add(number)
         if device in present:
-            held.own[device] = str(address)
+            held.own[device] = address
     return held, problems
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Switch
-from cluster_iac.plan.physical import LinkBuilder
+from cluster_iac.plan.physical import LinkBuilder, runs
 from cluster_iac.plan.power import pdu_names
 from cluster_iac.sorting import natural_keys
 from cluster_iac.spec import ClusterSpec
@@ -235,8 +235,7 @@ def access_positions(plan: Plan) -> Iterator[tuple[str, str, str, int, str, str]
             down[network] = plan.catalog.switches[model].ports - UPLINKS
     access = {sw.name: sw.rack for sw in plan.switches if sw.tier == "access"}
     switches = {sw.name for sw in plan.switches if sw.network in NETWORKS}  # uplinks
-    for network, device, switch, port in zip(links.network, links.a_device, links.b_device,
-                                             links.b_port, strict=True):
+    for network, device, switch, port in _management_links(links, down):
         rack = access.get(switch)
         if rack is None or network not in down or device in switches:
             continue
@@ -262,7 +261,8 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
     uplinks = _uplink_ports(net)
     slots: list[Switch | None] = list(lower)
     if net.plan.lock.exists:
-        held = {e.key[2]: e.value[0] for e in net.plan.lock.of_kind("uplink", net.network)}
+        held = {e.key[2]: e.value[1] for e in net.plan.lock.of_kind("uplink", net.network)
+                if e.value[0] == f"{tier[:3]}{level}"}
         slots = _positions(held, [(sw.name, sw) for sw in lower])  # type: ignore[assignment]
         slots = [end[1] if end is not None else None for end in slots]  # type: ignore[index]
     upper: list[Switch] = []
@@ -284,21 +284,33 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
     return upper
 
 
-def uplink_positions(plan: Plan) -> Iterator[tuple[str, str, int]]:
-    """(network, switch, position) of every management switch under an aggregation or core
-    pair: its place among the switches of that level (pair g's port n: g x down + n - 1)."""
+def _management_links(links: Any, networks: Iterable[str],
+                      ) -> Iterator[tuple[str, str, str, str]]:
+    """(network, A device, B device, B port) of the links of ``networks``: the builders lay
+    each network's cables together, so only those runs of the table are read."""
+    wanted = set(networks)
+    for start, stop in runs(links.network):
+        if links.network[start] in wanted:
+            yield from zip(links.network[start:stop], links.a_device[start:stop],
+                           links.b_device[start:stop], links.b_port[start:stop], strict=True)
+
+
+def uplink_positions(plan: Plan) -> Iterator[tuple[str, str, str, int]]:
+    """(network, switch, level, position) of every management switch under an aggregation
+    or core pair: the level's name ('agg1', 'cor2') and its place among the switches of
+    that level (pair g's port n: g x down + n - 1)."""
     tiers = {sw.name: sw for sw in plan.switches if sw.network in NETWORKS}
-    links = plan.links
-    for network, device, switch, port in zip(links.network, links.a_device, links.b_device,
-                                             links.b_port, strict=True):
+    for network, device, switch, port in _management_links(plan.links, NETWORKS):
         upper, lower = tiers.get(switch), tiers.get(device)
         if upper is None or lower is None or upper.tier not in ("aggregation", "core"):
             continue
         if not switch.endswith("-1") and int(switch.rpartition("-")[2]) % 2 == 0:
             continue  # the pair's second switch: the same place
         down = upper.ports - UPLINKS
-        g = (int(switch.rpartition("-")[2]) - 1) // 2
-        yield network, device, g * down + int(port.removeprefix("swp")) - 1
+        level, _, n = switch.rpartition("-")
+        g = (int(n) - 1) // 2
+        yield network, device, level.rpartition("-")[2], g * down + int(port.removeprefix(
+            "swp")) - 1
 
 
 _AFTER_RACK = Switch._fields.index("rack") + 1

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from cluster_iac.errors import CompileError, SpecPath
+from cluster_iac.lock import Lock
 from cluster_iac.plan.physical import Cables, Device, Links, Ports
 from cluster_iac.plan.power_tables import (
     PduLoad,
@@ -317,7 +318,7 @@ class Plan:
     findings: tuple[Any, ...] = ()
     # The identities an earlier render allocated (cluster_iac/lock.py Lock), which the
     # allocating passes keep; an empty Lock on a first render
-    lock: Any = None
+    lock: Lock = field(default_factory=Lock)
 
     @property
     def cables(self) -> Cables:

@@ -188,6 +188,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1,
                         help="Timed CLI runs per size; the least of each figure is shown "
                              "(the issue's figures: 5).")
+    parser.add_argument("--lock", action="store_true",
+                        help="Time the render that reads the spec's lock (a first, untimed "
+                             "render writes it), as every render after the first is.")
     args = parser.parse_args()
     if args.one:
         print(json.dumps(measure(args.one)))
@@ -201,8 +204,8 @@ def main() -> None:
           f"{'PSS MiB':>7} {'stages cpu':>10} {'peak MiB':>8}")
     timed: list[tuple[int, float, float]] = []
     for gpus in args.gpus:
-        runs = [cli_render(gpus, args.jobs) for _ in range(max(1, args.runs))]
-        sampled = cli_render(gpus, args.jobs, sample_pss=True)  # its times are not shown
+        runs = [cli_render(gpus, args.jobs, lock=args.lock) for _ in range(max(1, args.runs))]
+        sampled = cli_render(gpus, args.jobs, sample_pss=True, lock=args.lock)  # not shown
         cli = CliRun(min(r.seconds for r in runs), min(r.cpu_s for r in runs),
                      max(r.peak_mib for r in runs), sampled.pss_mib,
                      min(r.worker_cpu_s for r in runs), min(r.path_s for r in runs),
@@ -245,15 +248,24 @@ class CliRun(NamedTuple):
     parent_after_s: float = 0.0  # the parent's CPU after the fork
 
 
-def cli_render(gpus: int, jobs: int, *, sample_pss: bool = False) -> CliRun:
+def cli_render(gpus: int, jobs: int, *, sample_pss: bool = False, lock: bool = False) -> CliRun:
     """`cluster-iac render` into an empty folder, measured. With ``sample_pss`` the PSS
     sampler runs beside it: reading smaps_rollup walks the page tables of both processes
     (measured 2.7-3.3 s of CPU over one 100k-GPU render, most of a core of the two), so a
-    sampled run's times are not the render's own; main() times unsampled runs only."""
+    sampled run's times are not the render's own; main() times unsampled runs only. With
+    ``lock`` a first render (not timed) writes the spec's lock, and the timed one reads and
+    keeps it, as every render after a cluster's first does."""
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "bench.yaml"
         spec.write_text(spec_yaml(gpus))
         stats = Path(tmp) / "stats.json"
+        if lock:
+            subprocess.run([sys.executable, "-m", "cluster_iac", "render", str(spec), "-o",
+                            str(Path(tmp) / "first")], cwd=ROOT, check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            size = (Path(tmp) / "bench.lock").stat().st_size
+            lines = (Path(tmp) / "bench.lock").read_text().count("\n")
+            print(f"lock at {gpus} GPUs: {size / 2**20:.1f} MiB, {lines} lines", file=sys.stderr)
         start = time.perf_counter()
         child = subprocess.Popen([sys.executable, "-m", "cluster_iac", "render", str(spec),
                                   "-o", str(Path(tmp) / "out"), "--jobs", str(jobs)], cwd=ROOT,
