@@ -208,10 +208,7 @@ def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
             "LOCK-VERSION", f"the lock does not start with '{HEADER}'", line=1, column=1,
             file=file, excerpt=head,
             hint="a lock is written by 'cluster-iac render'; delete it to start again"))
-    try:
-        fast = fast_entries(text) if not problems else None
-    except _OutOfRange:
-        fast = None
+    fast = fast_entries(text) if not problems else None
     if fast is not None:
         lock.entries = fast
     else:  # the plain parser, line by line: it says what is wrong, and where
@@ -258,8 +255,11 @@ def fast_entries(text: str) -> dict[Key, Entry] | None:
     lines are found in the whole text by one pattern: a 100,000-GPU lock's 260,000 lines
     took 2.6 s line by line. tests/test_lock.py holds it to the plain parser."""
     found: list[tuple[Key, tuple[Any, ...], bool]] = []
-    for kind, pattern in _WHOLE.items():
-        found += _make(kind, pattern.findall(text))
+    try:
+        for kind, pattern in _WHOLE.items():
+            found += _make(kind, pattern.findall(text))
+    except _OutOfRange:
+        return None
     lines = text.count("\n") + (not text.endswith("\n"))
     comments = len(_COMMENT.findall(text))
     if len(found) + comments != lines or _CONTROL.search(text) is not None:

@@ -421,3 +421,34 @@ def test_render_check_fails_on_a_missing_or_stale_lock(tmp_path: Path) -> None:
                     .replace("place gpu02 r01 9 8\n", ""))
     stale = runner.invoke(main, ["render", str(spec), "-o", str(out), "--check"])
     assert stale.exit_code == 1 and "+place gpu02 r01 9 8" in stale.output
+
+
+# -- the fast reader against the plain one -------------------------------------------------
+
+def _plain(text: str) -> dict[tuple[str, ...], tuple[object, ...]]:
+    lock = lock_module.Lock(file="x", text=text)
+    for number, line in enumerate(text.splitlines(), start=1):
+        assert lock_module._parse_line(lock, number, line) is None, line
+    return {key: (entry.value, entry.retired) for key, entry in lock.entries.items()}
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
+    text = (ROOT / "examples" / f"{name}.lock").read_text()
+    text += "retired place gone-1 r9 3 2\nretired address bmc gone-1 10.9.9.9\n"
+    fast = lock_module.fast_entries(text)
+    assert fast is not None
+    assert {key: (entry.value, entry.retired) for key, entry in fast.items()} == _plain(text)
+
+
+@pytest.mark.parametrize("line", [
+    "place a r1 0 1", "place a r1 1 101", "address bmc a 10.0.0.01", "address bmc a 1.2.3",
+    "fabric compute a 1 65 s p1", "outlet a PSU0 p 1", "outlet a PSU1 p 1001", "place a r1 1 1 ",
+    "place  a r1 1 1", "uplink bmc a agg1 100001", "lustre ost 01 a", "# \x1b comment",
+    "address bmc a 256.0.0.1", "place a r1 1 1\r",
+])
+def test_the_fast_reader_leaves_every_odd_line_to_the_plain_one(line: str) -> None:
+    """Anything the fast reader cannot read exactly as the plain one would, it refuses,
+    so the plain reader locates it."""
+    text = f"{lock_module.HEADER}\n{line}\n"
+    assert lock_module.fast_entries(text) is None
