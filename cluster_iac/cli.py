@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
@@ -18,11 +19,21 @@ from cluster_iac.render import PARALLEL_NODES, Build, PipelineError, build, rend
 
 if TYPE_CHECKING:
     from cluster_iac.emit.parallel import WorkerUsage
+    from cluster_iac.findings_output import FindingsLog
     from cluster_iac.render import Findings
     from cluster_iac.source import SourceMap
 
 SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 STRICT = click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+FORMAT = click.option(
+    "--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
+    show_default=True, help="Findings as text for people (standard error), or as one JSON "
+    "(schemas/findings.schema.json) or SARIF 2.1.0 document on standard output, where the "
+    "command's other output then goes to standard error.")
+FINDINGS_FILE = click.option(
+    "--output-findings", "findings_file", type=click.Path(dir_okay=False, path_type=Path),
+    help="With --format json or sarif: write the document to this file instead; the "
+         "terminal then shows what --format text shows.")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -34,10 +45,13 @@ def main() -> None:
 @main.command()
 @SPEC
 @STRICT
-def validate(spec: Path, strict: bool) -> None:
+@FORMAT
+@FINDINGS_FILE
+def validate(spec: Path, strict: bool, fmt: str, findings_file: Path | None) -> None:
     """Check SPEC and its design; exit 1 on any error."""
-    result = _build_or_exit(spec, strict=strict, emit=False)
-    click.echo(f"{spec}: ok ({_summary(result)})")
+    with _findings("validate", spec, fmt, findings_file):
+        result = _build_or_exit(spec, strict=strict, emit=False)
+        _say(f"{spec}: ok ({_summary(result)})")
 
 
 def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
@@ -64,8 +78,16 @@ def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None
                    "plan renders in one process, where a fork would cost more than it "
                    "saves).")
 @STRICT
-def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool) -> None:
+@FORMAT
+@FINDINGS_FILE
+def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool, fmt: str,
+           findings_file: Path | None) -> None:
     """Render every output file of SPEC into OUT_DIR."""
+    with _findings("render", spec, fmt, findings_file):
+        _render(spec, out_dir, check, jobs, strict)
+
+
+def _render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool) -> None:
     from cluster_iac.emit.parallel import EmitWorkerError
     from cluster_iac.writer import OutputRefused
 
@@ -83,8 +105,8 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
         sys.exit(1)
     except OSError as exc:
         _write_failed(exc, out_dir)
-    click.echo(f"{out_dir}: {written.files} files, {len(written.changed)} changed "
-               f"({_summary(result)})")
+    _say(f"{out_dir}: {written.files} files, {len(written.changed)} changed "
+         f"({_summary(result)})")
     _process_stats(written.workers)
 
 
@@ -94,10 +116,10 @@ def _check(spec: Path, out_dir: Path, result: Build) -> None:
 
     diff = stale_diff(out_dir, result.files)
     if diff:
-        click.echo(diff, nl=False)
+        _say(diff, nl=False)
         click.echo(f"{out_dir}: stale; run 'cluster-iac render {spec} -o {out_dir}'", err=True)
         sys.exit(1)
-    click.echo(f"{out_dir}: up to date ({len(result.files)} files)")
+    _say(f"{out_dir}: up to date ({len(result.files)} files)")
 
 
 @main.command("plan")
@@ -178,8 +200,60 @@ def _write_failed(exc: OSError, target: Path) -> NoReturn:
 
 def _print_diagnostics(diagnostics: list[Diagnostic], source: SourceMap | None,
                        file: str) -> None:
+    if _MACHINE is not None:
+        _MACHINE.add(diagnostics, source)
+        if _MACHINE_ON_STDOUT:
+            return
     for diag in diagnostics:
         click.echo(format_diagnostic(diag, source, file), err=True)
+
+
+_MACHINE: FindingsLog | None = None  # this run's findings, with --format json or sarif
+_MACHINE_ON_STDOUT = False  # ... and the document goes to standard output
+
+
+@contextlib.contextmanager
+def _findings(command: str, spec: Path, fmt: str, file: Path | None) -> Iterator[None]:
+    """With --format json or sarif, every finding of the block (findings_output.py), written
+    once at its end, on success and on exit 1 alike; text: nothing to do."""
+    global _MACHINE, _MACHINE_ON_STDOUT
+    if fmt == "text":
+        if file is not None:
+            raise click.UsageError("--output-findings needs --format json or sarif")
+        yield
+        return
+    from cluster_iac.findings_output import FindingsLog
+
+    log = FindingsLog(command, str(spec))
+    _MACHINE, _MACHINE_ON_STDOUT = log, file is None
+    code = 1  # unless the block ends normally or says otherwise
+    try:
+        yield
+        code = 0
+    except SystemExit as exc:
+        code = 1 if isinstance(exc.code, str) else int(exc.code or 0)
+        raise
+    finally:
+        _MACHINE, _MACHINE_ON_STDOUT = None, False
+        text = _json(log.document(fmt, code))
+        if file is None:
+            click.echo(text, nl=False)
+        else:
+            _write_findings(file, text)
+
+
+def _write_findings(file: Path, text: str) -> None:
+    from cluster_iac.writer import write_file
+
+    try:
+        write_file(file, text)
+    except OSError as exc:
+        _write_failed(exc, file)
+
+
+def _say(text: str, nl: bool = True) -> None:
+    """A line for people: on standard output, unless a findings document goes there."""
+    click.echo(text, nl=nl, err=_MACHINE_ON_STDOUT)
 
 
 def _summary(result: Build) -> str:
