@@ -9,7 +9,11 @@ column of the text output's head line. The JSON validates against schemas/findin
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -205,3 +209,99 @@ def test_a_hostile_file_name_stays_one_field(tmp_path: Path) -> None:
 def test_the_end_of_a_region_is_given_only_where_it_is_certain(
         lines: list[str], line: int, column: int, key: str | None, end: int | None) -> None:
     assert span_end(lines, line, column, key) == end
+
+
+# The README's "Findings for CI": its snippets, run as written (install lines aside).
+
+def _readme_yaml(marker: str) -> Any:
+    from ruamel.yaml import YAML
+
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index(marker)
+    block = re.compile(r"^```yaml\n(.*?)^```$", re.M | re.S).search(readme, start)
+    assert block, marker
+    return YAML(typ="safe").load(block.group(1))
+
+
+def _shell(lines: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The snippet's commands in bash, each stopping the job on failure as CI does; the
+    install commands left out (this checkout's cluster-iac is on PATH)."""
+    script = "\n".join(["set -e"] + [ln for ln in lines
+                                     if not ln.startswith(("pip install", "apt-get"))])
+    env = {**os.environ,
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(["bash", "-c", script], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def _repository(tmp_path: Path, *, error: bool) -> Path:
+    """A repository's root: cluster.yaml (minimal, or with a misspelt key) and its tree,
+    rendered from the minimal example and then made stale."""
+    shutil.copy(ROOT / "examples" / "minimal.yaml", tmp_path / "cluster.yaml")
+    assert _cli("render", tmp_path / "cluster.yaml", "-o", tmp_path / "rendered").exit_code == 0
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(spec.read_text().replace("name: tiny", "name: small")
+                    + ("bogus_key: 1\n" if error else ""))
+    return tmp_path
+
+
+def test_readme_pre_commit_config_names_the_shipped_hooks() -> None:
+    from ruamel.yaml import YAML
+
+    config = _readme_yaml("**pre-commit.**")
+    shipped = YAML(typ="safe").load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    [repo] = config["repos"]
+    assert [h["id"] for h in repo["hooks"]] == [h["id"] for h in shipped]
+
+
+@pytest.mark.parametrize("error", [False, True], ids=["stale", "design-error"])
+def test_readme_github_workflow_fails_the_job_and_uploads_the_sarif(
+        tmp_path: Path, error: bool) -> None:
+    workflow = _readme_yaml("**GitHub Actions.**")
+    assert workflow["permissions"]["security-events"] == "write"
+    steps = workflow["jobs"]["cluster-iac"]["steps"]
+    [check] = [s for s in steps if "run" in s and "--check" in s["run"]]
+    [upload] = [s for s in steps if s.get("uses", "").startswith(
+        "github/codeql-action/upload-sarif@")]
+    assert upload["if"] == "always()"
+    root = _repository(tmp_path, error=error)
+    run = _shell([check["run"]], root)
+    assert run.returncode == 1, run.stdout + run.stderr
+    sarif = root / upload["with"]["sarif_file"]
+    document = json.loads(sarif.read_text())
+    _valid(document, SARIF_SCHEMA_FILE)
+    results = document["runs"][0]["results"]
+    if error:
+        assert [r["ruleId"] for r in results] == ["SPEC-UNKNOWN-KEY"]
+        location = results[0]["locations"][0]["physicalLocation"]
+        assert location["artifactLocation"]["uri"] == "cluster.yaml"
+        assert location["region"]["startLine"] == len(
+            (root / "cluster.yaml").read_text().splitlines())
+    else:
+        assert "rendered: stale" in run.stderr and [r["level"] for r in results] == ["note"]
+        # rendered again, the same step passes
+        assert _cli("render", root / "cluster.yaml", "-o", root / "rendered").exit_code == 0
+        assert _shell([check["run"]], root).returncode == 0
+
+
+def test_readme_gitlab_job_writes_a_code_quality_report(tmp_path: Path) -> None:
+    if shutil.which("jq") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("jq is missing: .ci/install-deps installs it")
+        pytest.skip("jq is not installed (apt-get install jq)")
+    job = _readme_yaml("**GitLab CI.**")["cluster-iac"]
+    assert job["artifacts"]["when"] == "always"
+    root = _repository(tmp_path, error=True)
+    script = _shell(job["before_script"] + job["script"], root)
+    assert script.returncode == 1 and "error[SPEC-UNKNOWN-KEY]" in script.stderr
+    after = _shell(job["after_script"], root)
+    assert after.returncode == 0, after.stderr
+    report = json.loads((root / job["artifacts"]["reports"]["codequality"]).read_text())
+    findings = json.loads((root / "cluster-iac.json").read_text())["findings"]
+    assert report == [{
+        "description": f"{f['code']}: {f['message']}", "check_name": f["code"],
+        "fingerprint": f"{f['code']}:cluster.yaml:{f['line']}:{f['column']}",
+        "severity": {"error": "major", "warning": "minor", "info": "info"}[f["severity"]],
+        "location": {"path": "cluster.yaml", "lines": {"begin": f["line"]}},
+    } for f in findings]
+    assert [r["severity"] for r in report] == ["major"]
