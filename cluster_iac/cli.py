@@ -98,11 +98,9 @@ def _render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bo
         result, written = _or_exit(spec, lambda findings: render_into(
             spec, out_dir, strict=strict, jobs=jobs, on_findings=findings))
     except EmitWorkerError as exc:
-        click.echo(f"{spec}: error[EMIT-WORKER] {exc}; nothing written", err=True)
-        sys.exit(1)
+        _fail(spec, "EMIT-WORKER", f"{exc}; nothing written")
     except OutputRefused as exc:
-        click.echo(f"{exc.filename}: error[IO-FOREIGN] nothing written: {exc.strerror}", err=True)
-        sys.exit(1)
+        _fail(exc.filename, "IO-FOREIGN", f"nothing written: {exc.strerror}")
     except OSError as exc:
         _write_failed(exc, out_dir)
     _say(f"{out_dir}: {written.files} files, {len(written.changed)} changed "
@@ -194,7 +192,15 @@ def _or_exit(spec: Path, run: Callable[[Findings], Run]) -> Run:
 def _write_failed(exc: OSError, target: Path) -> NoReturn:
     """A file the OS refused (permissions, a file where a folder must be): say which, exit 1."""
     where = exc.filename or target
-    click.echo(f"{where}: error[IO-WRITE] cannot write output: {exc.strerror or exc}", err=True)
+    _fail(where, "IO-WRITE", f"cannot write output: {exc.strerror or exc}")
+
+
+def _fail(where: object, code: str, message: str) -> NoReturn:
+    """An error about an output file or the emitter worker, not about a spec line: said,
+    listed among the findings of --format json or sarif, exit 1."""
+    click.echo(f"{where}: error[{code}] {message}", err=True)
+    if _MACHINE is not None:
+        _MACHINE.add_outside(code, str(where), message)
     sys.exit(1)
 
 

@@ -96,6 +96,11 @@ class FindingsLog:
             self.findings.append(Finding(diag, file, line, column,
                                          None if end is None else (line, end)))
 
+    def add_outside(self, code: str, file: str, message: str) -> None:
+        """An error about a file that is not the spec (an output the OS refused), cited at
+        its first line."""
+        self.findings.append(Finding(Diagnostic(code, message), file, 1, 1, None))
+
     def document(self, fmt: str, exit_code: int) -> dict[str, object]:
         """The JSON (``fmt`` 'json') or SARIF ('sarif') document of the run."""
         return self.json(exit_code) if fmt == "json" else self.sarif()

@@ -305,3 +305,17 @@ def test_readme_gitlab_job_writes_a_code_quality_report(tmp_path: Path) -> None:
         "location": {"path": "cluster.yaml", "lines": {"begin": f["line"]}},
     } for f in findings]
     assert [r["severity"] for r in report] == ["major"]
+
+
+def test_an_output_the_os_refuses_is_a_finding_too(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = _cli("render", ROOT / "examples" / "minimal.yaml", "-o", blocker / "out",
+                  "--format", "sarif")
+    assert result.exit_code == 1 and "error[IO-WRITE] cannot write output" in result.stderr
+    document = json.loads(result.stdout)
+    _valid(document, SARIF_SCHEMA_FILE)
+    item = document["runs"][0]["results"][-1]
+    assert (item["ruleId"], item["level"]) == ("IO-WRITE", "error")
+    uri = item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri.startswith("file:///") and uri.endswith("/a-file")
