@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 
@@ -25,15 +26,28 @@ if TYPE_CHECKING:
 
 SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 STRICT = click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-FORMAT = click.option(
-    "--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
-    show_default=True, help="Findings as text for people (standard error), or as one JSON "
-    "(schemas/findings.schema.json) or SARIF 2.1.0 document on standard output, where the "
-    "command's other output then goes to standard error.")
-FINDINGS_FILE = click.option(
-    "--output-findings", "findings_file", type=click.Path(dir_okay=False, path_type=Path),
-    help="With --format json or sarif: write the document to this file instead; the "
-         "terminal then shows what --format text shows.")
+
+Command = TypeVar("Command", bound=Callable[..., None])
+
+
+def FINDINGS(command: Command) -> Command:  # a decorator, as SPEC and STRICT are
+    """--format and --output-findings on ``command``, which runs inside ``_findings``."""
+
+    @functools.wraps(command)
+    def run(*args: object, fmt: str, findings_file: Path | None, **kwargs: Any) -> None:
+        with _findings(command.__name__, kwargs["spec"], fmt, findings_file):
+            command(*args, **kwargs)
+
+    run = click.option(
+        "--output-findings", "findings_file", type=click.Path(dir_okay=False, path_type=Path),
+        help="With --format json or sarif: write the document to this file instead; the "
+             "terminal then shows what --format text shows.")(run)
+    run = click.option(
+        "--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
+        show_default=True, help="Findings as text for people (standard error), or as one "
+        "JSON (schemas/findings.schema.json) or SARIF 2.1.0 document on standard output, "
+        "where the command's other output then goes to standard error.")(run)
+    return cast(Command, run)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -45,13 +59,11 @@ def main() -> None:
 @main.command()
 @SPEC
 @STRICT
-@FORMAT
-@FINDINGS_FILE
-def validate(spec: Path, strict: bool, fmt: str, findings_file: Path | None) -> None:
+@FINDINGS
+def validate(spec: Path, strict: bool) -> None:
     """Check SPEC and its design; exit 1 on any error."""
-    with _findings("validate", spec, fmt, findings_file):
-        result = _build_or_exit(spec, strict=strict, emit=False)
-        _say(f"{spec}: ok ({_summary(result)})")
+    result = _build_or_exit(spec, strict=strict, emit=False)
+    _say(f"{spec}: ok ({_summary(result)})")
 
 
 def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
@@ -78,16 +90,9 @@ def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None
                    "plan renders in one process, where a fork would cost more than it "
                    "saves).")
 @STRICT
-@FORMAT
-@FINDINGS_FILE
-def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool, fmt: str,
-           findings_file: Path | None) -> None:
+@FINDINGS
+def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool) -> None:
     """Render every output file of SPEC into OUT_DIR."""
-    with _findings("render", spec, fmt, findings_file):
-        _render(spec, out_dir, check, jobs, strict)
-
-
-def _render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool) -> None:
     from cluster_iac.emit.parallel import EmitWorkerError
     from cluster_iac.writer import OutputRefused
 
