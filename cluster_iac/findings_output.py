@@ -86,6 +86,7 @@ class FindingsLog:
     command: str
     spec: str
     findings: list[Finding] = field(default_factory=list)
+    outside: bool = False  # an error about a file other than the spec was added
 
     def add(self, diagnostics: list[Diagnostic], source: SourceMap | None) -> None:
         for diag in diagnostics:
@@ -100,10 +101,11 @@ class FindingsLog:
         """An error about a file that is not the spec (an output the OS refused), cited at
         its first line."""
         self.findings.append(Finding(Diagnostic(code, message), file, 1, 1, None))
+        self.outside = True
 
     def document(self, fmt: str, exit_code: int) -> dict[str, object]:
         """The JSON (``fmt`` 'json') or SARIF ('sarif') document of the run."""
-        return self.json(exit_code) if fmt == "json" else self.sarif()
+        return self.json(exit_code) if fmt == "json" else self.sarif(exit_code)
 
     def json(self, exit_code: int) -> dict[str, object]:
         counts = {s.value: 0 for s in Severity}
@@ -116,7 +118,7 @@ class FindingsLog:
             "counts": counts, "findings": [f.record() for f in self.findings],
         }
 
-    def sarif(self) -> dict[str, object]:
+    def sarif(self, exit_code: int) -> dict[str, object]:
         codes = list(dict.fromkeys(f.diagnostic.code for f in self.findings))
         index = {code: i for i, code in enumerate(codes)}
         return {
@@ -127,6 +129,9 @@ class FindingsLog:
                                     "semanticVersion": __version__,
                                     "rules": [self._rule(code) for code in codes]}},
                 "columnKind": "unicodeCodePoints",
+                # findings are results of a run that went to its end; an output the OS
+                # refused (add_outside) is a run that did not
+                "invocations": [{"executionSuccessful": not self.outside, "exitCode": exit_code}],
                 "results": [_result(f, index[f.diagnostic.code]) for f in self.findings],
             }],
         }

@@ -78,6 +78,7 @@ def test_sarif_of_every_invalid_spec_is_valid_and_points_where_the_text_does(
     document = json.loads(sarif_file.read_text())
     _valid(document, SARIF_SCHEMA_FILE)
     [run] = document["runs"]
+    assert run["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
     text = _heads(result.output)
     assert text, result.output  # an invalid spec has findings
     sarif = []
@@ -315,7 +316,9 @@ def test_an_output_the_os_refuses_is_a_finding_too(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "error[IO-WRITE] cannot write output" in result.stderr
     document = json.loads(result.stdout)
     _valid(document, SARIF_SCHEMA_FILE)
-    item = document["runs"][0]["results"][-1]
+    [run] = document["runs"]
+    assert run["invocations"] == [{"executionSuccessful": False, "exitCode": 1}]
+    item = run["results"][-1]
     assert (item["ruleId"], item["level"]) == ("IO-WRITE", "error")
     uri = item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri.startswith("file:///") and uri.endswith("/a-file")
