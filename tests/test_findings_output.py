@@ -24,7 +24,7 @@ from click.testing import CliRunner, Result
 
 from cluster_iac.cli import main
 from cluster_iac.findings_output import SARIF_SCHEMA, SCHEMA_VERSION, span_end
-from tests.conftest import ROOT
+from tests.conftest import EXAMPLES, ROOT
 
 INVALID = ROOT / "tests" / "data" / "invalid"
 CASES = sorted(INVALID.rglob("*.yaml"))
@@ -322,3 +322,13 @@ def test_an_output_the_os_refuses_is_a_finding_too(tmp_path: Path) -> None:
     assert (item["ruleId"], item["level"]) == ("IO-WRITE", "error")
     uri = item["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri.startswith("file:///") and uri.endswith("/a-file")
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_json_of_every_example_follows_its_schema(example: Path) -> None:
+    result = _cli("validate", example, "--format", "json")
+    assert result.exit_code == 0
+    document = json.loads(result.stdout)
+    _valid(document, FINDINGS_SCHEMA_FILE)
+    assert document["counts"]["error"] == 0 and document["exit_code"] == 0
+    assert f"{len(document['findings'])} finding(s))" in result.stderr
