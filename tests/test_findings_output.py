@@ -332,3 +332,34 @@ def test_json_of_every_example_follows_its_schema(example: Path) -> None:
     _valid(document, FINDINGS_SCHEMA_FILE)
     assert document["counts"]["error"] == 0 and document["exit_code"] == 0
     assert f"{len(document['findings'])} finding(s))" in result.stderr
+
+
+def _resolve(data: Any, path: list[str | int]) -> Any:
+    for part in path:
+        data = data[part]
+    return data
+
+
+@pytest.mark.parametrize("case", CASES, ids=_id)
+def test_every_region_end_spans_the_cited_key_or_value(case: Path) -> None:
+    """Where a finding has an end, the text from its start to its end is the key it cites
+    or, read as YAML, the value at its spec path in the loaded file."""
+    from ruamel.yaml import YAML
+
+    result = _cli("validate", case, "--format", "json")
+    findings = [f for f in json.loads(result.stdout)["findings"] if "end_line" in f]
+    if not findings:
+        return
+    text = case.read_bytes().decode("utf-8")
+    data = YAML().load(text)
+    lines = text.split("\n")
+    for finding in findings:
+        assert finding["end_line"] == finding["line"]
+        line = lines[finding["line"] - 1]
+        region = line[finding["column"] - 1:finding["end_column"] - 1]
+        assert finding["end_column"] <= len(line) + 1 and region == region.strip() != ""
+        path = finding["spec_path"]
+        if path and region == str(path[-1]):
+            continue
+        shown, value = YAML(typ="safe", pure=True).load(region), _resolve(data, path)
+        assert shown == value or (shown != shown and value != value), (finding, region)  # nan
