@@ -207,22 +207,23 @@ def span_end(lines: list[str], line: int, column: int, key: str | None = None) -
         return column + len(key) if _plain_key_at(rest, key) else None
     if rest[0] in "'\"":
         length = _quoted_length(rest)
-        return None if length is None else column + length
+        if length is None or re.match(r"[ \t]*:", rest[length:]):
+            return None  # not closed on the line, or a key (the mapping it opens starts here)
+        return column + length
     if rest[0] in "[]{}|>&*!%@`#,?-:" and not re.match(r"[-?:]\S", rest):
         return None
     depth = _flow_depth(text[:column - 1])
     if depth is None:
         return None
+    stop = (_FLOW_STOP if depth > 0 else _BLOCK_STOP).search(rest)
+    assert stop is not None  # the patterns match at the end of the line at least
+    if not stop.start() or stop.group().startswith(":"):
+        return None  # a key: the node that starts here is the mapping it opens
     if depth > 0:
-        stop = _FLOW_STOP.search(rest)
-        assert stop is not None  # the pattern matches at the end of the line at least
-        return column + stop.start() if stop.start() else None
-    stop = _BLOCK_STOP.search(rest)
-    assert stop is not None
-    scalar = rest[:stop.start()]
-    if not scalar or _FLOW_CHARS.search(rest.split(" #")[0]) or _continues(lines, line, column):
+        return column + stop.start()
+    if _FLOW_CHARS.search(rest.split(" #")[0]) or _continues(lines, line, column):
         return None
-    return column + len(scalar)
+    return column + stop.start()
 
 
 def _continues(lines: list[str], line: int, column: int) -> bool:

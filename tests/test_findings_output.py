@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -21,10 +22,13 @@ from typing import Any
 import jsonschema
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import HealthCheck, given, settings
+from ruamel.yaml import YAML
 
 from cluster_iac.cli import main
 from cluster_iac.findings_output import SARIF_SCHEMA, SCHEMA_VERSION, span_end
 from tests.conftest import EXAMPLES, ROOT
+from tests.fuzz_specs import mutated_specs
 
 INVALID = ROOT / "tests" / "data" / "invalid"
 CASES = sorted(INVALID.rglob("*.yaml"))
@@ -206,6 +210,9 @@ def test_a_hostile_file_name_stays_one_field(tmp_path: Path) -> None:
     (["x: &anchor 1"], 1, 4, None, None),
     (["x: {a: 1}"], 1, 4, None, None),
     (["x: 1"], 1, 1, "y", None),  # the key is not where the finding says
+    (["- name: a", "  pdu: p"], 1, 3, None, None),  # a mapping starts here, not a scalar
+    (["x: [a: 1]"], 1, 5, None, None),
+    (["x:", "  'a': 1"], 2, 3, None, None),
 ])
 def test_the_end_of_a_region_is_given_only_where_it_is_certain(
         lines: list[str], line: int, column: int, key: str | None, end: int | None) -> None:
@@ -334,6 +341,27 @@ def test_json_of_every_example_follows_its_schema(example: Path) -> None:
     assert f"{len(document['findings'])} finding(s))" in result.stderr
 
 
+def _spans_what_it_cites(finding: dict[str, Any], lines: list[str], data: Any) -> None:
+    """The text from a finding's start to its end is a key on its spec path (the finding's
+    own, or the parent it is cited at when the file leaves the path out) or, read as YAML,
+    the value there."""
+    assert finding["end_line"] == finding["line"]
+    line = lines[finding["line"] - 1]
+    region = line[finding["column"] - 1:finding["end_column"] - 1]
+    assert finding["end_column"] <= len(line) + 1 and region == region.strip() != ""
+    path = finding["spec_path"]
+    if region in map(str, path):
+        return
+    shown = YAML(typ="safe", pure=True).load(region)
+    values = []
+    for depth in range(len(path), 0, -1):
+        try:
+            values.append(_resolve(data, path[:depth]))
+        except (KeyError, IndexError, TypeError):
+            continue
+    assert any(shown == v or (shown != shown and v != v) for v in values), (finding, region)
+
+
 def _resolve(data: Any, path: list[str | int]) -> Any:
     for part in path:
         data = data[part]
@@ -342,24 +370,43 @@ def _resolve(data: Any, path: list[str | int]) -> Any:
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_every_region_end_spans_the_cited_key_or_value(case: Path) -> None:
-    """Where a finding has an end, the text from its start to its end is the key it cites
-    or, read as YAML, the value at its spec path in the loaded file."""
-    from ruamel.yaml import YAML
-
+    """Where a finding of an invalid spec has an end, it spans what the finding cites."""
     result = _cli("validate", case, "--format", "json")
     findings = [f for f in json.loads(result.stdout)["findings"] if "end_line" in f]
-    if not findings:
-        return
-    text = case.read_bytes().decode("utf-8")
+    if findings:
+        text = case.read_bytes().decode("utf-8")
+        for finding in findings:
+            _spans_what_it_cites(finding, text.split("\n"), YAML().load(text))
+
+
+FUZZ = Path(tempfile.mkdtemp(prefix="cluster-iac-findings-fuzz-"))
+
+
+@settings(max_examples=int(os.environ.get("FINDINGS_FUZZ_EXAMPLES", "25")), deadline=None,
+          derandomize=os.environ.get("CI") == "true", database=None,
+          suppress_health_check=list(HealthCheck))
+@given(mutated_specs())
+def test_mutated_examples_give_valid_documents_and_true_regions(case: tuple[str, Any]) -> None:
+    """The fuzz test's mutated examples (tests/fuzz_specs.py: hostile strings, huge numbers,
+    renamed keys), written by the project's YAML writer: both documents follow their
+    schemas, and every region end spans what its finding cites."""
+    from cluster_iac.emit.formats import yaml_text
+    from cluster_iac.findings_output import FindingsLog
+    from cluster_iac.render import PipelineError, build
+
+    text = yaml_text(case[1])
+    spec = FUZZ / "spec.yaml"
+    spec.write_text(text, encoding="utf-8")
+    log = FindingsLog("validate", str(spec))
+    try:
+        built = build(spec, emit=False)
+        log.add(built.findings, built.source)
+    except PipelineError as exc:
+        log.add(exc.diagnostics, exc.source)
+    _valid(json.loads(json.dumps(log.document("sarif", 1))), SARIF_SCHEMA_FILE)
+    document = json.loads(json.dumps(log.document("json", 1)))
+    _valid(document, FINDINGS_SCHEMA_FILE)
     data = YAML().load(text)
-    lines = text.split("\n")
-    for finding in findings:
-        assert finding["end_line"] == finding["line"]
-        line = lines[finding["line"] - 1]
-        region = line[finding["column"] - 1:finding["end_column"] - 1]
-        assert finding["end_column"] <= len(line) + 1 and region == region.strip() != ""
-        path = finding["spec_path"]
-        if path and region == str(path[-1]):
-            continue
-        shown, value = YAML(typ="safe", pure=True).load(region), _resolve(data, path)
-        assert shown == value or (shown != shown and value != value), (finding, region)  # nan
+    for finding in document["findings"]:
+        if "end_line" in finding:
+            _spans_what_it_cites(finding, text.split("\n"), data)
