@@ -246,7 +246,8 @@ def _findings(command: str, spec: Path, fmt: str, file: Path | None) -> Iterator
         raise
     finally:
         _MACHINE, _MACHINE_ON_STDOUT = None, False
-        text = _json(log.document(fmt, code))
+        text = json.dumps(log.document(fmt, code), indent=2, sort_keys=True,
+                          allow_nan=False) + "\n"
         if file is None:
             click.echo(text, nl=False)
         else:

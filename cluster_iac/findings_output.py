@@ -8,6 +8,7 @@ the end. Both documents come from ``json.dumps``: no spec string can add a field
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -302,7 +303,10 @@ def _rule_name(code: str) -> str:
 
 
 def _plain(value: object) -> object:
-    """A finding's detail as JSON has it: numbers, text, booleans and null as they are."""
+    """A finding's detail as JSON has it: numbers, text, booleans and null as they are; an
+    infinite or NaN figure as text (JSON has no such number)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)

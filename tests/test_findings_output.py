@@ -410,3 +410,16 @@ def test_mutated_examples_give_valid_documents_and_true_regions(case: tuple[str,
     for finding in document["findings"]:
         if "end_line" in finding:
             _spans_what_it_cites(finding, text.split("\n"), data)
+
+
+def test_a_non_finite_figure_is_text_so_the_document_stays_json() -> None:
+    from cluster_iac.errors import Diagnostic
+    from cluster_iac.findings_output import FindingsLog
+
+    log = FindingsLog("validate", "spec.yaml")
+    log.add([Diagnostic("POWER-BREAKER", "over", details={"measured": float("inf"),
+                                                          "limit": 25.6, "unit": "A"})], None)
+    document = log.document("json", 1)
+    json.dumps(document, allow_nan=False)  # raises on NaN or Infinity
+    _valid(document, FINDINGS_SCHEMA_FILE)
+    assert document["findings"][0]["details"] == {"limit": 25.6, "measured": "inf", "unit": "A"}
