@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 
 import click
 
@@ -18,6 +20,7 @@ from cluster_iac.render import PARALLEL_NODES, Build, PipelineError, build, rend
 
 if TYPE_CHECKING:
     from cluster_iac.emit.parallel import WorkerUsage
+    from cluster_iac.findings_output import FindingsLog
     from cluster_iac.render import Findings
     from cluster_iac.source import SourceMap
 
@@ -27,6 +30,28 @@ REALLOCATE = click.option(
     "--reallocate", multiple=True, metavar="DEVICE",
     help="Give DEVICE new identities instead of those the lock records (repeatable); "
          "'retired' frees every identity of removed devices.")
+
+Command = TypeVar("Command", bound=Callable[..., None])
+
+
+def FINDINGS(command: Command) -> Command:  # a decorator, as SPEC and STRICT are
+    """--format and --output-findings on ``command``, which runs inside ``_findings``."""
+
+    @functools.wraps(command)
+    def run(*args: object, fmt: str, findings_file: Path | None, **kwargs: Any) -> None:
+        with _findings(command.__name__, kwargs["spec"], fmt, findings_file):
+            command(*args, **kwargs)
+
+    run = click.option(
+        "--output-findings", "findings_file", type=click.Path(dir_okay=False, path_type=Path),
+        help="With --format json or sarif: write the document to this file instead; the "
+             "terminal then shows what --format text shows.")(run)
+    run = click.option(
+        "--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text",
+        show_default=True, help="Findings as text for people (standard error), or as one "
+        "JSON (schemas/findings.schema.json) or SARIF 2.1.0 document on standard output, "
+        "where the command's other output then goes to standard error.")(run)
+    return cast(Command, run)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -39,10 +64,11 @@ def main() -> None:
 @SPEC
 @STRICT
 @REALLOCATE
+@FINDINGS
 def validate(spec: Path, strict: bool, reallocate: tuple[str, ...]) -> None:
     """Check SPEC, its lock and its design; exit 1 on any error. Writes nothing."""
     result = _build_or_exit(spec, strict=strict, emit=False, reallocate=reallocate)
-    click.echo(f"{spec}: ok ({_summary(result)})")
+    _say(f"{spec}: ok ({_summary(result)})")
 
 
 def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
@@ -70,6 +96,7 @@ def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None
                    "saves).")
 @STRICT
 @REALLOCATE
+@FINDINGS
 def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool,
            reallocate: tuple[str, ...]) -> None:
     """Render every output file of SPEC into the -o folder, and write SPEC's lock beside it
@@ -86,18 +113,16 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
             spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
             reallocate=reallocate))
     except EmitWorkerError as exc:
-        click.echo(f"{spec}: error[EMIT-WORKER] {exc}; nothing written", err=True)
-        sys.exit(1)
+        _fail(spec, "EMIT-WORKER", f"{exc}; nothing written")
     except OutputRefused as exc:
-        click.echo(f"{exc.filename}: error[IO-FOREIGN] nothing written: {exc.strerror}", err=True)
-        sys.exit(1)
+        _fail(exc.filename, "IO-FOREIGN", f"nothing written: {exc.strerror}")
     except OSError as exc:
         _write_failed(exc, out_dir)
-    click.echo(f"{out_dir}: {written.files} files, {len(written.changed)} changed "
-               f"({_summary(result)})")
+    _say(f"{out_dir}: {written.files} files, {len(written.changed)} changed "
+         f"({_summary(result)})")
     if result.lock is not None and result.lock.stale:
-        click.echo(f"{result.lock.path}: {'written' if result.lock.before is None else 'updated'}"
-                   f" (commit it with the spec)")
+        _say(f"{result.lock.path}: {'written' if result.lock.before is None else 'updated'}"
+             f" (commit it with the spec)")
     _process_stats(written.workers)
 
 
@@ -115,12 +140,12 @@ def _check(spec: Path, out_dir: Path, result: Build) -> None:
             (lock.before or "").splitlines(keepends=True), lock.after.splitlines(keepends=True),
             "/dev/null" if lock.before is None else f"a/{name}", f"b/{name}"))
     if diff:
-        click.echo(diff, nl=False)
+        _say(diff, nl=False)
         if lock is not None and lock.stale:
             click.echo(f"{lock.path}: {'missing' if lock.before is None else 'stale'}", err=True)
         click.echo(f"{out_dir}: stale; run 'cluster-iac render {spec} -o {out_dir}'", err=True)
         sys.exit(1)
-    click.echo(f"{out_dir}: up to date ({len(result.files)} files)")
+    _say(f"{out_dir}: up to date ({len(result.files)} files)")
 
 
 @main.command("plan")
@@ -196,14 +221,75 @@ def _or_exit(spec: Path, run: Callable[[Findings], Run]) -> Run:
 def _write_failed(exc: OSError, target: Path) -> NoReturn:
     """A file the OS refused (permissions, a file where a folder must be): say which, exit 1."""
     where = exc.filename or target
-    click.echo(f"{where}: error[IO-WRITE] cannot write output: {exc.strerror or exc}", err=True)
+    _fail(where, "IO-WRITE", f"cannot write output: {exc.strerror or exc}")
+
+
+def _fail(where: object, code: str, message: str) -> NoReturn:
+    """An error about an output file or the emitter worker, not about a spec line: said,
+    listed among the findings of --format json or sarif, exit 1."""
+    click.echo(f"{where}: error[{code}] {message}", err=True)
+    if _MACHINE is not None:
+        _MACHINE.add_outside(code, str(where), message)
     sys.exit(1)
 
 
 def _print_diagnostics(diagnostics: list[Diagnostic], source: SourceMap | None,
                        file: str) -> None:
+    if _MACHINE is not None:
+        _MACHINE.add(diagnostics, source)
+        if _MACHINE_ON_STDOUT:
+            return
     for diag in diagnostics:
         click.echo(format_diagnostic(diag, source, file), err=True)
+
+
+_MACHINE: FindingsLog | None = None  # this run's findings, with --format json or sarif
+_MACHINE_ON_STDOUT = False  # ... and the document goes to standard output
+
+
+@contextlib.contextmanager
+def _findings(command: str, spec: Path, fmt: str, file: Path | None) -> Iterator[None]:
+    """With --format json or sarif, every finding of the block (findings_output.py), written
+    once at its end, on success and on exit 1 alike; text: nothing to do."""
+    global _MACHINE, _MACHINE_ON_STDOUT
+    if fmt == "text":
+        if file is not None:
+            raise click.UsageError("--output-findings needs --format json or sarif")
+        yield
+        return
+    from cluster_iac.findings_output import FindingsLog
+
+    log = FindingsLog(command, str(spec))
+    _MACHINE, _MACHINE_ON_STDOUT = log, file is None
+    code = 1  # unless the block ends normally or says otherwise
+    try:
+        yield
+        code = 0
+    except SystemExit as exc:
+        code = 1 if isinstance(exc.code, str) else int(exc.code or 0)
+        raise
+    finally:
+        _MACHINE, _MACHINE_ON_STDOUT = None, False
+        text = json.dumps(log.document(fmt, code), indent=2, sort_keys=True,
+                          allow_nan=False) + "\n"
+        if file is None:
+            click.echo(text, nl=False)
+        else:
+            _write_findings(file, text)
+
+
+def _write_findings(file: Path, text: str) -> None:
+    from cluster_iac.writer import write_file
+
+    try:
+        write_file(file, text)
+    except OSError as exc:
+        _write_failed(exc, file)
+
+
+def _say(text: str, nl: bool = True) -> None:
+    """A line for people: on standard output, unless a findings document goes there."""
+    click.echo(text, nl=nl, err=_MACHINE_ON_STDOUT)
 
 
 def _summary(result: Build) -> str:

@@ -11,13 +11,10 @@ _KEY_CODES = {"SPEC-UNKNOWN-KEY", "SPEC-UNKNOWN-CODE"}
 
 
 def format_diagnostic(diag: Diagnostic, source: SourceMap | None, fallback_file: str) -> str:
-    file, line, column = _position(diag, source, fallback_file)
+    file, line, column = position(diag, source, fallback_file)
     head = f"{printable(file)}:{line}:{column}: {diag.severity.value}[{diag.code}] "
     lines = [head + printable(diag.message)]
-    # A finding about the whole document, or about a section the file leaves out (a default),
-    # is cited at 1:1; the first line of the file is not worth quoting there.
-    whole = diag.line is None and not (source and diag.path and source.has(diag.path[:1]))
-    text = source.source_line(line) if source and not whole else None
+    text = source.source_line(line) if source and not cites_whole(diag, source) else None
     if diag.file is not None:  # another file's line (the lock), carried by the finding
         text = diag.excerpt
     if text is not None:
@@ -43,12 +40,26 @@ def _escape(char: str, keep_tabs: bool) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
-def _position(diag: Diagnostic, source: SourceMap | None, fallback: str) -> tuple[str, int, int]:
+def position(diag: Diagnostic, source: SourceMap | None, fallback: str) -> tuple[str, int, int]:
+    """The file, line and column a finding is cited at (the text's head, and the JSON and
+    SARIF findings of findings_output.py); a finding of another file (the lock) carries its
+    own."""
     if diag.file is not None:
         return diag.file, diag.line or 1, diag.column or 1
     if diag.line is not None:
         return (source.file if source else fallback), diag.line, diag.column or 1
     if source is None:
         return fallback, 1, 1
-    loc = source.locate(diag.path, key=diag.at_key or diag.code in _KEY_CODES)
+    loc = source.locate(diag.path, key=at_key(diag))
     return loc.file, loc.line, loc.column
+
+
+def at_key(diag: Diagnostic) -> bool:
+    """Whether the finding is about the mapping key at its path rather than its value."""
+    return diag.at_key or diag.code in _KEY_CODES
+
+
+def cites_whole(diag: Diagnostic, source: SourceMap | None) -> bool:
+    """A finding about the whole document, or about a section the file leaves out (a
+    default), is cited at 1:1; the first line of the file is not worth quoting there."""
+    return diag.line is None and not (source and diag.path and source.has(diag.path[:1]))
