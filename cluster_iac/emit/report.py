@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cluster_iac.emit import report_storage
+from cluster_iac.emit import report_goodput, report_storage
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import markdown_columns, md_cell, md_cells
 from cluster_iac.plan import Plan, collectives
@@ -31,6 +31,8 @@ def report_context(plan: Plan) -> dict[str, Any]:
         "cooling": _cooling(plan),
         "busbw": _busbw(plan),
         "storage": _storage(plan),
+        "goodput": report_goodput.goodput(plan),
+        "cost": report_goodput.cost(plan),
         "findings": _findings(plan),
     }
 
@@ -214,7 +216,9 @@ def _storage(plan: Plan) -> dict[str, Any]:
         "interval": _opt(f.interval_min, "g"),
         "overhead": _opt(None if f.overhead is None else 100 * f.overhead, ".2f"),
         "max_overhead": f"{100 * policy.max_checkpoint_overhead:g}",
-        "gpu_mtbf": f"{plan.settings.workload.gpu_mtbf_hours:g}",
+        "mtbf_from": (f"workload.gpu_mtbf_hours {plan.settings.workload.gpu_mtbf_hours:g} / GPUs"
+                      if "gpu_mtbf_hours" in plan.settings.workload.model_fields_set
+                      else "from its parts' failure rates, as in Goodput"),
         "cluster_mtbf": f"{f.cluster_mtbf_h:.2f}", "gpus": str(f.gpus),
         "young": _opt(f.young_min, ".1f"), "daly": _opt(f.daly_min, ".1f"),
         "lustre": report_storage.lustre_hardware(plan)}
