@@ -191,3 +191,13 @@ def test_report_shows_every_term(llama) -> None:
         assert needle in section
     assert re.search(r"\| Interruptions per day, sum of rate x units x 24 h \| 7\.7\d\d \|",
                      section)
+
+
+def test_spares_that_leave_no_job_are_an_error(tmp_path: Path) -> None:
+    spec = _variant(tmp_path, SUPERPOD, "\npolicy:", "\nreliability:\n  hot_spare_nodes: "
+                    "{batch: 127}\n\npolicy:")
+    with pytest.raises(PipelineError) as info:
+        build(spec, emit=False)
+    (found,) = [d for d in info.value.diagnostics if d.code == "GOODPUT-SPARES"]
+    assert found.path == ("reliability", "hot_spare_nodes", "batch")
+    assert found.details["limit"] == 126

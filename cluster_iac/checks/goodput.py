@@ -74,15 +74,25 @@ def _cause(plan: Plan, g: Goodput, term: str) -> SpecPath:
 
 @check("goodput.names")
 def names(plan: Plan) -> Iterator[Diagnostic]:
-    """reliability.hot_spare_nodes names partitions, cost.prices items of the bill."""
-    partitions = [p.name for p in plan.partitions]
-    for name in sorted(plan.settings.reliability.hot_spare_nodes):
-        if name not in partitions:
+    """reliability.hot_spare_nodes names partitions and leaves each a job; cost.prices names
+    items of the bill of materials."""
+    partitions = {p.name: p for p in plan.partitions}
+    compute = {n.hostname for n in plan.compute_nodes}
+    for name, spares in sorted(plan.settings.reliability.hot_spare_nodes.items()):
+        partition = partitions.get(name)
+        if partition is None:
             yield Diagnostic(
                 "GOODPUT-UNKNOWN-PARTITION", f"reliability.hot_spare_nodes names partition "
                 f"'{name}', which slurm.partitions does not declare",
                 ("reliability", "hot_spare_nodes", name),
                 hint=did_you_mean(name, partitions) or f"partitions: {', '.join(partitions)}")
+            continue
+        nodes = sum(1 for host in partition.nodes if host in compute)
+        if spares >= nodes:
+            yield Diagnostic(
+                "GOODPUT-SPARES", f"partition {name} has {nodes} compute node(s): {spares} hot "
+                f"spare(s) leave no node for a job", ("reliability", "hot_spare_nodes", name),
+                details={"measured": spares, "limit": nodes - 1, "unit": "nodes"})
     prices = plan.settings.cost.prices
     if not prices:
         return

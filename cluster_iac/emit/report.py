@@ -11,6 +11,7 @@ from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import markdown_columns, md_cell, md_cells
 from cluster_iac.plan import Plan, collectives
 from cluster_iac.plan.checkpoint import storage_figures
+from cluster_iac.plan.goodput import goodputs
 from cluster_iac.plan.collectives import constants
 from cluster_iac.plan.dump import counts
 from cluster_iac.plan.power import pdu_loads, rack_loads_w
@@ -23,6 +24,7 @@ def render(plan: Plan) -> dict[str, str]:
 
 def report_context(plan: Plan) -> dict[str, Any]:
     """Plain, pre-formatted, sorted sections of the report."""
+    jobs = goodputs(plan)
     return {
         "cluster": plan.cluster.name,
         "counts": _counts(plan),
@@ -31,8 +33,8 @@ def report_context(plan: Plan) -> dict[str, Any]:
         "cooling": _cooling(plan),
         "busbw": _busbw(plan),
         "storage": _storage(plan),
-        "goodput": report_goodput.goodput(plan),
-        "cost": report_goodput.cost(plan),
+        "goodput": report_goodput.goodput(plan, jobs),
+        "cost": report_goodput.cost(plan, jobs),
         "findings": _findings(plan),
     }
 

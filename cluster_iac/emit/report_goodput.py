@@ -7,14 +7,14 @@ from typing import Any
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cost import costs, per_useful_gpu_h
 from cluster_iac.plan.failures import class_rates
-from cluster_iac.plan.goodput import TERMS, Goodput, goodputs
+from cluster_iac.plan.goodput import TERMS, Goodput
 
 
 def _opt(value: float | None, fmt: str, scale: float = 1) -> str:
     return "-" if value is None else format(value * scale, fmt)
 
 
-def goodput(plan: Plan) -> dict[str, Any]:
+def goodput(plan: Plan, jobs: list[Goodput]) -> dict[str, Any]:
     """The failure rates and, for each partition's largest job, its failures and goodput."""
     rates = [{"key": r.key, "name": r.name, "unit": r.unit,
               "rate": _opt(r.per_million_h, ".3f"),
@@ -23,7 +23,7 @@ def goodput(plan: Plan) -> dict[str, Any]:
               "source": r.source} for r in class_rates(plan)]
     rel = plan.settings.reliability
     minimum = plan.settings.policy.min_goodput
-    return {"rates": rates, "jobs": [_job(g) for g in goodputs(plan)],
+    return {"rates": rates, "jobs": [_job(g) for g in jobs],
             "detect": f"{rel.detect_s:g}", "restart": f"{rel.restart_s:g}",
             "repair": "not given" if rel.repair_h is None else f"{rel.repair_h:g} h",
             "minimum": "none" if minimum is None else f"{100 * minimum:g}%"}
@@ -36,7 +36,7 @@ def _job(g: Goodput) -> dict[str, Any]:
                 else "-", "per_day": f"{t.per_day:.3f}" if t.rate.per_million_h is not None
                 else "no rate",
                 "share": _opt(t.per_day / total if total else None, ".1f", 100),
-                "blast": str(t.blast_nodes),
+                "blast": str(t.blast_nodes) if t.rate.per_million_h is not None else "-",
                 "covered": ("-" if not t.per_day else "yes" if t.covered else "no: waits repair")}
                for t in job.terms]
     figures = [
@@ -58,7 +58,8 @@ def _job(g: Goodput) -> dict[str, Any]:
     ]
     figures += [(f"Lost to {term} (first order, %)", _opt(g.losses.get(term), ".2f", 100))
                 for term in TERMS]
-    figures.append(("Goodput, Daly's complete model (%)", _opt(g.useful, ".2f", 100)))
+    figures.append(("Goodput, Daly's complete model (%)", _opt(g.useful, ".2f", 100)
+                    if g.useful is not None else "- (needs workload.checkpoint_size_gb and Lustre)"))
     return {"name": job.partition, "classes": classes,
             "figures": [{"what": w, "value": v} for w, v in figures]}
 
@@ -67,7 +68,7 @@ def _money(value: float | None, digits: int = 0) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def cost(plan: Plan) -> dict[str, Any] | None:
+def cost(plan: Plan, jobs: list[Goodput]) -> dict[str, Any] | None:
     """Capital by item, its hourly share, power, running costs, per (useful) GPU-hour."""
     c = costs(plan)
     if c is None:
@@ -75,7 +76,7 @@ def cost(plan: Plan) -> dict[str, Any] | None:
     kwh = plan.settings.cost.price_per_kwh
     useful = [{"name": g.job.partition, "gpus": f"{g.job.partition_gpus:,}",
                "job": f"{g.job.gpus:,}", "goodput": _opt(g.useful, ".2f", 100),
-               "cost": _money(per_useful_gpu_h(c, g), 3)} for g in goodputs(plan)]
+               "cost": _money(per_useful_gpu_h(c, g), 3)} for g in jobs]
     return {
         "currency": c.currency,
         "items": [{"key": i.key, "kind": i.kind, "qty": f"{i.qty:,}",

@@ -110,42 +110,60 @@ def class_rates(plan: Plan) -> tuple[ClassRate, ...]:
 
 def partition_jobs(plan: Plan) -> list[JobFailures]:
     """The largest job of each partition with compute nodes, in partition order."""
-    by_name = {n.hostname: n for n in plan.compute_nodes}
-    rates = class_rates(plan)
+    ctx = _Context(plan)
+    by_name = {n.hostname: n for n in ctx.nodes}
     jobs = []
     for partition in plan.partitions:
         nodes = [by_name[h] for h in partition.nodes if h in by_name]
         if nodes:
-            jobs.append(_job(plan, partition, nodes, rates))
+            jobs.append(_job(ctx, partition, nodes))
     return jobs
 
 
 def cluster_job(plan: Plan) -> JobFailures | None:
     """Every compute node as one job, no spares: the cluster's own failure rate."""
-    nodes = list(plan.compute_nodes)
-    if not nodes:
+    ctx = _Context(plan)
+    if not ctx.nodes:
         return None
-    return _terms(plan, "cluster", nodes, class_rates(plan), spares=0, spares_given=True)
+    return _terms(ctx, "cluster", list(ctx.nodes), spares=0, spares_given=True)
 
 
-def _job(plan: Plan, partition: PartitionPlan, nodes: list[Node],
-         rates: tuple[ClassRate, ...]) -> JobFailures:
+class _Context:
+    """What every job of one plan shares, counted once: the rates, the compute nodes, the
+    fabric's switches and NIC ports (by node type, not node by node)."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.rates = class_rates(plan)
+        self.nodes = plan.compute_nodes
+        self.switches = Counter(s.network for s in plan.switches
+                                if s.network in ("compute", "nvlink"))
+        types = Counter(n.node_type for n in self.nodes)
+        self.all_nics = sum(_nics(plan, t) * n for t, n in types.items())
+        self.all_gpus = sum(plan.node_types[t].gpu_count * n for t, n in types.items())
+        # PDUs and CDUs have no built-in rate: their racks are looked at only when given one
+        self.racked = any(r.per_million_h for r in self.rates if r.key in ("pdu", "cdu"))
+        self.loops = _loops(plan) if self.racked else []
+
+
+def _job(ctx: _Context, partition: PartitionPlan, nodes: list[Node]) -> JobFailures:
+    plan = ctx.plan
     given = plan.settings.reliability.hot_spare_nodes.get(partition.name)
     spares = given if given is not None else _node_blast(plan, Counter(n.node_type for n in nodes))
     spares = min(spares, len(nodes) - 1)
-    job = _terms(plan, partition.name, nodes[:len(nodes) - spares], rates, spares,
-                 given is not None)
+    job = _terms(ctx, partition.name, nodes[:len(nodes) - spares], spares, given is not None)
     spare_gpus = sum(plan.node_types[n.node_type].gpu_count for n in nodes[len(nodes) - spares:])
     return replace(job, partition_gpus=job.gpus + spare_gpus)
 
 
-def _terms(plan: Plan, name: str, nodes: list[Node], rates: tuple[ClassRate, ...], spares: int,
+def _terms(ctx: _Context, name: str, nodes: list[Node], spares: int,
            spares_given: bool) -> JobFailures:
+    plan = ctx.plan
     types = Counter(n.node_type for n in nodes)
-    units = _units(plan, nodes, types, rates)
-    blasts = _blasts(plan, nodes, types)
+    units = _units(ctx, nodes, types)
+    blasts = _blasts(ctx, nodes, types)
     terms = []
-    for rate in rates:
+    for rate in ctx.rates:
         count = units[rate.key]
         per_day = (rate.per_million_h or 0) / MILLION * count * HOURS_A_DAY
         if rate.key == "pdu" and per_day and not _pdu_interrupts(plan, nodes):
@@ -160,32 +178,28 @@ def _nics(plan: Plan, node_type: str) -> int:
     return sum(n.count for n in plan.node_types[node_type].nics if n.role == "compute")
 
 
-def _units(plan: Plan, nodes: list[Node], types: Counter[str],
-           rates: tuple[ClassRate, ...]) -> dict[str, int]:
-    """How many units of each class the job spans."""
+def _units(ctx: _Context, nodes: list[Node], types: Counter[str]) -> dict[str, int]:
+    """How many units of each class the job spans: its GPUs, nodes and compute NIC ports, its
+    share of the compute fabric's switches (by NIC ports) and of the NVLink switch trays (by
+    GPUs), rounded up; the PDUs of its racks and the loops that cool them."""
+    plan = ctx.plan
     gpus = sum(plan.node_types[t].gpu_count * n for t, n in types.items())
     nics = sum(_nics(plan, t) * n for t, n in types.items())
+    switches = math.ceil(ctx.switches["compute"] * nics / ctx.all_nics) if ctx.all_nics else 0
+    if ctx.all_gpus:
+        switches += math.ceil(ctx.switches["nvlink"] * gpus / ctx.all_gpus)
     units = {"gpu": gpus, "hbm": gpus, "software": gpus, "host": len(nodes), "psu": len(nodes),
-             "nic": nics, "link": nics, "switch": _switches(plan, gpus, nics)}
-    units["pdu"] = units["cdu"] = 0
-    if any(r.per_million_h for r in rates if r.key in ("pdu", "cdu")):  # no figure built in
+             "nic": nics, "link": nics, "switch": switches, "pdu": 0, "cdu": 0}
+    if ctx.racked:
         racks = {n.rack for n in nodes}
         units["pdu"] = sum(1 for d in plan.power_devices if d.kind == "pdu" and d.rack in racks)
-        units["cdu"] = sum(1 for loop in _loops(plan) if racks.intersection(loop))
+        units["cdu"] = sum(1 for loop in ctx.loops if racks.intersection(loop))
     return units
 
 
-def _switches(plan: Plan, gpus: int, nics: int) -> int:
-    """The job's share of the compute fabric's switches (by its NIC ports) and of the NVLink
-    switch trays (by its GPUs), rounded up."""
-    kinds = Counter(s.network for s in plan.switches if s.network in ("compute", "nvlink"))
-    all_nics = sum(_nics(plan, n.node_type) for n in plan.compute_nodes) if kinds["compute"] else 0
-    share = math.ceil(kinds["compute"] * nics / all_nics) if all_nics else 0
-    trays = math.ceil(kinds["nvlink"] * gpus / plan.gpu_count) if plan.gpu_count else 0
-    return share + trays
-
-
 def _loops(plan: Plan) -> list[set[str]]:
+    if not plan.settings.cooling.loops:
+        return []
     from cluster_iac.plan.cooling import loop_figures
 
     return [set(fig.racks) for fig in loop_figures(plan)]
@@ -199,14 +213,16 @@ def _node_blast(plan: Plan, types: Counter[str]) -> int:
     return max((len(d.nodes) for d in plan.nvlink_domains if d.kind == "rack"), default=1)
 
 
-def _blasts(plan: Plan, nodes: list[Node], types: Counter[str]) -> dict[str, int]:
-    node = min(_node_blast(plan, types), len(nodes))
-    blasts = dict.fromkeys(NODE_LEVEL, node)
+def _blasts(ctx: _Context, nodes: list[Node], types: Counter[str]) -> dict[str, int]:
+    """Nodes of the job one failure of each class takes out (PDU and CDU: 0 unless rated)."""
+    plan = ctx.plan
+    blasts = dict.fromkeys(NODE_LEVEL, min(_node_blast(plan, types), len(nodes)))
     blasts["switch"] = min(_leaf_hosts(plan, types), len(nodes))
-    per_rack = max(Counter(n.rack for n in nodes).values())
-    blasts["pdu"] = per_rack
-    blasts["cdu"] = min(len(nodes), per_rack * max((len(r) for r in _loops(plan)), default=0)) \
-        if plan.settings.cooling.loops else 0
+    blasts["pdu"] = blasts["cdu"] = 0
+    if ctx.racked:
+        per_rack = Counter(n.rack for n in nodes)
+        blasts["pdu"] = max(per_rack.values())
+        blasts["cdu"] = max((sum(per_rack[r] for r in loop) for loop in ctx.loops), default=0)
     return blasts
 
 

@@ -20,7 +20,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from cluster_iac.plan.checkpoint import daly_interval_s, storage_figures, young_interval_s
+from cluster_iac.plan.checkpoint import (
+    StorageFigures,
+    daly_interval_s,
+    storage_figures,
+    young_interval_s,
+)
 from cluster_iac.plan.failures import JobFailures, partition_jobs
 from cluster_iac.plan.model import Plan
 
@@ -59,13 +64,14 @@ def useful_fraction(tau: float, delta: float, recovery: float, mtbf: float) -> f
 
 def goodputs(plan: Plan) -> list[Goodput]:
     """The goodput of each partition's largest job, in partition order."""
-    return [job_goodput(plan, job) for job in partition_jobs(plan)]
+    fig = storage_figures(plan)
+    return [job_goodput(plan, job, fig) for job in partition_jobs(plan)]
 
 
-def job_goodput(plan: Plan, job: JobFailures) -> Goodput:
+def job_goodput(plan: Plan, job: JobFailures, fig: StorageFigures | None = None) -> Goodput:
     """Goodput of one job (see the module docstring)."""
     rel = plan.settings.reliability
-    fig = storage_figures(plan)
+    fig = fig or storage_figures(plan)
     read = fig.read_gbs
     reload_s = fig.checkpoint_size_gb / read if read and fig.checkpoint_size_gb else None
     mtbf = SECONDS_A_DAY / job.per_day if job.per_day else None

@@ -40,8 +40,9 @@ class Reliability(SpecModel):
     switch per switch of the compute fabric and NVLink trays, pdu per PDU, cdu per liquid loop."""
     detect_s: Seconds = 600
     """Time from a failure to the job knowing it, s. Default 600: PyTorch's ProcessGroupNCCL
-    timeout (10 minutes, torch.distributed.init_process_group), after which a hung collective
-    is declared failed."""
+    default timeout (10 minutes since pytorch/pytorch#110947,
+    torch.distributed.constants.default_pg_nccl_timeout), after which a hung collective is
+    declared failed."""
     restart_s: Seconds = 150
     """Time to drain the failed nodes, swap in spares and relaunch the job to its first step,
     before the checkpoint is read, s. Default 150: FlashRecovery's restore of a 4,800-device job
