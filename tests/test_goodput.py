@@ -146,7 +146,7 @@ def test_cost_terms(llama) -> None:
     assert c.per_gpu_h == pytest.approx(c.per_h / 16512)
     (g,) = goodputs(llama)
     assert per_useful_gpu_h(c, g) == pytest.approx(c.per_gpu_h * 16512 / (16384 * g.useful))
-    assert bill_items(llama)["link:compute"][1] > 16384
+    assert bill_items(llama)["cable.compute"][1] > 16384
 
 
 def test_no_prices_no_cost() -> None:
@@ -201,3 +201,15 @@ def test_spares_that_leave_no_job_are_an_error(tmp_path: Path) -> None:
     (found,) = [d for d in info.value.diagnostics if d.code == "GOODPUT-SPARES"]
     assert found.path == ("reliability", "hot_spare_nodes", "batch")
     assert found.details["limit"] == 126
+
+
+def test_cable_prices_count_each_network(tmp_path: Path) -> None:
+    spec = _variant(tmp_path, SUPERPOD, "\npolicy:", "\ncost:\n  prices: {cable.compute: 1000, "
+                    "qm9700: 25000}\n  amortization_years: 4\n\npolicy:")
+    plan = build(spec, emit=False).plan
+    c = costs(plan)
+    assert c is not None and not c.complete
+    cables = sum(1 for network in plan.links.network if network == "compute")
+    switches = sum(1 for s in plan.switches if s.model == "qm9700")
+    assert c.capital == 1000 * cables + 25000 * switches
+    assert c.power_per_h is None and c.per_h == pytest.approx(c.capital / (4 * 8760))

@@ -1,4 +1,4 @@
-"""Goodput and cost checks: the policy's minimum goodput, and names the spec gives that match nothing."""
+"""Goodput and cost checks: the policy's minimum goodput; spares and prices that match nothing."""
 
 from __future__ import annotations
 

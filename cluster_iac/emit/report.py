@@ -11,9 +11,9 @@ from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import markdown_columns, md_cell, md_cells
 from cluster_iac.plan import Plan, collectives
 from cluster_iac.plan.checkpoint import storage_figures
-from cluster_iac.plan.goodput import goodputs
 from cluster_iac.plan.collectives import constants
 from cluster_iac.plan.dump import counts
+from cluster_iac.plan.goodput import goodputs
 from cluster_iac.plan.power import pdu_loads, rack_loads_w
 from cluster_iac.plan.power_tables import PduLoad
 

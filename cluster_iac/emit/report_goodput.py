@@ -58,8 +58,9 @@ def _job(g: Goodput) -> dict[str, Any]:
     ]
     figures += [(f"Lost to {term} (first order, %)", _opt(g.losses.get(term), ".2f", 100))
                 for term in TERMS]
-    figures.append(("Goodput, Daly's complete model (%)", _opt(g.useful, ".2f", 100)
-                    if g.useful is not None else "- (needs workload.checkpoint_size_gb and Lustre)"))
+    missing = "- (needs workload.checkpoint_size_gb and Lustre)"
+    figures.append(("Goodput, Daly's complete model (%)",
+                    _opt(g.useful, ".2f", 100) if g.useful is not None else missing))
     return {"name": job.partition, "classes": classes,
             "figures": [{"what": w, "value": v} for w, v in figures]}
 

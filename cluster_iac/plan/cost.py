@@ -65,7 +65,7 @@ class Costs:
 
 def bill_items(plan: Plan) -> dict[str, tuple[str, int]]:
     """cost.prices key -> (what it is, quantity): servers by platform, switches by model, PDUs by
-    profile, power shelves by model, cables by network ('link:<network>')."""
+    profile, power shelves by model, cables by network ('cable.<network>')."""
     items: dict[str, tuple[str, int]] = {}
     for name, n in Counter(node.node_type for node in plan.nodes).items():
         key = plan.node_types[name].platform
@@ -79,7 +79,7 @@ def bill_items(plan: Plan) -> dict[str, tuple[str, int]]:
     for start, stop in runs(table.network, table.tier):  # a tier's cables lie together
         by_network[table.network[start]] += stop - start
     for network, n in by_network.items():
-        items[f"link:{network}"] = ("cable and transceivers", n)
+        items[f"cable.{network}"] = ("cable and transceivers", n)
     return dict(sorted(items.items()))
 
 

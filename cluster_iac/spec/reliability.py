@@ -17,11 +17,11 @@ ComponentClass = Literal["gpu", "hbm", "host", "nic", "link", "switch", "psu", "
                          "software"]
 """The component classes of the failure model (catalog/failure_rates.yaml names each unit)."""
 
-MAX_RATE = 1_000_000.0
+MAX_RATE = 1_000_000
 """Failures per unit per million hours: one an hour per unit, far above any published figure."""
-MAX_SECONDS = 31_536_000.0
+MAX_SECONDS = 31_536_000
 """A year, the longest recovery step accepted."""
-MAX_PRICE = 1e12
+MAX_PRICE = 1_000_000_000_000
 """A trillion (currency units) for one item, above any cluster's whole cost."""
 
 Seconds = Annotated[float, up_to(MAX_SECONDS, gt=None, ge=0), at_most(MAX_SECONDS, "seconds")]
@@ -64,14 +64,15 @@ class Cost(SpecModel):
     """ISO 4217 code the prices are in."""
     prices: dict[Name, Price] = {}
     """Price of one item, by the key report.md's cost table names: a platform (dgx-h100), a
-    switch model (qm9700), a PDU profile, a power shelf model, or 'link:<network>' for one
+    switch model (qm9700), a PDU profile, a power shelf model, or 'cable.<network>' for one
     cable with its transceivers on that network (compute, storage, management, bmc). No price is
     built in: an item without one is listed as unpriced and the capital cost is a lower bound."""
     amortization_years: Annotated[float, up_to(50), at_most(50, "years")] = 5
     """Years the capital cost is spread over, straight line. Default 5: the useful life Amazon
     gives a subset of its servers and networking equipment from 2025 (shortened from 6 years
     for the faster pace of AI hardware; Amazon.com 10-K for 2024)."""
-    price_per_kwh: Annotated[float, up_to(100, gt=None, ge=0), at_most(100, "per kWh")] | None = None
+    price_per_kwh: Annotated[float, up_to(100, gt=None, ge=0),
+                             at_most(100, "per kWh")] | None = None
     """Price of electricity per kWh at the facility meter (IT power x PUE)."""
     opex_per_year: Price = 0
     """Other running costs per year (staff, support contracts, space), in the currency."""
