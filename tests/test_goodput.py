@@ -213,3 +213,17 @@ def test_cable_prices_count_each_network(tmp_path: Path) -> None:
     switches = sum(1 for s in plan.switches if s.model == "qm9700")
     assert c.capital == 1000 * cables + 25000 * switches
     assert c.power_per_h is None and c.per_h == pytest.approx(c.capital / (4 * 8760))
+
+
+def test_interruptions_grow_with_the_job() -> None:
+    """Every built-in rate is per unit and the SuperPOD's nodes are alike: a job's
+    interruptions are one node's times its nodes."""
+    from cluster_iac.plan.failures import sized_jobs
+
+    plan = build(SUPERPOD, emit=False).plan
+    jobs = dict(sized_jobs(plan)["batch"])
+    one = jobs["node"].per_day
+    assert one > 0
+    for job in jobs.values():
+        assert job.per_day == pytest.approx(one * job.nodes)
+    assert jobs["partition"].nodes == 127

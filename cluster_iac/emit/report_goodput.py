@@ -6,7 +6,7 @@ from typing import Any
 
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cost import costs, per_useful_gpu_h
-from cluster_iac.plan.failures import class_rates
+from cluster_iac.plan.failures import JobFailures, class_rates, sized_jobs
 from cluster_iac.plan.goodput import TERMS, Goodput
 
 
@@ -23,13 +23,18 @@ def goodput(plan: Plan, jobs: list[Goodput]) -> dict[str, Any]:
               "source": r.source} for r in class_rates(plan)]
     rel = plan.settings.reliability
     minimum = plan.settings.policy.min_goodput
-    return {"rates": rates, "jobs": [_job(g) for g in jobs],
+    sizes = sized_jobs(plan)
+    return {"rates": rates, "jobs": [_job(g, sizes.get(g.job.partition, [])) for g in jobs],
             "detect": f"{rel.detect_s:g}", "restart": f"{rel.restart_s:g}",
             "repair": "not given" if rel.repair_h is None else f"{rel.repair_h:g} h",
             "minimum": "none" if minimum is None else f"{100 * minimum:g}%"}
 
 
-def _job(g: Goodput) -> dict[str, Any]:
+_LABELS = {"partition": "the whole partition", "node": "one node",
+           "nvlink_domain": "one NVLink domain", "scalable_unit": "one scalable unit"}
+
+
+def _job(g: Goodput, sizes: list[tuple[str, JobFailures]]) -> dict[str, Any]:
     job = g.job
     total = job.per_day
     classes = [{"key": t.rate.key, "units": f"{t.units:,}" if t.rate.per_million_h is not None
@@ -61,7 +66,10 @@ def _job(g: Goodput) -> dict[str, Any]:
     missing = "- (needs workload.checkpoint_size_gb and Lustre)"
     figures.append(("Goodput, Daly's complete model (%)",
                     _opt(g.useful, ".2f", 100) if g.useful is not None else missing))
-    return {"name": job.partition, "classes": classes,
+    by_size = [{"job": _LABELS.get(label, label), "nodes": f"{j.nodes:,}", "gpus": f"{j.gpus:,}",
+                "per_day": f"{j.per_day:.3f}", "mtbf": _opt(j.mtbf_h, ",.1f")}
+               for label, j in sizes]
+    return {"name": job.partition, "classes": classes, "sizes": by_size,
             "figures": [{"what": w, "value": v} for w, v in figures]}
 
 

@@ -128,6 +128,17 @@ def cluster_job(plan: Plan) -> JobFailures | None:
     return _terms(ctx, "cluster", list(ctx.nodes), spares=0, spares_given=True)
 
 
+def sized_jobs(plan: Plan) -> dict[str, list[tuple[str, JobFailures]]]:
+    """Each partition's jobs of the sizes report.md predicts busbw for (one node, one NVLink
+    domain, one scalable unit, policy.allreduce_job_sizes, the whole partition), no spares."""
+    from cluster_iac.plan.collectives.jobs import partition_jobs as busbw_jobs
+
+    ctx = _Context(plan)
+    return {p.name: [(label, _terms(ctx, label, list(nodes), spares=0, spares_given=True))
+                     for label, nodes in busbw_jobs(plan, p) if nodes]
+            for p in plan.partitions}
+
+
 class _Context:
     """What every job of one plan shares, counted once: the rates, the compute nodes, the
     fabric's switches and NIC ports (by node type, not node by node)."""
