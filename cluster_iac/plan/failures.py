@@ -21,6 +21,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Any
 
 from cluster_iac.catalog.snapshot import builtin_file
 from cluster_iac.plan.model import Node, PartitionPlan, Plan
@@ -85,26 +86,30 @@ class JobFailures:
 
 
 @lru_cache(maxsize=1)
-def _builtin() -> dict[str, dict[str, object]]:
-    data: dict[str, dict[str, object]] = builtin_file("failure_rates.yaml")
+def _builtin() -> dict[str, dict[str, Any]]:
+    data: dict[str, dict[str, Any]] = builtin_file("failure_rates.yaml")
     return data
 
 
 def class_rates(plan: Plan) -> tuple[ClassRate, ...]:
-    """Every class's rate: the spec's override, else the built-in figure (None: no figure)."""
+    """Every class's rate: the spec's override, else the built-in figure, events / (units x
+    hours) of the fleet it was counted on (None: no figure)."""
     overrides = plan.settings.reliability.failure_rates
     rates = []
     for key in CLASSES:
         entry = _builtin()[key]
-        events, units, hours = entry.get("events"), entry.get("units"), entry.get("hours")
+        name, unit = entry["name"], entry["unit"]
         if key in overrides:
-            rates.append(ClassRate(key, str(entry["name"]), str(entry["unit"]), overrides[key],
+            rates.append(ClassRate(key, name, unit, overrides[key],
                                    f"the spec (reliability.failure_rates.{key})", True))
             continue
-        rate = (MILLION * float(events) / (float(units) * float(hours))  # type: ignore[arg-type]
-                if events is not None and units and hours else None)
-        rates.append(ClassRate(key, str(entry["name"]), str(entry["unit"]), rate,
-                               str(entry["source"]), False, events, units, hours))  # type: ignore[arg-type]
+        events = entry.get("events")
+        if events is None:
+            rates.append(ClassRate(key, name, unit, None, entry["source"], False))
+            continue
+        units, hours = entry["units"], entry["hours"]
+        rates.append(ClassRate(key, name, unit, MILLION * events / (units * hours),
+                               entry["source"], False, events, units, hours))
     return tuple(rates)
 
 
