@@ -227,3 +227,21 @@ def test_interruptions_grow_with_the_job() -> None:
     for job in jobs.values():
         assert job.per_day == pytest.approx(one * job.nodes)
     assert jobs["partition"].nodes == 127
+
+
+def test_storage_too_slow_for_the_failure_rate_is_rejected_at_its_line(tmp_path: Path) -> None:
+    """Llama 3's job on a file system writing 20 GB/s: a 324 s checkpoint, and at ~7.8
+    failures a day even Daly's interval loses a quarter of the time to writes and rework."""
+    spec = _variant(tmp_path, LLAMA, "write_gbs: 2000", "write_gbs: 20")
+    spec.write_text(spec.read_text().replace("\npolicy:\n", "\npolicy:\n  min_goodput: 0.85\n"))
+    with pytest.raises(PipelineError) as info:
+        build(spec, emit=False)
+    (found,) = [d for d in info.value.diagnostics if d.code == "GOODPUT-MIN"]
+    assert found.path == ("storage", "lustre", "write_gbs")
+    assert found.details["measured"] < 0.85
+    source = info.value.source
+    assert source is not None
+    assert "write_gbs: 20" in (source.source_line(source.locate(found.path).line) or "")
+    # the published design passes the same policy
+    spec.write_text(spec.read_text().replace("write_gbs: 20", "write_gbs: 2000"))
+    assert not [d for d in build(spec, emit=False).findings if d.code == "GOODPUT-MIN"]

@@ -56,9 +56,12 @@ _HINTS = {
 
 
 def _cause(plan: Plan, g: Goodput, term: str) -> SpecPath:
-    """The spec key behind the term that costs the most, where the spec writes it."""
+    """The spec key behind the term that costs the most, where the spec writes it. Rework at
+    Daly's interval is the checkpoint write's doing: that interval grows with the write time."""
     lustre = plan.settings.storage.lustre
     written = plan.settings.reliability.model_fields_set
+    if term == "rework" and not g.planned:
+        term = "checkpoint writes"  # Daly's interval follows from the write time and M
     if term in ("checkpoint writes", "reload") and lustre is not None:
         key = "write_gbs" if term == "checkpoint writes" else "read_gbs"
         if getattr(lustre, key) is not None:
