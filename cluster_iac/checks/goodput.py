@@ -50,6 +50,7 @@ _HINTS = {
     "reload": "faster storage reads, or a smaller checkpoint",
     "rework": "checkpoint more often (the Daly interval in report.md), or fewer failures",
     "detect": "detect failures sooner than the collective timeout (reliability.detect_s)",
+    "drain": "drain failed nodes faster (reliability.drain_s)",
     "restart": "restart faster (reliability.restart_s)",
     "repair": "more hot spares (reliability.hot_spare_nodes), so failures need no repair",
 }
@@ -69,7 +70,8 @@ def _cause(plan: Plan, g: Goodput, term: str) -> SpecPath:
         return ("storage", "lustre", "ost") if lustre.ost is not None else ("storage", "lustre")
     if term == "rework" and g.planned:
         return ("workload", "checkpoint_interval_min")
-    keys = {"detect": "detect_s", "restart": "restart_s", "repair": "hot_spare_nodes"}
+    keys = {"detect": "detect_s", "drain": "drain_s", "restart": "restart_s",
+            "repair": "hot_spare_nodes"}
     if term in keys and keys[term] in written:
         return ("reliability", keys[term])
     return ("policy", "min_goodput")

@@ -25,7 +25,8 @@ def goodput(plan: Plan, jobs: list[Goodput]) -> dict[str, Any]:
     minimum = plan.settings.policy.min_goodput
     sizes = sized_jobs(plan)
     return {"rates": rates, "jobs": [_job(g, sizes.get(g.job.partition, [])) for g in jobs],
-            "detect": f"{rel.detect_s:g}", "restart": f"{rel.restart_s:g}",
+            "detect": f"{rel.detect_s:g}", "drain": f"{rel.drain_s:g}",
+            "restart": f"{rel.restart_s:g}",
             "repair": "not given" if rel.repair_h is None else f"{rel.repair_h:g} h",
             "minimum": "none" if minimum is None else f"{100 * minimum:g}%"}
 
@@ -53,9 +54,10 @@ def _job(g: Goodput, sizes: list[tuple[str, JobFailures]]) -> dict[str, Any]:
         ("Job MTBF M = 24 h / interruptions per day (h)", _opt(job.mtbf_h, ".2f")),
         ("Checkpoint write delta = size / Lustre write (s)", _opt(g.write_s, ".1f")),
         ("Reload = size / Lustre read (s)", _opt(g.reload_s, ".1f")),
-        ("Detect (s)", f"{g.detect_s:g}"), ("Restart (s)", f"{g.restart_s:g}"),
+        ("Detect (s)", f"{g.detect_s:g}"), ("Drain (s)", f"{g.drain_s:g}"),
+        ("Restart (s)", f"{g.restart_s:g}"),
         ("Repair wait per failure, uncovered share x repair time (s)", f"{g.repair_s:.1f}"),
-        ("Recovery R = detect + restart + reload + repair (s)", f"{g.recovery_s:.1f}"),
+        ("Recovery R = detect + drain + restart + reload + repair (s)", f"{g.recovery_s:.1f}"),
         ("Young sqrt(2 delta M) (min)", _opt(g.young_s, ".1f", 1 / 60)),
         ("Daly 2006 optimum (min)", _opt(g.daly_s, ".1f", 1 / 60)),
         ("Interval tau used (min)" + (", planned" if g.planned else ", Daly's"),

@@ -2,7 +2,7 @@
 
 With M the job's MTBF (plan/failures.py), delta the checkpoint write time and the reload
 time from the derived Lustre bandwidths (plan/checkpoint.py), R the time from a failure to
-the job computing again (detect + restart + reload, + repair for failures the hot spares
+the job computing again (detect + drain + restart + reload, + repair for failures the spares
 cannot replace) and tau the compute time between checkpoints (the planned interval, else
 Daly's optimum), the useful fraction is Daly's complete model (Daly 2006, "A higher order
 estimate of the optimum checkpoint interval for restart dumps", section 3: wall time
@@ -30,7 +30,7 @@ from cluster_iac.plan.failures import JobFailures, partition_jobs
 from cluster_iac.plan.model import Plan
 
 SECONDS_A_DAY = 86_400
-TERMS = ("checkpoint writes", "rework", "detect", "restart", "reload", "repair")
+TERMS = ("checkpoint writes", "rework", "detect", "drain", "restart", "reload", "repair")
 
 
 # Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
@@ -43,6 +43,7 @@ class Goodput:
     write_s: float | None  # one checkpoint's write (None: no checkpoint size or no Lustre)
     reload_s: float | None  # reading it back
     detect_s: float
+    drain_s: float
     restart_s: float
     repair_s: float  # mean repair wait per failure: uncovered share x repair_h
     young_s: float | None
@@ -54,7 +55,8 @@ class Goodput:
 
     @property
     def recovery_s(self) -> float:
-        return self.detect_s + self.restart_s + (self.reload_s or 0) + self.repair_s
+        return (self.detect_s + self.drain_s + self.restart_s + (self.reload_s or 0)
+                + self.repair_s)
 
 
 def useful_fraction(tau: float, delta: float, recovery: float, mtbf: float) -> float:
@@ -85,13 +87,14 @@ def job_goodput(plan: Plan, job: JobFailures, fig: StorageFigures | None = None)
         young = young_interval_s(fig.write_s, mtbf)
         daly = daly_interval_s(fig.write_s, mtbf)
         tau = fig.interval_min * 60 if fig.interval_min is not None else daly
-        recovery = rel.detect_s + rel.restart_s + (reload_s or 0) + repair
+        recovery = rel.detect_s + rel.drain_s + rel.restart_s + (reload_s or 0) + repair
         useful = useful_fraction(tau, fig.write_s, recovery, mtbf)
         losses = {"checkpoint writes": fig.write_s / (tau + fig.write_s),
                   "rework": (tau + fig.write_s) / (2 * mtbf), "detect": rel.detect_s / mtbf,
-                  "restart": rel.restart_s / mtbf, "reload": (reload_s or 0) / mtbf,
-                  "repair": repair / mtbf}
+                  "drain": rel.drain_s / mtbf, "restart": rel.restart_s / mtbf,
+                  "reload": (reload_s or 0) / mtbf, "repair": repair / mtbf}
     return Goodput(job=job, mtbf_s=mtbf, write_s=fig.write_s, reload_s=reload_s,
-                   detect_s=rel.detect_s, restart_s=rel.restart_s, repair_s=repair,
+                   detect_s=rel.detect_s, drain_s=rel.drain_s, restart_s=rel.restart_s,
+                   repair_s=repair,
                    young_s=young, daly_s=daly, interval_s=tau, planned=planned, useful=useful,
                    losses=losses)

@@ -43,10 +43,13 @@ class Reliability(SpecModel):
     default timeout (10 minutes since pytorch/pytorch#110947,
     torch.distributed.constants.default_pg_nccl_timeout), after which a hung collective is
     declared failed."""
+    drain_s: Seconds = 0
+    """Time to drain the failed nodes out of the scheduler and stop the job's other ranks, s.
+    Default 0: counted in restart_s, whose published figure covers the whole restore."""
     restart_s: Seconds = 150
-    """Time to drain the failed nodes, swap in spares and relaunch the job to its first step,
-    before the checkpoint is read, s. Default 150: FlashRecovery's restore of a 4,800-device job
-    (Zhang et al., 2025, arXiv 2509.03047), the fast end of what is published."""
+    """Time to swap in spares and relaunch the job to its first step, before the checkpoint is
+    read, s. Default 150: FlashRecovery's restore of a 4,800-device job (Zhang et al., 2025,
+    arXiv 2509.03047), the fast end of what is published."""
     repair_h: Annotated[float, up_to(8760), at_most(8760, "hours")] | None = None
     """Time to repair what a failure took out when the hot spares cannot replace it (a whole
     leaf's hosts, say), hours. Without it such failures are listed but their wait is not
