@@ -84,6 +84,7 @@ def test_checkpoint_write_overhead() -> None:
 def test_checkpoint_interval_far_from_optimum() -> None:
     data = example_data("dgx-h100-superpod-4su")
     data["workload"]["checkpoint_interval_min"] = 240
+    data["workload"]["gpu_mtbf_hours"] = 50_000  # given: M from it, not from the parts
     found = findings_of(data, "STORAGE-CHECKPOINT-INTERVAL")
     # delta = 18 s, M = 50,000 h / 1016 = 49.21 h; Young sqrt(2 x 18 x 177,165 s) = 42.1 min.
     assert [f.message for f in found] == [
@@ -104,9 +105,18 @@ def test_young_and_daly_formulas() -> None:
     assert daly_interval_s(100, 40) == 40  # delta >= 2M: checkpoint every MTBF
 
 
-def test_mtbf_scales_inversely_with_gpus() -> None:
+def test_mtbf_from_the_parts_of_every_node() -> None:
+    """Without workload.gpu_mtbf_hours, M = 1 / (nodes x one node's failure rate): a node's
+    GPUs (gpu, hbm, software), itself (host, psu) and its compute NIC ports (nic, link)."""
+    from cluster_iac.plan.failures import class_rates
+
+    for name, nodes, gpus, nics in (("dgx-h100-superpod-4su", 127, 8, 8),
+                                    ("seed-64gpu-h100", 8, 8, 1)):
+        plan = example_build(name).plan
+        rate = {r.key: r.per_million_h or 0 for r in class_rates(plan)}
+        per_node = (gpus * (rate["gpu"] + rate["hbm"] + rate["software"]) + rate["host"]
+                    + rate["psu"] + nics * (rate["nic"] + rate["link"]))
+        fig = storage_figures(plan)
+        assert fig.cluster_mtbf_h == pytest.approx(1e6 / (nodes * per_node))
     superpod = storage_figures(example_build("dgx-h100-superpod-4su").plan)
-    seed = storage_figures(example_build("seed-64gpu-h100").plan)
-    assert superpod.cluster_mtbf_h * 1016 == pytest.approx(50_000)
-    assert seed.cluster_mtbf_h * 64 == pytest.approx(50_000)
     assert superpod.overhead == pytest.approx(18 / 1800)

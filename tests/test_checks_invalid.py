@@ -42,8 +42,8 @@ def test_every_check_code_has_a_test_that_trips_it() -> None:
 
     package = Path(checks.__file__).parent
     codes = {code for module in package.glob("*.py")
-             for code in re.findall(r'"((?:POWER|COOLING|FABRIC|STORAGE|CONSISTENCY|FACILITY)'
-                                    r'-[A-Z-]+)"', module.read_text())}
+             for code in re.findall(r'"((?:POWER|COOLING|FABRIC|STORAGE|CONSISTENCY|FACILITY'
+                                    r'|GOODPUT|COST)-[A-Z-]+)"', module.read_text())}
     tests = Path(__file__).parent
     text = "".join(p.read_text() for p in tests.glob("test_*.py") if p.name != Path(__file__).name)
     text += "".join(p.read_bytes().decode("utf-8", "replace")

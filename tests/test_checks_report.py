@@ -83,4 +83,11 @@ def test_report_has_the_model_its_sources_and_the_findings(tmp_path: Path) -> No
     assert "| warning | POWER-PHASE-IMBALANCE | rack mgmt-r3 PDU mgmt-r3-pdu-a" in result.output
     assert "`policy.max_phase_imbalance` |" in result.output
     superpod = example_build("dgx-h100-superpod-4su").files["report.md"]
-    assert "| Optimal interval, Young sqrt(2 delta M) (min) | 42.1 |" in superpod
+    # Young's interval from the write time (4,500 GB at 250 GB/s) and the cluster MTBF the
+    # failure model gives (plan/failures.py): sqrt(2 delta M)
+    from cluster_iac.plan.failures import cluster_job
+
+    job = cluster_job(example_build("dgx-h100-superpod-4su").plan)
+    assert job is not None and job.mtbf_h is not None
+    young = (2 * 4500 / 250 * job.mtbf_h * 3600) ** 0.5 / 60
+    assert f"| Optimal interval, Young sqrt(2 delta M) (min) | {young:.1f} |" in superpod

@@ -6,13 +6,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cluster_iac.emit import report_storage
+from cluster_iac.emit import report_goodput, report_storage
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import markdown_columns, md_cell, md_cells
 from cluster_iac.plan import Plan, collectives
 from cluster_iac.plan.checkpoint import storage_figures
 from cluster_iac.plan.collectives import constants
 from cluster_iac.plan.dump import counts
+from cluster_iac.plan.goodput import goodputs
 from cluster_iac.plan.power import pdu_loads, rack_loads_w
 from cluster_iac.plan.power_tables import PduLoad
 
@@ -23,6 +24,7 @@ def render(plan: Plan) -> dict[str, str]:
 
 def report_context(plan: Plan) -> dict[str, Any]:
     """Plain, pre-formatted, sorted sections of the report."""
+    jobs = goodputs(plan)
     return {
         "cluster": plan.cluster.name,
         "counts": _counts(plan),
@@ -31,6 +33,8 @@ def report_context(plan: Plan) -> dict[str, Any]:
         "cooling": _cooling(plan),
         "busbw": _busbw(plan),
         "storage": _storage(plan),
+        "goodput": report_goodput.goodput(plan, jobs),
+        "cost": report_goodput.cost(plan, jobs),
         "findings": _findings(plan),
     }
 
@@ -214,7 +218,9 @@ def _storage(plan: Plan) -> dict[str, Any]:
         "interval": _opt(f.interval_min, "g"),
         "overhead": _opt(None if f.overhead is None else 100 * f.overhead, ".2f"),
         "max_overhead": f"{100 * policy.max_checkpoint_overhead:g}",
-        "gpu_mtbf": f"{plan.settings.workload.gpu_mtbf_hours:g}",
+        "mtbf_from": (f"workload.gpu_mtbf_hours {plan.settings.workload.gpu_mtbf_hours:g} / GPUs"
+                      if "gpu_mtbf_hours" in plan.settings.workload.model_fields_set
+                      else "from its parts' failure rates, as in Goodput"),
         "cluster_mtbf": f"{f.cluster_mtbf_h:.2f}", "gpus": str(f.gpus),
         "young": _opt(f.young_min, ".1f"), "daly": _opt(f.daly_min, ".1f"),
         "lustre": report_storage.lustre_hardware(plan)}

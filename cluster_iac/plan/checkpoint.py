@@ -1,7 +1,9 @@
 """Storage figures: read bandwidth per GPU, checkpoint write time and the optimal interval.
 
 Optimal checkpoint interval, with delta the time to write one checkpoint and M the cluster's
-mean time between failures (M = GPU MTBF / GPU count: failures of independent GPUs add up):
+mean time between failures (M: every compute node as one job, from the failure rates of its
+parts, plan/failures.py; or, where the spec sets workload.gpu_mtbf_hours, that figure / GPU
+count):
 - Young (1974), "A first order approximation to the optimum checkpoint interval":
   T = sqrt(2 delta M).
 - Daly (2006), "A higher order estimate of the optimum checkpoint interval for restart dumps":
@@ -49,12 +51,24 @@ def daly_interval_s(delta_s: float, mtbf_s: float) -> float:
     return math.sqrt(2 * delta_s * mtbf_s) * (1 + math.sqrt(ratio) / 3 + ratio / 9) - delta_s
 
 
+def _cluster_mtbf_h(plan: Plan) -> float:
+    """Every compute node as one job: from its parts, or the spec's per-GPU MTBF."""
+    from cluster_iac.plan.failures import cluster_job
+
+    work = plan.settings.workload
+    gpus = plan.gpu_count
+    job = None if "gpu_mtbf_hours" in work.model_fields_set else cluster_job(plan)
+    if job is not None and job.mtbf_h is not None:
+        return job.mtbf_h
+    return work.gpu_mtbf_hours / gpus if gpus else work.gpu_mtbf_hours
+
+
 def storage_figures(plan: Plan) -> StorageFigures:
     """The figures report.md prints and the storage checks compare."""
     hardware = plan.lustre.hardware if plan.lustre is not None else None
     work = plan.settings.workload
     gpus = plan.gpu_count
-    mtbf_h = work.gpu_mtbf_hours / gpus if gpus else work.gpu_mtbf_hours
+    mtbf_h = _cluster_mtbf_h(plan)
     # The derived bounds, narrowed by the spec's measured figures (plan/lustre_bandwidth.py)
     read = hardware.read.effective if hardware else None
     write = hardware.write.effective if hardware else None

@@ -378,6 +378,8 @@ class Settings:
     storage: Any
     workload: Any
     policy: Any
+    reliability: Any
+    cost: Any
 
     @classmethod
     def from_spec(cls, spec: Any) -> Settings:

@@ -13,6 +13,7 @@ from cluster_iac.spec.nccl import Nccl
 from cluster_iac.spec.network import Fabric, Networks
 from cluster_iac.spec.nodes import NodeGroup, NodeType
 from cluster_iac.spec.policy import Policy, Workload
+from cluster_iac.spec.reliability import Cost, Reliability
 from cluster_iac.spec.slurm import Slurm
 from cluster_iac.spec.storage import Storage
 
@@ -66,3 +67,7 @@ class ClusterSpec(SpecModel):
     """What training jobs need."""
     policy: Policy = Policy()
     """Validator thresholds."""
+    reliability: Reliability = Reliability()
+    """Failure rates, recovery times and hot spares: the goodput model's inputs."""
+    cost: Cost = Cost()
+    """Prices, amortization and running costs: the cost per useful GPU-hour."""

@@ -75,6 +75,8 @@ class Workload(SpecModel):
     gpu_mtbf_hours: Annotated[float, up_to(MAX_MTBF_HOURS),
                               at_most(MAX_MTBF_HOURS, "hours")] = 50_000
     """Mean time between failures of one GPU (with its share of host and network), hours.
+    Only where the spec sets it does the checkpoint interval (report.md, 'Storage') use it;
+    otherwise the cluster's MTBF comes from the failure rates of its parts (reliability).
     Default from Llama 3 405B training: 419 interruptions in 54 days on 16,384 H100 GPUs
     (Meta, 'The Llama 3 Herd of Models', 2024) -> ~3.1 h for the cluster, ~50,000 h per GPU."""
 
@@ -111,5 +113,8 @@ class Policy(SpecModel):
     node, one NVLink domain and one scalable unit (where they differ) and the partition."""
     max_checkpoint_overhead: float = Field(default=0.1, gt=0, lt=1)
     """Largest share of time spent writing checkpoints (write time / interval)."""
+    min_goodput: float | None = Field(default=None, gt=0, lt=1)
+    """Smallest expected share of time the largest job of each partition spends on useful work,
+    after failures, restarts, checkpoint writes and lost work (report.md, 'Goodput')."""
     levels: dict[CheckCode, Level] = {}
     """Per-check level override by check code, e.g. {'COOLING-AIR': 'warning'}."""
