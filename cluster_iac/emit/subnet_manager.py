@@ -1,0 +1,131 @@
+"""Subnet manager files for every InfiniBand fabric: the planned topology in ibnetdiscover's
+format (which ibsim loads and which diffs against a live fabric's discovery), opensm.conf
+for the master and the standbys, and partitions.conf.
+
+Every setting is written with its reason as a comment above it. The values are OpenSM
+3.3.23's option names (Debian 12's opensm; `opensm -c FILE` prints them all).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from cluster_iac.ibnetdiscover import topology_text
+from cluster_iac.plan import Plan
+from cluster_iac.plan.subnet import infiniband_fabrics, routing, sm_hosts, topology
+
+MASTER_PRIORITY = 15
+"""sm_priority of the master: the highest OpenSM takes (0-15), so it wins every election
+(IBA vol. 1, 14.4.1: the SM with the higher priority, then the lower GUID, is master)."""
+STANDBY_PRIORITY = 14
+"""sm_priority of the standbys: below the master, so a standby takes over only when the
+master stops answering its SMInfo polls, and hands back when the master returns."""
+DEFAULT_PKEY = 0x7FFF
+"""The default partition's key with full membership (IBA vol. 1, 10.9.1.2)."""
+
+
+def render(plan: Plan) -> dict[str, str]:
+    files: dict[str, str] = {}
+    for network in infiniband_fabrics(plan):
+        folder = f"opensm/{network}"
+        files[f"{folder}/topology.ibnetdiscover"] = _topology(plan, network)
+        hosts = sm_hosts(plan, network)
+        files[f"{folder}/opensm.conf"] = opensm_conf(plan, network, master=True)
+        if hosts[1:]:
+            files[f"{folder}/opensm-standby.conf"] = opensm_conf(plan, network, master=False)
+        files[f"{folder}/partitions.conf"] = partitions_conf(plan, network)
+    return files
+
+
+def _comment(text: str) -> str:
+    """A comment, wrapped at 88 columns; a line break in the text would start a setting,
+    so it is refused."""
+    if "\n" in text or "\r" in text:
+        raise ValueError(f"{text!r} cannot be written in a comment")
+    return "\n".join(f"# {line}" for line in textwrap.wrap(text, 86)) if text else "#"
+
+
+def _topology(plan: Plan, network: str) -> str:
+    header = (
+        f"The {network} fabric of {plan.cluster.name} as planned (cluster-iac): "
+        "ibnetdiscover's format.",
+        "Node descriptions are the plan's device names ('host port' for a host adapter);",
+        "port numbers are the plan's ports ('p7' is port 7; a host port is a one-port adapter).",
+        "GUIDS ARE PLACEHOLDERS (locally administered, 0x02 in the first octet): real ones",
+        "exist only on delivered hardware. After the crew has cabled the fabric, run",
+        "'ibnetdiscover > discovered.txt' on a host of the fabric and",
+        "'cluster-iac fabric verify SPEC discovered.txt' to compare it with this plan;",
+        "the discovered file then holds each device's real GUIDs beside its description.",
+        "ibsim loads this file as it is: 'ibsim -s topology.ibnetdiscover'.",
+    )
+    return topology_text(topology(plan, network), header)
+
+
+def opensm_conf(plan: Plan, network: str, *, master: bool) -> str:
+    """opensm.conf of the master (``master``) or of the standbys."""
+    hosts = sm_hosts(plan, network)
+    route = routing(plan, network)
+    if hosts:
+        who = (f"runs on {hosts[0]} (the master)" if master
+               else f"runs on the standbys: {', '.join(hosts[1:])}")
+    else:
+        who = (f"is for the master; no host is declared to run it (fabric.{network}."
+               "subnet_manager.hosts): install it on the host that you choose")
+    priority = MASTER_PRIORITY if master else STANDBY_PRIORITY
+    lines = [
+        _comment(f"OpenSM for the {network} fabric of {plan.cluster.name} (cluster-iac): "
+                 f"this file {who}."),
+        _comment("Install as /etc/opensm/opensm.conf; every setting has its reason above it."),
+        "",
+        *_setting(f"routing engine: {route.reason}. OpenSM falls back to min-hop routing "
+                  "when the engine fails on the fabric (ftree logs ERR AB0D) and still says "
+                  "SUBNET UP: check its log for 'ERR'.", "routing_engine", route.engine),
+        *_setting(("the master: " if master else "a standby: ")
+                  + (f"{MASTER_PRIORITY} is the highest priority, so this SM wins every "
+                     f"election; standbys run at {STANDBY_PRIORITY}" if master else
+                     f"below the master's {MASTER_PRIORITY}: this SM takes over only when "
+                     "the master stops answering, and hands back when it returns"),
+                  "sm_priority", priority),
+        *_setting("a standby polls the master every 10 s and takes over after 4 missed "
+                  "polls (OpenSM's defaults, written so a site sees what failover costs)",
+                  "sminfo_polling_timeout", 10000),
+        *_setting("", "polling_retry_number", 4),
+        *_setting("one LID per port: the routing engine gives each destination one path "
+                  "per source; a higher LMC multiplies LIDs (48K unicast in a subnet) for "
+                  "multipathing that NCCL and MPI over RC queue pairs do not use",
+                  "lmc", 0),
+        *_setting("a light sweep every 10 s finds a port change whose trap was lost; a "
+                  "trap starts a sweep at once", "sweep_interval", 10),
+        *_setting("LIDs stay as they were across SM restarts and failovers (the guid2lid "
+                  "cache), so running jobs keep their addresses", "reassign_lids", "FALSE"),
+        *_setting("where the partitions are (partitions.conf beside this file)",
+                  "partition_config_file", "/etc/opensm/partitions.conf"),
+        *_setting("errors and informational messages (SUBNET UP, the routing engine's "
+                  "result): the lines a check reads; verbose levels slow a large fabric's "
+                  "sweeps", "log_flags", "0x03"),
+        *_setting("the log the check reads", "log_file", "/var/log/opensm.log"),
+        *_setting("MB: OpenSM truncates the log at this size, so a flapping port cannot "
+                  "fill /var", "log_max_size", 1024),
+        *_setting("keep the log across restarts (the history of a failover)",
+                  "accum_log_file", "TRUE"),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _setting(reason: str, key: str, value: object) -> list[str]:
+    return ([_comment(reason)] if reason else []) + [f"{key} {value}"]
+
+
+def partitions_conf(plan: Plan, network: str) -> str:
+    """The default partition: every port a full member, IPoIB on it."""
+    lines = [
+        _comment(f"Partitions of the {network} fabric of {plan.cluster.name} (cluster-iac)."),
+        _comment("Install as /etc/opensm/partitions.conf on every host that runs OpenSM."),
+        "",
+        _comment(f"The default partition (P_Key 0x{DEFAULT_PKEY:04x}): every port a full "
+                 "member, so every host reaches every other and the SM; 'ipoib' creates its "
+                 "IPoIB broadcast group"),
+        f"Default=0x{DEFAULT_PKEY:04x}, ipoib, defmember=full : ALL, ALL_SWITCHES=full, "
+        "SELF=full;",
+    ]
+    return "\n".join(lines) + "\n"
