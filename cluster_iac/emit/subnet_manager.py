@@ -9,8 +9,9 @@ Every setting is written with its reason as a comment above it. The values are O
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 
-from cluster_iac.ibnetdiscover import topology_text
+from cluster_iac.ibnetdiscover import port_guid, topology_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.subnet import infiniband_fabrics, routing, sm_hosts, topology
 
@@ -28,12 +29,16 @@ def render(plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
     for network in infiniband_fabrics(plan):
         folder = f"opensm/{network}"
-        files[f"{folder}/topology.ibnetdiscover"] = _topology(plan, network)
+        top = topology(plan, network)
+        files[f"{folder}/topology.ibnetdiscover"] = topology_text(top, _header(plan, network))
         hosts = sm_hosts(plan, network)
         files[f"{folder}/opensm.conf"] = opensm_conf(plan, network, master=True)
         if hosts[1:]:
             files[f"{folder}/opensm-standby.conf"] = opensm_conf(plan, network, master=False)
-        files[f"{folder}/partitions.conf"] = partitions_conf(plan, network)
+        guids = {node.description: port_guid(node) for node in top.nodes.values()
+                 if node.kind == "Ca"}
+        files[f"{folder}/partitions.conf"] = partitions_conf(plan, network, guids,
+                                                             placeholders=True)
     return files
 
 
@@ -45,8 +50,8 @@ def _comment(text: str) -> str:
     return "\n".join(f"# {line}" for line in textwrap.wrap(text, 86)) if text else "#"
 
 
-def _topology(plan: Plan, network: str) -> str:
-    header = (
+def _header(plan: Plan, network: str) -> tuple[str, ...]:
+    return (
         f"The {network} fabric of {plan.cluster.name} as planned (cluster-iac): "
         "ibnetdiscover's format.",
         "Node descriptions are the plan's device names ('host port' for a host adapter);",
@@ -58,7 +63,6 @@ def _topology(plan: Plan, network: str) -> str:
         "the discovered file then holds each device's real GUIDs beside its description.",
         "ibsim loads this file as it is: 'ibsim -s topology.ibnetdiscover'.",
     )
-    return topology_text(topology(plan, network), header)
 
 
 def opensm_conf(plan: Plan, network: str, *, master: bool) -> str:
@@ -116,8 +120,11 @@ def _setting(reason: str, key: str, value: object) -> list[str]:
     return ([_comment(reason)] if reason else []) + [f"{key} {value}"]
 
 
-def partitions_conf(plan: Plan, network: str) -> str:
-    """The default partition: every port a full member, IPoIB on it."""
+def partitions_conf(plan: Plan, network: str, guids: Mapping[str, int], *,
+                    placeholders: bool) -> str:
+    """The default partition (every port a full member, IPoIB on it), and one partition per
+    declared partition key whose members are the adapters of the Slurm partition's nodes
+    (by port GUID: ``guids``, adapter description -> GUID)."""
     lines = [
         _comment(f"Partitions of the {network} fabric of {plan.cluster.name} (cluster-iac)."),
         _comment("Install as /etc/opensm/partitions.conf on every host that runs OpenSM."),
@@ -128,4 +135,35 @@ def partitions_conf(plan: Plan, network: str) -> str:
         f"Default=0x{DEFAULT_PKEY:04x}, ipoib, defmember=full : ALL, ALL_SWITCHES=full, "
         "SELF=full;",
     ]
+    keys = _partition_keys(plan, network)
+    if keys and placeholders:
+        lines += ["", _comment(
+            "THE GUIDS BELOW ARE PLACEHOLDERS (those of topology.ibnetdiscover): after the "
+            "fabric is cabled, 'ibnetdiscover > discovered.txt' and 'cluster-iac fabric guids "
+            "SPEC discovered.txt -o DIR' write this file with the adapters' real port GUIDs.")]
+    adapters: dict[str, list[str]] = {}
+    for description in guids:
+        adapters.setdefault(description.partition(" ")[0], []).append(description)
+    members = {part.name: part.nodes for part in plan.partitions}
+    for name, key in sorted(keys.items(), key=lambda item: item[1]):
+        ports = [guids[a] for host in members[name] for a in adapters.get(host, ())]
+        lines += ["", _comment(f"Slurm partition {name}: the {len(ports)} adapters of its "
+                               f"nodes on this fabric, full members; 'ipoib' gives it its "
+                               "own IPoIB broadcast group")]
+        lines.append(f"{name}=0x{key:04x}, ipoib, defmember=full :")
+        lines += [f"    {', '.join(row)}{';' if end >= len(ports) else ','}"
+                  for end, row in _rows([f"0x{guid:016x}" for guid in ports], 4)]
+        if not ports:
+            lines[-1] += ";"
     return "\n".join(lines) + "\n"
+
+
+def _rows(items: list[str], width: int) -> list[tuple[int, list[str]]]:
+    """``items`` in rows of ``width``, each with the index just past it."""
+    return [(i + width, items[i:i + width]) for i in range(0, len(items), width)]
+
+
+def _partition_keys(plan: Plan, network: str) -> dict[str, int]:
+    config = getattr(plan.settings.fabric, network, None)
+    manager = getattr(config, "subnet_manager", None)
+    return dict(manager.partition_keys) if manager is not None else {}

@@ -28,7 +28,7 @@ import pytest
 from cluster_iac.ibnetdiscover import parse
 
 TOOLS = {"ibsim": "ibsim-utils", "opensm": "opensm", "ibnetdiscover": "infiniband-diags",
-         "ibtracert": "infiniband-diags"}
+         "ibtracert": "infiniband-diags", "smpquery": "infiniband-diags"}
 _SOCKETS = count()
 
 
@@ -152,3 +152,10 @@ def lids(discovered: str) -> dict[str, int]:
     found = re.findall(r'^Ca\s+\d+\s+"[^"]*"\s+#\s+"([^"]*)"\n\[1\]\S*\s+"[^"]*"\[\d+\]\s+'
                        r"#\s+lid (\d+)", discovered, flags=re.MULTILINE)
     return {desc: int(lid) for desc, lid in found}
+
+
+def pkeys(sim: Simulator, lid: int) -> set[int]:
+    """The P_Keys in a port's table (smpquery reads it from the port, as OpenSM set it)."""
+    done = sim.run(tool("smpquery"), "pkeys", str(lid))
+    assert done.returncode == 0, done.stdout + done.stderr
+    return {int(key, 16) for key in re.findall(r"0x([0-9a-f]{4})", done.stdout)} - {0}

@@ -16,7 +16,7 @@ from cluster_iac.ibnetdiscover import IbEnd, Topology, parse, topology_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.subnet import infiniband_fabrics, routing, topology
 from tests.conftest import EXAMPLE_IDS, example_build
-from tests.real.ibsim_harness import Simulator, lids, log_problems
+from tests.real.ibsim_harness import Simulator, lids, log_problems, pkeys
 
 pytestmark = pytest.mark.real
 
@@ -76,6 +76,21 @@ def test_opensm_brings_the_fabric_up_as_planned(name: str, network: str,
         for a, b, nic in samples:
             route = sim.trace(found[f"{a} {ports[a][nic][0]}"], found[f"{b} {ports[b][nic][0]}"])
             assert len(route) == _planned_switches(plan, network, a, b, nic), (a, b, nic, route)
+        _assert_partitions(plan, network, sim, found)
+
+
+def _assert_partitions(plan: Plan, network: str, sim: Simulator, found: dict[str, int]) -> None:
+    """OpenSM put each declared partition key (full member: 0x8000 set) in the P_Key table
+    of every adapter of the Slurm partition's nodes, and in no other adapter's; every
+    adapter has the default partition's 0xffff."""
+    manager = getattr(plan.settings.fabric, network).subnet_manager
+    keys = dict(manager.partition_keys) if manager is not None else {}
+    nodes = {part.name: set(part.nodes) for part in plan.partitions}
+    for description, lid in sorted(found.items())[:: max(1, len(found) // 24)]:
+        table = pkeys(sim, lid)
+        host = description.partition(" ")[0]
+        want = {0xFFFF} | {0x8000 | key for name, key in keys.items() if host in nodes[name]}
+        assert table == want, (description, sorted(map(hex, table)))
 
 
 def _small_fat_tree() -> tuple[Plan, str]:
