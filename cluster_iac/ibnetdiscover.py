@@ -61,6 +61,8 @@ class Topology:
 
     nodes: dict[str, IbNode] = field(default_factory=dict)  # node id -> node
     links: dict[IbEnd, IbEnd] = field(default_factory=dict)  # each end -> the other
+    # a host adapter's port -> its port GUID, where the file gives one
+    port_guids: dict[IbEnd, int] = field(default_factory=dict)
 
     def add_link(self, a: IbEnd, b: IbEnd) -> None:
         """Cable ``a`` to ``b``; a port cabled twice raises ValueError."""
@@ -118,7 +120,7 @@ def topology_text(topology: Topology, header: Iterable[str] = ()) -> str:
 
 
 _HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]*)"\s*(?:#\s*"([^"]*)")?')
-_PORT = re.compile(r'^\[(\d+)\](?:\([0-9a-fA-F]+\))?(?:\[ext \d+\])?\s+"([^"]*)"\[(\d+)\]')
+_PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-F]+)\))?(?:\[ext \d+\])?\s+"([^"]*)"\[(\d+)\]')
 _GUID = re.compile(r"^(?:switchguid|caguid|rtguid)=0x([0-9a-fA-F]+)")
 
 
@@ -128,6 +130,7 @@ class TopologyError(ValueError):
     def __init__(self, line: int, message: str) -> None:
         super().__init__(f"line {line}: {message}")
         self.line = line
+        self.reason = message
 
 
 def parse(text: str) -> Topology:
@@ -153,8 +156,10 @@ def parse(text: str) -> Topology:
         elif found := _PORT.match(line):
             if current is None:
                 raise TopologyError(number, "a port line outside a node record")
-            port, peer, peer_port = found.groups()
+            port, guid_text, peer, peer_port = found.groups()
             ends.append((IbEnd(current, int(port)), IbEnd(peer, int(peer_port))))
+            if guid_text:
+                topology.port_guids[IbEnd(current, int(port))] = int(guid_text, 16)
         elif not re.match(r"^(vendid|devid|sysimgguid)=", line):
             raise TopologyError(number, f"not a line of ibnetdiscover's format: {raw[:80]!r}")
     for a, b in ends:

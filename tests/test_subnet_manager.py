@@ -113,7 +113,7 @@ def _seed_with(tmp_path: Path, block: str, technology: str = "infiniband") -> Pa
      ("fabric", "compute", "subnet_manager", "partition_keys", "gpu-trainin"), "gpu-training"),
 ])
 def test_subnet_manager_errors_are_located(tmp_path: Path, block: str, code: str,
-                                           path: tuple[object, ...], hint: str) -> None:
+                                           path: tuple[str | int, ...], hint: str) -> None:
     with pytest.raises(PipelineError) as info:
         build(_seed_with(tmp_path, block), emit=False)
     found = [d for d in info.value.diagnostics if d.code == code]

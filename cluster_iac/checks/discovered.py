@@ -59,16 +59,32 @@ def _device(node: IbNode, known: set[str]) -> str:
 def _end(discovered: Topology, end: IbEnd, known: set[str], ports: dict[str, set[str]]) -> End:
     node = discovered.nodes[end.node_id]
     if node.kind == "Switch":
-        return End(_device(node, known) or node.node_id, f"p{end.port}")
+        return End(_shown(_device(node, known) or node.node_id), f"p{end.port}")
     host, _, port = node.description.partition(" ")
     if host in ports:
         return End(host, port if port in ports[host] else "")
-    return End(node.description or node.node_id, "")
+    return End(_shown(node.description or node.node_id), "")
 
 
-def verify(plan: Plan, network: str, discovered: Topology) -> list[Mismatch]:
-    """Every missing, miswired and extra link of ``network`` in ``discovered``, in the
-    plan's cable order (missing and miswired), then extra links in discovery order."""
+def _shown(text: str) -> str:
+    """A discovered name as it may be printed: one with control characters (which could
+    move a terminal's cursor or forge a line) as Python's ascii() writes it."""
+    return text if text.isprintable() else ascii(text)
+
+
+class Matching(NamedTuple):
+    """A discovery matched to the planned cables: the fabric's cables, each found cable's
+    discovered ends (cable index -> the two ends, as discovered), and the discovered links
+    no planned cable is."""
+
+    cables: list[Cable]
+    found: dict[int, tuple[IbEnd, IbEnd]]
+    strays: list[tuple[End, End]]
+    by_end: dict[End, int]
+
+
+def match(plan: Plan, network: str, discovered: Topology) -> Matching:
+    """Each discovered link of ``network`` matched to the planned cable it is, if any."""
     cables = [c for c in plan.cables.rows() if c.network == network]
     by_end: dict[End, int] = {}
     for i, cable in enumerate(cables):
@@ -80,15 +96,22 @@ def verify(plan: Plan, network: str, discovered: Topology) -> list[Mismatch]:
     for cable in cables:
         if wiring.tier.get(cable.a_device) == "node":
             ports.setdefault(cable.a_device, set()).add(cable.a_port)
-    found: set[int] = set()
+    found: dict[int, tuple[IbEnd, IbEnd]] = {}
     strays: list[tuple[End, End]] = []
     for a, b in discovered.pairs():
         ends = (_end(discovered, a, known, ports), _end(discovered, b, known, ports))
-        match = _planned(cables, by_end, ends)
-        if match is None:
+        at = _planned(cables, by_end, ends)
+        if at is None:
             strays.append(ends)
         else:
-            found.add(match)
+            found[at] = (a, b) if ends[0].device == cables[at].a_device else (b, a)
+    return Matching(cables, found, strays, by_end)
+
+
+def verify(plan: Plan, network: str, discovered: Topology) -> list[Mismatch]:
+    """Every missing, miswired and extra link of ``network`` in ``discovered``, in the
+    plan's cable order (missing and miswired), then extra links in discovery order."""
+    cables, found, strays, by_end = match(plan, network, discovered)
     miswired: dict[int, list[tuple[End, End]]] = {}
     extra: list[tuple[End, End]] = []
     for ends in strays:
@@ -101,6 +124,28 @@ def verify(plan: Plan, network: str, discovered: Topology) -> list[Mismatch]:
                     tuple(miswired.get(i, ())))
            for i, cable in enumerate(cables) if i not in found]
     return out + [Mismatch("extra", None, (ends,)) for ends in extra]
+
+
+def discovered_guids(plan: Plan, network: str, discovered: Topology
+                     ) -> tuple[dict[str, int], dict[str, int]]:
+    """The real GUIDs of the plan's devices, from the cables found where they were
+    planned: (host adapter 'host port' -> port GUID, device or adapter -> node GUID). An
+    adapter is known by the switch port its cable lands on, so this holds even where the
+    hosts' node descriptions are the driver's ('dgx-001 mlx5_0')."""
+    matching = match(plan, network, discovered)
+    ports: dict[str, int] = {}
+    nodes: dict[str, int] = {}
+    for i, (a, b) in matching.found.items():
+        cable = matching.cables[i]
+        for end, device, port in ((a, cable.a_device, cable.a_port),
+                                  (b, cable.b_device, cable.b_port)):
+            node = discovered.nodes[end.node_id]
+            if node.kind == "Switch":
+                nodes[device] = node.guid
+            else:
+                nodes[f"{device} {port}"] = node.guid
+                ports[f"{device} {port}"] = discovered.port_guids.get(end, node.guid)
+    return ports, nodes
 
 
 def _planned(cables: list[Cable], by_end: dict[End, int], ends: tuple[End, End]) -> int | None:

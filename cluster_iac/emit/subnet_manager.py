@@ -158,6 +158,14 @@ def partitions_conf(plan: Plan, network: str, guids: Mapping[str, int], *,
     return "\n".join(lines) + "\n"
 
 
+def partition_members(plan: Plan, network: str) -> list[str]:
+    """The host adapters ('host port') that a declared partition key lists, in plan order."""
+    keys = _partition_keys(plan, network)
+    hosts = {host for part in plan.partitions if part.name in keys for host in part.nodes}
+    return [f"{link.a_device} {link.a_port}" for link in plan.links.rows()
+            if link.network == network and link.a_device in hosts]
+
+
 def _rows(items: list[str], width: int) -> list[tuple[int, list[str]]]:
     """``items`` in rows of ``width``, each with the index just past it."""
     return [(i + width, items[i:i + width]) for i in range(0, len(items), width)]

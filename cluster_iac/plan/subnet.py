@@ -50,7 +50,8 @@ def topology(plan: Plan, network: str) -> Topology:
     ports = {s.name: s.ports for s in plan.switches}
     top = Topology()
     links = [link for link in plan.links.rows() if link.network == network]
-    host_ports = [(l.a_device, l.a_port) for l in links if wiring.tier.get(l.a_device) == "node"]
+    host_ports = [(link.a_device, link.a_port) for link in links
+                  if wiring.tier.get(link.a_device) == "node"]
     masters = sm_hosts(plan, network)[:1]
     host_ports.sort(key=lambda end: end[0] not in masters)  # stable: the master's first
     adapters = {end: IbNode("Ca", f"H-{CA_GUID_BASE + 2 * i:016x}", CA_GUID_BASE + 2 * i, 1,

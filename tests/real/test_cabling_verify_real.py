@@ -1,6 +1,7 @@
-"""`cluster-iac fabric verify` on a fabric discovered by the real ibnetdiscover: the planned
-fabric loaded into ibsim with two cables swapped, one removed and one added names exactly
-those cables; the fabric as planned names none."""
+"""`cluster-iac fabric verify` and `fabric guids` on fabrics discovered by the real
+ibnetdiscover: the planned fabric loaded into ibsim with two cables swapped, one removed and
+one added names exactly those cables; the fabric as planned names none; and the GUIDs read
+from a delivered fabric make a partitions.conf that OpenSM enforces."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from cluster_iac.cli import main
-from cluster_iac.ibnetdiscover import IbEnd, Topology, topology_text
+from cluster_iac.emit.subnet_manager import render
+from cluster_iac.ibnetdiscover import IbEnd, IbNode, Topology, topology_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.subnet import topology
 from tests.conftest import ROOT, example_build
-from tests.real.ibsim_harness import Simulator
+from tests.real.ibsim_harness import Simulator, lids, log_problems, pkeys
 
 pytestmark = pytest.mark.real
 
@@ -99,3 +101,52 @@ def test_verify_passes_the_fabric_as_planned(tmp_path: Path) -> None:
     assert code == 0, lines
     assert lines[-1].endswith("the compute fabric matches the plan "
                               f"({sum(1 for n in plan.cables.network if n == 'compute')} cables)")
+
+
+def _delivered(top: Topology) -> Topology:
+    """The fabric as delivered hardware shows it: vendor GUIDs (not the plan's placeholders)
+    and host adapters with the driver's node descriptions ('compute01 mlx5_0')."""
+    renamed: dict[str, IbNode] = {}
+    per_host: dict[str, int] = {}
+    for i, node in enumerate(top.nodes.values()):
+        guid = 0x0002_C903_00AB_0000 + 2 * i  # an NVIDIA (Mellanox) OUI, as real cards have
+        desc = node.description
+        if node.kind == "Ca":
+            host = desc.split()[0]
+            desc = f"{host} mlx5_{per_host.setdefault(host, 0)}"
+            per_host[host] += 1
+        renamed[node.node_id] = IbNode(node.kind, f"{node.kind[0]}-{guid:016x}", guid,
+                                       node.ports, desc)
+    out = Topology(nodes={n.node_id: n for n in renamed.values()})
+    for a, b in top.pairs():
+        out.add_link(IbEnd(renamed[a.node_id].node_id, a.port),
+                     IbEnd(renamed[b.node_id].node_id, b.port))
+    return out
+
+
+def test_guids_from_a_delivered_fabric_drive_opensm_partitions(tmp_path: Path) -> None:
+    """`fabric guids` reads the real GUIDs of a fabric whose adapters keep the driver's
+    descriptions, and OpenSM, given the partitions.conf it writes, puts the partition key
+    in the P_Key tables of exactly the Slurm partition's adapters."""
+    name = "seed-64gpu-h100"
+    plan = example_build(name).plan
+    delivered = _delivered(topology(plan, "compute"))
+    spec = ROOT / "examples" / f"{name}.yaml"
+    files = render(plan)
+    with Simulator(topology_text(delivered), tmp_path) as sim:
+        (tmp_path / "discovered.txt").write_text(sim.discover())
+        out = tmp_path / "site"
+        result = CliRunner().invoke(main, ["fabric", "guids", str(spec),
+                                           str(tmp_path / "discovered.txt"), "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        partitions = (out / "partitions.conf").read_text()
+        assert "PLACEHOLDERS" not in partitions and "0x0002c903" in partitions
+        names = (out / "node-name-map").read_text()
+        assert '"ib-leaf-1"' in names and '"compute01 ib0"' in names
+        log = sim.opensm(files["opensm/compute/opensm.conf"], partitions)
+        assert log_problems(log, "updn") == []
+        found = {desc: lid for desc, lid in lids(sim.discover()).items()}
+        members = set(next(p for p in plan.partitions if p.name == "gpu-training").nodes)
+        for desc, lid in found.items():
+            want = {0xFFFF} | ({0x8002} if desc.split()[0] in members else set())
+            assert pkeys(sim, lid) == want, desc

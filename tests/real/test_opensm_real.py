@@ -6,7 +6,6 @@ fabric (a missing uplink, a leaf cabled to the wrong spine) fails the check."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
