@@ -83,11 +83,15 @@ def port_guid(node: IbNode) -> int:
     return node.guid + 1
 
 
-def _description(text: str) -> str:
-    """A NodeDescription as the file quotes it: a quote or line break would end the field
-    (and could add a record), so such a name is refused rather than written."""
+def check_description(text: str) -> None:
+    """A NodeDescription the file can quote: a quote or line break would end the field (and
+    could add a record), so such a name is refused (ValueError) rather than written."""
     if any(c in text for c in '"\n\r#') or not text.isprintable():
         raise ValueError(f"{text!r} cannot be an InfiniBand node description")
+
+
+def _description(text: str) -> str:
+    check_description(text)
     return text
 
 

@@ -158,3 +158,16 @@ def test_a_file_not_in_the_format_names_its_line() -> None:
     with pytest.raises(TopologyError) as info:
         parse('Switch\t4 "S-1"\t\t# "leaf"\n[1]\t"S-2"[1]\nrm -rf /\n')
     assert info.value.line == 3
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_the_fast_topology_writer_is_the_plain_ones_text(name: str) -> None:
+    """emit/subnet_topology.py writes from the link columns what ibnetdiscover.topology_text
+    writes from plan.subnet.topology (the oracle), byte for byte."""
+    from cluster_iac.emit.subnet_manager import _header
+
+    plan = example_build(name).plan
+    files = render(plan)
+    for network in infiniband_fabrics(plan):
+        oracle = topology_text(topology(plan, network), _header(plan, network))
+        assert files[f"opensm/{network}/topology.ibnetdiscover"] == oracle

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping
+from functools import partial
 
-from cluster_iac.ibnetdiscover import port_guid, topology_text
+from cluster_iac.emit.formats import Chunks, whole
+from cluster_iac.emit.subnet_topology import topology_chunks
+from cluster_iac.ibnetdiscover import port_guid
 from cluster_iac.plan import Plan
 from cluster_iac.plan.subnet import infiniband_fabrics, routing, sm_hosts, topology
 
@@ -26,19 +29,22 @@ DEFAULT_PKEY = 0x7FFF
 
 
 def render(plan: Plan) -> dict[str, str]:
-    files: dict[str, str] = {}
+    return whole(render_chunks(plan))
+
+
+def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
+    """The files, each fabric's topology as Chunks (40 MB at 100,000 GPUs)."""
+    files: dict[str, str | Chunks] = {}
     for network in infiniband_fabrics(plan):
         folder = f"opensm/{network}"
-        top = topology(plan, network)
-        files[f"{folder}/topology.ibnetdiscover"] = topology_text(top, _header(plan, network))
+        files[f"{folder}/topology.ibnetdiscover"] = Chunks(
+            partial(topology_chunks, plan, network, _header(plan, network)))
         hosts = sm_hosts(plan, network)
         files[f"{folder}/opensm.conf"] = opensm_conf(plan, network, master=True)
         if hosts[1:]:
             files[f"{folder}/opensm-standby.conf"] = opensm_conf(plan, network, master=False)
-        guids = {node.description: port_guid(node) for node in top.nodes.values()
-                 if node.kind == "Ca"}
-        files[f"{folder}/partitions.conf"] = partitions_conf(plan, network, guids,
-                                                             placeholders=True)
+        files[f"{folder}/partitions.conf"] = partitions_conf(
+            plan, network, placeholder_guids(plan, network), placeholders=True)
     return files
 
 
@@ -158,9 +164,21 @@ def partitions_conf(plan: Plan, network: str, guids: Mapping[str, int], *,
     return "\n".join(lines) + "\n"
 
 
+def placeholder_guids(plan: Plan, network: str) -> dict[str, int]:
+    """The placeholder port GUID of each adapter a partition key lists (those of the
+    planned topology: CA_GUID_BASE + 2n + 1 for the n-th adapter, the master's first)."""
+    members = set(partition_members(plan, network))
+    if not members:
+        return {}
+    return {node.description: port_guid(node) for node in topology(plan, network).nodes.values()
+            if node.description in members}
+
+
 def partition_members(plan: Plan, network: str) -> list[str]:
     """The host adapters ('host port') that a declared partition key lists, in plan order."""
     keys = _partition_keys(plan, network)
+    if not keys:
+        return []
     hosts = {host for part in plan.partitions if part.name in keys for host in part.nodes}
     return [f"{link.a_device} {link.a_port}" for link in plan.links.rows()
             if link.network == network and link.a_device in hosts]
