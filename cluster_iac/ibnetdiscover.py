@@ -21,6 +21,7 @@ host's "hostname device").
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -33,6 +34,26 @@ can never be mistaken for (or collide with) a delivered device's GUID."""
 CA_GUID_BASE = 0x0201_0000_0000_0000
 """Placeholder node GUIDs of planned host channel adapters (each node GUID even, its port
 GUID the next odd number), locally administered as SWITCH_GUID_BASE."""
+
+
+def placeholder_guid(name: str, base: int) -> int:
+    """A planned device's placeholder GUID: ``base`` and 48 bits of the BLAKE2b hash of its
+    name, even (an adapter's port GUID is the next number). From the name alone, so adding a
+    scalable unit changes no existing device's GUID; two names that hash alike (at 100,000
+    adapters about one chance in 50,000 per fabric) are refused by check_guids."""
+    digest = hashlib.blake2b(name.encode(), digest_size=6).digest()
+    return base | (int.from_bytes(digest, "big") & ~1)
+
+
+def check_guids(guids: dict[str, int]) -> None:
+    """ValueError when two names have one placeholder GUID."""
+    if len(set(guids.values())) < len(guids):
+        seen: dict[int, str] = {}
+        for name, guid in guids.items():
+            if guid in seen:
+                raise ValueError(f"{seen[guid]!r} and {name!r} hash to one placeholder GUID "
+                                 f"0x{guid:016x}: rename one")
+            seen[guid] = name
 NODE_DESCRIPTION_BYTES = 64
 """NodeDescription is a 64-byte field of the NodeDescription attribute (InfiniBand
 Architecture Specification vol. 1, 14.2.5.2): a longer one is cut by the device."""

@@ -166,7 +166,7 @@ def partitions_conf(plan: Plan, network: str, guids: Mapping[str, int], *,
 
 def placeholder_guids(plan: Plan, network: str) -> dict[str, int]:
     """The placeholder port GUID of each adapter a partition key lists (those of the
-    planned topology: CA_GUID_BASE + 2n + 1 for the n-th adapter, the master's first)."""
+    planned topology: ibnetdiscover.placeholder_guid of 'host port', + 1)."""
     members = set(partition_members(plan, network))
     if not members:
         return {}

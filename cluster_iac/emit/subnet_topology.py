@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cluster_iac.ibnetdiscover import CA_GUID_BASE, SWITCH_GUID_BASE, check_description
+from cluster_iac.ibnetdiscover import (
+    CA_GUID_BASE,
+    SWITCH_GUID_BASE,
+    check_description,
+    check_guids,
+    placeholder_guid,
+)
 from cluster_iac.plan import Plan
 from cluster_iac.plan.subnet import sm_hosts, switch_port
 
@@ -39,11 +45,16 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...]) -> Iterat
     masters = sm_hosts(plan, network)[:1]
     adapters.sort(key=lambda i: a_device[i] not in masters)
     adapter_of = {i: n for n, i in enumerate(adapters)}
-    ca_ref = [f'"H-{CA_GUID_BASE + 2 * n:016x}"' for n in range(len(adapters))]
-    ca_guid = [f"({CA_GUID_BASE + 2 * n + 1:x})" for n in range(len(adapters))]
-    ca_tail = [f'\t\t# "{checked(a_device[i])} {checked(a_port[i])}"' for i in adapters]
+    names = [f"{checked(a_device[i])} {checked(a_port[i])}" for i in adapters]
+    guids = {name: placeholder_guid(name, CA_GUID_BASE) for name in names}
+    guids |= {name: placeholder_guid(name, SWITCH_GUID_BASE) for name in switches}
+    check_guids(guids)
+    ca_number = [guids[name] for name in names]
+    ca_ref = [f'"H-{guid:016x}"' for guid in ca_number]
+    ca_guid = [f"({guid + 1:x})" for guid in ca_number]
+    ca_tail = [f'\t\t# "{name}"' for name in names]
     ca_line = [""] * len(adapters)
-    ref = {name: f'"S-{SWITCH_GUID_BASE + n:016x}"' for n, name in enumerate(switches, 1)}
+    ref = {name: f'"S-{guids[name]:016x}"' for name in switches}
     tail = {name: f'\t\t# "{checked(name)}"' for name in switches}
     slots = {name: [""] * (ports[name] + 1) for name in switches}
     for i in rows:
@@ -62,12 +73,11 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...]) -> Iterat
         _put(b_slots, bn, line, b)
 
     def adapter(n: int) -> str:
-        return (f"\n\ncaguid=0x{CA_GUID_BASE + 2 * n:x}\nCa\t1 {ca_ref[n]}{ca_tail[n]}\n"
+        return (f"\n\ncaguid=0x{ca_number[n]:x}\nCa\t1 {ca_ref[n]}{ca_tail[n]}\n"
                 f"{ca_line[n]}")
 
-    def switch(at: tuple[int, str]) -> str:
-        guid = SWITCH_GUID_BASE + at[0]
-        name = at[1]
+    def switch(name: str) -> str:
+        guid = guids[name]
         lines = "\n".join(filter(None, slots[name]))
         return (f"\n\nswitchguid=0x{guid:x}({guid:x})\nSwitch\t{ports[name]} {ref[name]}"
                 f"{tail[name]} enhanced port 0 lid 0 lmc 0\n{lines}")
@@ -75,9 +85,8 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...]) -> Iterat
     first = 1 if masters and adapters else 0
     yield "\n".join(f"# {line}" if line else "#" for line in header)
     yield "".join(map(adapter, range(first)))
-    numbered = list(enumerate(switches, 1))
-    for start in range(0, len(numbered), RECORDS_PER_CHUNK):
-        yield "".join(map(switch, numbered[start:start + RECORDS_PER_CHUNK]))
+    for start in range(0, len(switches), RECORDS_PER_CHUNK):
+        yield "".join(map(switch, switches[start:start + RECORDS_PER_CHUNK]))
     for start in range(first, len(adapters), RECORDS_PER_CHUNK):
         yield "".join(map(adapter, range(start, min(start + RECORDS_PER_CHUNK,
                                                      len(adapters)))))

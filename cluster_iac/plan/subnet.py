@@ -5,8 +5,8 @@ engine the topology calls for, with the reason.
 Port numbers are the plan's: a switch's 'p7' is port 7, a host's adapter has one port (a
 host port such as 'ib0' is one single-port adapter, as on a DGX's ConnectX-7 cards). Node
 descriptions are the plan's device names, a host adapter's 'host port' ('dgx-001 ib0').
-GUIDs are placeholders (ibnetdiscover.SWITCH_GUID_BASE): real ones exist only on delivered
-hardware and are read from its discovery.
+GUIDs are placeholders made from the names (ibnetdiscover.placeholder_guid): real ones exist
+only on delivered hardware and are read from its discovery.
 """
 
 from __future__ import annotations
@@ -14,7 +14,15 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from cluster_iac.ibnetdiscover import CA_GUID_BASE, SWITCH_GUID_BASE, IbEnd, IbNode, Topology
+from cluster_iac.ibnetdiscover import (
+    CA_GUID_BASE,
+    SWITCH_GUID_BASE,
+    IbEnd,
+    IbNode,
+    Topology,
+    check_guids,
+    placeholder_guid,
+)
 from cluster_iac.plan.model import Plan
 
 _SWITCH_PORT = re.compile(r"p([1-9][0-9]*)")
@@ -54,17 +62,21 @@ def topology(plan: Plan, network: str) -> Topology:
                   if wiring.tier.get(link.a_device) == "node"]
     masters = sm_hosts(plan, network)[:1]
     host_ports.sort(key=lambda end: end[0] not in masters)  # stable: the master's first
-    adapters = {end: IbNode("Ca", f"H-{CA_GUID_BASE + 2 * i:016x}", CA_GUID_BASE + 2 * i, 1,
-                            f"{end[0]} {end[1]}") for i, end in enumerate(host_ports)}
-    ordered = list(adapters.values())
-    first = [ordered.pop(0)] if masters and ordered else []
+    guids = {f"{host} {port}": placeholder_guid(f"{host} {port}", CA_GUID_BASE)
+             for host, port in host_ports}
     switches = [name for tier in ("leaf", "spine", "core")
                 for name, t in wiring.tier.items() if t == tier]
-    nodes = first + [IbNode("Switch", f"S-{SWITCH_GUID_BASE + i + 1:016x}",
-                            SWITCH_GUID_BASE + i + 1, ports[name], name)
-                     for i, name in enumerate(switches)] + ordered
+    guids |= {name: placeholder_guid(name, SWITCH_GUID_BASE) for name in switches}
+    check_guids(guids)
+    adapters = {end: IbNode("Ca", f"H-{guids[f'{end[0]} {end[1]}']:016x}",
+                            guids[f"{end[0]} {end[1]}"], 1, f"{end[0]} {end[1]}")
+                for end in host_ports}
+    ordered = list(adapters.values())
+    first = [ordered.pop(0)] if masters and ordered else []
+    nodes = first + [IbNode("Switch", f"S-{guids[name]:016x}", guids[name], ports[name], name)
+                     for name in switches] + ordered
     top.nodes = {node.node_id: node for node in nodes}
-    ids = {name: f"S-{SWITCH_GUID_BASE + i + 1:016x}" for i, name in enumerate(switches)}
+    ids = {name: f"S-{guids[name]:016x}" for name in switches}
     for link in links:
         a = adapters.get((link.a_device, link.a_port))
         a_end = (IbEnd(a.node_id, 1) if a is not None
