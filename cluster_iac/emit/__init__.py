@@ -65,8 +65,8 @@ COST: dict[str, float] = {
     "netbox_types": 0.30, "terraform": 0.29, "monitoring": 0.23, "netbox": 0.14,
     "report": 0.14, "slurm": 0.07,
     # measured apart (emit/subnet_manager.py render_chunks at 100,000 GPUs, the 40 MB
-    # topology made, 27 Nov 2026): 0.40 s, and some 0.05 s to write it
-    "subnet_manager": 0.45,
+    # topology made, 27 Nov 2026): 0.48 s, and some 0.05 s to write it
+    "subnet_manager": 0.53,
 }
 CHECKS_COST = 0.20
 """CPU seconds of the checks at 100,000 GPUs: the parent runs them while the worker starts."""
