@@ -124,12 +124,23 @@ def test_subnet_manager_errors_are_located(tmp_path: Path, block: str, code: str
     assert source.source_line(source.locate(path).line) == block.rstrip("\n")
 
 
-def test_a_subnet_manager_on_ethernet_is_an_error(tmp_path: Path) -> None:
-    spec = _seed_with(tmp_path, "    subnet_manager: {hosts: [mds1]}\n", technology="roce")
-    with pytest.raises(PipelineError) as info:
-        build(spec, emit=False)
-    assert any(d.code in ("FABRIC-SUBNET-MANAGER",) or "roce" in d.message
-               for d in info.value.diagnostics)
+def test_a_subnet_manager_on_ethernet_is_an_error() -> None:
+    from cluster_iac.errors import CompileError
+    from tests.facility_fixtures import compile_data
+    from tests.test_fabric import superpod_spec
+
+    data = superpod_spec(1, technology="roce", leaf_switch="sn5600")
+    data["node_types"]["dgx"]["nics"] = [{"role": "compute", "model": "cx7-400gbe", "count": 8},
+                                         {"role": "inband", "model": "eth-1g"},
+                                         {"role": "bmc", "model": "eth-1g"}]
+    data["fabric"]["compute"].pop("scalable_unit_nodes")
+    data["fabric"]["compute"]["subnet_manager"] = {"hosts": []}
+    with pytest.raises(CompileError) as caught:
+        compile_data(data)
+    (diag,) = caught.value.diagnostics
+    assert (diag.code, diag.path) == ("FABRIC-SUBNET-MANAGER",
+                                      ("fabric", "compute", "subnet_manager"))
+    assert "InfiniBand only" in diag.message
 
 
 def test_a_partition_key_out_of_range_is_refused(tmp_path: Path) -> None:
@@ -171,3 +182,37 @@ def test_the_fast_topology_writer_is_the_plain_ones_text(name: str) -> None:
     for network in infiniband_fabrics(plan):
         oracle = topology_text(topology(plan, network), _header(plan, network))
         assert files[f"opensm/{network}/topology.ibnetdiscover"] == oracle
+
+
+def test_two_partitions_with_one_key_are_refused(tmp_path: Path) -> None:
+    text = SEED.read_text().replace(
+        "      node_groups: [compute]\n      default: true\n",
+        "      node_groups: [compute]\n      default: true\n", 1)
+    text = re.sub(r"  partitions:\n", "  partitions:\n    - {name: debug, node_groups: [compute]}\n",
+                  text, count=1)
+    text = text.replace("{gpu-training: 0x0002}", "{gpu-training: 0x0002, debug: 2}")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    with pytest.raises(PipelineError) as info:
+        build(spec, emit=False)
+    found = [d for d in info.value.diagnostics if d.code == "FABRIC-PKEY"]
+    assert found and found[0].path[-1] == "debug" and "0x0002" in found[0].message
+
+
+def test_verify_cli_on_the_planned_file_and_on_a_broken_one(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cluster_iac.cli import main
+
+    plan = example_build("mixed-a100-h100").plan
+    planned = tmp_path / "planned.txt"
+    planned.write_text(render(plan)["opensm/compute/topology.ibnetdiscover"])
+    spec = str(ROOT / "examples" / "mixed-a100-h100.yaml")
+    result = CliRunner().invoke(main, ["fabric", "verify", spec, str(planned)])
+    assert result.exit_code == 0 and "the compute fabric matches the plan" in result.output
+    broken = tmp_path / "broken.txt"
+    broken.write_text(planned.read_text() + "not a record\n")
+    result = CliRunner().invoke(main, ["fabric", "verify", spec, str(broken)])
+    lines = planned.read_text().count("\n") + 1
+    assert result.exit_code == 1
+    assert f"broken.txt:{lines}: error[FABRIC-DISCOVERY] not a line of" in result.output
