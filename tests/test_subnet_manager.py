@@ -185,11 +185,8 @@ def test_the_fast_topology_writer_is_the_plain_ones_text(name: str) -> None:
 
 
 def test_two_partitions_with_one_key_are_refused(tmp_path: Path) -> None:
-    text = SEED.read_text().replace(
-        "      node_groups: [compute]\n      default: true\n",
-        "      node_groups: [compute]\n      default: true\n", 1)
-    text = re.sub(r"  partitions:\n", "  partitions:\n    - {name: debug, node_groups: [compute]}\n",
-                  text, count=1)
+    debug = "  partitions:\n    - {name: debug, node_groups: [compute]}\n"
+    text = re.sub(r"  partitions:\n", debug, SEED.read_text(), count=1)
     text = text.replace("{gpu-training: 0x0002}", "{gpu-training: 0x0002, debug: 2}")
     spec = tmp_path / "spec.yaml"
     spec.write_text(text)
