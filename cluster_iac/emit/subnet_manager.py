@@ -29,6 +29,8 @@ DEFAULT_PKEY = 0x7FFF
 
 
 def render(plan: Plan) -> dict[str, str]:
+    """opensm/<fabric>/ for every InfiniBand fabric: topology, opensm.conf (and
+    opensm-standby.conf with standbys), partitions.conf."""
     return whole(render_chunks(plan))
 
 
@@ -66,7 +68,8 @@ def _header(plan: Plan, network: str) -> tuple[str, ...]:
         "exist only on delivered hardware. After the crew has cabled the fabric, run",
         "'ibnetdiscover > discovered.txt' on a host of the fabric and",
         "'cluster-iac fabric verify SPEC discovered.txt' to compare it with this plan;",
-        "the discovered file then holds each device's real GUIDs beside its description.",
+        "'cluster-iac fabric guids SPEC discovered.txt -o DIR' then writes partitions.conf,",
+        "node-name-map and root-guids with the real GUIDs the discovery holds.",
         "ibsim loads this file as it is: 'ibsim -s topology.ibnetdiscover'.",
     )
 
