@@ -348,3 +348,8 @@ def run() -> NoReturn:
         except OSError:  # a closed pipe (cluster-iac report | head): nothing more to say
             code = code or 1
     os._exit(code)
+
+
+from cluster_iac.cli_fabric import fabric  # noqa: E402  (its own module: the fabric commands)
+
+main.add_command(fabric)

@@ -215,3 +215,37 @@ def _busbw_path(plan: Plan, p: JobPrediction) -> tuple[str | int, ...]:
         return (*plan.node_types[p.node_types[0]].spec_path, "nics")
     part = next(x for x in plan.partitions if x.name == p.partition)
     return part.spec_path
+
+
+@check("fabric.overbuilt")
+def overbuilt(plan: Plan) -> Iterator[Diagnostic]:
+    """An info finding for a fabric built with switch tiers although all its hosts' ports fit
+    one of its leaf switches: that one switch is the cheaper fabric (no spines, no leaf-spine
+    cables, no optics for them). The builder picks it by itself ('tiers: auto' without
+    scalable units); a spec that forces tiers or scalable units gets the finding, one that
+    plans scalable units to grow into does not."""
+    for network, fabric in sorted(plan.fabrics.items()):
+        config = getattr(plan.settings.fabric, network, None)
+        if fabric.tiers < 2 or config is None or \
+                getattr(config, "planned_scalable_units", None) is not None:
+            continue
+        leaf = next(s for s in plan.switches if s.network == network and s.tier == "leaf")
+        ports = fabric.link_counts.get("node-leaf", 0)
+        if ports > leaf.ports:
+            continue
+        forced = [key for key, default in (("tiers", "auto"), ("scalable_unit_nodes", None))
+                  if getattr(config, key, default) != default]
+        because = f" (fabric.{network}.{' and '.join(forced)} asks for it)" if forced else ""
+        uppers = sum(n for tier, n in fabric.switch_counts.items() if tier != "leaf")
+        cables = sum(n for tier, n in fabric.link_counts.items() if tier != "node-leaf")
+        yield Diagnostic(
+            "FABRIC-OVERBUILT",
+            f"{network} fabric: its {ports} host ports fit one {leaf.model} ({leaf.ports} "
+            f"ports), but it is built as {fabric.switch_counts['leaf']} leaves and {uppers} "
+            f"upper-tier switches with {cables} switch-to-switch cables{because}; one "
+            f"{leaf.model} is non-blocking with {leaf.ports - ports} spare ports",
+            (*fabric.spec_path, forced[0]) if forced else fabric.spec_path, Severity.INFO,
+            hint=f"remove {' and '.join(forced)} to build the single switch" if forced
+            else None,
+            details={"measured": fabric.switch_counts["leaf"] + uppers, "limit": 1,
+                     "unit": "switches"})

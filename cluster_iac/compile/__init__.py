@@ -10,6 +10,7 @@ from cluster_iac.compile.build_management import build_management
 from cluster_iac.compile.build_nvlink import build_nvlink
 from cluster_iac.compile.build_power import build_power
 from cluster_iac.compile.check_references import check_references
+from cluster_iac.compile.check_subnet_managers import check_subnet_managers
 from cluster_iac.compile.expand_node_types import expand_node_types
 from cluster_iac.compile.expand_nodes import expand_nodes
 from cluster_iac.compile.expand_partitions import expand_partitions
@@ -47,6 +48,7 @@ PASSES: tuple[Pass, ...] = (
     expand_nodes,
     expand_partitions,
     build_fabric,
+    check_subnet_managers,
     build_nvlink,
     build_management,
     place_devices,

@@ -119,7 +119,8 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
                              models["spine"].ports, models["core"].ports, ratio, design,
                              su_nodes=getattr(config, "scalable_unit_nodes", None),
                              tiers=None if tiers == "auto" else int(tiers),
-                             planned_sus=getattr(config, "planned_scalable_units", None))
+                             planned_sus=getattr(config, "planned_scalable_units", None),
+                             node_ports=sum(e.nics for e in endpoints))
     except PlannedSizeError as error:
         raise CompileError([Diagnostic("FABRIC-PLANNED", f"fabric.{network}: {error}",
                                        (*path, "planned_scalable_units"))]) from None

@@ -50,7 +50,8 @@ class Family:
 # One entry per artifact family; grep here to find who writes a file (emit/<module>.py).
 EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
     "slurm", "slurmdbd", "healthcheck", "ansible", "terraform", "cabling", "netbox_cables",
-    "netbox_types", "netbox", "facility", "nccl", "lustre", "monitoring", "report")}
+    "netbox_types", "netbox", "facility", "nccl", "lustre", "monitoring", "subnet_manager",
+    "report")}
 
 
 # CPU seconds of each family at 100,000 GPUs, writing its files included, as
@@ -63,6 +64,9 @@ COST: dict[str, float] = {
     "cabling": 1.03, "ansible": 0.45, "facility": 0.43, "netbox_cables": 0.30,
     "netbox_types": 0.30, "terraform": 0.29, "monitoring": 0.23, "netbox": 0.14,
     "report": 0.14, "slurm": 0.07,
+    # measured apart (emit/subnet_manager.py render_chunks at 100,000 GPUs, the 40 MB
+    # topology made, 27 Nov 2026): 0.48 s, and some 0.05 s to write it
+    "subnet_manager": 0.53,
 }
 CHECKS_COST = 0.20
 """CPU seconds of the checks at 100,000 GPUs: the parent runs them while the worker starts."""

@@ -105,19 +105,21 @@ def smallest_divisor_at_least(n: int, floor: int) -> int | None:
 def size_fat_tree(nodes: int, nics_per_node: int, leaf_ports: int, spine_ports: int,
                   core_ports: int, oversubscription: Fraction, design: str,
                   su_nodes: int | None = None, tiers: int | None = None,
-                  planned_sus: int | None = None) -> FatTree:
-    """Size a fabric for ``nodes`` hosts of ``nics_per_node`` fabric ports each; its upper
+                  planned_sus: int | None = None, node_ports: int | None = None) -> FatTree:
+    """Size a fabric for ``nodes`` hosts of up to ``nics_per_node`` fabric ports each
+    (``node_ports`` in all, when hosts differ; default every host's the most); its upper
     tiers for ``planned_sus`` scalable units when given."""
     if nodes <= 0 or nics_per_node <= 0:
         raise FabricSizeError("the fabric has no node ports to connect")
+    ports = node_ports if node_ports is not None else nodes * nics_per_node
     if tiers in (None, 1) and su_nodes is None and planned_sus is None \
-            and nodes * nics_per_node <= leaf_ports:
+            and ports <= leaf_ports:
         # Everything fits on one switch: no uplinks, no spine tier (the seed guide's single
-        # 40-port HDR switch for 8 nodes).
-        return _single_switch(nodes, nics_per_node)
+        # 40-port HDR switch for 8 nodes). Counted port by port: a storage fabric's servers
+        # with two ports beside clients with one fit where twice the hosts would not.
+        return _single_switch(nodes, nics_per_node, ports)
     if tiers == 1:
-        raise FabricSizeError(f"{nodes * nics_per_node} node ports do not fit one "
-                              f"{leaf_ports}-port switch")
+        raise FabricSizeError(f"{ports} node ports do not fit one {leaf_ports}-port switch")
     # Downlinks a leaf may carry at this ratio: down / (leaf_ports - down) <= oversubscription.
     down_cap = math.floor(leaf_ports * oversubscription / (1 + oversubscription))
     if design == "rail-optimized":
@@ -186,10 +188,10 @@ def _group_size(links_per_member: int, total_links: int, ports: int) -> int | No
     return smallest_divisor_at_least(links_per_member, math.ceil(total_links / ports))
 
 
-def _single_switch(nodes: int, nics_per_node: int) -> FatTree:
+def _single_switch(nodes: int, nics_per_node: int, ports: int) -> FatTree:
     return FatTree(design="single-switch", tiers=1, rails=1, nics_per_node=nics_per_node,
                    su_nodes=nodes, sus=1, leaves_per_su=1, nodes_per_leaf=nodes,
-                   leaf_down=nodes * nics_per_node, leaf_up=0, sus_per_pod=1, spines_per_pod=0,
+                   leaf_down=ports, leaf_up=0, sus_per_pod=1, spines_per_pod=0,
                    pods=1, leaf_spine_links=0, spine_up=0, cores_per_group=0,
                    spine_core_links=0)
 

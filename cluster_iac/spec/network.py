@@ -26,6 +26,19 @@ def _cidr_text(value: Any) -> Any:
         raise PydanticCustomError("string_type", "Input should be a valid string")
     return value
 
+class SubnetManager(SpecModel):
+    """OpenSM on an InfiniBand fabric: where it runs and the partitions it enforces."""
+
+    hosts: list[Name] = Field(default_factory=list, max_length=8)
+    """Hosts cabled to this fabric that run OpenSM: the first is the master (sm_priority 15
+    in opensm/<fabric>/opensm.conf), the others standbys (14, opensm-standby.conf)."""
+    partition_keys: dict[Name, Annotated[int, Field(ge=0x0001, le=0x7FFE)]] = Field(
+        default_factory=dict, max_length=64)
+    """Slurm partition -> InfiniBand partition key (P_Key, 0x0001-0x7ffe; 0x7fff is the
+    default partition's): the adapters of the partition's nodes on this fabric are full
+    members of it, with its own IPoIB broadcast group (partitions.conf)."""
+
+
 class ComputeFabric(SpecModel):
     """The GPU (east-west) fabric."""
 
@@ -61,6 +74,8 @@ class ComputeFabric(SpecModel):
     """Racks that hold the fabric's switches, e.g. 'net-r[1-4]': leaves, then spines, then
     cores, dealt round-robin. Default: each leaf in the rack of the first node it serves,
     spines and cores beside the first leaf."""
+    subnet_manager: SubnetManager | None = None
+    """InfiniBand: the hosts that run OpenSM and the partition keys (opensm/compute/)."""
 
 
 class StorageFabric(SpecModel):
@@ -76,6 +91,8 @@ class StorageFabric(SpecModel):
     """Leaf downlink:uplink bandwidth ratio."""
     racks: HostlistExpr | None = None
     """Racks that hold the storage fabric's switches (as for the compute fabric)."""
+    subnet_manager: SubnetManager | None = None
+    """InfiniBand: the hosts that run OpenSM and the partition keys (opensm/storage/)."""
 
 
 class Fabric(SpecModel):

@@ -1,0 +1,183 @@
+"""Cabling verify: a fabric's discovery (`ibnetdiscover` output) against the plan's cables.
+
+Every planned cable of the fabric is found, missing or miswired; every discovered link that
+no planned cable explains is extra. A discovered node is the plan's device whose name its
+NodeDescription holds: a switch's description is its name (or starts with it, as
+'ib-leaf-1;MQM9700/U1'), a host adapter's is 'host port' ('dgx-001 ib0'). Where a host's
+adapters keep the driver's description ('dgx-001 mlx5_0'), the host is known and the port
+is not: its cables are still checked at the switch end, which names the port.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from cluster_iac.ibnetdiscover import IbEnd, IbNode, Topology
+from cluster_iac.plan import Plan
+from cluster_iac.plan.physical import Cable
+from cluster_iac.plan.subnet import infiniband_fabrics
+
+
+class End(NamedTuple):
+    """One end of a link in the plan's terms: a device and its port ('p7', 'ib0'; '' for a
+    host port the discovery does not name)."""
+
+    device: str
+    port: str
+
+
+class Mismatch(NamedTuple):
+    """One difference: a 'missing', 'miswired' or 'extra' link. ``planned`` is the planned
+    cable (None for an extra link); ``found`` the discovered links on its planned ends (a
+    miswired cable: one or two), or the extra link itself."""
+
+    kind: str
+    planned: Cable | None
+    found: tuple[tuple[End, End], ...] = ()
+
+
+def fabric_of(plan: Plan, discovered: Topology) -> str | None:
+    """The InfiniBand fabric whose switches the discovery holds the most of, or None."""
+    names = {_device(node, set()) for node in discovered.nodes.values()}
+    counts = {network: sum(1 for name in plan.fabric_wiring[network].tier if name in names)
+              for network in infiniband_fabrics(plan)}
+    best = max(counts, key=counts.__getitem__, default=None)
+    return best if best is not None and counts[best] else None
+
+
+def _device(node: IbNode, known: set[str]) -> str:
+    """The plan's device a discovered node is: its description, or the description's first
+    word (up to a space, ';' or ':') where that is a known device."""
+    desc = node.description
+    if desc in known or not known:
+        return desc
+    first = re.split(r"[\s;:]", desc, maxsplit=1)[0]
+    return first if first in known else desc
+
+
+def _end(discovered: Topology, end: IbEnd, known: set[str], ports: dict[str, set[str]]) -> End:
+    node = discovered.nodes[end.node_id]
+    if node.kind == "Switch":
+        return End(_shown(_device(node, known) or node.node_id), f"p{end.port}")
+    host, _, port = node.description.partition(" ")
+    if host in ports:
+        return End(host, port if port in ports[host] else "")
+    return End(_shown(node.description or node.node_id), "")
+
+
+def _shown(text: str) -> str:
+    """A discovered name as it may be printed: one with control characters (which could
+    move a terminal's cursor or forge a line) as Python's ascii() writes it."""
+    return text if text.isprintable() else ascii(text)
+
+
+class Matching(NamedTuple):
+    """A discovery matched to the planned cables: the fabric's cables, each found cable's
+    discovered ends (cable index -> the two ends, as discovered), and the discovered links
+    no planned cable is."""
+
+    cables: list[Cable]
+    found: dict[int, tuple[IbEnd, IbEnd]]
+    strays: list[tuple[End, End]]
+    by_end: dict[End, int]
+
+
+def match(plan: Plan, network: str, discovered: Topology) -> Matching:
+    """Each discovered link of ``network`` matched to the planned cable it is, if any."""
+    cables = [c for c in plan.cables.rows() if c.network == network]
+    by_end: dict[End, int] = {}
+    for i, cable in enumerate(cables):
+        by_end[End(cable.a_device, cable.a_port)] = i
+        by_end[End(cable.b_device, cable.b_port)] = i
+    wiring = plan.fabric_wiring[network]
+    known = set(wiring.tier)
+    ports: dict[str, set[str]] = {}
+    for cable in cables:
+        if wiring.tier.get(cable.a_device) == "node":
+            ports.setdefault(cable.a_device, set()).add(cable.a_port)
+    found: dict[int, tuple[IbEnd, IbEnd]] = {}
+    strays: list[tuple[End, End]] = []
+    for a, b in discovered.pairs():
+        ends = (_end(discovered, a, known, ports), _end(discovered, b, known, ports))
+        at = _planned(cables, by_end, ends)
+        if at is None:
+            strays.append(ends)
+        else:
+            found[at] = (a, b) if ends[0].device == cables[at].a_device else (b, a)
+    return Matching(cables, found, strays, by_end)
+
+
+def verify(plan: Plan, network: str, discovered: Topology) -> list[Mismatch]:
+    """Every missing, miswired and extra link of ``network`` in ``discovered``, in the
+    plan's cable order (missing and miswired), then extra links in discovery order."""
+    cables, found, strays, by_end = match(plan, network, discovered)
+    miswired: dict[int, list[tuple[End, End]]] = {}
+    extra: list[tuple[End, End]] = []
+    for ends in strays:
+        touched = [by_end[e] for e in ends if e in by_end and by_end[e] not in found]
+        for i in touched:
+            miswired.setdefault(i, []).append(ends)
+        if not touched:
+            extra.append(ends)
+    out = [Mismatch("miswired" if i in miswired else "missing", cable,
+                    tuple(miswired.get(i, ())))
+           for i, cable in enumerate(cables) if i not in found]
+    return out + [Mismatch("extra", None, (ends,)) for ends in extra]
+
+
+def discovered_guids(plan: Plan, network: str, discovered: Topology
+                     ) -> tuple[dict[str, int], dict[str, int]]:
+    """The real GUIDs of the plan's devices, from the cables found where they were
+    planned: (host adapter 'host port' -> port GUID, device or adapter -> node GUID). An
+    adapter is known by the switch port its cable lands on, so this holds even where the
+    hosts' node descriptions are the driver's ('dgx-001 mlx5_0')."""
+    matching = match(plan, network, discovered)
+    ports: dict[str, int] = {}
+    nodes: dict[str, int] = {}
+    for i, (a, b) in matching.found.items():
+        cable = matching.cables[i]
+        for end, device, port in ((a, cable.a_device, cable.a_port),
+                                  (b, cable.b_device, cable.b_port)):
+            node = discovered.nodes[end.node_id]
+            if node.kind == "Switch":
+                nodes[device] = node.guid
+            else:
+                nodes[f"{device} {port}"] = node.guid
+                ports[f"{device} {port}"] = discovered.port_guids.get(end, node.guid)
+    return ports, nodes
+
+
+def _planned(cables: list[Cable], by_end: dict[End, int], ends: tuple[End, End]) -> int | None:
+    """The planned cable these discovered ends are, or None."""
+    for here, there in (ends, ends[::-1]):
+        i = by_end.get(here)
+        if i is None:
+            continue
+        cable = cables[i]
+        other = (End(cable.b_device, cable.b_port) if (cable.a_device, cable.a_port) == here
+                 else End(cable.a_device, cable.a_port))
+        if there == other or (there.port == "" and there.device == other.device):
+            return i
+    return None
+
+
+def describe(plan: Plan, mismatch: Mismatch) -> str:
+    """One line for a person: the kind, the cable's label and its planned ends located
+    (row/rack/U device port), and what the discovery found on them."""
+    where = {d.name: d for d in plan.devices}
+
+    def located(device: str, port: str) -> str:
+        d = where.get(device)
+        place = "?/?/?" if d is None else f"{d.row}/{d.rack}/{d.position or '-'}"
+        return f"{place} {device} {port or '(port not named)'}"
+
+    cable = mismatch.planned
+    text = mismatch.kind.upper()
+    if cable is not None:
+        text += (f" {cable.cable_id}: planned {located(cable.a_device, cable.a_port)} <-> "
+                 f"{located(cable.b_device, cable.b_port)}")
+    for n, (a, b) in enumerate(mismatch.found):
+        text += ("; found " if cable is not None or n else " (no planned cable): found ")
+        text += f"{located(*a)} <-> {located(*b)}"
+    return text

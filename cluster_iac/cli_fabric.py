@@ -1,0 +1,118 @@
+"""`cluster-iac fabric ...`: the InfiniBand fabric on site, compared with the plan."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+import click
+
+if TYPE_CHECKING:
+    from cluster_iac.ibnetdiscover import Topology
+    from cluster_iac.plan import Plan
+
+
+@click.group("fabric")
+def fabric() -> None:
+    """The InfiniBand fabrics on site: check a discovery against the plan."""
+
+
+@fabric.command("verify")
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("discovered", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--network", type=click.Choice(["compute", "storage"]), default=None,
+              help="The fabric DISCOVERED is of (default: the one whose switches it holds).")
+def verify_command(spec: Path, discovered: Path, network: str | None) -> None:
+    """Compare DISCOVERED (`ibnetdiscover` output of one fabric) with SPEC's cables: print
+    every missing, miswired and extra link by cable label with both ends located (row/rack/U
+    device port); exit 1 on any."""
+    from cluster_iac.checks.discovered import describe, verify
+
+    plan, network, topology = _load(spec, discovered, network)
+    mismatches = verify(plan, network, topology)
+    for mismatch in mismatches:
+        click.echo(describe(plan, mismatch))
+    if mismatches:
+        kinds = [m.kind for m in mismatches]
+        counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("missing", "miswired", "extra"))
+        _fail(f"{discovered}: the {network} fabric differs from the plan: {counts}")
+    cables = sum(1 for n in plan.cables.network if n == network)
+    click.echo(f"{discovered}: the {network} fabric matches the plan ({cables} cables)")
+
+
+def _load(spec: Path, discovered: Path, network: str | None) -> tuple[Plan, str, Topology]:
+    """SPEC's plan, the fabric DISCOVERED is of, and DISCOVERED read; exit 1 with a located
+    error when one cannot be."""
+    from cluster_iac.checks.discovered import fabric_of
+    from cluster_iac.cli import _build_or_exit
+    from cluster_iac.ibnetdiscover import TopologyError, parse
+    from cluster_iac.plan.subnet import infiniband_fabrics
+
+    try:
+        text = discovered.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        _fail(f"{discovered}: error[FABRIC-DISCOVERY] cannot read: {exc.strerror or exc}")
+    try:
+        topology = parse(text)
+    except TopologyError as exc:
+        _fail(f"{discovered}:{exc.line}: error[FABRIC-DISCOVERY] {exc.reason}")
+    plan = _build_or_exit(spec, strict=False, emit=False).plan
+    fabrics = infiniband_fabrics(plan)
+    if network is not None and network not in fabrics:
+        _fail(f"{spec}: error[FABRIC-DISCOVERY] no InfiniBand {network} fabric in the plan "
+              f"(its InfiniBand fabrics: {', '.join(fabrics) or 'none'})")
+    network = network or fabric_of(plan, topology)
+    if network is None:
+        _fail(f"{discovered}: error[FABRIC-DISCOVERY] none of the plan's InfiniBand switches "
+              "is in this discovery (are the switches' node descriptions their names?); "
+              "name the fabric with --network")
+    return plan, network, topology
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(message, err=True)
+    sys.exit(1)
+
+
+@fabric.command("guids")
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("discovered", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("-o", "--output", "out_dir", required=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Folder to write into.")
+@click.option("--network", type=click.Choice(["compute", "storage"]), default=None,
+              help="The fabric DISCOVERED is of (default: the one whose switches it holds).")
+def guids_command(spec: Path, discovered: Path, out_dir: Path, network: str | None) -> None:
+    """Write the files that need delivered hardware's GUIDs, read from DISCOVERED: the
+    fabric's partitions.conf with real port GUIDs, node-name-map (OpenSM's
+    node_name_map_name) and root-guids (its root_guid_file: the top tier's switches).
+    A cable not where it was planned gives no GUID: exit 1, writing nothing, when a
+    partition's adapter is not found (run `fabric verify` first)."""
+    from cluster_iac.checks.discovered import discovered_guids
+    from cluster_iac.emit.subnet_manager import partition_members, partitions_conf
+    from cluster_iac.writer import write_file
+
+    plan, network, topology = _load(spec, discovered, network)
+    ports, nodes = discovered_guids(plan, network, topology)
+    lost = [adapter for adapter in partition_members(plan, network) if adapter not in ports]
+    if lost:
+        _fail(f"{discovered}: error[FABRIC-DISCOVERY] {len(lost)} adapter(s) of a partition "
+              f"are not cabled where planned, so their GUIDs are unknown: "
+              f"{', '.join(lost[:5])}{' ...' if len(lost) > 5 else ''}; nothing written "
+              f"(run 'cluster-iac fabric verify {spec} {discovered}')")
+    wiring = plan.fabric_wiring[network]
+    top = "core" if "core" in wiring.tier.values() else "spine"
+    roots = [name for name, tier in wiring.tier.items() if tier == top and name in nodes]
+    files = {
+        "partitions.conf": partitions_conf(plan, network, ports, placeholders=False),
+        "node-name-map": "".join(f'0x{guid:016x} "{name}"\n'
+                                 for name, guid in sorted(nodes.items())),
+        "root-guids": "".join(f"0x{nodes[name]:016x}\n" for name in roots),
+    }
+    try:
+        for name, text in files.items():
+            write_file(out_dir / name, text)
+    except OSError as exc:
+        _fail(f"{exc.filename or out_dir}: error[IO-WRITE] {exc.strerror or exc}")
+    click.echo(f"{out_dir}: {', '.join(files)} for the {network} fabric "
+               f"({len(ports)} adapters, {len(nodes) - len(ports)} switches by GUID)")

@@ -1,0 +1,198 @@
+"""Subnet manager files for every InfiniBand fabric: the planned topology in ibnetdiscover's
+format (which ibsim loads and which diffs against a live fabric's discovery), opensm.conf
+for the master and the standbys, and partitions.conf.
+
+Every setting is written with its reason as a comment above it. The values are OpenSM
+3.3.23's option names (Debian 12's opensm; `opensm -c FILE` prints them all).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping
+from functools import partial
+
+from cluster_iac.emit.formats import Chunks, whole
+from cluster_iac.emit.subnet_topology import topology_chunks
+from cluster_iac.ibnetdiscover import port_guid
+from cluster_iac.plan import Plan
+from cluster_iac.plan.subnet import infiniband_fabrics, routing, sm_hosts, topology
+
+MASTER_PRIORITY = 15
+"""sm_priority of the master: the highest OpenSM takes (0-15), so it wins every election
+(IBA vol. 1, 14.4.1: the SM with the higher priority, then the lower GUID, is master)."""
+STANDBY_PRIORITY = 14
+"""sm_priority of the standbys: below the master, so a standby takes over only when the
+master stops answering its SMInfo polls, and hands back when the master returns."""
+DEFAULT_PKEY = 0x7FFF
+"""The default partition's key with full membership (IBA vol. 1, 10.9.1.2)."""
+
+
+def render(plan: Plan) -> dict[str, str]:
+    """opensm/<fabric>/ for every InfiniBand fabric: topology, opensm.conf (and
+    opensm-standby.conf with standbys), partitions.conf."""
+    return whole(render_chunks(plan))
+
+
+def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
+    """The files, each fabric's topology as Chunks (40 MB at 100,000 GPUs)."""
+    files: dict[str, str | Chunks] = {}
+    for network in infiniband_fabrics(plan):
+        folder = f"opensm/{network}"
+        files[f"{folder}/topology.ibnetdiscover"] = Chunks(
+            partial(topology_chunks, plan, network, _header(plan, network)))
+        hosts = sm_hosts(plan, network)
+        files[f"{folder}/opensm.conf"] = opensm_conf(plan, network, master=True)
+        if hosts[1:]:
+            files[f"{folder}/opensm-standby.conf"] = opensm_conf(plan, network, master=False)
+        files[f"{folder}/partitions.conf"] = partitions_conf(
+            plan, network, placeholder_guids(plan, network), placeholders=True)
+    return files
+
+
+def _comment(text: str) -> str:
+    """A comment, wrapped at 88 columns; a line break in the text would start a setting,
+    so it is refused."""
+    if "\n" in text or "\r" in text:
+        raise ValueError(f"{text!r} cannot be written in a comment")
+    return "\n".join(f"# {line}" for line in textwrap.wrap(text, 86)) if text else "#"
+
+
+def _header(plan: Plan, network: str) -> tuple[str, ...]:
+    return (
+        f"The {network} fabric of {plan.cluster.name} as planned (cluster-iac): "
+        "ibnetdiscover's format.",
+        "Node descriptions are the plan's device names ('host port' for a host adapter);",
+        "port numbers are the plan's ports ('p7' is port 7; a host port is a one-port adapter).",
+        "GUIDS ARE PLACEHOLDERS (locally administered, 0x02 in the first octet): real ones",
+        "exist only on delivered hardware. After the crew has cabled the fabric, run",
+        "'ibnetdiscover > discovered.txt' on a host of the fabric and",
+        "'cluster-iac fabric verify SPEC discovered.txt' to compare it with this plan;",
+        "'cluster-iac fabric guids SPEC discovered.txt -o DIR' then writes partitions.conf,",
+        "node-name-map and root-guids with the real GUIDs the discovery holds.",
+        "ibsim loads this file as it is: 'ibsim -s topology.ibnetdiscover'.",
+    )
+
+
+def opensm_conf(plan: Plan, network: str, *, master: bool) -> str:
+    """opensm.conf of the master (``master``) or of the standbys."""
+    hosts = sm_hosts(plan, network)
+    route = routing(plan, network)
+    if hosts:
+        who = (f"runs on {hosts[0]} (the master)" if master
+               else f"runs on the standbys: {', '.join(hosts[1:])}")
+    else:
+        who = (f"is for the master; no host is declared to run it (fabric.{network}."
+               "subnet_manager.hosts): install it on the host that you choose")
+    priority = MASTER_PRIORITY if master else STANDBY_PRIORITY
+    lines = [
+        _comment(f"OpenSM for the {network} fabric of {plan.cluster.name} (cluster-iac): "
+                 f"this file {who}."),
+        _comment("Install as /etc/opensm/opensm.conf; every setting has its reason above it."),
+        "",
+        *_setting(f"routing engine: {route.reason}. OpenSM falls back to min-hop routing "
+                  "when the engine fails on the fabric (ftree logs ERR AB0D) and still says "
+                  "SUBNET UP: check its log for 'ERR'.", "routing_engine", route.engine),
+        *_setting(("the master: " if master else "a standby: ")
+                  + (f"{MASTER_PRIORITY} is the highest priority, so this SM wins every "
+                     f"election; standbys run at {STANDBY_PRIORITY}" if master else
+                     f"below the master's {MASTER_PRIORITY}: this SM takes over only when "
+                     "the master stops answering, and hands back when it returns"),
+                  "sm_priority", priority),
+        *_setting("a standby polls the master every 10 s and takes over after 4 missed "
+                  "polls (OpenSM's defaults, written so a site sees what failover costs)",
+                  "sminfo_polling_timeout", 10000),
+        *_setting("", "polling_retry_number", 4),
+        *_setting("one LID per port: the routing engine gives each destination one path "
+                  "per source; a higher LMC multiplies LIDs (48K unicast in a subnet) for "
+                  "multipathing that NCCL and MPI over RC queue pairs do not use",
+                  "lmc", 0),
+        *_setting("a light sweep every 10 s finds a port change whose trap was lost; a "
+                  "trap starts a sweep at once", "sweep_interval", 10),
+        *_setting("LIDs stay as they were across SM restarts and failovers (the guid2lid "
+                  "cache), so running jobs keep their addresses", "reassign_lids", "FALSE"),
+        *_setting("where the partitions are (partitions.conf beside this file)",
+                  "partition_config_file", "/etc/opensm/partitions.conf"),
+        *_setting("errors and informational messages (SUBNET UP, the routing engine's "
+                  "result): the lines a check reads; verbose levels slow a large fabric's "
+                  "sweeps", "log_flags", "0x03"),
+        *_setting("the log the check reads", "log_file", "/var/log/opensm.log"),
+        *_setting("MB: OpenSM truncates the log at this size, so a flapping port cannot "
+                  "fill /var", "log_max_size", 1024),
+        *_setting("keep the log across restarts (the history of a failover)",
+                  "accum_log_file", "TRUE"),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _setting(reason: str, key: str, value: object) -> list[str]:
+    return ([_comment(reason)] if reason else []) + [f"{key} {value}"]
+
+
+def partitions_conf(plan: Plan, network: str, guids: Mapping[str, int], *,
+                    placeholders: bool) -> str:
+    """The default partition (every port a full member, IPoIB on it), and one partition per
+    declared partition key whose members are the adapters of the Slurm partition's nodes
+    (by port GUID: ``guids``, adapter description -> GUID)."""
+    lines = [
+        _comment(f"Partitions of the {network} fabric of {plan.cluster.name} (cluster-iac)."),
+        _comment("Install as /etc/opensm/partitions.conf on every host that runs OpenSM."),
+        "",
+        _comment(f"The default partition (P_Key 0x{DEFAULT_PKEY:04x}): every port a full "
+                 "member, so every host reaches every other and the SM; 'ipoib' creates its "
+                 "IPoIB broadcast group"),
+        f"Default=0x{DEFAULT_PKEY:04x}, ipoib, defmember=full : ALL, ALL_SWITCHES=full, "
+        "SELF=full;",
+    ]
+    keys = _partition_keys(plan, network)
+    if keys and placeholders:
+        lines += ["", _comment(
+            "THE GUIDS BELOW ARE PLACEHOLDERS (those of topology.ibnetdiscover): after the "
+            "fabric is cabled, 'ibnetdiscover > discovered.txt' and 'cluster-iac fabric guids "
+            "SPEC discovered.txt -o DIR' write this file with the adapters' real port GUIDs.")]
+    adapters: dict[str, list[str]] = {}
+    for description in guids:
+        adapters.setdefault(description.partition(" ")[0], []).append(description)
+    members = {part.name: part.nodes for part in plan.partitions}
+    for name, key in sorted(keys.items(), key=lambda item: item[1]):
+        ports = [guids[a] for host in members[name] for a in adapters.get(host, ())]
+        lines += ["", _comment(f"Slurm partition {name}: the {len(ports)} adapters of its "
+                               f"nodes on this fabric, full members; 'ipoib' gives it its "
+                               "own IPoIB broadcast group")]
+        lines.append(f"{name}=0x{key:04x}, ipoib, defmember=full :")
+        lines += [f"    {', '.join(row)}{';' if end >= len(ports) else ','}"
+                  for end, row in _rows([f"0x{guid:016x}" for guid in ports], 4)]
+        if not ports:
+            lines[-1] += ";"
+    return "\n".join(lines) + "\n"
+
+
+def placeholder_guids(plan: Plan, network: str) -> dict[str, int]:
+    """The placeholder port GUID of each adapter a partition key lists (those of the
+    planned topology: ibnetdiscover.placeholder_guid of 'host port', + 1)."""
+    members = set(partition_members(plan, network))
+    if not members:
+        return {}
+    return {node.description: port_guid(node) for node in topology(plan, network).nodes.values()
+            if node.description in members}
+
+
+def partition_members(plan: Plan, network: str) -> list[str]:
+    """The host adapters ('host port') that a declared partition key lists, in plan order."""
+    keys = _partition_keys(plan, network)
+    if not keys:
+        return []
+    hosts = {host for part in plan.partitions if part.name in keys for host in part.nodes}
+    return [f"{link.a_device} {link.a_port}" for link in plan.links.rows()
+            if link.network == network and link.a_device in hosts]
+
+
+def _rows(items: list[str], width: int) -> list[tuple[int, list[str]]]:
+    """``items`` in rows of ``width``, each with the index just past it."""
+    return [(i + width, items[i:i + width]) for i in range(0, len(items), width)]
+
+
+def _partition_keys(plan: Plan, network: str) -> dict[str, int]:
+    config = getattr(plan.settings.fabric, network, None)
+    manager = getattr(config, "subnet_manager", None)
+    return dict(manager.partition_keys) if manager is not None else {}

@@ -1,0 +1,122 @@
+"""An InfiniBand fabric as its subnet manager sees it: nodes (switches, and one channel
+adapter per cabled host port) and port-to-port links, from the plan's links; the routing
+engine the topology calls for, with the reason.
+
+Port numbers are the plan's: a switch's 'p7' is port 7, a host's adapter has one port (a
+host port such as 'ib0' is one single-port adapter, as on a DGX's ConnectX-7 cards). Node
+descriptions are the plan's device names, a host adapter's 'host port' ('dgx-001 ib0').
+GUIDs are placeholders made from the names (ibnetdiscover.placeholder_guid): real ones exist
+only on delivered hardware and are read from its discovery.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from cluster_iac.ibnetdiscover import (
+    CA_GUID_BASE,
+    SWITCH_GUID_BASE,
+    IbEnd,
+    IbNode,
+    Topology,
+    check_guids,
+    placeholder_guid,
+)
+from cluster_iac.plan.model import Plan
+
+_SWITCH_PORT = re.compile(r"p([1-9][0-9]*)")
+
+
+def infiniband_fabrics(plan: Plan) -> list[str]:
+    """The plan's InfiniBand fabrics ('compute', 'storage'), in that order."""
+    return [name for name, fabric in plan.fabrics.items()
+            if fabric.technology == "infiniband" and name in plan.fabric_wiring]
+
+
+def switch_port(name: str) -> int:
+    """The number of a switch port the plan names 'pN'."""
+    found = _SWITCH_PORT.fullmatch(name)
+    if found is None:
+        raise ValueError(f"switch port {name!r} is not 'p' and a number")
+    return int(found.group(1))
+
+
+def sm_hosts(plan: Plan, network: str) -> tuple[str, ...]:
+    """The hosts that run OpenSM on the fabric, master first (the spec's
+    fabric.<network>.subnet_manager.hosts), or none."""
+    config = getattr(plan.settings.fabric, network, None)
+    manager = getattr(config, "subnet_manager", None)
+    return tuple(manager.hosts) if manager is not None else ()
+
+
+def topology(plan: Plan, network: str) -> Topology:
+    """The fabric's nodes and links. The first subnet manager host's first adapter comes
+    first (ibsim runs the subnet manager from the first node of its file), then the
+    switches leaf, spine, core, then the other adapters in cabling order."""
+    wiring = plan.fabric_wiring[network]
+    ports = {s.name: s.ports for s in plan.switches}
+    top = Topology()
+    links = [link for link in plan.links.rows() if link.network == network]
+    host_ports = [(link.a_device, link.a_port) for link in links
+                  if wiring.tier.get(link.a_device) == "node"]
+    masters = sm_hosts(plan, network)[:1]
+    host_ports.sort(key=lambda end: end[0] not in masters)  # stable: the master's first
+    guids = {f"{host} {port}": placeholder_guid(f"{host} {port}", CA_GUID_BASE)
+             for host, port in host_ports}
+    switches = [name for tier in ("leaf", "spine", "core")
+                for name, t in wiring.tier.items() if t == tier]
+    guids |= {name: placeholder_guid(name, SWITCH_GUID_BASE) for name in switches}
+    check_guids(guids)
+    adapters = {end: IbNode("Ca", f"H-{guids[f'{end[0]} {end[1]}']:016x}",
+                            guids[f"{end[0]} {end[1]}"], 1, f"{end[0]} {end[1]}")
+                for end in host_ports}
+    ordered = list(adapters.values())
+    first = [ordered.pop(0)] if masters and ordered else []
+    nodes = first + [IbNode("Switch", f"S-{guids[name]:016x}", guids[name], ports[name], name)
+                     for name in switches] + ordered
+    top.nodes = {node.node_id: node for node in nodes}
+    ids = {name: f"S-{guids[name]:016x}" for name in switches}
+    for link in links:
+        a = adapters.get((link.a_device, link.a_port))
+        a_end = (IbEnd(a.node_id, 1) if a is not None
+                 else IbEnd(ids[link.a_device], switch_port(link.a_port)))
+        top.add_link(a_end, IbEnd(ids[link.b_device], switch_port(link.b_port)))
+    return top
+
+
+class Routing(NamedTuple):
+    """The routing engine OpenSM is asked for, and why."""
+
+    engine: str  # 'ftree' | 'updn'
+    reason: str
+
+
+def routing(plan: Plan, network: str) -> Routing:
+    """ftree for a fat tree (two or more tiers, every host on a leaf, every leaf with hosts
+    and cabled alike to the tier above); updn otherwise."""
+    wiring = plan.fabric_wiring[network]
+    fabric = plan.fabrics[network]
+    leaves = [name for name, tier in wiring.tier.items() if tier == "leaf"]
+    served = {up for name, tier in wiring.tier.items() if tier == "node"
+              for up in wiring.up.get(name, ())}
+    if fabric.tiers < 2:
+        return Routing("updn", "one switch tier: no tree for ftree to rank (it needs leaves "
+                               "and roots); updn routes shortest up-down paths")
+    bare = [leaf for leaf in leaves if leaf not in served]
+    if bare:
+        return Routing("updn", f"not a fat tree for ftree: leaf {bare[0]} has no host, and "
+                               "ftree ranks leaves by their hosts; updn routes any tree "
+                               "deadlock-free")
+    if any(wiring.tier.get(up) != "leaf" for name, tier in wiring.tier.items()
+           if tier == "node" for up in wiring.up.get(name, ())):
+        return Routing("updn", "not a fat tree for ftree: a host is cabled above the leaf "
+                               "tier; updn routes any tree deadlock-free")
+    shapes = {(len(wiring.up.get(leaf, ())), wiring.uplinks.get(leaf)) for leaf in leaves}
+    if len(shapes) > 1:
+        return Routing("updn", "not a fat tree for ftree: the leaves are not cabled alike to "
+                               "the spines; updn routes any tree deadlock-free")
+    return Routing("ftree", f"a {fabric.tiers}-tier fat tree ({fabric.design}): every host on "
+                            "a leaf, every leaf cabled alike to every switch above it; ftree "
+                            "spreads routes evenly over the up links, congestion-free for "
+                            "shift permutations")
