@@ -20,6 +20,7 @@ from cluster_iac.compile.plan_health import plan_health
 from cluster_iac.compile.plan_nccl import plan_nccl
 from cluster_iac.compile.plan_partition_limits import plan_partition_limits
 from cluster_iac.compile.plan_scheduling import plan_scheduling
+from cluster_iac.compile.plan_imex import plan_imex
 from cluster_iac.compile.plan_slurm import plan_slurm
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
@@ -55,6 +56,7 @@ PASSES: tuple[Pass, ...] = (
     plan_nccl,
     plan_lustre,
     plan_slurm,
+    plan_imex,
     plan_scheduling,
     plan_partition_limits,
     plan_health,

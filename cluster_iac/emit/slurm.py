@@ -113,6 +113,15 @@ def topology_parameters(plan: Plan) -> list[Pair]:
     return [("TopologyPlugin", chosen)] if chosen else []
 
 
+def imex_parameters(plan: Plan) -> list[Pair]:
+    """switch/nvidia_imex where jobs span the nodes of rack-scale NVLink domains (plan/imex.py):
+    it makes each job's IMEX channel device on its nodes."""
+    if plan.imex is None:
+        return []
+    return [("SwitchType", "switch/nvidia_imex"),
+            ("SwitchParameters", f"imex_channel_count={plan.imex.channels}")]
+
+
 def scheduling_parameters(plan: Plan) -> list[Pair]:
     return [
         ("SchedulerType", "sched/backfill"),
@@ -256,6 +265,8 @@ PARAMETER_GROUPS: tuple[tuple[str, ParameterGroup], ...] = (
     ("Controller, daemons and paths", controller_parameters),
     ("Resources: cgroups, cores, memory and GPUs", resource_parameters),
     ("Network topology", topology_parameters),
+    ("Multi-node NVLink: IMEX channels for jobs (imex/ holds the IMEX service's files)",
+     imex_parameters),
     ("Scheduling", scheduling_parameters),
     ("Timeouts", timeout_parameters),
     ("Accounting (slurmdbd)", slurm_policy.accounting_parameters),

@@ -313,6 +313,9 @@ class Plan:
     # Accounting, priority, QOS, accounts, partition defaults and the node health check
     # (plan/scheduling.py SchedulingPlan)
     scheduling: Any = None
+    # Multi-node NVLink: the IMEX domains and Slurm's channels (plan/imex.py ImexPlan), None
+    # when no job spans the nodes of a rack-scale NVLink domain
+    imex: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
 

@@ -130,6 +130,7 @@ class NodeHealth:
     nic_ports: int  # Active ports of that link layer and rate the node must have
     lustre_mount: str | None
     memory_mib: int  # RealMemory: /proc/meminfo's MemTotal must reach it
+    imex: bool = False  # runs NVIDIA IMEX for multi-node NVLink (plan/imex.py)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
