@@ -68,7 +68,8 @@ def test_h200_example_renders_topology_cores_and_bom() -> None:
     busids = [e.attrs["busid"] for e in system.find("pci") if e.attrs.get("class") == "0x030200"]
     assert len(busids) == 8
     assert "NCCL_TOPO_FILE=" in files["nccl/h200.env"]
-    gres = [line for line in files["slurm/gres.conf"].splitlines() if line.startswith("NodeName")]
+    gres = [line for line in files["slurm/gres.conf"].splitlines()
+            if line.startswith("NodeName=h200-[")]  # the servers without MIG
     assert gres == [
         "NodeName=h200-[01-04] Name=gpu Type=h200 File=/dev/nvidia[0-3] Cores=0-55",
         "NodeName=h200-[01-04] Name=gpu Type=h200 File=/dev/nvidia[4-7] Cores=56-111"]

@@ -17,10 +17,11 @@ from cluster_iac.compile.expand_racks import expand_racks
 from cluster_iac.compile.place_devices import place_devices
 from cluster_iac.compile.plan_cabling import plan_cabling
 from cluster_iac.compile.plan_health import plan_health
+from cluster_iac.compile.plan_imex import plan_imex
+from cluster_iac.compile.plan_mig import plan_mig
 from cluster_iac.compile.plan_nccl import plan_nccl
 from cluster_iac.compile.plan_partition_limits import plan_partition_limits
 from cluster_iac.compile.plan_scheduling import plan_scheduling
-from cluster_iac.compile.plan_imex import plan_imex
 from cluster_iac.compile.plan_slurm import plan_slurm
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
@@ -43,6 +44,7 @@ def plan_lustre(spec: ClusterSpec, plan: Plan) -> Plan:
 PASSES: tuple[Pass, ...] = (
     check_references,
     expand_node_types,
+    plan_mig,
     expand_racks,
     expand_nodes,
     expand_partitions,

@@ -33,4 +33,5 @@ def program(plan: Plan, health: HealthPlan, node: NodeHealth) -> str:
         nic_rate=node.nic_rate_gbps, lustre_mount=node.lustre_mount,
         lustre_mount_word=shell_word(node.lustre_mount or ""), memory_mib=node.memory_mib,
         memory_kib=node.memory_mib * 1024, imex=node.imex, imex_service=imex.SERVICE,
-        imex_major=imex.CHANNEL_MAJOR, imex_nodes_file=imex.NODES_FILE)
+        imex_major=imex.CHANNEL_MAJOR, imex_nodes_file=imex.NODES_FILE,
+        mig_word=shell_word(" ".join(node.mig)), mig_count=len(node.mig))

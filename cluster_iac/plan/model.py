@@ -82,6 +82,12 @@ class NodeTypePlan:
     spec_path: SpecPath
     gpu_architecture: str | None = None  # 'ampere' | 'hopper' | 'blackwell' (NCCL's tuning key)
     nvlink_sharp: bool = False  # the NVSwitches reduce in the switch (NCCL's NVLS algorithms)
+    mig: tuple[Any, ...] = ()  # MIG instances (plan/mig.py MigDevice), by GPU and start
+
+    @property
+    def gres_gpus(self) -> int:
+        """GPU GRES one node offers Slurm: each MIG instance and each GPU without MIG."""
+        return self.gpu_count - len({d.gpu for d in self.mig}) + len(self.mig)
 
     @property
     def cpus(self) -> int:
