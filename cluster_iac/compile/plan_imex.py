@@ -29,8 +29,8 @@ def plan_imex(spec: ClusterSpec, plan: Plan) -> Plan:
                 "type has a rack-scale NVLink domain (GB200/GB300 NVL72 trays)", FIELD,
                 hint="drop the key: NVLink within one node needs no IMEX")])
         return plan
-    types = sorted({nt for d in domains for nt in
-                    {n.node_type for n in plan.compute_nodes if n.hostname in set(d.nodes)}})
+    node_type = {n.hostname: n.node_type for n in plan.compute_nodes}
+    types = sorted({node_type[h] for d in domains for h in d.nodes if h in node_type})
     problems = []
     release = plan.slurm.release
     if not release.nvidia_imex:
