@@ -42,6 +42,9 @@ def test_each_nvlink_domain_lists_its_nodes_management_addresses() -> None:
         assert text.endswith("\n") and lines == [mgmt[h] for h in domain.nodes]
         assert len(lines) == 18 and len(set(lines)) == 18
         assert all(ipaddress.ip_address(a) in cidr for a in lines)
+        # named after its rack, so Ansible's per-host `rack` var finds each node's file
+        racks_of = {n.rack for n in plan.compute_nodes if n.hostname in set(domain.nodes)}
+        assert racks_of == {domain.name}
         listed += lines
     trays = [n.hostname for n in plan.compute_nodes if n.node_type == "gb200"]
     assert sorted(listed) == sorted(mgmt[h] for h in trays)  # every tray once, in one domain
