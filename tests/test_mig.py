@@ -140,3 +140,10 @@ def test_gpu_indices_and_gpus_without_mig_are_located() -> None:
         ("SPEC-MIG-GPU", ("node_types", "h200-mig", "mig", 1, "gpus", 0))]
     data = _mig([{"profiles": ["7g.186gb"]}], platform="gb200-nvl72-tray")
     assert _codes(data)[0][:2] == ("SPEC-MIG-GPU", ("node_types", "h200-mig", "mig"))
+
+
+def test_mig_with_nvml_autodetect_is_refused() -> None:
+    data = _mig([{"profiles": ["7g.141gb"]}])
+    data["node_types"]["h200-mig"]["gres_autodetect"] = "nvml"
+    assert [c[:2] for c in _codes(data)] == [
+        ("SPEC-MIG-AUTODETECT", ("node_types", "h200-mig", "gres_autodetect"))]

@@ -138,3 +138,19 @@ def test_catalog_command_errors() -> None:
     assert wrong.exit_code == 2 and "did you mean 'platforms'?" in wrong.output
     none = CliRunner().invoke(main, ["catalog", "gpus", "zzz"])
     assert none.exit_code == 1 and "no gpus entry matches 'zzz'" in none.output
+
+
+def test_an_override_without_a_catalog_platform_says_the_gpus(tmp_path: Path) -> None:
+    """A GPU of the same baseboard that no catalog platform is built with: the bill of
+    materials names the server and the GPUs put in."""
+    spec = _spec(tmp_path, "hgx-h100-8gpu", "{model: h100-custom}")
+    spec.write_text(spec.read_text() + """catalog:
+  gpus:
+    h100-custom: {name: Custom H100, nvml_name: NVIDIA H100 80GB HBM3, gres_type: h100c,
+                  memory_gib: 80, max_power_w: 700, nvlink_gbs: 450, architecture: hopper,
+                  baseboard: hgx-hopper-8gpu, source: a test}
+""")
+    files = build(spec).files
+    assert "with 8x Custom H100" in _bom_servers(files)[0]
+    assert "Type=h100c File=/dev/nvidia[0-3] Cores=0-55" in files["slurm/gres.conf"]
+    assert "nccl/gpu.topo.xml" in files

@@ -27,6 +27,15 @@ def plan_mig(spec: ClusterSpec, plan: Plan) -> Plan:
     for name, node_type in sorted(spec.node_types.items()):
         if not node_type.mig or name not in types:
             continue
+        if node_type.gres_autodetect == "nvml":
+            problems.append(Diagnostic(
+                "SPEC-MIG-AUTODETECT", f"node type '{name}' has MIG layouts and "
+                "gres_autodetect: nvml: the MIG GRES types slurmd's NVML would report are not "
+                "derived here, so slurm.conf's Gres= could not be made to match them",
+                ("node_types", name, "gres_autodetect"),
+                hint="use gres_autodetect: off (gres.conf then names each MIG instance's "
+                     "devices, checked by the health check)"))
+            continue
         devices = _devices(types[name], node_type.mig, ("node_types", name, "mig"), problems)
         types[name] = replace(types[name], mig=devices)
     if problems:
