@@ -197,6 +197,24 @@ def schema() -> None:
     click.echo(schema_text(), nl=False)
 
 
+@main.command()
+@click.argument("kind", required=False)
+@click.argument("pattern", metavar="[FILTER]", required=False)
+def catalog(kind: str | None, pattern: str | None) -> None:
+    """List the built-in catalog: KIND (platforms, gpus, nics, switches...), entries whose key,
+    name or figures contain FILTER, each with its key figures and source."""
+    from cluster_iac.catalog.listing import UnknownKind, listing
+
+    try:
+        text = listing(kind, pattern)
+    except UnknownKind as exc:
+        raise click.BadParameter(str(exc), param_hint="KIND") from None
+    if not text:
+        click.echo(f"no {kind or 'catalog'} entry matches '{pattern}'", err=True)
+        sys.exit(1)
+    click.echo(text, nl=False)
+
+
 def _build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1,
                    reallocate: tuple[str, ...] = ()) -> Build:
     return _or_exit(spec, lambda findings: build(spec, strict=strict, emit=emit, jobs=jobs,

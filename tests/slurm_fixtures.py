@@ -8,6 +8,8 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from cluster_iac.catalog import builtin_catalog
+from cluster_iac.catalog.slurm_releases import slurm_release
 from cluster_iac.emit import render_all
 from cluster_iac.plan import Plan
 from tests.conftest import ROOT
@@ -21,11 +23,23 @@ def _example_data(name: str) -> dict[str, Any]:
 
 
 def example_data(name: str, slurm_version: str | None = None) -> dict[str, Any]:
-    """A fresh copy of examples/<name>.yaml's data, optionally aimed at another release."""
+    """A fresh copy of examples/<name>.yaml's data, optionally aimed at another release.
+
+    Aimed at a release without switch/nvidia_imex (before 24.05), an example with rack-scale
+    NVLink domains keeps its jobs' NVLink use within one node (slurm.multi_node_nvlink: false),
+    as its spec then must: the tool refuses it otherwise (SLURM-IMEX, tests/test_imex.py)."""
     data = copy.deepcopy(_example_data(name))
     if slurm_version is not None:
         data["cluster"]["slurm_version"] = slurm_version
+        if not slurm_release(slurm_version).nvidia_imex and _rack_nvlink(data):
+            data["slurm"]["multi_node_nvlink"] = False
     return data
+
+
+def _rack_nvlink(data: dict[str, Any]) -> bool:
+    platforms = builtin_catalog().platforms
+    return any(platforms[nt["platform"]].nvlink_domain == "rack"
+               for nt in data["node_types"].values() if nt["platform"] in platforms)
 
 
 def retargeted(name: str, slurm_version: str) -> tuple[Plan, dict[str, str]]:

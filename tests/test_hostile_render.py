@@ -51,6 +51,7 @@ catalog:
   gpus:
     evilgpu: {{name: {json.dumps(EVIL)}, gres_type: h100.x-y_z, memory_gib: 80,
                max_power_w: 700, nvlink_gbs: 450, architecture: hopper,
+               baseboard: hgx-hopper-8gpu,
                nvml_name: {json.dumps(EVIL)}, source: {json.dumps(EVIL)}}}
   platforms:
     evil-1u:

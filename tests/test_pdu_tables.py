@@ -120,6 +120,7 @@ def test_rack_whose_pdus_feed_nothing_has_idle_lines() -> None:
     data = example_data("gb200-nvl72")
     data.pop("networks", None)
     data.pop("fabric", None)
+    data["slurm"]["multi_node_nvlink"] = False  # IMEX needs the management network's addresses
     files = facility.render(compile_data(data))
     rows = [r for r in _rows(files["facility/pdu_breakers.csv"]) if r["rack"] == "net1"]
     assert rows and all(r["devices"] == "" and r["psus"] == "" for r in rows)

@@ -201,7 +201,8 @@ def test_a_hostile_gpu_name_is_one_quoted_word_in_the_health_check() -> None:
     data = example_data("minimal")
     data["catalog"] = {"gpus": {"odd": {
         "name": "Odd GPU", "nvml_name": "NVIDIA 'H100' $(reboot) `x`", "gres_type": "odd",
-        "memory_gib": 80, "max_power_w": 700, "nvlink_gbs": 450, "source": "a test"}}}
+        "memory_gib": 80, "max_power_w": 700, "nvlink_gbs": 450, "source": "a test",
+        "baseboard": "hgx-hopper-8gpu"}}}  # fits the HGX H100 server's board (SPEC-GPU-OVERRIDE)
     data["node_types"]["gpu"]["gpu"] = {"model": "odd"}
     text = render_all(compile_data(data))["slurm/healthcheck/gpu.sh"]
     assert "gpu_model='NVIDIA '\"'\"'H100'\"'\"' $(reboot) `x`'" in text

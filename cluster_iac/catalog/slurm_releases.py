@@ -58,6 +58,19 @@ class SlurmRelease:
     # CgroupPlugin=disabled exists (CHANGELOG/slurm-24.05.md: "Add CgroupPlugin=disabled to
     # disable any interaction with Cgroups"): the harness's chroot has no cgroup file system.
     cgroup_disabled: bool
+    # switch/nvidia_imex exists: SwitchType=switch/nvidia_imex hands jobs an IMEX channel for
+    # multi-node NVLink (GB200/GB300 NVL72). CHANGELOG/slurm-24.05.md: "switch/nvidia_imex -
+    # New plugin"; measured: Debian 12's 22.05.8 ships no switch_nvidia_imex.so, trixie's
+    # 24.11.5 and sid's 26.05.5 do, and their slurmctld and slurmd load it (tests/real).
+    nvidia_imex: bool = False
+    # Which steps get a channel, as slurm.conf(5) SwitchParameters imex_channel_count says:
+    # 24.11's "the batch and interactive steps will not have imex channels ... once you start
+    # creating job steps that span nodes you will see the channels created"; 26.05's "each job
+    # is allocated one IMEX channel that is accessible by the batch, interactive, and normal
+    # job steps on all nodes within the job" (or one per segment with
+    # --network=unique-channel-per-segment). Read from those two man pages; 25.05 and 25.11
+    # are taken as 24.11 (not measured).
+    imex_channel_per_job: bool = False
 
     @property
     def key(self) -> Version:
@@ -73,20 +86,24 @@ class SlurmRelease:
 
 def _release(version: str, *, block: bool = False, block_sizes: bool = False,
              yaml: bool = False, exclusive_node: bool = False,
-             cgroup_disabled: bool = False) -> SlurmRelease:
-    return SlurmRelease(version, block, block_sizes, yaml, exclusive_node, cgroup_disabled)
+             cgroup_disabled: bool = False, imex: bool = False,
+             imex_per_job: bool = False) -> SlurmRelease:
+    return SlurmRelease(version, block, block_sizes, yaml, exclusive_node, cgroup_disabled,
+                        imex, imex_per_job)
 
 
 SLURM_RELEASES: dict[str, SlurmRelease] = {r.version: r for r in (
     _release("22.05"),
     _release("23.02"),
     _release("23.11", block=True),
-    _release("24.05", block=True, block_sizes=True, cgroup_disabled=True),
-    _release("24.11", block=True, block_sizes=True, cgroup_disabled=True),
-    _release("25.05", block=True, block_sizes=True, yaml=True, cgroup_disabled=True),
-    _release("25.11", block=True, block_sizes=True, yaml=True, cgroup_disabled=True),
+    _release("24.05", block=True, block_sizes=True, cgroup_disabled=True, imex=True),
+    _release("24.11", block=True, block_sizes=True, cgroup_disabled=True, imex=True),
+    _release("25.05", block=True, block_sizes=True, yaml=True, cgroup_disabled=True,
+             imex=True),
+    _release("25.11", block=True, block_sizes=True, yaml=True, cgroup_disabled=True,
+             imex=True),
     _release("26.05", block=True, block_sizes=True, yaml=True, exclusive_node=True,
-             cgroup_disabled=True),
+             cgroup_disabled=True, imex=True, imex_per_job=True),
 )}
 """The supported releases, oldest first (spec/cluster.py's SlurmVersion lists the same)."""
 

@@ -18,6 +18,8 @@ from cluster_iac.compile.expand_racks import expand_racks
 from cluster_iac.compile.place_devices import place_devices
 from cluster_iac.compile.plan_cabling import plan_cabling
 from cluster_iac.compile.plan_health import plan_health
+from cluster_iac.compile.plan_imex import plan_imex
+from cluster_iac.compile.plan_mig import plan_mig
 from cluster_iac.compile.plan_nccl import plan_nccl
 from cluster_iac.compile.plan_partition_limits import plan_partition_limits
 from cluster_iac.compile.plan_scheduling import plan_scheduling
@@ -44,6 +46,7 @@ def plan_lustre(spec: ClusterSpec, plan: Plan) -> Plan:
 PASSES: tuple[Pass, ...] = (
     check_references,
     expand_node_types,
+    plan_mig,
     expand_racks,
     expand_nodes,
     expand_partitions,
@@ -58,6 +61,7 @@ PASSES: tuple[Pass, ...] = (
     plan_nccl,
     plan_lustre,
     plan_slurm,
+    plan_imex,
     plan_scheduling,
     plan_partition_limits,
     plan_health,

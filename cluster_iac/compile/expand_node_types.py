@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import NicPlan, NodeTypePlan, Plan
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.nodes import NodeType
@@ -12,6 +12,10 @@ from cluster_iac.spec.nodes import NodeType
 
 def expand_node_types(spec: ClusterSpec, plan: Plan) -> Plan:
     """Resolve every node type against the catalog."""
+    problems = [d for name, nt in sorted(spec.node_types.items())
+                for d in _gpu_override(name, nt, plan)]
+    if problems:
+        raise CompileError(problems)
     resolved = {name: _resolve(name, nt, plan) for name, nt in sorted(spec.node_types.items())}
     problems = [d for nt in resolved.values() for d in _consistency(nt)]
     problems += _memory_reserve(spec, resolved)
@@ -33,7 +37,7 @@ def _resolve(name: str, nt: NodeType, plan: Plan) -> NodeTypePlan:
     return NodeTypePlan(
         name=name,
         platform=nt.platform,
-        platform_name=platform.name,
+        platform_name=_bom_name(nt.platform, gpu_key, gpu_count, plan),
         kind=platform.kind,
         gpu_model=gpu_key if gpu_count else None,
         gpu_name=gpu.name if gpu and gpu_count else None,
@@ -58,15 +62,70 @@ def _resolve(name: str, nt: NodeType, plan: Plan) -> NodeTypePlan:
         weight_kg=nt.weight_kg or platform.weight_kg,
         cooling=platform.cooling,
         nvlink_domain=platform.nvlink_domain if gpu_count else "none",
-        gpu_sockets=tuple(platform.gpu_sockets[:gpu_count]) if gpu_key == platform.gpu else (),
-        pcie=platform.pcie if gpu_key == platform.gpu and gpu_count == platform.gpu_count
-        else None,
+        # _gpu_override let through only overrides that keep the board: its layout holds
+        gpu_sockets=tuple(platform.gpu_sockets) if gpu_count == platform.gpu_count else (),
+        pcie=platform.pcie if gpu_count == platform.gpu_count else None,
         features=tuple(nt.features),
         gres_autodetect=nt.gres_autodetect,
         spec_path=("node_types", name),
         gpu_architecture=gpu.architecture if gpu and gpu_count else None,
         nvlink_sharp=platform.nvlink_sharp,
     )
+
+
+def _gpu_override(name: str, nt: NodeType, plan: Plan) -> list[Diagnostic]:
+    """A GPU override keeps the platform's PCIe layout and socket binding (nccl/<type>.topo.xml,
+    gres.conf Cores=) only where that layout still describes the node: the same GPU count, and a
+    GPU of the same baseboard (HGX H100 -> H200). Anything else is an error at the override,
+    never a silent loss of the topology file and the binding."""
+    cat = plan.catalog
+    platform = cat.platforms.get(nt.platform)
+    if nt.gpu is None or platform is None or not (platform.pcie or platform.gpu_sockets):
+        return []
+    base: SpecPath = ("node_types", name, "gpu")
+    what = _layout_words(platform)
+    out = []
+    if nt.gpu.count is not None and nt.gpu.count != platform.gpu_count:
+        out.append(Diagnostic(
+            "SPEC-GPU-OVERRIDE", f"node type '{name}' sets {nt.gpu.count} GPU(s) on platform "
+            f"'{nt.platform}', whose {what} place {platform.gpu_count}: which slots hold the "
+            f"GPUs cannot be derived", (*base, "count"),
+            hint=f"add a catalog platform with gpu_count: {nt.gpu.count} and its own "
+                 "gpu_sockets (and pcie layout, from lspci), or drop the count"))
+    model = nt.gpu.model
+    if model and model != platform.gpu and model in cat.gpus and platform.gpu in cat.gpus:
+        old, new = cat.gpus[platform.gpu], cat.gpus[model]
+        if old.baseboard is None or old.baseboard != new.baseboard:
+            fits = sorted(key for key, p in cat.platforms.items() if p.gpu == model)
+            hint = (f"use platform {' or '.join(repr(k) for k in fits)}" if fits else
+                    f"add a catalog platform with gpu: {model} and its own gpu_sockets "
+                    "(and pcie layout, from lspci)")
+            out.append(Diagnostic(
+                "SPEC-GPU-OVERRIDE", f"node type '{name}' puts {new.name} on platform "
+                f"'{nt.platform}', built for {old.name} (baseboard "
+                f"{old.baseboard or 'of its own'}; {new.name}: {new.baseboard or 'of its own'})"
+                f": the {what} cannot be derived for it", (*base, "model"), hint=hint))
+    return out
+
+
+def _layout_words(platform) -> str:  # type: ignore[no-untyped-def]
+    parts = (["PCIe layout (nccl/<type>.topo.xml)"] if platform.pcie else []) + (
+        ["GPU socket binding (gres.conf Cores=)"] if platform.gpu_sockets else [])
+    return " and ".join(parts)
+
+
+def _bom_name(key: str, gpu_key: str | None, gpu_count: int, plan: Plan) -> str:
+    """The platform's name; with a GPU of the same baseboard put in, the name of the catalog
+    platform built that way (hgx-h100-8gpu with H200s is hgx-h200-8gpu), else the platform's
+    name with the GPUs said."""
+    platform = plan.catalog.platforms[key]
+    if gpu_key is None or gpu_key == platform.gpu or not gpu_count:
+        return platform.name
+    for _, other in sorted(plan.catalog.platforms.items()):
+        if (other.gpu == gpu_key and other.gpu_count == gpu_count and other.cpu == platform.cpu
+                and other.pcie == platform.pcie and other.gpu_sockets == platform.gpu_sockets):
+            return other.name
+    return f"{platform.name} with {gpu_count}x {plan.catalog.gpus[gpu_key].name}"
 
 
 def _nic(slot, cat) -> NicPlan:  # type: ignore[no-untyped-def]

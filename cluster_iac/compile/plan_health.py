@@ -59,4 +59,6 @@ def _node_health(plan: Plan, nt: NodeTypePlan, lustre: str | None) -> NodeHealth
     return NodeHealth(node_type=nt.name, gpu_count=nt.gpu_count,
                       gpu_name=gpu_name if nt.gpu_count else None, nic_link=link,
                       nic_rate_gbps=rate, nic_ports=ports, lustre_mount=lustre,
-                      memory_mib=real_memory_mib(plan.settings.slurm, nt.memory_gib))
+                      memory_mib=real_memory_mib(plan.settings.slurm, nt.memory_gib),
+                      imex=plan.imex is not None and nt.name in plan.imex.node_types,
+                      mig=tuple(sorted(f"{d.gpu}:{d.gi}:{d.profile}" for d in nt.mig)))

@@ -39,16 +39,18 @@ def _gpu_types(node_types: list[NodeTypePlan]) -> list[NodeTypePlan]:
 
 
 def derived_mem_per_gpu(plan: Plan, node_types: list[NodeTypePlan]) -> int | None:
-    """floor(RealMemory / GPUs) of the GPU node type with the least per GPU, in MiB."""
+    """floor(RealMemory / GPU GRES) of the GPU node type with the least per GPU, in MiB. A MIG
+    instance is one GPU GRES to Slurm (a job's --gpus=1 may get one), so a node of 8 GPUs cut
+    into 7 instances each divides its memory 56 ways: every instance can run a job at once."""
     gpu_types = _gpu_types(node_types)
-    return min((real_memory_mib(plan.settings.slurm, nt.memory_gib) // nt.gpu_count
+    return min((real_memory_mib(plan.settings.slurm, nt.memory_gib) // nt.gres_gpus
                 for nt in gpu_types), default=None)
 
 
 def derived_cpu_per_gpu(node_types: list[NodeTypePlan]) -> int | None:
-    """floor(CPUs / GPUs) of the GPU node type with the fewest per GPU (CPUs as Slurm counts
-    them: hardware threads)."""
-    return min((nt.cpus // nt.gpu_count for nt in _gpu_types(node_types)), default=None)
+    """floor(CPUs / GPU GRES) of the GPU node type with the fewest per GPU (CPUs as Slurm
+    counts them: hardware threads; MIG instances counted as derived_mem_per_gpu does)."""
+    return min((nt.cpus // nt.gres_gpus for nt in _gpu_types(node_types)), default=None)
 
 
 def _policy(plan: Plan, part: PartitionPlan, spec_part: Partition,

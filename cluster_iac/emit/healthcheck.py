@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import shell_word
-from cluster_iac.plan import Plan
+from cluster_iac.plan import Plan, imex
 from cluster_iac.plan.durations import human
 from cluster_iac.plan.scheduling import HealthPlan, NodeHealth
 
@@ -32,4 +32,6 @@ def program(plan: Plan, health: HealthPlan, node: NodeHealth) -> str:
         nic_link=node.nic_link, nic_link_word=shell_word(node.nic_link or ""),
         nic_rate=node.nic_rate_gbps, lustre_mount=node.lustre_mount,
         lustre_mount_word=shell_word(node.lustre_mount or ""), memory_mib=node.memory_mib,
-        memory_kib=node.memory_mib * 1024)
+        memory_kib=node.memory_mib * 1024, imex=node.imex, imex_service=imex.SERVICE,
+        imex_major=imex.CHANNEL_MAJOR, imex_nodes_file=imex.NODES_FILE,
+        mig_word=shell_word(" ".join(node.mig)), mig_count=len(node.mig))

@@ -27,6 +27,7 @@ from cluster_iac.emit.slurm_conf import Pair, conf_line
 from cluster_iac.hostlist import fold
 from cluster_iac.plan import NodeTypePlan, PartitionPlan, Plan
 from cluster_iac.plan import slurm as slurm_plan
+from cluster_iac.plan.mig import gres_counts
 
 # Ports registered with IANA for Slurm (slurmctld 6817, slurmd 6818, slurmdbd 6819).
 SLURMCTLD_PORT = 6817
@@ -113,6 +114,15 @@ def topology_parameters(plan: Plan) -> list[Pair]:
     return [("TopologyPlugin", chosen)] if chosen else []
 
 
+def imex_parameters(plan: Plan) -> list[Pair]:
+    """switch/nvidia_imex where jobs span the nodes of rack-scale NVLink domains (plan/imex.py):
+    it makes each job's IMEX channel device on its nodes."""
+    if plan.imex is None:
+        return []
+    return [("SwitchType", "switch/nvidia_imex"),
+            ("SwitchParameters", f"imex_channel_count={plan.imex.channels}")]
+
+
 def scheduling_parameters(plan: Plan) -> list[Pair]:
     return [
         ("SchedulerType", "sched/backfill"),
@@ -172,7 +182,8 @@ def hardware_keys(plan: Plan, nt: NodeTypePlan) -> list[Pair]:
         ("RealMemory", real_memory_mib(plan, nt)),
     ]
     if nt.gpu_count:
-        pairs.append(("Gres", f"gpu:{nt.gres_type}:{nt.gpu_count}"))
+        counts = gres_counts(nt.gres_type, nt.gpu_count, nt.mig)
+        pairs.append(("Gres", ",".join(f"gpu:{t}:{n}" for t, n in counts.items())))
     return pairs + [("Features", ",".join(node_features(nt))), ("State", "UNKNOWN")]
 
 
@@ -224,14 +235,26 @@ def gres_lines(plan: Plan, by_type: dict[str, list[str]] | None = None) -> list[
         if nt.gres_autodetect == "nvml":
             lines.append(conf_line([("NodeName", hostlist), ("AutoDetect", "nvml")]))
             continue
+        partitioned = {d.gpu for d in nt.mig}
         for socket, gpus in _gpus_by_socket(nt).items():
-            pairs: list[Pair] = [("NodeName", hostlist), ("Name", "gpu"),
-                                 ("Type", nt.gres_type), ("File", f"/dev/nvidia{_bracket(gpus)}")]
-            if socket is not None:
-                first = socket * nt.cores_per_socket
-                pairs.append(("Cores", f"{first}-{first + nt.cores_per_socket - 1}"))
-            lines.append(conf_line(pairs))
+            whole = [g for g in gpus if g not in partitioned]
+            if whole:
+                lines.append(conf_line([
+                    ("NodeName", hostlist), ("Name", "gpu"), ("Type", nt.gres_type),
+                    ("File", f"/dev/nvidia{_bracket(whole)}"), *_cores(nt, socket)]))
+            # each MIG instance: its GPU's device and its instances' capability devices
+            lines += [conf_line([("NodeName", hostlist), ("Name", "gpu"),
+                                 ("Type", d.gres_type), ("MultipleFiles", ",".join(d.files)),
+                                 *_cores(nt, socket)])
+                      for d in nt.mig if d.gpu in gpus]
     return lines
+
+
+def _cores(nt: NodeTypePlan, socket: int | None) -> list[Pair]:
+    if socket is None:
+        return []
+    first = socket * nt.cores_per_socket
+    return [("Cores", f"{first}-{first + nt.cores_per_socket - 1}")]
 
 
 def _gpus_by_socket(nt: NodeTypePlan) -> dict[int | None, list[int]]:
@@ -256,6 +279,8 @@ PARAMETER_GROUPS: tuple[tuple[str, ParameterGroup], ...] = (
     ("Controller, daemons and paths", controller_parameters),
     ("Resources: cgroups, cores, memory and GPUs", resource_parameters),
     ("Network topology", topology_parameters),
+    ("Multi-node NVLink: IMEX channels for jobs (imex/ holds the IMEX service's files)",
+     imex_parameters),
     ("Scheduling", scheduling_parameters),
     ("Timeouts", timeout_parameters),
     ("Accounting (slurmdbd)", slurm_policy.accounting_parameters),

@@ -83,6 +83,12 @@ class NodeTypePlan:
     spec_path: SpecPath
     gpu_architecture: str | None = None  # 'ampere' | 'hopper' | 'blackwell' (NCCL's tuning key)
     nvlink_sharp: bool = False  # the NVSwitches reduce in the switch (NCCL's NVLS algorithms)
+    mig: tuple[Any, ...] = ()  # MIG instances (plan/mig.py MigDevice), by GPU and start
+
+    @property
+    def gres_gpus(self) -> int:
+        """GPU GRES one node offers Slurm: each MIG instance and each GPU without MIG."""
+        return self.gpu_count - len({d.gpu for d in self.mig}) + len(self.mig)
 
     @property
     def cpus(self) -> int:
@@ -314,6 +320,9 @@ class Plan:
     # Accounting, priority, QOS, accounts, partition defaults and the node health check
     # (plan/scheduling.py SchedulingPlan)
     scheduling: Any = None
+    # Multi-node NVLink: the IMEX domains and Slurm's channels (plan/imex.py ImexPlan), None
+    # when no job spans the nodes of a rack-scale NVLink domain
+    imex: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
     # The identities an earlier render allocated (cluster_iac/lock.py Lock), which the

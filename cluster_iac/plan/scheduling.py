@@ -130,6 +130,9 @@ class NodeHealth:
     nic_ports: int  # Active ports of that link layer and rate the node must have
     lustre_mount: str | None
     memory_mib: int  # RealMemory: /proc/meminfo's MemTotal must reach it
+    imex: bool = False  # runs NVIDIA IMEX for multi-node NVLink (plan/imex.py)
+    # MIG instances as `nvidia-smi mig -lgi` lists them, 'gpu:gi:profile', byte-sorted
+    mig: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -64,6 +64,8 @@ OWNED_KEYS: dict[str, str] = {
     "HealthCheckNodeState": "slurm.health_check.node_states",
     "Epilog": "slurm.health_check.epilog",
     "ReturnToService": "slurm.return_to_service",
+    "SwitchType": "slurm.multi_node_nvlink (switch/nvidia_imex for rack-scale NVLink domains)",
+    "SwitchParameters": "slurm.multi_node_nvlink (imex_channel_count)",
 }
 
 # topology.yaml's topology names (Slurm 25.05+), shown by `scontrol show topology`

@@ -62,6 +62,11 @@ class GpuModel(SpecModel):
     architecture: Literal["volta", "ampere", "hopper", "blackwell"] | None = None
     """GPU architecture (compute capability 7.x, 8.x, 9.x, 10.x): NCCL keys its tuning on it,
     and the all_reduce model its calibrated efficiencies; None for others."""
+    baseboard: Name | None = None
+    """The GPU baseboard this module fits (e.g. 'hgx-hopper-8gpu': NVIDIA's HGX H200 boards
+    are compatible with the hardware of HGX H100 systems). A node type may replace its
+    platform's GPU with another of the same baseboard and keep the platform's PCIe layout
+    and socket binding; None: the GPU fits no other platform's board."""
     source: Source
     """Where the numbers come from: datasheet, standard or document (with the section)."""
 

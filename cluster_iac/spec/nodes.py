@@ -2,7 +2,9 @@
 
 # Annotations as written, not strings: see cluster_iac/spec/__init__.py.
 
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from cluster_iac.spec.base import (
     CoreCount,
@@ -48,6 +50,19 @@ class CpuOverride(SpecModel):
     """Hardware threads per core: 1 with SMT off, 2 with SMT on."""
 
 
+class MigLayout(SpecModel):
+    """MIG partitions of some GPUs of a node: the same profiles on each of them."""
+
+    gpus: list[Annotated[int, Field(ge=0, le=63)]] | Literal["all"] = "all"
+    """GPU indices (nvidia-smi's) this layout applies to, or 'all' (every GPU no other
+    layout names)."""
+    profiles: list[Annotated[str, Field(pattern=r"^[1-7]g\.[0-9]{1,4}gb$")]] = Field(
+        min_length=1, max_length=7)
+    """GPU instance profiles on each of those GPUs, as NVIDIA names them ('3g.40gb',
+    '1g.10gb'): each must exist on the GPU and together they must fit its 7 compute and 8
+    memory slices (NVIDIA MIG user guide, 'Supported MIG Profiles')."""
+
+
 class NodeType(SpecModel):
     """A kind of node: a catalog platform, with any field overridden."""
 
@@ -71,6 +86,10 @@ class NodeType(SpecModel):
     """Weight in kg."""
     features: list[Name] = []
     """Slurm node features (constraints users can request with --constraint)."""
+    mig: list[MigLayout] = []
+    """MIG partitioning of the node's GPUs (empty: none). Each MIG instance is one GPU GRES of
+    its own type in gres.conf (the GPU's type and the profile, e.g. h100_80gb_hbm3_3g.40gb);
+    mig/<node type>.yaml applies the layout with nvidia-mig-parted."""
     gres_autodetect: Literal["off", "nvml"] = "off"
     """gres.conf AutoDetect: 'nvml' lets slurmd read GPUs from NVML, 'off' writes File= lines."""
 

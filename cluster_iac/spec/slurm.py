@@ -107,6 +107,12 @@ class Slurm(SpecModel):
     topology.yaml (block for NVLink-rack partitions, tree or flat for the rest) on 25.05 and
     later when only some are, topology/tree when there is a compute fabric, and none
     otherwise. 'block' is an error on a Slurm without topology/block or without NVLink racks."""
+    multi_node_nvlink: bool | None = None
+    """Jobs share GPU memory over NVLink across the nodes of a rack-scale NVLink domain
+    (GB200/GB300 NVL72): the nodes run NVIDIA's IMEX service (imex/ files) and Slurm hands each
+    job its IMEX channel (SwitchType=switch/nvidia_imex, Slurm 24.05 and later). Default: true
+    when a compute node type has a rack-scale NVLink domain. false keeps each job's NVLink use
+    within one node (no IMEX files, no switch plugin), which a release before 24.05 needs."""
     extra: dict[str, Annotated[str | Annotated[int, SLURM_NUMBER_SCHEMA],
                                AfterValidator(_slurm_number)]] = {}
     """Extra slurm.conf parameters, written as Key=Value after the generated ones. Keys must be

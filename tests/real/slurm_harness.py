@@ -323,17 +323,18 @@ def _first_node_line(lines: list[str]) -> int:
 
 
 def _sandbox(work: Path, runtime: Runtime, command: list[str],
-             gpus: int | None = None) -> list[str]:
+             gpus: int | None = None, caps: tuple[int, ...] = ()) -> list[str]:
     """The command in a private mount namespace: /etc/hosts from work/hosts and, for slurmd
     (gpus given), a private /dev where /dev/nvidia0..N-1 are the host's /dev/null bound over
     (gres.conf File= paths must be character devices; binding needs no mknod). A root's
     release runs by chroot, with the test's temp dir at the same path, a fresh /proc and PID
-    namespace (every daemon ends with the namespace, even on a kill)."""
+    namespace (every daemon ends with the namespace, even on a kill). ``caps``: MIG
+    capability minors, made as /dev/nvidia-caps/nvidia-cap<N> the same way."""
     if runtime.root is not None:
-        return _root_sandbox(work, runtime.root, command, gpus)
+        return _root_sandbox(work, runtime.root, command, gpus, caps)
     steps = [f"mount --bind {shlex.quote(str(work / 'hosts'))} /etc/hosts"]
     if gpus is not None:
-        steps += _dev_steps(work, Path("/"), gpus)
+        steps += _dev_steps(work, Path("/"), gpus, caps)
     if os.geteuid() != 0:
         # mount as root of a user namespace, then run the daemon as ourselves again: as root
         # there it would call setgroups(), which a user namespace denies
@@ -345,7 +346,8 @@ def _sandbox(work: Path, runtime: Runtime, command: list[str],
             " && ".join(steps)]
 
 
-def _root_sandbox(work: Path, root: Path, command: list[str], gpus: int | None) -> list[str]:
+def _root_sandbox(work: Path, root: Path, command: list[str], gpus: int | None,
+                  caps: tuple[int, ...] = ()) -> list[str]:
     if not work.is_relative_to("/tmp"):
         raise HarnessError(f"the chroot sandbox maps the test's temp dir under /tmp, not {work}")
     q = shlex.quote
@@ -356,14 +358,15 @@ def _root_sandbox(work: Path, root: Path, command: list[str], gpus: int | None) 
              f"touch {q(str(root / 'etc/hosts'))}",  # a minbase root has none to mount over
              f"mount --bind {q(str(work / 'hosts'))} {q(str(root / 'etc/hosts'))}",
              f"mount -t proc proc {q(str(root / 'proc'))}"]
-    steps += _dev_steps(work, root, gpus or 0)
+    steps += _dev_steps(work, root, gpus or 0, caps)
     steps.append("exec chroot " + q(str(root)) + " " + shlex.join(command))
     return [_tool("unshare"), "-m", "-p", "-f", "--kill-child", "--propagation", "private",
             "sh", "-ec", " && ".join(steps)]
 
 
-def _dev_steps(work: Path, root: Path, gpus: int) -> list[str]:
-    """A tmpfs /dev under root holding the base devices and /dev/nvidia0..gpus-1."""
+def _dev_steps(work: Path, root: Path, gpus: int, caps: tuple[int, ...] = ()) -> list[str]:
+    """A tmpfs /dev under root holding the base devices, /dev/nvidia0..gpus-1 and
+    /dev/nvidia-caps/nvidia-cap<N> for each MIG capability minor in ``caps``."""
     q = shlex.quote
     host_dev = work / "host-dev"
     host_dev.mkdir(exist_ok=True)
@@ -372,6 +375,9 @@ def _dev_steps(work: Path, root: Path, gpus: int) -> list[str]:
              f"mount -t tmpfs -o mode=755 sandbox-dev {q(str(dev))}"]
     devices = {name: name for name in BASE_DEVICES}
     devices.update({f"nvidia{i}": "null" for i in range(gpus)})
+    if caps:
+        steps.append(f"mkdir {q(str(dev / 'nvidia-caps'))}")
+        devices.update({f"nvidia-caps/nvidia-cap{n}": "null" for n in caps})
     for name, source in devices.items():
         steps += [f"touch {q(str(dev / name))}",
                   f"mount --bind {q(str(host_dev / source))} {q(str(dev / name))}"]
@@ -473,14 +479,14 @@ class SlurmCluster:
         return "\n".join(texts)
 
     def register(self, node: str, sockets: int, cores: int, threads: int, gpus: int,
-                 conf_dir: Path | None = None) -> dict[str, str]:
+                 conf_dir: Path | None = None, caps: tuple[int, ...] = ()) -> dict[str, str]:
         """Start `slurmd -D -N node` (CPU topology faked with HWLOC_SYNTHETIC, /dev/nvidia*
         stand-ins as character devices), wait until it has registered, stop it, return the
         node's record. conf_dir: another config directory (a changed gres.conf)."""
         conf = (conf_dir or self.conf.slurmd_directory) / "slurm.conf"
         (self.work / "spool" / node).mkdir(exist_ok=True)  # SlurmdSpoolDir=.../%n
         command = [self.runtime.tool("slurmd"), "-D", "-f", str(conf), "-N", node]
-        argv = _sandbox(self.work, self.runtime, command, gpus)
+        argv = _sandbox(self.work, self.runtime, command, gpus, caps)
         env = {**self.env, "HWLOC_SYNTHETIC": f"pack:{sockets} core:{cores} pu:{threads}"}
         proc = self._spawn(argv, f"slurmd-{node}-stdout.log", env)
         self.daemons.append(proc)
@@ -491,14 +497,15 @@ class SlurmCluster:
             self.daemons.remove(proc)
 
     def gres_parse(self, node: str, sockets: int, cores: int, threads: int,
-                   gpus: int) -> list[dict[str, str]]:
+                   gpus: int, caps: tuple[int, ...] = ()) -> list[dict[str, str]]:
         """`slurmd -G -N node`: slurmd parses gres.conf for the node (File= devices and Cores=
-        against the faked CPU topology) and prints one record per File= line, then exits."""
+        against the faked CPU topology) and prints one record per File= line, then exits.
+        ``caps``: the MIG capability minors its MultipleFiles= lines name."""
         (self.work / "spool" / node).mkdir(exist_ok=True)
         command = [self.runtime.tool("slurmd"), "-G", "-f", str(self.conf.slurmd_path), "-N",
                    node]
         env = {**self.env, "HWLOC_SYNTHETIC": f"pack:{sockets} core:{cores} pu:{threads}"}
-        result = subprocess.run(_sandbox(self.work, self.runtime, command, gpus),
+        result = subprocess.run(_sandbox(self.work, self.runtime, command, gpus, caps),
                                 capture_output=True,
                                 text=True, env=env, timeout=WAIT_S)
         output = result.stdout + result.stderr

@@ -19,10 +19,12 @@ from typing import Any
 import networkx as nx
 import pytest
 
+from cluster_iac.catalog.mig import cap_minor
 from cluster_iac.catalog.slurm_releases import MEASURED, parse_version
 from cluster_iac.emit import render_all
 from cluster_iac.hostlist import expand, fold
 from cluster_iac.plan import NodeTypePlan, Plan
+from cluster_iac.plan.mig import gres_counts
 from tests.conftest import EXAMPLE_IDS
 from tests.facility_fixtures import compile_data
 from tests.real import slurm_harness as harness
@@ -151,7 +153,8 @@ def _expected_node(plan: Plan, nt: NodeTypePlan) -> dict[str, str]:
         "CoresPerSocket": str(nt.cores_per_socket),
         "ThreadsPerCore": str(nt.threads_per_core),
         "RealMemory": str(_real_memory(plan, nt)),
-        "Gres": f"gpu:{nt.gres_type}:{nt.gpu_count}" if nt.gpu_count else "(null)",
+        "Gres": ",".join(f"gpu:{t}:{n}" for t, n in gres_counts(
+            nt.gres_type, nt.gpu_count, nt.mig).items()) if nt.gpu_count else "(null)",
     }
 
 
@@ -258,9 +261,15 @@ def test_slurmd_binds_each_gpu_to_its_sockets_cores(
     for type_name, host in _first_of_each_type(plan).items():
         nt = plan.node_types[type_name]
         records = cluster.gres_parse(host, nt.sockets, nt.cores_per_socket,
-                                     nt.threads_per_core, nt.gpu_count)
+                                     nt.threads_per_core, nt.gpu_count, mig_caps(nt))
+        mig = [r for r in records if r["Type"] != nt.gres_type]
+        records = [r for r in records if r["Type"] == nt.gres_type]
+        assert sorted((r["Type"], r["File"], r["Count"], r.get("Cores", "")) for r in mig) \
+            == sorted((d.gres_type, ",".join(d.files), "1", _cores_text(nt, d.gpu))
+                      for d in nt.mig), host
+        whole = sorted(set(range(nt.gpu_count)) - {d.gpu for d in nt.mig})
         devices = [d for r in records for d in expand(r["File"])]
-        assert sorted(devices) == sorted(f"/dev/nvidia{i}" for i in range(nt.gpu_count)), host
+        assert sorted(devices) == sorted(f"/dev/nvidia{i}" for i in whole), host
         for record in records:
             assert record["Name"] == "gpu" and record["Type"] == nt.gres_type, host
             gpus = [int(d.removeprefix("/dev/nvidia")) for d in expand(record["File"])]
@@ -268,6 +277,12 @@ def test_slurmd_binds_each_gpu_to_its_sockets_cores(
             if nt.gpu_sockets:
                 cores = {c for g in gpus for c in _socket_cores(nt, nt.gpu_sockets[g])}
                 assert _core_ids(record.get("Cores", "")) == cores, (host, record["File"])
+
+
+def _cores_text(nt: NodeTypePlan, gpu: int) -> str:
+    """'0-55': the cores of the socket a GPU hangs off, as slurmd -G prints them."""
+    cores = _socket_cores(nt, nt.gpu_sockets[gpu]) if nt.gpu_sockets else range(0)
+    return f"{cores.start}-{cores.stop - 1}" if cores else ""
 
 
 def _socket_cores(nt: NodeTypePlan, socket: int) -> range:
@@ -302,7 +317,12 @@ def test_one_gpu_missing_from_gres_conf_makes_the_node_invalid(
 def _register(cluster: harness.SlurmCluster, nt: NodeTypePlan, host: str,
               conf_dir: Path | None = None) -> dict[str, str]:
     return cluster.register(host, nt.sockets, nt.cores_per_socket, nt.threads_per_core,
-                            nt.gpu_count, conf_dir)
+                            nt.gpu_count, conf_dir, mig_caps(nt))
+
+
+def mig_caps(nt: NodeTypePlan) -> tuple[int, ...]:
+    """The MIG capability minors of the node type's instances (their stand-in devices)."""
+    return tuple(sorted({cap_minor(d.gpu, d.gi, ci) for d in nt.mig for ci in (None, 0)}))
 
 
 def _gres_found(record: dict[str, str]) -> str:

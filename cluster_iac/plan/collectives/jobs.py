@@ -82,6 +82,11 @@ def predict(plan: Plan, nodes: Sequence[Node], partition: str = "", job: str = "
             owners: Mapping[str, str] | None = None) -> JobPrediction | None:
     """The prediction for one job on every GPU of ``nodes`` (None without GPUs); ``owners``
     as job_shape takes it."""
+    mig = {name for name, nt in plan.node_types.items() if nt.mig}
+    if mig and any(n.node_type in mig for n in nodes):
+        # MIG instances have no NVLink and no GPU peer-to-peer (NVIDIA MIG user guide,
+        # "Application Considerations"): the model's rings over NVLink do not apply
+        return None
     shape = job_shape(plan, nodes, owners)
     if shape is None:
         return None
