@@ -50,7 +50,7 @@ class Family:
 # One entry per artifact family; grep here to find who writes a file (emit/<module>.py).
 EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
     "slurm", "slurmdbd", "healthcheck", "ansible", "terraform", "cabling", "netbox_cables",
-    "netbox_types", "netbox", "facility", "nccl", "lustre", "monitoring", "report")}
+    "netbox_types", "netbox", "facility", "nccl", "lustre", "monitoring", "drawings", "report")}
 
 
 # CPU seconds of each family at 100,000 GPUs, writing its files included, as
