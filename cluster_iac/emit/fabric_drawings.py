@@ -143,7 +143,8 @@ def _whole(plan: Plan, network: str, wiring: FabricWiring) -> Element:
         shown, rest = units, []
     spines = [n for n, t in wiring.tier.items() if t == "spine"]
     cores = [n for n, t in wiring.tier.items() if t == "core"]
-    height = MARGIN * 2 + 40 + 3 * TIER_H + 40
+    levels = 1 + bool(spines) + bool(cores)  # SUs, and the tiers above them
+    height = MARGIN * 2 + 40 + levels * TIER_H + 40
     root = svg.drawing(WIDTH, height, f"{network} fabric: scalable units")
     svg.text(root, MARGIN, MARGIN + 14,
              f"{network} fabric: {fabric.scalable_units} scalable unit(s) of "

@@ -19,8 +19,11 @@ from cluster_iac.plan import Plan
 def page(plan: Plan, text: str) -> str:
     """report.html of report.md's ``text``."""
     root, body = html.page(f"Cluster report: {plan.cluster.name}", GENERATED_BY)
+    nav = SubElement(body, "nav")
+    SubElement(nav, "a", {"href": "#drawings"}).text = "Drawings"
+    SubElement(nav, "a", {"href": "report.md"}).text = "report.md"
     html.markdown(body, text)
-    SubElement(body, "h2").text = "Drawings"
+    SubElement(body, "h2", {"id": "drawings"}).text = "Drawings"
     for path, caption in fabric_drawings.paths(plan):
         html.figure(body, caption, path, caption)
     SubElement(body, "h3").text = "Rack elevations and power one-lines"
