@@ -142,3 +142,23 @@ def test_no_drawing_holds_more_than_a_few_thousand_objects(name: str) -> None:
     for path, text in example_build(name).files.items():
         if path.endswith(".svg"):
             assert sum(1 for e in _svg(text).iter() if e.tag[len(SVG):] in DRAWN) < 3000, path
+
+
+def page_objects(files: dict[str, str]) -> dict[str, int]:
+    """Each page's drawn objects: those of the drawings it shows (its <img> sources)."""
+    counts = {}
+    for path, text in files.items():
+        if path.endswith(".html"):
+            folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+            sources = re.findall(r'<img src="([^"]+)"', text)
+            counts[path] = sum(sum(1 for e in _svg(files[folder + src]).iter()
+                                   if e.tag[len(SVG):] in DRAWN) for src in sources)
+    return counts
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_no_page_shows_more_than_a_few_thousand_objects(name: str) -> None:
+    counts = page_objects(example_build(name).files)
+    assert "report.html" in counts and any(path.startswith("drawings/") for path in counts)
+    assert all(n < 3000 for n in counts.values()), counts
+    assert all(n > 0 for path, n in counts.items() if path.startswith("drawings/")), counts

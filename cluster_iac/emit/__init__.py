@@ -56,17 +56,18 @@ EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
 # CPU seconds of each family at 100,000 GPUs, writing its files included, as
 # `tests/benchmarks/bench_scale.py --stages` prints them ("emit.FAMILY": the family rendered
 # as the CLI renders it and its files written; the families the parent may render timed on
-# a plan that has not made the cable table): the least of three in-process runs, 24 Nov 2026
-# 05:59 UTC, load average 1.2-1.5, after the cable table and the parent's passes were made
-# faster. Only to split the families between two processes about evenly.
+# a plan that has not made the cable table): the least of three in-process runs
+# (bench_scale.py --one 100000), 27 Nov 2026 15:02 UTC, load average 3-4.5, when the drawings
+# family came and report.md's family began to write report.html too. Only to split the
+# families between two processes about evenly.
 COST: dict[str, float] = {
-    "cabling": 1.03, "ansible": 0.45, "facility": 0.43, "netbox_cables": 0.30,
-    "netbox_types": 0.30, "terraform": 0.29, "monitoring": 0.23, "netbox": 0.14,
-    "report": 0.14, "slurm": 0.07,
+    "drawings": 1.08, "cabling": 0.53, "report": 0.35, "facility": 0.23, "ansible": 0.20,
+    "netbox_types": 0.16, "netbox_cables": 0.15, "monitoring": 0.13, "terraform": 0.11,
+    "netbox": 0.07, "slurm": 0.04,
 }
-CHECKS_COST = 0.20
+CHECKS_COST = 0.11
 """CPU seconds of the checks at 100,000 GPUs: the parent runs them while the worker starts."""
-CABLES_COST = 0.57
+CABLES_COST = 0.30
 """CPU seconds of the cable table at 100,000 GPUs (compile/plan_cabling.py cable_table):
 the worker makes it, as the first of its families reads it."""
 

@@ -24,7 +24,7 @@ MARGIN = 10
 PANELS = 150  # the panels' names, left of their buses
 SIDE = 74  # one PDU's column
 BUS = 20  # between two panels' buses
-PDU_H = 62
+PDU_H = 44
 RACK_H = 32
 
 
@@ -50,9 +50,11 @@ def one_line(plan: Plan, racks: Sequence[Rack], title: str,
     pdu_y = MARGIN + 40 + len(panels) * BUS + 24
     columns = [max(1, len(by_rack.get(rack.name, ()))) * SIDE + 16 for rack in racks]
     width = MARGIN * 2 + PANELS + sum(columns)
-    height = pdu_y + PDU_H + 24 + RACK_H + MARGIN
+    height = pdu_y + PDU_H + 8 + RACK_H + MARGIN
     root = svg.drawing(width, height, title, STYLE)
     svg.text(root, MARGIN, MARGIN + 14, title, size=12, bold=True)
+    svg.text(root, MARGIN + 420, MARGIN + 14, "each PDU: its feed's worst-case line current / "
+             "the breaker's continuous limit (A); red when over", css="a")
     for side, panel in panels:
         y = bus_y[panel]
         svg.text(root, MARGIN, y + 4, f"{panel} (side {side})", bold=True)
@@ -63,16 +65,13 @@ def one_line(plan: Plan, racks: Sequence[Rack], title: str,
         own = by_rack.get(rack.name, ())
         for index, feed in enumerate(own):
             _feed(group, feed, x + index * SIDE, bus_y[feed.panel], pdu_y)
-        top = pdu_y + PDU_H + 24
+        top = pdu_y + PDU_H + 8  # the rack under its PDUs
         box = svg.rect(group, x, top, column - 16, RACK_H, "#eceff1",
                        {"rack-box": rack.name})
         svg.tooltip(box, f"{rack.name}: row {rack.row}")
         kw = loads.get(rack.name, 0.0) / 1000
         svg.text(group, x + 4, top + 13, rack.name, css="b")
         svg.text(group, x + 4, top + 26, f"{kw:.2f} kW")
-        for index in range(len(own)):
-            middle = x + index * SIDE + (SIDE - 6) // 2
-            svg.line(group, middle, pdu_y + PDU_H, middle, top)
         x += column
     return root
 
@@ -92,5 +91,5 @@ def _feed(group: Element, feed: PowerFeed, x: int, bus: int, top: int) -> None:
                      f"{feed.wiring} {feed.voltage_v:g} V; worst {worst:.1f} A on {line} "
                      f"({case}) against {feed.limit_a:.1f} A continuous")
     svg.text(group, x + 3, top + 14, feed.pdu, css="pdu")
-    svg.text(group, x + 3, top + 32, f"{worst:.1f} A of", css="over" if over else "a")
-    svg.text(group, x + 3, top + 48, f"{feed.limit_a:.1f} A", css="over" if over else "a")
+    svg.text(group, x + 3, top + 34, f"{worst:.1f}/{feed.limit_a:.1f} A",
+             css="over" if over else "a")
