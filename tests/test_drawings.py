@@ -111,7 +111,7 @@ def test_every_device_is_on_one_sheet(name: str) -> None:
 @pytest.mark.parametrize("name", EXAMPLE_IDS)
 def test_every_feed_is_drawn_with_its_worst_current(name: str) -> None:
     build = example_build(name)
-    drawn = {}
+    drawn: dict[str | None, Element] = {}
     for sheet in drawings.sheets(build.plan):
         root = _svg(build.files[f"{sheet.folder}/{sheet.power}"])
         drawn |= {r.get("data-feed"): r for r in root.iter(f"{SVG}rect") if r.get("data-feed")}

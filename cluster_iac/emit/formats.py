@@ -574,7 +574,7 @@ def _xml_element(element: Element, indent: int, lines: list[str], literal: bool)
         lines.append(f"{pad}</{element.tag}>")
 
 
-def _xml_attributes(attrib: dict[str, object], literal: bool) -> str:
+def _xml_attributes(attrib: Mapping[str, object], literal: bool) -> str:
     """' key="value"' of each attribute: the names checked against those seen, the values
     searched at once; one by one only where a value is not text or needs an escape (a
     drawing has a million attributes at 100,000 GPUs, nearly all plain)."""
