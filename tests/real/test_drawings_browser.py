@@ -96,16 +96,27 @@ def _open(driver, path: Path) -> None:  # type: ignore[no-untyped-def]
         "else { window.addEventListener('load', function () { done(); }); }")
 
 
-def _clean_load(driver, path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Open ``path``; assert no console error and no request outside file://."""
-    _open(driver, path)
-    errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
-    assert errors == [], f"{path}: console errors {errors}"
+def _console_errors(driver) -> list[dict]:  # type: ignore[no-untyped-def, type-arg]
+    """The console's SEVERE messages since the last call."""
+    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def _requested(driver) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every URL the page asked for since the last call (Chromium's performance log)."""
     requested = []
     for entry in driver.get_log("performance"):
         message = json.loads(entry["message"])["message"]
         if message["method"] == "Network.requestWillBeSent":
             requested.append(message["params"]["request"]["url"])
+    return requested
+
+
+def _clean_load(driver, path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Open ``path``; assert no console error and no request outside file://."""
+    _open(driver, path)
+    errors = _console_errors(driver)
+    assert errors == [], f"{path}: console errors {errors}"
+    requested = _requested(driver)
     assert requested, f"{path}: the performance log saw no request at all (not even the page)"
     outside = [url for url in requested if not url.startswith(("file://", "data:"))]
     assert outside == [], f"{path}: network requests {outside}"
@@ -216,3 +227,22 @@ def test_screenshots_of_each_page_type(browser, rendered) -> None:  # type: igno
             target = ARTIFACTS / f"{name}--{kind}.png"
             assert browser.save_screenshot(str(target))
             assert target.stat().st_size > 1000
+
+
+def test_the_checks_see_a_network_request_and_a_console_error(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The load check is not blind: a page that asks a server for an image (TEST-NET-1, RFC
+    5737: nothing answers) or logs an error fails it."""
+    fetching = tmp_path / "fetching.html"
+    fetching.write_text('<!DOCTYPE html><html><head><link rel="icon" href="data:,"></head>'
+                        '<body><img src="http://192.0.2.1/x.png"></body></html>')
+    _open(browser, fetching)
+    assert "http://192.0.2.1/x.png" in _requested(browser)
+    with pytest.raises(AssertionError, match="network requests|console errors"):
+        _clean_load(browser, fetching)
+    erring = tmp_path / "erring.html"
+    erring.write_text('<!DOCTYPE html><html><head><link rel="icon" href="data:,"></head>'
+                      '<body><script>console.error("broken")</script></body></html>')
+    _open(browser, erring)
+    assert [e for e in _console_errors(browser) if "broken" in e["message"]]
+    with pytest.raises(AssertionError, match="console errors"):
+        _clean_load(browser, erring)
