@@ -13,7 +13,7 @@ per cable, so a drawing stays a few hundred objects at any size.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from xml.etree.ElementTree import Element
 
 from cluster_iac.emit import svg
@@ -96,7 +96,7 @@ def _unit(plan: Plan, network: str, wiring: FabricWiring) -> Element:
     for level, tier in enumerate(tiers):
         y = height - MARGIN - (level + 1) * TIER_H + 30
         centre[tier] = y
-        _tier(root, tier, members[tier], y)
+        _tier(root, tier, members[tier], y, wiring.rail)
     for lower, upper in zip(tiers, tiers[1:], strict=False):
         cables = _cables(wiring, members[lower])
         x = WIDTH // 2
@@ -110,7 +110,10 @@ def _unit(plan: Plan, network: str, wiring: FabricWiring) -> Element:
     return root
 
 
-def _tier(root: Element, tier: str, names: list[str], y: int) -> None:
+def _tier(root: Element, tier: str, names: list[str], y: int, rails: Mapping[str, int]
+          ) -> None:
+    """One tier's switches (or hosts) as a row of boxes, a rail-optimized leaf marked with its
+    rail; more than BOXES as one box."""
     group = svg.group(root, {"tier": tier, "count": str(len(names))})
     svg.text(group, MARGIN, y + 16, f"{len(names)} {NAMES[tier]}", bold=True)
     left = MARGIN + 110
@@ -124,7 +127,11 @@ def _tier(root: Element, tier: str, names: list[str], y: int) -> None:
     for index, name in enumerate(names):
         box = svg.rect(group, left + index * step, y, step - 2, BOX_H, FILL[tier],
                        {"device": name})
-        svg.tooltip(box, name)
+        rail = rails.get(name)
+        svg.tooltip(box, f"{name}, rail {rail}" if rail else name)
+        if rail:
+            svg.text(group, left + index * step + step // 2 - 1, y + 16, f"R{rail}", size=8,
+                     anchor="middle")
 
 
 def _whole(plan: Plan, network: str, wiring: FabricWiring) -> Element:
