@@ -95,10 +95,8 @@ def _sheet_page(plan: Plan, sheet: Sheet, devices: dict[str, list[Device]],
     root, body = html.page(f"{plan.cluster.name}: {sheet.title}", GENERATED_BY)
     nav = SubElement(body, "nav")
     SubElement(nav, "a", {"href": "../../report.html"}).text = "Report"
-    if sheet.number > 1:
-        SubElement(nav, "a", {"href": f"sheet-{sheet.number - 1}.html"}).text = "Previous"
-    if sheet.number < sheet.of:
-        SubElement(nav, "a", {"href": f"sheet-{sheet.number + 1}.html"}).text = "Next"
+    # no "next sheet" link: a rack more would rewrite the last sheet's page (report.html
+    # indexes the sheets)
     SubElement(body, "h1").text = sheet.title
     html.figure(body, "Rack elevations (front)", sheet.elevation,
                 f"Rack elevations of {sheet.title}")

@@ -80,11 +80,23 @@ def page(title: str, comment: str | None = None) -> tuple[Element, Element]:
     return root, SubElement(root, "body")
 
 
+BLOCKS = frozenset({"head", "meta", "title", "link", "style", "body", "nav", "h1", "h2", "h3",
+                    "h4", "h5", "h6", "p", "ul", "li", "table", "thead", "tbody", "tr",
+                    "figure", "script"})
+"""Elements followed by a line break: a table row or a paragraph per line, so that a diff of
+two renders (and of a golden snapshot) shows the rows that changed. Between these elements
+a line break is not content (HTML: inter-element whitespace)."""
+
+
 def page_text(root: Element) -> str:
-    """The page as HTML: the sorting script last in the body, then the serializer."""
+    """The page as HTML: the sorting script last in the body, a line break after each block
+    element, then the serializer."""
     body = root.find("body")
     assert body is not None
     SubElement(body, "script").text = SCRIPT
+    for element in root.iter():
+        if element.tag in BLOCKS and not element.tail:
+            element.tail = "\n"
     return DOCTYPE + tostring(root, encoding="unicode", method="html") + "\n"
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 from xml.etree.ElementTree import SubElement
 
 from cluster_iac.emit import drawings, fabric_drawings, html
-from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.plan import Plan
 
 
 def page(plan: Plan, text: str) -> str:
     """report.html of report.md's ``text``."""
-    root, body = html.page(f"Cluster report: {plan.cluster.name}", GENERATED_BY)
+    # report.md's first line, the generated-by comment, becomes the page's comment
+    root, body = html.page(f"Cluster report: {plan.cluster.name}")
     nav = SubElement(body, "nav")
     SubElement(nav, "a", {"href": "#drawings"}).text = "Drawings"
     SubElement(nav, "a", {"href": "report.md"}).text = "report.md"
