@@ -20,8 +20,13 @@ from cluster_iac.plan.power_tables import PduLoad
 def render(plan: Plan) -> dict[str, str]:
     """report.md, and report.html: the same text as a page with the drawings
     (emit/report_html.py)."""
-    text = render_template("report/report.md.j2", **report_context(plan))
+    text = markdown(plan)
     return {"report.md": text, "report.html": report_html.page(plan, text)}
+
+
+def markdown(plan: Plan) -> str:
+    """report.md alone (what `cluster-iac report` prints)."""
+    return render_template("report/report.md.j2", **report_context(plan))
 
 
 def report_context(plan: Plan) -> dict[str, Any]:
