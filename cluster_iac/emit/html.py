@@ -112,7 +112,7 @@ def standard_text(root: Element) -> str:
 # pages hold (no namespaces, no processing instructions): the same escapes, the same void
 # elements, script and style text unescaped. It walks the tree once where tostring walks it
 # twice (first for namespaces), and escapes a text only when it holds a character to escape:
-# report.html has 200,000 elements at 100,000 GPUs (0.31 s with tostring; 0.1 s with this).
+# report.html has 200,000 elements at 100,000 GPUs.
 _VOID = frozenset({"area", "base", "basefont", "br", "col", "embed", "frame", "hr", "img",
                    "input", "isindex", "link", "meta", "param", "source", "track", "wbr"})
 _RAW = frozenset({"script", "style"})
