@@ -7,15 +7,12 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
-from pathlib import Path
-from typing import Any
-from xml.etree.ElementTree import Element, SubElement
+from xml.etree.ElementTree import Element
 
 import pytest
 
-from cluster_iac.emit import drawings, fabric_drawings, html, report
+from cluster_iac.emit import drawings, fabric_drawings, html
 from cluster_iac.emit.svg import DRAWN
-from cluster_iac.render import build
 from tests.conftest import EXAMPLE_IDS, example_build
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -165,37 +162,3 @@ def test_no_page_shows_more_than_a_few_thousand_objects(name: str) -> None:
     assert "report.html" in counts and any(path.startswith("drawings/") for path in counts)
     assert all(n < 3000 for n in counts.values()), counts
     assert all(n > 0 for path, n in counts.items() if path.startswith("drawings/")), counts
-
-
-def _pages(plan: Any) -> dict[str, str]:
-    pages = {path: text for path, text in drawings.render(plan).items() if path.endswith(".html")}
-    return pages | {"report.html": report.render(plan)["report.html"]}
-
-
-@pytest.mark.parametrize("name", [*EXAMPLE_IDS, "hostile"])
-def test_the_page_serializer_prints_what_elementtree_prints(
-        name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """html.page_text's own serializer (faster) and the standard library's
-    ElementTree.tostring(method="html") print the same bytes for every page."""
-    if name == "hostile":
-        from tests.test_hostile_render import SPEC
-
-        spec = tmp_path / "hostile.yaml"
-        spec.write_text(SPEC, encoding="utf-8")
-        plan = build(spec).plan
-    else:
-        plan = example_build(name).plan
-    ours = _pages(plan)
-    monkeypatch.setattr(html, "_serialize",
-                        lambda root, out: out.append(html.standard_text(root)))
-    assert _pages(plan) == ours
-
-
-def test_the_page_serializer_escapes_as_elementtree_does() -> None:
-    root, body = html.page('t "<&>"', "a -- comment --> <x>")
-    html.figure(body, 'cap "<&>"', 'a "b" & c > d.svg', "alt ' \" < & >")
-    html.table(body, ["<th>", "&"], [['"cell" <&>', "x\ny"]])
-    SubElement(body, "style").text = "a > b { content: '&' }"
-    out: list[str] = []
-    html._serialize(root, out)
-    assert "".join(out) == html.standard_text(root)

@@ -97,56 +97,7 @@ def page_text(root: Element) -> str:
     for element in root.iter():
         if element.tag in BLOCKS and not element.tail:
             element.tail = "\n"
-    out: list[str] = [DOCTYPE]
-    _serialize(root, out)
-    return "".join(out) + "\n"
-
-
-def standard_text(root: Element) -> str:
-    """What ``ElementTree.tostring(method="html")`` prints for ``root``: page_text's
-    serializer prints the same bytes (tests/test_drawings.py compares them on every page)."""
-    return tostring(root, encoding="unicode", method="html")
-
-
-# The standard library's HTML serializer (ElementTree._serialize_html), for the elements these
-# pages hold (no namespaces, no processing instructions): the same escapes, the same void
-# elements, script and style text unescaped. It walks the tree once where tostring walks it
-# twice (first for namespaces), and escapes a text only when it holds a character to escape:
-# report.html has 200,000 elements at 100,000 GPUs.
-_VOID = frozenset({"area", "base", "basefont", "br", "col", "embed", "frame", "hr", "img",
-                   "input", "isindex", "link", "meta", "param", "source", "track", "wbr"})
-_RAW = frozenset({"script", "style"})
-_TEXT_SPECIAL = re.compile("[&<>]")
-_ATTR_SPECIAL = re.compile('[&>"]')
-
-
-def _text(value: str) -> str:
-    if not _TEXT_SPECIAL.search(value):
-        return value
-    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _attribute(value: str) -> str:
-    if not _ATTR_SPECIAL.search(value):
-        return value
-    return value.replace("&", "&amp;").replace(">", "&gt;").replace('"', "&quot;")
-
-
-def _serialize(element: Element, out: list[str]) -> None:
-    tag = element.tag
-    if tag is Comment:
-        out.append(f"<!--{_text(element.text or '')}-->")
-    else:
-        attrs = "".join(f' {key}="{_attribute(value)}"' for key, value in element.items())
-        out.append(f"<{tag}{attrs}>")
-        if element.text:
-            out.append(element.text if tag in _RAW else _text(element.text))
-        for child in element:
-            _serialize(child, out)
-        if tag not in _VOID:
-            out.append(f"</{tag}>")
-    if element.tail:
-        out.append(_text(element.tail))
+    return DOCTYPE + tostring(root, encoding="unicode", method="html") + "\n"
 
 
 def table(parent: Element, header: Sequence[str], rows: Sequence[Sequence[str]],
