@@ -162,3 +162,22 @@ def test_no_page_shows_more_than_a_few_thousand_objects(name: str) -> None:
     assert "report.html" in counts and any(path.startswith("drawings/") for path in counts)
     assert all(n < 3000 for n in counts.values()), counts
     assert all(n > 0 for path, n in counts.items() if path.startswith("drawings/")), counts
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_each_rack_header_says_its_load_limit_and_cooling(name: str) -> None:
+    build = example_build(name)
+    plan = build.plan
+    racks = {rack.name: rack for rack in plan.racks}
+    seen = set()
+    for sheet in drawings.sheets(plan):
+        root = _svg(build.files[f"{sheet.folder}/{sheet.elevation}"])
+        for group in root.iter(f"{SVG}g"):
+            rack = racks[group.get("data-rack", "")]
+            texts = [t.text for t in group.findall(f"{SVG}text")]
+            kw = plan.rack_loads_w[rack.name] / 1000
+            limit = f" of {rack.max_power_kw:g} kW" if rack.max_power_kw else " (no limit)"
+            assert texts[:2] == [rack.name, f"{kw:.2f} kW{limit}"]
+            assert str(texts[2]).startswith(rack.cooling)
+            seen.add(rack.name)
+    assert seen == set(racks)

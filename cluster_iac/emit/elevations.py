@@ -33,6 +33,7 @@ STRIP = 11  # a 0U PDU's width
 BODY = 170  # the rack's inside width (19-inch rails)
 GAP = 18  # between two racks
 MARGIN = 10
+LEGEND = 150  # one role's swatch and name
 
 
 def rack_devices(plan: Plan) -> dict[str, list[Device]]:
@@ -73,7 +74,13 @@ def elevation(plan: Plan, racks: Sequence[Rack], title: str,
     baseline = MARGIN + HEADER + tallest * U_PX
     sides = {r.name: _sides(by_rack.get(r.name, ())) for r in racks}
     width = MARGIN * 2 + sum(_slot(len(a), len(b)) for a, b in sides.values()) - GAP
-    root = svg.drawing(max(width, 200), baseline + 2 * U_PX + MARGIN, title, STYLE)
+    roles = sorted({(d.kind, d.role) for r in racks for d in by_rack.get(r.name, ())},
+                   key=lambda kind_role: kind_role[1])
+    width = max(width, MARGIN * 2 + LEGEND)
+    per_line = (width - 2 * MARGIN) // LEGEND
+    lines = -(-len(roles) // per_line)
+    root = svg.drawing(width, baseline + 2 * U_PX + MARGIN + 16 * lines, title, STYLE)
+    _legend(root, roles, baseline + 2 * U_PX, per_line)
     x = MARGIN
     numbered = 0  # the height of the last rack whose U numbers were drawn
     for rack in racks:
@@ -101,6 +108,15 @@ def elevation(plan: Plan, racks: Sequence[Rack], title: str,
                 _device(group, device, body_x, baseline)
         x += _slot(len(left), len(right))
     return root
+
+
+def _legend(root: Element, roles: list[tuple[str, str]], y: int, per_line: int) -> None:
+    """A swatch and the name of each role on the sheet, ``per_line`` to a line."""
+    for index, (kind, role) in enumerate(roles):
+        x = MARGIN + index % per_line * LEGEND
+        top = y + index // per_line * 16
+        svg.rect(root, x, top, 10, 10, svg.colour(kind, role))
+        svg.text(root, x + 14, top + 9, role, css="d")
 
 
 def _header(group: Element, rack: Rack, x: int, y: int, load_w: float, air_kw: float,
@@ -135,7 +151,7 @@ def _device(group: Element, device: Device, body_x: int, baseline: int) -> None:
     top = baseline - (u + height - 1) * U_PX
     shape = svg.rect(group, body_x + 1, top, BODY - 2, height * U_PX,
                      svg.colour(device.kind, device.role),
-                     {"device": device.name, "role": device.role})
+                     {"device": device.name, "role": device.role, "face": "front"})
     last = u + height - 1
     span = f"U{u:02d}" if height == 1 else f"U{u:02d}-U{last:02d}"
     svg.tooltip(shape, f"{device.name}: {device.role}, {device.model}, {span}, front")
