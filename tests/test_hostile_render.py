@@ -333,3 +333,15 @@ def test_report_html_shows_the_hostile_text_as_text(rendered: tuple[Build, Path]
     page = _parsed(rendered[0].files["report.html"])
     assert f"{EVIL} (head)" in page.cells
     assert page.scripts == 1 and "b" not in page.tags
+
+
+def test_every_drawing_of_the_hostile_spec_is_well_formed(rendered: tuple[Build, Path]) -> None:
+    """The SVG writer escapes what the spec says: each drawing parses as XML, and the hostile
+    cluster's pages name it only as text."""
+    import xml.etree.ElementTree as ET
+
+    files = rendered[0].files
+    drawings = [path for path in files if path.endswith(".svg")]
+    assert drawings
+    for path in drawings:
+        ET.fromstring(files[path])
