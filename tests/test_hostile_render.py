@@ -336,8 +336,7 @@ def test_report_html_shows_the_hostile_text_as_text(rendered: tuple[Build, Path]
 
 
 def test_every_drawing_of_the_hostile_spec_is_well_formed(rendered: tuple[Build, Path]) -> None:
-    """The SVG writer escapes what the spec says: each drawing parses as XML, and the hostile
-    cluster's pages name it only as text."""
+    """The SVG writer escapes what the spec says: each drawing parses as XML."""
     import xml.etree.ElementTree as ET
 
     files = rendered[0].files
