@@ -45,8 +45,9 @@ def rack_devices(plan: Plan) -> dict[str, list[Device]]:
 
 
 def _sides(devices: Sequence[Device]) -> tuple[list[Device], list[Device]]:
-    """The rack's 0U PDUs: (left of the body, right of it), innermost first."""
-    zero = [d for d in devices if not d.u]
+    """The rack's 0U PDUs: (left of the body, right of it), innermost first. (A device the
+    placement could not place has no U, None: it is drawn nowhere; the checks report it.)"""
+    zero = [d for d in devices if d.u == 0]
     return zero[0::2], zero[1::2]
 
 

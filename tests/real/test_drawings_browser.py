@@ -180,7 +180,8 @@ def test_every_device_is_drawn_at_its_plan_u(browser, rendered, name: str) -> No
             assert rect["device"] not in drawn, f"{rect['device']} drawn twice"
             drawn[rect["device"]] = rect
     racked = [d for d in plan.devices if d.u and d.height_u]
-    zero_u = [d for d in plan.devices if not d.u]
+    zero_u = [d for d in plan.devices if d.u == 0]
+    assert all(d.u is not None for d in plan.devices)  # every device placed: all are drawn
     assert racked
     assert set(drawn) == {d.name for d in racked + zero_u}
     for device in racked:
