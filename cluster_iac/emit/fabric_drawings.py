@@ -29,7 +29,7 @@ TIER_H = 90
 BOX_W, BOX_H = 28, 24
 WIDTH = 1100
 NAMES = {"node": "hosts", "leaf": "leaves", "spine": "spines", "core": "cores"}
-FILL = {"node": svg.COLOURS["compute"], "leaf": "#ef9a9a", "spine": "#e57373", "core": "#c62828"}
+FILL = {"node": svg.COLOURS["compute"], **svg.TIERS["compute"]}
 
 
 def paths(plan: Plan) -> list[tuple[str, str]]:

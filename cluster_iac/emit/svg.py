@@ -33,10 +33,17 @@ OVER = "#c62828"
 """Text and lines of a figure over its limit."""
 
 
+# A fabric's tiers in shades of its network's colour, light to dark, leaf to core.
+TIERS = {"compute": {"leaf": "#ef9a9a", "spine": "#e57373", "core": "#c62828"},
+         "storage": {"leaf": "#ce93d8", "spine": "#ab47bc", "core": "#7b1fa2"}}
+
+
 def colour(kind: str, role: str) -> str:
-    """A device's fill: by node role, by a switch's network, the power chain's own."""
+    """A device's fill: by node role, by a switch's network (and a fabric switch's tier), the
+    power chain's own."""
     if kind == "switch":
-        return COLOURS.get("switch:" + role.split("-", 1)[0], OTHER)
+        network, _, tier = role.partition("-")
+        return TIERS.get(network, {}).get(tier) or COLOURS.get("switch:" + network, OTHER)
     return COLOURS.get(role, OTHER)
 
 
