@@ -28,7 +28,13 @@ MARGIN = 10
 TIER_H = 90
 BOX_W, BOX_H = 28, 24
 WIDTH = 1100
-NAMES = {"node": "hosts", "leaf": "leaves", "spine": "spines", "core": "cores"}
+NAMES = {"node": ("host", "hosts"), "leaf": ("leaf", "leaves"), "spine": ("spine", "spines"),
+         "core": ("core", "cores")}
+
+
+def _count(n: int, tier: str) -> str:
+    """'1 leaf', '8 leaves'."""
+    return f"{n:,} {NAMES[tier][n != 1]}"
 FILL = {"node": svg.COLOURS["compute"], **svg.TIERS["compute"]}
 
 
@@ -115,7 +121,7 @@ def _tier(root: Element, tier: str, names: list[str], y: int, rails: Mapping[str
     """One tier's switches (or hosts) as a row of boxes, a rail-optimized leaf marked with its
     rail; more than BOXES as one box."""
     group = svg.group(root, {"tier": tier, "count": str(len(names))})
-    svg.text(group, MARGIN, y + 16, f"{len(names)} {NAMES[tier]}", bold=True)
+    svg.text(group, MARGIN, y + 16, _count(len(names), tier), bold=True)
     left = MARGIN + 110
     if len(names) > BOXES:
         box = svg.rect(group, left, y, WIDTH - left - MARGIN, BOX_H, FILL[tier])
@@ -165,11 +171,11 @@ def _whole(plan: Plan, network: str, wiring: FabricWiring) -> Element:
         box = svg.rect(root, MARGIN, spine_y, WIDTH - 2 * MARGIN, BOX_H, FILL["spine"],
                        {"tier": "spine", "count": str(len(spines))})
         svg.tooltip(box, f"{spines[0]} ... {spines[-1]}")
-        svg.text(root, MARGIN + 6, spine_y + 16, f"{len(spines)} spines", bold=True)
+        svg.text(root, MARGIN + 6, spine_y + 16, _count(len(spines), "spine"), bold=True)
     if cores:
         box = svg.rect(root, MARGIN, core_y, WIDTH - 2 * MARGIN, BOX_H, FILL["core"],
                        {"tier": "core", "count": str(len(cores))})
-        svg.text(root, MARGIN + 6, core_y + 16, f"{len(cores)} cores", bold=True)
+        svg.text(root, MARGIN + 6, core_y + 16, _count(len(cores), "core"), bold=True)
         up = _cables(wiring, spines)
         svg.line(root, WIDTH // 2, spine_y, WIDTH // 2, core_y + BOX_H, width=3)
         svg.text(root, WIDTH // 2 + 8, (spine_y + core_y + BOX_H) // 2 + 4,
@@ -185,8 +191,8 @@ def _whole(plan: Plan, network: str, wiring: FabricWiring) -> Element:
                        {"su": label, "hosts": str(unit_hosts), "leaves": str(len(unit_leaves))})
         svg.tooltip(box, f"{label}: {unit_hosts} hosts, {len(unit_leaves)} leaves")
         svg.text(root, x + 4, base + 14, label, bold=True, size=9)
-        svg.text(root, x + 4, base + 28, f"{unit_hosts} hosts", size=9)
-        svg.text(root, x + 4, base + 42, f"{len(unit_leaves)} leaves", size=9)
+        svg.text(root, x + 4, base + 28, _count(unit_hosts, "node"), size=9)
+        svg.text(root, x + 4, base + 42, _count(len(unit_leaves), "leaf"), size=9)
         if spines:
             leaf_spine = sum(_cables(wiring, unit_leaves).values())
             middle = x + (step - 6) // 2
