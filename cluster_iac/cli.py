@@ -183,10 +183,10 @@ def plan_command(spec: Path, fmt: str, out_file: Path | None, counts_only: bool,
 @STRICT
 def report(spec: Path, strict: bool) -> None:
     """Print SPEC's report.md: counts, BOM, power, cooling, predicted busbw, findings."""
-    from cluster_iac.emit.report import render as render_report
+    from cluster_iac.emit.report import markdown as render_report
 
     result = _build_or_exit(spec, strict=strict, emit=False)
-    click.echo(render_report(result.plan)["report.md"], nl=False)
+    click.echo(render_report(result.plan), nl=False)
 
 
 @main.command()

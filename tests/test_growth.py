@@ -84,7 +84,12 @@ def _refs_in(line: str, refs: set[str]) -> list[str]:
 
 # Documents of loads and counts per rack, PDU, row and cluster: new devices change their
 # numbers, and such a line is a total even where it names an existing rack or PDU.
-TOTALS = ("facility/", "report.md", "cabling/bom")
+# The drawings say each rack's load and each feed's current, and report.html is report.md: their
+# lines too; that no drawn device moves is checked apart (_unmoved).
+TOTALS = ("facility/", "report.md", "cabling/bom", "report.html", "drawings/")
+# Drawings of a fabric as a whole: a scalable unit more is a box more, the others' boxes
+# narrower, so they are not diffed line by line (tests/test_drawings.py checks their counts).
+SUMMARIES = ("drawings/fabric-", "drawings/nvlink.svg")
 
 
 def _is_total(old: str, new_lines: list[str], existing: set[str], totals: bool) -> bool:
@@ -102,9 +107,16 @@ def _is_total(old: str, new_lines: list[str], existing: set[str], totals: bool) 
 
 
 def _row_key(line: str) -> tuple[str, ...]:
-    """The first cells of a CSV or Markdown table row: which rack, PDU or breaker it is."""
+    """The first cells of a CSV, Markdown or HTML table row: which rack, PDU or breaker it is;
+    for a drawing's tooltip, what it is the tooltip of (its text up to the first ':')."""
+    if line.lstrip().startswith("<title>") and ":" in line:
+        return ("title", line.split(":", 1)[0])
+    if line.startswith("<tr>"):  # report.html: the cells between the tags
+        cells = [c for c in re.split(r"</?t[dhr][^>]*>", line) if c]
+    else:
+        cells = [c.strip() for c in re.split(r"[,|]", line)]
     key = []
-    for cell in (c.strip() for c in re.split(r"[,|]", line)):
+    for cell in cells:
         if _DIGITS.fullmatch(cell):
             break
         key.append(cell)
@@ -127,6 +139,8 @@ def _unexpected(small: Build, large: Build) -> list[str]:
     problems = []
     assert set(small.files) <= set(large.files)
     for path in sorted(large.files):
+        if path.startswith(SUMMARIES):
+            continue
         old = small.files.get(path, "").splitlines()
         lines = large.files[path].splitlines()
         totals = path.startswith(TOTALS)
@@ -154,6 +168,24 @@ def _unexpected(small: Build, large: Build) -> list[str]:
     return problems
 
 
+def _places(result: Build) -> dict[str, tuple[str, ...]]:
+    """Each drawn device's file and rectangle in the rack elevations."""
+    found = {}
+    for path, text in result.files.items():
+        if "/elevation-" in path:
+            for match in re.finditer(r'<rect x="(\d+)" y="(\d+)" width="(\d+)" height="(\d+)"'
+                                     r' fill="[^"]*" data-device="([^"]+)"', text):
+                found[match.group(5)] = (path, *match.group(1, 2, 3, 4))
+    return found
+
+
+def _unmoved(small: Build, large: Build) -> None:
+    """No device of the smaller design is drawn elsewhere in the larger one."""
+    before, after = _places(small), _places(large)
+    assert len(before) == len(small.plan.devices)
+    assert {name: after[name] for name in before} == before
+
+
 def test_adding_a_rack_changes_only_its_lines(tmp_path: Path) -> None:
     """The SuperPOD example without its last rack (su4-r8, three DGX), then with it."""
     large = _example("dgx-h100-superpod-4su")
@@ -163,6 +195,7 @@ def test_adding_a_rack_changes_only_its_lines(tmp_path: Path) -> None:
     small["rows"][3]["racks"][0]["names"] = "su4-r[1-7]"
     before, after = _build(small, tmp_path, "small"), _build(large, tmp_path, "large")
     assert _unexpected(before, after) == []
+    _unmoved(before, after)
     # and the check can fail: an existing cable renumbered, an existing device readdressed
     cable = before.plan.cables.cable_id[0]
     host = before.plan.nodes[0].hostname
@@ -202,6 +235,7 @@ def test_adding_a_scalable_unit_changes_only_its_lines(tmp_path: Path, sus: int)
     assert small.plan.fabrics["compute"].switch_counts["spine"] == \
         large.plan.fabrics["compute"].switch_counts["spine"]
     assert _unexpected(small, large) == []
+    _unmoved(small, large)
 
 
 def _superpod(sus: int) -> dict[str, Any]:
@@ -240,3 +274,4 @@ def test_adding_a_planned_scalable_unit_moves_no_uplink(tmp_path: Path) -> None:
     large = _build(_superpod(5), tmp_path, "large")
     assert small.plan.fabrics["compute"].switch_counts["spine"] == 32
     assert _unexpected(small, large) == []
+    _unmoved(small, large)

@@ -324,3 +324,24 @@ def test_slurm_fields_refuse_injection(case: str, tmp_path: Path) -> None:
     reported = re.findall(r"spec\.yaml:(\d+):\d+: error\[([A-Z-]+)\]", result.output)
     assert reported == [(str(line), code)], result.output
     assert "Traceback" not in result.output and not out.exists()
+
+
+def test_report_html_shows_the_hostile_text_as_text(rendered: tuple[Build, Path]) -> None:
+    """report.html is made by a serializer: the evil name is one cell's text, its markup and
+    Markdown are not markup, and the only script is the page's own table sorter."""
+    from tests.test_drawings import _parsed
+
+    page = _parsed(rendered[0].files["report.html"])
+    assert f"{EVIL} (head)" in page.cells
+    assert page.scripts == 1 and "b" not in page.tags
+
+
+def test_every_drawing_of_the_hostile_spec_is_well_formed(rendered: tuple[Build, Path]) -> None:
+    """The SVG writer escapes what the spec says: each drawing parses as XML."""
+    import xml.etree.ElementTree as ET
+
+    files = rendered[0].files
+    drawings = [path for path in files if path.endswith(".svg")]
+    assert drawings
+    for path in drawings:
+        ET.fromstring(files[path])

@@ -51,26 +51,28 @@ class Family:
 EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
     "slurm", "slurmdbd", "healthcheck", "ansible", "terraform", "cabling", "netbox_cables",
     "netbox_types", "netbox", "facility", "nccl", "lustre", "monitoring", "subnet_manager",
-    "imex", "mig", "report")}
+    "imex", "mig", "drawings", "report")}
 
 
 # CPU seconds of each family at 100,000 GPUs, writing its files included, as
 # `tests/benchmarks/bench_scale.py --stages` prints them ("emit.FAMILY": the family rendered
 # as the CLI renders it and its files written; the families the parent may render timed on
-# a plan that has not made the cable table): the least of three in-process runs, 24 Nov 2026
-# 05:59 UTC, load average 1.2-1.5, after the cable table and the parent's passes were made
-# faster. Only to split the families between two processes about evenly.
+# a plan that has not made the cable table): the least of three in-process runs
+# (bench_scale.py --one 100000), 27 Nov 2026 15:02 UTC, load average 3-4.5, when the drawings
+# family came and report.md's family began to write report.html too; "drawings" again at
+# 15:20, one run, once its sheets were of 24 racks (half the files). Only to split the
+# families between two processes about evenly.
 COST: dict[str, float] = {
-    "cabling": 1.03, "ansible": 0.45, "facility": 0.43, "netbox_cables": 0.30,
-    "netbox_types": 0.30, "terraform": 0.29, "monitoring": 0.23, "netbox": 0.14,
-    "report": 0.14, "slurm": 0.07,
-    # measured apart (emit/subnet_manager.py render_chunks at 100,000 GPUs, the 40 MB
-    # topology made, 27 Nov 2026): 0.48 s, and some 0.05 s to write it
-    "subnet_manager": 0.53,
+    "drawings": 0.97, "cabling": 0.53, "report": 0.35, "facility": 0.23, "ansible": 0.20,
+    "netbox_types": 0.16, "netbox_cables": 0.15, "monitoring": 0.13, "terraform": 0.11,
+    "netbox": 0.07, "slurm": 0.04,
+    # measured apart on the same day at the scale of the figures before these (cabling 1.03
+    # there): 0.53 s for the 40 MB topology made and written, here about half, as cabling is
+    "subnet_manager": 0.27,
 }
-CHECKS_COST = 0.20
+CHECKS_COST = 0.11
 """CPU seconds of the checks at 100,000 GPUs: the parent runs them while the worker starts."""
-CABLES_COST = 0.57
+CABLES_COST = 0.30
 """CPU seconds of the cable table at 100,000 GPUs (compile/plan_cabling.py cable_table):
 the worker makes it, as the first of its families reads it."""
 

@@ -529,6 +529,9 @@ def markdown_columns(columns: Sequence[Sequence[str]]) -> list[str]:
 _XML_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 # XML 1.0 cannot carry these at all, not even as a character reference (section 2.2).
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# A value with none of these is printed as it is (the usual case: one search, no substitution).
+_XML_SPECIAL = re.compile('[&<>"\t\n\r\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]')
+_XML_NAMES: set[str] = set()  # names already checked (a document repeats a few names)
 _XML_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "\t": "&#9;",
                 "\n": "&#10;", "\r": "&#13;"}
 
@@ -556,8 +559,7 @@ def xml_comment(text: str) -> str:
 
 def _xml_element(element: Element, indent: int, lines: list[str], literal: bool) -> None:
     pad = " " * indent
-    attrs = "".join(f' {_xml_name(k)}="{_xml_value(v, literal)}"'
-                    for k, v in element.attrib.items())
+    attrs = _xml_attributes(element.attrib, literal) if element.attrib else ""
     head = f"{pad}<{_xml_name(element.tag)}{attrs}"
     text = _xml_value(element.text or "", literal) if element.text else ""
     children = list(element)
@@ -572,14 +574,39 @@ def _xml_element(element: Element, indent: int, lines: list[str], literal: bool)
         lines.append(f"{pad}</{element.tag}>")
 
 
+def _xml_attributes(attrib: Mapping[str, object], literal: bool) -> str:
+    """' key="value"' of each attribute: the names checked against those seen, the values
+    searched at once; one by one only where a value is not text or needs an escape (a
+    drawing has a million attributes at 100,000 GPUs, nearly all plain)."""
+    keys = list(attrib)
+    if not _XML_NAMES.issuperset(keys):
+        for key in keys:
+            _xml_name(key)
+    values = list(attrib.values())
+    try:
+        plain = not _XML_SPECIAL.search("".join(values))  # type: ignore[arg-type]
+    except TypeError:  # a value that is not a str
+        plain = False
+    if plain:
+        return "".join(map(' {}="{}"'.format, keys, values))
+    return "".join(f' {k}="{_xml_value(v, literal)}"' for k, v in zip(keys, values,
+                                                                          strict=True))
+
+
 def _xml_name(name: object) -> str:
+    if name in _XML_NAMES:
+        return name  # type: ignore[return-value]  # only str names are added
     if not isinstance(name, str) or not _XML_NAME.fullmatch(name):
         raise ValueError(f"{name!r} is not an XML name")
+    _XML_NAMES.add(name)
     return name
 
 
 def _xml_value(value: object, literal: bool) -> str:
-    text = _xml_chars(str(value))
+    text = value if type(value) is str else str(value)
+    if not _XML_SPECIAL.search(text):
+        return text
+    _xml_chars(text)
     escaped = re.sub('[&<>"\t\n\r]', lambda m: _XML_ESCAPES[m.group()], text)
     if literal and escaped != text:
         raise ValueError(f"XML value {text[:40]!r} would need an escape its reader does not "

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from cluster_iac.emit import report_goodput, report_storage
+from cluster_iac.emit import report_goodput, report_html, report_storage
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.formats import markdown_columns, md_cell, md_cells
 from cluster_iac.plan import Plan, collectives
@@ -19,7 +19,15 @@ from cluster_iac.plan.power_tables import PduLoad
 
 
 def render(plan: Plan) -> dict[str, str]:
-    return {"report.md": render_template("report/report.md.j2", **report_context(plan))}
+    """report.md, and report.html: the same text as a page with the drawings
+    (emit/report_html.py)."""
+    text = markdown(plan)
+    return {"report.md": text, "report.html": report_html.page(plan, text)}
+
+
+def markdown(plan: Plan) -> str:
+    """report.md alone (what `cluster-iac report` prints)."""
+    return render_template("report/report.md.j2", **report_context(plan))
 
 
 def report_context(plan: Plan) -> dict[str, Any]:

@@ -1,0 +1,95 @@
+"""Power one-line of a sheet of racks: row panels, feeds, PDUs, racks.
+
+The chain is the power pass's (plan.power_feeds, plan/power_tables.py): one panel per row and
+side, a breaker and feed from it to each rack's PDU on that side, the rack's devices on its
+PDUs. Each feed is labelled with its worst-case line current over normal operation and every
+single failure (PowerFeed.worst_a, the busiest line) against its breaker's continuous limit
+(PowerFeed.limit_a: the rating x 100 % or policy.breaker_continuous_percent, NEC 210.20(A));
+a feed over it is drawn red.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from xml.etree.ElementTree import Element
+
+from cluster_iac.emit import svg
+from cluster_iac.plan import Plan
+from cluster_iac.plan.model import Rack
+from cluster_iac.plan.power import rack_loads_w
+from cluster_iac.plan.power_tables import PowerFeed
+
+MARGIN = 10
+PANELS = 150  # the panels' names, left of their buses
+SIDE = 74  # one PDU's column
+BUS = 20  # between two panels' buses
+PDU_H = 44
+RACK_H = 32
+
+
+STYLE = (".b { font-weight: bold; } .pdu { font-size: 8px; font-weight: bold; } "
+         ".a { font-size: 9px; } .over { font-size: 9px; fill: #c62828; font-weight: bold; }")
+
+
+def feeds_by_rack(plan: Plan) -> dict[str, list[PowerFeed]]:
+    """Each rack's feeds, in side order."""
+    by_rack: dict[str, list[PowerFeed]] = defaultdict(list)
+    for feed in plan.power_feeds:
+        by_rack[feed.rack].append(feed)
+    return by_rack
+
+
+def one_line(plan: Plan, racks: Sequence[Rack], title: str,
+             by_rack: dict[str, list[PowerFeed]]) -> Element:
+    """The SVG of these racks' power chain (one row's racks, in order)."""
+    loads = rack_loads_w(plan)
+    feeds = [feed for rack in racks for feed in by_rack.get(rack.name, ())]
+    panels = sorted({(feed.side, feed.panel) for feed in feeds})
+    bus_y = {panel: MARGIN + 40 + index * BUS for index, (_side, panel) in enumerate(panels)}
+    pdu_y = MARGIN + 40 + len(panels) * BUS + 24
+    columns = [max(1, len(by_rack.get(rack.name, ()))) * SIDE + 16 for rack in racks]
+    width = MARGIN * 2 + PANELS + sum(columns)
+    height = pdu_y + PDU_H + 8 + RACK_H + MARGIN
+    root = svg.drawing(width, height, title, STYLE)
+    svg.text(root, MARGIN, MARGIN + 14, title, size=12, bold=True)
+    svg.text(root, MARGIN + 420, MARGIN + 14, "each PDU: its feed's worst-case line current / "
+             "the breaker's continuous limit (A); red when over", css="a")
+    for side, panel in panels:
+        y = bus_y[panel]
+        svg.text(root, MARGIN, y + 4, f"{panel} (side {side})", bold=True)
+        svg.line(root, MARGIN + PANELS - 10, y, width - MARGIN, y, stroke="#37474f", width=3)
+    x = MARGIN + PANELS
+    for rack, column in zip(racks, columns, strict=True):
+        group = svg.group(root, {"rack": rack.name})
+        own = by_rack.get(rack.name, ())
+        for index, feed in enumerate(own):
+            _feed(group, feed, x + index * SIDE, bus_y[feed.panel], pdu_y)
+        top = pdu_y + PDU_H + 8  # the rack under its PDUs
+        box = svg.rect(group, x, top, column - 16, RACK_H, "#eceff1",
+                       {"rack-box": rack.name})
+        svg.tooltip(box, f"{rack.name}: row {rack.row}")
+        kw = loads.get(rack.name, 0.0) / 1000
+        svg.text(group, x + 4, top + 13, rack.name, css="b")
+        svg.text(group, x + 4, top + 26, f"{kw:.2f} kW")
+        x += column
+    return root
+
+
+def _feed(group: Element, feed: PowerFeed, x: int, bus: int, top: int) -> None:
+    worst = max(feed.worst_a, default=0.0)
+    line = feed.lines[feed.worst_a.index(worst)] if feed.worst_a else ""
+    over = worst > feed.limit_a
+    tone = svg.OVER if over else "#455a64"
+    middle = x + (SIDE - 6) // 2
+    svg.line(group, middle, bus, middle, top, stroke=tone, width=2)
+    box = svg.rect(group, x, top, SIDE - 6, PDU_H, svg.COLOURS["pdu"],
+                   {"feed": feed.name, "pdu": feed.pdu, "worst-a": f"{worst:.1f}",
+                    "limit-a": f"{feed.limit_a:.1f}", "breaker-a": f"{feed.amperage_a:g}"})
+    case = feed.worst_case[feed.worst_a.index(worst)] if feed.worst_a else ""
+    svg.tooltip(box, f"{feed.name} from {feed.panel}: {feed.amperage_a:g} A breaker, "
+                     f"{feed.wiring} {feed.voltage_v:g} V; worst {worst:.1f} A on {line} "
+                     f"({case}) against {feed.limit_a:.1f} A continuous")
+    svg.text(group, x + 3, top + 14, feed.pdu, css="pdu")
+    svg.text(group, x + 3, top + 34, f"{worst:.1f}/{feed.limit_a:.1f} A",
+             css="over" if over else "a")

@@ -1,0 +1,183 @@
+"""The drawings and report.html, read back by parsers (the browser test is tests/real/
+test_drawings_browser.py): report.html says what report.md says, hostile text stays text,
+sheets are bounded, the drawings count what the plan holds."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from xml.etree.ElementTree import Element
+
+import pytest
+
+from cluster_iac.emit import drawings, fabric_drawings, html
+from cluster_iac.emit.svg import DRAWN
+from tests.conftest import EXAMPLE_IDS, example_build
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+class _Page(HTMLParser):
+    """The text of each table cell and each element's tag, as a browser's parser reads them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.cells: list[str] = []
+        self._cell: list[str] | None = None
+        self.scripts = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        if tag == "script":
+            self.scripts += 1
+        if tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.cells.append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _parsed(text: str) -> _Page:
+    page = _Page()
+    page.feed(text)
+    return page
+
+
+def _markdown_cells(text: str) -> list[str]:
+    """Each table cell of report.md as a reader sees it: escapes undone, code fences dropped."""
+    cells = []
+    for line in text.splitlines():
+        if line.startswith("|") and not re.fullmatch(r"\|(\s*-+:?\s*\|)+", line):
+            for cell in re.split(r"(?<!\\)\|", line.strip()[1:-1]):
+                cell = cell.strip().replace("\\|", "|")
+                cell = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", cell) if "`" not in cell \
+                    else re.sub(r"^(`+) ?(.*?) ?\1$", r"\2", cell)
+                cells.append(cell)
+    return cells
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_report_html_has_every_cell_of_report_md(name: str) -> None:
+    files = example_build(name).files
+    page = _parsed(files["report.html"])
+    expected = _markdown_cells(files["report.md"])
+    assert len(expected) > 50
+    assert page.cells[:len(expected)] == expected
+    assert page.scripts == 1  # the sorting script, and nothing else runs
+
+
+def test_hostile_text_stays_text() -> None:
+    root, body = html.page("<script>alert(1)</script>")
+    html.markdown(body, "# A `<b>` & <i>\n\n| a | b |\n|---|---:|\n"
+                        "| <script>x</script> | \\| pipe \\<tag\\> |\n\nend </p><p>")
+    page = _parsed(html.page_text(root))
+    assert page.scripts == 1
+    assert "i" not in page.tags and "b" not in page.tags
+    assert page.cells == ["a", "b", "<script>x</script>", "| pipe <tag>"]
+
+
+def test_inline_code_and_escapes() -> None:
+    element = Element("p")
+    html.inline(element, r"see `cabling/bom.md` and \*this\* and ``a ` b``")
+    assert ET.tostring(element, encoding="unicode") == (
+        "<p>see <code>cabling/bom.md</code> and *this* and <code>a ` b</code></p>")
+
+
+def _svg(text: str) -> Element:
+    return ET.fromstring(text)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_every_device_is_on_one_sheet(name: str) -> None:
+    build = example_build(name)
+    seen: list[str] = []
+    for sheet in drawings.sheets(build.plan):
+        assert 1 <= len(sheet.racks) <= drawings.SHEET_RACKS
+        root = _svg(build.files[f"{sheet.folder}/{sheet.elevation}"])
+        seen += [r.get("data-device", "") for r in root.iter(f"{SVG}rect")
+                 if r.get("data-device")]
+        assert sheet.page in build.files
+    assert sorted(seen) == sorted(d.name for d in build.plan.devices)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_every_feed_is_drawn_with_its_worst_current(name: str) -> None:
+    build = example_build(name)
+    drawn: dict[str | None, Element] = {}
+    for sheet in drawings.sheets(build.plan):
+        root = _svg(build.files[f"{sheet.folder}/{sheet.power}"])
+        drawn |= {r.get("data-feed"): r for r in root.iter(f"{SVG}rect") if r.get("data-feed")}
+    assert set(drawn) == {feed.name for feed in build.plan.power_feeds}
+    for feed in build.plan.power_feeds:
+        assert drawn[feed.name].get("data-worst-a") == f"{max(feed.worst_a):.1f}"
+        assert drawn[feed.name].get("data-limit-a") == f"{feed.limit_a:.1f}"
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_fabric_drawings_count_the_planned_cables(name: str) -> None:
+    build = example_build(name)
+    for network, fabric in build.plan.fabrics.items():
+        root = _svg(build.files[f"drawings/fabric-{network}.svg"])
+        units = [r for r in root.iter(f"{SVG}rect") if r.get("data-su")]
+        assert sum(int(r.get("data-hosts", "0")) for r in units) == \
+            sum(1 for t in build.plan.fabric_wiring[network].tier.values() if t == "node")
+        assert sum(int(r.get("data-leaves", "0")) for r in units) == fabric.switch_counts["leaf"]
+        title = root.find(f"{SVG}text")
+        assert title is not None and f"{sum(fabric.link_counts.values()):,} cables" in str(
+            title.text)
+    assert len(fabric_drawings.paths(build.plan)) == sum(
+        1 for path in build.files if path.startswith("drawings/") and "/" not in path[9:])
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_no_drawing_holds_more_than_a_few_thousand_objects(name: str) -> None:
+    for path, text in example_build(name).files.items():
+        if path.endswith(".svg"):
+            assert sum(1 for e in _svg(text).iter() if e.tag[len(SVG):] in DRAWN) < 3000, path
+
+
+def page_objects(files: dict[str, str]) -> dict[str, int]:
+    """Each page's drawn objects: those of the drawings it shows (its <img> sources)."""
+    counts = {}
+    for path, text in files.items():
+        if path.endswith(".html"):
+            folder = path.rsplit("/", 1)[0] + "/" if "/" in path else ""
+            sources = re.findall(r'<img src="([^"]+)"', text)
+            counts[path] = sum(sum(1 for e in _svg(files[folder + src]).iter()
+                                   if e.tag[len(SVG):] in DRAWN) for src in sources)
+    return counts
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_no_page_shows_more_than_a_few_thousand_objects(name: str) -> None:
+    counts = page_objects(example_build(name).files)
+    assert "report.html" in counts and any(path.startswith("drawings/") for path in counts)
+    assert all(n < 3000 for n in counts.values()), counts
+    assert all(n > 0 for path, n in counts.items() if path.startswith("drawings/")), counts
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_each_rack_header_says_its_load_limit_and_cooling(name: str) -> None:
+    build = example_build(name)
+    plan = build.plan
+    racks = {rack.name: rack for rack in plan.racks}
+    seen = set()
+    for sheet in drawings.sheets(plan):
+        root = _svg(build.files[f"{sheet.folder}/{sheet.elevation}"])
+        for group in root.iter(f"{SVG}g"):
+            rack = racks[group.get("data-rack", "")]
+            texts = [t.text for t in group.findall(f"{SVG}text")]
+            kw = plan.rack_loads_w[rack.name] / 1000
+            limit = f" of {rack.max_power_kw:g} kW" if rack.max_power_kw else " (no limit)"
+            assert texts[:2] == [rack.name, f"{kw:.2f} kW{limit}"]
+            assert str(texts[2]).startswith(rack.cooling)
+            seen.add(rack.name)
+    assert seen == set(racks)
