@@ -1,0 +1,189 @@
+"""The change actions (cluster_iac/plan/actions.py, table catalog/slurm_actions.py) on real
+slurmctld and slurmd of 22.05, 24.11 and 26.05.
+
+One daemon set per release (tests/real/change_harness.py) takes a sequence of changes of the
+seed example's rendered files. For each: the planned actions come from the table for that
+release; the files alone change nothing; where the plan restarts a daemon, a reconfigure alone
+does not apply the change either (so a table entry that asks for too much fails the test); the
+planned actions do (so an entry that asks for too little fails it). What the daemons run is
+read back from `scontrol show config|partition|node|topology`, `scontrol ping` and the ports
+they listen on.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from cluster_iac.emit import render_all
+from cluster_iac.hostlist import expand
+from cluster_iac.plan.actions import Action, actions
+from tests.facility_fixtures import compile_data
+from tests.real import slurm_harness as harness
+from tests.real.change_harness import LiveSlurm, listening
+from tests.slurm_fixtures import example_data
+
+pytestmark = pytest.mark.real
+
+RELEASES = ("22.05", "24.11", "26.05")
+EXAMPLE = "seed-64gpu-h100"
+DOWN = "<slurmctld does not answer>"
+
+
+def require(release: str) -> harness.Runtime:
+    """The release's runtime; fail (never skip silently) when it is missing, unless a
+    developer opted out (outside CI only)."""
+    if os.environ.get(harness.NO_REAL_ENV) == "1" and os.environ.get("CI") != "true":
+        pytest.skip(f"{harness.NO_REAL_ENV}=1: real Slurm tests switched off")
+    host = harness.host_runtime() if not harness.missing_tools() else None
+    found = {r.name: r for r in harness.root_runtimes()[0]}
+    if host is not None:
+        found[host.name] = host
+    if release not in found:
+        pytest.fail(f"Slurm {release} is not installed: .ci/install-deps installs it "
+                    f"(or set {harness.NO_REAL_ENV}=1 to opt out)")
+    return found[release]
+
+
+def render(release: str, change: Callable[[dict[str, Any]], None] | None = None
+           ) -> dict[str, str]:
+    data = example_data(EXAMPLE, release)
+    if change is not None:
+        change(data)
+    return render_all(compile_data(data))
+
+
+@pytest.fixture(scope="module", params=RELEASES)
+def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+         ) -> Iterator[tuple[str, LiveSlurm, dict[str, str]]]:
+    """The seed example's files, less its last compute node (test_node_added adds it), in a
+    running slurmctld and slurmd (compute01), and the files installed last (each test changes
+    them further)."""
+    release = request.param
+    sandbox = LiveSlurm(tmp_path_factory.mktemp(f"change-{release}"), require(release))
+    files = render(release, lambda d: d["node_groups"][0].update(count=7))
+    sandbox.install(files)
+    try:
+        sandbox.start("compute01")
+        yield release, sandbox, files
+    finally:
+        sandbox.stop()
+
+
+def _observe(read: Callable[[], Any]) -> Callable[[], Any]:
+    def observe() -> Any:
+        try:
+            return read()
+        except harness.HarnessError:
+            return DOWN
+    return observe
+
+
+def apply(live: tuple[str, LiveSlurm, dict[str, str]], new: dict[str, str],
+          read: Callable[[], Any], before: Any, after: Any, **nodes: Any) -> list[Action]:
+    """Install ``new`` over the files of ``live``, check that neither the files alone nor
+    (where the plan restarts a daemon) a reconfigure applies the change, run the plan, and
+    check that it does. Returns the plan."""
+    release, sandbox, old = live
+    plan = actions(old, new, release, **nodes)
+    observe = _observe(read)
+    sandbox.install(new)
+    assert observe() == before, "the files alone changed what the daemons run"
+    if any(a.kind.startswith("restart-") for a in plan):
+        conf = sandbox.work / "etc-before" / "slurm.conf"
+        try:  # the old port is where slurmctld still listens
+            sandbox.reconfigure(conf)
+        except harness.HarnessError:
+            pass  # refused or failed: not applied either (checked next)
+        got = observe()
+        assert got == before or got == DOWN, (
+            f"Slurm {release}: a reconfigure applied what the table says needs "
+            f"{[a.kind for a in plan]}: {got!r}")
+        if sandbox.ctl.controller is None or sandbox.ctl.controller.poll() is not None:
+            # it killed slurmctld (22.05 on a new node count): back to the old files, as
+            # an operator would, before the plan runs from the start
+            sandbox.install(old)
+            sandbox.ctl.start()
+            sandbox.install(new)
+    sandbox.run(plan)
+    assert observe() == after, f"Slurm {release}: {[a.kind for a in plan]} did not apply it"
+    live[2].clear()
+    live[2].update(new)
+    return plan
+
+
+def _kinds(plan: list[Action]) -> list[str]:
+    return [a.kind for a in plan]
+
+
+def test_node_added(live: tuple[str, LiveSlurm, dict[str, str]]) -> None:
+    """The seed's eighth compute node added (and compute01's equipment changed: drained first).
+    22.05: slurmctld and every slurmd restart (a reconfigure refuses a new node count);
+    from 23.11 a reconfigure adds it. Then the new node's slurmd registers."""
+    release, sandbox, _ = live
+    new = render(release)
+
+    def read() -> bool:
+        return "compute08" in {r["NodeName"] for r in sandbox.ctl.records("nodes")}
+
+    plan = apply(live, new, read, False, True, nodes_changed=("compute01",))
+    restarted = next(a for a in plan if a.kind == "restart-slurmd")
+    assert "compute08" in expand(restarted.hosts)
+    assert _kinds(plan)[0] == "drain" and _kinds(plan)[-1] == "resume"
+    assert "DRAIN" not in sandbox.ctl.node("compute01")["State"]
+    part = sandbox.ctl.records("partitions")[0]
+    assert part["Nodes"] == "compute[01-08]"
+    sandbox.stop_slurmd()  # one slurmd at a time: the same SlurmdPort
+    record = sandbox.start_slurmd("compute08")
+    assert "INVAL" not in record["State"], record
+
+
+def test_partition_and_key_changes(live: tuple[str, LiveSlurm, dict[str, str]]) -> None:
+    """A partition's MaxTime (reconfigure everywhere); SelectTypeParameters and TopologyPlugin
+    (22.05: slurmctld keeps the old ones on reconfigure; from 23.11 a reconfigure re-executes
+    it and they apply)."""
+    release, sandbox, files = live
+    new = render(release, lambda d: d["slurm"]["partitions"][0].update(max_time="2-00:00:00"))
+
+    def max_time() -> str:
+        return sandbox.ctl.records("partitions")[0]["MaxTime"]
+
+    plan = apply(live, new, max_time, "UNLIMITED", "2-00:00:00")
+    assert _kinds(plan) == ["reconfigure"]
+
+    def config(key: str) -> Callable[[], str]:
+        def read() -> str:
+            out = sandbox.ctl.scontrol("show", "config")
+            pairs = (line.split("=", 1) for line in out.splitlines() if " = " in line)
+            return {k.strip(): v.strip() for k, v in pairs}[key]
+        return read
+
+    new = dict(files)
+    new["slurm/slurm.conf"] = files["slurm/slurm.conf"].replace(
+        "SelectTypeParameters=CR_Core_Memory", "SelectTypeParameters=CR_Core")
+    apply(live, new, config("SelectTypeParameters"), "CR_CORE_MEMORY", "CR_CORE")
+
+    new = dict(files)
+    new["slurm/slurm.conf"] = files["slurm/slurm.conf"].replace(
+        "TopologyPlugin=topology/tree\n", "")
+    apply(live, new, lambda: bool(sandbox.ctl.topology()), True, False)
+
+
+def test_port_changes(live: tuple[str, LiveSlurm, dict[str, str]]) -> None:
+    """SlurmctldPort and SlurmdPort: a reconfigure never moves a listening port (every
+    release); the planned restarts do."""
+    release, sandbox, files = live
+    new = dict(files)
+    new["slurm/slurm.conf"] = files["slurm/slurm.conf"].replace(
+        "SlurmctldPort=6817", "SlurmctldPort=6827")
+    plan = apply(live, new, sandbox.ping, False, True)
+    assert "restart-slurmctld" in _kinds(plan)
+
+    new = dict(files)
+    new["slurm/slurm.conf"] = files["slurm/slurm.conf"].replace(
+        "SlurmdPort=6818", "SlurmdPort=6828")
+    plan = apply(live, new, lambda: listening(sandbox.port("SlurmdPort")), False, True)
+    assert "restart-slurmd" in _kinds(plan)
