@@ -161,6 +161,10 @@ class LiveSlurm:
         raise harness.HarnessError("slurmctld did not answer after reconfigure:\n"
                                    + self.ctl.log("slurmctld"))
 
+    def scontrol_with(self, conf: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        """scontrol reading ``conf`` instead of the installed slurm.conf."""
+        return self._scontrol({"SLURM_CONF": str(conf)}, *args)
+
     def _scontrol(self, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
         conf = env.get("SLURM_CONF", str(self.ctl.conf.path))
         argv = [self.runtime.tool("scontrol"), *args]
