@@ -4,7 +4,8 @@ Each entry names a subject (a slurm.conf key, the node or partition lines of slu
 rendered file), the first release it holds for (it holds until the next entry of the same
 subject), the actions it needs, the source that says so (the release's slurm.conf(5),
 scontrol(1), gres.conf(5), slurmdbd.conf(5) or CHANGELOG, quoted), and the real-daemon test
-that backs it (tests/real/test_change_actions_real.py), or None where no test does.
+that backs it on 22.05, 24.11 and 26.05 (tests/real/test_change_actions_real.py and
+test_first_deployment_real.py), or None where no test does.
 
 The man pages quoted are those of the Slurm git tags slurm-22-05-11-1, slurm-23-02-8-1,
 slurm-23-11-11-1, slurm-24-05-8-1, slurm-24-11-7-1, slurm-25-05-8-1, slurm-25-11-7-1 and
@@ -72,6 +73,7 @@ CTLD = (("restart-slurmctld", ""),)
 CTLD_SLURMD = (("restart-slurmctld", ""), ("restart-slurmd", ALL_NODES))
 RECONF = (("reconfigure", ""),)
 TEST = "tests/real/test_change_actions_real.py::"
+FIRST = "tests/real/test_first_deployment_real.py::"
 
 
 def _ctld_only(key: str) -> list[Entry]:
@@ -87,7 +89,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("key:*", "22.05", RECONF, f'{MAN} (all releases): "Changes to the configuration file '
           'take effect upon restart of Slurm daemons, daemon receipt of the SIGHUP signal, or '
           'execution of the command "scontrol reconfigure" unless otherwise noted"',
-          TEST + "partition_and_key_changes"),
+          TEST + "test_partition_and_key_changes"),
     *[e for key in ("AccountingStorageEnforce", "CredType", "JobContainerType", "MaxJobCount",
                     "MaxNodeCount", "PowerPlugin", "ProctrackType", "SchedulerParameters",
                     "SchedulerType", "SlurmctldHost", "SlurmctldParameters",
@@ -95,14 +97,14 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("key:SelectTypeParameters", "22.05", CTLD, f'{MAN} 22.05/23.02 SelectTypeParameters: '
           '"A restart of slurmctld is required"; 22.05 read_config.c '
           '_preserve_select_type_param keeps the old value on reconfigure',
-          TEST + "partition_and_key_changes"),
+          TEST + "test_partition_and_key_changes"),
     Entry("key:SelectTypeParameters", "23.11", RECONF, RECONF_2311,
-          TEST + "partition_and_key_changes"),
+          TEST + "test_partition_and_key_changes"),
     Entry("key:TopologyPlugin", "22.05", CTLD, "measured: slurmctld 22.05 keeps its topology "
           "plugin on reconfigure (read_config.c calls slurm_topo_init, which returns early once "
           "a plugin is loaded; slurm.conf(5) 22.05 has no note)",
-          TEST + "partition_and_key_changes"),
-    Entry("key:TopologyPlugin", "23.11", RECONF, RECONF_2311, TEST + "partition_and_key_changes"),
+          TEST + "test_partition_and_key_changes"),
+    Entry("key:TopologyPlugin", "23.11", RECONF, RECONF_2311, TEST + "test_partition_and_key_changes"),
     *[e for key in ("GresTypes", "PluginDir", "SelectType") for e in (
         Entry(f"key:{key}", "22.05", CTLD_SLURMD, f'{MAN} 22.05/23.02 {key}: "A restart of '
               'slurmctld and the slurmd daemons is required"', None),
@@ -115,13 +117,13 @@ ENTRIES: tuple[Entry, ...] = (
           'restarted"', None),
     Entry("key:AuthType", "23.11", CTLD_SLURMD, RECONF_2311, None),
     Entry("key:SlurmctldPort", "22.05", CTLD, f'{MAN} 22.05/23.02 SlurmctldPort: "A restart of '
-          'slurmctld is required"', TEST + "port_changes"),
+          'slurmctld is required"', TEST + "test_port_changes"),
     Entry("key:SlurmctldPort", "23.11", CTLD, RECONF_2311 + f'; {MAN} 23.11-26.05: "Changes to '
-          'TCP listening settings will require a daemon restart"', TEST + "port_changes"),
+          'TCP listening settings will require a daemon restart"', TEST + "test_port_changes"),
     Entry("key:SlurmdPort", "22.05", CTLD_SLURMD, f'{MAN} 22.05/23.02 SlurmdPort: "A restart of '
-          'slurmctld is required"; slurmd listens on it', TEST + "port_changes"),
+          'slurmctld is required"; slurmd listens on it', TEST + "test_port_changes"),
     Entry("key:SlurmdPort", "23.11", (("restart-slurmd", ALL_NODES),), RECONF_2311,
-          TEST + "port_changes"),
+          TEST + "test_port_changes"),
     Entry("key:SwitchType", "22.05", (("drain", ALL_NODES), *CTLD_SLURMD), f'{MAN} 22.05/23.02 '
           'SwitchType: "All Slurm daemons, commands and running jobs must be restarted ... If '
           'running jobs exist at the time slurmctld is restarted with a new value of SwitchType, '
@@ -134,12 +136,12 @@ ENTRIES: tuple[Entry, ...] = (
           'all slurmd daemons must also be restarted if nodes are added to or removed from the '
           'cluster"; measured: slurmctld 22.05 dies on such a reconfigure ("fatal: MaxNodeCount '
           'has changed (7->8) during reconfig, slurmctld must be restarted")',
-          TEST + "node_added"),
+          TEST + "test_node_added"),
     Entry("nodes:added", "23.11", (("reconfigure", ""), ("restart-slurmd", CHANGED_NODES)),
           f'{MAN} 23.11-26.05 NODE CONFIGURATION: "Changes in node configuration (e.g. adding '
           'nodes, changing their processor count, etc.) require restarting or reconfiguring all '
           'slurmctld and slurmd daemons"; the new nodes\' slurmd is started',
-          TEST + "node_added"),
+          TEST + "test_node_added"),
     Entry("nodes:removed", "22.05", (("drain", CHANGED_NODES), *CTLD_SLURMD),
           RECONF_2205 + ': "... if nodes are added to or removed from the cluster"', None),
     Entry("nodes:removed", "23.11", (("drain", CHANGED_NODES), ("reconfigure", "")),
@@ -154,11 +156,11 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("nodes:hardware", "22.05", (("drain", CHANGED_NODES), ("restart-slurmd", CHANGED_NODES)),
           "the lead's object diff says the nodes' equipment changes: their jobs end before the "
           "work, and their slurmd registers the new hardware when restarted",
-          TEST + "node_added"),
+          TEST + "test_node_added"),
     Entry("partitions", "22.05", RECONF, f'{MAN} PARTITION CONFIGURATION: "If a partition that '
           'is in use is deleted from the configuration and slurm is restarted or reconfigured '
           '(scontrol reconfigure), jobs using the partition are canceled"',
-          TEST + "partition_and_key_changes"),
+          TEST + "test_partition_and_key_changes"),
     # --- rendered files --------------------------------------------------------------------------
     Entry("file:slurm/gres.conf", "22.05", (("restart-slurmctld", ""),
                                             ("restart-slurmd", CHANGED_NODES)),
@@ -183,7 +185,7 @@ ENTRIES: tuple[Entry, ...] = (
           "'Default options are read from the following files')", None),
     Entry("file:slurm/accounting.sh", "22.05", (("accounting", ""),), "the script's own header: "
           '"run it again after each change"; sacctmgr changes slurmdbd at once, no daemon '
-          "reads the script", TEST + "first_deployment"),
+          "reads the script", FIRST + "test_an_accounting_change_is_applied_by_accounting_sh"),
     Entry("file:slurm/healthcheck/*", "22.05", (("none", ""),), f'{MAN} HealthCheckProgram: '
           '"Fully qualified pathname of a script to execute as user root periodically": run '
           "anew each interval, never loaded", None),

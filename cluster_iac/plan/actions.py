@@ -26,6 +26,7 @@ from cluster_iac.hostlist import fold
 from cluster_iac.plan.conf_lines import (
     SlurmConf,
     changed_keys,
+    gres_hosts,
     gres_nodes,
     lustre_targets,
     read_slurm_conf,
@@ -134,13 +135,10 @@ def _slurm_conf(plan: _Collector, old: SlurmConf, new: SlurmConf, nodes_added, n
 
 def _gres_hosts(old: str, new: str, conf: SlurmConf) -> set[str]:
     """The nodes whose gres.conf lines changed (every node for a line naming none)."""
-    from cluster_iac.hostlist import expand
-
     before, after = gres_nodes(old), gres_nodes(new)
     hosts: set[str] = set()
     for line in set(before) ^ set(after):
-        named = before.get(line, after.get(line))
-        hosts |= set(conf.nodes) if named is None else set(expand(named))
+        hosts |= set(gres_hosts(before.get(line, after.get(line)), list(conf.nodes)))
     return hosts
 
 
@@ -217,7 +215,8 @@ def first_deployment(files: dict[str, str], release: str) -> list[Action]:
     first), slurmctld, accounting.sh, slurmd on every node, then the rest."""
     conf = read_slurm_conf(files.get(SLURM_CONF, ""))
     nodes = fold(sorted(conf.nodes)) if conf.nodes else ""
-    source = "tests/real/test_change_actions_real.py::first_deployment (22.05, 24.11, 26.05)"
+    source = ("tests/real/test_first_deployment_real.py (22.05, 24.11, 26.05): slurmctld 26.05 "
+              "refuses to start while a partition's AllowQos names QOS slurmdbd lacks")
     steps: list[Action] = []
 
     def step(kind: str, why: str, cause: str, commands: tuple[str, ...] = (),

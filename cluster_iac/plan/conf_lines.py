@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
-from cluster_iac.hostlist import expand
+from cluster_iac.hostlist import HostlistError, expand
 
 # Lines of slurm.conf that define objects rather than set a global key.
 OBJECT_KEYS = ("nodename", "partitionname", "nodeset", "downnodes", "frontendname")
@@ -60,7 +60,7 @@ def read_slurm_conf(text: str) -> SlurmConf:
                 default_node = rest
                 continue
             attributes = f"{default_node} | {rest}" if default_node else rest
-            for host in expand(value):
+            for host in _hosts(value):
                 conf.nodes[host] = attributes
         elif lower == "partitionname":
             conf.partitions[value] = " ".join(words)
@@ -71,6 +71,14 @@ def read_slurm_conf(text: str) -> SlurmConf:
             whole = " ".join(words)
             conf.keys.setdefault(lower, (key, []))[1].append(whole.partition("=")[2])
     return conf
+
+
+def _hosts(expression: str) -> list[str]:
+    """A NodeName's hosts; an expression that is no hostlist (a hand-edited file) as written."""
+    try:
+        return expand(expression)
+    except HostlistError:
+        return [expression]
 
 
 def changed_keys(old: SlurmConf, new: SlurmConf) -> list[str]:
@@ -90,6 +98,11 @@ def gres_nodes(text: str) -> dict[str, str | None]:
         named = [w.partition("=")[2] for w in words if w.partition("=")[0].lower() == "nodename"]
         lines[line] = named[0] if named else None
     return lines
+
+
+def gres_hosts(expression: str | None, every: list[str]) -> list[str]:
+    """The hosts a gres.conf line names (``every`` node for a line naming none)."""
+    return every if expression is None else _hosts(expression)
 
 
 def lustre_targets(text: str) -> dict[str, tuple[str, str, str]]:

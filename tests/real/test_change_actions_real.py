@@ -152,9 +152,9 @@ def test_node_added(live: tuple[str, LiveSlurm, dict[str, str]]) -> None:
 
 
 def test_partition_and_key_changes(live: tuple[str, LiveSlurm, dict[str, str]]) -> None:
-    """A partition's MaxTime (reconfigure everywhere); SelectTypeParameters and TopologyPlugin
-    (22.05: slurmctld keeps the old ones on reconfigure; from 23.11 a reconfigure re-executes
-    it and they apply)."""
+    """A partition's MaxTime and MinJobAge (reconfigure everywhere); SelectTypeParameters and
+    TopologyPlugin (22.05: slurmctld keeps the old ones on reconfigure; from 23.11 a
+    reconfigure re-executes it and they apply)."""
     release, sandbox, files = live
     new = render(release, lambda d: d["slurm"]["partitions"][0].update(max_time="2-00:00:00"))
 
@@ -170,6 +170,11 @@ def test_partition_and_key_changes(live: tuple[str, LiveSlurm, dict[str, str]]) 
             pairs = (line.split("=", 1) for line in out.splitlines() if " = " in line)
             return {k.strip(): v.strip() for k, v in pairs}[key]
         return read
+
+    new = dict(files)  # a key with no entry of its own: the default, reconfigure
+    new["slurm/slurm.conf"] = files["slurm/slurm.conf"].replace("MinJobAge=300", "MinJobAge=600")
+    plan = apply(live, new, config("MinJobAge"), "300 sec", "600 sec")
+    assert _kinds(plan) == ["reconfigure"]
 
     new = dict(files)
     new["slurm/slurm.conf"] = files["slurm/slurm.conf"].replace(
