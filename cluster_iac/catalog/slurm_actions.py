@@ -232,3 +232,57 @@ def entry(subject: str, release: str) -> Entry:
 def subjects() -> list[str]:
     """Every subject of the table, in table order."""
     return list(dict.fromkeys(e.subject for e in ENTRIES))
+
+
+LABELS = {
+    ("reconfigure", ""): "reconfigure",
+    ("restart-slurmctld", ""): "restart slurmctld",
+    ("restart-slurmd", ALL_NODES): "restart every slurmd",
+    ("restart-slurmd", CHANGED_NODES): "restart their slurmd",
+    ("drain", ALL_NODES): "drain every node",
+    ("drain", CHANGED_NODES): "drain them",
+    ("restart-slurmdbd", ""): "restart slurmdbd",
+    ("restart-database", ""): "restart MariaDB",
+    ("accounting", ""): "run accounting.sh",
+    ("new-jobs", ""): "new jobs only",
+    ("none", ""): "none",
+    ("lustre-rewrite", ""): "rewrite the targets (an error unless the file system is new)",
+}
+ROWS = {
+    "key:*": "any other slurm.conf key",
+    "nodes:added": "nodes added",
+    "nodes:removed": "nodes removed",
+    "nodes:changed": "a node line changed",
+    "nodes:hardware": "a node's equipment changed",
+    "partitions": "partition lines",
+    "lustre:target": "Lustre target fsname, index or MGS NID",
+    "file:*": "any other file",
+}
+
+
+def _label(found: Entry) -> str:
+    order = {kind: n for n, kind in enumerate(KINDS)}
+    needs = sorted(found.needs, key=lambda need: order[need[0]])
+    text = ", ".join(LABELS[need] for need in needs)
+    return text + (" ✓" if found.tested else "")
+
+
+def readme_table() -> str:
+    """The README's 'Change actions by Slurm release' table: one row per subject, one column
+    per run of releases that agree on every row; ✓ marks an entry a real-daemon test backs."""
+    releases = list(SLURM_RELEASES)
+    rows = subjects()
+    cells = {r: [_label(entry(s, r)) for s in rows] for r in releases}
+    groups: list[list[str]] = []
+    for release in releases:
+        if groups and cells[groups[-1][0]] == cells[release]:
+            groups[-1].append(release)
+        else:
+            groups.append([release])
+    heads = [g[0] if len(g) == 1 else f"{g[0]}-{g[-1]}" for g in groups]
+    lines = ["| change | " + " | ".join(heads) + " |", "|---|" + "---|" * len(groups)]
+    for n, subject in enumerate(rows):
+        name = ROWS.get(subject) or (f"`{subject[4:]}`" if subject.startswith("key:")
+                                     else f"`{subject[5:]}`")
+        lines.append(f"| {name} | " + " | ".join(cells[g[0]][n] for g in groups) + " |")
+    return "\n".join(lines) + "\n"

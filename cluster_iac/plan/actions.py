@@ -22,7 +22,7 @@ import fnmatch
 from dataclasses import dataclass
 
 from cluster_iac.catalog.slurm_actions import ALL_NODES, CHANGED_NODES, KINDS, entry
-from cluster_iac.hostlist import fold
+from cluster_iac.hostlist import HostlistError, fold, size
 from cluster_iac.plan.conf_lines import (
     SlurmConf,
     changed_keys,
@@ -112,7 +112,7 @@ def actions(old_files: dict[str, str] | None, new_files: dict[str, str], release
             plan.add(f"file:{path}", path)
     hardware = sorted(set(nodes_changed) & slurm_nodes)
     if hardware:
-        plan.add("nodes:hardware", "equipment changed: " + fold(hardware), set(hardware))
+        plan.add("nodes:hardware", "equipment changed: " + _fold(hardware), set(hardware))
     return plan.result(slurm_conf_changed=old_files.get(SLURM_CONF) != new_files.get(SLURM_CONF))
 
 
@@ -126,7 +126,7 @@ def _slurm_conf(plan: _Collector, old: SlurmConf, new: SlurmConf, nodes_added, n
     changed = {h for h in set(old.nodes) & set(new.nodes) if old.nodes[h] != new.nodes[h]}
     for subject, hosts in (("added", added), ("removed", removed), ("changed", changed)):
         if hosts:
-            plan.add(f"nodes:{subject}", f"{SLURM_CONF}: nodes {subject}: {fold(hosts)}", hosts)
+            plan.add(f"nodes:{subject}", f"{SLURM_CONF}: nodes {subject}: {_fold(hosts)}", hosts)
     if old.partitions != new.partitions or old.others != new.others:
         names = sorted(n for n in set(old.partitions) | set(new.partitions)
                        if old.partitions.get(n) != new.partitions.get(n))
@@ -151,6 +151,20 @@ def _lustre(plan: _Collector, path: str, old: str, new: str, lustre_new: bool) -
         what = ", ".join(f"{name} {a or '-'} -> {b or '-'}" for name, a, b in (
             ("fsname", fs0, fs1), ("index", ix0, ix1), ("mgsnode", mgs0, mgs1)) if a != b)
         plan.add("lustre:target", f"{path}: {device}: {what}", refused=not lustre_new)
+
+
+def _fold(hosts: set[str] | list[str]) -> str:
+    """Names as a Slurm hostlist; names that are no hostlist themselves (read from a
+    hand-edited file) are listed as they are, comma-separated."""
+    names = sorted(hosts)
+    odd = []
+    for name in names:
+        try:
+            size(name)
+        except HostlistError:
+            odd.append(name)
+    good = [n for n in names if n not in odd]
+    return ",".join(([fold(good)] if good else []) + odd)
 
 
 class _Collector:
@@ -200,7 +214,7 @@ class _Collector:
         return [self._action(kind, pending[kind]) for kind in KINDS if kind in pending]
 
     def _action(self, kind: str, item: _Pending) -> Action:
-        hosts = fold(sorted(item.hosts)) if item.hosts else ""
+        hosts = _fold(item.hosts) if item.hosts else ""
         command = COMMANDS.get(kind)
         return Action(kind, hosts, WHY[kind], "; ".join(item.sources), tuple(item.causes),
                       (command.format(hosts=hosts),) if command else (),
@@ -214,7 +228,7 @@ def first_deployment(files: dict[str, str], release: str) -> list[Action]:
     accounting.sh needs the gres/gpu TRES that slurmctld registers, so only the names come
     first), slurmctld, accounting.sh, slurmd on every node, then the rest."""
     conf = read_slurm_conf(files.get(SLURM_CONF, ""))
-    nodes = fold(sorted(conf.nodes)) if conf.nodes else ""
+    nodes = _fold(list(conf.nodes)) if conf.nodes else ""
     source = ("tests/real/test_first_deployment_real.py (22.05, 24.11, 26.05): slurmctld 26.05 "
               "refuses to start while a partition's AllowQos names QOS slurmdbd lacks")
     steps: list[Action] = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
-from cluster_iac.hostlist import HostlistError, expand
+from cluster_iac.hostlist import HostlistError, expand, size
 
 # Lines of slurm.conf that define objects rather than set a global key.
 OBJECT_KEYS = ("nodename", "partitionname", "nodeset", "downnodes", "frontendname")
@@ -76,6 +76,7 @@ def read_slurm_conf(text: str) -> SlurmConf:
 def _hosts(expression: str) -> list[str]:
     """A NodeName's hosts; an expression that is no hostlist (a hand-edited file) as written."""
     try:
+        size(expression)  # a hostlist of names and ranges in brackets, or HostlistError
         return expand(expression)
     except HostlistError:
         return [expression]
