@@ -104,7 +104,8 @@ ENTRIES: tuple[Entry, ...] = (
           "plugin on reconfigure (read_config.c calls slurm_topo_init, which returns early once "
           "a plugin is loaded; slurm.conf(5) 22.05 has no note)",
           TEST + "test_partition_and_key_changes"),
-    Entry("key:TopologyPlugin", "23.11", RECONF, RECONF_2311, TEST + "test_partition_and_key_changes"),
+    Entry("key:TopologyPlugin", "23.11", RECONF, RECONF_2311,
+          TEST + "test_partition_and_key_changes"),
     *[e for key in ("GresTypes", "PluginDir", "SelectType") for e in (
         Entry(f"key:{key}", "22.05", CTLD_SLURMD, f'{MAN} 22.05/23.02 {key}: "A restart of '
               'slurmctld and the slurmd daemons is required"', None),
@@ -176,7 +177,8 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("file:slurm/topology.*", "22.05", RECONF, 'topology.conf(5): "Changes to the '
           'configuration file take effect upon ... "scontrol reconfigure""', None),
     Entry("file:slurm/slurmdbd.conf", "22.05", (("restart-slurmdbd", ""),), 'slurmdbd.conf(5): '
-          '"Changes to the configuration file take effect upon restart of SlurmDBD"', None),
+          '"Changes to the configuration file take effect upon restart of SlurmDBD"',
+          FIRST + "test_a_slurmdbd_port_change_is_applied_by_restarting_slurmdbd"),
     Entry("file:slurm/slurmdbd-storage-pass.sh", "22.05", (("restart-slurmdbd", ""),),
           "the script writes slurmdbd.conf's Include'd StoragePass file: run it, then restart "
           "slurmdbd (slurmdbd.conf(5))", None),

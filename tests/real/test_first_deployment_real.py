@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from cluster_iac.plan.actions import Action, actions
 from tests.facility_fixtures import compile_data
 from tests.real import accounting_harness as ah
 from tests.real import slurm_harness as harness
+from tests.real.change_harness import listening
 from tests.real.policy_cluster import _database_user, _password_file, require_consumers
 from tests.real.test_slurm_policy_real import (
     CTLD_NOISE,
@@ -51,6 +53,8 @@ class Deployed:
     box: ah.Sandbox
     cluster: harness.SlurmCluster
     outputs: list[tuple[str, Any]]  # (command, its CompletedProcess) of each command run
+    db: ah.MariaDB
+    dbd: Any = None  # the running slurmdbd's Popen
 
     def sacctmgr_qos(self) -> set[str]:
         out = self.cluster.run("sacctmgr", "--noheader", "--parsable2", "show", "qos",
@@ -58,10 +62,11 @@ class Deployed:
         return set(out.split())
 
 
-def _render(release: str, extra_qos: str | None = None) -> tuple[Plan, dict[str, str]]:
+def _render(release: str, change: Callable[[dict[str, Any]], None] | None = None
+            ) -> tuple[Plan, dict[str, str]]:
     data = example_data(EXAMPLE, release)
-    if extra_qos:
-        data["slurm"]["qos"].append({"name": extra_qos})
+    if change is not None:
+        change(data)
     plan = compile_data(data)
     return plan, render_all(plan)
 
@@ -91,8 +96,7 @@ def _up(release: str, tmp: Path, order: str = "planned") -> Iterator[Deployed]:
     db = ah.MariaDB(box.work / "db")
     cluster = harness.SlurmCluster(harness.SlurmConf(box.etc, box.etc, box.node_names),
                                    box.work, runtime)
-    outputs: list[tuple[str, Any]] = []
-    dbd = None
+    up = Deployed(release, plan, files, steps, box, cluster, [], db)
     if order == "slurmctld first":  # the order before this plan: slurmctld right after slurmdbd
         ctld = next(s for s in steps if s.kind == "restart-slurmctld")
         steps = [s for s in steps if s is not ctld]
@@ -104,18 +108,18 @@ def _up(release: str, tmp: Path, order: str = "planned") -> Iterator[Deployed]:
                 _database_user(db, plan)
             elif step.kind == "restart-slurmdbd":
                 _password_file(box, plan)  # the step's first command, with the test's password
-                dbd = ah.start_slurmdbd(box, db, dbd_port)
+                up.dbd = ah.start_slurmdbd(box, db, dbd_port)
             elif step.kind == "accounting":
-                _commands(box, step, outputs)
+                _commands(box, step, up.outputs)
             elif step.kind == "restart-slurmctld":
                 cluster.start()
             elif step.kind == "restart-slurmd":
                 cluster.register("compute01", 2, 64, 2, 8)
-        yield Deployed(release, plan, files, steps, box, cluster, outputs)
+        yield up
     finally:
         cluster.stop()
-        if dbd is not None:
-            harness._stop(dbd)
+        if up.dbd is not None:
+            harness._stop(up.dbd)
         db.stop()
 
 
@@ -165,7 +169,7 @@ def test_partitions_allow_the_spec_qos_from_the_first_start(deployed: Deployed) 
 def test_an_accounting_change_is_applied_by_accounting_sh(deployed: Deployed) -> None:
     """A QOS added to the spec: the plan re-runs accounting.sh; a reconfigure does not make
     the QOS (the lesser action), the plan does."""
-    _, new = _render(deployed.release, extra_qos="debug")
+    _, new = _render(deployed.release, lambda d: d["slurm"]["qos"].append({"name": "debug"}))
     plan = actions(deployed.files, new, deployed.release)
     assert [a.kind for a in plan] == ["accounting"]
     (deployed.box.etc / "accounting.sh").write_text(new["slurm/accounting.sh"])
@@ -175,6 +179,40 @@ def test_an_accounting_change_is_applied_by_accounting_sh(deployed: Deployed) ->
     _commands(deployed.box, plan[0], outputs)
     assert [r.returncode for _, r in outputs] == [0]
     assert "debug" in deployed.sacctmgr_qos()
+
+
+def _set_port(path: Path, key: str, port: int) -> None:
+    lines = [f"{key}={port}" if line.startswith(f"{key}=") else line
+             for line in path.read_text().splitlines()]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_slurmdbd_port_change_is_applied_by_restarting_slurmdbd(deployed: Deployed) -> None:
+    """The spec's accounting port: slurmdbd.conf's DbdPort and slurm.conf's
+    AccountingStoragePort change. A reconfigure alone leaves slurmdbd on the old port; the
+    plan (restart slurmdbd, reconfigure) moves it, and sacctmgr and slurmctld reach it there.
+    The sandbox gives the new rendered port a free port of its own, in both files."""
+    _, new = _render(deployed.release, lambda d: d["slurm"]["accounting"].update(port=6829))
+    plan = actions(deployed.files, new, deployed.release)
+    assert [a.kind for a in plan] == ["restart-slurmdbd", "reconfigure"]
+    assert "slurm/slurmdbd.conf" in plan[0].causes
+    etc = deployed.box.etc
+    port = harness.free_port()
+    _set_port(etc / "slurmdbd.conf", "DbdPort", port)
+    _set_port(etc / "slurm.conf", "AccountingStoragePort", port)
+    deployed.cluster.scontrol("reconfigure")  # the lesser action
+    time.sleep(2.0)
+    assert not listening(port)
+    for action in plan:
+        if action.kind == "restart-slurmdbd":
+            harness._stop(deployed.dbd)
+            deployed.dbd = ah.start_slurmdbd(deployed.box, deployed.db, port)
+        elif action.kind == "reconfigure":
+            deployed.cluster.scontrol("reconfigure")
+    assert listening(port)
+    assert "normal" in deployed.sacctmgr_qos()  # sacctmgr reaches slurmdbd on the new port
+    config = deployed.cluster.scontrol("show", "config")
+    assert re.search(rf"^AccountingStoragePort\s*=\s*{port}$", config, re.M), config
 
 
 def test_old_order_fails_on_26_05(tmp_path: Path) -> None:
