@@ -162,8 +162,7 @@ def test_partition_and_key_changes(live: tuple[str, LiveSlurm, dict[str, str]]) 
     def max_time() -> str:
         return sandbox.ctl.records("partitions")[0]["MaxTime"]
 
-    plan = apply(live, new, max_time, "UNLIMITED", "2-00:00:00")
-    assert _kinds(plan) == ["reconfigure"]
+    apply(live, new, max_time, "UNLIMITED", "2-00:00:00")
 
     def config(key: str) -> Callable[[], str]:
         def read() -> str:
@@ -174,8 +173,7 @@ def test_partition_and_key_changes(live: tuple[str, LiveSlurm, dict[str, str]]) 
 
     new = dict(files)  # a key with no entry of its own: the default, reconfigure
     new["slurm/slurm.conf"] = files["slurm/slurm.conf"].replace("MinJobAge=300", "MinJobAge=600")
-    plan = apply(live, new, config("MinJobAge"), "300 sec", "600 sec")
-    assert _kinds(plan) == ["reconfigure"]
+    apply(live, new, config("MinJobAge"), "300 sec", "600 sec")
 
     new = dict(files)
     new["slurm/slurm.conf"] = files["slurm/slurm.conf"].replace(
@@ -204,11 +202,9 @@ def test_port_changes(live: tuple[str, LiveSlurm, dict[str, str]]) -> None:
     new = dict(files)
     new["slurm/slurm.conf"] = files["slurm/slurm.conf"].replace(
         "SlurmctldPort=6817", "SlurmctldPort=6827")
-    plan = apply(live, new, sandbox.ping, False, True)
-    assert "restart-slurmctld" in _kinds(plan)
+    apply(live, new, sandbox.ping, False, True)
 
     new = dict(files)
     new["slurm/slurm.conf"] = files["slurm/slurm.conf"].replace(
         "SlurmdPort=6818", "SlurmdPort=6828")
-    plan = apply(live, new, lambda: listening(sandbox.port("SlurmdPort")), False, True)
-    assert "restart-slurmd" in _kinds(plan)
+    apply(live, new, lambda: listening(sandbox.port("SlurmdPort")), False, True)
