@@ -199,3 +199,9 @@ def test_a_hand_edited_node_line_is_read_as_written() -> None:
     files = _edit("slurm/slurm.conf", "NodeName=compute[01-08]", "NodeName=compute[01-08")
     plan = actions(_seed(), files, "22.05")
     assert "restart-slurmctld" in _kinds(plan)
+
+
+def test_a_removed_name_slurm_conf_still_lists_is_drained() -> None:
+    plan = actions(_seed(), _seed(), "22.05", nodes_removed=["compute04"])
+    assert _kinds(plan) == ["drain", "restart-slurmd", "resume"]
+    assert plan[0].hosts == "compute04"

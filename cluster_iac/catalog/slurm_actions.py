@@ -95,8 +95,9 @@ ENTRIES: tuple[Entry, ...] = (
                     "SchedulerType", "SlurmctldHost", "SlurmctldParameters",
                     "StateSaveLocation") for e in _ctld_only(key)],
     Entry("key:SelectTypeParameters", "22.05", CTLD, f'{MAN} 22.05/23.02 SelectTypeParameters: '
-          '"A restart of slurmctld is required"; 22.05 read_config.c '
-          '_preserve_select_type_param keeps the old value on reconfigure',
+          '"A restart of slurmctld is required"; measured: scontrol reconfigure 22.05 answers '
+          '"SelectType change requires restart of the slurmctld daemon to take effect" and '
+          'keeps the old value',
           TEST + "test_partition_and_key_changes"),
     Entry("key:SelectTypeParameters", "23.11", RECONF, RECONF_2311,
           TEST + "test_partition_and_key_changes"),

@@ -8,7 +8,8 @@ them ({relative path: text}); ``old_files=None`` is a first deployment. ``releas
 Slurm release ('22.05' ... '26.05'). The node arguments are names from the caller's object diff:
 ``nodes_changed`` are nodes whose equipment changes (they are drained first); names that are no
 Slurm node of either tree are ignored; the added and removed nodes of slurm.conf are found here
-too. ``lustre_new``: the spec says the Lustre file system is new, so a target rewrite is allowed.
+too (a removed name slurm.conf still lists is drained like a changed one). ``lustre_new``: the
+spec says the Lustre file system is new, so a target rewrite is allowed.
 
 The result is one Action per kind, in the order they must be run (catalog/slurm_actions.py KINDS;
 a first deployment has its own order, ``first_deployment``). Each says why, cites the table's
@@ -103,27 +104,32 @@ def actions(old_files: dict[str, str] | None, new_files: dict[str, str], release
         if old == new:
             continue
         if path == SLURM_CONF:
-            _slurm_conf(plan, old_conf, new_conf, nodes_added, nodes_removed, slurm_nodes)
+            _slurm_conf(plan, old_conf, new_conf, set(nodes_added))
         elif path == GRES_CONF:
             plan.add(f"file:{path}", path, _gres_hosts(old or "", new or "", new_conf))
         elif fnmatch.fnmatchcase(path, "lustre/servers/*"):
             _lustre(plan, path, old or "", new or "", lustre_new)
         else:
             plan.add(f"file:{path}", path)
-    hardware = sorted(set(nodes_changed) & slurm_nodes)
+    # a node the caller removes that slurm.conf still lists is drained like a changed one
+    hardware = sorted((set(nodes_changed) | set(nodes_removed)) & slurm_nodes
+                      - (set(old_conf.nodes) - set(new_conf.nodes)))
     if hardware:
         plan.add("nodes:hardware", "equipment changed: " + _fold(hardware), set(hardware))
     return plan.result(slurm_conf_changed=old_files.get(SLURM_CONF) != new_files.get(SLURM_CONF))
 
 
-def _slurm_conf(plan: _Collector, old: SlurmConf, new: SlurmConf, nodes_added, nodes_removed,
-                slurm_nodes: set[str]) -> None:
+def _slurm_conf(plan: _Collector, old: SlurmConf, new: SlurmConf, nodes_added: set[str]
+                ) -> None:
+    """slurm.conf's changed keys, node lines (added, removed, changed) and partition lines.
+    A node the caller adds that the old file listed too (a new machine under an old name)
+    counts as added: its slurmd is started."""
     for key in changed_keys(old, new):
         plan.add(f"key:{key}", f"{SLURM_CONF}: {key}")
-    added = (set(new.nodes) - set(old.nodes)) | (set(nodes_added) & set(new.nodes))
-    removed = (set(old.nodes) - set(new.nodes)) | (set(nodes_removed) & slurm_nodes
-                                                     - set(new.nodes))
-    changed = {h for h in set(old.nodes) & set(new.nodes) if old.nodes[h] != new.nodes[h]}
+    added = (set(new.nodes) - set(old.nodes)) | (nodes_added & set(new.nodes))
+    removed = set(old.nodes) - set(new.nodes)
+    changed = {h for h in set(old.nodes) & set(new.nodes)
+               if old.nodes[h] != new.nodes[h]} - added
     for subject, hosts in (("added", added), ("removed", removed), ("changed", changed)):
         if hosts:
             plan.add(f"nodes:{subject}", f"{SLURM_CONF}: nodes {subject}: {_fold(hosts)}", hosts)
