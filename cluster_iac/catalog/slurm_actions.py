@@ -168,10 +168,10 @@ ENTRIES: tuple[Entry, ...] = (
                                             ("restart-slurmd", CHANGED_NODES)),
           'gres.conf(5) 22.05/23.02 Type: "A restart of the slurmctld and slurmd daemons is '
           'required for changes to the Type option"; Cores: "A restart of the slurmctld is '
-          'needed"', None),
+          'needed"', TEST + "test_gres_change"),
     Entry("file:slurm/gres.conf", "23.11", RECONF, 'CHANGELOG/slurm-23.11.md: "Changes to the '
           'Type option in gres.conf now can be applied with scontrol reconfig"; ' + RECONF_2311,
-          None),
+          TEST + "test_gres_change"),
     Entry("file:slurm/cgroup.conf", "22.05", RECONF, 'cgroup.conf(5): "Changes to the '
           'configuration file take effect upon restart of Slurm daemons, daemon receipt of the '
           'SIGHUP signal, or execution of the command "scontrol reconfigure""', None),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -33,6 +34,8 @@ pytestmark = pytest.mark.real
 RELEASES = ("22.05", "24.11", "26.05")
 EXAMPLE = "seed-64gpu-h100"
 DOWN = "<slurmctld does not answer>"
+SETTLE_S = 20.0  # how long a change may take to show after the action that applies it
+LESSER_S = 5.0  # how long a reconfigure gets to show what the table says needs a restart
 
 
 def require(release: str) -> harness.Runtime:
@@ -100,7 +103,7 @@ def apply(live: tuple[str, LiveSlurm, dict[str, str]], new: dict[str, str],
         # apply the change either (checked next)
         with contextlib.suppress(harness.HarnessError):
             sandbox.reconfigure(conf)
-        got = observe()
+        got = _settled(observe, after, LESSER_S)
         assert got in (before, DOWN), (
             f"Slurm {release}: a reconfigure applied what the table says needs "
             f"{[a.kind for a in plan]}: {got!r}")
@@ -111,10 +114,22 @@ def apply(live: tuple[str, LiveSlurm, dict[str, str]], new: dict[str, str],
             sandbox.ctl.start()
             sandbox.install(new)
     sandbox.run(plan)
-    assert observe() == after, f"Slurm {release}: {[a.kind for a in plan]} did not apply it"
+    assert _settled(observe, after) == after, (
+        f"Slurm {release}: {[a.kind for a in plan]} did not apply it")
     live[2].clear()
     live[2].update(new)
     return plan
+
+
+def _settled(observe: Callable[[], Any], want: Any, wait_s: float = SETTLE_S) -> Any:
+    """What observe() reads once it reads ``want``, or after ``wait_s``: slurmd re-registers
+    a moment after a reconfigure or restart returns (within 2 s here, idle)."""
+    deadline = time.monotonic() + wait_s
+    got = observe()
+    while got != want and time.monotonic() < deadline:
+        time.sleep(0.5)
+        got = observe()
+    return got
 
 
 def _restart_applies(plan: list[Action]) -> bool:
@@ -208,3 +223,17 @@ def test_port_changes(live: tuple[str, LiveSlurm, dict[str, str]]) -> None:
     new["slurm/slurm.conf"] = files["slurm/slurm.conf"].replace(
         "SlurmdPort=6818", "SlurmdPort=6828")
     apply(live, new, lambda: listening(sandbox.port("SlurmdPort")), False, True)
+
+
+def test_gres_change(live: tuple[str, LiveSlurm, dict[str, str]]) -> None:
+    """gres.conf binds GPUs 0-3 to socket 0's cores: bound to socket 1's instead, the node's
+    Gres shows them there (22.05: slurmctld and the node's slurmd restart; from 23.11 a
+    reconfigure)."""
+    release, sandbox, files = live
+    node = sandbox.live
+    assert node is not None
+    new = dict(files)
+    new["slurm/gres.conf"] = files["slurm/gres.conf"].replace(
+        "File=/dev/nvidia[0-3] Cores=0-63", "File=/dev/nvidia[0-3] Cores=64-127")
+    apply(live, new, lambda: sandbox.ctl.node(node)["Gres"], "gpu:h100_80gb_hbm3:8(S:0-1)",
+          "gpu:h100_80gb_hbm3:8(S:1)")
