@@ -152,9 +152,12 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("nodes:changed", "22.05", (("restart-slurmctld", ""), ("restart-slurmd", CHANGED_NODES)),
           f'{MAN} 22.05/23.02 NODE CONFIGURATION: "Changes in node configuration (e.g. adding '
           'nodes, changing their processor count, etc.) require restarting both the slurmctld '
-          'daemon and the slurmd daemons"', None),
+          'daemon and the slurmd daemons"; measured: scontrol reconfigure 22.05 answers "The '
+          'node configuration changes that were made require restart of the slurmctld daemon '
+          'to take effect"', TEST + "test_node_line_changed"),
     Entry("nodes:changed", "23.11", RECONF, f'{MAN} 23.11-26.05 NODE CONFIGURATION: "require '
-          'restarting or reconfiguring all slurmctld and slurmd daemons"', None),
+          'restarting or reconfiguring all slurmctld and slurmd daemons"',
+          TEST + "test_node_line_changed"),
     Entry("nodes:hardware", "22.05", (("drain", CHANGED_NODES), ("restart-slurmd", CHANGED_NODES)),
           "the lead's object diff says the nodes' equipment changes: their jobs end before the "
           "work, and their slurmd registers the new hardware when restarted",

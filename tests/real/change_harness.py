@@ -27,8 +27,6 @@ from tests.real import slurm_harness as harness
 
 SLURM_FILES = ("slurm.conf", "gres.conf", "cgroup.conf", "topology.conf", "topology.yaml")
 OVERRIDES = "SlurmdParameters=config_overrides"
-# The CPU topology the seed's compute nodes declare (NodeName line), faked for slurmd.
-HWLOC = "pack:2 core:64 pu:2"
 GPUS = 8
 
 
@@ -124,7 +122,7 @@ class LiveSlurm:
         command = [self.runtime.tool("slurmd"), "-D", "-f",
                    str(self.work / "etc-slurmd" / "slurm.conf"), "-N", node]
         argv = harness._sandbox(self.work, self.runtime, command, GPUS)
-        env = {**self.ctl.env, "HWLOC_SYNTHETIC": HWLOC}
+        env = {**self.ctl.env, "HWLOC_SYNTHETIC": self._hwloc(node)}
         self.slurmd = self.ctl._spawn(argv, f"slurmd-{node}-stdout.log", env)
         self.live = node
         deadline = time.monotonic() + harness.WAIT_S
@@ -138,6 +136,12 @@ class LiveSlurm:
             time.sleep(0.2)
         raise harness.HarnessError(f"slurmd -N {node} did not register:\n"
                                    + self.ctl.log(f"slurmd-{node}"))
+
+    def _hwloc(self, node: str) -> str:
+        """HWLOC_SYNTHETIC from the node's installed line (sockets, cores, threads)."""
+        record = self.ctl.node(node)
+        return (f"pack:{record.get('Sockets', '2')} core:{record.get('CoresPerSocket', '64')} "
+                f"pu:{record.get('ThreadsPerCore', '2')}")
 
     def stop_slurmd(self) -> None:
         if self.slurmd is not None:
