@@ -28,7 +28,7 @@ from cluster_iac.render import Build, build
 from tests.conftest import ROOT
 
 _TOKEN = re.compile(r"[A-Za-z0-9_./-]+")
-_DIGITS = re.compile(r"\d+(\.\d+)?")
+_DIGITS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")  # 1,016 is one figure
 # An address is an identity, not a figure: a line whose address changed is never a total.
 _ADDRESS = re.compile(r"\d+\.\d+\.\d+\.\d+(/\d+)?")
 
