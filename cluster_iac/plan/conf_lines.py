@@ -107,7 +107,10 @@ def gres_hosts(expression: str | None, every: list[str]) -> list[str]:
 
 
 def lustre_targets(text: str) -> dict[str, tuple[str, str, str]]:
-    """Device -> (fsname, index, mgsnode) of each `mkfs.lustre` line of a server script."""
+    """Target -> (fsname, index, mgsnode) of each `mkfs.lustre` line of a server script. A
+    target is its place among the script's mkfs.lustre lines and its kind ('1: mdt'): its
+    device is named after the fsname and index, so a renamed file system or a new index is the
+    same target (the same drives) formatted otherwise, not another one."""
     targets = {}
     for raw in text.splitlines():
         line = raw.strip()
@@ -118,7 +121,8 @@ def lustre_targets(text: str) -> dict[str, tuple[str, str, str]]:
         except ValueError:
             continue
         options = {a.partition("=")[0]: a.partition("=")[2] for a in args if a.startswith("--")}
-        device = next((a for a in reversed(args) if not a.startswith("-")), "")
-        targets[device] = (options.get("--fsname", ""), options.get("--index", ""),
-                           options.get("--mgsnode", ""))
+        kind = "+".join(k for k in ("mgs", "mdt", "ost") if f"--{k}" in options)
+        targets[f"{len(targets) + 1}: {kind}"] = (options.get("--fsname", ""),
+                                                  options.get("--index", ""),
+                                                  options.get("--mgsnode", ""))
     return targets
