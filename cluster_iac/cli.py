@@ -184,8 +184,13 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
     """What the change from the rendered state to SPEC does to the running cluster: objects
     added, changed and removed, the cables to lay and pull, and what to run, per Slurm
     release. Exit 1 when the change needs a Lustre target rewrite the spec does not allow."""
-    from cluster_iac.changeplan import as_json, change_plan, summary, work_order_csv, \
-        work_order_markdown
+    from cluster_iac.changeplan import (
+        as_json,
+        change_plan,
+        summary,
+        work_order_csv,
+        work_order_markdown,
+    )
     from cluster_iac.writer import write_file
 
     result = _build_or_exit(spec, strict=strict, emit=True, reallocate=reallocate)
@@ -211,14 +216,14 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
 
 
 def _on_disk(out_dir: Path) -> dict[str, str] | None:
-    """The rendered tree in ``out_dir`` as its manifest lists it; None when nothing was
-    rendered there (a first deployment)."""
-    from cluster_iac.writer import MANIFEST, _manifest
+    """The rendered tree in ``out_dir`` as its manifest lists it, each file read when asked
+    (a 100,000-GPU tree is 240 MiB); None when nothing was rendered there (a first
+    deployment)."""
+    from cluster_iac.writer import MANIFEST, RenderedTree
 
     if not (out_dir / MANIFEST).is_file():
         return None
-    return {path: (out_dir / path).read_text(encoding="utf-8")
-            for path in _manifest(out_dir) if (out_dir / path).is_file()}
+    return RenderedTree(out_dir)  # type: ignore[return-value]
 
 
 def _committed(ref: str, out_dir: Path, lock: Path) -> tuple[dict[str, str] | None, str | None]:

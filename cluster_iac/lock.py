@@ -37,14 +37,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from ipaddress import IPv4Address, IPv4Network
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.sorting import natural_key, natural_keys
-from cluster_iac.suggest import did_you_mean
 from cluster_iac.source import split_lines
+from cluster_iac.suggest import did_you_mean
 from cluster_iac.text import CONTROL, control_character
 
 VERSION = 1
@@ -99,6 +99,7 @@ class Lock:
     entries: dict[Key, Entry] = field(default_factory=dict)
     reallocated: frozenset[str] = frozenset()
     _numbers: dict[str, int] | None = None  # line text -> number, made for an error
+    _lines: list[str] | None = None
 
     @property
     def exists(self) -> bool:
@@ -106,9 +107,10 @@ class Lock:
 
     @property
     def lines(self) -> list[str]:
-        """The lock's lines (for an error's excerpt: not kept, a 100,000-GPU lock has
-        260,000 of them)."""
-        return split_lines(self.text)
+        """The lock's lines, split on first ask: only an error's excerpt needs them."""
+        if self._lines is None:
+            self._lines = split_lines(self.text)
+        return self._lines
 
     def get(self, kind: str, scope: str, device: str) -> Entry | None:
         """The entry of ``device`` (active or retired: a device that comes back gets its
@@ -135,7 +137,7 @@ class Lock:
         if self._kinds is None:
             self._kinds = {}
             for entry in self.entries.values():
-                self._kinds.setdefault(entry.key[:2], []).append(entry)
+                self._kinds.setdefault((entry.key[0], entry.key[1]), []).append(entry)
         return self._kinds
 
     def targets(self, kind: str) -> dict[str, list[Entry]]:
@@ -212,8 +214,8 @@ def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
     if fast is not None:
         lock.entries = fast
     else:  # the plain parser, line by line: it says what is wrong, and where
-        for number, line in enumerate(split_lines(text), start=1):
-            problem = _parse_line(lock, number, line)
+        for number, text_line in enumerate(split_lines(text), start=1):
+            problem = _parse_line(lock, number, text_line)
             if problem is not None:
                 problems.append(problem)
     problems += _collisions(lock)
@@ -400,7 +402,7 @@ def _collisions(lock: Lock) -> list[Diagnostic]:
         kind = entry.key[0]
         if kind == "place":
             rack, unit, height = entry.value
-            spots = [("place", rack, u) for u in range(unit, unit + height)]
+            spots: list[tuple[Any, ...]] = [("place", rack, u) for u in range(unit, unit + height)]
         else:
             spots = [(kind, entry.key[1], entry.value[0])] if kind in ("address", "fabric") \
                 else [(kind, entry.key[1], *entry.value)] if kind == "uplink" \
@@ -453,10 +455,10 @@ def identities(plan: Any) -> dict[Key, str]:
             lines[("place", "", device)] = \
                 f"place {device} {where.rack} {where.u} {where.height_u}"
     for network, (position, ports, first) in fabric_positions(plan):
-        for host, slot in position.items():
-            switch, port = first[host]
+        for host, place in position.items():
+            leaf, leaf_port = first[host]
             lines[("fabric", network, host)] = \
-                f"fabric {network} {host} {slot} {ports[host]} {switch} {port}"
+                f"fabric {network} {host} {place} {ports[host]} {leaf} {leaf_port}"
     for network, device, rack, slot, switch, port in access_positions(plan):
         lines[("access", network, device)] = \
             f"access {network} {device} {rack} {slot} {switch} {port}"
@@ -481,7 +483,10 @@ def _sorted_text(lines: dict[Key, str]) -> str:
     return "".join([lines[keys[n]] + "\n" for n in order])
 
 
-def fabric_positions(plan: Any) -> Iterator[tuple[str, tuple[dict[str, int], ...]]]:
+Positions = tuple[dict[str, int], dict[str, int], dict[str, tuple[str, str]]]
+
+
+def fabric_positions(plan: Any) -> Iterator[tuple[str, Positions]]:
     """Per fabric: each host's position (its place among the fabric's hosts, as cabled,
     counting retired hosts' stand-ins), its cables there and its first cable's (switch,
     port)."""

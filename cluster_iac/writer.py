@@ -17,11 +17,12 @@ import ctypes
 import difflib
 import errno
 import fcntl
+import functools
 import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 Text = str | Iterable[str]
@@ -368,6 +369,30 @@ def write_file(target: Path, text: str) -> bool:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
     return True
+
+
+class RenderedTree(Mapping[str, str]):
+    """A rendered folder's files as its manifest lists them, each read from disk when asked
+    and not kept."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.paths = [p for p in _manifest(out_dir) if (out_dir / p).is_file()]
+
+    def __getitem__(self, path: str) -> str:
+        if path not in self._listed:
+            raise KeyError(path)
+        return (self.out_dir / path).read_text(encoding="utf-8")
+
+    @functools.cached_property
+    def _listed(self) -> set[str]:
+        return set(self.paths)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
 
 
 def _manifest(out_dir: Path) -> dict[str, str | None]:

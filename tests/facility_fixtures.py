@@ -33,4 +33,6 @@ def without_lustre(data: dict[str, Any]) -> dict[str, Any]:
                            if g.get("role") not in ("lustre_mds", "lustre_oss")]
     data.pop("storage", None)
     data.pop("workload", None)
+    for fabric in (data.get("fabric") or {}).values():  # its subnet managers ran on them
+        fabric.pop("subnet_manager", None)
     return data

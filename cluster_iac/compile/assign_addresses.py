@@ -140,7 +140,7 @@ def locked(lock: Lock, network: str, cidr: IPv4Network, members: dict[str, list[
            ) -> tuple[Held, list[Diagnostic]]:
     """The lock's addresses on ``network``; one outside the subnet (or its network or
     broadcast address) is a conflict at its lock line."""
-    held, problems = Held({}, set()), []
+    held, problems = Held({}, set()), list[Diagnostic]()
     if not lock.exists:
         return held, problems
     present = set(chain.from_iterable(members.values()))

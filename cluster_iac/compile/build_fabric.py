@@ -146,9 +146,16 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
         # catalog's figures, looked up once per tier (4,100 switches at 100,000 GPUs)
         made = _switch(plan, model_key, "", network, tier, "", (*path, f"{tier}_switch"))
         fixed: tuple[Any, ...] = made[_AFTER_RACK:]
-        wiring.switches += [Switch(name, model_key, network, tier, racks[name], *fixed)
-                            for name in tier_names]
+        wiring.switches += [Switch(name, model_key, network, tier, _rack(plan, name, racks),
+                                   *fixed) for name in tier_names]
     return wiring, _summary(wiring, tree, network, technology, leaf.port_speed_gbps, path)
+
+
+def _rack(plan: Plan, name: str, racks: dict[str, str]) -> str:
+    """The switch's rack: the lock's (place_devices checks it still exists), or the one the
+    fabric's racks give it in turn."""
+    entry = plan.lock.get("place", "", name) if plan.lock.exists else None
+    return entry.value[0] if entry is not None else racks[name]
 
 
 def locked_order(lock: Any, network: str, endpoints: list[_Endpoint]) -> list[_Endpoint]:
@@ -170,9 +177,9 @@ def locked_order(lock: Any, network: str, endpoints: list[_Endpoint]) -> list[_E
     new = iter([end for end in endpoints if id(end) not in placed])
     ordered: list[_Endpoint] = []
     for slot in range(max(slots, default=-1) + 1):
-        end = slots.get(slot) or next(new, None)
-        if end is not None:
-            ordered.append(end)
+        taken = slots.get(slot) or next(new, None)
+        if taken is not None:
+            ordered.append(taken)
     return ordered + list(new)
 
 

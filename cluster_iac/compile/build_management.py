@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import itemgetter
-from typing import Any
+from typing import Any, TypeVar
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
@@ -150,14 +150,11 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
             sw = net.switch(f"{net.prefix}-{rack}-{k + 1}", "access", rack)
             access.append(sw)
             group = slots[k * down:(k + 1) * down]
-            if held:  # positions the lock holds for devices that are gone stay empty
-                taken = [j for j, end in enumerate(group) if end is not None]
-                group = [group[j] for j in taken]
-                switch_ports += [ports[j] for j in taken]
-            else:
-                switch_ports += ports[:len(group)]
-            hosts += group
-            switches += repeat(sw.name, len(group))
+            # positions the lock holds for devices that are gone stay empty
+            taken = [(j, end) for j, end in enumerate(group) if end is not None]
+            switch_ports += [ports[j] for j, _ in taken]
+            hosts += [end for _, end in taken]
+            switches += repeat(sw.name, len(taken))
     if hosts:
         devices, device_ports = zip(*hosts, strict=True)
         net.cables_up(devices, device_ports, switches, switch_ports)
@@ -203,11 +200,13 @@ def _held(lock: Any, network: str) -> dict[str, dict[str, int]]:
     return found
 
 
-def _positions(held: dict[str, int], ends: list[tuple[str, str]],
-               ) -> list[tuple[str, str] | None]:
+End = TypeVar("End", bound=tuple[str, Any])
+
+
+def _positions(held: dict[str, int], ends: list[End]) -> list[End | None]:
     """The rack's access cables by position: each device the lock places at its own, each
     other at the first free one, in order (None: a port kept empty for a retired device)."""
-    slots: dict[int, tuple[str, str]] = {}
+    slots: dict[int, End] = {}
     new = []
     for end in ends:
         position = held.get(end[0])
@@ -263,8 +262,8 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
     if net.plan.lock.exists:
         held = {e.key[2]: e.value[1] for e in net.plan.lock.of_kind("uplink", net.network)
                 if e.value[0] == f"{tier[:3]}{level}"}
-        slots = _positions(held, [(sw.name, sw) for sw in lower])  # type: ignore[assignment]
-        slots = [end[1] if end is not None else None for end in slots]  # type: ignore[index]
+        slots = [end[1] if end is not None else None
+                 for end in _positions(held, [(sw.name, sw) for sw in lower])]
     upper: list[Switch] = []
     for g in range(math.ceil(len(slots) / down)):
         group = slots[g * down:(g + 1) * down]

@@ -18,7 +18,7 @@ from cluster_iac.plan.power import (
     pdu_names,
     power_shelves,
 )
-from cluster_iac.plan.power_flow import Circuitry, Consumer, Pins, RackFlow, solve
+from cluster_iac.plan.power_flow import NO_PINS, Circuitry, Consumer, Pins, RackFlow, solve
 from cluster_iac.plan.power_rows import (
     Groups,
     LazyCords,
@@ -81,9 +81,6 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
         rack_loads_w=_rack_loads(plan))
 
 
-NO_PINS = Pins()
-
-
 def _pins(plan: Plan, names: dict[str, tuple[str, ...]],
           consumers: dict[str, tuple[Consumer, ...]]) -> tuple[dict[str, Pins], list[Any]]:
     """Rack -> the outlets the lock holds there: each present device's cords (by its place in
@@ -110,18 +107,18 @@ def _pins(plan: Plan, names: dict[str, tuple[str, ...]],
             if at is not None:
                 reserved.setdefault(at[0], []).append((at[1], outlet))
             continue
-        rack, d = where
-        profile = profiles[rack_of[rack].pdu_profile]
-        why = (f"PDU {pdu} is not one of rack {rack}'s" if at is None or at[0] != rack else
+        home, d = where
+        profile = profiles[rack_of[home].pdu_profile]
+        why = (f"PDU {pdu} is not one of rack {home}'s" if at is None or at[0] != home else
                f"its PDUs have {profile.outlets} outlets" if outlet > profile.outlets else
-               f"it has {consumers[rack][d].psus} PSUs" if psu >= consumers[rack][d].psus
+               f"it has {consumers[home][d].psus} PSUs" if psu >= consumers[home][d].psus
                else None)
-        if why is not None:
+        if why is not None or at is None:
             problems.append(lock.error(entry, "LOCK-CONFLICT", f"{device} PSU{psu + 1} is "
                                        f"locked to {pdu} outlet {outlet}, but {why}",
                                        lock.way_out(device)))
             continue
-        cords.setdefault(rack, []).append((d, psu, at[1], outlet))
+        cords.setdefault(home, []).append((d, psu, at[1], outlet))
     pins = {rack: Pins(tuple(sorted(cords.get(rack, ()))),
                        tuple(sorted(set(reserved.get(rack, ())))))
             for rack in set(cords) | set(reserved)}

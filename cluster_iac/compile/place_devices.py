@@ -42,7 +42,7 @@ def place_devices(spec: ClusterSpec, plan: Plan) -> Plan:
     placements: dict[str, Placement] = {}
     shelves = power_shelves(plan)
     shelf_u = plan.catalog.power_shelves[DEFAULT_SHELF].height_u
-    switches, problems = list(plan.switches), []
+    switches, problems = list(plan.switches), list[Diagnostic]()
     if plan.lock.exists:
         switches, problems = _locked(plan, stacks, placements, shelves, shelf_u)
     # NVL72 racks put power shelves at both ends, around the trays (half bottom, half top).

@@ -111,7 +111,7 @@ def lustre_targets(text: str) -> dict[str, tuple[str, str, str]]:
     target is its place among the script's mkfs.lustre lines and its kind ('1: mdt'): its
     device is named after the fsname and index, so a renamed file system or a new index is the
     same target (the same drives) formatted otherwise, not another one."""
-    targets = {}
+    targets: dict[str, tuple[str, str, str]] = {}
     for raw in text.splitlines():
         line = raw.strip()
         if not line.startswith("mkfs.lustre"):

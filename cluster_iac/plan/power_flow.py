@@ -152,17 +152,21 @@ class Pins(NamedTuple):
     reserved: tuple[tuple[int, int], ...] = ()
 
 
+NO_PINS = Pins()
+
+
 def solve(consumers: tuple[Consumer, ...], circuitry: Circuitry, busbar_w: float,
-          every_case: bool = False, pins: Pins = Pins()) -> RackFlow:
+          every_case: bool = False, pins: Pins | None = None) -> RackFlow:
     """Plan the rack's cords and compute every line current in every case. A failed PSU
     changes only its device's cords, so from the second such case on only the circuits and
     feeds that carry them are computed again (_Flow.currents); ``every_case`` computes every
     circuit in every case, the reference the tests hold that shortcut to. A pinned cord
     keeps its PDU and outlet (and so its circuit and line); the others are planned around
     them."""
+    pins = pins or NO_PINS
     cords = _psu_pdus(consumers, circuitry.pdus)
     if pins.cords:
-        first = {}
+        first: dict[int, int] = {}
         for n, cord in enumerate(cords):
             first.setdefault(cord.device, n)
         for device, psu, pdu, _ in pins.cords:
@@ -446,7 +450,7 @@ def _record_feed(feed: FeedFlow, case: Case, slot_w: list[float], c: Circuitry) 
 
 
 def _place_cords(flow: _Flow, cords: list[CordFlow], case_loads: list[list[float]],
-                 pins: Pins = Pins()) -> dict[int, int]:
+                 pins: Pins | None = None) -> dict[int, int]:
     """Each device's cords on one PDU to that PDU's least-loaded circuit with free outlets,
     then each cord to the line (line pair) of that circuit whose worst case stays lowest, then
     to the lowest free outlet wired to that line. Devices in rack order, so a device added
@@ -458,7 +462,7 @@ def _place_cords(flow: _Flow, cords: list[CordFlow], case_loads: list[list[float
     slot_cases = [[[0.0] * len(case_loads) for _ in c.slots] for _ in free]
     pdu_cases = [[[0.0] * len(case_loads) for _ in c.slots] for _ in range(c.pdus)]
     used = dict.fromkeys(range(c.pdus), 0)
-    pinned = _take_pinned(c, cords, free, pins)
+    pinned = _take_pinned(c, cords, free, pins or NO_PINS)
     groups: dict[tuple[int, int], list[int]] = {}
     for i, cord in enumerate(cords):
         if i in pinned:
