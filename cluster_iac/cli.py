@@ -194,12 +194,17 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
     from cluster_iac.writer import write_file
 
     result = _build_or_exit(spec, strict=strict, emit=True, reallocate=reallocate)
-    assert result.lock is not None
-    old_files, old_lock = (_committed(base, out_dir, result.lock.path) if base
-                           else (_on_disk(out_dir), result.lock.before))
+    lock, files = result.lock, result.files
+    assert lock is not None
+    releases = releases or (result.plan.slurm.release.version,)
+    del result  # the plan is not needed from here: its memory back before the trees are read
+    import gc
+
+    gc.collect()
+    old_files, old_lock = (_committed(base, out_dir, lock.path) if base
+                           else (_on_disk(out_dir), lock.before))
     try:
-        plan = change_plan(old_files, result.files, old_lock, result.lock.after,
-                           releases or (result.plan.slurm.release.version,), lustre_new)
+        plan = change_plan(old_files, files, old_lock, lock.after, releases, lustre_new)
     except ValueError as exc:  # an unknown release
         raise click.BadParameter(str(exc), param_hint="--release") from None
     click.echo(_json(as_json(plan)) if fmt == "json" else summary(plan), nl=False)
