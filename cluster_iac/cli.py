@@ -18,6 +18,7 @@ from cluster_iac.render import PARALLEL_NODES, Build, PipelineError, build, rend
 
 if TYPE_CHECKING:
     from cluster_iac.emit.parallel import WorkerUsage
+    from cluster_iac.plan import Plan
     from cluster_iac.render import Findings
     from cluster_iac.source import SourceMap
 
@@ -65,7 +66,7 @@ def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None
                    "saves).")
 @STRICT
 def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool) -> None:
-    """Render every output file of SPEC into OUT_DIR."""
+    """Render every output file of SPEC into the folder given by -o/--output."""
     from cluster_iac.emit.parallel import EmitWorkerError
     from cluster_iac.writer import OutputRefused
 
@@ -74,7 +75,7 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
             _check(spec, out_dir, _build_or_exit(spec, strict=strict, emit=True, jobs=jobs))
             return
         result, written = _or_exit(spec, lambda findings: render_into(
-            spec, out_dir, strict=strict, jobs=jobs, on_findings=findings))
+            spec, out_dir, strict=strict, jobs=jobs, on_findings=findings), writes=True)
     except EmitWorkerError as exc:
         click.echo(f"{spec}: error[EMIT-WORKER] {exc}; nothing written", err=True)
         sys.exit(1)
@@ -110,24 +111,28 @@ def _check(spec: Path, out_dir: Path, result: Build) -> None:
 @STRICT
 def plan_command(spec: Path, fmt: str, out_file: Path | None, counts_only: bool,
                  strict: bool) -> None:
-    """Print the expanded plan of SPEC: counts, fabrics, NVLink domains, nodes, switches."""
-    from cluster_iac.plan import dump
+    """Print the expanded plan of SPEC: counts, fabrics, NVLink domains, nodes, switches.
+    A design the checks reject is printed all the same, beside its errors (exit 1)."""
+    def show(plan: Plan) -> None:
+        from cluster_iac.plan import dump
 
-    result = _build_or_exit(spec, strict=strict, emit=False)
-    if counts_only:
-        data = dump.counts(result.plan)
-        text = _json(data) if fmt == "json" else dump.yaml_text(data)
-    else:
-        text = dump.to_json(result.plan) if fmt == "json" else dump.to_yaml(result.plan)
-    if out_file is None:
-        click.echo(text, nl=False)
-        return
-    from cluster_iac.writer import write_file
+        if counts_only:
+            data = dump.counts(plan)
+            text = _json(data) if fmt == "json" else dump.yaml_text(data)
+        else:
+            text = dump.to_json(plan) if fmt == "json" else dump.to_yaml(plan)
+        if out_file is None:
+            click.echo(text, nl=False)
+            return
+        from cluster_iac.writer import write_file
 
-    try:
-        write_file(out_file, text)
-    except OSError as exc:
-        _write_failed(exc, out_file)
+        try:
+            write_file(out_file, text)
+        except OSError as exc:
+            _write_failed(exc, out_file)
+
+    show(_build_or_exit(spec, strict=strict, emit=False,
+                        on_error=lambda exc: exc.plan is not None and show(exc.plan)).plan)
 
 
 @main.command()
@@ -149,23 +154,29 @@ def schema() -> None:
     click.echo(schema_text(), nl=False)
 
 
-def _build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1) -> Build:
+def _build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1,
+                   on_error: Callable[[PipelineError], object] | None = None) -> Build:
     return _or_exit(spec, lambda findings: build(spec, strict=strict, emit=emit, jobs=jobs,
-                                                 on_findings=findings))
+                                                 on_findings=findings), on_error=on_error)
 
 
 Run = TypeVar("Run")
 
 
-def _or_exit(spec: Path, run: Callable[[Findings], Run]) -> Run:
+def _or_exit(spec: Path, run: Callable[[Findings], Run], *, writes: bool = False,
+             on_error: Callable[[PipelineError], object] | None = None) -> Run:
     """``run`` the pipeline, its findings printed as soon as the checks have passed; on an
-    error, every diagnostic printed and exit 1."""
+    error, ``on_error`` told first (plan prints what was built), every diagnostic printed
+    and exit 1. ``writes``: the command writes files, so the last line says none were."""
     try:
         return run(lambda findings, source: _print_diagnostics(findings, source, str(spec)))
     except PipelineError as exc:
+        if on_error is not None:
+            on_error(exc)
         _print_diagnostics(exc.diagnostics, exc.source, str(spec))
         errors = sum(1 for d in exc.diagnostics if d.is_error)
-        click.echo(f"{spec}: {errors} error(s); nothing written", err=True)
+        click.echo(f"{spec}: {errors} error(s){'; nothing written' if writes else ''}",
+                   err=True)
         sys.exit(1)
 
 

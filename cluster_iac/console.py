@@ -16,7 +16,8 @@ def format_diagnostic(diag: Diagnostic, source: SourceMap | None, fallback_file:
     lines = [head + printable(diag.message)]
     # A finding about the whole document, or about a section the file leaves out (a default),
     # is cited at 1:1; the first line of the file is not worth quoting there.
-    whole = diag.line is None and not (source and diag.path and source.has(diag.path[:1]))
+    path = diag.located_path(source)
+    whole = diag.line is None and not (source and path and source.has(path[:1]))
     text = source.source_line(line) if source and not whole else None
     if text is not None:
         gutter = str(line).rjust(5)
@@ -46,5 +47,5 @@ def _position(diag: Diagnostic, source: SourceMap | None, fallback: str) -> tupl
         return (source.file if source else fallback), diag.line, diag.column or 1
     if source is None:
         return fallback, 1, 1
-    loc = source.locate(diag.path, key=diag.at_key or diag.code in _KEY_CODES)
+    loc = source.locate(diag.located_path(source), key=diag.at_key or diag.code in _KEY_CODES)
     return loc.file, loc.line, loc.column

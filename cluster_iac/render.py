@@ -40,9 +40,11 @@ class Build:
 class PipelineError(Exception):
     """A stage failed; carries its diagnostics and the source map to locate them."""
 
-    def __init__(self, diagnostics: list[Diagnostic], source: SourceMap | None):
+    def __init__(self, diagnostics: list[Diagnostic], source: SourceMap | None,
+                 plan: Plan | None = None):
         self.diagnostics = diagnostics
         self.source = source
+        self.plan = plan  # the compiled plan when only the checks failed (`plan` prints it)
         super().__init__(f"{len(diagnostics)} problem(s)")
 
 
@@ -141,7 +143,7 @@ def _checked(plan: Plan, source: SourceMap, strict: bool,
 
     findings = run_checks(plan, strict=strict)
     if any(f.is_error for f in findings):
-        raise PipelineError(findings, source)
+        raise PipelineError(findings, source, replace(plan, findings=tuple(findings)))
     if on_findings is not None:
         on_findings(findings, source)
     return findings
