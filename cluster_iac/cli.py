@@ -131,8 +131,11 @@ def plan_command(spec: Path, fmt: str, out_file: Path | None, counts_only: bool,
         except OSError as exc:
             _write_failed(exc, out_file)
 
-    show(_build_or_exit(spec, strict=strict, emit=False,
-                        on_error=lambda exc: exc.plan is not None and show(exc.plan)).plan)
+    def built_so_far(exc: PipelineError) -> None:
+        if exc.plan is not None:
+            show(exc.plan)
+
+    show(_build_or_exit(spec, strict=strict, emit=False, on_error=built_so_far).plan)
 
 
 @main.command()
