@@ -48,7 +48,7 @@ the next."""
 PreemptMode = Literal["off", "cancel", "requeue", "suspend"]
 
 
-class Storage(SpecModel):
+class AccountingStorage(SpecModel):
     """The MariaDB/MySQL database slurmdbd writes to (slurmdbd.conf Storage*)."""
 
     host: HostName = "localhost"
@@ -76,7 +76,7 @@ class Accounting(SpecModel):
     """DbdHost/AccountingStorageHost: where slurmdbd runs (default: the first controller)."""
     port: Port = 6819
     """DbdPort/AccountingStoragePort (6819 is slurmdbd's registered port)."""
-    storage: Storage = Storage()
+    storage: AccountingStorage = AccountingStorage()
     """The database."""
     enforce: list[Literal["associations", "limits", "qos", "safe", "wckeys", "nojobs",
                           "nosteps"]] = Field(default=["associations", "limits", "qos", "safe"])
