@@ -150,6 +150,23 @@ def report(spec: Path, strict: bool) -> None:
 
 
 @main.command()
+@click.argument("code", required=False)
+def explain(code: str | None) -> None:
+    """What a finding CODE means, its formula and sources, and how to fix it; without CODE,
+    every code."""
+    from cluster_iac import explain as codes
+
+    if code is None:
+        click.echo(codes.listing(), nl=False)
+        return
+    text = codes.explain(code)
+    if text is None:
+        click.echo(f"error: no finding code '{code}'; {codes.unknown_hint(code)}", err=True)
+        sys.exit(1)
+    click.echo(text, nl=False)
+
+
+@main.command()
 def schema() -> None:
     """Print the JSON Schema of the spec."""
     from cluster_iac.spec.schema import schema_text
