@@ -290,7 +290,10 @@ def start_slurmdbd(box: Sandbox, db: MariaDB, dbd_port: int) -> subprocess.Popen
     env = {**box.env(), "SLURM_CONF": "/etc/slurm/slurm.conf",
            "MYSQL_UNIX_PORT": str(db.socket)}  # the client library's default socket
     proc = box.spawn([box.tool("slurmdbd"), "-D"], "slurmdbd-stdout.log", env=env)
-    _wait(lambda: _port_open(dbd_port), proc, "slurmdbd", box.work / "log" / "slurmdbd.log")
+    log = box.work / "log" / "slurmdbd.log"
+    # ready when it says so and its port answers: the port alone might be another process's
+    _wait(lambda: "slurmdbd version" in _read(log) and _port_open(dbd_port), proc, "slurmdbd",
+          log)
     return proc
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import os
 import pwd
+import random
 import re
 import shlex
 import shutil
@@ -148,10 +149,36 @@ def _tool(name: str) -> str:
     return path
 
 
+_PORTS = random.Random()  # seeded from the OS: parallel runs draw different ports
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port nothing is bound to, drawn below the kernel's ephemeral range. A port the
+    kernel handed out for bind(0) went back to that range as soon as it was returned, where
+    the next bind(0) or outgoing connection of any process (another suite running at the
+    same time) could take it before the daemon bound it, or while a daemon that is not
+    running (slurmd) left it free: slurmctld's agents and slurmdbd then talked to another
+    run's daemon, which reset the connection ('Connection reset by peer'). Ports below the
+    range are never handed out by the kernel."""
+    low = _ephemeral_low()
+    for _ in range(200):
+        port = _PORTS.randrange(max(1024, low - 20_000), low)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise HarnessError(f"no free port below {low}")
+
+
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (ip_local_port_range; 32768 by
+    default)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 # --- the private configuration ------------------------------------------------------------
@@ -542,10 +569,13 @@ def _die_with_parent() -> None:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the daemon's process group, SIGKILL after 5 s."""
+    """SIGTERM the daemon's process group, SIGKILL after WAIT_S. An orderly slurmctld
+    shutdown saves its state and waits for its agents (4 s on an idle machine here, with a
+    slurmdbd push in flight); a SIGKILL before it ends cuts its connections, and the peer
+    logs 'Connection reset by peer'."""
     if proc.poll() is not None:
         return
-    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+    for sig, wait in ((signal.SIGTERM, WAIT_S), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
