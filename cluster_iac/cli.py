@@ -150,6 +150,51 @@ def report(spec: Path, strict: bool) -> None:
 
 
 @main.command()
+@click.option("--name", default="cluster", show_default=True, help="Cluster name.")
+@click.option("--platform", default="hgx-h100-8gpu", show_default=True,
+              help="Catalog GPU server platform of the GPU nodes.")
+@click.option("--gpu", default=None, help="Catalog GPU model in place of the platform's.")
+@click.option("--nodes", type=click.IntRange(1, 10_000), default=4, show_default=True,
+              help="GPU nodes.")
+@click.option("--fabric", type=click.Choice(["infiniband", "roce", "none"]),
+              default="infiniband", show_default=True, help="Compute fabric.")
+@click.option("--voltage", "voltage_v", type=click.IntRange(100, 480), default=415,
+              show_default=True, help="PDU voltage, V (line to line when three-phase).")
+@click.option("--phases", type=click.Choice(["1", "3"]), default="3", show_default=True,
+              help="PDU phases.")
+@click.option("--breaker", "breaker_a", type=click.IntRange(1, 400), default=32,
+              show_default=True, help="PDU circuit breaker, A.")
+@click.option("--lustre", is_flag=True, help="A Lustre file system on its own storage fabric.")
+@click.option("--oss", type=click.IntRange(1, 1000), default=2, show_default=True,
+              help="Lustre object storage servers.")
+@click.option("--accounting", is_flag=True, help="slurmdbd accounting.")
+@click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the spec to this new file instead of standard output.")
+def init(out_file: Path | None, phases: str, **answers: object) -> None:
+    """Write a starting spec that validates, from a GPU platform, a node count, the fabric
+    and the racks' power; nodes per rack are the most the checks accept."""
+    from cluster_iac.init import Answers, InitError, starting_spec
+
+    if out_file is not None and out_file.exists():
+        raise click.BadParameter(f"{out_file} exists; name a new file", param_hint="-o")
+    try:
+        text = starting_spec(Answers(phases=int(phases), **answers))  # type: ignore[arg-type]
+    except InitError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    if out_file is None:
+        click.echo(text, nl=False)
+        return
+    from cluster_iac.writer import write_file
+
+    try:
+        write_file(out_file, text)
+    except OSError as exc:
+        _write_failed(exc, out_file)
+    click.echo(f"{out_file}: written; next: cluster-iac validate {out_file}", err=True)
+
+
+@main.command()
 @click.argument("code", required=False)
 def explain(code: str | None) -> None:
     """What a finding CODE means, its formula and sources, and how to fix it; without CODE,

@@ -112,7 +112,10 @@ def reachability(plan: Plan) -> Iterator[Diagnostic]:
             "LUSTRE-UNREACHABLE", f"node group {group}: {len(hosts)} host(s) ({hosts[0]}"
             f"{' ...' if len(hosts) > 1 else ''}) {why}, so they cannot reach every Lustre "
             f"server over LNet {lnet.net}", (*lnet.spec_path, "network"),
-            hint="give them NICs on that network, or run LNet on a network they share")
+            hint=f"give node group {group}'s node type NICs on the {lnet.network} network "
+                 f"(node_types.<name>.nics_add), or run LNet on a network every host shares "
+                 f"(storage.lustre.lnet.network; fabric.storage and networks.storage for a "
+                 f"storage fabric)")
 
 
 @check("lustre.raid_stripe")
