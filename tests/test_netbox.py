@@ -96,8 +96,9 @@ TEMPLATE_CHOICES = {
                              "100gbase-x-qsfp28", "200gbase-x-qsfp56", "400gbase-x-osfp",
                              "800gbase-x-osfp", "other"},
     ("power-ports", "type"): {"iec-60320-c14", "iec-60320-c20", "iec-60309-p-n-e-6h",
-                              "iec-60309-3p-n-e-6h"},
-    ("power-outlets", "type"): {"iec-60320-c13", "iec-60320-c19", "iec-60309-p-n-e-6h"},
+                              "iec-60309-3p-n-e-6h", "other"},
+    ("power-outlets", "type"): {"iec-60320-c13", "iec-60320-c19", "iec-60309-p-n-e-6h",
+                                "other"},
     ("power-outlets", "feed_leg"): {"A", "B", "C"},
 }
 PLANS = [(name, example_build(name).plan) for name in EXAMPLE_IDS] + [("wired", wired_plan())]
@@ -234,6 +235,47 @@ def test_every_reference_resolves(read: tuple[Plan, dict[str, Any]]) -> None:
     assert [end for end, n in cabled.items() if n > 1] == []  # "already connected"
     assert len(t["power_feed_cables"]) == len(feeds) == len(plan.power_feeds)
     assert len(t["cables"]) == len(plan.cables)
+
+
+def test_every_power_port_and_outlet_has_a_type(read: tuple[Plan, dict[str, Any]]) -> None:
+    """The devicetype-library schema requires a type on each; NetBox's import accepts it."""
+    _plan, nb = read
+    untyped = [(doc["model"], part["name"]) for _f, doc in nb["types"]
+               for kind in ("power-ports", "power-outlets") for part in doc.get(kind, [])
+               if not part.get("type")]
+    assert untyped == []
+
+
+def test_each_cord_plugs_into_an_outlet_of_its_plug(read: tuple[Plan, dict[str, Any]]) -> None:
+    """A PSU with a C14 inlet is cabled to a C13 outlet, a C20 one to a C19 outlet; an outlet
+    into which racks of one PDU profile plug different cords is 'other' (its type is the
+    profile's), which no example with one device mix per profile has."""
+    _plan, nb = read
+    components = _components(nb)
+    receptacle = {"iec-60320-c14": "iec-60320-c13", "iec-60320-c20": "iec-60320-c19",
+                  "iec-60309-p-n-e-6h": "iec-60309-p-n-e-6h"}
+    cords = [c for c in nb["tables"]["cables"] if c["side_b_type"] == "dcim.poweroutlet"]
+    assert cords
+    mixed = 0
+    for c in cords:
+        psu = components[(c["side_a_site"], c["side_a_device"])][("dcim.powerport",
+                                                                 c["side_a_name"])]
+        outlet = components[(c["side_b_site"], c["side_b_device"])][("dcim.poweroutlet",
+                                                                    c["side_b_name"])]
+        assert outlet["type"] in (receptacle[psu["type"]], "other"), (c, psu, outlet)
+        mixed += outlet["type"] == "other"
+    if _plan.settings.power.pdu_profiles.keys() <= {"seed-415v", "mgmt-208v", "storage-415v",
+                                                    "three-415v"}:
+        assert mixed == 0  # seed, minimal: every rack of a profile holds one device mix
+
+
+def test_device_types_open_with_the_yaml_start_the_import_page_detects(
+        read: tuple[Plan, dict[str, Any]]) -> None:
+    """NetBox's import page reads its default 'auto' format as YAML only when the text
+    starts with '---' (utilities/forms/bulk_import.py, BulkImportForm._detect_format)."""
+    plan, _nb = read
+    docs = {p: t for p, t in netbox_types.render(plan).items()}
+    assert docs and all(text.startswith("---\n") for text in docs.values())
 
 
 def _leg_draws(nb: dict[str, Any]) -> dict[str, dict[str, float]]:
