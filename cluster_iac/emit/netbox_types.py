@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import compress, count
 from operator import attrgetter
@@ -66,9 +66,6 @@ POWER_PORT_TYPES = {"power-c13": "iec-60320-c14", "power-c19": "iec-60320-c20",
 INLET_TYPES = {(3, 400.0): "iec-60309-3p-n-e-6h", (3, 415.0): "iec-60309-3p-n-e-6h",
                (1, 230.0): "iec-60309-p-n-e-6h", (1, 240.0): "iec-60309-p-n-e-6h"}
 OTHER = "other"  # PowerPortTypeChoices / PowerOutletTypeChoices TYPE_OTHER
-# The PDU outlet a cord's PDU end plugs into, by the PSU inlet at its other end.
-OUTLET_TYPES = {"iec-60320-c14": "iec-60320-c13", "iec-60320-c20": "iec-60320-c19",
-                "iec-60309-p-n-e-6h": "iec-60309-p-n-e-6h"}
 GENERIC = "Generic"
 BMC = "bmc"  # the out-of-band network: a device's own port on it is mgmt_only
 NVIDIA = "NVIDIA"
@@ -129,7 +126,8 @@ def device_types(plan: Plan) -> dict[str, DeviceType]:
             types[d.model] = DeviceType(manufacturer(plan, d), d.model, max(d.height_u, 0))
     model_of = {d.name: d.model for d in plan.devices}
     _interfaces(plan, model_of, types)
-    _pdus(plan, model_of, types, _psus(plan, model_of, types))
+    _psus(plan, model_of, types)
+    _pdus(plan, model_of, types)
     return types
 
 
@@ -189,8 +187,7 @@ def _switch_series(plan: Plan, fastest: dict[tuple[str, str], tuple[int, str, bo
             for (model, prefix), link in links.items() for n in range(1, size[model][0] + 1)}
 
 
-def _psus(plan: Plan, model_of: dict[str, str],
-          types: dict[str, DeviceType]) -> dict[tuple[str, int], str]:
+def _psus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) -> None:
     """Each model's PSUs with the plan's draws: the type's maximum is the most any of its
     devices draws on that PSU; allocated is the normal draw (the same on every device of a
     model, as the power pass splits a device's draw over its PSUs). A PSU's name and type are
@@ -203,10 +200,8 @@ def _psus(plan: Plan, model_of: dict[str, str],
     last = dict(zip(zip(models, numbers, strict=True), count(), strict=False))
     rows = plan.cords_cabled(last.values())
     names = dict(zip(last, rows.a_port, strict=True))
-    plugs: dict[tuple[str, int], str] = {}
-    for (model, number), psu, medium in zip(last, rows.a_port, rows.medium, strict=True):
-        plugs[(model, number)] = POWER_PORT_TYPES.get(medium, OTHER)
-        types[model].power_ports[psu] = {"type": plugs[(model, number)]}
+    for (model, _number), psu, medium in zip(last, rows.a_port, rows.medium, strict=True):
+        types[model].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, OTHER)}
     draws: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for model, number, allocated, maximum in set(zip(models, numbers,
                                                      map(attrgetter("allocated_w"), cords),
@@ -219,23 +214,17 @@ def _psus(plan: Plan, model_of: dict[str, str],
         port = types[key[0]].power_ports[names[key]]
         port["maximum_draw"] = max(1, math.ceil(maximum))
         port["allocated_draw"] = max(1, round(allocated))
-    return plugs
 
 
-def _pdus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType],
-          plugs: dict[tuple[str, int], str]) -> None:
+def _pdus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) -> None:
     """Each PDU profile's inlet and every outlet, on the inlet and its line's feed leg. An
-    outlet's type is the receptacle for the plug of the PSU cords the plan puts in it (a C14
-    inlet's cord: a C13 outlet); 'other' where racks of the profile plug different cords into
-    it (a device type is one per profile); an outlet no cord uses takes the type most of the
-    profile's outlets have ('other' for a PDU no cord reaches). A profile does not state its
-    outlet mix, and NetBox and the devicetype-library schema want a type on each."""
+    outlet's type is the profile's outlet_type, else 'other': from the spec alone, so that a
+    rack added with other cords changes no device type (the cords plugged in so far would)."""
     cords = plan.power_cords
     names = tuple(map(attrgetter("inlet"), cords))
-    pdu_models = tuple(map(model_of.__getitem__, map(attrgetter("pdu"), cords)))
+    pdu_models = map(model_of.__getitem__, map(attrgetter("pdu"), cords))
     # each PDU model's last named inlet (a cord names its PDU's inlet, or none)
     inlets = dict(compress(zip(pdu_models, names, strict=True), names))
-    outlets = _outlet_types(cords, pdu_models, model_of, plugs)
     profiles = plan.settings.power.pdu_profiles
     for d in plan.devices:
         if d.kind != "pdu" or d.model not in profiles or types[d.model].power_outlets:
@@ -244,30 +233,9 @@ def _pdus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType],
         inlet = inlets.get(d.model, INLET)
         types[d.model].power_ports[inlet] = {
             "type": INLET_TYPES.get((p.phases, float(p.voltage_v)), OTHER)}
-        planned = outlets.get(d.model, {})
-        common = Counter(planned.values()).most_common(1)
-        fallback = common[0][0] if common else OTHER
         for number, leg in outlet_lines(p.outlets, p.circuits, p.voltage_v, p.phases,
                                         p.outlet_wiring == "banked"):
-            outlet: dict[str, Any] = {"type": planned.get(number, fallback),
-                                      "power_port": inlet}
+            outlet: dict[str, Any] = {"type": p.outlet_type or OTHER, "power_port": inlet}
             if leg:
                 outlet["feed_leg"] = leg
             types[d.model].power_outlets[f"outlet{number}"] = outlet
-
-
-def _outlet_types(cords: Any, pdu_models: tuple[str, ...], model_of: dict[str, str],
-                  plugs: dict[tuple[str, int], str]) -> dict[str, dict[int, str]]:
-    """PDU model -> outlet number -> the receptacle its cords need ('other' where racks of
-    the model put cords of different plugs in it); each distinct (PDU model, outlet, device
-    model, PSU) is looked at once."""
-    found: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))
-    device_models = map(model_of.__getitem__, map(attrgetter("device"), cords))
-    for pdu, outlet, device, psu in set(zip(pdu_models, map(attrgetter("outlet"), cords),
-                                            device_models, map(attrgetter("psu"), cords),
-                                            strict=True)):
-        plug = plugs.get((device, psu))
-        found[pdu][outlet].add(OUTLET_TYPES.get(plug, OTHER) if plug else OTHER)
-    return {pdu: {n: kinds.pop() if len(kinds) == 1 else OTHER
-                  for n, kinds in by_outlet.items()}
-            for pdu, by_outlet in found.items()}
