@@ -57,7 +57,7 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
     plan, source = _compiled(spec_file)
     if not emit:
         findings = _checked(plan, source, strict, on_findings)
-        with _cable_errors(source):
+        with _cable_errors(source, replace(plan, findings=tuple(findings))):
             plan.cables  # noqa: B018  # made now (plan.cabling)
         return Build(plan=replace(plan, findings=tuple(findings)), findings=findings, files={},
                      source=source)
@@ -150,10 +150,11 @@ def _checked(plan: Plan, source: SourceMap, strict: bool,
 
 
 @contextlib.contextmanager
-def _cable_errors(source: SourceMap) -> Iterator[None]:
+def _cable_errors(source: SourceMap, plan: Plan | None = None) -> Iterator[None]:
     """The cable table's CompileError (plan.cables, made wherever it is first read: here, or
-    in the emitter worker, whose exception is raised here) as the pipeline's error."""
+    in the emitter worker, whose exception is raised here) as the pipeline's error, with
+    the ``plan`` the error is about when there is one to show (`plan` prints it)."""
     try:
         yield
     except CompileError as exc:
-        raise PipelineError(exc.diagnostics, source) from None
+        raise PipelineError(exc.diagnostics, source, plan) from None

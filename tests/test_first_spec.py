@@ -175,6 +175,13 @@ def test_plan_prints_what_it_built_beside_the_errors(tmp_path: Path) -> None:
     assert result.stderr.rstrip().endswith(f"{spec}: 4 error(s)")  # NID + 3 UNREACHABLE
 
 
+def test_plan_prints_beside_a_cable_no_medium_carries() -> None:
+    spec = ROOT / "tests" / "data" / "invalid" / "cabling" / "far_racks.yaml"
+    result = CliRunner().invoke(main, ["plan", "--counts", str(spec)])
+    assert result.exit_code == 1
+    assert "nodes: 3" in result.stdout and "error[CABLE-NO-MEDIUM]" in result.stderr
+
+
 def test_plan_of_a_spec_that_does_not_compile_prints_only_the_errors(tmp_path: Path) -> None:
     data = h200()
     data["node_groups"][0]["node_type"] = "gpuu"
