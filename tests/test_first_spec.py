@@ -187,7 +187,8 @@ def test_plan_of_a_spec_that_does_not_compile_prints_only_the_errors(tmp_path: P
     data["node_groups"][0]["node_type"] = "gpuu"
     result = CliRunner().invoke(main, ["plan", str(_write(tmp_path, data))])
     assert result.exit_code == 1 and result.stdout == ""
-    assert "error[SPEC-UNKNOWN-REF]" in result.stderr or "gpuu" in result.stderr
+    assert "error[SPEC-UNKNOWN-REF] unknown node type 'gpuu'" in result.stderr
+    assert "= hint: did you mean 'gpu'?" in result.stderr
 
 
 # --- findings cited at the key that decides them --------------------------------------------
