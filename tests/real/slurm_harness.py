@@ -9,7 +9,8 @@ rewritten, each rewrite with its reason (``_controller_values`` and ``_slurmd_va
 NodeName, PartitionName, Gres and topology line is kept as emitted, so the daemons judge our files.
 slurmctld reads our slurm.conf with host, ports, user, paths and auth changed; slurmd reads a copy
 that also keeps it out of the host's cgroups. Daemons run under ``unshare -m`` with a private
-/etc/hosts (node names resolve to 127.0.0.1: slurmctld 22.05 waits ~10 s per unresolvable name)
+/etc/hosts (each node name resolves to a loopback address of its own, see ``hosts_text``:
+slurmctld 22.05 waits ~10 s per unresolvable name)
 and, for slurmd, a private /dev holding stand-in GPU character devices. Every ``error:``/``fatal:``
 log line fails a test unless ``SANDBOX_NOISE`` explains it by the sandbox.
 """
@@ -64,7 +65,7 @@ WAIT_S = 30.0
 # The health check's keys: the matrix drops them, the policy harness keeps them.
 HEALTH_KEYS = ("HealthCheckProgram", "HealthCheckInterval", "HealthCheckNodeState", "Epilog")
 # Keys the local run needs even when our slurm.conf leaves them to Slurm's default.
-ADDED = ("CredType", "MailProg", "SlurmdUser")
+ADDED = ("CredType", "MailProg", "SlurmdUser", "CommunicationParameters")
 
 
 class HarnessError(RuntimeError):
@@ -252,6 +253,8 @@ def _controller_values(work: Path, text: str) -> Values:
         "AuthType": ("auth/none", "no munged key here (auth/none still ships in 22.05-26.05)"),
         "CredType": ("cred/none", "goes with auth/none"),
         "MailProg": ("/bin/true", "the sandbox has no mail program (Slurm logs an error)"),
+        "CommunicationParameters": ("NoInAddrAny", "each slurmd listens on its node's own "
+                                    "loopback address only (hosts_text)"),
     }
     if os.geteuid() != 0:
         values["SlurmdUser"] = (me, "not root: slurmd runs as the test's user")
@@ -341,6 +344,21 @@ def _rewrite(lines: list[str], values: Values) -> tuple[list[str], list[str]]:
     return out, overrides
 
 
+def hosts_text(local: list[str], nodes: list[str]) -> str:
+    """The sandbox's /etc/hosts: the controller's names at 127.0.0.1, each node at a
+    loopback address of its own (127.0.1.1, 127.0.1.2, ...), which its slurmd binds alone
+    (CommunicationParameters=NoInAddrAny). With every node at 127.0.0.1 and one SlurmdPort,
+    a message slurmctld sent to a node that has no slurmd (pings, forwarded fan-out) reached
+    whichever slurmd a test was running, which reset it or forwarded it on: 'slurm_receive_msgs
+    ... Connection reset by peer', 'forward_thread to dgx-013 ... Connection refused' in
+    slurmctld's log, when a ping came while a test's slurmd was up (more often under load)."""
+    lines = ["127.0.0.1 " + " ".join(dict.fromkeys(local))]
+    for n, name in enumerate(dict.fromkeys(nodes)):
+        third, fourth = divmod(n, 254)
+        lines.append(f"127.0.{1 + third}.{1 + fourth} {name}")
+    return "\n".join(lines) + "\n"
+
+
 def _first_node_line(lines: list[str]) -> int:
     """Global keys must come before the first NodeName line."""
     return next((i for i, line in enumerate(lines) if line.startswith("NodeName=")), len(lines))
@@ -421,8 +439,8 @@ class SlurmCluster:
         return {**os.environ, "SLURM_CONF": str(self.conf.path)}
 
     def start(self) -> None:
-        names = ["localhost", socket.gethostname().split(".")[0], *self.conf.node_names]
-        (self.work / "hosts").write_text("127.0.0.1 " + " ".join(dict.fromkeys(names)) + "\n")
+        local = ["localhost", socket.gethostname().split(".")[0]]
+        (self.work / "hosts").write_text(hosts_text(local, self.conf.node_names))
         command = [self.runtime.tool("slurmctld"), "-D", "-f", str(self.conf.path)]
         self.controller = self._spawn(_sandbox(self.work, self.runtime, command),
                                       "slurmctld-stdout.log")
