@@ -21,6 +21,7 @@ from cluster_iac.render import PARALLEL_NODES, Build, PipelineError, build, rend
 if TYPE_CHECKING:
     from cluster_iac.emit.parallel import WorkerUsage
     from cluster_iac.findings_output import FindingsLog
+    from cluster_iac.plan import Plan
     from cluster_iac.render import Findings
     from cluster_iac.source import SourceMap
 
@@ -109,8 +110,8 @@ def _output_folder(ctx: click.Context, param: click.Parameter, value: str | None
 @FINDINGS
 def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool,
            reallocate: tuple[str, ...]) -> None:
-    """Render every output file of SPEC into the -o folder, and write SPEC's lock beside it
-    (the identities allocated: README, 'The lock file')."""
+    """Render every output file of SPEC into the folder given by -o/--output, and write
+    SPEC's lock beside SPEC (the identities allocated: README, 'The lock file')."""
     from cluster_iac.emit.parallel import EmitWorkerError
     from cluster_iac.writer import OutputRefused
 
@@ -121,7 +122,7 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
             return
         result, written = _or_exit(spec, lambda findings: render_into(
             spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
-            reallocate=reallocate))
+            reallocate=reallocate), writes=True)
     except EmitWorkerError as exc:
         _fail(spec, "EMIT-WORKER", f"{exc}; nothing written")
     except OutputRefused as exc:
@@ -268,24 +269,31 @@ def _committed(ref: str, out_dir: Path, lock: Path) -> tuple[dict[str, str] | No
 @STRICT
 def plan_command(spec: Path, fmt: str, out_file: Path | None, counts_only: bool,
                  strict: bool) -> None:
-    """Print the expanded plan of SPEC: counts, fabrics, NVLink domains, nodes, switches."""
-    from cluster_iac.plan import dump
+    """Print the expanded plan of SPEC: counts, fabrics, NVLink domains, nodes, switches.
+    A design the checks reject is printed all the same, beside its errors (exit 1)."""
+    def show(plan: Plan) -> None:
+        from cluster_iac.plan import dump
 
-    result = _build_or_exit(spec, strict=strict, emit=False)
-    if counts_only:
-        data = dump.counts(result.plan)
-        text = _json(data) if fmt == "json" else dump.yaml_text(data)
-    else:
-        text = dump.to_json(result.plan) if fmt == "json" else dump.to_yaml(result.plan)
-    if out_file is None:
-        click.echo(text, nl=False)
-        return
-    from cluster_iac.writer import write_file
+        if counts_only:
+            data = dump.counts(plan)
+            text = _json(data) if fmt == "json" else dump.yaml_text(data)
+        else:
+            text = dump.to_json(plan) if fmt == "json" else dump.to_yaml(plan)
+        if out_file is None:
+            click.echo(text, nl=False)
+            return
+        from cluster_iac.writer import write_file
 
-    try:
-        write_file(out_file, text)
-    except OSError as exc:
-        _write_failed(exc, out_file)
+        try:
+            write_file(out_file, text)
+        except OSError as exc:
+            _write_failed(exc, out_file)
+
+    def built_so_far(exc: PipelineError) -> None:
+        if exc.plan is not None:
+            show(exc.plan)
+
+    show(_build_or_exit(spec, strict=strict, emit=False, on_error=built_so_far).plan)
 
 
 @main.command()
@@ -297,6 +305,68 @@ def report(spec: Path, strict: bool) -> None:
 
     result = _build_or_exit(spec, strict=strict, emit=False)
     click.echo(render_report(result.plan), nl=False)
+
+
+@main.command()
+@click.option("--name", default="cluster", show_default=True, help="Cluster name.")
+@click.option("--platform", default="hgx-h100-8gpu", show_default=True,
+              help="Catalog GPU server platform of the GPU nodes.")
+@click.option("--gpu", default=None, help="Catalog GPU model in place of the platform's.")
+@click.option("--nodes", type=click.IntRange(1, 10_000), default=4, show_default=True,
+              help="GPU nodes.")
+@click.option("--fabric", type=click.Choice(["infiniband", "roce", "none"]),
+              default="infiniband", show_default=True, help="Compute fabric.")
+@click.option("--voltage", "voltage_v", type=click.IntRange(100, 480), default=415,
+              show_default=True, help="PDU voltage, V (line to line when three-phase).")
+@click.option("--phases", type=click.Choice(["1", "3"]), default="3", show_default=True,
+              help="PDU phases.")
+@click.option("--breaker", "breaker_a", type=click.IntRange(1, 400), default=32,
+              show_default=True, help="PDU circuit breaker, A.")
+@click.option("--lustre", is_flag=True, help="A Lustre file system on its own storage fabric.")
+@click.option("--oss", type=click.IntRange(1, 1000), default=2, show_default=True,
+              help="Lustre object storage servers.")
+@click.option("--accounting", is_flag=True, help="slurmdbd accounting.")
+@click.option("-o", "--output", "out_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the spec to this new file instead of standard output.")
+def init(out_file: Path | None, phases: str, **answers: object) -> None:
+    """Write a starting spec that validates, from a GPU platform, a node count, the fabric
+    and the racks' power; nodes per rack are the most the checks accept."""
+    from cluster_iac.init import Answers, InitError, starting_spec
+
+    if out_file is not None and out_file.exists():
+        raise click.BadParameter(f"{out_file} exists; name a new file", param_hint="-o")
+    try:
+        text = starting_spec(Answers(phases=int(phases), **answers))  # type: ignore[arg-type]
+    except InitError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    if out_file is None:
+        click.echo(text, nl=False)
+        return
+    from cluster_iac.writer import write_file
+
+    try:
+        write_file(out_file, text)
+    except OSError as exc:
+        _write_failed(exc, out_file)
+    click.echo(f"{out_file}: written; next: cluster-iac validate {out_file}", err=True)
+
+
+@main.command()
+@click.argument("code", required=False)
+def explain(code: str | None) -> None:
+    """What a finding CODE means, its formula and sources, and how to fix it; without CODE,
+    every code."""
+    from cluster_iac import explain as codes
+
+    if code is None:
+        click.echo(codes.listing(), nl=False)
+        return
+    text = codes.explain(code)
+    if text is None:
+        click.echo(f"error: no finding code '{code}'; {codes.unknown_hint(code)}", err=True)
+        sys.exit(1)
+    click.echo(text, nl=False)
 
 
 @main.command()
@@ -326,23 +396,30 @@ def catalog(kind: str | None, pattern: str | None) -> None:
 
 
 def _build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1,
-                   reallocate: tuple[str, ...] = ()) -> Build:
+                   reallocate: tuple[str, ...] = (),
+                   on_error: Callable[[PipelineError], object] | None = None) -> Build:
     return _or_exit(spec, lambda findings: build(spec, strict=strict, emit=emit, jobs=jobs,
-                                                 on_findings=findings, reallocate=reallocate))
+                                                 on_findings=findings, reallocate=reallocate),
+                    on_error=on_error)
 
 
 Run = TypeVar("Run")
 
 
-def _or_exit(spec: Path, run: Callable[[Findings], Run]) -> Run:
+def _or_exit(spec: Path, run: Callable[[Findings], Run], *, writes: bool = False,
+             on_error: Callable[[PipelineError], object] | None = None) -> Run:
     """``run`` the pipeline, its findings printed as soon as the checks have passed; on an
-    error, every diagnostic printed and exit 1."""
+    error, ``on_error`` told first (plan prints what was built), every diagnostic printed
+    and exit 1. ``writes``: the command writes files, so the last line says none were."""
     try:
         return run(lambda findings, source: _print_diagnostics(findings, source, str(spec)))
     except PipelineError as exc:
+        if on_error is not None:
+            on_error(exc)
         _print_diagnostics(exc.diagnostics, exc.source, str(spec))
         errors = sum(1 for d in exc.diagnostics if d.is_error)
-        click.echo(f"{spec}: {errors} error(s); nothing written", err=True)
+        click.echo(f"{spec}: {errors} error(s){'; nothing written' if writes else ''}",
+                   err=True)
         sys.exit(1)
 
 

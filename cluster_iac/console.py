@@ -50,7 +50,7 @@ def position(diag: Diagnostic, source: SourceMap | None, fallback: str) -> tuple
         return (source.file if source else fallback), diag.line, diag.column or 1
     if source is None:
         return fallback, 1, 1
-    loc = source.locate(diag.path, key=at_key(diag))
+    loc = source.locate(diag.located_path(source), key=at_key(diag))
     return loc.file, loc.line, loc.column
 
 
@@ -62,4 +62,5 @@ def at_key(diag: Diagnostic) -> bool:
 def cites_whole(diag: Diagnostic, source: SourceMap | None) -> bool:
     """A finding about the whole document, or about a section the file leaves out (a
     default), is cited at 1:1; the first line of the file is not worth quoting there."""
-    return diag.line is None and not (source and diag.path and source.has(diag.path[:1]))
+    path = diag.located_path(source)
+    return diag.line is None and not (source and path and source.has(path[:1]))

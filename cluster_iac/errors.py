@@ -37,10 +37,20 @@ class Diagnostic:
     at_key: bool = False
     # Measured value, limit and unit for capacity findings (report.md uses them).
     details: dict[str, object] = field(default_factory=dict, compare=False)
+    # Where to point instead when the file leaves ``path``'s section out (a default decided
+    # it, e.g. policy.max_phase_imbalance): the first of these keys the file has.
+    decided_by: tuple[SpecPath, ...] = ()
 
     @property
     def is_error(self) -> bool:
         return self.severity is Severity.ERROR
+
+    def located_path(self, source: SourceMap | None) -> SpecPath:
+        """The path to cite in ``source``: ``path`` when the file has its section, else the
+        first ``decided_by`` path whose section it has, else ``path``."""
+        if source is None or not self.path or source.has(self.path[:1]):
+            return self.path
+        return next((p for p in self.decided_by if p and source.has(p[:1])), self.path)
 
 
 class CompileError(Exception):

@@ -56,9 +56,11 @@ class Locked:
 class PipelineError(Exception):
     """A stage failed; carries its diagnostics and the source map to locate them."""
 
-    def __init__(self, diagnostics: list[Diagnostic], source: SourceMap | None):
+    def __init__(self, diagnostics: list[Diagnostic], source: SourceMap | None,
+                 plan: Plan | None = None):
         self.diagnostics = diagnostics
         self.source = source
+        self.plan = plan  # the compiled plan when only the checks failed (`plan` prints it)
         super().__init__(f"{len(diagnostics)} problem(s)")
 
 
@@ -75,7 +77,7 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
     plan, source = _compiled(spec_file, lock_file, reallocate)
     if not emit:
         findings = _checked(plan, source, strict, on_findings)
-        with _cable_errors(source):
+        with _cable_errors(source, replace(plan, findings=tuple(findings))):
             plan.cables  # noqa: B018  # made now (plan.cabling)
         return Build(plan=replace(plan, findings=tuple(findings)), findings=findings, files={},
                      source=source, lock=_locked(plan, spec_file, lock_file))
@@ -177,17 +179,18 @@ def _checked(plan: Plan, source: SourceMap, strict: bool,
 
     findings = run_checks(plan, strict=strict)
     if any(f.is_error for f in findings):
-        raise PipelineError(findings, source)
+        raise PipelineError(findings, source, replace(plan, findings=tuple(findings)))
     if on_findings is not None:
         on_findings(findings, source)
     return findings
 
 
 @contextlib.contextmanager
-def _cable_errors(source: SourceMap) -> Iterator[None]:
+def _cable_errors(source: SourceMap, plan: Plan | None = None) -> Iterator[None]:
     """The cable table's CompileError (plan.cables, made wherever it is first read: here, or
-    in the emitter worker, whose exception is raised here) as the pipeline's error."""
+    in the emitter worker, whose exception is raised here) as the pipeline's error, with
+    the ``plan`` the error is about when there is one to show (`plan` prints it)."""
     try:
         yield
     except CompileError as exc:
-        raise PipelineError(exc.diagnostics, source) from None
+        raise PipelineError(exc.diagnostics, source, plan) from None

@@ -131,7 +131,27 @@ def _grew(old: str, new_lines: list[str], new: dict[str, set[str]]) -> bool:
                for line in new_lines)
 
 
+_PART = re.compile(r"^(netbox/[a-z_]+)-\d{3,}\.csv$")
+
+
+def _tables(files: dict[str, str]) -> dict[str, str]:
+    """The files, a NetBox table's parts (netbox/cables-001.csv ...) joined into the one table
+    they are cut from: a part boundary moves when rows are added before it, the rows do not."""
+    joined: dict[str, str] = {}
+    for path in sorted(files):
+        match = _PART.match(path)
+        if match is None:
+            joined[path] = files[path]
+            continue
+        table = f"{match[1]}.csv"
+        head, _, body = files[path].partition("\n")
+        joined[table] = joined.get(table, head + "\n") + body
+    return joined
+
+
 def _unexpected(small: Build, large: Build) -> list[str]:
+    small = replace(small, files=_tables(small.files))
+    large = replace(large, files=_tables(large.files))
     before, after = _names(small), _names(large)
     new = {key: after[key] - before[key] for key in after}
     racks = {r.name for r in small.plan.racks}

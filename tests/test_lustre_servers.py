@@ -320,15 +320,17 @@ def test_metadata_without_redundancy_warns() -> None:
     assert found[0].path == ("storage", "lustre", "mdt", "raid")
 
 
-@pytest.mark.parametrize(("key", "value"), [
-    ("drive_path", "/dev/sd{n}; reboot"),
-    ("mount", "/mnt/lustre $(reboot)"),
-    ("fsname", "a;b"),
+@pytest.mark.parametrize(("key", "value", "code"), [
+    ("drive_path", "/dev/sd{n}; reboot", "SPEC-FORMAT"),
+    ("drive_path", "/dev/../etc/x{n}", "SPEC-PATH"),
+    ("mount", "/mnt/lustre $(reboot)", "SPEC-PATH"),
+    ("mount", "/etc/lustre", "SPEC-PATH"),
+    ("fsname", "a;b", "SPEC-FORMAT"),
 ])
-def test_no_spec_string_reaches_a_script_unchecked(key: str, value: str) -> None:
+def test_no_spec_string_reaches_a_script_unchecked(key: str, value: str, code: str) -> None:
     data = example_data("seed-64gpu-h100")
     data["storage"]["lustre"][key] = value
-    assert _spec_codes(data) == [("SPEC-FORMAT", ("storage", "lustre", key))]
+    assert _spec_codes(data) == [(code, ("storage", "lustre", key))]
 
 
 def test_lnet_interface_names_are_checked() -> None:

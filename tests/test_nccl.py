@@ -48,7 +48,11 @@ slurm:
 def spec_build(tmp_path: Path, *, platform: str = "dgx-h100", version: str = "2.21",
                technology: str = "infiniband", nccl: str = "{}"):  # type: ignore[no-untyped-def]
     roce = technology == "roce"
-    nics = ", nics: [{role: compute, model: cx7-400gbe, count: 8}]" if roce else ""
+    # the management network needs an in-band adapter, which the Azure VM's catalog entry
+    # (compute NICs only) and a RoCE list of its own lack
+    inband = "{role: inband, model: cx6lx-25gbe}"
+    nics = (f", nics: [{{role: compute, model: cx7-400gbe, count: 8}}, {inband}]" if roce
+            else f", nics_add: [{inband}]" if platform == "azure-nd-h100-v5" else "")
     path = tmp_path / "cluster.yaml"
     path.write_text(BASE_SPEC.format(platform=platform, version=version, technology=technology,
                                      leaf="sn5600" if roce else "qm9700", nics=nics, nccl=nccl))
@@ -274,7 +278,7 @@ def test_a_layout_that_misplaces_gpus_is_rejected(tmp_path: Path) -> None:
       gpu_count: 2
       cpu: xeon-8480c
       memory_gib: 512
-      nics: [{role: compute, model: cx7-ndr, count: 1}]
+      nics: [{role: compute, model: cx7-ndr, count: 1}, {role: inband, model: cx6lx-25gbe}]
       max_power_w: 3000
       pcie:
         numa_nodes:

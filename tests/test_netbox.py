@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,9 @@ from ruamel.yaml import YAML
 from cluster_iac.emit import netbox, netbox_cables, netbox_types
 from cluster_iac.plan import Plan
 from tests.conftest import EXAMPLE_IDS, ROOT, example_build
+from tests.facility_fixtures import compile_data
 from tests.inventory_fixtures import wired_plan
+from tests.slurm_fixtures import example_data
 
 # Each CSV's import form (netbox/dcim/forms/bulk_import.py, NetBox 4.5.8 and later): every field it
 # accepts, and those it requires (a missing required column fails the whole file).
@@ -96,8 +99,9 @@ TEMPLATE_CHOICES = {
                              "100gbase-x-qsfp28", "200gbase-x-qsfp56", "400gbase-x-osfp",
                              "800gbase-x-osfp", "other"},
     ("power-ports", "type"): {"iec-60320-c14", "iec-60320-c20", "iec-60309-p-n-e-6h",
-                              "iec-60309-3p-n-e-6h"},
-    ("power-outlets", "type"): {"iec-60320-c13", "iec-60320-c19", "iec-60309-p-n-e-6h"},
+                              "iec-60309-3p-n-e-6h", "other"},
+    ("power-outlets", "type"): {"iec-60320-c13", "iec-60320-c19", "iec-60309-p-n-e-6h",
+                                "other"},
     ("power-outlets", "feed_leg"): {"A", "B", "C"},
 }
 PLANS = [(name, example_build(name).plan) for name in EXAMPLE_IDS] + [("wired", wired_plan())]
@@ -117,7 +121,9 @@ def _read(files: dict[str, str]) -> dict[str, Any]:
         if parts[1] == "device-types":
             types.append((parts[2], YAML(typ="safe").load(text)))
             continue
-        table = folders[parts[1]] if len(parts) == 3 else parts[1].removesuffix(".csv")
+        # a large table's parts (cables-001.csv ...) are one table, imported part by part
+        table = (folders[parts[1]] if len(parts) == 3
+                 else re.sub(r"-\d{3,}$", "", parts[1].removesuffix(".csv")))
         reader = csv.DictReader(io.StringIO(text))
         rows = list(reader)
         headers[table].add(tuple(reader.fieldnames or ()))
@@ -234,6 +240,82 @@ def test_every_reference_resolves(read: tuple[Plan, dict[str, Any]]) -> None:
     assert [end for end, n in cabled.items() if n > 1] == []  # "already connected"
     assert len(t["power_feed_cables"]) == len(feeds) == len(plan.power_feeds)
     assert len(t["cables"]) == len(plan.cables)
+
+
+@pytest.mark.parametrize("name,plan", PLANS, ids=IDS)
+def test_large_tables_come_in_parts_that_import_inside_the_timeout(name: str,
+                                                                    plan: Plan) -> None:
+    """Each part holds at most what NetBox imports in IMPORT_SECONDS at the measured rate,
+    half of the 120 s its gunicorn configuration allows a request; the parts, in order, are
+    the whole table, each with the header."""
+    files = _netbox(plan)
+    assert netbox.IMPORT_SECONDS * 2 <= 120
+    for table, rate in netbox.ROWS_PER_SECOND.items():
+        paths = sorted(p for p in files if re.fullmatch(rf"netbox/{table}(-\d{{3,}})?\.csv", p))
+        assert paths, table
+        assert len(paths) == 1 or all(re.search(r"-\d{3}\.csv$", p) for p in paths)
+        rows: list[dict[str, str]] = []
+        for path in paths:
+            reader = csv.DictReader(io.StringIO(files[path]))
+            part = list(reader)
+            assert tuple(reader.fieldnames or ()) in {netbox.COLUMNS.get(table),
+                                                      netbox_cables.COLUMNS}
+            assert 1 <= len(part) <= netbox.rows_per_part(table)
+            assert len(part) / rate <= netbox.IMPORT_SECONDS
+            rows += part
+        if table == "cables":
+            assert len(rows) == len(plan.cables)
+        if table == "devices":
+            assert len(rows) == len(plan.devices)
+    if name == "dgx-h100-superpod-4su":  # 4,287 cables: 15 parts of 300; one took 813 s
+        assert len([p for p in files if p.startswith("netbox/cables-")]) == 15
+
+
+def test_every_power_port_and_outlet_has_a_type(read: tuple[Plan, dict[str, Any]]) -> None:
+    """The devicetype-library schema requires a type on each; NetBox's import accepts it."""
+    _plan, nb = read
+    untyped = [(doc["model"], part["name"]) for _f, doc in nb["types"]
+               for kind in ("power-ports", "power-outlets") for part in doc.get(kind, [])
+               if not part.get("type")]
+    assert untyped == []
+
+
+def test_outlets_take_the_profiles_outlet_type(read: tuple[Plan, dict[str, Any]]) -> None:
+    """An outlet's type is its PDU profile's outlet_type, else 'other': from the spec alone,
+    so adding a rack changes no device type (tests/test_growth.py)."""
+    plan, nb = read
+    profiles = plan.settings.power.pdu_profiles
+    for _folder, doc in nb["types"]:
+        for outlet in doc.get("power-outlets", []):
+            assert outlet["type"] == (profiles[doc["model"]].outlet_type or "other")
+
+
+def test_a_declared_outlet_type_receives_the_cords_of_its_plug() -> None:
+    """The seed's HGX PSUs take C19-C20 cords; declared C19 outlets receive every one of them
+    (the rack's management switches' C14 cords would want C13 outlets: a mixed PDU is not
+    modelled, and nothing checks the declared type against the cords yet)."""
+    data = example_data("seed-64gpu-h100")
+    data["power"]["pdu_profiles"]["seed-415v"]["outlet_type"] = "iec-60320-c19"
+    nb = _read(_netbox(compile_data(data)))
+    components = _components(nb)
+    cords = [c for c in nb["tables"]["cables"] if c["side_b_device"].startswith("r01-pdu")
+             and c["side_a_device"].startswith("compute")]
+    assert len(cords) == 8 * 6  # eight HGX nodes, six PSUs each
+    for c in cords:
+        psu = components[(c["side_a_site"], c["side_a_device"])][("dcim.powerport",
+                                                                 c["side_a_name"])]
+        outlet = components[(c["side_b_site"], c["side_b_device"])][("dcim.poweroutlet",
+                                                                    c["side_b_name"])]
+        assert (psu["type"], outlet["type"]) == ("iec-60320-c20", "iec-60320-c19"), c
+
+
+def test_device_types_open_with_the_yaml_start_the_import_page_detects(
+        read: tuple[Plan, dict[str, Any]]) -> None:
+    """NetBox's import page reads its default 'auto' format as YAML only when the text
+    starts with '---' (utilities/forms/bulk_import.py, BulkImportForm._detect_format)."""
+    plan, _nb = read
+    docs = {p: t for p, t in netbox_types.render(plan).items()}
+    assert docs and all(text.startswith("---\n") for text in docs.values())
 
 
 def _leg_draws(nb: dict[str, Any]) -> dict[str, dict[str, float]]:

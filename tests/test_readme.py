@@ -108,3 +108,15 @@ def test_readme_names_every_top_level_section_and_bolds_the_required_ones() -> N
     fields = ClusterSpec.model_fields
     assert bold == {name for name, field in fields.items() if field.is_required()}
     assert named == set(fields)
+
+
+def test_install_deps_waits_for_the_dpkg_lock() -> None:
+    """Every apt-get that takes the dpkg lock waits for it (DPkg::Lock::Timeout) rather than
+    failing at once when another apt holds it; `update` is retried (the lists' own lock)."""
+    text = (ROOT / ".ci" / "install-deps").read_text()
+    assert "APT_WAIT=(-o DPkg::Lock::Timeout=600)" in text
+    code = [line.split(" #", 1)[0] for line in text.splitlines()
+            if not line.lstrip().startswith(("#", "echo"))]
+    calls = [line for line in code if re.search(r"\bapt-get\b", line) and "clean" not in line]
+    assert len(calls) == 3 and all('"${APT_WAIT[@]}"' in line for line in calls), calls
+    assert not any("apt-get update" in line for line in code)  # only through apt_update

@@ -83,6 +83,22 @@ def test_every_field_has_a_description() -> None:
     assert not missing, f"fields without a docstring: {missing}"
 
 
+def test_every_section_and_field_has_its_own_description() -> None:
+    """An editor shows a field's own description on hover: power, cooling and storage had
+    none (their docstrings equalled their models', so pydantic dropped them)."""
+    schema = json.loads(COMMITTED.read_text())
+    missing = [where for where, prop in _properties(schema, schema, "")
+               if not prop.get("description")]
+    assert not missing
+
+
+def test_defs_names_are_readable() -> None:
+    """No module path in a $defs name (two models of one name made
+    'cluster_iac__spec__scheduling__Storage')."""
+    schema = json.loads(COMMITTED.read_text())
+    assert [name for name in schema["$defs"] if not name.isidentifier() or "__" in name] == []
+
+
 def _properties(schema: dict[str, Any], node: object, where: str) -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = []
     if isinstance(node, dict):

@@ -49,6 +49,8 @@ def _rack_heat(plan: Plan) -> Iterator[Diagnostic]:
                 f"{100 * kw / air_limit:.0f}% of the {air_limit:g} kW an air-cooled rack can "
                 f"(policy.air_cooled_rack_kw); over by {kw - air_limit:.1f} kW: declare "
                 f"cooling: liquid with its liquid_capacity_kw", (*rack.spec_path, "cooling"),
+                hint="or put fewer nodes in each rack (node_groups[].per_rack, or more racks "
+                     "in the group's racks)",
                 details={"measured": round(kw, 3), "limit": air_limit, "unit": "kW"})
         elif (rack.cooling == "liquid" and rack.liquid_capacity_kw is None and kw > 0
               and rack.name not in looped):

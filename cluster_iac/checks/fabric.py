@@ -122,7 +122,9 @@ def connectivity(plan: Plan) -> Iterator[Diagnostic]:
         yield Diagnostic(
             "FABRIC-NONE",
             f"{len(hosts)} GPU nodes have no compute fabric: jobs spanning nodes fall back to "
-            f"TCP over the management network", ("fabric",), Severity.INFO)
+            f"TCP over the management network", ("fabric",), Severity.INFO,
+            hint="declare fabric.compute (technology, leaf_switch) for multi-node jobs",
+            decided_by=_groups_of(plan, hosts))
         return
     cabled = wanted.intersection(wiring.tier)
     missing = sorted(wanted.difference(cabled))
@@ -174,6 +176,7 @@ def allreduce_busbw(plan: Plan) -> Iterator[Diagnostic]:
             f"{100 * p.busbw_gbs / minimum:.0f}% of the policy's {minimum:g} GB/s "
             f"(policy.min_allreduce_busbw_gbs), short by {minimum - p.busbw_gbs:.1f} GB/s; "
             f"{bounds_text(p)}", _busbw_path(plan, p),
+            decided_by=(("slurm", "partitions"),),
             details={"measured": round(p.busbw_gbs, 2), "limit": minimum, "unit": "GB/s"})
 
 
@@ -200,6 +203,12 @@ def bounds_text(p: JobPrediction) -> str:
     return text + (f"the network: {s.net_line_gbs:.1f} GB/s of NICs per NVLink domain x "
                    f"{s.net_efficiency:g} ({s.technology}), {ratio_text(s.oversubscription)} "
                    f"oversubscribed on the job's path")
+
+
+def _groups_of(plan: Plan, hosts: list[str]) -> tuple[tuple[str | int, ...], ...]:
+    """The spec paths of the node groups these hosts belong to, in spec order."""
+    wanted = set(hosts)
+    return tuple(dict.fromkeys(n.spec_path[:2] for n in plan.nodes if n.hostname in wanted))
 
 
 def _busbw_path(plan: Plan, p: JobPrediction) -> tuple[str | int, ...]:

@@ -54,18 +54,46 @@ def ost_indices(plan: Plan) -> Iterator[Diagnostic]:
 
 @check("lustre.nids")
 def nids(plan: Plan) -> Iterator[Diagnostic]:
-    """Every server and client has an address on the LNet network's IP network: its NID."""
+    """Every server and client has an address on the LNet network's IP network: its NID.
+    A host has none when that network is not declared, or when its node type has no NIC of
+    the role the network is made of (the built-in Lustre and management servers carry
+    storage NICs only, so with no storage fabric LNet defaults to the compute fabric, on
+    which they have no port)."""
+    from cluster_iac.compile.assign_addresses import NIC_ROLE
+
     hardware = _hardware(plan)
     if hardware is None or not hardware.lnet.missing_nid:
         return
     lnet = hardware.lnet
     missing = lnet.missing_nid
+    role = NIC_ROLE.get(lnet.ip_network)
+    declared = getattr(plan.settings.networks, lnet.ip_network, None) is not None
+    types = {n.hostname: n.node_type for n in plan.nodes}
+    nicless = sorted({types[h] for h in missing
+                      if role and not plan.node_types[types[h]].nics_of(role)})
+    why = f"have no address on networks.{lnet.ip_network}, so"
+    if declared and nicless:
+        platforms = sorted({plan.node_types[t].platform for t in nicless})
+        why = (f"have no {role} NIC (node type(s) {', '.join(nicless)}, platform(s) "
+               f"{', '.join(platforms)}) and so no address on networks.{lnet.ip_network}:")
+        hint = (f"LNet runs on the {lnet.network} network, and these node types' NICs are "
+                f"{_roles(plan, nicless)} only: declare fabric.storage and networks.storage "
+                f"so that LNet runs on the storage fabric (clients without a storage NIC then "
+                f"need one: node_types.<name>.nics_add), or give node type(s) "
+                f"{', '.join(nicless)} {role} NICs with node_types.<name>.nics_add")
+    else:
+        hint = (f"declare networks.{lnet.ip_network}, or run LNet on another network "
+                f"(storage.lustre.lnet.network)")
     yield Diagnostic(
-        "LUSTRE-NID", f"{len(missing)} Lustre host(s) have no address on networks."
-        f"{lnet.ip_network}, so no NID on LNet {lnet.net} over the {lnet.network} network: "
+        "LUSTRE-NID", f"{len(missing)} Lustre host(s) {why} no NID on LNet {lnet.net} "
+        f"over the {lnet.network} network: "
         f"{', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}",
-        (*lnet.spec_path, "network"),
-        hint=f"declare networks.{lnet.ip_network}, or run LNet on another network")
+        (*lnet.spec_path, "network"), hint=hint)
+
+
+def _roles(plan: Plan, types: list[str]) -> str:
+    roles = sorted({nic.role for t in types for nic in plan.node_types[t].nics})
+    return " and ".join(roles) or "none"
 
 
 @check("lustre.reachability")
@@ -84,7 +112,10 @@ def reachability(plan: Plan) -> Iterator[Diagnostic]:
             "LUSTRE-UNREACHABLE", f"node group {group}: {len(hosts)} host(s) ({hosts[0]}"
             f"{' ...' if len(hosts) > 1 else ''}) {why}, so they cannot reach every Lustre "
             f"server over LNet {lnet.net}", (*lnet.spec_path, "network"),
-            hint="give them NICs on that network, or run LNet on a network they share")
+            hint=f"give node group {group}'s node type NICs on the {lnet.network} network "
+                 f"(node_types.<name>.nics_add), or run LNet on a network every host shares "
+                 f"(storage.lustre.lnet.network; fabric.storage and networks.storage for a "
+                 f"storage fabric)")
 
 
 @check("lustre.raid_stripe")

@@ -133,6 +133,9 @@ def phase_balance(plan: Plan) -> Iterator[Diagnostic]:
             f"{100 * policy.max_phase_imbalance:.0f}% by "
             f"{100 * (imbalance - policy.max_phase_imbalance):.0f} points",
             ("policy", "max_phase_imbalance"), Severity.WARNING,
+            hint="spread the rack's cords over the three lines (a PDU with more circuits), "
+                 "or set policy.max_phase_imbalance",
+            decided_by=(feed.spec_path,),
             details={"measured": round(imbalance, 3), "limit": policy.max_phase_imbalance,
                      "unit": "ratio"})))
     yield from worst_per_profile(found, "PDU(s)")

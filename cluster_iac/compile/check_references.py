@@ -136,9 +136,10 @@ def _catalog_refs(spec: ClusterSpec, plan: Plan) -> list[Diagnostic]:
             out.append(unknown("GPU model", node_type.gpu.model, cat.gpus, (*base, "gpu", "model")))
         if node_type.cpu and node_type.cpu.model and node_type.cpu.model not in cat.cpus:
             out.append(unknown("CPU model", node_type.cpu.model, cat.cpus, (*base, "cpu", "model")))
-        for i, nic in enumerate(node_type.nics or []):
-            if nic.model not in cat.nics:
-                out.append(unknown("NIC model", nic.model, cat.nics, (*base, "nics", i, "model")))
+        for key in ("nics", "nics_add"):
+            for i, nic in enumerate(getattr(node_type, key) or []):
+                if nic.model not in cat.nics:
+                    out.append(unknown("NIC model", nic.model, cat.nics, (*base, key, i, "model")))
     for key, platform in cat.platforms.items():
         path: SpecPath = ("catalog", "platforms", key)
         if platform.gpu and platform.gpu not in cat.gpus:

@@ -19,6 +19,7 @@ def expand_node_types(spec: ClusterSpec, plan: Plan) -> Plan:
     resolved = {name: _resolve(name, nt, plan) for name, nt in sorted(spec.node_types.items())}
     problems = [d for nt in resolved.values() for d in _consistency(nt)]
     problems += _memory_reserve(spec, resolved)
+    problems += _network_nics(spec, resolved)
     if problems:
         raise CompileError(problems)
     return replace(plan, node_types=resolved)
@@ -53,7 +54,8 @@ def _resolve(name: str, nt: NodeType, plan: Plan) -> NodeTypePlan:
         threads_per_core=(over.threads_per_core if over and over.threads_per_core else None)
         or cpu.threads_per_core,
         memory_gib=nt.memory_gib or platform.memory_gib,
-        nics=tuple(_nic(slot, cat) for slot in (nt.nics if nt.nics is not None else platform.nics)),
+        nics=tuple(_nic(slot, cat) for slot in [
+            *(nt.nics if nt.nics is not None else platform.nics), *nt.nics_add]),
         max_power_w=nt.max_power_w or platform.max_power_w,
         psu_count=psus.count if psus else 0,
         psu_rating_w=psus.rating_w if psus else 0,
@@ -153,6 +155,33 @@ def _memory_reserve(spec: ClusterSpec, resolved: dict[str, NodeTypePlan]) -> lis
                 f"the OS reserve takes {reserve:g} GiB: nothing is left for jobs", path,
                 hint="lower slurm.memory_reserve_min_gib or memory_reserve_percent, or give "
                      "the node type its real memory_gib"))
+    return out
+
+
+# The NIC role every node needs for each management network it is cabled to: each node gets
+# a port and an address on both (compile/build_management.py, assign_addresses.py).
+NETWORK_ROLES = (("management", "inband"), ("bmc", "bmc"))
+
+
+def _network_nics(spec: ClusterSpec, resolved: dict[str, NodeTypePlan]) -> list[Diagnostic]:
+    """A node type in use has an adapter for each declared management network: without one
+    its nodes would still be cabled to it and given an address there."""
+    used = sorted({g.node_type for g in spec.node_groups} & set(resolved))
+    out = []
+    for name in used:
+        roles = {nic.role for nic in resolved[name].nics}
+        own = spec.node_types[name].nics is not None
+        for network, role in NETWORK_ROLES:
+            if getattr(spec.networks, network) is None or role in roles:
+                continue
+            path = ("node_types", name, "nics") if own else ("node_types", name, "platform")
+            out.append(Diagnostic(
+                "SPEC-NIC-MISSING", f"node type '{name}' has no {role} NIC, but networks."
+                f"{network} is declared: each of its nodes is cabled to that network and "
+                f"given an address on it", path,
+                hint=f"add {{role: {role}, model: ...}} to node_types.{name}.nics (which "
+                     f"replaces the platform's list), or list only the adapters you add "
+                     f"under nics_add; or leave networks.{network} out"))
     return out
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from itertools import chain, islice, repeat
 from operator import add, gt, itemgetter, sub
 from typing import Any, NamedTuple
@@ -71,10 +72,11 @@ def csv_records(rows: Iterable[Sequence[object]], comments: Sequence[str] = ()) 
     return "\n".join(lines) + "\n"
 
 
-def csv_chunks(header: Sequence[str],
-               columns: Sequence[Sequence[object] | Keyed | Runs | Joined]) -> Chunks:
-    """The same file as csv_text's from its columns (the plan's tables are stored so), as
-    Chunks: the columns are checked and their cells made now, the lines when read.
+def _csv_lines(header: Sequence[str],
+               columns: Sequence[Sequence[object] | Keyed | Runs | Joined]
+               ) -> tuple[int, Callable[[int, int], Iterator[str]]]:
+    """(rows, lines(start, stop)): the file's data rows, and its header and lines of rows
+    [start, stop); the columns are checked and their cells made now, the lines when read.
 
     Column by column, the cells are checked at once, or each distinct value goes through
     csv_cell once (a column of half a million cells holds a few thousand distinct ones); a
@@ -105,15 +107,34 @@ def csv_chunks(header: Sequence[str],
             cells.append(_column(column))
     head = ",".join(csv_cell(h) for h in header) + "\n"
 
-    def lines() -> Iterator[str]:
+    def lines(start: int, stop: int) -> Iterator[str]:
         # a slice of rows at a time: the lines of a half-million-row file would otherwise all
         # live at once beside the text made of them
         yield head
-        for i in range(0, rows, CHUNK):
-            yield _lines(slots, [c.slice(i, i + CHUNK) if isinstance(c, _Lookup)
-                                 else c[i:i + CHUNK] for c in cells])
+        for i in range(start, stop, CHUNK):
+            end = min(i + CHUNK, stop)
+            yield _lines(slots, [c.slice(i, end) if isinstance(c, _Lookup)
+                                 else c[i:end] for c in cells])
 
-    return Chunks(lines)
+    return rows, lines
+
+
+def csv_chunks(header: Sequence[str],
+               columns: Sequence[Sequence[object] | Keyed | Runs | Joined]) -> Chunks:
+    """The same file as csv_text's from its columns (the plan's tables are stored so), as
+    Chunks: the columns are checked and their cells made now, the lines when read."""
+    rows, lines = _csv_lines(header, columns)
+    return Chunks(partial(lines, 0, rows))
+
+
+def csv_parts(header: Sequence[str],
+              columns: Sequence[Sequence[object] | Keyed | Runs | Joined],
+              per_part: int) -> list[Chunks]:
+    """csv_chunks' file cut into files of at most ``per_part`` rows, each with the header:
+    one part, the whole file, when it has no more rows than that."""
+    rows, lines = _csv_lines(header, columns)
+    return [Chunks(partial(lines, start, min(start + per_part, rows)))
+            for start in range(0, max(rows, 1), per_part)]
 
 
 def csv_columns(header: Sequence[str],

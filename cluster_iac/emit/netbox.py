@@ -6,7 +6,9 @@ make these in the parent and those in the worker that makes the table (emit/__in
 
 Column names are those of NetBox 4.x's bulk-import forms (netbox/dcim/forms/bulk_import.py)
 and choice values NetBox's slugs (netbox/dcim/choices.py); the README's NetBox section lists
-each file, its import order and the release that introduced each column. Vocabulary (sites,
+each file, its import order and the release that introduced each column. A large table is
+cut into parts that each import well inside NetBox's web server timeout (IMPORT_SECONDS).
+Vocabulary (sites,
 locations, manufacturers, device roles, device types) comes one row per file: NetBox's import
 only creates rows (or updates rows named by their numeric 'id', which a generator cannot know)
 and rejects a whole file when one row already exists, so a file it rejects for that reason is
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 from operator import attrgetter
 
 from cluster_iac.emit import netbox_power, netbox_types
-from cluster_iac.emit.formats import Keyed, csv_columns, csv_text
+from cluster_iac.emit.formats import Chunks, Keyed, csv_parts, csv_text
 from cluster_iac.emit.netbox_types import slug as slug
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Device
@@ -41,6 +43,33 @@ COLUMNS = {
 # One row per file, under a folder of the table's name (see the module docstring).
 VOCABULARY = {"locations": "locations", "manufacturers": "manufacturers",
               "device_roles": "device-roles"}
+IMPORT_SECONDS = 60
+"""Each file must import well inside NetBox's web server timeout: the gunicorn configuration
+NetBox ships (contrib/gunicorn.py, ``timeout = 120``) kills a request after 120 s, and an
+import is one request and one database transaction, so a killed one loads nothing. Half of it,
+for a slower machine or a busier NetBox."""
+ROWS_PER_SECOND = {"cables": 5, "power_feed_cables": 5, "devices": 2, "racks": 2,
+                   "power_panels": 2, "power_feeds": 2}
+"""Rows NetBox 4.6.8 imported per second through its import pages on a 2-core machine: about 5
+cables (the DGX SuperPOD example's 4,287 in 813 s) and 2 devices (its devices in 198 s) (issue
+29's measurement). Racks, power panels and feeds were not timed: taken at the devices' rate,
+the slower of the two."""
+
+
+def rows_per_part(table: str) -> int:
+    """The most rows of ``table`` one file holds: what imports in IMPORT_SECONDS."""
+    return ROWS_PER_SECOND[table] * IMPORT_SECONDS
+
+
+def part_paths(table: str, parts: int) -> list[str]:
+    """'netbox/<table>.csv' for a table of one part, else 'netbox/<table>-001.csv' ...,
+    imported in that order."""
+    if parts == 1:
+        return [f"netbox/{table}.csv"]
+    width = max(3, len(str(parts)))
+    return [f"netbox/{table}-{n:0{width}d}.csv" for n in range(1, parts + 1)]
+
+
 ROLE_COLORS = {"compute": "76b900", "controller": "2196f3", "login": "03a9f4",
                "lustre_mds": "9c27b0", "lustre_oss": "673ab7", "service": "607d8b",
                "pdu": "ff9800"}
@@ -69,9 +98,17 @@ def render(plan: Plan) -> dict[str, str]:
             for row in table:
                 key = slug(row[0] if name != "locations" else row[1])
                 files[f"netbox/{VOCABULARY[name]}/{key}.csv"] = csv_text(COLUMNS[name], [row])
-        else:
+        elif name not in ROWS_PER_SECOND:
             files[f"netbox/{name}.csv"] = csv_text(COLUMNS[name], table)
-    files["netbox/devices.csv"] = csv_columns(COLUMNS["devices"], _device_columns(plan, devs))
+        else:
+            size = rows_per_part(name)
+            cut = [table[i:i + size] for i in range(0, max(len(table), 1), size)]
+            files.update(zip(part_paths(name, len(cut)),
+                             (csv_text(COLUMNS[name], part) for part in cut), strict=True))
+    devices = csv_parts(COLUMNS["devices"], _device_columns(plan, devs),
+                        rows_per_part("devices"))
+    files.update(zip(part_paths("devices", len(devices)), map(Chunks.text, devices),
+                     strict=True))
     return dict(sorted(files.items()))
 
 

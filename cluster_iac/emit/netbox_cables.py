@@ -1,4 +1,5 @@
-"""NetBox's cables.csv: every cable of plan.cables between two device components.
+"""NetBox's cables.csv (in parts, when large): every cable of plan.cables between two device
+components.
 
 A family of its own (emit/__init__.py), apart from the other NetBox files: it is the one that
 reads the cable table, so it goes to the process that makes the table. CableImportForm's
@@ -16,12 +17,12 @@ from cluster_iac.emit.formats import (
     Joined,
     Keyed,
     Runs,
-    csv_chunks,
+    csv_parts,
     table_cells,
     table_stops,
     whole,
 )
-from cluster_iac.emit.netbox import STATUS
+from cluster_iac.emit.netbox import STATUS, part_paths, rows_per_part
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
 
@@ -39,9 +40,11 @@ def render(plan: Plan) -> dict[str, str]:
 
 
 def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
-    """The file as Chunks (written piece by piece)."""
-    return {"netbox/cables.csv": csv_chunks(COLUMNS, _cable_columns(plan.cluster.site,
-                                                                    plan.cables))}
+    """The file as Chunks (written piece by piece), cut into parts that each import well
+    inside NetBox's web server timeout (emit/netbox.py, rows_per_part)."""
+    parts = csv_parts(COLUMNS, _cable_columns(plan.cluster.site, plan.cables),
+                      rows_per_part("cables"))
+    return dict(zip(part_paths("cables", len(parts)), parts, strict=True))
 
 
 def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed | Runs | Joined]:

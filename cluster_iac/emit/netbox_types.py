@@ -5,7 +5,9 @@ two-process render may make it in either process: the interfaces are the links',
 PSU's type its last cord's medium, planned for those few cords alone (Plan.cords_cabled).
 
 Each file is a devicetype-library document (netbox-community/devicetype-library's schema), the
-YAML NetBox's own device type import reads (dcim/views.py DeviceTypeImportView: the type's
+YAML NetBox's own device type import reads (opened by '---', which the import page's default
+'auto' format needs to take the text for YAML: utilities/forms/bulk_import.py
+BulkImportForm._detect_format) (dcim/views.py DeviceTypeImportView: the type's
 DeviceTypeImportForm fields, then 'interfaces', 'power-ports', 'power-outlets' lists read by
 InterfaceTemplateImportForm, PowerPortTemplateImportForm and PowerOutletTemplateImportForm). A
 device created from its type gets every component of these templates (Device.save()
@@ -58,9 +60,12 @@ POWER_PORT_TYPES = {"power-c13": "iec-60320-c14", "power-c19": "iec-60320-c20",
                     "power-60309-32a": "iec-60309-p-n-e-6h"}
 # A PDU's inlet plug (PowerPortTypeChoices), by phases and voltage: IEC 60309's 6 h keying is
 # 380-415 V three-phase (3P+N+E, a wye feed) and 200-250 V single-phase (P+N+E). Other
-# supplies (208 V delta, 480 V) have several plugs in use: left unset rather than guessed.
+# supplies (208 V delta: NEMA L15-30P, IEC 60309 3P+E 9 h and others; 480 V) have several
+# plugs in use: 'other' rather than a guess (the devicetype-library schema and a clean
+# import want a type on every port).
 INLET_TYPES = {(3, 400.0): "iec-60309-3p-n-e-6h", (3, 415.0): "iec-60309-3p-n-e-6h",
                (1, 230.0): "iec-60309-p-n-e-6h", (1, 240.0): "iec-60309-p-n-e-6h"}
+OTHER = "other"  # PowerPortTypeChoices / PowerOutletTypeChoices TYPE_OTHER
 GENERIC = "Generic"
 BMC = "bmc"  # the out-of-band network: a device's own port on it is mgmt_only
 NVIDIA = "NVIDIA"
@@ -69,7 +74,7 @@ NVIDIA = "NVIDIA"
 def render(plan: Plan) -> dict[str, str]:
     """'netbox/device-types/<manufacturer>/<slug>.yaml' -> the type's YAML document."""
     return {f"netbox/device-types/{t.manufacturer}/{slug(t.model)}.yaml":
-            yaml_text(t.document(slug(t.model)))
+            yaml_text(t.document(slug(t.model)), start=True)
             for t in sorted(device_types(plan).values(), key=lambda t: t.model)}
 
 
@@ -196,7 +201,7 @@ def _psus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) ->
     rows = plan.cords_cabled(last.values())
     names = dict(zip(last, rows.a_port, strict=True))
     for (model, _number), psu, medium in zip(last, rows.a_port, rows.medium, strict=True):
-        types[model].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, "other")}
+        types[model].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, OTHER)}
     draws: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for model, number, allocated, maximum in set(zip(models, numbers,
                                                      map(attrgetter("allocated_w"), cords),
@@ -212,25 +217,25 @@ def _psus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) ->
 
 
 def _pdus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) -> None:
-    """Each PDU profile's inlet and every outlet, on the inlet and its line's feed leg. The
-    outlets have no type: a PDU profile does not say its outlet mix, and the cords plugged in
-    so far would change the type as racks are added."""
+    """Each PDU profile's inlet and every outlet, on the inlet and its line's feed leg. An
+    outlet's type is the profile's outlet_type, else 'other': from the spec alone, so that a
+    rack added with other cords changes no device type (the cords plugged in so far would)."""
     cords = plan.power_cords
     names = tuple(map(attrgetter("inlet"), cords))
-    models = map(model_of.__getitem__, map(attrgetter("pdu"), cords))
+    pdu_models = map(model_of.__getitem__, map(attrgetter("pdu"), cords))
     # each PDU model's last named inlet (a cord names its PDU's inlet, or none)
-    inlets = dict(compress(zip(models, names, strict=True), names))
+    inlets = dict(compress(zip(pdu_models, names, strict=True), names))
     profiles = plan.settings.power.pdu_profiles
     for d in plan.devices:
         if d.kind != "pdu" or d.model not in profiles or types[d.model].power_outlets:
             continue
         p = profiles[d.model]
         inlet = inlets.get(d.model, INLET)
-        kind = INLET_TYPES.get((p.phases, float(p.voltage_v)))
-        types[d.model].power_ports[inlet] = {"type": kind} if kind else {}
+        types[d.model].power_ports[inlet] = {
+            "type": INLET_TYPES.get((p.phases, float(p.voltage_v)), OTHER)}
         for number, leg in outlet_lines(p.outlets, p.circuits, p.voltage_v, p.phases,
                                         p.outlet_wiring == "banked"):
-            outlet: dict[str, Any] = {"power_port": inlet}
+            outlet: dict[str, Any] = {"type": p.outlet_type or OTHER, "power_port": inlet}
             if leg:
                 outlet["feed_leg"] = leg
             types[d.model].power_outlets[f"outlet{number}"] = outlet

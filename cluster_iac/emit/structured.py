@@ -103,15 +103,16 @@ def _yaml_float(value: float) -> str:
 
 # --- YAML documents -----------------------------------------------------------------------------
 
-def yaml_text(data: object, header: Sequence[str] = ()) -> str:
+def yaml_text(data: object, header: Sequence[str] = (), *, start: bool = False) -> str:
     """A YAML document from plain data (dicts, lists, str, int, float, bool, None): block style,
     two-space indents, keys in insertion order, one line per scalar, every value read back as
-    itself by YAML 1.1 and 1.2 readers. ``header`` lines become '# ' comments above it.
+    itself by YAML 1.1 and 1.2 readers. ``header`` lines become '# ' comments above it;
+    ``start`` opens the document with the explicit start marker '---' (after the header).
 
     A mapping's entry is ``key: scalar``, ``key:`` (None), ``key: {}`` / ``key: []`` (empty),
     or ``key:`` with its block two spaces further in; a list item is ``- scalar`` (``- null``)
     or ``- `` followed by its block's first line, the rest under it."""
-    lines = [yaml_comment(line) for line in header]
+    lines = [yaml_comment(line) for line in header] + (["---"] if start else [])
     if isinstance(data, (Mapping, list)) and data:
         lines.append(_Yaml().tails([data], 0)[0][1:])  # the block after its leading line break
     else:

@@ -250,6 +250,55 @@ def _check_path(value: str) -> None:
         fail("path", f"{shown(value)} holds a backslash", "POSIX paths separate with '/'")
 
 
+def check_plain_path(value: str, extra: str = "") -> None:
+    """Absolute, no '..', '.' or empty component, only letters, digits and . _ / - (and the
+    ``extra`` characters): a path from the spec goes into root-run scripts and configuration
+    files."""
+    _check_path(value)
+    if value != "/" and any(p in ("", ".") for p in value.split("/")[1:]):
+        fail("path", f"{shown(value)} has an empty or '.' component; write the path plainly")
+    if not re.fullmatch(f"/[A-Za-z0-9._/{re.escape(extra)}-]*", value):
+        fail("path", f"{shown(value)} holds characters other than letters, digits and . _ / -")
+
+
+def within(*dirs: str, example: str) -> _After:
+    """Validates a plain absolute path (``check_plain_path``) inside one of ``dirs`` (each
+    ending in '/'): the directories a file of its kind belongs in, so a spec cannot make a
+    root-run script write or run a file elsewhere. Its schema: ``within_schema``."""
+    def check(value: str) -> None:
+        check_plain_path(value)
+        if not value.startswith(dirs) or value in dirs:
+            fail("path", f"{shown(value)} is not a file under {' or '.join(dirs)}",
+                 f"e.g. '{example}'")
+
+    return _validator(check)
+
+
+def within_schema(*dirs: str) -> WithJsonSchema:
+    alternatives = "|".join(re.escape(d) for d in dirs)
+    return _schema(pattern=f"^({alternatives})[A-Za-z0-9._/-]+$", maxLength=255)
+
+
+SYSTEM_DIRS = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
+               "/proc", "/root", "/run", "/sbin", "/sys", "/usr", "/var")
+"""Directories of the operating system (Filesystem Hierarchy Standard 3.0, ch. 3): a file
+system mounted on or under one would hide the system's own files."""
+
+
+def _check_mount_point(value: str) -> None:
+    check_plain_path(value)
+    top = "/" + value.strip("/").split("/", 1)[0]
+    if value == "/" or top in SYSTEM_DIRS:
+        fail("path", f"{shown(value)} is {'the root' if value == '/' else 'under ' + top}, a "
+             "directory of the operating system; mounting there hides the system's files",
+             "e.g. '/lustre' or '/mnt/lustre'")
+
+
+MountPoint = Annotated[str, _validator(_check_mount_point),
+                       _schema(pattern="^/[A-Za-z0-9_./-]*$", maxLength=200)]
+"""A mount point: a plain absolute path outside the operating system's directories."""
+
+
 def _check_interface(value: str) -> None:
     if len(value.encode()) > 15:
         fail("interface", f"interface name {shown(value)} is {len(value.encode())} bytes long; "

@@ -50,15 +50,18 @@ class ClusterSpec(SpecModel):
     rows: list[Row] = Field(min_length=1)
     """Rows of racks."""
     power: Power
-    """Power distribution."""
+    """Power distribution: the PDU profiles racks name (layout, voltage, phases, breakers),
+    feeds, the facility's capacity and PUE."""
     cooling: Cooling = Cooling()
-    """Facility cooling."""
+    """Facility cooling: liquid loops (CDUs, coolant, flow, temperatures, pumps) and the heat
+    the facility can reject; air-cooled racks need none."""
     fabric: Fabric = Fabric()
     """Compute and storage fabrics."""
     networks: Networks = Networks()
     """IP networks."""
     storage: Storage = Storage()
-    """Shared storage."""
+    """Shared storage: the Lustre file system, its servers' node groups, targets, LNet and
+    directory layouts."""
     nccl: Nccl = Nccl()
     """Extra NCCL environment for the GPU nodes."""
     slurm: Slurm

@@ -85,6 +85,10 @@ class PduProfile(SpecModel):
     'alternating' cycles L1, L2, L3, L1, ... outlet by outlet, as most current three-phase rack
     PDUs do; 'banked' gives each line a consecutive group of the circuit's outlets. The power
     pass picks each cord's line, so this decides which outlet numbers it gets."""
+    outlet_type: Literal["iec-60320-c13", "iec-60320-c19"] | None = None
+    """The receptacle of every outlet (NetBox's PowerOutletTypeChoices slug): C13 (10 A) or
+    C19 (16 A), as the PDU model has them. None (the default): NetBox's 'other', since the
+    profile does not say it (the NetBox device type needs a type on each outlet)."""
     inlet_a: CurrentA | None = None
     """Rating of the PDU's inlet and of the panel breaker on its feed, A. When given, each line
     of the feed is checked in every case like a circuit (POWER-FEED); when not, the feed is

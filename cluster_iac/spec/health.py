@@ -5,7 +5,7 @@
 from typing import Literal
 
 from cluster_iac.spec.base import SpecModel
-from cluster_iac.spec.scheduling import AbsolutePath, Duration
+from cluster_iac.spec.scheduling import Duration, ProgramPath
 
 
 class HealthCheck(SpecModel):
@@ -19,7 +19,7 @@ class HealthCheck(SpecModel):
 
     enabled: bool = True
     """Write the program and its slurm.conf keys."""
-    program: AbsolutePath = "/etc/slurm/healthcheck.sh"
+    program: ProgramPath = "/etc/slurm/healthcheck.sh"
     """Where the program is installed on the compute nodes (slurm/healthcheck/<node type>.sh
     goes there on the nodes of that type)."""
     interval: Duration = "5m"

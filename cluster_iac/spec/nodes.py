@@ -75,7 +75,12 @@ class NodeType(SpecModel):
     memory_gib: MemoryGib | None = None
     """Installed memory in GiB."""
     nics: list[NicSlot] | None = None
-    """Network adapters by role; replaces the platform's list."""
+    """Network adapters by role; replaces the platform's whole list, so it must name the
+    in-band and BMC adapters too when networks.management and networks.bmc are declared
+    (to add an adapter, use ``nics_add``)."""
+    nics_add: list[NicSlot] = []
+    """Network adapters added to the platform's list (or to ``nics``), e.g. one storage HCA:
+    ``nics_add: [{role: storage, model: cx7-ndr}]``."""
     max_power_w: PowerW | None = None
     """Maximum power draw of the node in watts."""
     psus: PsuSpec | None = None

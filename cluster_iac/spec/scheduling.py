@@ -10,6 +10,8 @@ from cluster_iac.spec.base import (
     SpecModel,
     at_most,
     up_to,
+    within,
+    within_schema,
 )
 
 # Slurm stores QOS and account names in lower case (sacctmgr lowers what it is given), so the
@@ -24,8 +26,14 @@ Text = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9 ._()/+&
 HostName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9.-]*$",
                                             max_length=253)]
 """A host name or address."""
-AbsolutePath = Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9._/-]+$", max_length=255)]
-"""An absolute path: letters, digits and . _ / -."""
+SlurmEtcPath = Annotated[str, within("/etc/", example="/etc/slurm/slurmdbd.storage.conf"),
+                         within_schema("/etc/")]
+"""A file under /etc (slurmdbd.conf's Include'd password file): letters, digits and . _ / -,
+no '..'."""
+ProgramPath = Annotated[str, within("/etc/", "/usr/local/", "/opt/",
+                                   example="/etc/slurm/healthcheck.sh"),
+                        within_schema("/etc/", "/usr/local/", "/opt/")]
+"""A program that slurmd runs as root: under /etc, /usr/local or /opt, no '..'."""
 EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Z_][A-Z0-9_]*$", max_length=64)]
 """An environment variable name."""
 Port = Annotated[int, Field(ge=1, le=65535)]
@@ -40,7 +48,7 @@ the next."""
 PreemptMode = Literal["off", "cancel", "requeue", "suspend"]
 
 
-class Storage(SpecModel):
+class AccountingStorage(SpecModel):
     """The MariaDB/MySQL database slurmdbd writes to (slurmdbd.conf Storage*)."""
 
     host: HostName = "localhost"
@@ -52,7 +60,7 @@ class Storage(SpecModel):
     """StorageLoc: the database name."""
     user: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_]+$", max_length=80)] = "slurm"
     """StorageUser: the database user."""
-    password_file: AbsolutePath = "/etc/slurm/slurmdbd.storage.conf"
+    password_file: SlurmEtcPath = "/etc/slurm/slurmdbd.storage.conf"
     """The file holding the one line ``StoragePass=...`` on the slurmdbd host, readable by
     SlurmUser only; slurmdbd.conf includes it (``Include``), so no password is ever in the spec
     or the generated files. '#' cannot be in the password (slurmdbd.conf(5))."""
@@ -68,7 +76,7 @@ class Accounting(SpecModel):
     """DbdHost/AccountingStorageHost: where slurmdbd runs (default: the first controller)."""
     port: Port = 6819
     """DbdPort/AccountingStoragePort (6819 is slurmdbd's registered port)."""
-    storage: Storage = Storage()
+    storage: AccountingStorage = AccountingStorage()
     """The database."""
     enforce: list[Literal["associations", "limits", "qos", "safe", "wckeys", "nojobs",
                           "nosteps"]] = Field(default=["associations", "limits", "qos", "safe"])

@@ -4,18 +4,20 @@
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from cluster_iac.spec.base import (
     AbsPath,
     BandwidthGbs,
     DriveCount,
+    MountPoint,
     Name,
     SpareCount,
     SpecModel,
     StorageTb,
     TargetCount,
     at_most,
+    check_plain_path,
     up_to,
 )
 
@@ -31,8 +33,10 @@ LnetNetwork = Literal["storage", "compute", "management"]
 InterfaceName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}$")]
 """A Linux network interface name (at most 15 characters, IFNAMSIZ - 1)."""
 DevicePattern = Annotated[str, StringConstraints(
-    pattern=r"^/dev/[A-Za-z0-9_./:-]*\{n\}[A-Za-z0-9_./:-]*$", max_length=200)]
-"""A block device path with '{n}' where the drive's slot number goes, e.g. '/dev/nvme{n}n1'."""
+    pattern=r"^/dev/[A-Za-z0-9_./:-]*\{n\}[A-Za-z0-9_./:-]*$", max_length=200),
+    AfterValidator(lambda value: check_plain_path(value, extra="{}:") or value)]
+"""A block device path under /dev with '{n}' where the drive's slot number goes, e.g.
+'/dev/nvme{n}n1': no '..', '.' or empty component (it goes into root-run mdadm commands)."""
 
 
 class LayoutComponent(SpecModel):
@@ -101,7 +105,7 @@ class Lustre(SpecModel):
 
     fsname: str = Field(pattern=r"^[A-Za-z0-9_-]+$", max_length=63)
     """File system name: letters, digits, '_' and '-', at most 8 characters (mkfs.lustre)."""
-    mount: AbsPath = Field(default="/lustre", pattern=r"^/[A-Za-z0-9_./-]*$", max_length=200)
+    mount: MountPoint = "/lustre"
     """Client mount point."""
     mds_group: Name | None = None
     """Node group of the metadata servers (role lustre_mds); the first runs the MGS."""

@@ -143,7 +143,8 @@ class Sandbox:
     def command(self, argv: list[str], mounts: Mounts = (), gpus: int | None = None
                 ) -> list[str]:
         """`unshare -m`: the private etc over /etc/slurm, a private /etc/hosts (every node
-        name is 127.0.0.1: slurmctld 22.05 waits ~10 s on each name it cannot resolve), with
+        name a loopback address of its own, slurm_harness.hosts_text: slurmctld 22.05 waits
+        ~10 s on each name it cannot resolve), with
         ``gpus`` a private /dev holding /dev/nvidia0..gpus-1, then the (source, target) bind
         ``mounts``. A root's release runs by chroot, as slurm_harness runs it (the temp dir
         at the same path, a fresh /proc, a PID namespace that ends with the command)."""
@@ -213,8 +214,7 @@ def prepare(rendered: Path, work: Path, *, dbd_port: int, runtime: harness.Runti
                      harness._cgroup_rewrite(box.etc / "cgroup.conf", runtime)]
     if (rendered / "slurmdbd.conf").exists():
         _rewrite_slurmdbd_conf(box, dbd_port)
-    names = ["localhost", host(), *box.node_names]
-    (work / "hosts").write_text("127.0.0.1 " + " ".join(dict.fromkeys(names)) + "\n")
+    (work / "hosts").write_text(harness.hosts_text(["localhost", host()], box.node_names))
     (work / "rewrites.txt").write_text("".join(f"{r}\n" for r in box.rewrites))
     return box
 
@@ -290,7 +290,10 @@ def start_slurmdbd(box: Sandbox, db: MariaDB, dbd_port: int) -> subprocess.Popen
     env = {**box.env(), "SLURM_CONF": "/etc/slurm/slurm.conf",
            "MYSQL_UNIX_PORT": str(db.socket)}  # the client library's default socket
     proc = box.spawn([box.tool("slurmdbd"), "-D"], "slurmdbd-stdout.log", env=env)
-    _wait(lambda: _port_open(dbd_port), proc, "slurmdbd", box.work / "log" / "slurmdbd.log")
+    log = box.work / "log" / "slurmdbd.log"
+    # ready when it says so and its port answers: the port alone might be another process's
+    _wait(lambda: "slurmdbd version" in _read(log) and _port_open(dbd_port), proc, "slurmdbd",
+          log)
     return proc
 
 

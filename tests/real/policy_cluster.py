@@ -10,7 +10,9 @@ files. tests/real/conftest.py makes it the session fixture ``policy``.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +103,7 @@ def running_policy(case: str, tmp: Path) -> Iterator[Policy]:
         dbd = ah.start_slurmdbd(box, db, dbd_port)
         cluster.start()
         script = accounting_script(box)
+        _settled(cluster, plan)
         first = cluster.log_errors("slurmctld")
         cluster.stop()
         log = box.work / "log" / "slurmctld.log"
@@ -114,6 +117,27 @@ def running_policy(case: str, tmp: Path) -> Iterator[Policy]:
         if dbd is not None:
             harness._stop(dbd)
         db.stop()
+
+
+def _settled(cluster: harness.SlurmCluster, plan: Plan) -> None:
+    """Wait until slurmctld holds every QOS accounting.sh made, before it is stopped.
+
+    slurmdbd pushes each sacctmgr change to the registered slurmctld on a connection of its
+    own. Stopping slurmctld right after the script (the restart below) caught a push in
+    flight: slurmctld logged 'Dropped 1 hung communications to shutdown', and on a loaded
+    machine, past _stop's SIGTERM wait, slurmdbd or slurmctld logged 'Connection reset by
+    peer' and failed the log checks. A readiness race of the harness, not of the files: the
+    restart now waits for the pushes (`scontrol show assoc_mgr flags=qos` lists the QOS
+    slurmctld has received). A script that failed is reported by its own test, so this
+    gives up after WAIT_S instead of raising.
+    """
+    wanted = {q.name for q in plan.settings.slurm.qos}
+    deadline = time.monotonic() + harness.WAIT_S
+    while wanted and time.monotonic() < deadline:
+        shown = cluster.scontrol("show", "assoc_mgr", "flags=qos", check=False)
+        if wanted <= set(re.findall(r"^QOS=([^(\s]+)\(", shown, re.M)):
+            return
+        time.sleep(0.2)
 
 
 def _database_user(db: ah.MariaDB, plan: Plan) -> None:

@@ -9,7 +9,8 @@ rewritten, each rewrite with its reason (``_controller_values`` and ``_slurmd_va
 NodeName, PartitionName, Gres and topology line is kept as emitted, so the daemons judge our files.
 slurmctld reads our slurm.conf with host, ports, user, paths and auth changed; slurmd reads a copy
 that also keeps it out of the host's cgroups. Daemons run under ``unshare -m`` with a private
-/etc/hosts (node names resolve to 127.0.0.1: slurmctld 22.05 waits ~10 s per unresolvable name)
+/etc/hosts (each node name resolves to a loopback address of its own, see ``hosts_text``:
+slurmctld 22.05 waits ~10 s per unresolvable name)
 and, for slurmd, a private /dev holding stand-in GPU character devices. Every ``error:``/``fatal:``
 log line fails a test unless ``SANDBOX_NOISE`` explains it by the sandbox.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import os
 import pwd
+import random
 import re
 import shlex
 import shutil
@@ -63,7 +65,7 @@ WAIT_S = 30.0
 # The health check's keys: the matrix drops them, the policy harness keeps them.
 HEALTH_KEYS = ("HealthCheckProgram", "HealthCheckInterval", "HealthCheckNodeState", "Epilog")
 # Keys the local run needs even when our slurm.conf leaves them to Slurm's default.
-ADDED = ("CredType", "MailProg", "SlurmdUser")
+ADDED = ("CredType", "MailProg", "SlurmdUser", "CommunicationParameters")
 
 
 class HarnessError(RuntimeError):
@@ -148,10 +150,36 @@ def _tool(name: str) -> str:
     return path
 
 
+_PORTS = random.Random()  # seeded from the OS: parallel runs draw different ports
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A port nothing is bound to, drawn below the kernel's ephemeral range. A port the
+    kernel handed out for bind(0) went back to that range as soon as it was returned, where
+    the next bind(0) or outgoing connection of any process (another suite running at the
+    same time) could take it before the daemon bound it, or while a daemon that is not
+    running (slurmd) left it free: slurmctld's agents and slurmdbd then talked to another
+    run's daemon, which reset the connection ('Connection reset by peer'). Ports below the
+    range are never handed out by the kernel."""
+    low = _ephemeral_low()
+    for _ in range(200):
+        port = _PORTS.randrange(max(1024, low - 20_000), low)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise HarnessError(f"no free port below {low}")
+
+
+def _ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (ip_local_port_range; 32768 by
+    default)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 # --- the private configuration ------------------------------------------------------------
@@ -225,6 +253,8 @@ def _controller_values(work: Path, text: str) -> Values:
         "AuthType": ("auth/none", "no munged key here (auth/none still ships in 22.05-26.05)"),
         "CredType": ("cred/none", "goes with auth/none"),
         "MailProg": ("/bin/true", "the sandbox has no mail program (Slurm logs an error)"),
+        "CommunicationParameters": ("NoInAddrAny", "each slurmd listens on its node's own "
+                                    "loopback address only (hosts_text)"),
     }
     if os.geteuid() != 0:
         values["SlurmdUser"] = (me, "not root: slurmd runs as the test's user")
@@ -314,6 +344,21 @@ def _rewrite(lines: list[str], values: Values) -> tuple[list[str], list[str]]:
     return out, overrides
 
 
+def hosts_text(local: list[str], nodes: list[str]) -> str:
+    """The sandbox's /etc/hosts: the controller's names at 127.0.0.1, each node at a
+    loopback address of its own (127.0.1.1, 127.0.1.2, ...), which its slurmd binds alone
+    (CommunicationParameters=NoInAddrAny). With every node at 127.0.0.1 and one SlurmdPort,
+    a message slurmctld sent to a node that has no slurmd (pings, forwarded fan-out) reached
+    whichever slurmd a test was running, which reset it or forwarded it on: 'slurm_receive_msgs
+    ... Connection reset by peer', 'forward_thread to dgx-013 ... Connection refused' in
+    slurmctld's log, when a ping came while a test's slurmd was up (more often under load)."""
+    lines = ["127.0.0.1 " + " ".join(dict.fromkeys(local))]
+    for n, name in enumerate(dict.fromkeys(nodes)):
+        third, fourth = divmod(n, 254)
+        lines.append(f"127.0.{1 + third}.{1 + fourth} {name}")
+    return "\n".join(lines) + "\n"
+
+
 def _first_node_line(lines: list[str]) -> int:
     """Global keys must come before the first NodeName line."""
     return next((i for i, line in enumerate(lines) if line.startswith("NodeName=")), len(lines))
@@ -400,8 +445,8 @@ class SlurmCluster:
         return {**os.environ, "SLURM_CONF": str(self.conf.path)}
 
     def start(self) -> None:
-        names = ["localhost", socket.gethostname().split(".")[0], *self.conf.node_names]
-        (self.work / "hosts").write_text("127.0.0.1 " + " ".join(dict.fromkeys(names)) + "\n")
+        local = ["localhost", socket.gethostname().split(".")[0]]
+        (self.work / "hosts").write_text(hosts_text(local, self.conf.node_names))
         command = [self.runtime.tool("slurmctld"), "-D", "-f", str(self.conf.path)]
         self.controller = self._spawn(_sandbox(self.work, self.runtime, command),
                                       "slurmctld-stdout.log")
@@ -549,10 +594,13 @@ def _die_with_parent() -> None:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the daemon's process group, SIGKILL after 5 s."""
+    """SIGTERM the daemon's process group, SIGKILL after WAIT_S. An orderly slurmctld
+    shutdown saves its state and waits for its agents (4 s on an idle machine here, with a
+    slurmdbd push in flight); a SIGKILL before it ends cuts its connections, and the peer
+    logs 'Connection reset by peer'."""
     if proc.poll() is not None:
         return
-    for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+    for sig, wait in ((signal.SIGTERM, WAIT_S), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:

@@ -95,12 +95,26 @@ def _run(program: Path, spec: hh.NodeSpec, tmp: Path, *, memory_kib: int | None 
     meminfo = hh.meminfo(tmp / "meminfo", memory_kib or spec.memory_kib)
     steps = [f"mount --bind {shlex.quote(str(tools))} /usr/local/bin",
              f"mount --bind {shlex.quote(str(meminfo))} /proc/meminfo",
+             *_hidden(program, drop, tmp / "absent"),
              "exec env -i SLURMD_NODENAME=" + NODE + " " + shlex.quote(str(program))]
     result = subprocess.run([harness._tool("unshare"), "-m", "--propagation", "private",
                              "sh", "-ec", " && ".join(steps)], capture_output=True, text=True,
                             timeout=60)
     update = tools / "state" / "scontrol.update"
     return result.returncode, update.read_text().splitlines() if update.exists() else None
+
+
+def _hidden(program: Path, tools: tuple[str, ...], absent: Path) -> list[str]:
+    """Mount steps that hide the host's own copies of ``tools`` (infiniband-diags puts
+    ibstat in /usr/sbin) from the program's PATH: an empty, non-executable file bound over
+    each, which `command -v` does not take. Only in the test's private mount namespace."""
+    path = next(line.split("=", 1)[1] for line in program.read_text().splitlines()
+                if line.startswith("PATH="))
+    absent.write_bytes(b"")
+    absent.chmod(0o644)
+    return [f"mount --bind {shlex.quote(str(absent))} {shlex.quote(str(Path(d) / tool))}"
+            for tool in tools for d in path.split(":")
+            if d != "/usr/local/bin" and (Path(d) / tool).exists()]
 
 
 FAULTS = [  # (example, faults, the reason it must give)

@@ -99,3 +99,15 @@ def test_installed_cli_renders_what_the_source_tree_renders(installed: Path, exa
     wheel, tree = _tree(tmp_path / "wheel"), _tree(tmp_path / "tree")
     assert len(tree) > 3 and wheel.keys() == tree.keys()
     assert [p for p in tree if wheel[p] != tree[p]] == []
+
+
+def test_installed_init_and_explain_work_outside_the_tree(installed: Path, tmp_path: Path) -> None:
+    """A newcomer's first commands from the wheel: codes.yaml travels with it, and init's spec
+    validates with the installed tool."""
+    tool = installed / "bin" / "cluster-iac"
+    explained = _run([tool, "explain", "LUSTRE-NID"], cwd=tmp_path, env=_clean_env())
+    assert "fabric.storage" in explained.stdout
+    spec = tmp_path / "first.yaml"
+    _run([tool, "init", "--nodes", "8", "--lustre", "-o", spec], cwd=tmp_path, env=_clean_env())
+    checked = _run([tool, "validate", spec], cwd=tmp_path, env=_clean_env())
+    assert f"{spec}: ok (" in checked.stdout
