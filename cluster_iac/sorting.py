@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from operator import itemgetter
-from typing import TypeVar
+from typing import Any, TypeVar
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -45,8 +45,12 @@ def natural_keys(names: Sequence[str]) -> list[NaturalKey]:
 _TWO_RUNS = re.compile(r"^([^\d\n]*)(\d*)([^\d\n]*)(\d*)([^\d\n]*)$", re.MULTILINE)
 
 
-def natural_sorted(items: Iterable[Item], name: Callable[[Item], str]) -> list[Item]:
-    """``sorted(items, key=lambda i: natural_key(name(i)))``, the keys made together."""
+def natural_sorted(items: Iterable[Item], name: Callable[[Item], str],
+                   first: Callable[[Item], Any] | None = None) -> list[Item]:
+    """``sorted(items, key=lambda i: (first(i), natural_key(name(i))))`` (without ``first``,
+    by name alone), the natural keys made together. A stable sort."""
     items = list(items)
-    keys = natural_keys(list(map(name, items)))
+    keys: list[Any] = natural_keys(list(map(name, items)))
+    if first is not None:
+        keys = list(zip(map(first, items), keys, strict=True))
     return [item for _, item in sorted(zip(keys, items, strict=True), key=itemgetter(0))]

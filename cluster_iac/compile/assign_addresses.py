@@ -29,7 +29,7 @@ from dataclasses import replace
 from fractions import Fraction
 from ipaddress import IPv4Network
 from itertools import chain
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from socket import inet_aton
 from typing import NamedTuple
 
@@ -37,8 +37,8 @@ from cluster_iac.compile.build_management import growth_sorted
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.lock import Lock
 from cluster_iac.plan import Plan
-from cluster_iac.plan.power import pdu_names
-from cluster_iac.sorting import natural_keys, natural_sorted
+from cluster_iac.plan.power import rack_pdus
+from cluster_iac.sorting import natural_sorted
 from cluster_iac.spec import ClusterSpec
 
 # Networks whose devices include switches and PDUs (their management ports live there).
@@ -94,9 +94,8 @@ class Order:
         self.hosts = natural_sorted(plan.nodes, attrgetter("hostname"))
         self.switches = growth_sorted(plan, plan.switches)
         compute_racks = {n.rack for n in plan.nodes if n.role == "compute"}
-        names = natural_keys([r.name for r in plan.racks])
-        keys = [(r.name in compute_racks, name) for r, name in zip(plan.racks, names, strict=True)]
-        self.racks = [r for _, r in sorted(zip(keys, plan.racks, strict=True), key=itemgetter(0))]
+        self.racks = natural_sorted(plan.racks, attrgetter("name"),
+                                    first=lambda r: r.name in compute_racks)
 
 
 def pools(plan: Plan, network: str, order: Order | None = None) -> dict[str, list[str]]:
@@ -121,10 +120,8 @@ def pools(plan: Plan, network: str, order: Order | None = None) -> dict[str, lis
             by_pool["nvlink" if sw.network == "nvlink" else "fabric"].append(sw.name)
     found.update((pool, names) for pool, names in by_pool.items() if names or pool == "switches")
     if carries_ports:  # racks without compute nodes first, as for switches
-        profiles = plan.settings.power.pdu_profiles
-        layouts = {name: profile.layout for name, profile in profiles.items()}
-        found["pdus"] = list(chain.from_iterable(
-            pdu_names(r.name, layouts[r.pdu_profile]) for r in order.racks))
+        pdus = rack_pdus(plan)
+        found["pdus"] = list(chain.from_iterable(pdus[r.name] for r in order.racks))
     return found
 
 

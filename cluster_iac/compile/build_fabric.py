@@ -144,8 +144,7 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
         model_key = _model_key(config, tier)
         # the tier's switches differ in name and rack only: the fields after the rack, the
         # catalog's figures, looked up once per tier (4,100 switches at 100,000 GPUs)
-        made = _switch(plan, model_key, "", network, tier, "", (*path, f"{tier}_switch"))
-        fixed: tuple[Any, ...] = made[_AFTER_RACK:]
+        fixed = Switch.figures(plan.catalog.switches[model_key], (*path, f"{tier}_switch"))
         wiring.switches += [Switch(name, model_key, network, tier, _rack(plan, name, racks),
                                    *fixed) for name in tier_names]
     return wiring, _summary(wiring, tree, network, technology, leaf.port_speed_gbps, path)
@@ -520,18 +519,6 @@ def _switch_racks(plan: Plan, config: Any, names: dict[str, list[str]],
                 for i, name in enumerate(tier_names)}
     first_leaf_rack = leaf_racks[names["leaf"][0]]
     return {name: leaf_racks.get(name, first_leaf_rack) for name in ordered}
-
-
-_AFTER_RACK = Switch._fields.index("rack") + 1
-
-
-def _switch(plan: Plan, key: str, name: str, network: str, tier: str, rack: str,
-            path: SpecPath) -> Switch:
-    model = plan.catalog.switches[key]
-    return Switch(name=name, model=key, network=network, tier=tier, rack=rack,
-                  ports=model.ports, port_speed_gbps=model.port_speed_gbps,
-                  height_u=model.height_u, max_power_w=model.max_power_w, psu_count=model.psus,
-                  psu_required=model.psus_required, weight_kg=model.weight_kg, spec_path=path)
 
 
 def _summary(wiring: _Wiring, tree: FatTree, network: str, technology: str, speed: int,

@@ -6,15 +6,15 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
-from operator import itemgetter
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Switch
 from cluster_iac.plan.physical import LinkBuilder, runs
-from cluster_iac.plan.power import pdu_names
-from cluster_iac.sorting import natural_keys
+from cluster_iac.plan.power import rack_pdus
+from cluster_iac.sorting import natural_sorted
 from cluster_iac.spec import ClusterSpec
 
 # A 48-port 1GbE switch serves a rack when the spec names none (NVIDIA SN2201, the DGX
@@ -62,11 +62,8 @@ def growth_sorted(plan: Plan, switches: Iterable[Switch]) -> list[Switch]:
     storage, network racks), then those of compute racks; compute fabric before storage; by
     name (natural order) within each. A stable sort."""
     compute_racks = {n.rack for n in plan.nodes if n.role == "compute"}
-    switches = list(switches)
-    names = natural_keys([sw.name for sw in switches])
-    keys = [(sw.tier in ("access", "leaf"), sw.rack in compute_racks, sw.network == "storage",
-             name) for sw, name in zip(switches, names, strict=True)]
-    return [sw for _, sw in sorted(zip(keys, switches, strict=True), key=itemgetter(0))]
+    return natural_sorted(switches, attrgetter("name"), first=lambda sw: (
+        sw.tier in ("access", "leaf"), sw.rack in compute_racks, sw.network == "storage"))
 
 
 def _endpoints(plan: Plan, network: str) -> dict[str, list[tuple[str, str]]]:
@@ -78,10 +75,8 @@ def _endpoints(plan: Plan, network: str) -> dict[str, list[tuple[str, str]]]:
     by_rack: dict[str, list[tuple[str, str]]] = {r.name: [] for r in plan.racks}
     takes_fabric = network == "bmc" or plan.settings.networks.bmc is None
     if takes_fabric:
-        layouts = {name: p.layout for name, p in plan.settings.power.pdu_profiles.items()}
-        for rack in plan.racks:  # metered PDUs' network cards, out of band as well
-            by_rack[rack.name] += zip(pdu_names(rack.name, layouts[rack.pdu_profile]),
-                                      repeat("net"))
+        for rack, pdus in rack_pdus(plan).items():  # metered PDUs' network cards, out of band
+            by_rack[rack] += zip(pdus, repeat("net"))
     for node in plan.nodes:
         by_rack[node.rack].append((node.hostname, host_port))
     if takes_fabric:
@@ -136,7 +131,7 @@ def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
     network_racks = tuple(r.name for r in plan.racks if r.name not in hosting)
     net = _Net(plan, network, model, path, cables, network_racks,
                plan.catalog.switches[model].port_speed_gbps,
-               _switch(plan, "", model, network, "", "", path)[_AFTER_RACK:])
+               Switch.figures(plan.catalog.switches[model], path))
     down = net.entry.ports - UPLINKS
     ports = _ports(1, down)
     access: list[Switch] = []
@@ -310,15 +305,3 @@ def uplink_positions(plan: Plan) -> Iterator[tuple[str, str, str, int]]:
         g = (int(n) - 1) // 2
         yield network, device, level.rpartition("-")[2], g * down + int(port.removeprefix(
             "swp")) - 1
-
-
-_AFTER_RACK = Switch._fields.index("rack") + 1
-
-
-def _switch(plan: Plan, name: str, model: str, network: str, tier: str, rack: str,
-            path: tuple[str, ...]) -> Switch:
-    entry = plan.catalog.switches[model]
-    return Switch(name=name, model=model, network=network, tier=tier, rack=rack, ports=entry.ports,
-                  port_speed_gbps=entry.port_speed_gbps, height_u=entry.height_u,
-                  max_power_w=entry.max_power_w, psu_count=entry.psus,
-                  psu_required=entry.psus_required, weight_kg=entry.weight_kg, spec_path=path)

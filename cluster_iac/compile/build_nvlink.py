@@ -43,12 +43,8 @@ def build_nvlink(spec: ClusterSpec, plan: Plan) -> Plan:
                                     node_type.gpu_nvlink_gbs, trays))
         for tray in trays:
             graph.add_node(tray, kind="switch", tier="nvswitch-tray", domain=rack)
-            switches.append(Switch(
-                name=tray, model=SWITCH_TRAY, network="nvlink", tier="nvswitch-tray", rack=rack,
-                ports=model.ports, port_speed_gbps=model.port_speed_gbps,
-                height_u=model.height_u, max_power_w=model.max_power_w, psu_count=model.psus,
-                psu_required=model.psus_required, weight_kg=model.weight_kg,
-                spec_path=node_type.spec_path))
+            switches.append(Switch(tray, SWITCH_TRAY, "nvlink", "nvswitch-tray", rack,
+                                   *Switch.figures(model, node_type.spec_path)))
         for host, type_name in members:
             graph.add_node(host, kind="node", domain=rack)
             links = plan.node_types[type_name].gpu_count * LINKS_PER_GPU_PER_TRAY

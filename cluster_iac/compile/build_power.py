@@ -15,8 +15,8 @@ from cluster_iac.plan.power import (
     SIDES,
     busbar_fed,
     pdu_name,
-    pdu_names,
     power_shelves,
+    rack_pdus,
 )
 from cluster_iac.plan.power_flow import NO_PINS, Circuitry, Consumer, Pins, RackFlow, solve
 from cluster_iac.plan.power_rows import (
@@ -89,10 +89,8 @@ def _pins(plan: Plan, names: dict[str, tuple[str, ...]],
     lock = plan.lock
     profiles = plan.settings.power.pdu_profiles
     rack_of = {r.name: r for r in plan.racks}
-    pdu_rack: dict[str, tuple[str, int]] = {}
-    for rack in plan.racks:
-        for k, pdu in enumerate(pdu_names(rack.name, profiles[rack.pdu_profile].layout)):
-            pdu_rack[pdu] = (rack.name, k)
+    pdu_rack = {pdu: (rack, k) for rack, pdus in rack_pdus(plan).items()
+                for k, pdu in enumerate(pdus)}
     place = {name: (rack, d) for rack, devices in names.items()
              for d, name in enumerate(devices)}
     cords: dict[str, list[tuple[int, int, int, int]]] = {}

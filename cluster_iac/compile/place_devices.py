@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Placement, Switch
-from cluster_iac.plan.power import DEFAULT_SHELF, pdu_names, power_shelves
+from cluster_iac.plan.power import DEFAULT_SHELF, power_shelves, rack_pdus
 from cluster_iac.spec import ClusterSpec
 
 
@@ -59,10 +59,8 @@ def place_devices(spec: ClusterSpec, plan: Plan) -> Plan:
             _top_down(stacks[rack], placements, name, rack, shelf_u)
     for switch in sorted(switches, key=_band):
         _top_down(stacks[switch.rack], placements, switch.name, switch.rack, switch.height_u)
-    layouts = {name: profile.layout for name, profile in plan.settings.power.pdu_profiles.items()}
-    for each in plan.racks:  # vertical PDUs: 0U at the rear (one record for a rack's PDUs)
-        placements.update(dict.fromkeys(pdu_names(each.name, layouts[each.pdu_profile]),
-                                        Placement(each.name, 0, 0)))
+    for rack, pdus in rack_pdus(plan).items():  # vertical PDUs: 0U at the rear (one record
+        placements.update(dict.fromkeys(pdus, Placement(rack, 0, 0)))  # for a rack's PDUs)
     problems += [
         Diagnostic("SPEC-RACK-HEIGHT",
                    f"rack {name} needs {stack.needed} U for its devices but is "

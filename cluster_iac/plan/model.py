@@ -159,6 +159,13 @@ class Switch(NamedTuple):
     weight_kg: float
     spec_path: SpecPath
 
+    @staticmethod
+    def figures(entry: Any, spec_path: SpecPath) -> tuple[Any, ...]:
+        """The fields after ``rack``, from the catalog's entry of the model: the same for
+        every switch of a model, made once per model and tier by the builders."""
+        return (entry.ports, entry.port_speed_gbps, entry.height_u, entry.max_power_w,
+                entry.psus, entry.psus_required, entry.weight_kg, spec_path)
+
 
 class Placement(NamedTuple):
     """Where a device sits: rack and lowest rack unit (1-based); 0U devices have height 0:

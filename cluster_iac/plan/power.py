@@ -11,6 +11,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 from itertools import repeat
+from typing import Any
 
 from cluster_iac.plan.model import Plan
 from cluster_iac.plan.power_tables import PduLoad, PowerCircuit
@@ -33,6 +34,13 @@ PDU_NAME, FEED_NAME, PANEL_NAME = "{}-pdu-{}", "{}-feed-{}", "{}-panel-{}"
 
 def pdu_name(rack: str, side: str) -> str:
     return PDU_NAME.format(rack, side.lower())
+
+
+def rack_pdus(plan: Any) -> dict[str, list[str]]:
+    """Rack -> its PDUs' names in side order (A, B, C), from its profile's layout: what the
+    placement, addressing, management and power passes each need of every rack."""
+    layouts = {name: profile.layout for name, profile in plan.settings.power.pdu_profiles.items()}
+    return {rack.name: pdu_names(rack.name, layouts[rack.pdu_profile]) for rack in plan.racks}
 
 
 def pdu_names(rack: str, layout: str) -> list[str]:
