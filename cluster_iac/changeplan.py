@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -20,7 +21,8 @@ from cluster_iac.plan.actions import Action, actions
 from cluster_iac.plan.conf_lines import read_slurm_conf
 from cluster_iac.sorting import natural_key
 
-DEVICES = "netbox/devices.csv"
+DEVICES_FILE = re.compile(r"netbox/devices(-[0-9]+)?\.csv")  # NetBox's table, or its parts
+OTHER_ROLES = ("pdu", "power-shelf")
 CABLES = "cabling/cables.csv"
 SLURM_CONF = "slurm/slurm.conf"
 # The work order's columns: what a crew needs to lay or pull one cable.
@@ -67,7 +69,12 @@ def change_plan(old_files: dict[str, str] | None, new_files: dict[str, str],
     """The change from ``old_files`` and ``old_lock`` (None: nothing deployed yet) to the
     new tree and lock, with its actions for each of ``releases``."""
     old = old_files or {}
-    devices = _diff("devices", _lines(old.get(DEVICES)), _lines(new_files.get(DEVICES)))
+    kinds_old, kinds_new = _devices(old), _devices(new_files)
+    by_kind = [_diff(kind, kinds_old.get(kind, {}), kinds_new.get(kind, {}))
+               for kind in ("nodes", "switches", "PDUs and other devices")]
+    devices = Delta("devices", *(tuple(sorted((n for d in by_kind for n in getattr(d, what)),
+                                              key=natural_key))
+                                 for what in ("added", "changed", "removed")))
     cables_old, cables_new = _lines(old.get(CABLES)), _lines(new_files.get(CABLES))
     power = {k for k, line in {**cables_old, **cables_new}.items()
              if line.startswith(k + ",power,")}
@@ -78,7 +85,7 @@ def change_plan(old_files: dict[str, str] | None, new_files: dict[str, str],
     slurm_old = read_slurm_conf(old.get(SLURM_CONF, ""))
     slurm_new = read_slurm_conf(new_files.get(SLURM_CONF, ""))
     deltas = (
-        devices, data, cords,
+        *by_kind, data, cords,
         _diff("addresses", _lock_lines(old_lock, "address"), _lock_lines(new_lock, "address")),
         _diff("Slurm nodes", slurm_old.nodes, slurm_new.nodes),
         _diff("Slurm partitions", slurm_old.partitions, slurm_new.partitions),
@@ -92,6 +99,21 @@ def change_plan(old_files: dict[str, str] | None, new_files: dict[str, str],
     order = _work_order(_header(old.get(CABLES)), cables_old,
                         _header(new_files.get(CABLES)), cables_new)
     return ChangePlan(old_files is None, deltas, order, found)
+
+
+def _devices(files: Mapping[str, str]) -> dict[str, dict[str, str]]:
+    """NetBox's device rows (devices.csv, or its parts devices-NNN.csv) by kind, then name:
+    nodes, switches (a role ending in 'switch'), and the rest (PDUs, power shelves)."""
+    found: dict[str, dict[str, str]] = {}
+    for path in files:
+        if not DEVICES_FILE.fullmatch(path):
+            continue
+        for name, line in _lines(files[path]).items():
+            role = line.split(",", 2)[1]
+            kind = ("switches" if role.endswith("switch") else
+                    "PDUs and other devices" if role in OTHER_ROLES else "nodes")
+            found.setdefault(kind, {})[name] = line
+    return found
 
 
 def _lines(text: str | None) -> dict[str, str]:

@@ -48,9 +48,9 @@ def test_a_node_added_is_its_objects_cables_and_the_release_actions(seed: Path) 
     code, text, err = _cli("changes", seed, "-o", out, "--release", "22.05",
                            "--release", "24.11", "--work-order", order)
     assert code == 0, err
-    assert "| devices | 1 | 0 | 0 |" in text
+    assert "| nodes | 1 | 0 | 0 |" in text and "| switches | 0 | 0 | 0 |" in text
     assert "| Slurm nodes | 1 | 0 | 0 |" in text
-    assert "- devices added: dgx-128" in text
+    assert "- nodes added: dgx-128" in text
     head_2205, _, head_2411 = text.partition("## Actions for Slurm 24.11")
     assert "**restart-slurmctld**" in head_2205 and "**restart-slurmd**" in head_2205
     assert "**reconfigure**" in head_2411 and "**restart-slurmctld**" not in head_2411
@@ -66,7 +66,7 @@ def test_the_plan_as_json(seed: Path) -> None:
     assert code == 0, err
     data = json.loads(text)
     assert data["version"] == 1 and not data["first_deployment"]
-    assert data["objects"]["devices"]["added"] == ["dgx-128"]
+    assert data["objects"]["nodes"]["added"] == ["dgx-128"]
     assert [a["kind"] for a in data["actions"]["22.05"]][:2] == ["restart-slurmctld",
                                                                  "restart-slurmd"]
 
@@ -88,7 +88,7 @@ def test_render_check_summarises_the_change_above_the_diff(seed: Path) -> None:
     code, text, _ = _cli("render", seed, "-o", seed.parent / "out", "--check")
     assert code == 1
     assert text.startswith("# Change plan")
-    assert "| devices | 1 | 0 | 0 |" in text and "## Actions for Slurm" in text
+    assert "| nodes | 1 | 0 | 0 |" in text and "## Actions for Slurm" in text
     assert text.index("# Change plan") < text.index("--- a/")
 
 
@@ -117,6 +117,6 @@ def test_base_reads_the_committed_tree_and_lock(seed: Path,
     assert _cli("render", "cluster.yaml", "-o", "out")[0] == 0  # the tree moves on
     from_git = _cli("changes", "cluster.yaml", "-o", "out", "--base", "HEAD")
     assert from_git[0] == 0 and from_git[1] == on_disk[1]
-    assert _cli("changes", "cluster.yaml", "-o", "out")[1].count("| 0 | 0 | 0 |") == 7
+    assert _cli("changes", "cluster.yaml", "-o", "out")[1].count("| 0 | 0 | 0 |") == 9
     bad = _cli("changes", "cluster.yaml", "-o", "out", "--base", "no-such-ref")
     assert bad[0] == 2 and "is not a commit" in bad[2]
