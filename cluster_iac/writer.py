@@ -382,7 +382,9 @@ class RenderedTree(Mapping[str, str]):
     def __getitem__(self, path: str) -> str:
         if path not in self._listed:
             raise KeyError(path)
-        return (self.out_dir / path).read_text(encoding="utf-8")
+        # compared with what a render would write, never written back: a damaged byte reads
+        # as U+FFFD and the file is a change like any other
+        return (self.out_dir / path).read_text(encoding="utf-8", errors="replace")
 
     @functools.cached_property
     def _listed(self) -> set[str]:

@@ -20,7 +20,10 @@ PRINTED = re.compile(r"error\[([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+)\]")  # the CLI's o
 # Literals of that shape that are not finding codes, each where it is used.
 NOT_CODES = {"L1-L2": "plan/electrical.py", "L2-L3": "plan/electrical.py",
              "L3-L1": "plan/electrical.py", "D-HH": "plan/slurm.py",
-             "TOO-NEW": "catalog/nccl_vars.py"}
+             "TOO-NEW": "catalog/nccl_vars.py",
+             # placeholder GUIDs in the ibnetdiscover format's docstring example
+             "H-0201000000000002": "ibnetdiscover.py", "S-0200000000000001": "ibnetdiscover.py",
+             "S-0200000000000003": "ibnetdiscover.py"}
 
 
 def _emitted() -> set[str]:
