@@ -279,15 +279,7 @@ def plan_command(spec: Path, fmt: str, out_file: Path | None, counts_only: bool,
             text = _json(data) if fmt == "json" else dump.yaml_text(data)
         else:
             text = dump.to_json(plan) if fmt == "json" else dump.to_yaml(plan)
-        if out_file is None:
-            click.echo(text, nl=False)
-            return
-        from cluster_iac.writer import write_file
-
-        try:
-            write_file(out_file, text)
-        except OSError as exc:
-            _write_failed(exc, out_file)
+        _echo_or_write(text, out_file)
 
     def built_so_far(exc: PipelineError) -> None:
         if exc.plan is not None:
@@ -340,16 +332,8 @@ def init(out_file: Path | None, phases: str, **answers: object) -> None:
     except InitError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
-    if out_file is None:
-        click.echo(text, nl=False)
-        return
-    from cluster_iac.writer import write_file
-
-    try:
-        write_file(out_file, text)
-    except OSError as exc:
-        _write_failed(exc, out_file)
-    click.echo(f"{out_file}: written; next: cluster-iac validate {out_file}", err=True)
+    if _echo_or_write(text, out_file):
+        click.echo(f"{out_file}: written; next: cluster-iac validate {out_file}", err=True)
 
 
 @main.command()
@@ -421,6 +405,21 @@ def _or_exit(spec: Path, run: Callable[[Findings], Run], *, writes: bool = False
         click.echo(f"{spec}: {errors} error(s){'; nothing written' if writes else ''}",
                    err=True)
         sys.exit(1)
+
+
+def _echo_or_write(text: str, out_file: Path | None) -> bool:
+    """``text`` on standard output, or written (atomically) to ``out_file``: True when
+    written; a file the OS refuses is IO-WRITE."""
+    if out_file is None:
+        click.echo(text, nl=False)
+        return False
+    from cluster_iac.writer import write_file
+
+    try:
+        write_file(out_file, text)
+    except OSError as exc:
+        _write_failed(exc, out_file)
+    return True
 
 
 def _write_failed(exc: OSError, target: Path) -> NoReturn:
