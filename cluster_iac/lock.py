@@ -259,7 +259,8 @@ def fast_entries(text: str) -> dict[Key, Entry] | None:
     found: list[tuple[Key, tuple[Any, ...], bool]] = []
     try:
         for kind, pattern in _WHOLE.items():
-            found += _make(kind, pattern.findall(text))
+            for start, end in _blocks(text, kind):
+                found += _make(kind, pattern.findall(text, start, end))
     except _OutOfRange:
         return None
     lines = text.count("\n") + (not text.endswith("\n"))
@@ -268,6 +269,21 @@ def fast_entries(text: str) -> dict[Key, Entry] | None:
         return None  # a line no pattern took, or a control character in a comment
     entries = {key: Entry(key, value, 0, retired) for key, value, retired in found}
     return entries if len(entries) == len(found) else None  # else a duplicate
+
+
+def _blocks(text: str, kind: str) -> list[tuple[int, int]]:
+    """Where ``kind``'s lines are: from the first to the end of the last of its active lines,
+    and of its retired ones (a lock as render writes it holds each kind's lines together, so
+    each pattern reads only its own part; in any other order the parts overlap, a line is
+    found twice, and the plain parser is asked)."""
+    found = []
+    for head in (f"\n{kind} ", f"\nretired {kind} "):
+        first = text.find(head)
+        if first >= 0:
+            last = text.rfind(head)
+            end = text.find("\n", last + 1)
+            found.append((first + 1, len(text) if end < 0 else end))
+    return found
 
 
 def _make(kind: str, rows: list[tuple[str, ...]]) -> list[tuple[Key, tuple[Any, ...], bool]]:
@@ -476,11 +492,15 @@ def identities(plan: Any) -> dict[Key, str]:
 def _sorted_text(lines: dict[Key, str]) -> str:
     """The lines by kind, scope and name, names in natural order (made in one batch:
     natural_key one by one took a second for a 100,000-GPU lock's 260,000 lines)."""
-    keys = list(lines)
-    names = natural_keys([key[2] for key in keys])
-    scopes = {scope: natural_key(scope) for scope in {key[1] for key in keys}}
-    order = sorted(range(len(keys)), key=lambda n: (keys[n][0], scopes[keys[n][1]], names[n]))
-    return "".join([lines[keys[n]] + "\n" for n in order])
+    groups: dict[tuple[str, str], list[Key]] = {}
+    for key in lines:
+        groups.setdefault((key[0], key[1]), []).append(key)
+    out: list[str] = []
+    for kind, scope in sorted(groups, key=lambda group: (group[0], natural_key(group[1]))):
+        keys = groups[(kind, scope)]
+        names = natural_keys([key[2] for key in keys])
+        out += [lines[key] for _, key in sorted(zip(names, keys, strict=True))]
+    return "".join([line + "\n" for line in out])
 
 
 Positions = tuple[dict[str, int], dict[str, int], dict[str, tuple[str, str]]]
