@@ -22,7 +22,7 @@ for systemd; ``cluster_iac_root`` prefixes every installed path (empty on a real
 
 from __future__ import annotations
 
-from cluster_iac.emit.ansible import NCCL_TOPO_DIR, ROLE_GROUPS, group_name
+from cluster_iac.emit.ansible import NCCL_TOPO_DIR, ROLE_GROUPS, SLURM_CONF_DIR, group_name
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.emit.slurmdbd import SLURM_USER
 from cluster_iac.emit.structured import yaml_text
@@ -61,7 +61,7 @@ def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
     if acct is not None:
         found["controllers"].append(_file("slurm/accounting.sh", f"{conf_dir}/accounting.sh",
                                           mode="0755"))
-        found[acct.dbd_host] = [
+        found[_plain(acct.dbd_host)] = [
             _file("slurm/slurmdbd.conf", f"{conf_dir}/slurmdbd.conf", owner=SLURM_USER,
                   mode="0600"),
             _file("slurm/slurmdbd-storage-pass.sh", f"{conf_dir}/slurmdbd-storage-pass.sh",
@@ -70,18 +70,28 @@ def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
     health = plan.scheduling.health
     for node in health.nodes if health is not None else ():
         found.setdefault(group_name("type", node.node_type), []).append(
-            _file(f"slurm/healthcheck/{node.node_type}.sh", health.program, mode="0755"))
+            _file(f"slurm/healthcheck/{node.node_type}.sh", _plain(health.program),
+                  mode="0755"))
     for type_name, env in sorted(plan.nccl.items()):
-        group = found.setdefault(group_name("type", type_name), [])
-        group += [_file(f"nccl/{type_name}.nccl.conf", "{{ nccl_conf_path }}"),
+        type_files = found.setdefault(group_name("type", type_name), [])
+        type_files += [_file(f"nccl/{type_name}.nccl.conf", "{{ nccl_conf_path }}"),
                   _file(f"nccl/{type_name}.env", f"{NCCL_TOPO_DIR}/{type_name}.env")]
         if env.topo_file:
-            group.append(_file(f"nccl/{type_name}.topo.xml", "{{ nccl_topo_file }}"))
+            type_files.append(_file(f"nccl/{type_name}.topo.xml", "{{ nccl_topo_file }}"))
     return found
 
 
 def _file(src: str, dest: str, owner: str = "root", mode: str = "0644") -> dict[str, str]:
-    return {"src": src, "dest": dest, "owner": owner, "group": owner, "mode": mode}
+    return {"src": _plain(src), "dest": dest, "owner": owner, "group": owner, "mode": mode}
+
+
+def _plain(text: str) -> str:
+    """A name from the spec, checked to hold no Jinja delimiter: Ansible templates every
+    string of a task, so such a name would run as code. The spec's name patterns already
+    refuse braces (spec/base.py Name, spec/scheduling.py AbsolutePath, HostName)."""
+    if "{" in text or "}" in text:
+        raise ValueError(f"{text!r} would be read by Ansible as a template")
+    return text
 
 
 def site(plan: Plan) -> list[dict[str, object]]:
@@ -121,13 +131,14 @@ def site(plan: Plan) -> list[dict[str, object]]:
     plays.append({
         "name": "run the change plan's actions in order", "hosts": "controllers[0]",
         "gather_facts": False,
-        "vars": {"cluster_iac_dbd_host": _dbd_host(plan), "cluster_iac_conf_dir": "/etc/slurm"},
+        "vars": {"cluster_iac_dbd_host": _dbd_host(plan), "cluster_iac_conf_dir": SLURM_CONF_DIR},
         "tasks": [{
             "name": "one action of the plan",
             "ansible.builtin.include_tasks": "actions.yml",
             "loop": "{{ (lookup('ansible.builtin.file', cluster_iac_changes) | from_json)"
                     ".actions[cluster_iac_release] }}",
-            "loop_control": {"loop_var": "planned", "label": "{{ planned.kind }} {{ planned.hosts }}"},
+            "loop_control": {"loop_var": "planned",
+                             "label": "{{ planned.kind }} {{ planned.hosts }}"},
         }]})
     return plays
 
@@ -142,9 +153,14 @@ def _cmd(argv: str, name: str, kind: str, **extra: object) -> dict[str, object]:
             "when": f"planned.kind == '{kind}'", **extra}
 
 
+def _default(var: str, argv: list[str]) -> str:
+    """The variable, or the real cluster's command when it is not set (a sandbox sets it)."""
+    return f"{var} | default({argv!r})"
+
+
 def _wait_up() -> dict[str, object]:
     return {"name": "slurmctld answers", "ansible.builtin.command": {
-        "argv": "{{ cluster_iac_scontrol | default(%s) + ['ping'] }}" % SCONTROL},
+        "argv": f"{{{{ {_default('cluster_iac_scontrol', SCONTROL)} + ['ping'] }}}}"},
         "register": "_ping", "until": "' is UP' in _ping.stdout", "retries": 60, "delay": 1,
         "changed_when": False,
         "when": "planned.kind in ['restart-slurmctld', 'reconfigure'] and not ansible_check_mode"}
@@ -153,8 +169,8 @@ def _wait_up() -> dict[str, object]:
 def actions(plan: Plan) -> list[dict[str, object]]:
     """One action of the change plan (``planned``): the tasks of its kind, nothing else; a
     kind this cluster has no task for (slurmdbd's without accounting) fails the run."""
-    service = "cluster_iac_service | default(%s)" % SERVICE
-    scontrol = "cluster_iac_scontrol | default(%s)" % SCONTROL
+    service = _default("cluster_iac_service", SERVICE)
+    scontrol = _default("cluster_iac_scontrol", SCONTROL)
     nodes = "'nodename=' ~ planned.hosts"
     kinds = ["lustre-rewrite", "drain", "accounting", "restart-slurmctld", "reconfigure",
              "restart-slurmd", "resume", "new-jobs", "none"]
@@ -194,7 +210,7 @@ def actions(plan: Plan) -> list[dict[str, object]]:
         _cmd(f"{{{{ {scontrol} + ['reconfigure'] }}}}", "scontrol reconfigure", "reconfigure"),
         _wait_up(),
         {"name": "the nodes of restart-slurmd", "ansible.builtin.command": {
-            "argv": "{{ cluster_iac_hostnames | default(%s) + [planned.hosts] }}" % HOSTNAMES},
+            "argv": f"{{{{ {_default('cluster_iac_hostnames', HOSTNAMES)} + [planned.hosts] }}}}"},
          "register": "_nodes", "changed_when": False, "check_mode": False,
          "when": "planned.kind == 'restart-slurmd'"},
         _cmd(f"{{{{ {service} + ['restart', 'slurmd'] }}}}",

@@ -15,16 +15,19 @@ One sequence per Slurm release, on the minimal example through the CLI as an ope
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import stat
 import subprocess
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cluster_iac.hostlist import expand
+from tests.conftest import EXAMPLE_IDS, example_build
 from tests.real.change_harness import LiveSlurm
 from tests.real.playbook_harness import (
     Services,
@@ -43,6 +46,7 @@ RELEASES = ("22.05", "24.11", "26.05")
 EXAMPLE = "minimal"
 CONTROLLER = "head1"
 LIVE_NODE = "gpu01"
+ACCOUNTING_EXAMPLE = "seed-64gpu-h100"
 
 
 def cli(*args: str) -> str:
@@ -252,3 +256,67 @@ def test_a_refused_or_missing_plan_stops_before_anything_is_installed(tmp_path: 
         assert result.returncode != 0
         assert "a refused action is applied by hand" in result.stdout, result.stdout
         assert not roots.exists()
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_every_examples_playbook_passes_the_syntax_check(name: str, tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    for path, text in example_build(name).files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    result = subprocess.run([ansible_playbook(), "--syntax-check", "-i",
+                             str(tree / "ansible" / "inventory.yml"),
+                             str(tree / "ansible" / "site.yml")],
+                            capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "ANSIBLE_CONFIG": str(tmp_path / "none.cfg"),
+                                 "ANSIBLE_HOME": str(tmp_path / "home"),
+                                 "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp")})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "[WARNING]" not in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_accounting_files_get_their_owner_and_mode(tmp_path: Path) -> None:
+    """The seed example (slurmdbd, accounting, a health check, NCCL): each file on the hosts
+    that read it, slurmdbd.conf readable by SlurmUser only; then a rerun changes nothing."""
+    ansible_playbook()
+    spec = tmp_path / "cluster.yaml"
+    shutil.copy(f"examples/{ACCOUNTING_EXAMPLE}.yaml", spec)
+    shutil.copy(f"examples/{ACCOUNTING_EXAMPLE}.lock", tmp_path / "cluster.lock")
+    tree, roots = tmp_path / "tree", tmp_path / "roots"
+    cli("render", str(spec), "-o", str(tree))
+    plan = tmp_path / "plan.json"
+    plan.write_text(cli("changes", str(spec), "-o", str(tree), "--format", "json"))
+    release = next(iter(json.loads(plan.read_text())["actions"]))
+    sandbox = tmp_path / "vars.json"
+    sandbox.write_text(json.dumps({"ansible_connection": "local",
+                                   "ansible_python_interpreter": sys.executable,
+                                   "cluster_iac_root": f"{roots}/{{{{ inventory_hostname }}}}"}))
+    first = run_playbook(tree, plan, release, sandbox, tmp_path)
+    assert first.returncode == 0, first.stdout[-6000:] + first.stderr
+    inventory = _inventory(tree)["all"]
+    dbd = _dbd_host(tree)
+    conf = roots / dbd / "etc" / "slurm" / "slurmdbd.conf"
+    assert conf.read_text() == (tree / "slurm" / "slurmdbd.conf").read_text()
+    assert (stat.S_IMODE(conf.stat().st_mode), conf.owner()) == (0o600, "slurm")
+    script = roots / dbd / "etc" / "slurm" / "slurmdbd-storage-pass.sh"
+    assert (stat.S_IMODE(script.stat().st_mode), script.owner()) == (0o700, "root")
+    children = inventory["children"]
+    for host in children["controllers"]["hosts"]:
+        assert (roots / host / "etc" / "slurm" / "accounting.sh").is_file()
+    for host in children["compute"]["hosts"]:
+        check = roots / host / "etc" / "slurm" / "healthcheck.sh"
+        assert stat.S_IMODE(check.stat().st_mode) == 0o755
+        assert not (roots / host / "etc" / "slurm" / "slurmdbd.conf").exists()
+    slurm_hosts = {h for g in ("controllers", "compute", "login") for h in
+                   children.get(g, {}).get("hosts", {})}
+    assert {p.name for p in roots.iterdir()} == slurm_hosts | {dbd}
+    again = run_playbook(tree, plan, release, sandbox, tmp_path)
+    assert again.returncode == 0, again.stdout[-6000:]
+    assert sum(r["changed"] for r in recap(again.stdout).values()) == 0, again.stdout
+
+
+def _dbd_host(tree: Path) -> str:
+    for line in (tree / "slurm" / "slurmdbd.conf").read_text().splitlines():
+        if line.startswith("DbdHost="):
+            return line.split("=", 1)[1]
+    raise AssertionError("no DbdHost")
