@@ -27,6 +27,8 @@ from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.emit.slurmdbd import SLURM_USER
 from cluster_iac.emit.structured import yaml_text
 from cluster_iac.plan import Plan
+from cluster_iac.plan.imex import CONFIG_DIR as IMEX_DIR
+from cluster_iac.plan.imex import NODES_FILE
 
 SLURM_FILES = ("slurm.conf", "gres.conf", "cgroup.conf", "topology.conf", "topology.yaml")
 # slurm.conf(5): "should be consistent across all nodes": every Slurm host reads the same files
@@ -36,6 +38,9 @@ SLURM_GROUPS = ("controllers", "compute", "login")
 # file others can read: it holds the storage settings); mariadb-slurmdbd.cnf "in
 # /etc/mysql/mariadb.conf.d/"; the storage-pass script writes the password file itself.
 MARIADB_CNF = "/etc/mysql/mariadb.conf.d/60-slurmdbd.cnf"
+# lustre/lnet/<type>.yaml's header: "`lnetctl import < this file` (or /etc/lnet.conf, read by
+# the lnet service)"; the IMEX files' places are plan/imex.py's (emit/imex.py's docstring).
+LNET_CONF = "/etc/lnet.conf"
 ROOT = "{{ cluster_iac_root | default('') }}"
 TREE = "{{ playbook_dir }}/.."
 SERVICE = ["systemctl"]
@@ -78,7 +83,29 @@ def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
                   _file(f"nccl/{type_name}.env", f"{NCCL_TOPO_DIR}/{type_name}.env")]
         if env.topo_file:
             type_files.append(_file(f"nccl/{type_name}.topo.xml", "{{ nccl_topo_file }}"))
+    lustre = plan.lustre
+    if lustre is not None and lustre.hardware is not None:
+        for type_name in sorted(lustre.hardware.lnet.interfaces):
+            found.setdefault(group_name("type", type_name), []).append(
+                _file(f"lustre/lnet/{type_name}.yaml", LNET_CONF))
+    if plan.imex is not None:
+        pattern = ":".join(group_name("type", t) for t in plan.imex.node_types)
+        found.setdefault(pattern, []).extend([
+            _file("imex/config.cfg", f"{IMEX_DIR}/config.cfg"),
+            # the node's own domain's file (the play's cluster_iac_imex_domain, from the plan)
+            {**_file("imex/_/nodes_config.cfg", NODES_FILE),
+             "src": "imex/{{ cluster_iac_imex_domain[inventory_hostname] }}/nodes_config.cfg"}])
     return found
+
+
+def _play_vars(plan: Plan, group: str) -> dict[str, object]:
+    """What a group's install play needs beyond its files: each IMEX node's NVLink domain."""
+    if plan.imex is None or group != ":".join(group_name("type", t)
+                                              for t in plan.imex.node_types):
+        return {}
+    return {"cluster_iac_imex_domain": {_plain(node): _plain(domain.name)
+                                        for domain in plan.imex.domains
+                                        for node in domain.nodes}}
 
 
 def _file(src: str, dest: str, owner: str = "root", mode: str = "0644") -> dict[str, str]:
@@ -112,10 +139,13 @@ def site(plan: Plan) -> list[dict[str, object]]:
             "vars": {"_plan": "{{ lookup('ansible.builtin.file', cluster_iac_changes) "
                               "| from_json }}"}}]}]
     for group, files in sorted(installs(plan).items()):
-        plays.append({
+        play: dict[str, object] = {
             "name": f"install the rendered files of {group}", "hosts": group,
-            "gather_facts": False,
-            "tasks": [{
+            "gather_facts": False}
+        extra = _play_vars(plan, group)
+        if extra:
+            play["vars"] = extra
+        plays.append({**play, "tasks": [{
                 "name": "the directories",
                 "ansible.builtin.file": {"path": f"{ROOT}{{{{ item.dest | dirname }}}}",
                                          "state": "directory", "mode": "0755"},

@@ -47,6 +47,7 @@ EXAMPLE = "minimal"
 CONTROLLER = "head1"
 LIVE_NODE = "gpu01"
 ACCOUNTING_EXAMPLE = "seed-64gpu-h100"
+IMEX_EXAMPLE = "gb200-nvl72"
 
 
 def cli(*args: str) -> str:
@@ -275,22 +276,32 @@ def test_every_examples_playbook_passes_the_syntax_check(name: str, tmp_path: Pa
     assert "[WARNING]" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
-def test_accounting_files_get_their_owner_and_mode(tmp_path: Path) -> None:
-    """The seed example (slurmdbd, accounting, a health check, NCCL): each file on the hosts
-    that read it, slurmdbd.conf readable by SlurmUser only; then a rerun changes nothing."""
-    ansible_playbook()
+def _example_tree(name: str, tmp_path: Path) -> tuple[Path, Path, str, Path, Path]:
+    """The example rendered by the CLI, its change plan (nothing changed) and its release,
+    the sandbox variables (files only: no action runs) and the hosts' roots."""
     spec = tmp_path / "cluster.yaml"
-    shutil.copy(f"examples/{ACCOUNTING_EXAMPLE}.yaml", spec)
-    shutil.copy(f"examples/{ACCOUNTING_EXAMPLE}.lock", tmp_path / "cluster.lock")
+    shutil.copy(f"examples/{name}.yaml", spec)
+    shutil.copy(f"examples/{name}.lock", tmp_path / "cluster.lock")
     tree, roots = tmp_path / "tree", tmp_path / "roots"
     cli("render", str(spec), "-o", str(tree))
     plan = tmp_path / "plan.json"
     plan.write_text(cli("changes", str(spec), "-o", str(tree), "--format", "json"))
-    release = next(iter(json.loads(plan.read_text())["actions"]))
+    actions = json.loads(plan.read_text())["actions"]
+    release = next(iter(actions))
+    assert {a["kind"] for a in actions[release]} <= {"none"}, actions
     sandbox = tmp_path / "vars.json"
     sandbox.write_text(json.dumps({"ansible_connection": "local",
                                    "ansible_python_interpreter": sys.executable,
                                    "cluster_iac_root": f"{roots}/{{{{ inventory_hostname }}}}"}))
+    return tree, plan, release, sandbox, roots
+
+
+def test_accounting_and_lnet_files_get_their_owner_and_mode(tmp_path: Path) -> None:
+    """The seed example (slurmdbd, accounting, a health check, NCCL, LNet): each file on the
+    hosts that read it, slurmdbd.conf readable by SlurmUser only; then a rerun changes
+    nothing."""
+    ansible_playbook()
+    tree, plan, release, sandbox, roots = _example_tree(ACCOUNTING_EXAMPLE, tmp_path)
     first = run_playbook(tree, plan, release, sandbox, tmp_path)
     assert first.returncode == 0, first.stdout[-6000:] + first.stderr
     inventory = _inventory(tree)["all"]
@@ -307,9 +318,16 @@ def test_accounting_files_get_their_owner_and_mode(tmp_path: Path) -> None:
         check = roots / host / "etc" / "slurm" / "healthcheck.sh"
         assert stat.S_IMODE(check.stat().st_mode) == 0o755
         assert not (roots / host / "etc" / "slurm" / "slurmdbd.conf").exists()
+    lnet_hosts = set()
+    for lnet in (tree / "lustre" / "lnet").iterdir():
+        group = next(g for n, g in children.items() if n.startswith("type_")
+                     and g.get("vars", {}).get("cluster_iac_name") == lnet.stem)
+        for host in group["hosts"]:
+            assert (roots / host / "etc" / "lnet.conf").read_text() == lnet.read_text()
+            lnet_hosts.add(host)
     slurm_hosts = {h for g in ("controllers", "compute", "login") for h in
                    children.get(g, {}).get("hosts", {})}
-    assert {p.name for p in roots.iterdir()} == slurm_hosts | {dbd}
+    assert {p.name for p in roots.iterdir()} == slurm_hosts | {dbd} | lnet_hosts
     again = run_playbook(tree, plan, release, sandbox, tmp_path)
     assert again.returncode == 0, again.stdout[-6000:]
     assert sum(r["changed"] for r in recap(again.stdout).values()) == 0, again.stdout
@@ -320,3 +338,22 @@ def _dbd_host(tree: Path) -> str:
         if line.startswith("DbdHost="):
             return line.split("=", 1)[1]
     raise AssertionError("no DbdHost")
+
+
+def test_each_imex_node_gets_its_own_domains_peers(tmp_path: Path) -> None:
+    """gb200-nvl72: config.cfg and the node's own NVLink domain's nodes_config.cfg (two nodes
+    of two domains and the controller, --limit: the 72 nodes take minutes on 2 cores)."""
+    ansible_playbook()
+    tree, plan, release, sandbox, roots = _example_tree(IMEX_EXAMPLE, tmp_path)
+    domains = example_build(IMEX_EXAMPLE).plan.imex.domains  # type: ignore[union-attr]
+    picked = {domains[0].nodes[0]: domains[0].name, domains[-1].nodes[-1]: domains[-1].name}
+    controller = next(iter(_inventory(tree)["all"]["children"]["controllers"]["hosts"]))
+    result = run_playbook(tree, plan, release, sandbox, tmp_path,
+                          "--limit", ",".join([controller, *picked]))
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr
+    for node, domain in picked.items():
+        etc = roots / node / "etc" / "nvidia-imex"
+        assert ((etc / "nodes_config.cfg").read_text()
+                == (tree / "imex" / domain / "nodes_config.cfg").read_text())
+        assert (etc / "config.cfg").read_text() == (tree / "imex" / "config.cfg").read_text()
+    assert len({(roots / n / "etc/nvidia-imex/nodes_config.cfg").read_text() for n in picked}) == 2
