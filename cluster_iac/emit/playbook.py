@@ -64,8 +64,8 @@ def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
             found[group] = list(slurm)
     acct = plan.scheduling.accounting
     if acct is not None:
-        found["controllers"].append(_file("slurm/accounting.sh", f"{conf_dir}/accounting.sh",
-                                          mode="0755"))
+        found.setdefault("controllers", []).append(
+            _file("slurm/accounting.sh", f"{conf_dir}/accounting.sh", mode="0755"))
         found[_plain(acct.dbd_host)] = [
             _file("slurm/slurmdbd.conf", f"{conf_dir}/slurmdbd.conf", owner=SLURM_USER,
                   mode="0600"),
@@ -80,7 +80,7 @@ def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
     for type_name, env in sorted(plan.nccl.items()):
         type_files = found.setdefault(group_name("type", type_name), [])
         type_files += [_file(f"nccl/{type_name}.nccl.conf", "{{ nccl_conf_path }}"),
-                  _file(f"nccl/{type_name}.env", f"{NCCL_TOPO_DIR}/{type_name}.env")]
+                       _file(f"nccl/{type_name}.env", f"{NCCL_TOPO_DIR}/{type_name}.env")]
         if env.topo_file:
             type_files.append(_file(f"nccl/{type_name}.topo.xml", "{{ nccl_topo_file }}"))
     lustre = plan.lustre
