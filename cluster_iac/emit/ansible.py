@@ -29,7 +29,10 @@ ADDRESS_VARS = (("management", "mgmt_ip"), ("bmc", "bmc_ip"), ("ipoib", "ipoib_i
 
 
 def render(plan: Plan) -> dict[str, str]:
-    return {"ansible/inventory.yml": yaml_text(inventory(plan), [GENERATED_BY])}
+    from cluster_iac.emit import playbook  # it reads this module's names
+
+    return {"ansible/inventory.yml": yaml_text(inventory(plan), [GENERATED_BY]),
+            **playbook.render(plan)}
 
 
 def inventory(plan: Plan) -> dict[str, object]:

@@ -1,0 +1,174 @@
+"""Real ansible-playbook runs of the rendered ansible/site.yml against local hosts, with the
+change plan's actions carried out on real slurmctld/slurmd (tests/real/test_playbook_real.py).
+
+What the sandbox changes, each with its reason:
+- every host is this machine (``ansible_connection=local``): the test has no other machines;
+- ``cluster_iac_root`` = ROOTS/<inventory host>: each host's files go under a directory of its
+  own, so one machine holds the file systems of several hosts (the playbook prefixes every
+  installed path with it; on a real cluster it is empty);
+- ``cluster_iac_service`` and ``cluster_iac_scontrol``: the playbook's ``systemctl restart X``
+  and ``scontrol ...`` reach the daemons through tests/real/service_request.py, answered by
+  ``Services`` below, which owns the daemons as systemd would on a host: the daemons are
+  change_harness's (ports, paths, users rewritten there, each with its reason), fed the slurm
+  files the playbook installed on the controller. One slurmd runs (``node``), as in
+  change_harness: a restart of another node's slurmd is logged, not run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.real.change_harness import SLURM_FILES, LiveSlurm
+
+HERE = Path(__file__).parent
+
+
+def ansible_playbook() -> str:
+    """ansible-playbook's path; under CI a missing one fails (ansible-core is in '.[test]')."""
+    path = shutil.which("ansible-playbook") or shutil.which(
+        "ansible-playbook", path=str(Path(sys.executable).parent))
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("ansible-playbook is missing: install ansible-core ('.[test]' extras)")
+        pytest.skip("ansible-playbook is not installed (pip install ansible-core)")
+    return path
+
+
+@dataclass
+class Services:
+    """The service manager of the sandbox hosts: answers service_request.py's requests.
+    The daemons are children of its thread (they die with it: harness._die_with_parent),
+    so one thread serves a whole test."""
+
+    live: LiveSlurm
+    roots: Path  # ROOTS/<host>: each host's installed files
+    controller: str
+    node: str  # the one node whose slurmd runs
+    requests: Path = field(init=False)
+    log: list[tuple[str, ...]] = field(default_factory=list)  # what was asked, in order
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __post_init__(self) -> None:
+        self.requests = self.live.work / "requests"
+        self.requests.mkdir(exist_ok=True)
+
+    def __enter__(self) -> Services:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            for request in sorted(self.requests.glob("*.json")):
+                body = json.loads(request.read_text())
+                try:
+                    rc, out = self.handle(body["argv"], body["host"])
+                except Exception as exc:  # the playbook's task fails with it
+                    rc, out = 1, f"{type(exc).__name__}: {exc}\n"
+                done = request.with_suffix(".done")
+                done.with_suffix(".part").write_text(json.dumps({"rc": rc, "out": out}))
+                done.with_suffix(".part").rename(done)
+                request.unlink()
+            self._stop.wait(0.05)
+
+    def handle(self, argv: list[str], host: str) -> tuple[int, str]:
+        if argv[:1] == ["scontrol"]:
+            if argv[1:] == ["ping"] or argv[1:3] == ["show", "hostnames"]:  # queries
+                result = self.live._scontrol({}, *argv[1:])
+                return result.returncode, result.stdout + result.stderr
+            self.log.append(("scontrol", *argv[1:]))
+            self.sync()
+            if argv[1:] == ["reconfigure"]:
+                self.live.reconfigure()
+                return 0, ""
+            result = self.live._scontrol({}, *argv[1:])
+            return result.returncode, result.stdout + result.stderr
+        if argv[:1] == ["restart"] and argv[1:] in (["slurmctld"], ["slurmd"]):
+            self.log.append((argv[1], host))
+            self.sync()
+            if argv[1] == "slurmctld":
+                if self.live.cluster is not None and self.live.cluster.controller is not None:
+                    self.live.restart_slurmctld()
+                else:
+                    self.live.ctl.start()
+            elif host == self.node:
+                self.live.stop_slurmd()
+                self.live.start_slurmd(host)
+            else:
+                return 0, f"{host}: not run here (one slurmd per sandbox)\n"
+            return 0, ""
+        return 1, f"the sandbox runs no {argv!r}\n"
+
+    def sync(self) -> None:
+        """The slurm files the playbook installed on the controller, where the daemons read
+        them (with change_harness's rewrites)."""
+        etc = self.roots / self.controller / "etc" / "slurm"
+        self.live.install({f"slurm/{name}": (etc / name).read_text() for name in SLURM_FILES
+                           if (etc / name).exists()})
+
+    def pids(self) -> dict[str, int | None]:
+        """slurmctld's and the live slurmd's process ids (a restart makes new ones)."""
+        ctl = self.live.cluster.controller if self.live.cluster else None
+        return {"slurmctld": ctl.pid if ctl else None,
+                self.node: self.live.slurmd.pid if self.live.slurmd else None}
+
+
+def extra_vars(work: Path, services: Services) -> Path:
+    """The sandbox's variables (see the module docstring), as an extra-vars file."""
+    request = [sys.executable, str(HERE / "service_request.py"), str(services.requests)]
+    data = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+            "cluster_iac_root": f"{services.roots}/{{{{ inventory_hostname }}}}",
+            "cluster_iac_service": request, "cluster_iac_scontrol": [*request, "scontrol"],
+            "cluster_iac_hostnames": [*request, "scontrol", "show", "hostnames"]}
+    path = work / "sandbox-vars.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def run_playbook(tree: Path, plan: Path, release: str, sandbox_vars: Path, work: Path,
+                 *extra: str) -> subprocess.CompletedProcess[str]:
+    """ansible-playbook -i inventory.yml site.yml with the plan for ``release``."""
+    config = work / "ansible.cfg"
+    config.write_text("")
+    env = {**os.environ, "ANSIBLE_CONFIG": str(config), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_LOCAL_TEMP": str(work / "ansible-tmp"), "ANSIBLE_HOME": str(work / "home"),
+           "ANSIBLE_REMOTE_TEMP": str(work / "ansible-remote"), "ANSIBLE_FORKS": "4",
+           "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True", "ANSIBLE_DEPRECATION_WARNINGS": "True"}
+    argv = [ansible_playbook(), "-i", str(tree / "ansible" / "inventory.yml"),
+            str(tree / "ansible" / "site.yml"), "-e", f"@{sandbox_vars}",
+            "-e", f"cluster_iac_changes={plan}", "-e", f"cluster_iac_release={release}", *extra]
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+
+
+def recap(output: str) -> dict[str, dict[str, int]]:
+    """PLAY RECAP: host -> {ok, changed, failed, ...}."""
+    found = {}
+    for line in output.split("PLAY RECAP", 1)[-1].splitlines():
+        match = re.match(r"(\S+)\s+:\s+(.*)", line)
+        if match:
+            found[match.group(1)] = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)",
+                                                                      match.group(2))}
+    return found
+
+
+def changed_files(output: str) -> set[tuple[str, str]]:
+    """(host, rendered file) of each file the install task changed, or would change under
+    --check (its items are labelled 'SRC -> DEST')."""
+    return set(re.findall(r"^changed: \[(\S+)\] => \(item=(\S+) -> \S+\)$", output, re.M))

@@ -1,0 +1,358 @@
+"""The rendered playbook (ansible/site.yml, emit/playbook.py) run by real ansible-playbook, its
+actions carried out on real slurmctld/slurmd (tests/real/playbook_harness.py says what the
+sandbox changes and why).
+
+One sequence per Slurm release, on the minimal example through the CLI as an operator runs it
+(`cluster-iac changes ... --format json` before `cluster-iac render`, then ansible-playbook):
+1. a first deployment: the bring-up order runs, slurmctld and slurmd come up with no error line,
+   every file is in place with its owner and mode;
+2. the same again: 0 changed tasks and no action;
+3. a node added: --check --diff shows exactly the files that changed, the run makes the new
+   node known to slurmctld and restarts only what the plan names (process ids);
+4. a health-check-only change: the script is replaced (0755) and nothing is restarted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cluster_iac.hostlist import expand
+from tests.conftest import EXAMPLE_IDS, example_build
+from tests.real.change_harness import LiveSlurm
+from tests.real.playbook_harness import (
+    Services,
+    ansible_playbook,
+    changed_files,
+    extra_vars,
+    recap,
+    run_playbook,
+)
+from tests.real.test_change_actions_real import require
+from tests.slurm_fixtures import example_data
+
+pytestmark = pytest.mark.real
+
+RELEASES = ("22.05", "24.11", "26.05")
+EXAMPLE = "minimal"
+CONTROLLER = "head1"
+LIVE_NODE = "gpu01"
+ACCOUNTING_EXAMPLE = "seed-64gpu-h100"
+IMEX_EXAMPLE = "gb200-nvl72"
+
+
+def cli(*args: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "cluster_iac", *args], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0 and "error[" not in result.stderr, result.stderr
+    return result.stdout
+
+
+class Deployment:
+    """The spec, its rendered tree and the hosts, moved on one change at a time."""
+
+    def __init__(self, work: Path, release: str) -> None:
+        self.work, self.release = work, release
+        self.spec = work / "spec" / "cluster.yaml"
+        self.spec.parent.mkdir()
+        self.tree = work / "tree"
+        self.data: dict[str, Any] = example_data(EXAMPLE, release)
+        # room on the PDUs' lines for the node the test adds (one more 8-GPU server)
+        self.data["power"]["pdu_profiles"]["three-415v"]["breaker_a"] = 63
+        self.step = 0
+
+    def change(self) -> tuple[dict[str, Any], Path, dict[str, str]]:
+        """The spec written (JSON is YAML), its change plan taken, then the tree rendered;
+        the plan, its file, and the rendered files that changed {path: text}."""
+        self.step += 1
+        self.spec.write_text(json.dumps(self.data))
+        before = _files(self.tree)
+        plan_path = self.work / f"changes-{self.step}.json"
+        plan_path.write_text(cli("changes", str(self.spec), "-o", str(self.tree), "--format",
+                                 "json", "--release", self.release))
+        cli("render", str(self.spec), "-o", str(self.tree))
+        after = _files(self.tree)
+        changed = {p: t for p, t in after.items() if before.get(p) != t}
+        return json.loads(plan_path.read_text()), plan_path, changed
+
+
+def _files(tree: Path) -> dict[str, str]:
+    if not tree.exists():
+        return {}
+    return {str(p.relative_to(tree)): p.read_text() for p in tree.rglob("*")
+            if p.is_file() and p.name != ".cluster-iac-manifest"}
+
+
+def _actions(plan: dict[str, Any], release: str) -> list[dict[str, Any]]:
+    return plan["actions"][release]
+
+
+def _expected_log(actions: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+    """What the service manager must be asked, in order, for the planned actions."""
+    log: list[tuple[str, ...]] = []
+    for a in actions:
+        if a["kind"] == "drain":
+            log.append(("scontrol", "update", f"nodename={a['hosts']}", "state=DRAIN",
+                        "reason=cluster-iac-change"))
+        elif a["kind"] == "resume":
+            log.append(("scontrol", "update", f"nodename={a['hosts']}", "state=RESUME"))
+        elif a["kind"] == "reconfigure":
+            log.append(("scontrol", "reconfigure"))
+        elif a["kind"] == "restart-slurmctld":
+            log.append(("slurmctld", CONTROLLER))
+        elif a["kind"] == "restart-slurmd":
+            log += [("slurmd", host) for host in expand(a["hosts"])]
+        else:
+            assert a["kind"] in ("none", "new-jobs"), f"the minimal example plans {a['kind']}"
+    return log
+
+
+def _assert_installed(roots: Path, tree: Path, inventory: dict[str, Any]) -> None:
+    """Every Slurm, health-check and NCCL file on every host that needs it, byte for byte,
+    with its mode (0755 for the health check)."""
+    hosts = inventory["all"]["children"]
+    slurm_hosts = set(hosts["controllers"]["hosts"]) | set(hosts["compute"]["hosts"])
+    for host in slurm_hosts:
+        for name in ("slurm.conf", "gres.conf", "cgroup.conf"):
+            path = roots / host / "etc" / "slurm" / name
+            assert path.read_text() == (tree / "slurm" / name).read_text(), (host, name)
+            assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+    for host in hosts["compute"]["hosts"]:
+        check = roots / host / "etc" / "slurm" / "healthcheck.sh"
+        assert check.read_text() == (tree / "slurm" / "healthcheck" / "gpu.sh").read_text()
+        assert stat.S_IMODE(check.stat().st_mode) == 0o755
+        assert ((roots / host / "etc" / "nccl.conf").read_text()
+                == (tree / "nccl" / "gpu.nccl.conf").read_text())
+    assert not (roots / CONTROLLER / "etc" / "slurm" / "healthcheck.sh").exists()
+    # only the hosts that need files get any (no PDU, no switch)
+    assert {p.name for p in roots.iterdir()} == slurm_hosts
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_playbook_deploys_grows_and_restarts_only_what_the_plan_names(
+        release: str, tmp_path: Path) -> None:
+    runtime = require(release)
+    ansible_playbook()
+    deployment = Deployment(tmp_path, release)
+    roots = tmp_path / "roots"
+    services = Services(LiveSlurm(tmp_path / "slurm", runtime), roots, CONTROLLER, LIVE_NODE)
+    sandbox_vars = extra_vars(tmp_path, services)
+
+    def play(plan_path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+        result = run_playbook(deployment.tree, plan_path, release, sandbox_vars, tmp_path,
+                              *extra)
+        assert result.returncode == 0, result.stdout[-6000:] + result.stderr
+        assert all(r["failed"] == 0 for r in recap(result.stdout).values()), result.stdout
+        return result
+
+    # the daemons are children of the service thread (they die with it): one for the test
+    with services:
+        _sequence(release, deployment, services, play, roots)
+
+
+def _sequence(release: str, deployment: Deployment, services: Services,
+              play: Callable[..., subprocess.CompletedProcess[str]], roots: Path) -> None:
+    try:
+        # 1. the first deployment: the bring-up order, no error line
+        plan, plan_path, _ = deployment.change()
+        assert plan["first_deployment"] is True
+        first = play(plan_path)
+        installed_before = changed_files(first.stdout)
+        assert services.log == _expected_log(_actions(plan, release))
+        assert services.live.ctl.node(LIVE_NODE).get("State", "").startswith("IDLE")
+        errors = services.live.ctl.log_errors("slurmctld") + services.live.ctl.log_errors(
+            f"slurmd-{LIVE_NODE}")
+        assert errors == [], errors
+        inventory = _inventory(deployment.tree)
+        _assert_installed(roots, deployment.tree, inventory)
+
+        # 2. nothing changed: nothing done
+        services.log.clear()
+        plan, plan_path, changed = deployment.change()
+        assert changed == {}
+        result = play(plan_path)
+        assert sum(r["changed"] for r in recap(result.stdout).values()) == 0, result.stdout
+        assert services.log == []
+
+        # 3. one node added: check mode shows the changed files, the run applies the plan
+        services.log.clear()
+        deployment.data["node_groups"][0]["count"] += 1
+        pids = services.pids()
+        plan, plan_path, changed = deployment.change()
+        new_node = "gpu03"
+        assert plan["objects"]["Slurm nodes"]["added"] == [new_node], plan["objects"]
+        check = play(plan_path, "--check", "--diff")
+        assert services.log == [] and services.pids() == pids  # check mode runs nothing
+        assert "--- before" in check.stdout  # the diffs are shown
+        every = {(h, src) for h, src in changed_files(first.stdout) if h == LIVE_NODE}
+        expected = {(h, p) for h in (CONTROLLER, "gpu01", "gpu02") for p in changed
+                    if p.startswith("slurm/") and (h, p) in installed_before}
+        expected |= {(new_node, src) for _, src in every}  # the new host gets everything
+        assert changed_files(check.stdout) == expected, (changed_files(check.stdout), expected)
+        causes = [c for a in _actions(plan, release) for c in a["causes"]]
+        for _, src in expected - {(new_node, src) for _, src in every}:
+            assert any(c.startswith(src) for c in causes), (src, causes)  # the plan's files
+        play(plan_path)
+        actions = _actions(plan, release)
+        assert services.log == _expected_log(actions)
+        assert "State=" in services.live.ctl.scontrol("show", "node", new_node)
+        _assert_installed(roots, deployment.tree, _inventory(deployment.tree))
+        kinds = {a["kind"]: a for a in actions}
+        now = services.pids()
+        assert (now["slurmctld"] != pids["slurmctld"]) == ("restart-slurmctld" in kinds)
+        restarted = expand(kinds["restart-slurmd"]["hosts"]) if "restart-slurmd" in kinds else []
+        assert (now[LIVE_NODE] != pids[LIVE_NODE]) == (LIVE_NODE in restarted)
+        assert services.live.ping()
+
+        # 4. a health-check-only change restarts nothing
+        services.log.clear()
+        deployment.data.setdefault("slurm", {}).setdefault("health_check", {})[
+            "tool_timeout"] = "20s"
+        pids = services.pids()
+        plan, plan_path, changed = deployment.change()
+        assert set(changed) == {"slurm/healthcheck/gpu.sh"}, set(changed)
+        assert [a["kind"] for a in _actions(plan, release)] == ["none"]
+        result = play(plan_path)
+        assert services.log == [] and services.pids() == pids
+        changed_hosts = {h for h, r in recap(result.stdout).items() if r["changed"]}
+        assert changed_hosts == {"gpu01", "gpu02", "gpu03"}, result.stdout
+        _assert_installed(roots, deployment.tree, _inventory(deployment.tree))
+    finally:
+        services.live.stop()
+
+
+def _inventory(tree: Path) -> dict[str, Any]:
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe").load((tree / "ansible" / "inventory.yml").read_text())
+
+
+def test_a_refused_or_missing_plan_stops_before_anything_is_installed(tmp_path: Path) -> None:
+    """The first play fails without a plan for the release, so the check above can fail."""
+    ansible_playbook()
+    tree = tmp_path / "tree"
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(json.dumps(example_data(EXAMPLE)))
+    cli("render", str(spec), "-o", str(tree))
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"version": 1, "actions": {"22.05": [
+        {"kind": "lustre-rewrite", "hosts": "", "why": "", "commands": [], "causes": [],
+         "citation": "", "refused": True, "tested": False}]}}))
+    roots = tmp_path / "roots"
+    sandbox = tmp_path / "vars.json"
+    sandbox.write_text(json.dumps({"ansible_connection": "local",
+                                   "ansible_python_interpreter": sys.executable,
+                                   "cluster_iac_root": f"{roots}/{{{{ inventory_hostname }}}}"}))
+    for release in ("22.05", "24.11"):  # refused; not in the plan
+        result = run_playbook(tree, plan, release, sandbox, tmp_path)
+        assert result.returncode != 0
+        assert "a refused action is applied by hand" in result.stdout, result.stdout
+        assert not roots.exists()
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_every_examples_playbook_passes_the_syntax_check(name: str, tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    for path, text in example_build(name).files.items():
+        (tree / path).parent.mkdir(parents=True, exist_ok=True)
+        (tree / path).write_text(text)
+    result = subprocess.run([ansible_playbook(), "--syntax-check", "-i",
+                             str(tree / "ansible" / "inventory.yml"),
+                             str(tree / "ansible" / "site.yml")],
+                            capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "ANSIBLE_CONFIG": str(tmp_path / "none.cfg"),
+                                 "ANSIBLE_HOME": str(tmp_path / "home"),
+                                 "ANSIBLE_LOCAL_TEMP": str(tmp_path / "tmp")})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "[WARNING]" not in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def _example_tree(name: str, tmp_path: Path) -> tuple[Path, Path, str, Path, Path]:
+    """The example rendered by the CLI, its change plan (nothing changed) and its release,
+    the sandbox variables (files only: no action runs) and the hosts' roots."""
+    spec = tmp_path / "cluster.yaml"
+    shutil.copy(f"examples/{name}.yaml", spec)
+    shutil.copy(f"examples/{name}.lock", tmp_path / "cluster.lock")
+    tree, roots = tmp_path / "tree", tmp_path / "roots"
+    cli("render", str(spec), "-o", str(tree))
+    plan = tmp_path / "plan.json"
+    plan.write_text(cli("changes", str(spec), "-o", str(tree), "--format", "json"))
+    actions = json.loads(plan.read_text())["actions"]
+    release = next(iter(actions))
+    assert {a["kind"] for a in actions[release]} <= {"none"}, actions
+    sandbox = tmp_path / "vars.json"
+    sandbox.write_text(json.dumps({"ansible_connection": "local",
+                                   "ansible_python_interpreter": sys.executable,
+                                   "cluster_iac_root": f"{roots}/{{{{ inventory_hostname }}}}"}))
+    return tree, plan, release, sandbox, roots
+
+
+def test_accounting_and_lnet_files_get_their_owner_and_mode(tmp_path: Path) -> None:
+    """The seed example (slurmdbd, accounting, a health check, NCCL, LNet): each file on the
+    hosts that read it, slurmdbd.conf readable by SlurmUser only, nothing on a PDU; then a
+    rerun changes nothing. One host of each kind (--limit: the test machine has 2 cores)."""
+    ansible_playbook()
+    tree, plan, release, sandbox, roots = _example_tree(ACCOUNTING_EXAMPLE, tmp_path)
+    children = _inventory(tree)["all"]["children"]
+    dbd = _dbd_host(tree)
+    lnet_hosts = {}
+    for lnet in sorted((tree / "lustre" / "lnet").iterdir()):
+        group = next(g for n, g in children.items() if n.startswith("type_")
+                     and g.get("vars", {}).get("cluster_iac_name") == lnet.stem)
+        lnet_hosts[next(iter(group["hosts"]))] = lnet
+    controller, compute, pdu = (next(iter(children[g]["hosts"]))
+                                for g in ("controllers", "compute", "pdus"))
+    picked = {controller, compute, pdu, dbd, *lnet_hosts}
+    first = run_playbook(tree, plan, release, sandbox, tmp_path, "--limit", ",".join(picked))
+    assert first.returncode == 0, first.stdout[-6000:] + first.stderr
+    conf = roots / dbd / "etc" / "slurm" / "slurmdbd.conf"
+    assert conf.read_text() == (tree / "slurm" / "slurmdbd.conf").read_text()
+    assert (stat.S_IMODE(conf.stat().st_mode), conf.owner()) == (0o600, "slurm")
+    script = roots / dbd / "etc" / "slurm" / "slurmdbd-storage-pass.sh"
+    assert (stat.S_IMODE(script.stat().st_mode), script.owner()) == (0o700, "root")
+    assert (roots / controller / "etc" / "slurm" / "accounting.sh").is_file()
+    check = roots / compute / "etc" / "slurm" / "healthcheck.sh"
+    assert check.read_text() == next((tree / "slurm" / "healthcheck").iterdir()).read_text()
+    assert stat.S_IMODE(check.stat().st_mode) == 0o755
+    assert not (roots / compute / "etc" / "slurm" / "slurmdbd.conf").exists()
+    for host, lnet in lnet_hosts.items():
+        assert (roots / host / "etc" / "lnet.conf").read_text() == lnet.read_text()
+    assert {p.name for p in roots.iterdir()} == picked - {pdu}
+    again = run_playbook(tree, plan, release, sandbox, tmp_path, "--limit", ",".join(picked))
+    assert again.returncode == 0, again.stdout[-6000:]
+    assert sum(r["changed"] for r in recap(again.stdout).values()) == 0, again.stdout
+
+
+def _dbd_host(tree: Path) -> str:
+    for line in (tree / "slurm" / "slurmdbd.conf").read_text().splitlines():
+        if line.startswith("DbdHost="):
+            return line.split("=", 1)[1]
+    raise AssertionError("no DbdHost")
+
+
+def test_each_imex_node_gets_its_own_domains_peers(tmp_path: Path) -> None:
+    """gb200-nvl72: config.cfg and the node's own NVLink domain's nodes_config.cfg (two nodes
+    of two domains and the controller, --limit: the 72 nodes take minutes on 2 cores)."""
+    ansible_playbook()
+    tree, plan, release, sandbox, roots = _example_tree(IMEX_EXAMPLE, tmp_path)
+    domains = example_build(IMEX_EXAMPLE).plan.imex.domains  # type: ignore[union-attr]
+    picked = {domains[0].nodes[0]: domains[0].name, domains[-1].nodes[-1]: domains[-1].name}
+    controller = next(iter(_inventory(tree)["all"]["children"]["controllers"]["hosts"]))
+    result = run_playbook(tree, plan, release, sandbox, tmp_path,
+                          "--limit", ",".join([controller, *picked]))
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr
+    for node, domain in picked.items():
+        etc = roots / node / "etc" / "nvidia-imex"
+        assert ((etc / "nodes_config.cfg").read_text()
+                == (tree / "imex" / domain / "nodes_config.cfg").read_text())
+        assert (etc / "config.cfg").read_text() == (tree / "imex" / "config.cfg").read_text()
+    assert len({(roots / n / "etc/nvidia-imex/nodes_config.cfg").read_text() for n in picked}) == 2
