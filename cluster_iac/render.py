@@ -124,9 +124,10 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     with Rendering(plan, _jobs(plan, jobs), chunked=True) as rendering:  # the worker starts
         findings = _checked(plan, source, strict, on_findings)
         plan = replace(plan, findings=tuple(findings))
+        # the lock's new text while the worker renders (written once the tree is)
+        locked = _locked(plan, spec_file, lock_file)
         with staged_tree(out_dir) as tree, _cable_errors(source):
             digests, workers = rendering.finish(plan, tree.write_all)
-            locked = _locked(plan, spec_file, lock_file)
             changed = tree.commit(digests)
     if locked.stale:
         write_file(locked.path, locked.after)
