@@ -171,10 +171,6 @@ class Lock:
                 f"identities), or edit line(s) of {device} in {self.file}")
 
 
-def empty(file: str = "") -> Lock:
-    return Lock(file=file)
-
-
 def read_lock(path: Path, reallocate: Iterable[str] = ()) -> Lock:
     """The lock at ``path`` (an empty one when there is none); CompileError with every
     problem located at its line."""
@@ -510,15 +506,14 @@ def fabric_positions(plan: Any) -> Iterator[tuple[str, Positions]]:
     """Per fabric: each host's position (its place among the fabric's hosts, as cabled,
     counting retired hosts' stand-ins), its cables there and its first cable's (switch,
     port)."""
+    from cluster_iac.plan.physical import link_ends  # plan/model.py imports this module
+
     links = plan.links
     for network in plan.fabric_wiring:
         position: dict[str, int] = {}
         ports: dict[str, int] = {}
         first: dict[str, tuple[str, str]] = {}
-        for net, tier, device, switch, port in zip(links.network, links.tier, links.a_device,
-                                                   links.b_device, links.b_port, strict=True):
-            if net != network or tier != "node-leaf":
-                continue
+        for _net, device, switch, port in link_ends(links, (network,), "node-leaf"):
             if device not in first:
                 first[device] = (switch, port)
                 ports[device] = 0

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Switch
-from cluster_iac.plan.physical import LinkBuilder, runs
+from cluster_iac.plan.physical import LinkBuilder, link_ends
 from cluster_iac.plan.power import rack_pdus
 from cluster_iac.sorting import natural_sorted
 from cluster_iac.spec import ClusterSpec
@@ -229,7 +229,7 @@ def access_positions(plan: Plan) -> Iterator[tuple[str, str, str, int, str, str]
             down[network] = plan.catalog.switches[model].ports - UPLINKS
     access = {sw.name: sw.rack for sw in plan.switches if sw.tier == "access"}
     switches = {sw.name for sw in plan.switches if sw.network in NETWORKS}  # uplinks
-    for network, device, switch, port in _management_links(links, down):
+    for network, device, switch, port in link_ends(links, down):
         rack = access.get(switch)
         if rack is None or network not in down or device in switches:
             continue
@@ -278,23 +278,12 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
     return upper
 
 
-def _management_links(links: Any, networks: Iterable[str],
-                      ) -> Iterator[tuple[str, str, str, str]]:
-    """(network, A device, B device, B port) of the links of ``networks``: the builders lay
-    each network's cables together, so only those runs of the table are read."""
-    wanted = set(networks)
-    for start, stop in runs(links.network):
-        if links.network[start] in wanted:
-            yield from zip(links.network[start:stop], links.a_device[start:stop],
-                           links.b_device[start:stop], links.b_port[start:stop], strict=True)
-
-
 def uplink_positions(plan: Plan) -> Iterator[tuple[str, str, str, int]]:
     """(network, switch, level, position) of every management switch under an aggregation
     or core pair: the level's name ('agg1', 'cor2') and its place among the switches of
     that level (pair g's port n: g x down + n - 1)."""
     tiers = {sw.name: sw for sw in plan.switches if sw.network in NETWORKS}
-    for network, device, switch, port in _management_links(plan.links, NETWORKS):
+    for network, device, switch, port in link_ends(plan.links, NETWORKS):
         upper, lower = tiers.get(switch), tiers.get(device)
         if upper is None or lower is None or upper.tier not in ("aggregation", "core"):
             continue
