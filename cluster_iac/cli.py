@@ -197,6 +197,7 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
     result = _build_or_exit(spec, strict=strict, emit=True, reallocate=reallocate)
     lock, files = result.lock, result.files
     assert lock is not None
+    lock.after  # noqa: B018  # made while the plan is here
     releases = releases or (result.plan.slurm.release.version,)
     del result  # the plan is not needed from here: its memory back before the trees are read
     import gc
