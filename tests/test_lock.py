@@ -423,6 +423,31 @@ def test_render_check_fails_on_a_missing_or_stale_lock(tmp_path: Path) -> None:
     assert stale.exit_code == 1 and "+place gpu02 r01 9 8" in stale.output
 
 
+def test_a_lock_holding_the_same_lines_is_kept_and_one_line_more_is_stale(
+        tmp_path: Path) -> None:
+    """A render that allocates nothing new keeps the lock's text as it is, even reordered
+    by hand (lock._same_lines); one identity more or changed makes it stale, and render
+    writes it sorted again."""
+    spec, _ = _minimal(tmp_path)
+    out = tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(main, ["render", str(spec), "-o", str(out)]).exit_code == 0
+    lock = lock_path(spec)
+    text = lock.read_text()
+    lines = text.splitlines(keepends=True)
+    reordered = "".join(lines[:2] + lines[:1:-1])  # the two head lines, then the rest reversed
+    assert reordered != text
+    lock.write_text(reordered)
+    assert runner.invoke(main, ["render", str(spec), "-o", str(out), "--check"]).exit_code == 0
+    assert runner.invoke(main, ["render", str(spec), "-o", str(out)]).exit_code == 0
+    assert lock.read_text() == reordered
+    lock.write_text(reordered.replace("place gpu02 r01 9 8\n", ""))
+    stale = runner.invoke(main, ["render", str(spec), "-o", str(out), "--check"])
+    assert stale.exit_code == 1 and "+place gpu02 r01 9 8" in stale.output
+    assert runner.invoke(main, ["render", str(spec), "-o", str(out)]).exit_code == 0
+    assert lock.read_text() == text
+
+
 # -- the fast reader against the plain one -------------------------------------------------
 
 def _plain(text: str) -> dict[tuple[str, ...], tuple[object, ...]]:
