@@ -218,6 +218,7 @@ def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
     if "retired" in freed:
         freed.discard("retired")
         lock.entries = {k: e for k, e in lock.entries.items() if not e.retired}
+        lock._kinds = None  # made again from these entries on first ask
     if problems:
         raise CompileError(problems)
     lock.reallocated = frozenset(freed)
@@ -252,7 +253,7 @@ def fast_entries(text: str) -> dict[Key, Entry] | None:
     lock, which the plain parser then reads line by line to say what is wrong. Each kind's
     lines are found in the whole text by one pattern: a 100,000-GPU lock's 260,000 lines
     took 2.6 s line by line. tests/test_lock.py holds it to the plain parser."""
-    found: list[tuple[Key, tuple[Any, ...], bool]] = []
+    found: list[Entry] = []
     try:
         for kind, pattern in _WHOLE.items():
             for start, end in _blocks(text, kind):
@@ -263,7 +264,7 @@ def fast_entries(text: str) -> dict[Key, Entry] | None:
     comments = len(_COMMENT.findall(text))
     if len(found) + comments != lines or _CONTROL.search(text) is not None:
         return None  # a line no pattern took, or a control character in a comment
-    entries = {key: Entry(key, value, 0, retired) for key, value, retired in found}
+    entries = {entry.key: entry for entry in found}
     return entries if len(entries) == len(found) else None  # else a duplicate
 
 
@@ -282,26 +283,26 @@ def _blocks(text: str, kind: str) -> list[tuple[int, int]]:
     return found
 
 
-def _make(kind: str, rows: list[tuple[str, ...]]) -> list[tuple[Key, tuple[Any, ...], bool]]:
-    """Keys and values of one kind's matched lines; a line out of range makes the whole
-    kind unreadable here (ValueError from _in_range, caught by the caller)."""
+def _make(kind: str, rows: list[tuple[str, ...]]) -> list[Entry]:
+    """The entries of one kind's matched lines; a line out of range makes the whole kind
+    unreadable here (ValueError from _in_range, caught by the caller)."""
     if kind == "address":
-        return [((kind, n, d), (a,), r == "retired ") for r, n, d, a in rows]
+        return [Entry((kind, n, d), (a,), 0, r == "retired ") for r, n, d, a in rows]
     if kind == "place":
-        return [((kind, "", d), (rack, _in(u, 100, 1), _in(h, 100, 1)), r == "retired ")
+        return [Entry((kind, "", d), (rack, _in(u, 100, 1), _in(h, 100, 1)), 0, r == "retired ")
                 for r, d, rack, u, h in rows]
     if kind == "lustre":
-        return [((kind, t, i), (d,), r == "retired ") for r, t, i, d in rows]
+        return [Entry((kind, t, i), (d,), 0, r == "retired ") for r, t, i, d in rows]
     if kind == "fabric":
-        return [((kind, f, d), (_in(p, 100_000), _in(n, 64, 1), sw, port), r == "retired ")
-                for r, f, d, p, n, sw, port in rows]
+        return [Entry((kind, f, d), (_in(p, 100_000), _in(n, 64, 1), sw, port), 0,
+                      r == "retired ") for r, f, d, p, n, sw, port in rows]
     if kind == "access":
-        return [((kind, n, d), (rack, _in(p, 100_000), sw, port), r == "retired ")
+        return [Entry((kind, n, d), (rack, _in(p, 100_000), sw, port), 0, r == "retired ")
                 for r, n, d, rack, p, sw, port in rows]
     if kind == "outlet":
-        return [((kind, psu, d), (pdu, _in(o, 1000, 1)), r == "retired ")
+        return [Entry((kind, psu, d), (pdu, _in(o, 1000, 1)), 0, r == "retired ")
                 for r, d, psu, pdu, o in rows]
-    return [((kind, n, d), (level, _in(p, 100_000)), r == "retired ")  # uplink
+    return [Entry((kind, n, d), (level, _in(p, 100_000)), 0, r == "retired ")  # uplink
             for r, n, d, level, p in rows]
 
 
@@ -407,7 +408,35 @@ def _field(name: str, word: str) -> Any:
 
 def _collisions(lock: Lock) -> list[Diagnostic]:
     """Two devices at one address of a network, in overlapping units of a rack, or with one
-    Lustre target index."""
+    Lustre target index: found by _find_collisions, which says where, when _no_collision
+    cannot rule them out at once."""
+    return [] if _no_collision(lock) else _find_collisions(lock)
+
+
+def _no_collision(lock: Lock) -> bool:
+    """True when no two entries of a kind and scope hold one spot (an address, a fabric,
+    access or uplink position, an outlet) and no place reaches into the next one's units in
+    its rack: a set per kind and a sort (0.05 s for a 100,000-GPU lock, where the plain
+    search, _find_collisions, takes 0.15 s and is kept for saying where)."""
+    spot = {"address": lambda v: v[0], "fabric": lambda v: v[0], "access": lambda v: v[:2],
+            "uplink": lambda v: v, "outlet": lambda v: v}
+    outlets: list[Any] = []
+    for (kind, _scope), entries in lock._by_kind().items():
+        if kind == "outlet":  # one PDU's outlets are one spot whatever the PSU's scope
+            outlets += [entry.value for entry in entries]
+        elif kind in spot:
+            held = list(map(spot[kind], (entry.value for entry in entries)))
+            if len(set(held)) != len(held):
+                return False
+    if len(set(outlets)) != len(outlets):
+        return False
+    places = sorted(entry.value for entry in lock._by_kind().get(("place", ""), ()))
+    return all(not (rack == next_rack and unit + height > next_unit)
+               for (rack, unit, height), (next_rack, next_unit, _) in zip(places, places[1:]))
+
+
+def _find_collisions(lock: Lock) -> list[Diagnostic]:
+    """Each entry that holds a spot an earlier one holds, at its lock line."""
     problems: list[Diagnostic] = []
     seen: dict[tuple[Any, ...], Entry] = {}
     for entry in lock.entries.values():

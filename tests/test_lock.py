@@ -477,3 +477,28 @@ def test_the_fast_reader_leaves_every_odd_line_to_the_plain_one(line: str) -> No
     so the plain reader locates it."""
     text = f"{lock_module.HEADER}\n{line}\n"
     assert lock_module.fast_entries(text) is None
+
+
+def test_the_quick_collision_check_agrees_with_the_plain_search() -> None:
+    """lock._no_collision (a set and a sort) is true exactly when the plain search finds no
+    collision, on random small locks where collisions are common."""
+    import random
+
+    chance = random.Random(23)
+    for _ in range(400):
+        lines = []
+        for n in range(chance.randint(1, 8)):
+            kind = chance.choice(["place", "address", "fabric", "access", "uplink", "outlet"])
+            lines.append(
+                f"place d{n} r{chance.randint(1, 2)} {chance.randint(1, 6)} {chance.randint(1, 3)}"
+                if kind == "place" else
+                f"address bmc d{n} 10.0.0.{chance.randint(1, 4)}" if kind == "address" else
+                f"fabric compute d{n} {chance.randint(0, 3)} 1 s1 p1" if kind == "fabric" else
+                f"access bmc d{n} r1 {chance.randint(0, 3)} s1 p1" if kind == "access" else
+                f"uplink bmc d{n} agg1 {chance.randint(0, 3)}" if kind == "uplink" else
+                f"outlet d{n} PSU1 p{chance.randint(1, 2)} {chance.randint(1, 3)}")
+        lock = lock_module.Lock(file="x", text="\n".join(lines) + "\n")
+        for number, line in enumerate(lines, start=1):
+            assert lock_module._parse_line(lock, number, line) is None
+        found = lock_module._find_collisions(lock)
+        assert lock_module._no_collision(lock) == (not found), lines
