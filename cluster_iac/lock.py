@@ -35,7 +35,7 @@ validated like the spec, errors located at its file:line:col.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address
 from pathlib import Path
@@ -475,28 +475,31 @@ def lock_text(plan: Any, old: Lock, spec_name: str) -> str:
     devices that are gone, retired (kept reserved) unless reallocated. Sorted by kind, then
     network (or target kind), then device in natural order (gpu9 before gpu10)."""
     lines = identities(plan)
+    head = (f"{HEADER}: the identities allocated for {spec_name}; commit it beside the spec.\n"
+            f"# Edit a line to pin or move an identity (README, 'The lock file').\n")
+    if "\nretired " not in old.text and _same_lines(old.text, head, lines.values()):
+        return old.text  # every line it held is one of the plan's: no device is gone
     retired = {key: "retired " + " ".join(map(str, _words(key, entry.value)))
                for key, entry in old.entries.items()
                if key not in lines and _device(key, entry.value) not in old.reallocated}
-    head = (f"{HEADER}: the identities allocated for {spec_name}; commit it beside the spec.\n"
-            f"# Edit a line to pin or move an identity (README, 'The lock file').\n")
-    if _same_lines(old.text, head, lines, retired):
+    if _same_lines(old.text, head, [*lines.values(), *retired.values()]):
         return old.text
     return head + _sorted_text(lines) + _sorted_text(retired)
 
 
-def _same_lines(text: str, head: str, lines: dict[Key, str], retired: dict[Key, str]) -> bool:
-    """Whether the lock as read holds exactly these lines under this head, in whatever
-    order: then it stays as it is. A render that allocates nothing new (a partition
-    changed, ``render --check`` in CI) need not sort the 260,000 lines of a 100,000-GPU
-    lock again (0.4 s) to find the text it read; a lock reordered by hand but holding the
-    same identities is not stale."""
+def _same_lines(text: str, head: str, lines: Collection[str]) -> bool:
+    """Whether the lock as read holds exactly these lines (each once) under this head, in
+    whatever order: then it stays as it is. A render that allocates nothing new (a
+    partition changed, ``render --check`` in CI) need not sort the 260,000 lines of a
+    100,000-GPU lock again (0.4 s) to find the text it read; a lock reordered by hand but
+    holding the same identities is not stale."""
     if not text.startswith(head) or not text.endswith("\n"):
         return False
     body = text[len(head):-1].split("\n")
-    if len(body) != len(lines) + len(retired):
+    if len(body) != len(lines):
         return False
-    return set(body) == set(lines.values()) | set(retired.values())
+    held = set(body)
+    return len(held) == len(body) and held.issuperset(lines)
 
 
 def identities(plan: Any) -> dict[Key, str]:
