@@ -431,8 +431,9 @@ def _no_collision(lock: Lock) -> bool:
     if len(set(outlets)) != len(outlets):
         return False
     places = sorted(entry.value for entry in lock._by_kind().get(("place", ""), ()))
+    pairs = zip(places, places[1:], strict=False)
     return all(not (rack == next_rack and unit + height > next_unit)
-               for (rack, unit, height), (next_rack, next_unit, _) in zip(places, places[1:]))
+               for (rack, unit, height), (next_rack, next_unit, _) in pairs)
 
 
 def _find_collisions(lock: Lock) -> list[Diagnostic]:

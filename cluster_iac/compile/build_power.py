@@ -88,17 +88,18 @@ def _pins(plan: Plan, names: dict[str, tuple[str, ...]],
     have, or a PSU the device no longer has, is a conflict at its lock line."""
     lock = plan.lock
     profiles = plan.settings.power.pdu_profiles
-    rack_of = {r.name: r for r in plan.racks}
+    outlets = {r.name: profiles[r.pdu_profile].outlets for r in plan.racks}
     pdu_rack = {pdu: (rack, k) for rack, pdus in rack_pdus(plan).items()
                 for k, pdu in enumerate(pdus)}
     place = {name: (rack, d) for rack, devices in names.items()
              for d, name in enumerate(devices)}
+    psu_index = {f"PSU{n}": n - 1 for n in range(1, 100)}  # the lock's PSU names (PSU1-PSU99)
     cords: dict[str, list[tuple[int, int, int, int]]] = {}
     reserved: dict[str, list[tuple[int, int]]] = {}
     problems = []
     for entry in lock.of_kind_all("outlet"):
-        device, psu = entry.key[2], int(entry.key[1].removeprefix("PSU")) - 1
-        pdu, outlet = entry.value
+        (_, psu_name, device), (pdu, outlet) = entry.key, entry.value
+        psu = psu_index[psu_name]
         at = pdu_rack.get(pdu)
         where = place.get(device)
         if where is None:  # a retired device's outlet: kept empty
@@ -106,13 +107,12 @@ def _pins(plan: Plan, names: dict[str, tuple[str, ...]],
                 reserved.setdefault(at[0], []).append((at[1], outlet))
             continue
         home, d = where
-        profile = profiles[rack_of[home].pdu_profile]
-        why = (f"PDU {pdu} is not one of rack {home}'s" if at is None or at[0] != home else
-               f"its PDUs have {profile.outlets} outlets" if outlet > profile.outlets else
-               f"it has {consumers[home][d].psus} PSUs" if psu >= consumers[home][d].psus
-               else None)
-        if why is not None or at is None:
-            problems.append(lock.error(entry, "LOCK-CONFLICT", f"{device} PSU{psu + 1} is "
+        if at is None or at[0] != home or outlet > outlets[home] or \
+                psu >= consumers[home][d].psus:
+            why = (f"PDU {pdu} is not one of rack {home}'s" if at is None or at[0] != home
+                   else f"its PDUs have {outlets[home]} outlets" if outlet > outlets[home]
+                   else f"it has {consumers[home][d].psus} PSUs")
+            problems.append(lock.error(entry, "LOCK-CONFLICT", f"{device} {psu_name} is "
                                        f"locked to {pdu} outlet {outlet}, but {why}",
                                        lock.way_out(device)))
             continue

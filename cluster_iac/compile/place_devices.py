@@ -94,7 +94,7 @@ def _locked(plan: Plan, stacks: dict[str, _Stack], placements: dict[str, Placeme
     heights.update((s.name, (s.height_u, s.rack)) for s in plan.switches)
     heights.update((name, (shelf_u, rack)) for rack, names in shelves.items() for name in names)
     problems: list[Diagnostic] = []
-    owner: dict[tuple[str, int], str] = {}
+    owner: dict[str, list[str | None]] = {}  # rack -> the device at each U (index: the U)
     for entry in lock.of_kind("place", ""):
         device = entry.key[2]
         rack, unit, height = entry.value
@@ -113,14 +113,14 @@ def _locked(plan: Plan, stacks: dict[str, _Stack], placements: dict[str, Placeme
                                        f"is {height} U high and would reach U{top}, above the "
                                        f"rack's {racks[rack].height_u} U", lock.way_out(device)))
             continue
-        clash = next((owner[(rack, u)] for u in range(unit, top + 1) if (rack, u) in owner),
-                     None)
+        units = owner.setdefault(rack, [None] * (racks[rack].height_u + 1))
+        clash = next(filter(None, units[unit:top + 1]), None)
         if clash is not None:
             problems.append(lock.error(entry, "LOCK-CONFLICT", f"{device} at {rack} "
                                        f"U{unit}-U{top} ({height} U) overlaps {clash}",
                                        lock.way_out(device)))
             continue
-        owner.update(dict.fromkeys(((rack, u) for u in range(unit, top + 1)), device))
+        units[unit:top + 1] = [device] * height
         stacks[rack].taken.update(range(unit, top + 1))
         if current is not None:
             placements[device] = Placement(rack, unit, height)
