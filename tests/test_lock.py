@@ -502,3 +502,19 @@ def test_the_quick_collision_check_agrees_with_the_plain_search() -> None:
             assert lock_module._parse_line(lock, number, line) is None
         found = lock_module._find_collisions(lock)
         assert lock_module._no_collision(lock) == (not found), lines
+
+
+def test_a_tenth_leaf_keeps_the_nine_names_the_lock_holds(tmp_path: Path) -> None:
+    """The SuperPOD's storage fabric has nine leaves, sib-leaf-1 to sib-leaf-9; four more
+    OSS make a tenth. A first render of ten names them sib-leaf-01 to -10, but with the
+    lock the nine keep their names (build_fabric._locked_widths) and the tenth is
+    sib-leaf-10: no identity moves."""
+    oss = next(i for i, g in enumerate(_load("dgx-h100-superpod-4su")["node_groups"])
+               if g["name"] == "oss")
+    before, after = changed("dgx-h100-superpod-4su", _count(4, oss), tmp_path)
+    leaves = [s.name for s in after.plan.switches if s.name.startswith("sib-leaf")]
+    assert leaves == [f"sib-leaf-{n}" for n in range(1, 11)]
+    assert moved(before, after) == []
+    fresh = build(tmp_path / "after.yaml", lock_file=tmp_path / "none.lock", emit=False)
+    assert [s.name for s in fresh.plan.switches if s.name.startswith("sib-leaf")] == \
+        [f"sib-leaf-{n:02d}" for n in range(1, 11)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import chain, groupby, repeat
@@ -130,7 +131,7 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
     technology = config.technology
     wiring = _Wiring(network, PREFIX[network][technology],
                      "infiniband" if technology == "infiniband" else "ethernet", tree.design)
-    names = _name_switches(tree, wiring.prefix)
+    names = _name_switches(tree, wiring.prefix, _locked_widths(plan.lock, wiring.prefix))
     leaf_racks = _wire_nodes(wiring, tree, endpoints, names["leaf"], leaf.port_speed_gbps)
     if plan.lock.exists:
         _drop_reserved(wiring, endpoints)
@@ -283,10 +284,16 @@ def _ports(plan: Plan, type_name: str, role: str, want: str, leaf: Any,
     return node_type.nic_count(role), speed, link
 
 
-def _name_switches(tree: FatTree, prefix: str) -> dict[str, list[str]]:
-    """Leaves by SU and rail (rail-optimized) or by number; spines and cores by number."""
+def _name_switches(tree: FatTree, prefix: str,
+                   widths: dict[str, int] | None = None) -> dict[str, list[str]]:
+    """Leaves by SU and rail (rail-optimized) or by number; spines and cores by number. The
+    numbers are as wide as the planned fabric needs, or as ``widths`` (_locked_widths) says
+    for a family of names the lock already holds: a tenth leaf added to nine named
+    'leaf-1'...'leaf-9' is 'leaf-10', and the nine keep their names."""
+    widths = widths or {}
     names: dict[str, list[str]] = {"leaf": []}
-    su_w = len(str(max(tree.sus, tree.planned_sus)))  # as wide as the planned fabric needs
+    su_w = widths.get("su", len(str(max(tree.sus, tree.planned_sus))))
+    leaf_w = widths.get("leaf", len(str(max(tree.sus, tree.planned_sus) * tree.leaves_per_su)))
     per_rail = tree.leaves_per_su // tree.rails
     for su in range(1, tree.sus + 1):
         for rail in range(1, tree.rails + 1):
@@ -296,13 +303,33 @@ def _name_switches(tree: FatTree, prefix: str) -> dict[str, list[str]]:
                     names["leaf"].append(f"{prefix}-leaf-su{su:0{su_w}d}-r{rail}{suffix}")
                 else:
                     index = (su - 1) * tree.leaves_per_su + j
-                    names["leaf"].append(f"{prefix}-leaf-{index:0{len(str(tree.leaves))}d}")
+                    names["leaf"].append(f"{prefix}-leaf-{index:0{leaf_w}d}")
     for tier, count, planned in (("spine", tree.spines, tree.planned_spines),
                                  ("core", tree.cores, tree.cores)):
         if count:
-            names[tier] = [f"{prefix}-{tier}-{i:0{len(str(planned))}d}"
-                           for i in range(1, count + 1)]
+            width = widths.get(tier, len(str(planned)))
+            names[tier] = [f"{prefix}-{tier}-{i:0{width}d}" for i in range(1, count + 1)]
     return names
+
+
+def _locked_widths(lock: Any, prefix: str) -> dict[str, int]:
+    """How wide the numbers of the fabric's switch names are in the lock ('su', 'leaf',
+    'spine', 'core'): the shortest number of each family (a width pads to at least that
+    many digits, so 'leaf-10' beside 'leaf-1' says 1). Empty without a lock."""
+    if not lock.exists:
+        return {}
+    family = re.compile(rf"{re.escape(prefix)}-(?:leaf-su(?P<su>\d+)-r\d+(?:-\d+)?|"
+                        rf"leaf-(?P<leaf>\d+)|spine-(?P<spine>\d+)|core-(?P<core>\d+))")
+    widths: dict[str, int] = {}
+    for entry in lock.of_kind("place", ""):
+        name = entry.key[2]
+        if not name.startswith(prefix):
+            continue
+        found = family.fullmatch(name)
+        if found is not None:
+            kind, digits = next((k, v) for k, v in found.groupdict().items() if v is not None)
+            widths[kind] = min(widths.get(kind, len(digits)), len(digits))
+    return widths
 
 
 def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
