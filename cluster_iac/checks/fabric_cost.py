@@ -34,9 +34,9 @@ def _hosts(plan: Plan, network: str) -> _Hosts:
     for host, ports in per_host.items():
         hosts, _ = types.get(node_type.get(host, host), (0, 0))
         types[node_type.get(host, host)] = (hosts + 1, ports)
-    links = plan.links
-    speeds = frozenset(links.speed_gbps[i] for i in range(len(links))
-                       if links.network[i] == network and links.tier[i] == "node-leaf")
+    # each host's (Gb/s, cables to each leaf) from the wiring tables, one per host
+    uplinks = plan.fabric_wiring[network].uplinks
+    speeds = frozenset(uplinks[host][0] for host in per_host if host in uplinks)
     return _Hosts(len(per_host), max(per_host.values(), default=0), sum(per_host.values()),
                   speeds, types)
 
