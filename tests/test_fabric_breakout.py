@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+from pathlib import Path
 from typing import Any
 
 from cluster_iac.checks import run_checks
 from cluster_iac.emit import cabling
 from cluster_iac.errors import Severity
+from cluster_iac.lock import lock_path
 from cluster_iac.plan import Plan
+from cluster_iac.render import build
 from tests.facility_fixtures import compile_data, example_data
 
 
@@ -62,13 +66,18 @@ def test_when_their_ports_do_not_fit_the_finding_says_why_not() -> None:
 
 def _roce(nodes: int, nic: str = "cx7-400gbe", leaf: str = "sn5600") -> dict[str, Any]:
     """The seed cluster's compute nodes, ``nodes`` of them with eight ``nic`` each, on a
-    rail-optimized RoCE fabric of ``leaf`` switches (the Lustre servers off it)."""
+    rail-optimized RoCE fabric of ``leaf`` switches (without Lustre and its servers), in
+    air-cooled racks of a facility large enough."""
     data = example_data("seed-64gpu-h100")
     data["node_types"]["h100-hdr"]["nics"][0] = {"role": "compute", "model": nic, "count": 8}
     for server in ("mds", "oss"):
-        data["node_types"][server]["nics"] = [
-            n for n in data["node_types"][server]["nics"] if n["role"] != "compute"]
-    rack = data["rows"][0]["racks"][0]
+        del data["node_types"][server]
+    data["node_groups"] = [g for g in data["node_groups"] if g["node_type"] in data["node_types"]]
+    data.pop("storage")
+    data.pop("workload")
+    data["power"]["facility_capacity_kw"] = 2000
+    rack = {k: v for k, v in data["rows"][0]["racks"][0].items()
+            if k not in ("names", "cooling", "liquid_capacity_kw")}
     data["rows"][0]["racks"] += [dict(rack, names="g[01-16]"), dict(rack, names="n[1-8]")]
     data["node_groups"][0].update(count=nodes, racks="g[01-16]", per_rack=4)
     data["fabric"]["compute"] = {"technology": "roce", "design": "rail-optimized",
@@ -149,3 +158,43 @@ def test_hosts_slower_than_their_switch_get_a_finding_naming_the_cheaper_one() -
     assert cheaper.link_counts["leaf-spine"] == 256
     assert not _findings(compile_data(_roce(64, nic="cx7-200gbe", leaf="sn5600")),
                          "FABRIC-OVERBUILT")
+
+
+def test_split_ports_resolve_in_netbox() -> None:
+    """Every cable end of the split fabric, 'p1s1' included, is an interface NetBox creates
+    with its device (read as tests/test_netbox.py reads the files)."""
+    from tests.test_netbox import _components, _netbox, _read
+
+    plan = compile_data(_roce(64))
+    nb = _read(_netbox(plan))
+    components = _components(nb)
+    ends = [(cable[f"side_{side}_type"], cable[f"side_{side}_name"],
+             (cable[f"side_{side}_site"], cable[f"side_{side}_device"]))
+            for cable in nb["tables"]["cables"] for side in "ab"]
+    assert any(name == "p1s2" for _, name, _ in ends)
+    assert [end for end in ends if end[:2] not in components[end[2]]] == []
+
+
+def test_hosts_added_to_a_split_fabric_move_nothing(tmp_path: Path) -> None:
+    """The lock keeps each host's fabric position and first split port: 8 more nodes take
+    the next legs, and no existing identity moves (tests/test_lock.py's battery)."""
+    from tests.test_lock import moved
+
+    data = _roce(48)
+    spec = tmp_path / "cluster.yaml"
+    spec.write_text(_yaml(data))
+    before = build(spec)
+    lock_path(spec).write_text(before.lock.after)
+    data["node_groups"][0]["count"] = 56
+    spec.write_text(_yaml(data))
+    after = build(spec)
+    assert after.plan.fabrics["compute"].breakout_legs == 2
+    assert moved(before, after) == []
+    ports = {(r.a_device, r.a_port): r.b_port for r in after.plan.links.rows()
+             if r.network == "compute" and r.tier == "node-leaf"}
+    assert ports[("compute49", "rdma0")] == "p25s1"
+
+
+def _yaml(data: dict[str, Any]) -> str:
+    """The spec as YAML (JSON is YAML; the fixture's values are the loader's types)."""
+    return json.dumps(data, indent=1)

@@ -135,7 +135,7 @@ def host_ports(plan: Plan) -> Iterator[Diagnostic]:
             continue
         types = ", ".join(f"{n} {name} with {ports}" for name, (n, ports)
                           in sorted(hosts.types.items(), key=lambda t: (-t[1][1], t[0])))
-        uppers = fabric.tiers and sum(n for t, n in fabric.switch_counts.items() if t != "leaf")
+        uppers = sum(n for t, n in fabric.switch_counts.items() if t != "leaf")
         yield Diagnostic(
             "FABRIC-HOST-PORTS",
             f"{network} fabric: its {hosts.count} hosts fit one {leaf.model} ({leaf.ports} "

@@ -57,12 +57,16 @@ def split_port_names(ports: int, legs: int) -> tuple[str, ...]:
 def breakout_legs(leaf: Any, speeds: set[int]) -> int:
     """Host ports one leaf port carries: the catalog's split of the leaf's port into ports of
     the hosts' rate, when all host ports run at one rate below the leaf's and the catalog
-    lists that split (an SN5600's 800G cage into 2 x 400G); else 1, a port a host port."""
-    if len(speeds) != 1:
+    lists that split (an SN5600's 800G cage into 2 x 400G); else 1, a port a host port.
+    Ethernet only: an InfiniBand switch's split ports would need its subnet manager's port
+    numbering of them, which the topology file (plan/subnet.py) does not model; a split that
+    would carry more than the port (legs x rate over its rate) is not used."""
+    if len(speeds) != 1 or leaf.link != "ethernet":
         return 1
     (speed,) = speeds
     return next((split.ports for split in leaf.breakout
-                 if split.speed_gbps == speed < leaf.port_speed_gbps), 1)
+                 if split.speed_gbps == speed < leaf.port_speed_gbps
+                 and split.ports * speed <= leaf.port_speed_gbps), 1)
 
 
 # Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.

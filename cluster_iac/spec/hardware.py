@@ -139,7 +139,7 @@ class SwitchModel(SpecModel):
     """Port breakout: the lower rates one port splits into on a splitter cable (SN5600: 2 x
     400G or 4 x 200G on an 800G cage). Hosts whose ports all run at such a rate take one leg
     each, so a leaf holds that many times as many of them; none listed: each host port takes
-    a whole port."""
+    a whole port. Used on Ethernet fabrics, for splits that carry no more than the port."""
     height_u: HeightU = 1
     """Rack units."""
     max_power_w: PowerW
