@@ -184,6 +184,7 @@ def test_hosts_added_to_a_split_fabric_move_nothing(tmp_path: Path) -> None:
     spec = tmp_path / "cluster.yaml"
     spec.write_text(_yaml(data))
     before = build(spec)
+    assert before.lock is not None
     lock_path(spec).write_text(before.lock.after)
     data["node_groups"][0]["count"] = 56
     spec.write_text(_yaml(data))

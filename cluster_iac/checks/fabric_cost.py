@@ -17,10 +17,10 @@ from cluster_iac.plan.physical import link_ends
 
 
 class _Hosts(NamedTuple):
-    """A fabric's hosts as the builder sized them: count, the most ports one has, all ports,
+    """A fabric's hosts as the builder sized them: how many, the most ports one has, all ports,
     the rates they run at, and each node type's (hosts, ports each)."""
 
-    count: int
+    hosts: int
     most: int
     ports: int
     speeds: frozenset[int]
@@ -102,7 +102,7 @@ def _cheapest(plan: Plan, config: Any, fabric: FabricPlan, current: str, hosts: 
         if entry.port_speed_gbps != speed and legs == 1:
             continue
         try:
-            tree = size_fat_tree(hosts.count, hosts.most, entry.ports, entry.ports,
+            tree = size_fat_tree(hosts.hosts, hosts.most, entry.ports, entry.ports,
                                  entry.ports, parse_ratio(config.oversubscription),
                                  getattr(config, "design", "plain"),
                                  su_nodes=getattr(config, "scalable_unit_nodes", None),
@@ -131,14 +131,14 @@ def host_ports(plan: Plan) -> Iterator[Diagnostic]:
         leaf = _leaf(plan, network)
         hosts = _hosts(plan, network)
         cages = -(-hosts.ports // fabric.breakout_legs)
-        if hosts.count > leaf.ports * fabric.breakout_legs or cages <= leaf.ports:
+        if hosts.hosts > leaf.ports * fabric.breakout_legs or cages <= leaf.ports:
             continue
         types = ", ".join(f"{n} {name} with {ports}" for name, (n, ports)
                           in sorted(hosts.types.items(), key=lambda t: (-t[1][1], t[0])))
         uppers = sum(n for t, n in fabric.switch_counts.items() if t != "leaf")
         yield Diagnostic(
             "FABRIC-HOST-PORTS",
-            f"{network} fabric: its {hosts.count} hosts fit one {leaf.model} ({leaf.ports} "
+            f"{network} fabric: its {hosts.hosts} hosts fit one {leaf.model} ({leaf.ports} "
             f"ports) with one port each, but they have {hosts.ports} ports ({types}), more "
             f"than one switch holds, so it is built as {fabric.switch_counts['leaf']} leaves "
             f"and {uppers} upper-tier switches", fabric.spec_path, Severity.INFO,

@@ -33,11 +33,10 @@ def su_pieces(plan: Plan, network: str, top: Topology, sus: list[int]) -> dict[i
     them first: ibsim runs the subnet manager from its file's first node), its leaves and
     the spines above them, and the cables among those."""
     wiring = plan.fabric_wiring[network]
-    by_name = {node.description.partition(" ")[0] if node.kind == "Ca" else node.description:
-               [] for node in top.nodes.values()}
+    by_name: dict[str, list[str]] = {}  # device -> its node ids (a host: one per adapter)
     for node_id, node in top.nodes.items():
-        by_name[node.description.partition(" ")[0] if node.kind == "Ca"
-                else node.description].append(node_id)
+        device = node.description.partition(" ")[0] if node.kind == "Ca" else node.description
+        by_name.setdefault(device, []).append(node_id)
     pieces = {}
     for su in sus:
         leaves = [n for n, t in wiring.tier.items() if t == "leaf" and wiring.su.get(n) == su]
@@ -89,9 +88,10 @@ def test_the_100k_gpu_fabric_checked_su_by_su_within_minutes() -> None:
     of 72): every SU its own ibsim and OpenSM run (576 adapters, 8 leaves, 18 spines, 1,152
     cables; about 1.1 s each), as many at once as there are cores; within a few minutes on
     two cores (measured: the whole fabric's topology 3.3 s, 174 SUs about 2 minutes)."""
+    from ruamel.yaml import YAML
+
     from tests.benchmarks.bench_scale import spec_yaml
     from tests.facility_fixtures import compile_data
-    from ruamel.yaml import YAML
 
     start = time.monotonic()
     plan = compile_data(YAML(typ="safe").load(spec_yaml(100_000)))
