@@ -233,10 +233,15 @@ def _assert_ports_accounted(plan: Plan, network: str = "compute") -> None:
                 assert port not in used.setdefault(end, set()), (end, port)
                 used[end].add(port)
     assert pairs == {frozenset((u, v)): d["links"] for u, v, d in graph.edges(data=True)}
+    legs = plan.fabrics[network].breakout_legs
     for switch in switches:
-        assert len(used.get(switch.name, ())) <= switch.ports
-        assert all(1 <= int(p[1:]) <= switch.ports for p in used.get(switch.name, ()))
-    spare = sum(s.ports for s in switches) - sum(len(p) for p in used.values())
+        # a split port's legs ('p5s1', 'p5s2') are one port of the radix, each leg once
+        cages = Counter(p.partition("s")[0] for p in used.get(switch.name, ()))
+        assert len(cages) <= switch.ports
+        assert all(1 <= int(p[1:]) <= switch.ports for p in cages)
+        assert max(cages.values(), default=0) <= legs
+    spare = sum(s.ports for s in switches) - sum(
+        len({p.partition("s")[0] for p in ports}) for ports in used.values())
     assert spare == plan.fabrics[network].spare_ports
 
 
@@ -261,7 +266,7 @@ def _assert_rails(plan: Plan) -> None:
 
 
 @pytest.mark.parametrize(("technology", "leaf", "nic", "speed"), [
-    ("roce", "sn5600", "cx7-400gbe", 400),  # RoCE v2: 400GbE NICs on 800GbE ports
+    ("roce", "sn5600", "cx7-400gbe", 400),  # RoCE v2: 400GbE NICs on 800GbE ports, split
     ("infiniband", "q3400", "cx8-xdr", 800),  # XDR end to end
     ("infiniband", "qm8700", "cx6-hdr", 200),  # HDR
 ])
@@ -278,8 +283,11 @@ def test_fabric_technologies(technology: str, leaf: str, nic: str, speed: int) -
             if d["tier"] == "node-leaf"} == {(link, speed)}
     fabric = plan.fabrics["compute"]
     ports = plan.catalog.switches[leaf].ports
-    # by default an SU fills a rail leaf's downlinks at 1:1 (half its ports)
-    assert fabric.scalable_unit_nodes == ports // 2
+    # by default an SU fills a rail leaf's downlinks at 1:1 (half its ports), each split
+    # into the catalog's legs at the NICs' rate (an SN5600's 800G cage: 2 x 400G)
+    legs = {"sn5600": 2}.get(leaf, 1)
+    assert fabric.breakout_legs == legs
+    assert fabric.scalable_unit_nodes == ports // 2 * legs
     _assert_ports_accounted(plan)
     _assert_uplinks_even(plan)
     _assert_rails(plan)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from cluster_iac.catalog.snapshot import builtin_file
@@ -22,6 +22,9 @@ class CableMedium:
     stocked_m: tuple[float, ...]
     transceivers: int
     max_psu_w: float | None
+    # a split switch port's cable of this medium, by the rate of one leg (port breakout);
+    # none: the medium splits by optics (a twin-port transceiver in the switch's cage)
+    splitters: dict[int, str] = field(default_factory=dict)
 
     def reach_at(self, speed_gbps: int) -> float | None:
         """Longest supported length at this line rate, or None when the medium cannot carry it.
@@ -73,6 +76,7 @@ def cable_catalog() -> CableCatalog:
             stocked_m=tuple(sorted(float(x) for x in entry["stocked_m"])),
             transceivers=int(entry["transceivers"]),
             max_psu_w=entry.get("max_psu_w"),
+            splitters={int(k): str(v) for k, v in entry.get("splitters", {}).items()},
         )
         for key, entry in data["media"].items()
     )

@@ -34,15 +34,38 @@ def radix(plan: Plan) -> Iterator[Diagnostic]:
         ends = used.setdefault(links.network[start], Counter())
         ends.update(links.a_device[start:stop])
         ends.update(links.b_device[start:stop])
-    for sw in sorted(plan.switches, key=lambda s: (s.network, s.name)):
-        n = used[sw.network][sw.name] if sw.network in used else 0
-        if sw.network not in NETWORK_GRAPHS or n <= sw.ports:
+    over = [(sw, used[sw.network][sw.name] if sw.network in used else 0)
+            for sw in sorted(plan.switches, key=lambda s: (s.network, s.name))]
+    over = [(sw, n) for sw, n in over if sw.network in NETWORK_GRAPHS and n > sw.ports]
+    cages = _split_cages(plan, {sw.name: sw.network for sw, _ in over}) if over else {}
+    for sw, n in over:
+        n = cages.get(sw.name, n)
+        if n <= sw.ports:
             continue
         yield Diagnostic(
             "FABRIC-RADIX",
             f"{sw.network} {sw.tier} switch {sw.name} ({sw.model}) has {n} cables but "
             f"{sw.ports} ports; over by {n - sw.ports}", sw.spec_path,
             details={"measured": n, "limit": sw.ports, "unit": "ports"})
+
+
+def _split_cages(plan: Plan, names: dict[str, str]) -> dict[str, int]:
+    """Ports in use on switches with split ports (port breakout: 'p5s1' and 'p5s2' are the
+    two legs of cage p5, one port of the catalog's radix): each cable end's port with its
+    leg stripped, counted once. Only for the switches over their radix by cable count (a
+    split leaf has twice as many host cables as cages), so a fabric without breakout never
+    pays for it."""
+    links = plan.links
+    ports: dict[str, set[str]] = {}
+    split = False
+    ends = ((links.a_device, links.a_port), (links.b_device, links.b_port))
+    for devices, names_of in ends:
+        for network, device, port in zip(links.network, devices, names_of, strict=True):
+            if names.get(device) == network:
+                cage, leg, _ = port.partition("s")
+                split = split or bool(leg)
+                ports.setdefault(device, set()).add(cage)
+    return {name: len(used) for name, used in ports.items()} if split else {}
 
 
 @check("fabric.oversubscription")

@@ -47,6 +47,29 @@ class _Endpoint(NamedTuple):
 PORT_NAMES = tuple(f"p{i}" for i in range(4097))
 
 
+def split_port_names(ports: int, legs: int) -> tuple[str, ...]:
+    """A leaf's host-facing port names when each of its ``ports`` cages is split into
+    ``legs``: the n-th host port (from 1) is leg s of cage p, 'p<p>s<s>' (an 800G cage's two
+    400G legs are p1s1 and p1s2, as the splitter cable's two ends are labelled)."""
+    return ("p0", *(f"p{cage}s{leg}" for cage in range(1, ports + 1)
+                    for leg in range(1, legs + 1)))
+
+
+def breakout_legs(leaf: Any, speeds: set[int]) -> int:
+    """Host ports one leaf port carries: the catalog's split of the leaf's port into ports of
+    the hosts' rate, when all host ports run at one rate below the leaf's and the catalog
+    lists that split (an SN5600's 800G cage into 2 x 400G); else 1, a port a host port.
+    Ethernet only: an InfiniBand switch's split ports would need its subnet manager's port
+    numbering of them, which the topology file (plan/subnet.py) does not model; a split that
+    would carry more than the port (legs x rate over its rate) is not used."""
+    if len(speeds) != 1 or leaf.link != "ethernet":
+        return 1
+    (speed,) = speeds
+    return next((split.ports for split in leaf.breakout
+                 if split.speed_gbps == speed < leaf.port_speed_gbps
+                 and split.ports * speed <= leaf.port_speed_gbps), 1)
+
+
 # Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
 @dataclass(eq=False, repr=False)
 class _Wiring:
@@ -57,6 +80,8 @@ class _Wiring:
     prefix: str
     link: str
     design: str
+    # the leaves' host-facing port names (split ports under breakout)
+    leaf_ports: tuple[str, ...] = PORT_NAMES
     cables: LinkBuilder = field(default_factory=LinkBuilder)
     switches: list[Switch] = field(default_factory=list)
     next_port: dict[str, int] = field(default_factory=dict)
@@ -115,13 +140,14 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
     design = getattr(config, "design", "plain")
     ratio = parse_ratio(config.oversubscription)
     tiers = getattr(config, "tiers", "auto")
+    legs = breakout_legs(leaf, {e.speed_gbps for e in endpoints if e.rack != RESERVED})
     try:
         tree = size_fat_tree(len(endpoints), max(e.nics for e in endpoints), leaf.ports,
                              models["spine"].ports, models["core"].ports, ratio, design,
                              su_nodes=getattr(config, "scalable_unit_nodes", None),
                              tiers=None if tiers == "auto" else int(tiers),
                              planned_sus=getattr(config, "planned_scalable_units", None),
-                             node_ports=sum(e.nics for e in endpoints))
+                             node_ports=sum(e.nics for e in endpoints), legs=legs)
     except PlannedSizeError as error:
         raise CompileError([Diagnostic("FABRIC-PLANNED", f"fabric.{network}: {error}",
                                        (*path, "planned_scalable_units"))]) from None
@@ -131,8 +157,12 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
     technology = config.technology
     wiring = _Wiring(network, PREFIX[network][technology],
                      "infiniband" if technology == "infiniband" else "ethernet", tree.design)
+    if legs > 1:
+        wiring.leaf_ports = split_port_names(leaf.ports, legs)
     names = _name_switches(tree, wiring.prefix, _locked_widths(plan.lock, wiring.prefix))
     leaf_racks = _wire_nodes(wiring, tree, endpoints, names["leaf"], leaf.port_speed_gbps)
+    # cages the hosts' legs take on each leaf (a split cage is one port)
+    host_cages = sum(-(-wiring.next_port[name] // legs) for name in names["leaf"])
     if plan.lock.exists:
         _drop_reserved(wiring, endpoints)
         _check_locked(plan.lock, wiring)
@@ -148,7 +178,8 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[_
         fixed = Switch.figures(plan.catalog.switches[model_key], (*path, f"{tier}_switch"))
         wiring.switches += [Switch(name, model_key, network, tier, _rack(plan, name, racks),
                                    *fixed) for name in tier_names]
-    return wiring, _summary(wiring, tree, network, technology, leaf.port_speed_gbps, path)
+    return wiring, _summary(wiring, tree, network, technology, leaf.port_speed_gbps, path,
+                            legs, host_cages)
 
 
 def _rack(plan: Plan, name: str, racks: dict[str, str]) -> str:
@@ -372,7 +403,7 @@ def _wire_nodes(wiring: _Wiring, tree: FatTree, endpoints: list[_Endpoint],
         a_device += chain.from_iterable(map(repeat, hosts, repeat(nics)))
         a_port += nic_ports[:nics] * len(hosts)
         speeds += [speed] * (nics * len(hosts))
-        _take_ports(wiring, len(hosts), mine, per)
+        _take_ports(wiring, len(hosts), mine, per, wiring.leaf_ports)
         up.update(dict.fromkeys(hosts, mine))  # one (immutable) tuple for the block
         uplinks.update(dict.fromkeys(hosts, kinds.setdefault((speed, per), (speed, per))))
         for leaf in mine:  # the block's cables to each of its leaves, at the block's rate
@@ -395,7 +426,8 @@ def _leaf_group(k: int, end: _Endpoint, tree: FatTree,
     return su, k // tree.nodes_per_leaf, end.nics, end.speed_gbps
 
 
-def _take_ports(wiring: _Wiring, lowers: int, uppers: tuple[str, ...], per: int) -> None:
+def _take_ports(wiring: _Wiring, lowers: int, uppers: tuple[str, ...], per: int,
+                port_names: tuple[str, ...] = PORT_NAMES) -> None:
     """The B ends of ``lowers`` devices' cables, one device after another: each cabled
     ``per`` times to each of ``uppers`` (distinct switches), on each switch's next free
     ports. A block at a time, not a device at a time: at 100,000 GPUs the fabric pass took
@@ -406,13 +438,13 @@ def _take_ports(wiring: _Wiring, lowers: int, uppers: tuple[str, ...], per: int)
     b_device += (uppers if per == 1 else [name for name in uppers for _ in range(per)]) * lowers
     if per == 1 and len(set(starts)) == 1:  # the usual case: each device one port number
         first = starts[0] + 1
-        b_port += chain.from_iterable(map(repeat, PORT_NAMES[first:first + lowers],
+        b_port += chain.from_iterable(map(repeat, port_names[first:first + lowers],
                                           repeat(len(uppers))))
     else:
         for lower in range(lowers):
             for start in starts:
                 first = start + lower * per + 1
-                b_port += PORT_NAMES[first:first + per]
+                b_port += port_names[first:first + per]
     next_port.update(zip(uppers, map(add, starts, repeat(lowers * per)), strict=True))
 
 
@@ -549,7 +581,7 @@ def _switch_racks(plan: Plan, config: Any, names: dict[str, list[str]],
 
 
 def _summary(wiring: _Wiring, tree: FatTree, network: str, technology: str, speed: int,
-             path: SpecPath) -> FabricPlan:
+             path: SpecPath, legs: int, host_cages: int) -> FabricPlan:
     bandwidth: dict[str, tuple[int, int]] = {}
     # switch -> {cable tier -> Gb/s}, counting each cable at both of its ends
     per_switch = wiring.gbps
@@ -566,7 +598,11 @@ def _summary(wiring: _Wiring, tree: FatTree, network: str, technology: str, spee
             if up and down * busiest[1] > busiest[0] * up:
                 busiest = (down, up)
         bandwidth[tier] = busiest
+    # switch ports in use: both ends of each switch-to-switch cable, and the leaves' host
+    # ports (split cages counted once)
     used = 2 * sum(wiring.links.values()) - wiring.links.get("node-leaf", 0)
+    if legs > 1:
+        used += host_cages - wiring.links.get("node-leaf", 0)
     ports = sum(sw.ports for sw in wiring.switches)
     counts = {tier: sum(1 for sw in wiring.switches if sw.tier == tier)
               for tier in ("leaf", "spine", "core")}
@@ -575,4 +611,4 @@ def _summary(wiring: _Wiring, tree: FatTree, network: str, technology: str, spee
                       scalable_unit_nodes=tree.su_nodes, scalable_units=tree.sus,
                       switch_counts={t: n for t, n in counts.items() if n},
                       link_counts=dict(wiring.links), tier_bandwidth_gbps=bandwidth,
-                      spare_ports=ports - used, spec_path=path)
+                      spare_ports=ports - used, spec_path=path, breakout_legs=legs)

@@ -47,7 +47,8 @@ def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
     """The files, the two large ones as Chunks (written piece by piece)."""
     cables = plan.cables
     stops = table_stops(cables)
-    bom = bom_rows(cables, stops)
+    bom = bom_rows(cables, stops, {name: f.breakout_legs for name, f in plan.fabrics.items()
+                                   if f.breakout_legs > 1})
     # the columns both files (and NetBox's cables) print, checked once; a cable's id is its
     # head and its A port (plan.cables.id_head)
     shared = {name: table_cells(cables, name) for name in ("id_head", "a_port", "b_port")}
@@ -62,7 +63,11 @@ def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
 
 def _bom_context(plan: Plan, total: int, bom: list[list[str]]) -> dict[str, object]:
     names = {m.key: m.name for m in cable_catalog().media}
-    rows = [{"item": item, "name": names[key], "speed": speed if speed != "0" else "-",
+    splitters = {(m.key, str(speed)): part for m in cable_catalog().media
+                 for speed, part in m.splitters.items()}
+    rows = [{"item": item, "speed": speed if speed != "0" else "-",
+             "name": splitters.get((key, speed), f"{names[key]}, splitter")
+             if item == SPLITTER else names[key],
              "length": length or "-", "quantity": quantity}
             for item, key, speed, length, quantity in bom]
     optics = sum(int(r["quantity"]) for r in rows if r["item"] == "transceiver")
@@ -194,20 +199,62 @@ def _label_columns(c: Cables, places: _Places) -> list[Sequence[str]]:
     return [ids, ("A", "B") * len(c), labels]
 
 
-def bom_rows(c: Cables, stops: RunStops | None = None) -> list[list[str]]:
+SPLITTER = "splitter cable"  # the BOM's item for a split switch port's copper cable
+
+
+def bom_rows(c: Cables, stops: RunStops | None = None,
+             splits: dict[str, int] | None = None) -> list[list[str]]:
     """Cables by medium and length, and transceivers by speed (two per optical link),
-    counted per run of cables alike in all three (a few tens of thousands of runs)."""
-    ends = (stops or RunStops(c)).of("medium", "speed_gbps", "length_m")
+    counted per run of cables alike in all three (a few tens of thousands of runs).
+    ``splits``: the fabrics whose leaves' host ports are split (port breakout), with the
+    legs per switch port; their host cables are bought per split port (_split_items)."""
+    ends = (stops or RunStops(c)).of("network", "tier", "medium", "speed_gbps", "length_m")
     cable_count: Counter[tuple[str, int, float]] = Counter()
+    split_runs: list[tuple[int, int]] = []
     for start, stop in zip(_starts(ends), ends, strict=True):
+        if splits and c.tier[start] == "node-leaf" and c.network[start] in splits:
+            split_runs.append((start, stop))
+            continue
         cable_count[(c.medium[start], c.speed_gbps[start], c.length_m[start])] += stop - start
     optics: Counter[tuple[str, int]] = Counter()
     for (key, speed, _length), n in cable_count.items():
         per_cable = cable_catalog().medium(key).transceivers
         if per_cable:
             optics[(key, speed)] += per_cable * n
+    splitters: Counter[tuple[str, int, float]] = Counter()
+    if split_runs:
+        _split_items(c, split_runs, cable_count, splitters, optics)
     rows = [["cable", key, str(speed), f"{length:g}", str(n)]
             for (key, speed, length), n in sorted(cable_count.items())]
+    rows += [[SPLITTER, key, str(speed), f"{length:g}", str(n)]
+             for (key, speed, length), n in sorted(splitters.items())]
     rows += [["transceiver", key, str(speed), "", str(n)]
              for (key, speed), n in sorted(optics.items())]
     return rows
+
+
+def _split_items(c: Cables, split_runs: list[tuple[int, int]],
+                 cables: Counter[tuple[str, int, float]],
+                 splitters: Counter[tuple[str, int, float]],
+                 optics: Counter[tuple[str, int]]) -> None:
+    """What the legs of split switch ports ('p5s1', 'p5s2': cage p5) are bought as, cage by
+    cage, each cage in the medium and length of its longest leg: a copper splitter cable of
+    the catalog's part (one for the cage's legs), or by optics one twin-port transceiver in
+    the cage at the cage's rate, and per leg one fiber and one transceiver at the host."""
+    longest: dict[tuple[str, str], tuple[float, str, int, int]] = {}
+    for start, stop in split_runs:
+        for i in range(start, stop):
+            cage = (c.b_device[i], c.b_port[i].partition("s")[0])
+            was = longest.get(cage)
+            legs = (was[3] if was else 0) + 1
+            if was is None or c.length_m[i] > was[0]:
+                longest[cage] = (c.length_m[i], c.medium[i], c.speed_gbps[i], legs)
+            else:
+                longest[cage] = (*was[:3], legs)
+    for length, key, speed, legs in longest.values():
+        if cable_catalog().medium(key).transceivers:
+            cables[(key, speed, length)] += legs
+            optics[(key, speed)] += legs
+            optics[(key, speed * legs)] += 1
+        else:
+            splitters[(key, speed, length)] += 1

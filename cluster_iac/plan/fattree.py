@@ -50,7 +50,7 @@ class FatTree:
     sus: int
     leaves_per_su: int
     nodes_per_leaf: int  # rail-optimized: nodes a rail leaf serves; plain: nodes on one leaf
-    leaf_down: int  # ports a leaf reserves for nodes (a full SU)
+    leaf_down: int  # ports (split cages: one each) a leaf reserves for nodes (a full SU)
     leaf_up: int  # uplinks per leaf
     sus_per_pod: int  # 3 tiers: SUs under one set of spines; 2 tiers: all of them
     spines_per_pod: int
@@ -105,35 +105,41 @@ def smallest_divisor_at_least(n: int, floor: int) -> int | None:
 def size_fat_tree(nodes: int, nics_per_node: int, leaf_ports: int, spine_ports: int,
                   core_ports: int, oversubscription: Fraction, design: str,
                   su_nodes: int | None = None, tiers: int | None = None,
-                  planned_sus: int | None = None, node_ports: int | None = None) -> FatTree:
+                  planned_sus: int | None = None, node_ports: int | None = None,
+                  legs: int = 1) -> FatTree:
     """Size a fabric for ``nodes`` hosts of up to ``nics_per_node`` fabric ports each
     (``node_ports`` in all, when hosts differ; default every host's the most); its upper
-    tiers for ``planned_sus`` scalable units when given."""
+    tiers for ``planned_sus`` scalable units when given. ``legs``: host ports one leaf port
+    carries (port breakout: 2 for 400G hosts on an 800G cage split in two); the leaf's ports
+    are counted as cages, and a split cage carries as much as an uplink cage, so the ratio of
+    downlink to uplink cages is the bandwidth ratio."""
     if nodes <= 0 or nics_per_node <= 0:
         raise FabricSizeError("the fabric has no node ports to connect")
     ports = node_ports if node_ports is not None else nodes * nics_per_node
     if tiers in (None, 1) and su_nodes is None and planned_sus is None \
-            and ports <= leaf_ports:
+            and math.ceil(ports / legs) <= leaf_ports:
         # Everything fits on one switch: no uplinks, no spine tier (the seed guide's single
         # 40-port HDR switch for 8 nodes). Counted port by port: a storage fabric's servers
         # with two ports beside clients with one fit where twice the hosts would not.
-        return _single_switch(nodes, nics_per_node, ports)
+        return _single_switch(nodes, nics_per_node, math.ceil(ports / legs))
     if tiers == 1:
-        raise FabricSizeError(f"{ports} node ports do not fit one {leaf_ports}-port switch")
+        split = f" ({legs} to a port)" if legs > 1 else ""
+        raise FabricSizeError(f"{ports} node ports{split} do not fit one {leaf_ports}-port "
+                              f"switch")
     # Downlinks a leaf may carry at this ratio: down / (leaf_ports - down) <= oversubscription.
     down_cap = math.floor(leaf_ports * oversubscription / (1 + oversubscription))
     if design == "rail-optimized":
         rails, per_node_ports = nics_per_node, 1
     else:
         rails, per_node_ports = 1, nics_per_node
-    nodes_cap = down_cap // per_node_ports
+    nodes_cap = down_cap * legs // per_node_ports
     if nodes_cap == 0:
         raise FabricSizeError(f"a {leaf_ports}-port leaf at {_ratio(oversubscription)} has "
                               f"{down_cap} downlinks, fewer than one node's {per_node_ports}")
     su = su_nodes or nodes_cap
     leaves_per_rail = math.ceil(su / nodes_cap)
     nodes_per_leaf = math.ceil(su / leaves_per_rail)
-    leaf_down = nodes_per_leaf * per_node_ports
+    leaf_down = math.ceil(nodes_per_leaf * per_node_ports / legs)
     leaf_up = math.ceil(leaf_down / oversubscription)
     built = math.ceil(nodes / su)
     if planned_sus is not None and planned_sus < built:

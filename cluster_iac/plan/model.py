@@ -193,8 +193,10 @@ class FabricPlan:
     # tier -> (downlink Gb/s, uplink Gb/s) of the busiest switch of that tier; 'leaf' always,
     # 'spine' when there is a core tier.
     tier_bandwidth_gbps: dict[str, tuple[int, int]]
-    spare_ports: int  # unused switch ports over the whole fabric
+    spare_ports: int  # unused switch ports over the whole fabric (a split cage is one)
     spec_path: SpecPath
+    # host ports one leaf port carries: 2 when 400G hosts split 800G cages (port breakout)
+    breakout_legs: int = 1
 
     def oversubscription(self, tier: str) -> float:
         """Downlink:uplink bandwidth ratio of a tier (1.0 = non-blocking; inf without uplinks)."""

@@ -115,6 +115,15 @@ class NicModel(SpecModel):
     """Where the numbers come from: datasheet, standard or document (with the section)."""
 
 
+class PortBreakout(SpecModel):
+    """One way to split a switch port: ``ports`` ports of ``speed_gbps`` each."""
+
+    speed_gbps: SpeedGbps
+    """Rate of each port of the split (400 for an 800G cage split in two)."""
+    ports: Annotated[int, Field(ge=2, le=8)]
+    """Ports one switch port becomes (the splitter cable's legs)."""
+
+
 class SwitchModel(SpecModel):
     """A network switch."""
 
@@ -126,6 +135,11 @@ class SwitchModel(SpecModel):
     """Radix: usable ports at ``port_speed_gbps`` (QM9700: 64 x NDR 400G on 32 OSFP cages)."""
     port_speed_gbps: SpeedGbps
     """Speed of one port in Gb/s."""
+    breakout: list[PortBreakout] = []
+    """Port breakout: the lower rates one port splits into on a splitter cable (SN5600: 2 x
+    400G or 4 x 200G on an 800G cage). Hosts whose ports all run at such a rate take one leg
+    each, so a leaf holds that many times as many of them; none listed: each host port takes
+    a whole port. Used on Ethernet fabrics, for splits that carry no more than the port."""
     height_u: HeightU = 1
     """Rack units."""
     max_power_w: PowerW
