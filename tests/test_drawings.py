@@ -260,3 +260,27 @@ def test_each_rack_header_says_its_load_limit_and_cooling(name: str) -> None:
             assert str(texts[2]).startswith(rack.cooling)
             seen.add(rack.name)
     assert seen == set(racks)
+
+
+def test_the_100k_gpu_benchmark_pages_stay_bounded() -> None:
+    """The benchmark's 100,000-GPU spec (tests/benchmarks/bench_scale.py: rows of 3,125 and
+    more racks): every sheet at most SHEET_RACKS racks, and the largest page (a sheet's
+    elevation and one-line, or report.html's fabric drawings) under 3,000 drawn objects, as on
+    the examples: the pages multiply with the cluster, not their contents."""
+    from cluster_iac.compile import compile_plan
+    from cluster_iac.loader import load_spec_text
+    from cluster_iac.spec.parse import parse_spec
+    from tests.benchmarks.bench_scale import spec_yaml
+
+    plan = compile_plan(parse_spec(load_spec_text(spec_yaml(100_000))[0]))
+    assert plan.gpu_count == 100_000
+    files = drawings.render(plan)
+    sheets = drawings.sheets(plan)
+    assert max(len(sheet.racks) for sheet in sheets) == drawings.SHEET_RACKS
+    counts = page_objects(files)
+    assert len(counts) == len(sheets) > 100
+    counts["report.html"] = sum(sum(1 for e in _svg(files[path]).iter()
+                                    if e.tag[len(SVG):] in DRAWN)
+                                for path, _caption in fabric_drawings.paths(plan))
+    largest = max(counts.values())
+    assert 1_000 < largest < 3_000, max(counts, key=counts.__getitem__)
