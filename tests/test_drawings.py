@@ -182,9 +182,9 @@ def test_fast_writer_escapes_as_the_plain_writer(monkeypatch: pytest.MonkeyPatch
     rect = root.find(f"{SVG}g/{SVG}rect")
     assert rect is not None and rect.get("data-device") == hostile
     assert rect.find(f"{SVG}title").text == hostile  # type: ignore[union-attr]
-    with pytest.raises(ValueError, match="not an XML name"):
-        with svg.Canvas(1, 1, "x").group({"a b": "c"}):
-            pass
+    with pytest.raises(ValueError, match="not an XML name"), \
+            svg.Canvas(1, 1, "x").group({"a b": "c"}):
+        pass
 
 
 @pytest.mark.parametrize("name", EXAMPLE_IDS)

@@ -190,9 +190,9 @@ def test_every_device_is_drawn_at_its_plan_u(browser, rendered, name: str) -> No
     for elevation in sorted((rendered[name] / "drawings").glob("*/elevation-*.svg")):
         _open(browser, elevation)
         for rect in browser.execute_script(_READ_RECTS):
-            face = drawn[rect["face"]]
-            assert rect["device"] not in face, f"{rect['device']} drawn twice on the {rect['face']}"
-            face[rect["device"]] = rect
+            seen = drawn[rect["face"]]
+            assert rect["device"] not in seen, f"{rect['device']} drawn twice on the {rect['face']}"
+            seen[rect["device"]] = rect
     racked = [d for d in plan.devices if d.u and d.height_u]
     zero_u = [d for d in plan.devices if d.u == 0]
     assert all(d.u is not None for d in plan.devices)  # every device placed: all are drawn
