@@ -25,8 +25,9 @@ from cluster_iac.plan.power import rack_loads_w
 
 SHEET_RACKS = 24
 """Racks on one sheet (a physical row is often 20 to 30 racks): at 100,000 GPUs at most 2,016
-drawn objects on a sheet's page (front and rear faces, and the one-line), and 158 sheets: 474 files, not 942 with 12 (creating a file
-costs this machine 0.6-0.9 ms of CPU, as much as drawing it)."""
+drawn objects on a sheet's page (front and rear faces, and the one-line), and 158 sheets:
+474 files, not 942 with 12 (creating a file costs this machine 0.6-0.9 ms of CPU, as much as
+drawing it)."""
 
 
 class Sheet(NamedTuple):
