@@ -146,6 +146,7 @@ def test_fast_writer_writes_the_plain_writers_bytes(name: str,
     """svg.Canvas (lines written as drawn) against svg.TreeCanvas (elements printed by
     formats.xml_text), its oracle: the same bytes for every drawing of every example."""
     plan = example_build(name).plan
+    assert svg.WRITER is svg.Canvas  # what the render uses
     fast = drawings.render(plan)
     monkeypatch.setattr(svg, "WRITER", svg.TreeCanvas)
     plain = drawings.render(plan)
