@@ -10,8 +10,9 @@ from html.parser import HTMLParser
 from xml.etree.ElementTree import Element
 
 import pytest
+import yaml
 
-from cluster_iac.emit import drawings, fabric_drawings, html
+from cluster_iac.emit import drawings, fabric_drawings, html, svg
 from cluster_iac.emit.svg import DRAWN
 from tests.conftest import EXAMPLE_IDS, example_build
 
@@ -96,16 +97,95 @@ def _svg(text: str) -> Element:
 
 
 @pytest.mark.parametrize("name", EXAMPLE_IDS)
-def test_every_device_is_on_one_sheet(name: str) -> None:
+def test_every_device_is_on_one_sheet_front_and_rear(name: str) -> None:
+    """Each racked device on its rack's front face and rear face (all full depth, as NetBox's
+    device types say), each 0U PDU on the rear face only, every rack's two faces drawn."""
     build = example_build(name)
-    seen: list[str] = []
+    seen: dict[str, list[str]] = {"front": [], "rear": []}
+    faces: list[tuple[str, str]] = []
     for sheet in drawings.sheets(build.plan):
         assert 1 <= len(sheet.racks) <= drawings.SHEET_RACKS
         root = _svg(build.files[f"{sheet.folder}/{sheet.elevation}"])
-        seen += [r.get("data-device", "") for r in root.iter(f"{SVG}rect")
-                 if r.get("data-device")]
+        for group in root.iter(f"{SVG}g"):
+            face = group.get("data-face", "")
+            faces.append((group.get("data-rack", ""), face))
+            for rect in group.iter(f"{SVG}rect"):
+                if rect.get("data-device"):
+                    assert rect.get("data-face") == face
+                    seen[face].append(rect.get("data-device", ""))
         assert sheet.page in build.files
-    assert sorted(seen) == sorted(d.name for d in build.plan.devices)
+    racked = sorted(d.name for d in build.plan.devices if d.u and d.height_u)
+    assert racked
+    assert sorted(seen["front"]) == racked
+    assert sorted(seen["rear"]) == sorted(d.name for d in build.plan.devices)
+    assert sorted(faces) == sorted((r.name, f) for r in build.plan.racks for f in seen)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_the_rear_face_holds_what_netbox_calls_full_depth(name: str) -> None:
+    """The drawing and NetBox agree: a racked device is on the rear face when its NetBox
+    device type (netbox/device-types/*.yaml) is full depth."""
+    build = example_build(name)
+    full_depth = {}
+    for path, text in build.files.items():
+        if path.startswith("netbox/device-types/"):
+            doc = yaml.safe_load(text)
+            full_depth[doc["model"]] = doc["is_full_depth"]
+    rear = set()
+    for sheet in drawings.sheets(build.plan):
+        root = _svg(build.files[f"{sheet.folder}/{sheet.elevation}"])
+        rear |= {r.get("data-device") for r in root.iter(f"{SVG}rect")
+                 if r.get("data-face") == "rear" and r.get("data-role") not in ("pdu", None)}
+    racked = [d for d in build.plan.devices if d.u and d.height_u]
+    assert {d.name for d in racked if full_depth[d.model]} == rear
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_fast_writer_writes_the_plain_writers_bytes(name: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """svg.Canvas (lines written as drawn) against svg.TreeCanvas (elements printed by
+    formats.xml_text), its oracle: the same bytes for every drawing of every example."""
+    plan = example_build(name).plan
+    assert svg.WRITER is svg.Canvas  # what the render uses
+    fast = drawings.render(plan)
+    monkeypatch.setattr(svg, "WRITER", svg.TreeCanvas)
+    plain = drawings.render(plan)
+    assert plain.keys() == fast.keys()
+    for path in plain:
+        assert fast[path] == plain[path], path
+    assert fast == {p: t for p, t in example_build(name).files.items() if p in fast}
+
+
+def test_fast_writer_escapes_as_the_plain_writer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile text in every value the drawings pass: the same escaped bytes, parsed back to
+    the same text; an empty group, an empty text and a character XML cannot carry."""
+    hostile = 'a<b>&"c"\t\nd\r'
+    out = []
+    for writer in (svg.Canvas, svg.TreeCanvas):
+        drawing = writer(10, 20, hostile, hostile)
+        with drawing.group({"rack": hostile}):
+            drawing.rect(1, 2, 3, 4, hostile, {"device": hostile}, stroke=hostile, tip=hostile)
+            drawing.rect(1, 2, 3, 4, "#fff", tip="")
+            with drawing.group():
+                pass
+            drawing.text(5, 6, hostile, size=8, anchor=hostile, fill=hostile, bold=True,
+                         rotate=True, css=hostile)
+            drawing.text(5, 6, "")
+            drawing.line(1, 2, 3, 4, stroke=hostile, width=2)
+        out.append(drawing.svg_text())
+        bad = writer(1, 1, "x")
+        with pytest.raises(ValueError, match="XML 1.0 cannot carry"):  # drawn or written
+            bad.text(0, 0, "bell\x07")
+            bad.svg_text()
+    assert out[0] == out[1]
+    root = _svg(out[0])
+    assert root.find(f"{SVG}title").text == hostile  # type: ignore[union-attr]
+    rect = root.find(f"{SVG}g/{SVG}rect")
+    assert rect is not None and rect.get("data-device") == hostile
+    assert rect.find(f"{SVG}title").text == hostile  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="not an XML name"), \
+            svg.Canvas(1, 1, "x").group({"a b": "c"}):
+        pass
 
 
 @pytest.mark.parametrize("name", EXAMPLE_IDS)
@@ -172,7 +252,7 @@ def test_each_rack_header_says_its_load_limit_and_cooling(name: str) -> None:
     seen = set()
     for sheet in drawings.sheets(plan):
         root = _svg(build.files[f"{sheet.folder}/{sheet.elevation}"])
-        for group in root.iter(f"{SVG}g"):
+        for group in root.iterfind(f"{SVG}g[@data-face='front']"):
             rack = racks[group.get("data-rack", "")]
             texts = [t.text for t in group.findall(f"{SVG}text")]
             kw = plan.rack_loads_w[rack.name] / 1000
@@ -181,3 +261,27 @@ def test_each_rack_header_says_its_load_limit_and_cooling(name: str) -> None:
             assert str(texts[2]).startswith(rack.cooling)
             seen.add(rack.name)
     assert seen == set(racks)
+
+
+def test_the_100k_gpu_benchmark_pages_stay_bounded() -> None:
+    """The benchmark's 100,000-GPU spec (tests/benchmarks/bench_scale.py: rows of 3,125 and
+    more racks): every sheet at most SHEET_RACKS racks, and the largest page (a sheet's
+    elevation and one-line, or report.html's fabric drawings) under 3,000 drawn objects, as on
+    the examples: the pages multiply with the cluster, not their contents."""
+    from cluster_iac.compile import compile_plan
+    from cluster_iac.loader import load_spec_text
+    from cluster_iac.spec.parse import parse_spec
+    from tests.benchmarks.bench_scale import spec_yaml
+
+    plan = compile_plan(parse_spec(load_spec_text(spec_yaml(100_000))[0]))
+    assert plan.gpu_count == 100_000
+    files = drawings.render(plan)
+    sheets = drawings.sheets(plan)
+    assert max(len(sheet.racks) for sheet in sheets) == drawings.SHEET_RACKS
+    counts = page_objects(files)
+    assert len(counts) == len(sheets) > 100
+    counts["report.html"] = sum(sum(1 for e in _svg(files[path]).iter()
+                                    if e.tag[len(SVG):] in DRAWN)
+                                for path, _caption in fabric_drawings.paths(plan))
+    largest = max(counts.values())
+    assert 1_000 < largest < 3_000, max(counts, key=counts.__getitem__)

@@ -345,3 +345,17 @@ def test_every_drawing_of_the_hostile_spec_is_well_formed(rendered: tuple[Build,
     assert drawings
     for path in drawings:
         ET.fromstring(files[path])
+
+
+def test_the_fast_svg_writer_writes_its_oracles_bytes_for_the_hostile_spec(
+        rendered: tuple[Build, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """svg.Canvas against svg.TreeCanvas (elements printed by formats.xml_text) on the hostile
+    spec: the same bytes in every drawing. (The names a drawing shows are the spec's checked
+    names, none of which holds a character XML escapes: tests/test_drawings.py gives both
+    writers such text directly.)"""
+    from cluster_iac.emit import drawings, svg
+
+    build_ = rendered[0]
+    monkeypatch.setattr(svg, "WRITER", svg.TreeCanvas)
+    plain = drawings.render(build_.plan)
+    assert len(plain) > 4 and {path: build_.files[path] for path in plain} == plain

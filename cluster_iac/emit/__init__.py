@@ -60,10 +60,13 @@ EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
 # a plan that has not made the cable table): the least of three in-process runs
 # (bench_scale.py --one 100000), 27 Nov 2026 15:02 UTC, load average 3-4.5, when the drawings
 # family came and report.md's family began to write report.html too; "drawings" again at
-# 15:20, one run, once its sheets were of 24 racks (half the files). Only to split the
+# 15:20, one run, once its sheets were of 24 racks (half the files); "drawings" at 0.70 since
+# its rear faces and svg.Canvas: the family alone, files written, least of five in-process
+# runs, 17:46-17:50 UTC at load average 5-8, 0.63-0.82 s against 0.91-1.10 s for the tree
+# before it run in turn (0.97 here), 0.70 of it. Only to split the
 # families between two processes about evenly.
 COST: dict[str, float] = {
-    "drawings": 0.97, "cabling": 0.53, "report": 0.35, "facility": 0.23, "ansible": 0.20,
+    "drawings": 0.70, "cabling": 0.53, "report": 0.35, "facility": 0.23, "ansible": 0.20,
     "netbox_types": 0.16, "netbox_cables": 0.15, "monitoring": 0.13, "terraform": 0.11,
     "netbox": 0.07, "slurm": 0.04,
     # measured apart on the same day at the scale of the figures before these (cabling 1.03

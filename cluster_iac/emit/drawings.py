@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 from xml.etree.ElementTree import SubElement
 
-from cluster_iac.emit import elevations, fabric_drawings, html, oneline, svg
+from cluster_iac.emit import elevations, fabric_drawings, html, oneline
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Rack
@@ -24,9 +24,10 @@ from cluster_iac.plan.physical import Device
 from cluster_iac.plan.power import rack_loads_w
 
 SHEET_RACKS = 24
-"""Racks on one sheet (a physical row is often 20 to 30 racks): at 100,000 GPUs some 1,300
-drawn objects on a sheet's page, and 158 sheets: 474 files, not 942 with 12 (creating a file
-costs this machine 0.6-0.9 ms of CPU, as much as drawing it)."""
+"""Racks on one sheet (a physical row is often 20 to 30 racks): at 100,000 GPUs at most 2,016
+drawn objects on a sheet's page (front and rear faces, and the one-line), and 158 sheets:
+474 files, not 942 with 12 (creating a file costs this machine 0.6-0.9 ms of CPU, as much as
+drawing it)."""
 
 
 class Sheet(NamedTuple):
@@ -81,14 +82,14 @@ def render(plan: Plan) -> dict[str, str]:
     loads = rack_loads_w(plan)
     loops = elevations.rack_loops(plan)
     for sheet in sheets(plan):
-        elevation = elevations.elevation(plan, sheet.racks, f"{sheet.title}: front",
+        elevation = elevations.elevation(plan, sheet.racks, f"{sheet.title}: front and rear",
                                          devices, loops)
-        files[f"{sheet.folder}/{sheet.elevation}"] = svg.svg_text(elevation)
+        files[f"{sheet.folder}/{sheet.elevation}"] = elevation.svg_text()
         power = oneline.one_line(plan, sheet.racks, f"{sheet.title}: power", feeds)
-        files[f"{sheet.folder}/{sheet.power}"] = svg.svg_text(power)
+        files[f"{sheet.folder}/{sheet.power}"] = power.svg_text()
         files[sheet.page] = _sheet_page(plan, sheet, devices, loads)
     for path, drawing in fabric_drawings.drawings(plan).items():
-        files[path] = svg.svg_text(drawing)
+        files[path] = drawing.svg_text()
     return files
 
 
@@ -100,7 +101,7 @@ def _sheet_page(plan: Plan, sheet: Sheet, devices: dict[str, list[Device]],
     # no "next sheet" link: a rack more would rewrite the last sheet's page (report.html
     # indexes the sheets)
     SubElement(body, "h1").text = sheet.title
-    html.figure(body, "Rack elevations (front)", sheet.elevation,
+    html.figure(body, "Rack elevations (front above, rear below)", sheet.elevation,
                 f"Rack elevations of {sheet.title}")
     html.figure(body, "Power one-line", sheet.power, f"Power one-line of {sheet.title}")
     SubElement(body, "h2").text = "Racks"

@@ -1,15 +1,19 @@
-"""Rack elevations: each rack of a sheet drawn front-on, every device at its U.
+"""Rack elevations: each rack of a sheet drawn front and rear, every device at its U.
 
 A sheet is a run of one row's racks (drawings.sheets), drawn left to right in the row's
-order. The grid: a U is ``U_PX`` pixels; U1's bottom edge is the sheet's baseline, so racks of
-different heights stand on one floor; a device from U u of height h spans
+order, twice: the front faces above, the rear faces below, each rack's rear under its front.
+The grid: a U is ``U_PX`` pixels; U1's bottom edge is a face's baseline, so racks of different
+heights stand on one floor; a device from U u of height h spans
 [baseline - (u + h - 1) x U_PX, baseline - (u - 1) x U_PX]. The plan's device table
 (plan.devices: row, rack, U, height: the table the cabling and NetBox emitters read) is the
-only source of where a device is. Every device faces front, as NetBox is told
-(emit/netbox.py: each racked device's face is 'front'); 0U PDUs stand beside the rack body,
-side A on the left, B on the right, C and D outside them. Each rack's header says its load
-(the devices' maximum draw, plan.rack_loads_w) against its max_power_kw, and its cooling:
-air against policy.air_cooled_rack_kw, or liquid against the rack's liquid_capacity_kw and the
+only source of where a device is. What each face shows is what NetBox is told: every racked
+device is mounted from the front (emit/netbox.py: its face is 'front') and is full depth
+(emit/netbox_types.py: is_full_depth for every device type of 1U or more), so it is drawn on
+both faces, at the same U; the vertical 0U PDUs are mounted at the rear (compile/
+place_devices.py), so they are drawn beside the rear face only, seen from behind: side A on
+the right, B on the left, C and D outside them. Each rack's front header says its load (the
+devices' maximum draw, plan.rack_loads_w) against its max_power_kw, and its cooling: air
+against policy.air_cooled_rack_kw, or liquid against the rack's liquid_capacity_kw and the
 loop it is on.
 """
 
@@ -17,7 +21,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from xml.etree.ElementTree import Element
 
 from cluster_iac.emit import svg
 from cluster_iac.plan import Plan
@@ -28,6 +31,7 @@ from cluster_iac.plan.power import rack_loads_w
 
 U_PX = 12
 HEADER = 52  # the rack's name, its power and its cooling, above its tallest neighbour
+FACES = 2 * U_PX  # between the front faces' floor and the rear faces' headers
 LABELS = 24  # the U numbers' column, left of each rack
 STRIP = 11  # a 0U PDU's width
 BODY = 170  # the rack's inside width (19-inch rails)
@@ -45,10 +49,11 @@ def rack_devices(plan: Plan) -> dict[str, list[Device]]:
 
 
 def _sides(devices: Sequence[Device]) -> tuple[list[Device], list[Device]]:
-    """The rack's 0U PDUs: (left of the body, right of it), innermost first. (A device the
-    placement could not place has no U, None: it is drawn nowhere; the checks report it.)"""
+    """The rack's 0U PDUs seen from the rear: (left of the body, right of it), innermost
+    first: B and D on the left, A and C on the right. (A device the placement could not
+    place has no U, None: it is drawn nowhere; the checks report it.)"""
     zero = [d for d in devices if d.u == 0]
-    return zero[0::2], zero[1::2]
+    return zero[1::2], zero[0::2]
 
 
 def _slot(left: int, right: int) -> int:
@@ -67,12 +72,14 @@ STYLE = (".u { font-size: 8px; text-anchor: end; fill: #78909c; } "
 
 
 def elevation(plan: Plan, racks: Sequence[Rack], title: str,
-              by_rack: dict[str, list[Device]], loops: dict[str, str]) -> Element:
-    """The SVG of these racks (one row's, in order) side by side; ``loops`` is rack_loops."""
+              by_rack: dict[str, list[Device]], loops: dict[str, str]) -> svg.Drawing:
+    """The SVG of these racks (one row's, in order) side by side, front faces above rear
+    faces; ``loops`` is rack_loops."""
     loads = rack_loads_w(plan)
     air_kw = plan.settings.policy.air_cooled_rack_kw
     tallest = max((r.height_u for r in racks), default=42)
-    baseline = MARGIN + HEADER + tallest * U_PX
+    front = MARGIN + HEADER + tallest * U_PX
+    rear = front + FACES + HEADER + tallest * U_PX
     sides = {r.name: _sides(by_rack.get(r.name, ())) for r in racks}
     width = MARGIN * 2 + sum(_slot(len(a), len(b)) for a, b in sides.values()) - GAP
     roles = sorted({(d.kind, d.role) for r in racks for d in by_rack.get(r.name, ())},
@@ -80,47 +87,64 @@ def elevation(plan: Plan, racks: Sequence[Rack], title: str,
     width = max(width, MARGIN * 2 + LEGEND)
     per_line = (width - 2 * MARGIN) // LEGEND
     lines = -(-len(roles) // per_line)
-    root = svg.drawing(width, baseline + 2 * U_PX + MARGIN + 16 * lines, title, STYLE)
-    _legend(root, roles, baseline + 2 * U_PX, per_line)
+    root = svg.drawing(width, rear + 2 * U_PX + MARGIN + 16 * lines, title, STYLE)
+    _legend(root, roles, rear + 2 * U_PX, per_line)
     x = MARGIN
     numbered = 0  # the height of the last rack whose U numbers were drawn
     for rack in racks:
         left, right = sides[rack.name]
         body_x = x + LABELS + len(left) * STRIP
-        group = svg.group(root, {"rack": rack.name, "height-u": str(rack.height_u),
-                                 "u-px": str(U_PX)})
-        _header(group, rack, body_x, baseline - rack.height_u * U_PX - 6,
-                loads.get(rack.name, 0.0), air_kw, loops.get(rack.name))
-        top = baseline - rack.height_u * U_PX
-        body = svg.rect(group, body_x, top, BODY, rack.height_u * U_PX, "#eceff1",
-                        {"rack-body": rack.name})
-        svg.tooltip(body, f"{rack.name}: {rack.height_u}U, row {rack.row}, front")
-        if rack.height_u != numbered:  # the first rack, and each of another height
-            numbered = rack.height_u
-            for u in (1, *range(5, rack.height_u + 1, 5)):
-                svg.text(group, body_x - len(left) * STRIP - 3, baseline - (u - 1) * U_PX - 2,
-                         str(u), css="u")
-        for index, pdu in enumerate(left):
-            _strip(group, pdu, body_x - (index + 1) * STRIP, top, rack.height_u)
-        for index, pdu in enumerate(right):
-            _strip(group, pdu, body_x + BODY + index * STRIP, top, rack.height_u)
-        for device in by_rack.get(rack.name, ()):
-            if device.u and device.height_u:
-                _device(group, device, body_x, baseline)
+        devices = [d for d in by_rack.get(rack.name, ()) if d.u and d.height_u]
+        # the U numbers, right-aligned left of the strips: the first rack's, and each of
+        # another height than the last numbered one's
+        labels = x + LABELS - 3 if rack.height_u != numbered else None
+        numbered = rack.height_u
+        with root.group(_face(rack, "front")):
+            _header(root, rack, body_x, front - rack.height_u * U_PX - 6,
+                    loads.get(rack.name, 0.0), air_kw, loops.get(rack.name))
+            _body(root, rack, "front", body_x, front, labels)
+            for device in devices:
+                _device(root, device, body_x, front, "front")
+        with root.group(_face(rack, "rear")):
+            top = rear - rack.height_u * U_PX
+            root.text(body_x, top - 6, f"{rack.name}, rear", css="name")
+            _body(root, rack, "rear", body_x, rear, labels)
+            for index, pdu in enumerate(left):
+                _strip(root, pdu, body_x - (index + 1) * STRIP, top, rack.height_u)
+            for index, pdu in enumerate(right):
+                _strip(root, pdu, body_x + BODY + index * STRIP, top, rack.height_u)
+            for device in devices:
+                _device(root, device, body_x, rear, "rear")
         x += _slot(len(left), len(right))
     return root
 
 
-def _legend(root: Element, roles: list[tuple[str, str]], y: int, per_line: int) -> None:
+def _face(rack: Rack, face: str) -> dict[str, str]:
+    """The data- attributes of a rack face's group (what the browser test reads)."""
+    return {"rack": rack.name, "face": face, "height-u": str(rack.height_u), "u-px": str(U_PX)}
+
+
+def _body(root: svg.Drawing, rack: Rack, face: str, body_x: int, baseline: int,
+          labels: int | None) -> None:
+    """A rack face's body and its U numbers (right-aligned at x = ``labels``, unless None)."""
+    top = baseline - rack.height_u * U_PX
+    root.rect(body_x, top, BODY, rack.height_u * U_PX, "#eceff1", {"rack-body": rack.name},
+              tip=f"{rack.name}: {rack.height_u}U, row {rack.row}, {face}")
+    if labels is not None:
+        for u in (1, *range(5, rack.height_u + 1, 5)):
+            root.text(labels, baseline - (u - 1) * U_PX - 2, str(u), css="u")
+
+
+def _legend(root: svg.Drawing, roles: list[tuple[str, str]], y: int, per_line: int) -> None:
     """A swatch and the name of each role on the sheet, ``per_line`` to a line."""
     for index, (kind, role) in enumerate(roles):
         x = MARGIN + index % per_line * LEGEND
         top = y + index // per_line * 16
-        svg.rect(root, x, top, 10, 10, svg.colour(kind, role))
-        svg.text(root, x + 14, top + 9, role, css="d")
+        root.rect(x, top, 10, 10, svg.colour(kind, role))
+        root.text(x + 14, top + 9, role, css="d")
 
 
-def _header(group: Element, rack: Rack, x: int, y: int, load_w: float, air_kw: float,
+def _header(root: svg.Drawing, rack: Rack, x: int, y: int, load_w: float, air_kw: float,
             loop: str | None) -> None:
     kw = load_w / 1000
     limit = rack.max_power_kw
@@ -134,27 +158,26 @@ def _header(group: Element, rack: Rack, x: int, y: int, load_w: float, air_kw: f
     else:
         cooling = f"air, {air_kw:g} kW"
         hot = bool(air_kw) and kw > air_kw
-    svg.text(group, x, y - 28, rack.name, css="name")
-    svg.text(group, x, y - 14, power, css="over" if over else "")
-    svg.text(group, x, y, cooling, css="over" if hot else "note")
+    root.text(x, y - 28, rack.name, css="name")
+    root.text(x, y - 14, power, css="over" if over else "")
+    root.text(x, y, cooling, css="over" if hot else "note")
 
 
-def _strip(group: Element, pdu: Device, x: int, top: int, height_u: int) -> None:
-    shape = svg.rect(group, x, top, STRIP - 1, height_u * U_PX, svg.colour(pdu.kind, pdu.role),
-                     {"device": pdu.name, "role": pdu.role})
-    svg.tooltip(shape, f"{pdu.name}: {pdu.model}, 0U {pdu.position}")
-    svg.text(group, x + STRIP - 3, top + height_u * U_PX - 4, pdu.name, css="pdu",
-             rotate=True)
+def _strip(root: svg.Drawing, pdu: Device, x: int, top: int, height_u: int) -> None:
+    root.rect(x, top, STRIP - 1, height_u * U_PX, svg.colour(pdu.kind, pdu.role),
+              {"device": pdu.name, "role": pdu.role, "face": "rear"},
+              tip=f"{pdu.name}: {pdu.model}, 0U {pdu.position}, rear")
+    root.text(x + STRIP - 3, top + height_u * U_PX - 4, pdu.name, css="pdu", rotate=True)
 
 
-def _device(group: Element, device: Device, body_x: int, baseline: int) -> None:
+def _device(root: svg.Drawing, device: Device, body_x: int, baseline: int, face: str) -> None:
+    """A racked device on one face; the front's label names its model too."""
     u, height = device.u or 0, device.height_u
     top = baseline - (u + height - 1) * U_PX
-    shape = svg.rect(group, body_x + 1, top, BODY - 2, height * U_PX,
-                     svg.colour(device.kind, device.role),
-                     {"device": device.name, "role": device.role, "face": "front"})
     last = u + height - 1
     span = f"U{u:02d}" if height == 1 else f"U{u:02d}-U{last:02d}"
-    svg.tooltip(shape, f"{device.name}: {device.role}, {device.model}, {span}, front")
-    svg.text(group, body_x + 5, top + height * U_PX // 2 + 4, f"{device.name}  {device.model}",
-             css="d" if height == 1 else "")
+    root.rect(body_x + 1, top, BODY - 2, height * U_PX, svg.colour(device.kind, device.role),
+              {"device": device.name, "role": device.role, "face": face},
+              tip=f"{device.name}: {device.role}, {device.model}, {span}, {face}")
+    label = f"{device.name}  {device.model}" if face == "front" else device.name
+    root.text(body_x + 5, top + height * U_PX // 2 + 4, label, css="d" if height == 1 else "")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from xml.etree.ElementTree import Element
 
 from cluster_iac.emit import svg
 from cluster_iac.plan import Plan
@@ -51,9 +50,9 @@ def paths(plan: Plan) -> list[tuple[str, str]]:
     return out
 
 
-def drawings(plan: Plan) -> dict[str, Element]:
+def drawings(plan: Plan) -> dict[str, svg.Drawing]:
     """Each fabric drawing by its path."""
-    out: dict[str, Element] = {}
+    out: dict[str, svg.Drawing] = {}
     for network in sorted(plan.fabric_wiring):
         wiring = plan.fabric_wiring[network]
         out[f"drawings/fabric-{network}-su.svg"] = _unit(plan, network, wiring)
@@ -77,7 +76,7 @@ def _rates(cables: Counter[int]) -> str:
     return ", ".join(f"{n:,} x {rate} Gb/s" for rate, n in sorted(cables.items()) if n)
 
 
-def _unit(plan: Plan, network: str, wiring: FabricWiring) -> Element:
+def _unit(plan: Plan, network: str, wiring: FabricWiring) -> svg.Drawing:
     """SU 1's hosts and leaves and every switch above them, tier by tier, bottom up."""
     fabric = plan.fabrics[network]
     members: dict[str, list[str]] = defaultdict(list)
@@ -94,10 +93,10 @@ def _unit(plan: Plan, network: str, wiring: FabricWiring) -> Element:
         tiers.append(tier)
     height = MARGIN * 2 + 40 + len(tiers) * TIER_H
     root = svg.drawing(WIDTH, height, f"{network} fabric: scalable unit 1")
-    svg.text(root, MARGIN, MARGIN + 14,
-             f"{network} fabric, scalable unit 1 of {fabric.scalable_units}: {fabric.design}, "
-             f"{fabric.technology}, {fabric.tiers} tier(s), {fabric.link_speed_gbps} Gb/s ports",
-             size=12, bold=True)
+    root.text(MARGIN, MARGIN + 14,
+              f"{network} fabric, scalable unit 1 of {fabric.scalable_units}: {fabric.design}, "
+              f"{fabric.technology}, {fabric.tiers} tier(s), {fabric.link_speed_gbps} Gb/s ports",
+              size=12, bold=True)
     centre = {}
     for level, tier in enumerate(tiers):
         y = height - MARGIN - (level + 1) * TIER_H + 30
@@ -106,41 +105,40 @@ def _unit(plan: Plan, network: str, wiring: FabricWiring) -> Element:
     for lower, upper in zip(tiers, tiers[1:], strict=False):
         cables = _cables(wiring, members[lower])
         x = WIDTH // 2
-        svg.line(root, x, centre[lower], x, centre[upper] + BOX_H, stroke="#546e7a", width=3)
+        root.line(x, centre[lower], x, centre[upper] + BOX_H, stroke="#546e7a", width=3)
         label = f"{_rates(cables)} ({lower}-{upper})"
         if lower in fabric.tier_bandwidth_gbps:
             down, up = fabric.tier_bandwidth_gbps[lower]
             ratio = fabric.oversubscription(lower)
             label += f"; oversubscription {ratio:.3g}:1 ({down:,} down / {up:,} up Gb/s)"
-        svg.text(root, x + 8, (centre[lower] + centre[upper] + BOX_H) // 2 + 4, label)
+        root.text(x + 8, (centre[lower] + centre[upper] + BOX_H) // 2 + 4, label)
     return root
 
 
-def _tier(root: Element, tier: str, names: list[str], y: int, rails: Mapping[str, int]
+def _tier(root: svg.Drawing, tier: str, names: list[str], y: int, rails: Mapping[str, int]
           ) -> None:
     """One tier's switches (or hosts) as a row of boxes, a rail-optimized leaf marked with its
     rail; more than BOXES as one box."""
-    group = svg.group(root, {"tier": tier, "count": str(len(names))})
-    svg.text(group, MARGIN, y + 16, _count(len(names), tier), bold=True)
-    left = MARGIN + 110
-    if len(names) > BOXES:
-        box = svg.rect(group, left, y, WIDTH - left - MARGIN, BOX_H, FILL[tier])
-        svg.tooltip(box, f"{names[0]} ... {names[-1]}")
-        svg.text(group, left + 6, y + 16, f"{names[0]} ... {names[-1]} ({len(names)})")
-        return
-    step = min(BOX_W + 2, (WIDTH - left - MARGIN) // max(len(names), 1))
-    left += (WIDTH - left - MARGIN - step * len(names)) // 2  # centred under the trunk
-    for index, name in enumerate(names):
-        box = svg.rect(group, left + index * step, y, step - 2, BOX_H, FILL[tier],
-                       {"device": name})
-        rail = rails.get(name)
-        svg.tooltip(box, f"{name}, rail {rail}" if rail else name)
-        if rail:
-            svg.text(group, left + index * step + step // 2 - 1, y + 16, f"R{rail}", size=8,
-                     anchor="middle")
+    with root.group({"tier": tier, "count": str(len(names))}):
+        root.text(MARGIN, y + 16, _count(len(names), tier), bold=True)
+        left = MARGIN + 110
+        if len(names) > BOXES:
+            root.rect(left, y, WIDTH - left - MARGIN, BOX_H, FILL[tier],
+                      tip=f"{names[0]} ... {names[-1]}")
+            root.text(left + 6, y + 16, f"{names[0]} ... {names[-1]} ({len(names)})")
+            return
+        step = min(BOX_W + 2, (WIDTH - left - MARGIN) // max(len(names), 1))
+        left += (WIDTH - left - MARGIN - step * len(names)) // 2  # centred under the trunk
+        for index, name in enumerate(names):
+            rail = rails.get(name)
+            root.rect(left + index * step, y, step - 2, BOX_H, FILL[tier], {"device": name},
+                      tip=f"{name}, rail {rail}" if rail else name)
+            if rail:
+                root.text(left + index * step + step // 2 - 1, y + 16, f"R{rail}", size=8,
+                          anchor="middle")
 
 
-def _whole(plan: Plan, network: str, wiring: FabricWiring) -> Element:
+def _whole(plan: Plan, network: str, wiring: FabricWiring) -> svg.Drawing:
     """Every SU as a box (hosts, leaves) with its cables up; the spine and core tiers."""
     fabric = plan.fabrics[network]
     hosts: Counter[int] = Counter()
@@ -159,27 +157,27 @@ def _whole(plan: Plan, network: str, wiring: FabricWiring) -> Element:
     levels = 1 + bool(spines) + bool(cores)  # SUs, and the tiers above them
     height = MARGIN * 2 + 40 + levels * TIER_H + 40
     root = svg.drawing(WIDTH, height, f"{network} fabric: scalable units")
-    svg.text(root, MARGIN, MARGIN + 14,
-             f"{network} fabric: {fabric.scalable_units} scalable unit(s) of "
-             f"{fabric.scalable_unit_nodes} nodes, {sum(fabric.switch_counts.values())} "
-             f"switches, {sum(fabric.link_counts.values()):,} cables", size=12, bold=True)
+    root.text(MARGIN, MARGIN + 14,
+              f"{network} fabric: {fabric.scalable_units} scalable unit(s) of "
+              f"{fabric.scalable_unit_nodes} nodes, {sum(fabric.switch_counts.values())} "
+              f"switches, {sum(fabric.link_counts.values()):,} cables", size=12, bold=True)
     base = height - MARGIN - TIER_H
     slots = len(shown) + (1 if rest else 0)
     step = (WIDTH - 2 * MARGIN) // max(slots, 1)
     spine_y, core_y = base - TIER_H - 20, base - 2 * TIER_H - 20
     if spines:
-        box = svg.rect(root, MARGIN, spine_y, WIDTH - 2 * MARGIN, BOX_H, FILL["spine"],
-                       {"tier": "spine", "count": str(len(spines))})
-        svg.tooltip(box, f"{spines[0]} ... {spines[-1]}")
-        svg.text(root, MARGIN + 6, spine_y + 16, _count(len(spines), "spine"), bold=True)
+        root.rect(MARGIN, spine_y, WIDTH - 2 * MARGIN, BOX_H, FILL["spine"],
+                  {"tier": "spine", "count": str(len(spines))},
+                  tip=f"{spines[0]} ... {spines[-1]}")
+        root.text(MARGIN + 6, spine_y + 16, _count(len(spines), "spine"), bold=True)
     if cores:
-        box = svg.rect(root, MARGIN, core_y, WIDTH - 2 * MARGIN, BOX_H, FILL["core"],
-                       {"tier": "core", "count": str(len(cores))})
-        svg.text(root, MARGIN + 6, core_y + 16, _count(len(cores), "core"), bold=True)
+        root.rect(MARGIN, core_y, WIDTH - 2 * MARGIN, BOX_H, FILL["core"],
+                  {"tier": "core", "count": str(len(cores))})
+        root.text(MARGIN + 6, core_y + 16, _count(len(cores), "core"), bold=True)
         up = _cables(wiring, spines)
-        svg.line(root, WIDTH // 2, spine_y, WIDTH // 2, core_y + BOX_H, width=3)
-        svg.text(root, WIDTH // 2 + 8, (spine_y + core_y + BOX_H) // 2 + 4,
-                 f"{_rates(up)} (spine-core)")
+        root.line(WIDTH // 2, spine_y, WIDTH // 2, core_y + BOX_H, width=3)
+        root.text(WIDTH // 2 + 8, (spine_y + core_y + BOX_H) // 2 + 4,
+                  f"{_rates(up)} (spine-core)")
     groups = [([unit], f"SU {unit}") for unit in shown]
     if rest:
         groups.append((rest, f"SU {rest[0]}-{rest[-1]}"))
@@ -187,25 +185,25 @@ def _whole(plan: Plan, network: str, wiring: FabricWiring) -> Element:
         x = MARGIN + index * step
         unit_hosts = sum(hosts[u] for u in members)
         unit_leaves = [name for u in members for name in leaves[u]]
-        box = svg.rect(root, x, base, step - 6, 50, "#e8f5e9",
-                       {"su": label, "hosts": str(unit_hosts), "leaves": str(len(unit_leaves))})
-        svg.tooltip(box, f"{label}: {unit_hosts} hosts, {len(unit_leaves)} leaves")
-        svg.text(root, x + 4, base + 14, label, bold=True, size=9)
-        svg.text(root, x + 4, base + 28, _count(unit_hosts, "node"), size=9)
-        svg.text(root, x + 4, base + 42, _count(len(unit_leaves), "leaf"), size=9)
+        root.rect(x, base, step - 6, 50, "#e8f5e9",
+                  {"su": label, "hosts": str(unit_hosts), "leaves": str(len(unit_leaves))},
+                  tip=f"{label}: {unit_hosts} hosts, {len(unit_leaves)} leaves")
+        root.text(x + 4, base + 14, label, bold=True, size=9)
+        root.text(x + 4, base + 28, _count(unit_hosts, "node"), size=9)
+        root.text(x + 4, base + 42, _count(len(unit_leaves), "leaf"), size=9)
         if spines:
             leaf_spine = sum(_cables(wiring, unit_leaves).values())
             middle = x + (step - 6) // 2
-            svg.line(root, middle, base, middle, spine_y + BOX_H)
-            svg.text(root, middle + 3, base - 20, f"{leaf_spine:,}", size=9, rotate=True)
+            root.line(middle, base, middle, spine_y + BOX_H)
+            root.text(middle + 3, base - 20, f"{leaf_spine:,}", size=9, rotate=True)
     if spines:
-        svg.text(root, MARGIN, base - 4 - TIER_H // 2 - 20,
-                 f"leaf-spine cables per SU at {fabric.link_speed_gbps} Gb/s", size=9,
-                 fill="#455a64")
+        root.text(MARGIN, base - 4 - TIER_H // 2 - 20,
+                  f"leaf-spine cables per SU at {fabric.link_speed_gbps} Gb/s", size=9,
+                  fill="#455a64")
     return root
 
 
-def _nvlink(plan: Plan, domains: list[NvlinkDomain]) -> Element:
+def _nvlink(plan: Plan, domains: list[NvlinkDomain]) -> svg.Drawing:
     """Each rack-scale NVLink domain: its compute trays and NVLink switch trays."""
     shown = domains[:DOMAINS]
     per_row = 4
@@ -214,26 +212,26 @@ def _nvlink(plan: Plan, domains: list[NvlinkDomain]) -> Element:
     height = MARGIN * 2 + 30 + rows * cell_h + (20 if len(domains) > len(shown) else 0)
     root = svg.drawing(WIDTH, height, "NVLink domains")
     boards = sum(1 for d in plan.nvlink_domains if d.kind == "board")
-    svg.text(root, MARGIN, MARGIN + 14,
-             f"{len(domains)} rack-scale NVLink domain(s)"
-             + (f", {boards} board domain(s)" if boards else ""), size=12, bold=True)
+    root.text(MARGIN, MARGIN + 14,
+              f"{len(domains)} rack-scale NVLink domain(s)"
+              + (f", {boards} board domain(s)" if boards else ""), size=12, bold=True)
     for index, domain in enumerate(shown):
         x = MARGIN + (index % per_row) * cell_w
         y = MARGIN + 30 + (index // per_row) * cell_h
-        group = svg.group(root, {"domain": domain.name, "gpus": str(domain.gpus)})
-        svg.rect(group, x, y, cell_w - 10, cell_h - 10, "#f1f8e9")
-        svg.text(group, x + 6, y + 16, f"{domain.name}: {domain.gpus} GPUs", bold=True)
-        svg.text(group, x + 6, y + 30, f"{len(domain.nodes)} compute trays, "
-                 f"{len(domain.switch_trays)} NVLink switch trays", size=9)
-        svg.text(group, x + 6, y + 43, f"{domain.gpu_bandwidth_gbs:g} GB/s per GPU, "
-                 "one direction", size=9)
-        for column, names, fill in ((0, domain.nodes, svg.COLOURS["compute"]),
-                                    (1, domain.switch_trays, svg.COLOURS["switch:nvlink"])):
-            for slot, name in enumerate(names[:20]):
-                box = svg.rect(group, x + 10 + column * 130 + (slot % 10) * 11,
-                               y + 56 + (slot // 10) * 30, 9, 24, fill, {"device": name})
-                svg.tooltip(box, name)
+        with root.group({"domain": domain.name, "gpus": str(domain.gpus)}):
+            root.rect(x, y, cell_w - 10, cell_h - 10, "#f1f8e9")
+            root.text(x + 6, y + 16, f"{domain.name}: {domain.gpus} GPUs", bold=True)
+            root.text(x + 6, y + 30, f"{len(domain.nodes)} compute trays, "
+                      f"{len(domain.switch_trays)} NVLink switch trays", size=9)
+            root.text(x + 6, y + 43, f"{domain.gpu_bandwidth_gbs:g} GB/s per GPU, "
+                      "one direction", size=9)
+            for column, names, fill in ((0, domain.nodes, svg.COLOURS["compute"]),
+                                        (1, domain.switch_trays, svg.COLOURS["switch:nvlink"])):
+                for slot, name in enumerate(names[:20]):
+                    root.rect(x + 10 + column * 130 + (slot % 10) * 11,
+                              y + 56 + (slot // 10) * 30, 9, 24, fill, {"device": name},
+                              tip=name)
     if len(domains) > len(shown):
-        svg.text(root, MARGIN, height - MARGIN - 4,
-                 f"and {len(domains) - len(shown)} more domains like these", size=10)
+        root.text(MARGIN, height - MARGIN - 4,
+                  f"and {len(domains) - len(shown)} more domains like these", size=10)
     return root

@@ -614,6 +614,25 @@ def _xml_attributes(attrib: Mapping[str, object], literal: bool) -> str:
                                                                           strict=True))
 
 
+def xml_name(name: object) -> str:
+    """``name`` if it is an XML name (a tag or an attribute's), else ValueError."""
+    return _xml_name(name)
+
+
+def xml_value(value: object) -> str:
+    """``value`` as XML text or an attribute's value: escaped as xml_text escapes it (a
+    character XML 1.0 cannot carry is refused)."""
+    return _xml_value(value, False)
+
+
+def xml_values(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Each of these strings as xml_value writes it: at once when none needs an escape (one
+    search of them all, the usual case), else one by one."""
+    if not _XML_SPECIAL.search("".join(values)):
+        return values
+    return tuple(_xml_value(value, False) for value in values)
+
+
 def _xml_name(name: object) -> str:
     if name in _XML_NAMES:
         return name  # type: ignore[return-value]  # only str names are added

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from xml.etree.ElementTree import Element
 
 from cluster_iac.emit import svg
 from cluster_iac.plan import Plan
@@ -41,7 +40,7 @@ def feeds_by_rack(plan: Plan) -> dict[str, list[PowerFeed]]:
 
 
 def one_line(plan: Plan, racks: Sequence[Rack], title: str,
-             by_rack: dict[str, list[PowerFeed]]) -> Element:
+             by_rack: dict[str, list[PowerFeed]]) -> svg.Drawing:
     """The SVG of these racks' power chain (one row's racks, in order)."""
     loads = rack_loads_w(plan)
     feeds = [feed for rack in racks for feed in by_rack.get(rack.name, ())]
@@ -52,44 +51,43 @@ def one_line(plan: Plan, racks: Sequence[Rack], title: str,
     width = MARGIN * 2 + PANELS + sum(columns)
     height = pdu_y + PDU_H + 8 + RACK_H + MARGIN
     root = svg.drawing(width, height, title, STYLE)
-    svg.text(root, MARGIN, MARGIN + 14, title, size=12, bold=True)
-    svg.text(root, MARGIN + 420, MARGIN + 14, "each PDU: its feed's worst-case line current / "
+    root.text(MARGIN, MARGIN + 14, title, size=12, bold=True)
+    root.text(MARGIN + 420, MARGIN + 14, "each PDU: its feed's worst-case line current / "
              "the breaker's continuous limit (A); red when over", css="a")
     for side, panel in panels:
         y = bus_y[panel]
-        svg.text(root, MARGIN, y + 4, f"{panel} (side {side})", bold=True)
-        svg.line(root, MARGIN + PANELS - 10, y, width - MARGIN, y, stroke="#37474f", width=3)
+        root.text(MARGIN, y + 4, f"{panel} (side {side})", bold=True)
+        root.line(MARGIN + PANELS - 10, y, width - MARGIN, y, stroke="#37474f", width=3)
     x = MARGIN + PANELS
     for rack, column in zip(racks, columns, strict=True):
-        group = svg.group(root, {"rack": rack.name})
-        own = by_rack.get(rack.name, ())
-        for index, feed in enumerate(own):
-            _feed(group, feed, x + index * SIDE, bus_y[feed.panel], pdu_y)
-        top = pdu_y + PDU_H + 8  # the rack under its PDUs
-        box = svg.rect(group, x, top, column - 16, RACK_H, "#eceff1",
-                       {"rack-box": rack.name})
-        svg.tooltip(box, f"{rack.name}: row {rack.row}")
-        kw = loads.get(rack.name, 0.0) / 1000
-        svg.text(group, x + 4, top + 13, rack.name, css="b")
-        svg.text(group, x + 4, top + 26, f"{kw:.2f} kW")
+        with root.group({"rack": rack.name}):
+            own = by_rack.get(rack.name, ())
+            for index, feed in enumerate(own):
+                _feed(root, feed, x + index * SIDE, bus_y[feed.panel], pdu_y)
+            top = pdu_y + PDU_H + 8  # the rack under its PDUs
+            root.rect(x, top, column - 16, RACK_H, "#eceff1", {"rack-box": rack.name},
+                      tip=f"{rack.name}: row {rack.row}")
+            kw = loads.get(rack.name, 0.0) / 1000
+            root.text(x + 4, top + 13, rack.name, css="b")
+            root.text(x + 4, top + 26, f"{kw:.2f} kW")
         x += column
     return root
 
 
-def _feed(group: Element, feed: PowerFeed, x: int, bus: int, top: int) -> None:
+def _feed(group: svg.Drawing, feed: PowerFeed, x: int, bus: int, top: int) -> None:
     worst = max(feed.worst_a, default=0.0)
     line = feed.lines[feed.worst_a.index(worst)] if feed.worst_a else ""
     over = worst > feed.limit_a
     tone = svg.OVER if over else "#455a64"
     middle = x + (SIDE - 6) // 2
-    svg.line(group, middle, bus, middle, top, stroke=tone, width=2)
-    box = svg.rect(group, x, top, SIDE - 6, PDU_H, svg.COLOURS["pdu"],
-                   {"feed": feed.name, "pdu": feed.pdu, "worst-a": f"{worst:.1f}",
-                    "limit-a": f"{feed.limit_a:.1f}", "breaker-a": f"{feed.amperage_a:g}"})
+    group.line(middle, bus, middle, top, stroke=tone, width=2)
     case = feed.worst_case[feed.worst_a.index(worst)] if feed.worst_a else ""
-    svg.tooltip(box, f"{feed.name} from {feed.panel}: {feed.amperage_a:g} A breaker, "
-                     f"{feed.wiring} {feed.voltage_v:g} V; worst {worst:.1f} A on {line} "
-                     f"({case}) against {feed.limit_a:.1f} A continuous")
-    svg.text(group, x + 3, top + 14, feed.pdu, css="pdu")
-    svg.text(group, x + 3, top + 34, f"{worst:.1f}/{feed.limit_a:.1f} A",
+    group.rect(x, top, SIDE - 6, PDU_H, svg.COLOURS["pdu"],
+               {"feed": feed.name, "pdu": feed.pdu, "worst-a": f"{worst:.1f}",
+                "limit-a": f"{feed.limit_a:.1f}", "breaker-a": f"{feed.amperage_a:g}"},
+               tip=f"{feed.name} from {feed.panel}: {feed.amperage_a:g} A breaker, "
+                   f"{feed.wiring} {feed.voltage_v:g} V; worst {worst:.1f} A on {line} "
+                   f"({case}) against {feed.limit_a:.1f} A continuous")
+    group.text(x + 3, top + 14, feed.pdu, css="pdu")
+    group.text(x + 3, top + 34, f"{worst:.1f}/{feed.limit_a:.1f} A",
              css="over" if over else "a")

@@ -29,8 +29,8 @@ def page(plan: Plan, text: str) -> str:
     SubElement(body, "h3").text = "Rack elevations and power one-lines"
     SubElement(body, "p").text = (
         f"Each row's racks in sheets of at most {drawings.SHEET_RACKS}: the sheet's page "
-        "shows their elevations (front, every device at its U) and their power one-line "
-        "(panels, feeds, PDUs, each feed's worst-case current against its breaker).")
+        "shows their elevations (front and rear, every device at its U) and their power "
+        "one-line (panels, feeds, PDUs, each feed's worst-case current against its breaker).")
     index = html.table(body, ["Row", "Sheet", "Racks", "First rack", "Last rack", "Page"],
                        [[s.row, str(s.number), str(len(s.racks)), s.racks[0].name,
                          s.racks[-1].name, ""] for s in drawings.sheets(plan)],

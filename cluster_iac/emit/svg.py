@@ -1,4 +1,11 @@
-"""SVG drawings as ElementTree elements, written by the project's XML writer (formats.xml_text).
+"""SVG drawings: rectangles, lines and text on an integer grid, written as XML.
+
+Two writers behind one interface (drawing() and the methods of what it returns): TreeCanvas
+builds ElementTree elements and prints them with the project's XML writer (formats.xml_text),
+the plain version; Canvas writes each element's line as it is drawn, with the same escaping,
+the same attribute order and the same layout, for the 100,000-GPU render's sake (Canvas's
+docstring has the figures). The tests render every drawing of every example with both and
+compare the bytes.
 
 The drawings (rack elevations, fabric tiers, power one-lines: emit/drawings.py) are laid out
 here by the tool itself, on an integer grid, not by Graphviz: a rack elevation is a fixed
@@ -12,9 +19,11 @@ alone.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from xml.etree.ElementTree import Element, SubElement
 
-from cluster_iac.emit.formats import xml_text
+from cluster_iac.emit.formats import xml_name, xml_text, xml_value, xml_values
 
 SVG_NS = "http://www.w3.org/2000/svg"
 DRAWN = frozenset({"rect", "text", "line", "polyline", "path", "circle"})
@@ -29,6 +38,7 @@ COLOURS = {"compute": "#76b900", "controller": "#2196f3", "login": "#03a9f4",
            "switch:storage": "#ab47bc", "switch:management": "#8d6e63", "switch:bmc": "#bdbdbd",
            "switch:nvlink": "#00acc1"}
 OTHER = "#9e9e9e"
+BASE_STYLE = "rect { stroke: #37474f; }"
 OVER = "#c62828"
 """Text and lines of a figure over its limit."""
 
@@ -47,79 +57,195 @@ def colour(kind: str, role: str) -> str:
     return COLOURS.get(role, OTHER)
 
 
-def drawing(width: int, height: int, title: str, style: str = "") -> Element:
-    """An SVG root of that size (px) with its title (shown by a browser and read by tests)
+class TreeCanvas:
+    """An SVG drawing built as ElementTree elements and written by the project's XML writer
+    (formats.xml_text): the plain version, and the test oracle of Canvas, which must write
+    the same bytes (tests/test_drawings.py renders every example with both)."""
+
+    def __init__(self, width: int, height: int, title: str, style: str = "") -> None:
+        self.root = Element("svg", {"xmlns": SVG_NS, "version": "1.1", "width": str(width),
+                                    "height": str(height), "viewBox": f"0 0 {width} {height}",
+                                    "font-family": FONT, "font-size": "10"})
+        SubElement(self.root, "title").text = title
+        # the shared look, once: every rectangle's outline (rect()'s stroke is the exception)
+        SubElement(self.root, "style").text = f"{BASE_STYLE} {style}".strip()
+        SubElement(self.root, "rect", {"x": "0", "y": "0", "width": str(width),
+                                       "height": str(height), "fill": "#ffffff",
+                                       "stroke": "none"})
+        self._parent = self.root
+
+    def rect(self, x: int, y: int, width: int, height: int, fill: str,
+             data: dict[str, str] | None = None, stroke: str = "", tip: str | None = None
+             ) -> None:
+        """A rectangle (outlined as the drawing's style says, unless ``stroke``); ``data``
+        becomes its data- attributes (what the browser tests read), ``tip`` its tooltip (a
+        title child: the text a browser shows over it)."""
+        attrs = {"x": str(x), "y": str(y), "width": str(width), "height": str(height),
+                 "fill": fill}
+        if stroke:
+            attrs["stroke"] = stroke
+        if data:
+            attrs.update({f"data-{key}": value for key, value in data.items()})
+        element = SubElement(self._parent, "rect", attrs)
+        if tip is not None:
+            SubElement(element, "title").text = tip
+
+    def text(self, x: int, y: int, value: str, *, size: int = 10, anchor: str = "start",
+             fill: str = "#212121", bold: bool = False, rotate: bool = False,
+             css: str = "") -> None:
+        """One line of text at (x, y), its baseline; ``rotate`` turns it to read upward;
+        ``css`` a class of the drawing's style sheet (instead of attributes on each text)."""
+        attrs = {"x": str(x), "y": str(y)}
+        if css:
+            attrs["class"] = css
+        if size != 10:
+            attrs["font-size"] = str(size)
+        if anchor != "start":
+            attrs["text-anchor"] = anchor
+        if fill != "#212121":
+            attrs["fill"] = fill
+        if bold:
+            attrs["font-weight"] = "bold"
+        if rotate:
+            attrs["transform"] = f"rotate(-90 {x} {y})"
+        SubElement(self._parent, "text", attrs).text = value
+
+    def line(self, x1: int, y1: int, x2: int, y2: int, *, stroke: str = "#455a64",
+             width: int = 1) -> None:
+        """A straight line."""
+        SubElement(self._parent, "line", {"x1": str(x1), "y1": str(y1), "x2": str(x2),
+                                          "y2": str(y2), "stroke": stroke,
+                                          "stroke-width": str(width)})
+
+    @contextmanager
+    def group(self, data: dict[str, str] | None = None) -> Iterator[None]:
+        """A ``g`` element (with data- attributes) holding what is drawn inside the block:
+        one rack's or one tier's shapes."""
+        outer = self._parent
+        self._parent = SubElement(outer, "g", {f"data-{k}": v for k, v in (data or {}).items()})
+        try:
+            yield
+        finally:
+            self._parent = outer
+
+    def svg_text(self) -> str:
+        """The SVG document: one element per line."""
+        return xml_text(self.root)
+
+
+class Canvas:
+    """The same drawing written straight to its lines, as xml_text would print the tree:
+    no element objects. At 100,000 GPUs the elevations and one-lines are 158 sheets of up to
+    2,000 elements each; building and walking their trees was most of the drawings' time
+    (README, Drawings). Every value is escaped as xml_text escapes it (formats.xml_values:
+    one search of an element's values, then each value that needs it) and every attribute
+    name checked by formats.xml_name."""
+
+    def __init__(self, width: int, height: int, title: str, style: str = "") -> None:
+        self._lines = [f'<svg xmlns="{SVG_NS}" version="1.1" width="{width}" '
+                       f'height="{height}" viewBox="0 0 {width} {height}" '
+                       f'font-family="{FONT}" font-size="10">',
+                       _element("  ", "title", "", title),
+                       _element("  ", "style", "", f"{BASE_STYLE} {style}".strip()),
+                       f'  <rect x="0" y="0" width="{width}" height="{height}" '
+                       'fill="#ffffff" stroke="none"/>']
+        self._pad = "  "
+
+    def rect(self, x: int, y: int, width: int, height: int, fill: str,
+             data: dict[str, str] | None = None, stroke: str = "", tip: str | None = None
+             ) -> None:
+        # one search of all its values (the usual case: none needs an escape)
+        values = (fill, stroke, tip or "", *data.values()) if data else (fill, stroke, tip or "")
+        fill, stroke, note, *escaped = xml_values(values)
+        head = f'{self._pad}<rect x="{x}" y="{y}" width="{width}" height="{height}" fill="{fill}"'
+        if stroke:
+            head += f' stroke="{stroke}"'
+        if data:
+            head += "".join(map(' data-{}="{}"'.format, _keys(data), escaped))
+        if tip is None:
+            self._lines.append(head + "/>")
+        elif note:
+            self._lines += (f"{head}>", f"{self._pad}  <title>{note}</title>",
+                            f"{self._pad}</rect>")
+        else:
+            self._lines += (f"{head}>", f"{self._pad}  <title/>", f"{self._pad}</rect>")
+
+    def text(self, x: int, y: int, value: str, *, size: int = 10, anchor: str = "start",
+             fill: str = "#212121", bold: bool = False, rotate: bool = False,
+             css: str = "") -> None:
+        value, css, anchor, fill = xml_values((value, css, anchor, fill))
+        attrs = f' x="{x}" y="{y}"'
+        if css:
+            attrs += f' class="{css}"'
+        if size != 10:
+            attrs += f' font-size="{size}"'
+        if anchor != "start":
+            attrs += f' text-anchor="{anchor}"'
+        if fill != "#212121":
+            attrs += f' fill="{fill}"'
+        if bold:
+            attrs += ' font-weight="bold"'
+        if rotate:
+            attrs += f' transform="rotate(-90 {x} {y})"'
+        self._lines.append(f"{self._pad}<text{attrs}>{value}</text>" if value
+                           else f"{self._pad}<text{attrs}/>")
+
+    def line(self, x1: int, y1: int, x2: int, y2: int, *, stroke: str = "#455a64",
+             width: int = 1) -> None:
+        self._lines.append(f'{self._pad}<line x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" '
+                           f'stroke="{xml_value(stroke)}" stroke-width="{width}"/>')
+
+    @contextmanager
+    def group(self, data: dict[str, str] | None = None) -> Iterator[None]:
+        outer = self._pad
+        opened = len(self._lines)
+        self._lines.append(f"{outer}<g{_data(data) if data else ''}>")
+        self._pad = outer + "  "
+        try:
+            yield
+        finally:
+            self._pad = outer
+            if len(self._lines) == opened + 1:  # nothing drawn in it: <g/>, as xml_text
+                self._lines[opened] = self._lines[opened][:-1] + "/>"
+            else:
+                self._lines.append(f"{outer}</g>")
+
+    def svg_text(self) -> str:
+        return "\n".join(self._lines) + "\n</svg>\n"
+
+
+_KEYS: set[str] = set()  # data- keys already checked
+
+
+def _keys(data: dict[str, str]) -> dict[str, str]:
+    """``data``, its keys checked as the names of data- attributes (once each)."""
+    if not _KEYS.issuperset(data):
+        for key in data:
+            xml_name("data-" + key)
+        _KEYS.update(data)
+    return data
+
+
+def _data(data: dict[str, str]) -> str:
+    """' data-key="value"' of each item, names checked and values escaped."""
+    return "".join(map(' data-{}="{}"'.format, _keys(data), xml_values(tuple(data.values()))))
+
+
+def _element(pad: str, tag: str, attrs: str, text: str) -> str:
+    """One childless element's line: ``<tag attrs>text</tag>``, or ``<tag attrs/>``."""
+    if not text:
+        return f"{pad}<{tag}{attrs}/>"
+    return f"{pad}<{tag}{attrs}>{xml_value(text)}</{tag}>"
+
+
+Drawing = Canvas | TreeCanvas
+"""A drawing being made: the emitters call only the methods the two share."""
+
+WRITER: type[Drawing] = Canvas
+"""What drawing() makes: Canvas; the tests set TreeCanvas, the plain version, to compare."""
+
+
+def drawing(width: int, height: int, title: str, style: str = "") -> Drawing:
+    """An SVG drawing of that size (px) with its title (shown by a browser and read by tests)
     and its style sheet (the classes its text() calls name)."""
-    root = Element("svg", {"xmlns": SVG_NS, "version": "1.1", "width": str(width),
-                           "height": str(height), "viewBox": f"0 0 {width} {height}",
-                           "font-family": FONT, "font-size": "10"})
-    SubElement(root, "title").text = title
-    # the shared look, once: every rectangle's outline (rect()'s stroke is the exception)
-    SubElement(root, "style").text = f"rect {{ stroke: #37474f; }} {style}".strip()
-    SubElement(root, "rect", {"x": "0", "y": "0", "width": str(width), "height": str(height),
-                              "fill": "#ffffff", "stroke": "none"})
-    return root
-
-
-def rect(parent: Element, x: int, y: int, width: int, height: int, fill: str,
-         data: dict[str, str] | None = None, stroke: str = "") -> Element:
-    """A rectangle (outlined as the drawing's style says, unless ``stroke``); ``data``
-    becomes its data- attributes (what the browser tests read)."""
-    attrs = {"x": str(x), "y": str(y), "width": str(width), "height": str(height),
-             "fill": fill}
-    if stroke:
-        attrs["stroke"] = stroke
-    if data:
-        attrs.update({f"data-{key}": value for key, value in data.items()})
-    return SubElement(parent, "rect", attrs)
-
-
-def text(parent: Element, x: int, y: int, value: str, *, size: int = 10,
-         anchor: str = "start", fill: str = "#212121", bold: bool = False,
-         rotate: bool = False, css: str = "") -> Element:
-    """One line of text at (x, y), its baseline; ``rotate`` turns it to read upward; ``css``
-    a class of the drawing's style sheet (instead of attributes on each of many texts)."""
-    attrs = {"x": str(x), "y": str(y)}
-    if css:
-        attrs["class"] = css
-    if size != 10:
-        attrs["font-size"] = str(size)
-    if anchor != "start":
-        attrs["text-anchor"] = anchor
-    if fill != "#212121":
-        attrs["fill"] = fill
-    if bold:
-        attrs["font-weight"] = "bold"
-    if rotate:
-        attrs["transform"] = f"rotate(-90 {x} {y})"
-    element = SubElement(parent, "text", attrs)
-    element.text = value
-    return element
-
-
-def line(parent: Element, x1: int, y1: int, x2: int, y2: int, *, stroke: str = "#455a64",
-         width: int = 1) -> Element:
-    """A straight line."""
-    return SubElement(parent, "line", {"x1": str(x1), "y1": str(y1), "x2": str(x2),
-                                       "y2": str(y2), "stroke": stroke,
-                                       "stroke-width": str(width)})
-
-
-def tooltip(element: Element, value: str) -> None:
-    """A title child: the text a browser shows over the element."""
-    SubElement(element, "title").text = value
-
-
-def group(parent: Element, data: dict[str, str] | None = None) -> Element:
-    """A ``g`` element (with data- attributes) to hold one rack's or one tier's shapes."""
-    return SubElement(parent, "g", {f"data-{k}": v for k, v in (data or {}).items()})
-
-
-def drawn(root: Element) -> int:
-    """How many drawing elements the SVG holds (rect, text, line, ...)."""
-    return sum(1 for element in root.iter() if element.tag in DRAWN)
-
-
-def svg_text(root: Element) -> str:
-    """The SVG document: the project's XML writer, one element per line."""
-    return xml_text(root)
+    return WRITER(width, height, title, style)

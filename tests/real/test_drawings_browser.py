@@ -6,8 +6,10 @@ On every page: no console message of level SEVERE, no request for anything but a
 the page's own data: icon) URL, in Chromium's performance log (every request the page made)
 and in its resource timing entries; every embedded drawing loaded. In every elevation of
 every example, each device's rectangle is read back from the DOM (its geometry, not its data-
-attributes) and must sit at the U and height the plan's device table gives; 0U PDUs beside the
-rack body; every racked device drawn exactly once. A sortable table sorts. A screenshot of
+attributes) and must sit at the U and height the plan's device table gives, on the rack's
+front face and on its rear face (every racked device is full depth); 0U PDUs beside the rear
+face, side A on the right as seen from behind; every device drawn exactly once on each face it
+shows on. A sortable table sorts. A screenshot of
 each page type (report, sheet page, elevation, power one-line, fabric) is kept under
 tests/artifacts/drawings/ (ignored by git). Under CI=true a missing chromium or chromedriver
 fails the tests; elsewhere they skip.
@@ -156,7 +158,7 @@ def test_pages_load_offline_without_errors(browser, rendered, name: str) -> None
         _clean_load(browser, image)
 
 
-# Each device rectangle of the drawing, with its rack's body, read back from the geometry.
+# Each device rectangle of the drawing, with its rack face's body, read back from the geometry.
 _READ_RECTS = """
 var out = [];
 document.querySelectorAll('g[data-rack]').forEach(function (g) {
@@ -166,10 +168,12 @@ document.querySelectorAll('g[data-rack]').forEach(function (g) {
   g.querySelectorAll('rect[data-device]').forEach(function (r) {
     var box = r.getBBox();
     out.push({device: r.getAttribute('data-device'), rack: g.getAttribute('data-rack'),
+              face: g.getAttribute('data-face'), bodyX: body.x,
               u: (body.y + body.height - (box.y + box.height)) / unit + 1,
               height: box.height / unit,
               inside: box.x >= body.x && box.x + box.width <= body.x + body.width,
-              beside: box.x + box.width <= body.x || box.x >= body.x + body.width});
+              beside: box.x + box.width <= body.x || box.x >= body.x + body.width,
+              right: box.x >= body.x + body.width});
   });
 });
 return out;
@@ -178,27 +182,36 @@ return out;
 
 @pytest.mark.parametrize("name", EXAMPLE_IDS)
 def test_every_device_is_drawn_at_its_plan_u(browser, rendered, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Front and rear faces: each racked device once on each, inside the body at the plan's U
+    and height (full depth: the same U on both); each 0U PDU once, beside the rear face, side
+    A on the right as seen from behind; each rack's rear face under its front."""
     plan = example_build(name).plan
-    drawn: dict[str, dict] = {}  # type: ignore[type-arg]
+    drawn: dict[str, dict[str, dict]] = {"front": {}, "rear": {}}  # type: ignore[type-arg]
     for elevation in sorted((rendered[name] / "drawings").glob("*/elevation-*.svg")):
         _open(browser, elevation)
         for rect in browser.execute_script(_READ_RECTS):
-            assert rect["device"] not in drawn, f"{rect['device']} drawn twice"
-            drawn[rect["device"]] = rect
+            seen = drawn[rect["face"]]
+            assert rect["device"] not in seen, f"{rect['device']} drawn twice on the {rect['face']}"
+            seen[rect["device"]] = rect
     racked = [d for d in plan.devices if d.u and d.height_u]
     zero_u = [d for d in plan.devices if d.u == 0]
     assert all(d.u is not None for d in plan.devices)  # every device placed: all are drawn
     assert racked
-    assert set(drawn) == {d.name for d in racked + zero_u}
-    for device in racked:
-        rect = drawn[device.name]
-        assert rect["rack"] == device.rack
-        assert rect["u"] == pytest.approx(device.u), device
-        assert rect["height"] == pytest.approx(device.height_u), device
-        assert rect["inside"], device
+    assert set(drawn["front"]) == {d.name for d in racked}
+    assert set(drawn["rear"]) == {d.name for d in racked + zero_u}
+    for face in ("front", "rear"):
+        for device in racked:
+            rect = drawn[face][device.name]
+            assert rect["rack"] == device.rack
+            assert rect["u"] == pytest.approx(device.u), (face, device)
+            assert rect["height"] == pytest.approx(device.height_u), (face, device)
+            assert rect["inside"], (face, device)
+            assert rect["bodyX"] == drawn["front"][device.name]["bodyX"]  # rear under front
     for device in zero_u:
-        assert drawn[device.name]["rack"] == device.rack
-        assert drawn[device.name]["beside"], device
+        rect = drawn["rear"][device.name]
+        assert rect["rack"] == device.rack
+        assert rect["beside"], device
+        assert rect["right"] == device.position.endswith(("A", "C")), device
 
 
 def test_tables_sort_by_a_click(browser, rendered) -> None:  # type: ignore[no-untyped-def]
