@@ -51,7 +51,7 @@ class Family:
 EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
     "slurm", "slurmdbd", "healthcheck", "ansible", "terraform", "cabling", "netbox_cables",
     "netbox_types", "netbox", "facility", "nccl", "lustre", "monitoring", "subnet_manager",
-    "imex", "mig", "drawings", "report")}
+    "imex", "mig", "drawings", "acceptance", "report")}
 
 
 # CPU seconds of each family at 100,000 GPUs, writing its files included, as
