@@ -39,8 +39,8 @@ SPECS: dict[str, Callable[[], dict[str, Any]]] = {
 RELEASES = ("22.05", "24.11", "26.05")
 OVERRIDES = "SlurmdParameters=config_overrides"
 # sbatch --test-only's answer (src/sbatch/sbatch.c): "Job N to start at T using P processors on
-# nodes LIST in partition P"
-STARTS = re.compile(r"Job \d+ to start at \S+ using \d+ processors on nodes (\S+) in partition "
+# nodes LIST in partition P"; 26.05 writes one more word after the time
+STARTS = re.compile(r"Job \d+ to start at \S+(?: \S+)? using \d+ processors on nodes (\S+) in partition "
                     r"(\S+)")
 
 
@@ -52,13 +52,15 @@ def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     tmp = tmp_path_factory.mktemp(re.sub(r"[@.]", "-", request.param))
     plan = compile_data(SPECS[name]())
     files = render_all(plan)
-    for rel, text in files.items():
-        if rel.startswith(("slurm/", "acceptance/")):
-            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / rel).write_text(text)
-    scripts = {rel: str(tmp / rel) for rel in files
-               if rel.startswith("acceptance/") and rel.endswith(".sbatch")}
     (tmp / "run").mkdir()
+    for rel, text in files.items():
+        # the scripts inside the sandbox's work dir: a root's release sees only that one
+        out = tmp / "run" / rel if rel.startswith("acceptance/") else tmp / rel
+        if rel.startswith(("slurm/", "acceptance/")):
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text)
+    scripts = {rel: str(tmp / "run" / rel) for rel in files
+               if rel.startswith("acceptance/") and rel.endswith(".sbatch")}
     conf = harness.prepare(tmp / "slurm", tmp / "run", runtime)
     for path in (conf.path, conf.slurmd_path):
         lines = path.read_text().splitlines()
