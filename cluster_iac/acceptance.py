@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cluster_iac.hostlist import expand
 from cluster_iac.acceptance_formats import (
     ResultError,
     dcgm_failures,
@@ -29,6 +28,7 @@ from cluster_iac.acceptance_formats import (
     perftest_row,
     power_readings,
 )
+from cluster_iac.hostlist import expand
 
 FAMILIES = ("dcgm", "burn-in", "ib", "nccl", "storage", "power")
 
@@ -183,11 +183,11 @@ class _Cables:
             self.ends = {}
             if self.path.exists():
                 with self.path.open(newline="") as f:
-                    for row in csv.DictReader(f):
-                        self.ends[(row["a_device"], row["a_port"])] = row
-        row = self.ends.get((host, port))
+                    for cable in csv.DictReader(f):
+                        self.ends[(cable["a_device"], cable["a_port"])] = cable
+        row: dict[str, str] | None = self.ends.get((host, port))
         if row is None:
             return f"{_where(places, host)} {port}"
-        return (f"cable {row['cable_id']}: {host} {port} (rack {row['a_rack']} U{int(row['a_u'] or 0):02d})"
-                f" to {row['b_device']} {row['b_port']} (rack {row['b_rack']}"
-                f" U{int(row['b_u'] or 0):02d})")
+        return (f"cable {row['cable_id']}: {host} {port} (rack {row['a_rack']} "
+                f"U{int(row['a_u'] or 0):02d}) to {row['b_device']} {row['b_port']} "
+                f"(rack {row['b_rack']} U{int(row['b_u'] or 0):02d})")

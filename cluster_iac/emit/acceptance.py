@@ -19,6 +19,7 @@ ACCEPTANCE_CONSTANTS below and in README.md "Acceptance and burn-in".
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from cluster_iac.emit.base import GENERATED_BY, render_template
@@ -26,9 +27,10 @@ from cluster_iac.emit.formats import shell_comment, shell_word
 from cluster_iac.emit.structured import json_text
 from cluster_iac.hostlist import fold
 from cluster_iac.plan import Node, PartitionPlan, Plan
-from cluster_iac.plan.collectives import predict, size_text
-from cluster_iac.plan.collectives.shape import nvlink_owners
+from cluster_iac.plan.collectives import JobPrediction, predict, size_text
+from cluster_iac.plan.collectives.shape import domain_groups, nvlink_owners
 from cluster_iac.plan.durations import slurm_time, time_limit_seconds
+from cluster_iac.plan.power_tables import PowerLine
 
 # --- the bars' constants, each with its source -------------------------------------------------
 
@@ -87,17 +89,30 @@ def sbatch_value(value: object) -> str:
 
 def render(plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
-    owners = nvlink_owners(plan)
+    shared = _Shared(plan)
     for partition in plan.partitions:
         groups = unit_groups(plan, partition)
         if not groups:
             continue
         previous: tuple[str, list[Node]] | None = None
         for unit, nodes in groups:
-            files.update(_unit_files(plan, partition, unit, nodes, previous, owners))
+            files.update(_unit_files(shared, partition, unit, nodes, previous))
             previous = (unit, nodes)
-        files.update(_partition_files(plan, partition, [n for _, ns in groups for n in ns]))
+        files.update(_partition_files(shared, partition, [n for _, ns in groups for n in ns]))
     return files
+
+
+class _Shared:
+    """What every unit of one render reads: NVLink domain owners, the PDU lines by rack, and
+    the predictions made so far by job shape (_shape_key)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.owners = nvlink_owners(plan)
+        self.lines: dict[str, list[PowerLine]] = {}
+        for line in plan.power_lines:
+            self.lines.setdefault(line.rack, []).append(line)
+        self.predictions: dict[tuple[object, ...], JobPrediction | None] = {}
 
 
 def unit_groups(plan: Plan, partition: PartitionPlan) -> list[tuple[str, list[Node]]]:
@@ -120,14 +135,14 @@ def unit_groups(plan: Plan, partition: PartitionPlan) -> list[tuple[str, list[No
     return sorted(groups.items(), key=lambda g: (len(g[0]), g[0]))
 
 
-def _unit_files(plan: Plan, partition: PartitionPlan, unit: str, nodes: list[Node],
-                previous: tuple[str, list[Node]] | None, owners: dict[str, str],
-                ) -> dict[str, str]:
+def _unit_files(shared: _Shared, partition: PartitionPlan, unit: str, nodes: list[Node],
+                previous: tuple[str, list[Node]] | None) -> dict[str, str]:
+    plan = shared.plan
     base = f"acceptance/{partition.name}/{unit}"
     context = _context(plan, partition, unit, nodes)
     wiring = plan.fabric_wiring.get("compute")
     ports = _ports(plan, nodes)
-    steps = _nccl_steps(plan, nodes, unit, owners)
+    steps = _nccl_steps(shared, nodes, unit)
     burn = _burn_chunks(partition)
     files = {
         f"{base}/dcgm.sbatch": render_template(
@@ -150,7 +165,7 @@ def _unit_files(plan: Plan, partition: PartitionPlan, unit: str, nodes: list[Nod
         "nodes": {n.hostname: _place(plan, n) for n in nodes},
         "nccl": [{k: v for k, v in s.items() if k != "words"} for s in steps],
         "dcgm": {"levels": [level for level, _ in DCGM_PHASES]},
-        "power": _power_bars(plan, nodes), "constants": ACCEPTANCE_CONSTANTS}
+        "power": _power_bars(shared, nodes), "constants": ACCEPTANCE_CONSTANTS}
     if ports and wiring is not None:
         rate = _line_rate(plan, nodes)
         files[f"{base}/ib.sbatch"] = render_template(
@@ -163,7 +178,8 @@ def _unit_files(plan: Plan, partition: PartitionPlan, unit: str, nodes: list[Nod
                         f"{PERFTEST_EFFICIENCY}; latency {LATENCY_SAME_LEAF_US} us on one leaf"}
         if previous is not None and plan.fabrics["compute"].tiers > 1:
             other, theirs = previous
-            pairs = list(zip(theirs, nodes))  # host k of the unit before with host k of this
+            # host k of the unit before with host k of this one (the shorter unit's count)
+            pairs = list(zip(theirs, nodes, strict=False))
             both = [n for pair in pairs for n in pair]
             cross_context = {**context, "nodelist": sbatch_value(fold(n.hostname for n in both)),
                              "count": len(both), "job": f"{context['job']}-spine"}
@@ -189,7 +205,6 @@ def _context(plan: Plan, partition: PartitionPlan, unit: str,
         "job": sbatch_value(f"accept-{partition.name}-{unit}"),
         "nodelist": sbatch_value(fold(hosts)), "count": len(hosts),
         "results": shell_word(f"{partition.name}/{unit}"),
-        "exclusive": True,
     }
 
 
@@ -214,17 +229,17 @@ def _line_rate(plan: Plan, nodes: Sequence[Node]) -> int:
     return min([cable, *nics])
 
 
-def _nccl_steps(plan: Plan, nodes: list[Node], unit: str,
-                owners: dict[str, str]) -> list[dict[str, object]]:
+def _nccl_steps(shared: _Shared, nodes: list[Node], unit: str) -> list[dict[str, object]]:
     """The unit's all_reduce runs: every node alone, each NVLink domain of several nodes, each
     leaf group that is neither a node nor the unit, and the unit; each with its bar."""
+    plan, owners = shared.plan, shared.owners
     steps: list[dict[str, object]] = []
     seen: set[tuple[str, ...]] = set()
     by_type: dict[str, Node] = {}
     for node in nodes:
         by_type.setdefault(node.node_type, node)
     for node_type, first in by_type.items():
-        bar = _bar(plan, (first,), owners)
+        bar = _bar(shared, (first,))
         if bar is not None:
             steps.append({"scope": "node", "name": node_type,
                           "hosts": fold(n.hostname for n in nodes if n.node_type == node_type),
@@ -246,7 +261,7 @@ def _nccl_steps(plan: Plan, nodes: list[Node], unit: str,
         if len(members) < 2 or key in seen:
             continue
         seen.add(key)
-        bar = _bar(plan, members, owners)
+        bar = _bar(shared, members)
         if bar is not None:
             steps.append({"scope": scope, "name": name, "hosts": fold(key),
                           "racks": fold({n.rack for n in members}), "nodes": len(members),
@@ -256,8 +271,31 @@ def _nccl_steps(plan: Plan, nodes: list[Node], unit: str,
     return steps
 
 
-def _bar(plan: Plan, nodes: Sequence[Node], owners: dict[str, str]) -> dict[str, object] | None:
-    prediction = predict(plan, nodes, owners=owners)
+def _bar(shared: _Shared, nodes: Sequence[Node]) -> dict[str, object] | None:
+    key = _shape_key(shared.plan, nodes, shared.owners)
+    if key is None:
+        return _bar_of(predict(shared.plan, nodes, owners=shared.owners))
+    if key not in shared.predictions:
+        shared.predictions[key] = predict(shared.plan, nodes, owners=shared.owners)
+    return _bar_of(shared.predictions[key])
+
+
+def _shape_key(plan: Plan, nodes: Sequence[Node],
+               owners: dict[str, str]) -> tuple[object, ...] | None:
+    """What a job's prediction depends on when all its nodes hang off the same leaves (each
+    node type's count and the sizes of its NVLink domains: job_shape's inputs, the path's
+    oversubscription being 1 then); None when the nodes reach different leaves (predicted
+    one by one). At 100,000 GPUs the 174 units share one prediction."""
+    wiring = plan.fabric_wiring.get("compute")
+    ups = {wiring.up.get(n.hostname, ()) for n in nodes} if wiring is not None else {()}
+    if len(ups) > 1:
+        return None
+    kinds = Counter(tuple(n.node_type for n in group)
+                    for group in domain_groups(plan, nodes, owners).values())
+    return tuple(sorted(kinds.items()))
+
+
+def _bar_of(prediction: JobPrediction | None) -> dict[str, object] | None:
     if prediction is None or prediction.chosen is None:
         return None
     busbw = prediction.busbw_gbs
@@ -274,36 +312,15 @@ def _place(plan: Plan, node: Node) -> dict[str, object]:
     return {"rack": node.rack, "u": placed.u if placed is not None else None}
 
 
-def _power_bars(plan: Plan, nodes: Sequence[Node]) -> list[dict[str, object]]:
+def _power_bars(shared: _Shared, nodes: Sequence[Node]) -> list[dict[str, object]]:
     """The expected current of every PDU line in the unit's racks with the whole rack at full
     load (plan/power_flow.py: each device at its rated maximum, shared across its PSUs)."""
-    racks = {n.rack for n in nodes}
+    racks = sorted({n.rack for n in nodes})
     return [{"rack": line.rack, "pdu": line.pdu, "circuit": line.circuit, "line": line.line,
              "expected_a": round(line.normal_a, 2),
              "bar_a": round(line.normal_a * (1 + POWER_METER_TOLERANCE), 2),
              "limit_a": line.limit_a}
-            for line in _lines_by_rack(plan).get_all(racks)]
-
-
-class _Lines:
-    def __init__(self, plan: Plan) -> None:
-        self.by_rack: dict[str, list[object]] = {}
-        for line in plan.power_lines:
-            self.by_rack.setdefault(line.rack, []).append(line)
-
-    def get_all(self, racks: set[str]) -> list:  # type: ignore[type-arg]
-        return [line for rack in sorted(racks) for line in self.by_rack.get(rack, [])]
-
-
-_LINES: dict[int, _Lines] = {}
-
-
-def _lines_by_rack(plan: Plan) -> _Lines:
-    found = _LINES.get(id(plan))
-    if found is None:
-        _LINES.clear()
-        found = _LINES[id(plan)] = _Lines(plan)
-    return found
+            for rack in racks for line in shared.lines.get(rack, [])]
 
 
 def _burn_chunks(partition: PartitionPlan) -> tuple[int, int]:
@@ -316,14 +333,16 @@ def _burn_chunks(partition: PartitionPlan) -> tuple[int, int]:
     return -(-BURN_IN_S // each), each
 
 
-def _partition_files(plan: Plan, partition: PartitionPlan, nodes: list[Node]) -> dict[str, str]:
+def _partition_files(shared: _Shared, partition: PartitionPlan,
+                     nodes: list[Node]) -> dict[str, str]:
+    plan = shared.plan
     base = f"acceptance/{partition.name}"
     context = _context(plan, partition, "partition", nodes)
     context["job"] = sbatch_value(f"accept-{partition.name}")
     context["results"] = shell_word(partition.name)
     files: dict[str, str] = {}
     bars: dict[str, object] = {"partition": partition.name, "constants": ACCEPTANCE_CONSTANTS}
-    bar = _bar(plan, nodes, nvlink_owners(plan)) if len(nodes) > 1 else None
+    bar = _bar(shared, nodes) if len(nodes) > 1 else None
     if bar is not None:
         step = {"scope": "partition", "name": partition.name,
                 "hosts": fold(n.hostname for n in nodes),

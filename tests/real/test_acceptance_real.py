@@ -40,8 +40,8 @@ RELEASES = ("22.05", "24.11", "26.05")
 OVERRIDES = "SlurmdParameters=config_overrides"
 # sbatch --test-only's answer (src/sbatch/sbatch.c): "Job N to start at T using P processors on
 # nodes LIST in partition P"; 26.05 writes one more word after the time
-STARTS = re.compile(r"Job \d+ to start at \S+(?: \S+)? using \d+ processors on nodes (\S+) in partition "
-                    r"(\S+)")
+STARTS = re.compile(r"Job \d+ to start at \S+(?: \S+)? using \d+ processors on nodes (\S+) "
+                    r"in partition (\S+)")
 
 
 @pytest.fixture(scope="module", params=[f"{s}@{r}" for s in SPECS for r in RELEASES])
