@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.emit.formats import shell_comment, shell_word
 from cluster_iac.emit.structured import json_text
-from cluster_iac.hostlist import fold
+from cluster_iac.hostlist import expand, fold
 from cluster_iac.plan import Node, PartitionPlan, Plan
 from cluster_iac.plan.collectives import JobPrediction, predict, size_text
 from cluster_iac.plan.collectives.shape import domain_groups, nvlink_owners
@@ -153,7 +153,6 @@ def _unit_files(shared: _Shared, partition: PartitionPlan, unit: str, nodes: lis
             total=BURN_IN_S, time=slurm_time(burn[1] + 1800)),
         f"{base}/nccl.sbatch": render_template(
             "acceptance/nccl.sbatch.j2", **context, steps=steps,
-            gpus=plan.node_types[nodes[0].node_type].gpu_count,
             size=shell_word(plan.settings.policy.allreduce_message_size),
             time=slurm_time(NCCL_TIME_S)),
         f"{base}/power-step.sbatch": render_template(
@@ -163,7 +162,7 @@ def _unit_files(shared: _Shared, partition: PartitionPlan, unit: str, nodes: lis
     bars: dict[str, object] = {
         "partition": partition.name, "unit": unit,
         "nodes": {n.hostname: _place(plan, n) for n in nodes},
-        "nccl": [{k: v for k, v in s.items() if k != "words"} for s in steps],
+        "nccl": [{k: v for k, v in s.items() if k not in ("words", "gpus")} for s in steps],
         "dcgm": {"levels": [level for level, _ in DCGM_PHASES]},
         "power": _power_bars(shared, nodes), "constants": ACCEPTANCE_CONSTANTS}
     if ports and wiring is not None:
@@ -266,8 +265,11 @@ def _nccl_steps(shared: _Shared, nodes: list[Node], unit: str) -> list[dict[str,
             steps.append({"scope": scope, "name": name, "hosts": fold(key),
                           "racks": fold({n.rack for n in members}), "nodes": len(members),
                           **bar})
+    gpus = {n.hostname: plan.node_types[n.node_type].gpu_count for n in nodes}
     for step in steps:
         step["words"] = {k: shell_word(step[k]) for k in ("scope", "name", "hosts")}
+        # srun's tasks per node: one per GPU of the step's smallest node
+        step["gpus"] = min(gpus[h] for h in expand(str(step["hosts"])))
     return steps
 
 
@@ -348,10 +350,10 @@ def _partition_files(shared: _Shared, partition: PartitionPlan,
                 "hosts": fold(n.hostname for n in nodes),
                 "racks": fold({n.rack for n in nodes}), "nodes": len(nodes), **bar}
         bars["nccl"] = [step]
-        step_words = {**step, "words": {k: shell_word(step[k]) for k in ("scope", "name", "hosts")}}
+        step_words = {**step, "gpus": min(plan.node_types[n.node_type].gpu_count for n in nodes),
+                      "words": {k: shell_word(step[k]) for k in ("scope", "name", "hosts")}}
         files[f"{base}/nccl-partition.sbatch"] = render_template(
             "acceptance/nccl.sbatch.j2", **context, steps=[step_words],
-            gpus=plan.node_types[nodes[0].node_type].gpu_count,
             size=shell_word(plan.settings.policy.allreduce_message_size),
             time=slurm_time(NCCL_TIME_S))
     hardware = plan.lustre.hardware if plan.lustre is not None else None
