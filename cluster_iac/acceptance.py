@@ -75,12 +75,10 @@ def check(rendered: Path, results: Path) -> Report:
     return report
 
 
-def _where(places: dict[str, Any], host: str) -> str:
+def _where(places: dict[str, str], host: str) -> str:
+    """'host (rack R U09)' from bars.json's places ('R U09')."""
     place = places.get(host)
-    if place is None:
-        return host
-    u = f" U{place['u']:02d}" if place.get("u") else ""
-    return f"{host} (rack {place['rack']}{u})"
+    return f"{host} (rack {place})" if place else host
 
 
 def _nccl(folder: Path, bars: dict[str, Any], places: dict[str, Any], report: Report) -> None:

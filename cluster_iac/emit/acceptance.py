@@ -309,9 +309,10 @@ def _bar_of(prediction: JobPrediction | None) -> dict[str, object] | None:
                       f"plan/collectives) x (1 - {NCCL_MARGIN})"}
 
 
-def _place(plan: Plan, node: Node) -> dict[str, object]:
+def _place(plan: Plan, node: Node) -> str:
+    """'<rack> U<nn>' (the rack alone for a node not placed at a U): one line of bars.json."""
     placed = plan.placements.get(node.hostname)
-    return {"rack": node.rack, "u": placed.u if placed is not None else None}
+    return f"{node.rack} U{placed.u:02d}" if placed is not None and placed.u else node.rack
 
 
 def _power_bars(shared: _Shared, nodes: Sequence[Node]) -> list[dict[str, object]]:
