@@ -87,8 +87,11 @@ def _nccl(folder: Path, bars: dict[str, Any], places: dict[str, Any], report: Re
             runs = [(host, folder / f"nccl-node--{host}.txt") for host in expand(step["hosts"])]
         else:
             runs = [(step["name"], folder / f"nccl-{step['scope']}--{step['name']}.txt")]
+        ran = any(path.exists() for _, path in runs)
         for name, path in runs:
             if not path.exists():
+                if ran:  # the step ran, this node's run wrote nothing
+                    report.fail("nccl", f"{_where(places, name)}: no result ({path.name})")
                 continue
             report.read["nccl"] += 1
             busbw, wrong = nccl_busbw(path, step["size_bytes"])
@@ -102,19 +105,32 @@ def _nccl(folder: Path, bars: dict[str, Any], places: dict[str, Any], report: Re
 
 
 def _dcgm(folder: Path, places: dict[str, Any], report: Report) -> None:
-    for path in sorted(folder.glob("dcgm-r*--*.json")):
+    paths = sorted(folder.glob("dcgm-r*--*.json"))
+    for path in paths:
         host = path.stem.split("--", 1)[1]
         report.read["dcgm"] += 1
         for text in dcgm_failures(path):
             report.fail("dcgm", f"{_where(places, host)}: {text} ({path.name})")
+    _silent(paths, places, "dcgm", report)
 
 
 def _burn(folder: Path, places: dict[str, Any], report: Report) -> None:
-    for path in sorted(folder.glob("burn-in-*--*.txt")):
+    paths = sorted(folder.glob("burn-in-*--*.txt"))
+    for path in paths:
         host = path.stem.split("--", 1)[1]
         report.read["burn-in"] += 1
         for gpu in gpu_burn_faulty(path):
             report.fail("burn-in", f"{_where(places, host)}: GPU {gpu} FAULTY ({path.name})")
+    _silent(paths, places, "burn-in", report)
+
+
+def _silent(paths: list[Path], places: dict[str, Any], family: str, report: Report) -> None:
+    """Each node of the unit with no output of a family that ran (others have one)."""
+    if not paths:
+        return
+    seen = {path.stem.split("--", 1)[1] for path in paths}
+    for host in sorted(set(places) - seen):
+        report.fail(family, f"{_where(places, host)}: no result")
 
 
 def _ib(folder: Path, bars: dict[str, Any], places: dict[str, Any], cables: _Cables,

@@ -198,6 +198,17 @@ def test_planted_faults_are_found_by_name_and_place(tmp_path: Path) -> None:
     assert "nccl: 33 result(s), 1 below the bar" in out
 
 
+def test_a_node_without_output_is_named(tmp_path: Path) -> None:
+    tree = _tree(EXAMPLE, tmp_path)
+    results = _results(tree, tmp_path)
+    (results / "batch" / "su1" / "nccl-node--dgx-009.txt").unlink()
+    (results / "batch" / "su1" / "dcgm-r3--dgx-010.json").unlink()
+    code, out = _check(tree, results)
+    assert code == 1
+    assert "FAIL nccl: dgx-009 (rack su1-r3 U01): no result (nccl-node--dgx-009.txt)" in out
+    assert "FAIL dcgm: dgx-010 (rack su1-r3 U09): no result" in out
+
+
 def test_a_slow_partition_and_storage_are_found(tmp_path: Path) -> None:
     tree = _tree(EXAMPLE, tmp_path)
     results = _results(tree, tmp_path)
