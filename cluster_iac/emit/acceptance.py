@@ -8,7 +8,9 @@ all_reduce per node, per NVLink domain, per leaf and per SU, and a power step. E
 (cluster_iac/acceptance.py) reads them beside the jobs' outputs. A unit's files name only its
 own hosts (and, for the leaf-to-leaf pairs, the unit before it), so an added SU adds a folder
 and changes no existing one; the partition's own jobs (all_reduce over the whole partition,
-storage throughput) are one folder up and change with it.
+storage throughput) are one folder up and change with it. A node listed by several
+partitions has its unit jobs in the first of them only; each partition has its own
+partition-wide jobs.
 
 Every spec string in a script is a quoted shell word (emit/formats.py shell_word), and what an
 ``#SBATCH`` line carries is checked to be a plain Slurm word (sbatch_value): no string from a
@@ -90,14 +92,18 @@ def sbatch_value(value: object) -> str:
 def render(plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
     shared = _Shared(plan)
+    tested: set[str] = set()  # a node's unit jobs run in the first partition that lists it
     for partition in plan.partitions:
         groups = unit_groups(plan, partition)
         if not groups:
             continue
         previous: tuple[str, list[Node]] | None = None
-        for unit, nodes in groups:
-            files.update(_unit_files(shared, partition, unit, nodes, previous))
-            previous = (unit, nodes)
+        for unit, members in groups:
+            nodes = [n for n in members if n.hostname not in tested]
+            if nodes:
+                files.update(_unit_files(shared, partition, unit, nodes, previous))
+                previous = (unit, nodes)
+        tested.update(n.hostname for _, ns in groups for n in ns)
         files.update(_partition_files(shared, partition, [n for _, ns in groups for n in ns]))
     return files
 
@@ -198,9 +204,8 @@ def _context(plan: Plan, partition: PartitionPlan, unit: str,
              nodes: Sequence[Node]) -> dict[str, object]:
     hosts = [n.hostname for n in nodes]
     return {
-        "generated_by": shell_comment(GENERATED_BY), "cluster": plan.cluster.name,
-        "partition": sbatch_value(partition.name), "partition_word": shell_word(partition.name),
-        "unit": sbatch_value(unit), "unit_word": shell_word(unit),
+        "generated_by": shell_comment(GENERATED_BY),
+        "partition": sbatch_value(partition.name), "unit": sbatch_value(unit),
         "job": sbatch_value(f"accept-{partition.name}-{unit}"),
         "nodelist": sbatch_value(fold(hosts)), "count": len(hosts),
         "results": shell_word(f"{partition.name}/{unit}"),
@@ -214,7 +219,7 @@ def _ports(plan: Plan, nodes: Sequence[Node]) -> list[str]:
     if wiring is None or nodes[0].hostname not in wiring:
         return []
     up = wiring.up.get(nodes[0].hostname, ())
-    speed, per = wiring.uplinks.get(nodes[0].hostname, (0, 0))
+    per = wiring.uplinks.get(nodes[0].hostname, (0, 0))[1]
     prefix = "ib" if wiring.link == "infiniband" else "rdma"
     return [f"{prefix}{i}" for i in range(len(up) * per)]
 
