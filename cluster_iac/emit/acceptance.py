@@ -173,11 +173,13 @@ def _unit_files(shared: _Shared, partition: PartitionPlan, unit: str, nodes: lis
         "power": _power_bars(shared, nodes), "constants": ACCEPTANCE_CONSTANTS}
     if ports and wiring is not None:
         rate = _line_rate(plan, nodes)
+        write_bar = round(rate * PERFTEST_EFFICIENCY, 2)
         files[f"{base}/ib.sbatch"] = render_template(
             "acceptance/ib.sbatch.j2", **context, ports=shell_word(" ".join(ports)),
-            duration=IB_DURATION_S, time=slurm_time(IB_TIME_S), cross=None)
+            duration=IB_DURATION_S, time=slurm_time(IB_TIME_S), cross=None, line=rate,
+            write_bar=write_bar, lat_bar=LATENCY_SAME_LEAF_US)
         ib = {"ports": ports, "line_gbps": rate,
-              "write_bw_gbps": round(rate * PERFTEST_EFFICIENCY, 2),
+              "write_bw_gbps": write_bar,
               "send_lat_us": LATENCY_SAME_LEAF_US,
               "source": f"line rate {rate} Gb/s (min of NIC and switch port) x "
                         f"{PERFTEST_EFFICIENCY}; latency {LATENCY_SAME_LEAF_US} us on one leaf"}
@@ -191,7 +193,8 @@ def _unit_files(shared: _Shared, partition: PartitionPlan, unit: str, nodes: lis
             files[f"{base}/ib-spine.sbatch"] = render_template(
                 "acceptance/ib.sbatch.j2", **cross_context,
                 ports=shell_word(" ".join(ports)), duration=IB_DURATION_S,
-                time=slurm_time(IB_TIME_S), cross=other,
+                time=slurm_time(IB_TIME_S), cross=other, line=rate, write_bar=write_bar,
+                lat_bar=LATENCY_SAME_LEAF_US + 2 * LATENCY_PER_HOP_US,
                 pairs=[(shell_word(a.hostname), shell_word(b.hostname)) for a, b in pairs])
             ib["spine_pairs_with"] = other
             ib["spine_send_lat_us"] = LATENCY_SAME_LEAF_US + 2 * LATENCY_PER_HOP_US
