@@ -3,11 +3,11 @@
 Reads every ``bars.json`` under RENDERED/acceptance (emit/acceptance.py) and, in the same
 relative folder under RESULTS, the outputs the jobs wrote: nccl-tests' all_reduce_perf table,
 perftest's ib_write_bw / ib_send_lat report, ``dcgmi diag -j`` JSON, gpu_burn's summary, fio's
-``--output-format=json`` and the power step's readings CSV. Every node, link, domain, unit,
-partition or PDU line below its bar is named with its place: rack and U from bars.json, and for
-a link the cable label, the leaf and its port from RENDERED/cabling/cables.csv. Output that
-cannot be read is a ResultError naming the file and line. The parsers live in
-acceptance_formats.py.
+``--output-format=json``, IOR's summary and the power step's readings CSV. Every node, link,
+domain, unit, partition or PDU line below its bar is named with its place: rack and U from
+bars.json, and for a link the cable label, the leaf and its port from
+RENDERED/cabling/cables.csv. Output that cannot be read is a ResultError naming the file and
+line. The parsers live in acceptance_formats.py.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from cluster_iac.acceptance_formats import (
     dcgm_failures,
     fio_bandwidth,
     gpu_burn_faulty,
+    ior_mib,
     nccl_busbw,
     perftest_row,
     power_readings,
@@ -173,16 +174,21 @@ def _power(folder: Path, bars: dict[str, Any], report: Report) -> None:
 
 
 def _storage(folder: Path, bars: dict[str, Any], report: Report) -> None:
+    """fio's per-node JSON reports summed, and IOR's summary (ior.txt, MiB/s of all tasks)."""
+    ior = folder / "ior.txt"
     for direction, bar in bars["storage"].items():
+        runs = []
         paths = sorted(folder.glob(f"fio-{direction}--*.json"))
-        if not paths:
-            continue
-        report.read["storage"] += 1
-        total = sum(fio_bandwidth(path, direction) for path in paths) / 1e9
-        if total < bar["bar_gbs"]:
-            report.fail("storage", f"partition {bars['partition']}: fio {direction} "
-                                   f"{total:.2f} GB/s over {len(paths)} node(s) < bar "
-                                   f"{bar['bar_gbs']} GB/s ({bar['source']})")
+        if paths:
+            total = sum(fio_bandwidth(path, direction) for path in paths) / 1e9
+            runs.append((f"fio {direction} over {len(paths)} node(s)", total))
+        if ior.exists():
+            runs.append((f"IOR {direction}", ior_mib(ior, direction) * 2**20 / 1e9))
+        for what, gbs in runs:
+            report.read["storage"] += 1
+            if gbs < bar["bar_gbs"]:
+                report.fail("storage", f"partition {bars['partition']}: {what} {gbs:.2f} GB/s "
+                                       f"< bar {bar['bar_gbs']} GB/s ({bar['source']})")
 
 
 class _Cables:

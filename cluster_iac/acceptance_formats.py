@@ -142,6 +142,30 @@ def fio_bandwidth(path: Path, direction: str) -> float:
         raise ResultError(f"{path}:1: a fio job has no {direction}.bw_bytes") from None
 
 
+def ior_mib(path: Path, operation: str) -> float:
+    """Mean(MiB) (MiB/s, aggregate over tasks) of ``operation`` ('write' | 'read') in the table
+    IOR prints after 'Summary of all tests:'."""
+    lines = _lines(path)
+    start = next((i for i, line in enumerate(lines) if line.startswith("Summary of all tests")),
+                 None)
+    if start is None:
+        raise ResultError(f"{path}:{len(lines) or 1}: no IOR 'Summary of all tests:' (did the "
+                          "run finish?)")
+    header = next(((i, line.split()) for i, line in enumerate(lines[start + 1:], start + 1)
+                   if line.startswith("Operation")), None)
+    if header is None or "Mean(MiB)" not in header[1]:
+        raise ResultError(f"{path}:{start + 2}: no IOR summary header with Mean(MiB)")
+    column = header[1].index("Mean(MiB)")
+    for line_no, line in enumerate(lines[header[0] + 1:], header[0] + 2):
+        fields = line.split()
+        if fields and fields[0] == operation:
+            if len(fields) <= column:
+                raise ResultError(f"{path}:{line_no}: an IOR summary row has "
+                                  f"{len(header[1])} columns, this one {len(fields)}")
+            return _number(path, line_no, fields[column], "Mean(MiB)")
+    raise ResultError(f"{path}:{header[0] + 1}: no {operation} row in the IOR summary")
+
+
 def power_readings(path: Path) -> list[tuple[int, tuple[str, str, str], float]]:
     """(line number, (pdu, circuit, line), amps) of each reading of power-readings.csv
     (header rack,pdu,circuit,line,amps)."""

@@ -223,6 +223,24 @@ def test_a_slow_partition_and_storage_are_found(tmp_path: Path) -> None:
     assert "partition batch: fio write" in out
 
 
+def test_an_ior_summary_below_the_bound_is_found(tmp_path: Path) -> None:
+    tree = _tree(EXAMPLE, tmp_path)
+    results = _results(tree, tmp_path)
+    bars = json.loads((tree / "acceptance/batch/bars.json").read_text())["storage"]
+    mib = {d: bars[d]["bound_gbs"] * 1e9 / 2**20 for d in ("write", "read")}
+    text = (DATA / "ior.txt").read_text()
+    text = re.sub(r"^(write +)(\S+ +\S+ +)(\S+)", lambda m: f"{m[1]}{m[2]}{mib['write']:.2f}",
+                  text, flags=re.M)
+    text = re.sub(r"^(read +)(\S+ +\S+ +)(\S+)", lambda m: f"{m[1]}{m[2]}{mib['read'] / 2:.2f}",
+                  text, flags=re.M)
+    (results / "batch" / "ior.txt").write_text(text)
+    code, out = _check(tree, results)
+    assert code == 1
+    fails = [line for line in out.splitlines() if line.startswith("FAIL")]
+    assert len(fails) == 1 and "partition batch: IOR read " in fails[0], out
+    assert "storage: 3 result(s), 1 below the bar" in out
+
+
 @pytest.mark.parametrize(("name", "text", "where"), [
     ("nccl-node--dgx-001.txt", "  8589934592  2147483648  float  sum  -1  47535  180.71\n",
      ":1: an all_reduce_perf table row has 13 columns"),
@@ -231,6 +249,8 @@ def test_a_slow_partition_and_storage_are_found(tmp_path: Path) -> None:
     ("ib_write_bw--dgx-001--dgx-002--ib0.txt",
      " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n",
      ":1: no ib_write_bw result header 'BW average[Gb/sec]' (ib_write_bw needs --report_gbits)"),
+    ("../ior.txt", "Summary of all tests:\nOperation   Max(MiB)   Min(MiB)  Mean(MiB)\n"
+     "write       23841.08   23841.08\n", ":3: an IOR summary row has 4 columns, this one 3"),
 ])
 def test_unreadable_output_is_an_error_naming_file_and_line(tmp_path: Path, name: str, text: str,
                                                             where: str) -> None:
@@ -239,5 +259,5 @@ def test_unreadable_output_is_an_error_naming_file_and_line(tmp_path: Path, name
     (results / "batch" / "su1" / name).write_text(text)
     code, out = _check(tree, results)
     assert code == 2
-    assert f"su1/{name}{where}" in out, out
+    assert os.path.normpath(f"batch/su1/{name}") + where in out, out
     assert "Traceback" not in out
