@@ -60,7 +60,7 @@ def check(rendered: Path, results: Path) -> Report:
         raise ResultError(f"{root}: no acceptance folder (render the spec first)")
     cables = _Cables(rendered / "cabling" / "cables.csv")
     for bars_path in sorted(root.rglob("bars.json")):
-        bars = json.loads(bars_path.read_text())
+        bars = _bars(bars_path)
         folder = results / bars_path.parent.relative_to(root)
         if not folder.is_dir():
             continue
@@ -74,6 +74,17 @@ def check(rendered: Path, results: Path) -> Report:
         if "storage" in bars:
             _storage(folder, bars, report)
     return report
+
+
+def _bars(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ResultError(f"{path}:{error.lineno}:{error.colno}: not JSON: {error.msg} "
+                          "(render the spec again)") from None
+    if not isinstance(data, dict) or "partition" not in data:
+        raise ResultError(f"{path}:1: not an acceptance bars file (render the spec again)")
+    return data
 
 
 def _where(places: dict[str, str], host: str) -> str:
@@ -141,7 +152,7 @@ def _ib(folder: Path, bars: dict[str, Any], places: dict[str, Any], cables: _Cab
         return
     for tool, key in (("ib_write_bw", "write_bw_gbps"), ("ib_send_lat", "send_lat_us")):
         for path in sorted(folder.glob(f"{tool}--*--*--*.txt")):
-            _, server, client, port = path.stem.split("--")
+            _, server, client, port = path.stem.split("--", 3)
             report.read["ib"] += 1
             value = perftest_row(path, tool)
             crossing = server not in places  # ib-spine.sbatch: the server is the unit before's

@@ -101,8 +101,16 @@ def dcgm_failures(path: Path) -> list[str]:
         if isinstance(data, dict) else None
     if not isinstance(top, dict) or not isinstance(top.get("test_categories"), list):
         raise ResultError(f"{path}:1: not a dcgmi diag -j document (no test_categories)")
+    try:
+        return _dcgm_failed(top["test_categories"])
+    except (AttributeError, TypeError):
+        raise ResultError(f"{path}:1: a dcgmi diag -j document whose test_categories are not "
+                          "lists of tests with results") from None
+
+
+def _dcgm_failed(categories: list[Any]) -> list[str]:
     out = []
-    for category in top["test_categories"]:
+    for category in categories:
         for test in category.get("tests", []):
             for result in test.get("results", []):
                 if str(result.get("status", "")).lower() != "fail":
@@ -170,7 +178,7 @@ def power_readings(path: Path) -> list[tuple[int, tuple[str, str, str], float]]:
     """(line number, (pdu, circuit, line), amps) of each reading of power-readings.csv
     (header rack,pdu,circuit,line,amps)."""
     out = []
-    with path.open(newline="") as f:
+    with path.open(newline="", errors="replace") as f:
         reader = csv.DictReader(f)
         wanted = {"pdu", "circuit", "line", "amps"}
         if not wanted <= set(reader.fieldnames or ()):

@@ -14,8 +14,8 @@ def acceptance() -> None:
 
 
 @acceptance.command("check")
-@click.argument("rendered", type=click.Path(file_okay=False, path_type=Path))
-@click.argument("results", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("rendered", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("results", type=click.Path(exists=True, file_okay=False, path_type=Path))
 def check_command(rendered: Path, results: Path) -> None:
     """Compare RESULTS (the folder the jobs wrote, $ACCEPTANCE_RESULTS) with the bars of
     RENDERED (a rendered tree): print every node, link, NVLink domain, unit, partition or PDU

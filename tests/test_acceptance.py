@@ -261,3 +261,24 @@ def test_unreadable_output_is_an_error_naming_file_and_line(tmp_path: Path, name
     assert code == 2
     assert os.path.normpath(f"batch/su1/{name}") + where in out, out
     assert "Traceback" not in out
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("dcgm-r3--dgx-001.json", '{"DCGM GPU Diagnostic": {"test_categories": [1]}}'),
+    ("dcgm-r3--dgx-001.json", "[]"),
+    ("burn-in-1--dgx-001.txt", "\x00\xff garbage"),
+    ("ib_send_lat--dgx-001--dgx-002--ib0--x.txt", " #bytes #iterations t_typical[usec]\n 2 x\n"),
+    ("power-readings.csv", "pdu,amps\nx,1\n"),
+    ("power-readings.csv", "rack,pdu,circuit,line,amps\nr,p,c,l,12\n"),
+    ("../fio-write--n0.json", '{"jobs": [{"write": "fast"}]}'),
+    ("../bars.json", "{not json"),
+])
+def test_hostile_output_is_an_error_not_a_traceback(tmp_path: Path, name: str, text: str) -> None:
+    tree = _tree(EXAMPLE, tmp_path)
+    results = _results(tree, tmp_path)
+    target = (tree / "acceptance" / "batch" if name == "../bars.json"
+              else results / "batch" / "su1") / name.replace("../bars.json", "bars.json")
+    target.write_text(text, errors="surrogateescape")
+    code, out = _check(tree, results)
+    assert code == 2, out
+    assert out.startswith("error: ") and re.search(r"\.(json|txt|csv):\d+", out), out
