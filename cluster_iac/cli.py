@@ -558,3 +558,7 @@ def run() -> NoReturn:
 from cluster_iac.cli_fabric import fabric  # noqa: E402  (its own module: the fabric commands)
 
 main.add_command(fabric)
+
+from cluster_iac.cli_acceptance import acceptance  # noqa: E402  (its own module)
+
+main.add_command(acceptance)

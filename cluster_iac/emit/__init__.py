@@ -51,7 +51,7 @@ class Family:
 EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
     "slurm", "slurmdbd", "healthcheck", "ansible", "terraform", "cabling", "netbox_cables",
     "netbox_types", "netbox", "facility", "nccl", "lustre", "monitoring", "subnet_manager",
-    "imex", "mig", "drawings", "report")}
+    "imex", "mig", "drawings", "acceptance", "report")}
 
 
 # CPU seconds of each family at 100,000 GPUs, writing its files included, as
@@ -69,6 +69,8 @@ COST: dict[str, float] = {
     "drawings": 0.70, "cabling": 0.53, "report": 0.35, "facility": 0.23, "ansible": 0.20,
     "netbox_types": 0.16, "netbox_cables": 0.15, "monitoring": 0.13, "terraform": 0.11,
     "netbox": 0.07, "slurm": 0.04,
+    # 27 Nov 2026 17:50 UTC, in-process, least of two (emit/acceptance.py; 1,219 files)
+    "acceptance": 0.23,
     # measured apart on the same day at the scale of the figures before these (cabling 1.03
     # there): 0.53 s for the 40 MB topology made and written, here about half, as cabling is
     "subnet_manager": 0.27,

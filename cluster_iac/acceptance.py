@@ -1,0 +1,224 @@
+"""`cluster-iac acceptance check RENDERED RESULTS`: the acceptance jobs' outputs against their bars.
+
+Reads every ``bars.json`` under RENDERED/acceptance (emit/acceptance.py) and, in the same
+relative folder under RESULTS, the outputs the jobs wrote: nccl-tests' all_reduce_perf table,
+perftest's ib_write_bw / ib_send_lat report, ``dcgmi diag -j`` JSON, gpu_burn's summary, fio's
+``--output-format=json``, IOR's summary and the power step's readings CSV. Every node, link,
+domain, unit, partition or PDU line below its bar is named with its place: rack and U from
+bars.json, and for a link the cable label, the leaf and its port from
+RENDERED/cabling/cables.csv. Output that cannot be read is a ResultError naming the file and
+line. The parsers live in acceptance_formats.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cluster_iac.acceptance_formats import (
+    ResultError,
+    dcgm_failures,
+    fio_bandwidth,
+    gpu_burn_faulty,
+    ior_mib,
+    nccl_busbw,
+    perftest_row,
+    power_readings,
+)
+from cluster_iac.hostlist import expand
+
+FAMILIES = ("dcgm", "burn-in", "ib", "nccl", "storage", "power")
+
+
+@dataclass
+class Report:
+    """What the check found: failures per family, results read per family."""
+
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (family, text)
+    read: Counter[str] = field(default_factory=Counter)
+
+    def fail(self, family: str, text: str) -> None:
+        self.failures.append((family, text))
+
+    def summary(self) -> list[str]:
+        """One line per family: results read and how many are below their bars."""
+        below = Counter(family for family, _ in self.failures)
+        return [f"{family}: {self.read[family]} result(s), {below[family]} below the bar"
+                + ("" if self.read[family] or below[family] else " (not run)")
+                for family in FAMILIES]
+
+
+def check(rendered: Path, results: Path) -> Report:
+    """Every folder's results against its bars; ResultError on output it cannot read."""
+    report = Report()
+    root = rendered / "acceptance"
+    if not root.is_dir():
+        raise ResultError(f"{root}: no acceptance folder (render the spec first)")
+    cables = _Cables(rendered / "cabling" / "cables.csv")
+    for bars_path in sorted(root.rglob("bars.json")):
+        bars = _bars(bars_path)
+        folder = results / bars_path.parent.relative_to(root)
+        if not folder.is_dir():
+            continue
+        places = bars.get("nodes", {})
+        _nccl(folder, bars, places, report)
+        if "unit" in bars:
+            _dcgm(folder, places, report)
+            _burn(folder, places, report)
+            _ib(folder, bars, places, cables, report)
+            _power(folder, bars, report)
+        if "storage" in bars:
+            _storage(folder, bars, report)
+    return report
+
+
+def _bars(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ResultError(f"{path}:{error.lineno}:{error.colno}: not JSON: {error.msg} "
+                          "(render the spec again)") from None
+    if not isinstance(data, dict) or "partition" not in data:
+        raise ResultError(f"{path}:1: not an acceptance bars file (render the spec again)")
+    return data
+
+
+def _where(places: dict[str, str], host: str) -> str:
+    """'host (rack R U09)' from bars.json's places ('R U09')."""
+    place = places.get(host)
+    return f"{host} (rack {place})" if place else host
+
+
+def _nccl(folder: Path, bars: dict[str, Any], places: dict[str, Any], report: Report) -> None:
+    for step in bars.get("nccl", []):
+        if step["scope"] == "node":
+            runs = [(host, folder / f"nccl-node--{host}.txt") for host in expand(step["hosts"])]
+        else:
+            runs = [(step["name"], folder / f"nccl-{step['scope']}--{step['name']}.txt")]
+        ran = any(path.exists() for _, path in runs)
+        for name, path in runs:
+            if not path.exists():
+                if ran:  # the step ran, this node's run wrote nothing
+                    report.fail("nccl", f"{_where(places, name)}: no result ({path.name})")
+                continue
+            report.read["nccl"] += 1
+            busbw, wrong = nccl_busbw(path, step["size_bytes"])
+            where = (_where(places, name) if step["scope"] == "node"
+                     else f"{step['scope']} {name} (racks {step['racks']})")
+            if busbw < step["bar_busbw_gbs"]:
+                report.fail("nccl", f"{where}: all_reduce busbw {busbw:.2f} GB/s < bar "
+                                    f"{step['bar_busbw_gbs']} GB/s ({path.name})")
+            if wrong:
+                report.fail("nccl", f"{where}: {wrong} wrong values ({path.name})")
+
+
+def _dcgm(folder: Path, places: dict[str, Any], report: Report) -> None:
+    paths = sorted(folder.glob("dcgm-r*--*.json"))
+    for path in paths:
+        host = path.stem.split("--", 1)[1]
+        report.read["dcgm"] += 1
+        for text in dcgm_failures(path):
+            report.fail("dcgm", f"{_where(places, host)}: {text} ({path.name})")
+    _silent(paths, places, "dcgm", report)
+
+
+def _burn(folder: Path, places: dict[str, Any], report: Report) -> None:
+    paths = sorted(folder.glob("burn-in-*--*.txt"))
+    for path in paths:
+        host = path.stem.split("--", 1)[1]
+        report.read["burn-in"] += 1
+        for gpu in gpu_burn_faulty(path):
+            report.fail("burn-in", f"{_where(places, host)}: GPU {gpu} FAULTY ({path.name})")
+    _silent(paths, places, "burn-in", report)
+
+
+def _silent(paths: list[Path], places: dict[str, Any], family: str, report: Report) -> None:
+    """Each node of the unit with no output of a family that ran (others have one)."""
+    if not paths:
+        return
+    seen = {path.stem.split("--", 1)[1] for path in paths}
+    for host in sorted(set(places) - seen):
+        report.fail(family, f"{_where(places, host)}: no result")
+
+
+def _ib(folder: Path, bars: dict[str, Any], places: dict[str, Any], cables: _Cables,
+        report: Report) -> None:
+    ib = bars.get("ib")
+    if ib is None:
+        return
+    for tool, key in (("ib_write_bw", "write_bw_gbps"), ("ib_send_lat", "send_lat_us")):
+        for path in sorted(folder.glob(f"{tool}--*--*--*.txt")):
+            _, server, client, port = path.stem.split("--", 3)
+            report.read["ib"] += 1
+            value = perftest_row(path, tool)
+            crossing = server not in places  # ib-spine.sbatch: the server is the unit before's
+            bar = ib["spine_send_lat_us"] if crossing and tool == "ib_send_lat" else ib[key]
+            bad = value < bar if tool == "ib_write_bw" else value > bar
+            if bad:
+                unit, sign = ("Gb/s", "<") if tool == "ib_write_bw" else ("us", ">")
+                report.fail("ib", f"{tool} {server} -> {client} on {port}: {value:.2f} {unit} "
+                                  f"{sign} bar {bar} {unit}; links: "
+                                  f"{cables.link(server, port, places)}; "
+                                  f"{cables.link(client, port, places)} ({path.name})")
+
+
+def _power(folder: Path, bars: dict[str, Any], report: Report) -> None:
+    path = folder / "power-readings.csv"
+    if not path.exists():
+        return
+    expected = {(b["pdu"], b["circuit"], b["line"]): b for b in bars.get("power", [])}
+    for line_no, key, amps in power_readings(path):
+        bar = expected.get(key)
+        if bar is None:
+            raise ResultError(f"{path}:{line_no}: no PDU line {'/'.join(key)} in this unit's "
+                              "racks (bars.json 'power')")
+        report.read["power"] += 1
+        if amps > bar["bar_a"]:
+            report.fail("power", f"PDU {key[0]} {key[1]} {key[2]} (rack {bar['rack']}): "
+                                 f"{amps:.1f} A > expected {bar['expected_a']} A + "
+                                 f"{bars['constants']['power_meter_tolerance']:.0%} "
+                                 f"({path.name}:{line_no})")
+
+
+def _storage(folder: Path, bars: dict[str, Any], report: Report) -> None:
+    """fio's per-node JSON reports summed, and IOR's summary (ior.txt, MiB/s of all tasks)."""
+    ior = folder / "ior.txt"
+    for direction, bar in bars["storage"].items():
+        runs = []
+        paths = sorted(folder.glob(f"fio-{direction}--*.json"))
+        if paths:
+            total = sum(fio_bandwidth(path, direction) for path in paths) / 1e9
+            runs.append((f"fio {direction} over {len(paths)} node(s)", total))
+        if ior.exists():
+            runs.append((f"IOR {direction}", ior_mib(ior, direction) * 2**20 / 1e9))
+        for what, gbs in runs:
+            report.read["storage"] += 1
+            if gbs < bar["bar_gbs"]:
+                report.fail("storage", f"partition {bars['partition']}: {what} {gbs:.2f} GB/s "
+                                       f"< bar {bar['bar_gbs']} GB/s ({bar['source']})")
+
+
+class _Cables:
+    """The cabling plan's cables by (device, port), read when a link is first named."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.ends: dict[tuple[str, str], dict[str, str]] | None = None
+
+    def link(self, host: str, port: str, places: dict[str, Any]) -> str:
+        if self.ends is None:
+            self.ends = {}
+            if self.path.exists():
+                with self.path.open(newline="") as f:
+                    for cable in csv.DictReader(f):
+                        self.ends[(cable["a_device"], cable["a_port"])] = cable
+        row: dict[str, str] | None = self.ends.get((host, port))
+        if row is None:
+            return f"{_where(places, host)} {port}"
+        return (f"cable {row['cable_id']}: {host} {port} (rack {row['a_rack']} "
+                f"U{int(row['a_u'] or 0):02d}) to {row['b_device']} {row['b_port']} "
+                f"(rack {row['b_rack']} U{int(row['b_u'] or 0):02d})")
