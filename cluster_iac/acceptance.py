@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,8 +68,9 @@ def check(rendered: Path, results: Path) -> Report:
         places = bars.get("nodes", {})
         _nccl(folder, bars, places, report)
         if "unit" in bars:
-            _dcgm(folder, places, report)
-            _burn(folder, places, report)
+            _per_node(folder, places, report, "dcgm", "dcgm-r*--*.json", dcgm_failures)
+            _per_node(folder, places, report, "burn-in", "burn-in-*--*.txt",
+                      lambda path: (f"GPU {gpu} FAULTY" for gpu in gpu_burn_faulty(path)))
             _ib(folder, bars, places, cables, report)
             _power(folder, bars, report)
         if "storage" in bars:
@@ -116,24 +118,17 @@ def _nccl(folder: Path, bars: dict[str, Any], places: dict[str, Any], report: Re
                 report.fail("nccl", f"{where}: {wrong} wrong values ({path.name})")
 
 
-def _dcgm(folder: Path, places: dict[str, Any], report: Report) -> None:
-    paths = sorted(folder.glob("dcgm-r*--*.json"))
+def _per_node(folder: Path, places: dict[str, Any], report: Report, family: str,
+              pattern: str, failures: Callable[[Path], Iterable[str]]) -> None:
+    """A family with one output per node (``<step>--<host>``): each failure its parser
+    finds, at the node's place, and each node of the unit without an output."""
+    paths = sorted(folder.glob(pattern))
     for path in paths:
         host = path.stem.split("--", 1)[1]
-        report.read["dcgm"] += 1
-        for text in dcgm_failures(path):
-            report.fail("dcgm", f"{_where(places, host)}: {text} ({path.name})")
-    _silent(paths, places, "dcgm", report)
-
-
-def _burn(folder: Path, places: dict[str, Any], report: Report) -> None:
-    paths = sorted(folder.glob("burn-in-*--*.txt"))
-    for path in paths:
-        host = path.stem.split("--", 1)[1]
-        report.read["burn-in"] += 1
-        for gpu in gpu_burn_faulty(path):
-            report.fail("burn-in", f"{_where(places, host)}: GPU {gpu} FAULTY ({path.name})")
-    _silent(paths, places, "burn-in", report)
+        report.read[family] += 1
+        for text in failures(path):
+            report.fail(family, f"{_where(places, host)}: {text} ({path.name})")
+    _silent(paths, places, family, report)
 
 
 def _silent(paths: list[Path], places: dict[str, Any], family: str, report: Report) -> None:
