@@ -65,9 +65,11 @@ def _bom_context(plan: Plan, total: int, bom: list[list[str]]) -> dict[str, obje
     names = {m.key: m.name for m in cable_catalog().media}
     splitters = {(m.key, str(speed)): part for m in cable_catalog().media
                  for speed, part in m.splitters.items()}
+    parts = {(m.key, str(speed), item): part for m in cable_catalog().media
+             for speed, items in m.modules.items() for item, part in items.items()}
     rows = [{"item": item, "speed": speed if speed != "0" else "-",
              "name": splitters.get((key, speed), f"{names[key]}, splitter")
-             if item == SPLITTER else names[key],
+             if item == SPLITTER else parts.get((key, speed, item), names[key]),
              "length": length or "-", "quantity": quantity}
             for item, key, speed, length, quantity in bom]
     optics = sum(int(r["quantity"]) for r in rows if r["item"].startswith(TRANSCEIVER))
