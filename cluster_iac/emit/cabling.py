@@ -234,27 +234,27 @@ def bom_rows(c: Cables, stops: RunStops | None = None,
     split_runs: list[tuple[int, int]] = []
     ends_at: dict[tuple[str, str, int], Counter[str]] = {}
     optics: Counter[tuple[str, str, int]] = Counter()
-    caged = _caged(c, cages or {})
+    per_end = {m.key: m.transceivers // 2 for m in cable_catalog().media}  # modules an end
+    caged = _Caged(c, cages or {})
     for start, stop in zip(_starts(ends), ends, strict=True):
         if splits and c.tier[start] == "node-leaf" and c.network[start] in splits:
             split_runs.append((start, stop))
             continue
         key, speed = c.medium[start], c.speed_gbps[start]
         cable_count[(key, speed, c.length_m[start])] += stop - start
-        per_end = cable_catalog().medium(key).transceivers // 2  # modules at one end
-        if not per_end:
+        if not per_end[key]:
             continue
         # an end at single-port cages only: a module a link; else the ends by device
         # (counted in C by Counter), for _optics to put in cages
         network = c.network[start]
-        here = caged.get(network)
+        here = caged[network]
         for side in (c.a_device[start:stop], c.b_device[start:stop]):
             if not here or here.keys().isdisjoint(side):
-                optics[(TRANSCEIVER, key, speed)] += (stop - start) * per_end
+                optics[(TRANSCEIVER, key, speed)] += (stop - start) * per_end[key]
             else:
                 ends_at.setdefault((network, key, speed), Counter()).update(side)
     for (network, key, speed), devices in ends_at.items():
-        _optics(c, network, key, speed, devices, caged[network], optics)
+        _optics(devices, caged[network], key, speed, per_end[key], optics)
     splitters: Counter[tuple[str, int, float]] = Counter()
     if split_runs:
         _split_items(c, split_runs, cable_count, splitters, optics)
@@ -267,34 +267,43 @@ def bom_rows(c: Cables, stops: RunStops | None = None,
     return rows
 
 
-def _caged(c: Cables, cages: dict[tuple[str, str], int]) -> dict[str, dict[str, int]]:
-    """network -> {device: ports a cage} of the devices whose cages carry several ports
-    there (a switch's on every network of the table)."""
-    if not cages:
-        return {}
-    models = {model for _network, model in cages}
-    of: dict[tuple[bool, str], list[str]] = {}
-    for name, d in c.devices.items():
-        if d.model in models:
-            of.setdefault((d.kind == "switch", d.model), []).append(name)
-    out: dict[str, dict[str, int]] = {}
-    for network in set(c.network).difference(("power",)):
-        out[network] = {name: k for (net, model), k in cages.items() if net in ("", network)
-                        for name in of.get((not net, model), ())}
-    return out
+class _Caged(dict[str, dict[str, tuple[int, str]]]):
+    """network -> {device: (ports a cage, BOM item of its module)} of the devices whose
+    cages carry several ports there (a switch's on every network), made per network on
+    first use from the devices of the caged models (found in one pass over the devices)."""
+
+    def __init__(self, c: Cables, cages: dict[tuple[str, str], int]) -> None:
+        super().__init__()
+        self.cages = cages
+        self.of: dict[tuple[bool, str], list[str]] = {}
+        models = {model for _network, model in cages}
+        for name, d in c.devices.items() if cages else ():
+            if d.model in models:
+                self.of.setdefault((d.kind == "switch", d.model), []).append(name)
+
+    def __missing__(self, network: str) -> dict[str, tuple[int, str]]:
+        found: dict[str, tuple[int, str]] = {}
+        for (net, model), k in self.cages.items():
+            if net in ("", network):
+                found.update(zip(self.of.get((not net, model), ()),
+                                 repeat((k, _optic(k, "node" if net else "switch")))))
+        self[network] = found
+        return found
 
 
-def _optics(c: Cables, network: str, key: str, speed: int, devices: Counter[str],
-            caged: dict[str, int], optics: Counter[tuple[str, str, int]]) -> None:
+def _optics(devices: Counter[str], caged: dict[str, tuple[int, str]], key: str, speed: int,
+            per_end: int, optics: Counter[tuple[str, str, int]]) -> None:
     """The modules at the link ends ``devices`` counts (device -> optical links of medium
-    ``key`` at ``speed`` on ``network``), device by device: ceil(links / k) modules of k
+    ``key`` at ``speed`` on one network), device by device: ceil(links / k) modules of k
     ports where the device's cages carry k ports (links of one medium share cages; a cage
     takes one plug, so links of another medium or rate fill cages of their own)."""
-    per_end = cable_catalog().medium(key).transceivers // 2
+    single = (1, TRANSCEIVER)
+    found: Counter[str] = Counter()
     for name, links in devices.items():
-        k = caged.get(name, 1)
-        kind = c.devices[name].kind if k > 1 else ""
-        optics[(_optic(k, kind), key, speed)] += -(-links // k) * per_end
+        k, item = caged.get(name, single)
+        found[item] += -(-links // k)
+    for item, n in found.items():
+        optics[(item, key, speed)] += n * per_end
 
 
 def _optic(ports: int, kind: str) -> str:
