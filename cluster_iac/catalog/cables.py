@@ -25,6 +25,9 @@ class CableMedium:
     # a split switch port's cable of this medium, by the rate of one leg (port breakout);
     # none: the medium splits by optics (a twin-port transceiver in the switch's cage)
     splitters: dict[int, str] = field(default_factory=dict)
+    # the parts of an optical link's ends and fiber, by line rate and BOM item ('transceiver',
+    # 'transceiver, twin-port', 'cable'...): what the bill of materials names
+    modules: dict[int, dict[str, str]] = field(default_factory=dict)
 
     def reach_at(self, speed_gbps: int) -> float | None:
         """Longest supported length at this line rate, or None when the medium cannot carry it.
@@ -77,6 +80,8 @@ def cable_catalog() -> CableCatalog:
             transceivers=int(entry["transceivers"]),
             max_psu_w=entry.get("max_psu_w"),
             splitters={int(k): str(v) for k, v in entry.get("splitters", {}).items()},
+            modules={int(k): {str(item): str(part) for item, part in v.items()}
+                     for k, v in entry.get("modules", {}).items()},
         )
         for key, entry in data["media"].items()
     )

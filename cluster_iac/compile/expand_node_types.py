@@ -134,7 +134,8 @@ def _nic(slot, cat) -> NicPlan:  # type: ignore[no-untyped-def]
     model = cat.nics[slot.model]
     return NicPlan(role=slot.role, model=slot.model, name=model.name, link=model.link,
                    speed_gbps=model.speed_gbps, count=slot.count * model.ports,
-                   pcie_gen=model.pcie_gen, pcie_width=model.pcie_width)
+                   pcie_gen=model.pcie_gen, pcie_width=model.pcie_width,
+                   cage_ports=slot.cage_ports)
 
 
 def _memory_reserve(spec: ClusterSpec, resolved: dict[str, NodeTypePlan]) -> list[Diagnostic]:

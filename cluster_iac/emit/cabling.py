@@ -48,7 +48,7 @@ def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
     cables = plan.cables
     stops = table_stops(cables)
     bom = bom_rows(cables, stops, {name: f.breakout_legs for name, f in plan.fabrics.items()
-                                   if f.breakout_legs > 1})
+                                   if f.breakout_legs > 1}, cage_ports(plan))
     # the columns both files (and NetBox's cables) print, checked once; a cable's id is its
     # head and its A port (plan.cables.id_head)
     shared = {name: table_cells(cables, name) for name in ("id_head", "a_port", "b_port")}
@@ -65,12 +65,14 @@ def _bom_context(plan: Plan, total: int, bom: list[list[str]]) -> dict[str, obje
     names = {m.key: m.name for m in cable_catalog().media}
     splitters = {(m.key, str(speed)): part for m in cable_catalog().media
                  for speed, part in m.splitters.items()}
+    parts = {(m.key, str(speed), item): part for m in cable_catalog().media
+             for speed, items in m.modules.items() for item, part in items.items()}
     rows = [{"item": item, "speed": speed if speed != "0" else "-",
              "name": splitters.get((key, speed), f"{names[key]}, splitter")
-             if item == SPLITTER else names[key],
+             if item == SPLITTER else parts.get((key, speed, item), names[key]),
              "length": length or "-", "quantity": quantity}
             for item, key, speed, length, quantity in bom]
-    optics = sum(int(r["quantity"]) for r in rows if r["item"] == "transceiver")
+    optics = sum(int(r["quantity"]) for r in rows if r["item"].startswith(TRANSCEIVER))
     return {"cluster": plan.cluster.name, "total": total, "optics": optics > 0,
             "optics_total": optics, "rows": rows}
 
@@ -200,27 +202,59 @@ def _label_columns(c: Cables, places: _Places) -> list[Sequence[str]]:
 
 
 SPLITTER = "splitter cable"  # the BOM's item for a split switch port's copper cable
+TRANSCEIVER = "transceiver"  # the BOM's item for an optical link end's module (see _optic)
+
+
+def cage_ports(plan: Plan) -> dict[tuple[str, str], int]:
+    """(network, device model) -> ports one physical cage of that device carries there, for
+    the models with more than one (switches under network '', any network): QM9700's
+    twin-port OSFP cages, DGX H100's compute ports two a cage (catalog ``cage_ports``)."""
+    out = {("", key): m.cage_ports for key, m in plan.catalog.switches.items()
+           if m.cage_ports > 1}
+    out.update(((nic.role, name), nic.cage_ports) for name, nt in plan.node_types.items()
+               for nic in nt.nics if nic.cage_ports > 1)
+    return out
 
 
 def bom_rows(c: Cables, stops: RunStops | None = None,
-             splits: dict[str, int] | None = None) -> list[list[str]]:
-    """Cables by medium and length, and transceivers by speed (two per optical link),
-    counted per run of cables alike in all three (a few tens of thousands of runs).
-    ``splits``: the fabrics whose leaves' host ports are split (port breakout), with the
-    legs per switch port; their host cables are bought per split port (_split_items)."""
+             splits: dict[str, int] | None = None,
+             cages: dict[tuple[str, str], int] | None = None) -> list[list[str]]:
+    """Cables by medium and length, and transceivers by speed, counted per run of cables
+    alike in all three (a few tens of thousands of runs).
+
+    An optical link has a module at each end, one per cage (_optics): a device whose cages
+    carry k ports (``cages``, see cage_ports) takes ceil(n / k) k-port modules for its n
+    links of one medium and rate, so a QM9700 leaf's 32 optical host links take 16 twin-port
+    transceivers and a DGX H100's 8 compute links 4 (its flat-top cages); single-port cages
+    one module per link, as before. ``splits``: the fabrics whose leaves' host ports are
+    split (port breakout), with the legs per switch port; their host cables are bought per
+    split port (_split_items)."""
     ends = (stops or RunStops(c)).of("network", "tier", "medium", "speed_gbps", "length_m")
     cable_count: Counter[tuple[str, int, float]] = Counter()
     split_runs: list[tuple[int, int]] = []
+    ends_at: dict[tuple[str, str, int], Counter[str]] = {}
+    optics: Counter[tuple[str, str, int]] = Counter()
+    per_end = {m.key: m.transceivers // 2 for m in cable_catalog().media}  # modules an end
+    caged = _Caged(c, cages or {})
     for start, stop in zip(_starts(ends), ends, strict=True):
         if splits and c.tier[start] == "node-leaf" and c.network[start] in splits:
             split_runs.append((start, stop))
             continue
-        cable_count[(c.medium[start], c.speed_gbps[start], c.length_m[start])] += stop - start
-    optics: Counter[tuple[str, int]] = Counter()
-    for (key, speed, _length), n in cable_count.items():
-        per_cable = cable_catalog().medium(key).transceivers
-        if per_cable:
-            optics[(key, speed)] += per_cable * n
+        key, speed = c.medium[start], c.speed_gbps[start]
+        cable_count[(key, speed, c.length_m[start])] += stop - start
+        if not per_end[key]:
+            continue
+        # an end at single-port cages only: a module a link; else the ends by device
+        # (counted in C by Counter), for _optics to put in cages
+        network = c.network[start]
+        here = caged[network]
+        for side in (c.a_device[start:stop], c.b_device[start:stop]):
+            if not here or here.keys().isdisjoint(side):
+                optics[(TRANSCEIVER, key, speed)] += (stop - start) * per_end[key]
+            else:
+                ends_at.setdefault((network, key, speed), Counter()).update(side)
+    for (network, key, speed), devices in ends_at.items():
+        _optics(devices, caged[network], key, speed, per_end[key], optics)
     splitters: Counter[tuple[str, int, float]] = Counter()
     if split_runs:
         _split_items(c, split_runs, cable_count, splitters, optics)
@@ -228,15 +262,65 @@ def bom_rows(c: Cables, stops: RunStops | None = None,
             for (key, speed, length), n in sorted(cable_count.items())]
     rows += [[SPLITTER, key, str(speed), f"{length:g}", str(n)]
              for (key, speed, length), n in sorted(splitters.items())]
-    rows += [["transceiver", key, str(speed), "", str(n)]
-             for (key, speed), n in sorted(optics.items())]
+    rows += [[item, key, str(speed), "", str(n)]
+             for (item, key, speed), n in sorted(optics.items())]
     return rows
+
+
+class _Caged(dict[str, dict[str, tuple[int, str]]]):
+    """network -> {device: (ports a cage, BOM item of its module)} of the devices whose
+    cages carry several ports there (a switch's on every network), made per network on
+    first use from the devices of the caged models (found in one pass over the devices)."""
+
+    def __init__(self, c: Cables, cages: dict[tuple[str, str], int]) -> None:
+        super().__init__()
+        self.cages = cages
+        self.of: dict[tuple[bool, str], list[str]] = {}
+        models = {model for _network, model in cages}
+        for name, d in c.devices.items() if cages else ():
+            if d.model in models:
+                self.of.setdefault((d.kind == "switch", d.model), []).append(name)
+
+    def __missing__(self, network: str) -> dict[str, tuple[int, str]]:
+        found: dict[str, tuple[int, str]] = {}
+        for (net, model), k in self.cages.items():
+            if net in ("", network):
+                found.update(zip(self.of.get((not net, model), ()),
+                                 repeat((k, _optic(k, "node" if net else "switch")))))
+        self[network] = found
+        return found
+
+
+def _optics(devices: Counter[str], caged: dict[str, tuple[int, str]], key: str, speed: int,
+            per_end: int, optics: Counter[tuple[str, str, int]]) -> None:
+    """The modules at the link ends ``devices`` counts (device -> optical links of medium
+    ``key`` at ``speed`` on one network), device by device: ceil(links / k) modules of k
+    ports where the device's cages carry k ports (links of one medium share cages; a cage
+    takes one plug, so links of another medium or rate fill cages of their own)."""
+    single = (1, TRANSCEIVER)
+    found: Counter[str] = Counter()
+    for name, links in devices.items():
+        k, item = caged.get(name, single)
+        found[item] += -(-links // k)
+    for item, n in found.items():
+        optics[(item, key, speed)] += n * per_end
+
+
+def _optic(ports: int, kind: str) -> str:
+    """The BOM's item for a module of ``ports`` ports at a device of ``kind``: 'transceiver'
+    for a single-port one; 'transceiver, twin-port' in a switch's twin-port cage (NVIDIA
+    MMA4Z00-NS/MMS4X00-NS, finned top) and 'transceiver, twin-port, flat top' in a host's
+    (the DGX H100's cages: the -FLT parts, the cage's riding heat sink cooling them)."""
+    if ports == 1:
+        return TRANSCEIVER
+    name = TRANSCEIVER + (", twin-port" if ports == 2 else f", {ports}-port")
+    return name if kind == "switch" else name + ", flat top"
 
 
 def _split_items(c: Cables, split_runs: list[tuple[int, int]],
                  cables: Counter[tuple[str, int, float]],
                  splitters: Counter[tuple[str, int, float]],
-                 optics: Counter[tuple[str, int]]) -> None:
+                 optics: Counter[tuple[str, str, int]]) -> None:
     """What the legs of split switch ports ('p5s1', 'p5s2': cage p5) are bought as, cage by
     cage, each cage in the medium and length of its longest leg: a copper splitter cable of
     the catalog's part (one for the cage's legs), or by optics one twin-port transceiver in
@@ -254,7 +338,7 @@ def _split_items(c: Cables, split_runs: list[tuple[int, int]],
     for length, key, speed, legs in longest.values():
         if cable_catalog().medium(key).transceivers:
             cables[(key, speed, length)] += legs
-            optics[(key, speed)] += legs
-            optics[(key, speed * legs)] += 1
+            optics[(TRANSCEIVER, key, speed)] += legs
+            optics[(TRANSCEIVER, key, speed * legs)] += 1
         else:
             splitters[(key, speed, length)] += 1

@@ -45,6 +45,7 @@ class NicPlan:
     count: int
     pcie_gen: int
     pcie_width: int
+    cage_ports: int = 1  # ports that share one chassis cage (one transceiver a cage)
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -140,6 +140,10 @@ class SwitchModel(SpecModel):
     400G or 4 x 200G on an 800G cage). Hosts whose ports all run at such a rate take one leg
     each, so a leaf holds that many times as many of them; none listed: each host port takes
     a whole port. Used on Ethernet fabrics, for splits that carry no more than the port."""
+    cage_ports: Annotated[int, Field(ge=1, le=8)] = 1
+    """Ports one physical cage carries at ``port_speed_gbps`` (QM9700: 2, its 64 NDR ports
+    on 32 twin-port OSFP cages). The bill of materials buys one transceiver per cage: a
+    twin-port transceiver serves two optical links. The ports stay the fabric's unit."""
     height_u: HeightU = 1
     """Rack units."""
     max_power_w: PowerW
@@ -232,6 +236,10 @@ class NicSlot(SpecModel):
     """Catalog NIC model."""
     count: NicCount = 1
     """Number of adapters (one compute-fabric port each, for rail counting)."""
+    cage_ports: Annotated[int, Field(ge=1, le=8)] = 1
+    """Ports of these adapters that share one physical cage on the chassis (DGX H100: its 8
+    compute NDR ports on 4 twin-port OSFP cages): one transceiver per cage in the bill of
+    materials. 1: a cage per port, as on a PCIe card."""
 
 
 PciBusId = str
