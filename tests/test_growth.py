@@ -65,15 +65,20 @@ def _names(result: Build) -> dict[str, set[str]]:
     }
 
 
+def _named(line: str) -> set[str]:
+    """The line's words, and the names its folded hostlists stand for."""
+    tokens = set(_TOKEN.findall(_HOSTLIST.sub(" ", line)))
+    return tokens | {name for hosts in _HOSTLIST.findall(line) for name in expand(hosts)}
+
+
 def _names_new(line: str, new: dict[str, set[str]]) -> bool:
-    tokens = set(_TOKEN.findall(line))
-    tokens |= {name for hosts in _HOSTLIST.findall(line) for name in expand(hosts)}
+    tokens = _named(line)
     if tokens & (new["devices"] | new["cables"]):
         return True
     return any(ref in line for ref in _refs_in(line, new["ports"]))
 
 
-_HOSTLIST = re.compile(r"[A-Za-z0-9_.-]*\[[0-9,-]+\][A-Za-z0-9_.-]*")
+_HOSTLIST = re.compile(r"[A-Za-z0-9_.-]*(?:\[[0-9,-]+\][A-Za-z0-9_.-]*)+")
 
 
 def _refs_in(line: str, refs: set[str]) -> list[str]:
@@ -126,9 +131,8 @@ def _row_key(line: str) -> tuple[str, ...]:
 def _grew(old: str, new_lines: list[str], new: dict[str, set[str]]) -> bool:
     """A line that now also names new devices (a breaker that feeds them too): an added line
     names something new and keeps every name of the old line."""
-    words = {t for t in _TOKEN.findall(old) if re.search("[A-Za-z]", t)}
-    return any(_names_new(line, new) and words <= set(_TOKEN.findall(line))
-               for line in new_lines)
+    words = {t for t in _named(old) if re.search("[A-Za-z]", t)}
+    return any(_names_new(line, new) and words <= _named(line) for line in new_lines)
 
 
 _PART = re.compile(r"^(netbox/[a-z_]+)-\d{3,}\.csv$")
