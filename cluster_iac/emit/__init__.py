@@ -56,28 +56,25 @@ EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
 
 # CPU seconds of each family at 100,000 GPUs, writing its files included, as
 # `tests/benchmarks/bench_scale.py --stages` prints them ("emit.FAMILY": the family rendered
-# as the CLI renders it and its files written; the families the parent may render timed on
-# a plan that has not made the cable table): the least of three in-process runs
-# (bench_scale.py --one 100000), 27 Nov 2026 15:02 UTC, load average 3-4.5, when the drawings
-# family came and report.md's family began to write report.html too; "drawings" again at
-# 15:20, one run, once its sheets were of 24 racks (half the files); "drawings" at 0.70 since
-# its rear faces and svg.Canvas: the family alone, files written, least of five in-process
-# runs, 17:46-17:50 UTC at load average 5-8, 0.63-0.82 s against 0.91-1.10 s for the tree
-# before it run in turn (0.97 here), 0.70 of it. Only to split the
-# families between two processes about evenly.
+# as the CLI renders it and its files written into a folder on this machine's disk; the
+# families the parent may render timed on a plan that has not made the cable table): the
+# least of two in-process runs (bench_scale.measure), 27 Nov 2026 18:18 UTC, with every
+# family of that day merged. Creating a file costs 0.3-0.6 ms of CPU on this machine's disk
+# and some 0.01 ms on tmpfs, so the families of many files (NetBox's cables in 1,565 parts,
+# the acceptance jobs' 1,219 files, the drawings' 476) weigh more here than their rendering
+# alone (on /dev/shm: 0.22, 0.28 and 0.52 s); the least of two is the runs' lower mode.
+# Only to split the families between two processes about evenly.
 COST: dict[str, float] = {
-    "drawings": 0.70, "cabling": 0.53, "report": 0.35, "facility": 0.23, "ansible": 0.20,
-    "netbox_types": 0.16, "netbox_cables": 0.15, "monitoring": 0.13, "terraform": 0.11,
-    "netbox": 0.07, "slurm": 0.04,
-    # 27 Nov 2026 17:50 UTC, in-process, least of two (emit/acceptance.py; 1,219 files)
-    "acceptance": 0.23,
-    # measured apart on the same day at the scale of the figures before these (cabling 1.03
-    # there): 0.53 s for the 40 MB topology made and written, here about half, as cabling is
-    "subnet_manager": 0.27,
+    "acceptance": 0.78, "drawings": 0.72, "cabling": 0.53, "subnet_manager": 0.52,
+    "report": 0.39, "netbox_cables": 0.37, "facility": 0.24, "ansible": 0.22,
+    "netbox_types": 0.16, "monitoring": 0.14, "netbox": 0.13, "terraform": 0.11,
+    "slurm": 0.03,
 }
-CHECKS_COST = 0.11
-"""CPU seconds of the checks at 100,000 GPUs: the parent runs them while the worker starts."""
-CABLES_COST = 0.30
+CHECKS_COST = 0.55
+"""CPU seconds the parent spends at 100,000 GPUs besides its families while the worker
+starts: the checks (0.14) and the lock's new text (render_into; 0.35 for a lock that keeps
+its lines, 0.67 for one sorted anew)."""
+CABLES_COST = 0.28
 """CPU seconds of the cable table at 100,000 GPUs (compile/plan_cabling.py cable_table):
 the worker makes it, as the first of its families reads it."""
 
