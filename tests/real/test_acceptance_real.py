@@ -1,56 +1,61 @@
 """Real consumer: `sbatch --test-only` of real slurmctld 22.05, 24.11 and 26.05 reads every
-acceptance job (emit/acceptance.py) against the example's own slurm.conf, and answers where
-it would start it: the partition, node list, node count and time limit of each script resolve
-to the plan's nodes.
+acceptance job (emit/acceptance.py) of every example (tests/conftest.py EXAMPLE_IDS), rendered
+for that release, against the example's own slurm.conf, and answers where it would start it:
+the partition and node list of each script resolve to the script's own #SBATCH lines.
 
-The sandbox is tests/real/slurm_harness.py's (its rewrites, each with its reason), with one
-addition: ``SlurmdParameters=config_overrides``, since --test-only only places a job on nodes
-that are up, so every node of the spec registers with a real slurmd of its own (each on its
-loopback address, CPU topology faked, GPU stand-ins), and the test machine is smaller than
-the nodes (a node registered 'Low RealMemory' would be drained). The specs are those whose
-nodes this machine can register at once: the 64-GPU seed and a two-unit SuperPOD of four-node
-units (its leaf-to-leaf jobs included). A missing release fails under CI=true
-(test_slurm_real._require)."""
+--test-only places a job only on nodes that are up, so every compute node of the example
+registers with a real slurmd of its own first: tests/real/fleet_harness.py starts all of them
+at once in one sandbox (each under its node's host name, so each binds its node's loopback
+address) and waits until all have registered: the 127 slurmds of dgx-h100-superpod-4su in
+4-9 s, the whole file in 35-60 s on this 2-core machine (27 Nov 2026, load average 7-40).
+The fleet needs root (a UTS namespace per slurmd), as the roots' releases already do. The
+sandbox is slurm_harness.py's (its rewrites, each with its reason), with one addition,
+``SlurmdParameters=config_overrides`` (fleet_harness says why). No daemon may log an error:
+or fatal: line the sandbox does not explain (slurm_harness.SANDBOX_NOISE), nor the fleet's
+start (a forward to a node whose slurmd had not registered yet: fleet_log_errors), up to the
+time the jobs are placed. A missing release fails under CI=true (test_slurm_real._require).
+
+Every example runs on every release; none is left out. Each is rendered for the release
+(tests/slurm_fixtures.example_data), as a site on that release would render it: aimed at 22.05,
+gb200-nvl72 keeps its jobs' NVLink use within one node (no switch/nvidia_imex before 24.05).
+The two-unit SuperPOD this test used to build for want of registering more nodes is gone:
+dgx-h100-superpod-4su has its leaf-to-leaf jobs (ib-spine.sbatch) in three of its units.
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from cluster_iac.emit import render_all
 from cluster_iac.hostlist import expand
 from cluster_iac.plan import Plan
+from tests.conftest import EXAMPLE_IDS
 from tests.facility_fixtures import compile_data
+from tests.real import fleet_harness as fleet
 from tests.real import slurm_harness as harness
-from tests.real.test_slurm_real import _require
+from tests.real.test_slurm_real import _require, mig_caps
 from tests.slurm_fixtures import example_data
-from tests.test_fabric import superpod_spec
 
 pytestmark = pytest.mark.real
 
-SPECS: dict[str, Callable[[], dict[str, Any]]] = {
-    "seed-64gpu-h100": lambda: example_data("seed-64gpu-h100"),
-    "superpod-2su-of-4": lambda: superpod_spec(2, nodes_per_su=4, scalable_unit_nodes=4),
-}
 RELEASES = ("22.05", "24.11", "26.05")
-OVERRIDES = "SlurmdParameters=config_overrides"
 # sbatch --test-only's answer (src/sbatch/sbatch.c): "Job N to start at T using P processors on
 # nodes LIST in partition P"; 26.05 writes one more word after the time
 STARTS = re.compile(r"Job \d+ to start at \S+(?: \S+)? using \d+ processors on nodes (\S+) "
                     r"in partition (\S+)")
 
 
-@pytest.fixture(scope="module", params=[f"{s}@{r}" for s in SPECS for r in RELEASES])
+@pytest.fixture(scope="module", params=[f"{e}@{r}" for e in EXAMPLE_IDS for r in RELEASES])
 def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
             ) -> Iterator[tuple[dict[str, str], harness.SlurmCluster]]:
     name, _, release = request.param.partition("@")
     runtime = _require(release)
     tmp = tmp_path_factory.mktemp(re.sub(r"[@.]", "-", request.param))
-    plan = compile_data(SPECS[name]())
+    plan = compile_data(example_data(name, release))
     files = render_all(plan)
     (tmp / "run").mkdir()
     for rel, text in files.items():
@@ -62,28 +67,25 @@ def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     scripts = {rel: str(tmp / "run" / rel) for rel in files
                if rel.startswith("acceptance/") and rel.endswith(".sbatch")}
     conf = harness.prepare(tmp / "slurm", tmp / "run", runtime)
-    for path in (conf.path, conf.slurmd_path):
-        lines = path.read_text().splitlines()
-        lines.insert(harness._first_node_line(lines), OVERRIDES)
-        path.write_text("\n".join(lines) + "\n")
+    fleet.fleet_rewrites(conf)
     running = harness.SlurmCluster(conf, tmp / "run", runtime)
     try:
         running.start()
-        _register_all(running, plan)
+        records = fleet.start_fleet(running, _shapes(plan))
+        assert sorted(records) == sorted(n.hostname for n in plan.compute_nodes)
         yield scripts, running
     finally:
         running.stop()
 
 
-def _register_all(cluster: harness.SlurmCluster, plan: Plan) -> None:
-    """Each compute node registers with a real slurmd of its own, one after another (they
-    would share this machine's SlurmdPort): slurmctld keeps a registered node up until its
-    next ping fails, SlurmdTimeout / 3 later at the soonest, and the scripts are submitted
-    within that time (the test asserts that every node is still up after them)."""
+def _shapes(plan: Plan) -> dict[str, fleet.Shape]:
+    """Each compute node's faked hardware, from its node type."""
+    shapes = {}
     for node in plan.compute_nodes:
         nt = plan.node_types[node.node_type]
-        cluster.register(node.hostname, nt.sockets, nt.cores_per_socket, nt.threads_per_core,
-                         nt.gpu_count)
+        shapes[node.hostname] = fleet.Shape(nt.sockets, nt.cores_per_socket,
+                                            nt.threads_per_core, nt.gpu_count, mig_caps(nt))
+    return shapes
 
 
 def test_sbatch_test_only_accepts_every_acceptance_job(
@@ -96,11 +98,33 @@ def test_sbatch_test_only_accepts_every_acceptance_job(
         assert result.returncode == 0 and found, f"{rel}: {result.stderr.strip()}"
         assert sorted(expand(found.group(1))) == sorted(expand(_directive(path, "nodelist"))), rel
         assert found.group(2) == _directive(path, "partition"), rel
-    down = [r["NodeName"] for r in running.records("nodes") if "NOT_RESPONDING" in r["State"]]
+    nodes = running.records("nodes")
+    down = [r["NodeName"] for r in nodes if "NOT_RESPONDING" in r["State"]]
     assert not down, f"nodes stopped answering before the scripts were submitted: {down}"
+    for daemon in ["slurmctld", *(f"slurmd-{r['NodeName']}" for r in nodes)]:
+        assert fleet.fleet_log_errors(running, daemon) == [], daemon
 
 
 def _directive(path: str, key: str) -> str:
     match = re.search(rf"^#SBATCH --{key}=(\S+)$", Path(path).read_text(), re.M)
     assert match, f"{path} has no --{key}"
     return match.group(1)
+
+
+def test_only_a_refusal_before_the_node_registered_is_explained(tmp_path: Path) -> None:
+    """fleet_log_errors explains a forward refused by a node whose slurmd had not registered
+    yet, and nothing else: a refusal after it, or by a node with no log, stays an error."""
+    (tmp_path / "log").mkdir()
+    conf = harness.SlurmConf(tmp_path / "etc", tmp_path / "etc-slurmd", ["n1", "n2", "n3"])
+    running = harness.SlurmCluster(conf, tmp_path, harness.Runtime((24, 11)))
+    (tmp_path / "log" / "slurmd-n2.log").write_text(
+        "[2026-11-27T18:14:19.895] slurmd started on Fri, 27 Nov 2026 18:14:19 +0000\n"
+        "[2026-11-27T18:14:21.474] CPUs=224 Boards=1 Sockets=2 Cores=56 Threads=2 "
+        "Memory=24105\n")
+    early = ("[2026-11-27T18:14:21.351] error: _forward_thread: failed to n2 "
+             "(127.0.1.2:15510): Connection refused")
+    late = early.replace("21.351", "21.475")
+    unknown = early.replace("to n2 ", "to n3 ")
+    other = "[2026-11-27T18:14:20.000] error: gres/gpu count reported lower than configured"
+    (tmp_path / "log" / "slurmd-n1.log").write_text("\n".join([early, late, unknown, other]))
+    assert fleet.fleet_log_errors(running, "slurmd-n1") == [late, unknown, other]
