@@ -8,6 +8,7 @@ from typing import Any
 
 from ruamel.yaml.composer import Composer
 from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.nodes import ScalarNode
 
 from cluster_iac.errors import Diagnostic
 from cluster_iac.source import split_lines
@@ -107,6 +108,19 @@ class BoundedComposer(Composer):
                                 f"characters; a spec number takes at most {MAX_NUMBER_CHARS}",
                                 "the limits (README, 'Limits') hold a 200,000-GPU cluster; "
                                 "a longer number is a typo"))
+        return node
+
+    def compose_mapping_node(self, anchor: Any) -> Any:
+        node = super().compose_mapping_node(anchor)
+        for key, _ in node.value:
+            if not isinstance(key, ScalarNode):
+                # ruamel would make a hashable copy of a mapping or list key and fail on one
+                # nested in it (a traceback), or pass its Python repr on as the key's name.
+                kind = "a mapping" if key.id == "mapping" else "a list"
+                raise LoadLimit(_at(key, "YAML-KEY-NOT-SCALAR",
+                                    f"{kind} is used as a key; a spec key is a name",
+                                    "a '?' line or a '{' or '[' before ':' makes a complex "
+                                    "key: write the name, then ':' and the value"))
         return node
 
     def _count(self, values: int, event: Any, *, alias: bool) -> None:

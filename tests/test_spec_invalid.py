@@ -85,3 +85,6 @@ def test_every_case_is_checked() -> None:
     names = {p.stem for p in CASES}
     assert {"misspelt_top_key", "misspelt_nested_key", "wrong_type", "unknown_node_type",
             "yaml_unclosed_flow", "yaml_duplicate_key", "all_errors_at_once"} <= names
+    # issue 29's input defects
+    assert {"mapping_key_nested", "lnet_interfaces_unknown_type", "lnet_interfaces_not_lustre",
+            "coolant_same_temperature", "mds_group_gpu_nodes"} <= names
