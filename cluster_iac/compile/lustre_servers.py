@@ -30,6 +30,11 @@ NETWORKS = {"storage": ("storage", "storage"), "compute": ("ipoib", "compute"),
 CLIENT_ROLES = ("compute", "login")
 FULL_STRIPE_KIB = 1024  # one Lustre RPC (1 MiB): a RAID 5/6 full stripe should equal it
 MDADM_CHUNK_KIB = 512  # mdadm's default chunk for striped levels
+MD_PAGE_KIB = 4
+"""The smallest md chunk, one 4 KiB page (mdadm(8), --chunk: 'RAID4, RAID5, RAID6, and RAID10
+require the chunk size to be a power of 2, with minimal chunk size being 4KB'; Linux
+drivers/md/raid5.c and raid10.c refuse others as 'invalid chunk size'); mke2fs' stride is the
+chunk over the 4 KiB block (Lustre manual, 'Computing file system parameters for mkfs')."""
 
 
 def device_problems(lustre: Lustre, plan: Plan) -> Iterator[Diagnostic]:
@@ -47,6 +52,27 @@ def device_problems(lustre: Lustre, plan: Plan) -> Iterator[Diagnostic]:
         if target.drives < least:
             yield Diagnostic("LUSTRE-RAID", f"{key}: {target.raid} needs at least {least} "
                              f"drives, not {target.drives}", (*path, "drives"))
+        chunk = target.chunk_kib
+        if chunk is not None and _bad_chunk(target.raid, chunk):
+            below = 1 << (max(chunk, MD_PAGE_KIB).bit_length() - 1)
+            rule = ("a multiple of 4 KiB" if target.raid == "raid0"
+                    else "a power of two of at least 4 KiB")
+            yield Diagnostic(
+                "LUSTRE-RAID-CHUNK", f"{key}: chunk_kib {chunk} is not {rule}, which "
+                f"mdadm requires of a {target.raid} chunk; ldiskfs' stride (chunk / 4 KiB "
+                f"block) would be {chunk // MD_PAGE_KIB}", (*path, "chunk_kib"),
+                hint=f"use {below} or {below * 2}, or leave chunk_kib out for the chunk that "
+                     "makes a 1 MiB full stripe")
+
+
+def _bad_chunk(raid: str, chunk: int) -> bool:
+    """mdadm(8), --chunk: RAID 4, 5, 6 and 10 need a power of two of at least 4 KiB; RAID 0
+    any multiple of the 4 KiB page; RAID 1 has no chunk (the value is not used)."""
+    if raid == "raid1":
+        return False
+    if raid == "raid0":
+        return chunk % MD_PAGE_KIB != 0
+    return chunk < MD_PAGE_KIB or chunk & (chunk - 1) != 0
 
 
 def choose_network(lustre: Lustre, plan: Plan) -> tuple[str | None, Diagnostic | None]:
