@@ -46,6 +46,8 @@ def _sizes(spec: ClusterSpec) -> list[Diagnostic]:
                for name, fabric in (("compute", spec.fabric.compute),
                                     ("storage", spec.fabric.storage))
                if fabric is not None and fabric.racks is not None]
+    others += [(loop.racks, ("cooling", "loops", i, "racks"))
+               for i, loop in enumerate(spec.cooling.loops)]
     out: list[Diagnostic] = []
     names = 0
     for expression, path in rows + others:
