@@ -22,6 +22,7 @@ from cluster_iac.loader_limits import (
     MAX_LINE_CHARS,
     MAX_SPEC_BYTES,
     BoundedComposer,
+    CheckedConstructor,
     LoadLimit,
     text_problem,
 )
@@ -60,6 +61,7 @@ def load_spec_text(text: str, file: str = "<spec>") -> tuple[dict[str, Any], Sou
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     yaml.Composer = BoundedComposer
+    yaml.Constructor = CheckedConstructor
     try:
         with warnings.catch_warnings():
             # ruamel only warns about a reused anchor (and prints it raw); an alias would then
