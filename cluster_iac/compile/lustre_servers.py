@@ -344,8 +344,9 @@ def _bandwidths(lustre: Lustre, plan: Plan, servers: list[LustreServer], lnet: L
         drives_total = (sum(v for v in per_server.values() if v is not None)
                         if lustre.ost is not None else None)
         if graph is not None:  # each end capped at what its LNet interfaces carry
-            capped = {s.hostname: s.nic_gbs if v is None else min(v, s.nic_gbs)
-                      for s, v in zip(oss, per_server.values(), strict=True)}
+            capped: dict[str, float | None] = {
+                s.hostname: s.nic_gbs if v is None else min(v, s.nic_gbs)
+                for s, v in zip(oss, per_server.values(), strict=True)}
             bound = max_flow_gbs(graph, capped, client_caps)
         else:  # management network: no switch graph, each server's NICs and the clients'
             bound = min(drives if drives is not None else server_nics, client_nics)
