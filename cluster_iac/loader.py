@@ -22,6 +22,7 @@ from cluster_iac.loader_limits import (
     MAX_LINE_CHARS,
     MAX_SPEC_BYTES,
     BoundedComposer,
+    CheckedConstructor,
     LoadLimit,
     text_problem,
 )
@@ -60,6 +61,7 @@ def load_spec_text(text: str, file: str = "<spec>") -> tuple[dict[str, Any], Sou
     yaml = YAML(typ="rt")
     yaml.allow_duplicate_keys = False
     yaml.Composer = BoundedComposer
+    yaml.Constructor = CheckedConstructor
     try:
         with warnings.catch_warnings():
             # ruamel only warns about a reused anchor (and prints it raw); an alias would then
@@ -86,7 +88,10 @@ def load_spec_text(text: str, file: str = "<spec>") -> tuple[dict[str, Any], Sou
             SourceMap(file, lines),
         )
     smap = SourceMap.build(file, text, root)
-    data = _plain(root)
+    try:
+        data = _plain(root)
+    except LoadLimit as exc:
+        raise CompileError([exc.diagnostic], smap) from None
     controls = [_control_diagnostic(path, is_key, found, smap)
                 for path, is_key, found in _control_characters(data, ())]
     if controls:
@@ -190,9 +195,33 @@ def _encoding_diagnostic(raw: bytes, exc: UnicodeDecodeError) -> Diagnostic:
 
 
 def _plain(node: object) -> Any:
-    """CommentedMap/Seq -> dict/list with string keys, so pydantic sees plain data."""
+    """CommentedMap/Seq -> dict/list with string keys, so pydantic sees plain data. Two keys
+    that differ only as YAML reads them (1 and '1', null and 'None') are one key here: a
+    duplicate, which ruamel's own check does not see."""
     if isinstance(node, CommentedMap):
-        return {str(k): _plain(v) for k, v in node.items()}
+        out: dict[str, Any] = {}
+        first: dict[str, object] = {}
+        for key, value in node.items():
+            name = str(key)
+            if name in out:
+                position = node.lc.key(key) if node.lc.data and key in node.lc.data else None
+                line, column = (position[0] + 1, position[1] + 1) if position else (1, 1)
+                raise LoadLimit(Diagnostic(
+                    "YAML-DUPLICATE-KEY", f"the keys {_spelled(first[name])} and "
+                    f"{_spelled(key)} are one key, '{name}', in the spec", line=line,
+                    column=column, hint="keep one of them; quote a key that is a name"))
+            first[name] = key
+            out[name] = _plain(value)
+        return out
     if isinstance(node, CommentedSeq):
         return [_plain(v) for v in node]
     return node
+
+
+def _spelled(key: object) -> str:
+    """A key as YAML read it: a string quoted, null, or the number or date it became."""
+    if key is None or isinstance(key, str):
+        return "null" if key is None else repr(key)
+    kind = {"bool": "a boolean", "date": "a date", "datetime": "a timestamp"}.get(
+        type(key).__name__, "a number")
+    return f"{key} ({kind})"

@@ -7,7 +7,10 @@ import re
 from typing import Any
 
 from ruamel.yaml.composer import Composer
+from ruamel.yaml.constructor import RoundTripConstructor
+from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.nodes import ScalarNode
 
 from cluster_iac.errors import Diagnostic
 from cluster_iac.source import split_lines
@@ -109,6 +112,19 @@ class BoundedComposer(Composer):
                                 "a longer number is a typo"))
         return node
 
+    def compose_mapping_node(self, anchor: Any) -> Any:
+        node = super().compose_mapping_node(anchor)
+        for key, _ in node.value:
+            if not isinstance(key, ScalarNode):
+                # ruamel would make a hashable copy of a mapping or list key and fail on one
+                # nested in it (a traceback), or pass its Python repr on as the key's name.
+                kind = "a mapping" if key.id == "mapping" else "a list"
+                raise LoadLimit(_at(key, "YAML-KEY-NOT-SCALAR",
+                                    f"{kind} is used as a key; a spec key is a name",
+                                    "a '?' line or a '{' or '[' before ':' makes a complex "
+                                    "key: write the name, then ':' and the value"))
+        return node
+
     def _count(self, values: int, event: Any, *, alias: bool) -> None:
         self._values += values
         if self._values <= MAX_VALUES:
@@ -127,3 +143,52 @@ def _at(event: Any, code: str, message: str, hint: str | None) -> Diagnostic:
     """A diagnostic at an event's (or a node's) start."""
     mark = event.start_mark
     return Diagnostic(code, message, line=mark.line + 1, column=mark.column + 1, hint=hint)
+
+
+class CheckedConstructor(RoundTripConstructor):
+    """ruamel's round-trip constructor, with what it cannot make of a node cited at the node.
+
+    A tag forces a type on text that does not have it ('!!bool yes, 256', '!!int abc',
+    '!!set 5'), and a date may be out of range ('2020-13-45' reads as a timestamp): ruamel then
+    raises a bare KeyError, ValueError or AttributeError, with no position.
+    """
+
+    def construct_non_recursive_object(self, node: Any, tag: Any = None) -> Any:
+        pending = len(self.state_generators)
+        try:
+            data = super().construct_non_recursive_object(node, tag)
+        except MarkedYAMLError:
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+            raise LoadLimit(_unreadable(node, exc)) from None
+        if len(self.state_generators) > pending:  # the rest of a collection is made later
+            self.state_generators[-1] = _located(self.state_generators[-1], node)
+        return data
+
+
+def _located(generator: Any, node: Any) -> Any:
+    try:
+        yield from generator
+    except MarkedYAMLError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as exc:
+        raise LoadLimit(_unreadable(node, exc)) from None
+
+
+def _unreadable(node: Any, exc: Exception) -> Diagnostic:
+    tag = str(getattr(node.tag, "value", node.tag))
+    short = "!!" + tag.rpartition(":")[2] if tag.startswith("tag:yaml.org,2002:") else tag
+    what = (describe_value(node.value) if isinstance(node.value, str)
+            else "a mapping" if node.id == "mapping" else "a list")
+    # a date's own reason ('month must be in 1..12'); the others are Python's, not the file's
+    reason = f" ({exc})" if short == "!!timestamp" and isinstance(exc, ValueError) else ""
+    hint = ("a date needs a real month and day; quote text that only looks like a date"
+            if short == "!!timestamp" else
+            "write the value without the tag: the spec's fields take plain YAML values")
+    return _at(node, "YAML-TAG-VALUE", f"{what} is not a {short} value{reason}", hint)
+
+
+def describe_value(value: str) -> str:
+    """A value as a message quotes it: repr, cut to 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -107,7 +107,7 @@ def _walk(
     elif isinstance(node, CommentedSeq):
         for index, item in enumerate(node):
             child = (*path, index)
-            position = node.lc.item(index)
+            position = node.lc.item(index) if node.lc.data else None
             # ruamel records no position for the items of a tagged sequence ('!!python/...');
             # such an item is then cited at its parent
             if position is not None:
@@ -118,7 +118,7 @@ def _walk(
 def _holder(node: CommentedMap, key: object) -> CommentedMap | None:
     """The mapping whose text holds ``key``: ``node`` itself, or the anchored mapping a
     ``<<: *defaults`` merge key took it from (the error then points at the definition)."""
-    if key in node.lc.data:
+    if key in (node.lc.data or ()):  # a '!!omap' mapping has no positions (data None)
         return node
     for item in getattr(node, "merge", None) or ():
         # ruamel.yaml 0.18 lists (position, mapping) pairs; 0.19 lists the mappings.

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cluster_iac.errors import Severity
+import pytest
+
+from cluster_iac.errors import CompileError, Severity
 from cluster_iac.plan import PartitionPlan
 from tests.check_fixtures import findings_of, messages
 from tests.conftest import example_build
-from tests.facility_fixtures import example_data
+from tests.facility_fixtures import compile_data, example_data
 
 
 def test_hostname_clashes_with_a_switch() -> None:
@@ -90,10 +92,17 @@ def test_empty_rack() -> None:
 
 
 def test_lustre_group_with_the_wrong_role() -> None:
+    """Refused while compiling, at the key, before the servers' targets are laid out (issue
+    29: the GPU group as mds_group was a drive-bays error on each GPU node)."""
     data = example_data("dgx-h100-superpod-4su")
     data["storage"]["lustre"]["mds_group"] = "oss"
-    assert messages(data, "CONSISTENCY-LUSTRE-ROLE") == [
-        "storage.lustre.mds_group is node group oss, whose role is lustre_oss, not lustre_mds"]
+    with pytest.raises(CompileError) as raised:
+        compile_data(data)
+    assert [(d.code, d.message, d.path, d.hint) for d in raised.value.diagnostics] == [
+        ("CONSISTENCY-LUSTRE-ROLE",
+         "storage.lustre.mds_group is node group oss, whose role is lustre_oss, not lustre_mds",
+         ("storage", "lustre", "mds_group"),
+         "did you mean 'mds', the node group of role lustre_mds?")]
 
 
 def test_examples_are_consistent() -> None:

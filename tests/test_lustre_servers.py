@@ -143,13 +143,47 @@ def test_superpod_bandwidth_and_capacity_from_the_hardware() -> None:
     # 8 OSS x 4 OSTs x RAID-6 4+2 of CM6-R: read 4 x 6.9 GB/s, write 4 x 4.2 GB/s per OST
     assert hw.read.drives == pytest.approx(8 * 4 * 4 * 6.9)  # 883.2
     assert hw.write.drives == pytest.approx(8 * 4 * 4 * 4.2)  # 537.6
+    # LNet is given one interface (networks.storage.interface): one of each host's two ports
+    assert hw.read.server_nics == 8 * 1 * 400 / 8  # 400 GB/s: one NDR port per OSS
+    assert hw.read.client_nics == 127 * 1 * 200 / 8  # 3175: one NDR200 storage port per DGX
+    assert (hw.read.bound, hw.read.limit) == (400, "server NICs")
+    assert (hw.write.bound, hw.write.limit) == (400, "server NICs")
+    assert hw.read.fabric == 800  # the cables could carry both ports
+    assert hw.read.effective == 400 and hw.write.effective == 250  # the measured figures
+    assert hw.capacity_tb == pytest.approx(32 * 4 * 30.72)  # 3932.16 TB usable
+    assert hw.raw_tb == pytest.approx(32 * 6 * 30.72)
+
+
+def test_superpod_bandwidth_with_both_ports_given_to_lnet() -> None:
+    """Multi-rail: both storage ports of the servers and the DGX in lnet.interfaces."""
+    data = example_data("dgx-h100-superpod-4su")
+    both = ["enp41s0f0", "enp41s0f1"]
+    data["storage"]["lustre"]["lnet"] = {"interfaces": {"lustre": both, "dgx-h100": both}}
+    hw = compile_data(data).lustre.hardware
     assert hw.read.server_nics == 8 * 2 * 400 / 8  # 800 GB/s: two NDR ports per OSS
     assert hw.read.client_nics == 127 * 2 * 200 / 8  # 6350: two NDR200 storage ports per DGX
     assert (hw.read.bound, hw.read.limit) == (800, "server NICs")
     assert hw.write.bound == pytest.approx(537.6) and hw.write.limit == "drives"
-    assert hw.read.effective == 400 and hw.write.effective == 250  # the measured figures
-    assert hw.capacity_tb == pytest.approx(32 * 4 * 30.72)  # 3932.16 TB usable
-    assert hw.raw_tb == pytest.approx(32 * 6 * 30.72)
+
+
+def test_lustre_bound_counts_the_interfaces_lnet_is_given_not_every_nic() -> None:
+    """Issue 29: each seed OSS has two HDR HCAs; given LNet one of them, a server moves 25 GB/s,
+    and the four servers' 100 GB/s (not 200) bound the aggregate below the drives' 126."""
+    data = example_data("seed-64gpu-h100")
+    data["storage"]["lustre"]["lnet"]["interfaces"]["oss"] = ["ib0"]
+    hw = compile_data(data).lustre.hardware
+    assert hw.read.server_nics == 4 * 25
+    assert (hw.read.bound, hw.read.limit) == (100, "server NICs")
+    data["storage"]["lustre"]["read_gbs"] = 120  # a claim the two-HCA design would allow
+    [found] = findings_of(data, "STORAGE-BANDWIDTH-CLAIM")
+    assert "server NICs 100.0" in found.message and found.is_error
+
+
+def test_more_interfaces_than_ports_count_the_ports() -> None:
+    data = example_data("seed-64gpu-h100")
+    data["storage"]["lustre"]["lnet"]["interfaces"]["h100-hdr"] = ["ib0", "ib1", "ib2"]
+    hw = compile_data(data).lustre.hardware
+    assert hw.read.client_nics == 8 * 25  # each compute node has one HDR port
 
 
 def test_seed_bandwidth_is_the_hbas_not_the_guides_250() -> None:
@@ -183,6 +217,8 @@ def test_an_oversubscribed_fabric_is_the_limit() -> None:
     assert max_flow_gbs(graph, {"oss1": None, "oss2": None}, [f"c{i}" for i in range(4)]) == 50
     assert max_flow_gbs(graph, {"oss1": 10.0, "oss2": 20.0}, ["c0"]) == 30
     assert max_flow_gbs(graph, {"oss1": None}, []) == 0
+    # clients capped at what LNet gives them
+    assert max_flow_gbs(graph, {"oss1": None, "oss2": None}, {"c0": 5.0, "c1": 7.5}) == 12.5
 
 
 def test_read_gbs_10000_with_four_servers_is_rejected_at_its_line() -> None:

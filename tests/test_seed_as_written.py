@@ -29,12 +29,15 @@ def test_each_fault_of_the_guide_is_one_finding_at_its_line() -> None:
     assert sorted(errors) == sorted(expected)
     messages = {d.code: d.message for d in info.value.diagnostics if d.is_error}
     # The figures of each fault: 2 x 5.6 kW per 230 V line, the PSU overload, 52.7 kW IT x
-    # 1.3 PUE, the HBAs' 4 x 31.5 GB/s, 126 GB/s over 64 GPUs, 60 L/min at 5 K = 20.7 kW.
+    # 1.3 PUE, the one HDR HCA of each of 4 OSS that LNet is given (the guide names no LNet
+    # interfaces, so each OSS's second HCA carries no Lustre: 4 x 25 GB/s, below the HBAs'
+    # 4 x 31.5), 100 GB/s over 64 GPUs, 60 L/min at 5 K = 20.7 kW.
     assert "carries 51.9 A in normal operation" in messages["POWER-BREAKER"]
     assert "280% of their 2 kW rating" in messages["POWER-PSU-REDUNDANCY"]
     assert "52.7 kW IT load x PUE 1.3 = 68.6 kW" in messages["POWER-FACILITY"]
-    assert "126.0 GB/s (limited by the drives" in messages["STORAGE-BANDWIDTH-CLAIM"]
-    assert "1.969 GB/s per GPU, 20% of the workload's 10 GB/s" in messages["STORAGE-READ"]
+    assert ("100.0 GB/s (limited by the server NICs: drives 126.0, server NICs 100.0"
+            in messages["STORAGE-BANDWIDTH-CLAIM"])
+    assert "1.562 GB/s per GPU, 16% of the workload's 10 GB/s" in messages["STORAGE-READ"]
     assert ("must carry 45.0 kW from r01, but 60 L/min of water x 991.2 kg/m3 x 4.179 kJ/(kg K)"
             " x 5 K = 20.7 kW") in messages["COOLING-LOOP-FLOW"]
     source = info.value.source

@@ -2,7 +2,8 @@
 
 spec/*.yaml are the classic mistakes; spec/strings, spec/loading, spec/limits and spec/cross
 are the hostile and careless inputs of issue 15 (the string vocabulary, bounded loading, the
-documented limits and the cross-field checks)."""
+documented limits and the cross-field checks); spec/input and spec/verdicts are issue 29's
+input defects and wrong verdicts."""
 
 from __future__ import annotations
 
@@ -85,3 +86,9 @@ def test_every_case_is_checked() -> None:
     names = {p.stem for p in CASES}
     assert {"misspelt_top_key", "misspelt_nested_key", "wrong_type", "unknown_node_type",
             "yaml_unclosed_flow", "yaml_duplicate_key", "all_errors_at_once"} <= names
+    # issue 29's input defects
+    assert {"mapping_key_nested", "lnet_interfaces_unknown_type", "lnet_interfaces_not_lustre",
+            "coolant_same_temperature", "mds_group_gpu_nodes"} <= names
+    # and four of its five wrong verdicts (the Lustre bound's: tests/test_lustre_servers.py)
+    assert {"raid_chunk_not_power_of_two", "health_tool_timeout_past_slurmd_kill",
+            "dbd_port_is_mariadb_port", "liquid_rack_on_no_loop"} <= names

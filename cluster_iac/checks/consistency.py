@@ -128,19 +128,3 @@ def empty_racks(plan: Plan) -> Iterator[Diagnostic]:
             yield Diagnostic("CONSISTENCY-EMPTY-RACK",
                              f"rack {rack.name} holds no node and no fabric or aggregation "
                              f"switch", rack.spec_path, Severity.WARNING)
-
-
-@check("consistency.lustre_roles")
-def lustre_roles(plan: Plan) -> Iterator[Diagnostic]:
-    """Lustre's mds_group and oss_group name groups of role lustre_mds and lustre_oss."""
-    lustre = plan.settings.storage.lustre
-    if lustre is None:
-        return
-    roles = {n.group: n.role for n in plan.nodes}
-    for key, role in (("mds_group", "lustre_mds"), ("oss_group", "lustre_oss")):
-        group = getattr(lustre, key)
-        if group is not None and roles.get(group, role) != role:
-            yield Diagnostic(
-                "CONSISTENCY-LUSTRE-ROLE",
-                f"storage.lustre.{key} is node group {group}, whose role is {roles[group]}, "
-                f"not {role}", ("storage", "lustre", key))

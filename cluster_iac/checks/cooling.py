@@ -7,8 +7,9 @@ from dataclasses import replace
 
 from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity
+from cluster_iac.hostlist import HostlistError
 from cluster_iac.plan import Plan
-from cluster_iac.plan.cooling import loop_figures
+from cluster_iac.plan.cooling import loop_racks
 from cluster_iac.plan.power import rack_loads_w
 
 # The heat a rack must shed is its IT load: every watt drawn leaves as heat (the devices do
@@ -39,7 +40,8 @@ def per_spec_path(found: Iterator[Diagnostic], noun: str) -> Iterator[Diagnostic
 def _rack_heat(plan: Plan) -> Iterator[Diagnostic]:
     loads = rack_loads_w(plan)
     air_limit = plan.settings.policy.air_cooled_rack_kw
-    looped = {rack for loop in loop_figures(plan) for rack in loop.racks}
+    loops = [loop.name for loop in plan.settings.cooling.loops]
+    looped = _looped_racks(plan)
     for rack in plan.racks:
         kw = loads[rack.name] / 1000
         if rack.cooling == "air" and kw > air_limit:
@@ -52,6 +54,16 @@ def _rack_heat(plan: Plan) -> Iterator[Diagnostic]:
                 hint="or put fewer nodes in each rack (node_groups[].per_rack, or more racks "
                      "in the group's racks)",
                 details={"measured": round(kw, 3), "limit": air_limit, "unit": "kW"})
+        elif (rack.cooling == "liquid" and rack.liquid_capacity_kw is None and kw > 0
+              and rack.name not in looped and loops):
+            yield Diagnostic(
+                "COOLING-LOOP-MISSING",
+                f"liquid-cooled rack {rack.name} sheds {kw:.1f} kW into no cooling loop: the "
+                f"spec's loops ({', '.join(loops)}) cool other racks, and the rack declares no "
+                f"liquid_capacity_kw of its own", (*rack.spec_path, "cooling"),
+                hint="add the rack to the racks of the loop that cools it (cooling.loops[]."
+                     "racks), or declare it cooling: air",
+                details={"measured": round(kw, 3), "unit": "kW"})
         elif (rack.cooling == "liquid" and rack.liquid_capacity_kw is None and kw > 0
               and rack.name not in looped):
             yield Diagnostic(
@@ -68,6 +80,18 @@ def _rack_heat(plan: Plan) -> Iterator[Diagnostic]:
                 f"{100 * kw / cap:.0f}% of its loop's {cap:g} kW; over by {kw - cap:.1f} kW",
                 (*rack.spec_path, "liquid_capacity_kw"),
                 details={"measured": round(kw, 3), "limit": cap, "unit": "kW"})
+
+
+def _looped_racks(plan: Plan) -> set[str]:
+    """Every rack a loop names, whether or not the loop's coolant and racks resolve (the loop
+    checks report those): a rack in a broken loop is still not on *no* loop."""
+    out: set[str] = set()
+    for loop in plan.settings.cooling.loops:
+        try:
+            out.update(loop_racks(loop.racks))
+        except HostlistError:
+            continue
+    return out
 
 
 def facility_heat_kw(plan: Plan) -> float:

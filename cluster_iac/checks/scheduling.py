@@ -8,7 +8,15 @@ from cluster_iac.checks import check
 from cluster_iac.errors import Diagnostic, Severity, SpecPath
 from cluster_iac.plan import Plan
 from cluster_iac.plan.durations import human
-from cluster_iac.plan.scheduling import PRIORITY_MAX, PartitionPolicy, QosPlan, SchedulingPlan
+from cluster_iac.plan.scheduling import (
+    PRIORITY_MAX,
+    HealthPlan,
+    NodeHealth,
+    PartitionPolicy,
+    QosPlan,
+    SchedulingPlan,
+)
+from cluster_iac.plan.slurm import SLURMCTLD_PORT, SLURMD_PORT, SLURMDBD_PORT
 
 PRIORITY: SpecPath = ("slurm", "priority")
 # slurmd kills the health-check program after 60 s (slurm.conf(5) HealthCheckProgram): an
@@ -135,6 +143,37 @@ def enforcement(plan: Plan) -> Iterator[Diagnostic]:
             hint="enforce associations, limits and qos")
 
 
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+"""StorageHost names that are slurmdbd's own host."""
+
+
+@check("slurm.accounting_ports")
+def accounting_ports(plan: Plan) -> Iterator[Diagnostic]:
+    """slurmdbd's DbdPort is free on its host: not MariaDB's StoragePort when the database
+    runs beside it, nor slurmctld's or slurmd's port when it runs on a controller or a node
+    (two daemons cannot listen on one port: the second fails to bind and does not start)."""
+    acct = plan.scheduling.accounting if plan.scheduling else None
+    if acct is None:
+        return
+    roles = {n.hostname: n.role for n in plan.nodes}
+    taken: dict[int, str] = {}
+    if acct.storage.host in LOCAL_HOSTS or acct.storage.host == acct.dbd_host:
+        taken[acct.storage.port] = (f"MariaDB's port (slurm.accounting.storage.port), and the "
+                                    f"database runs on {acct.dbd_host} too")
+    role = roles.get(acct.dbd_host)
+    if role == "controller":
+        taken[SLURMCTLD_PORT] = f"SlurmctldPort, and {acct.dbd_host} is a controller"
+    elif role == "compute":
+        taken[SLURMD_PORT] = f"SlurmdPort, and {acct.dbd_host} runs slurmd"
+    if acct.port in taken:
+        yield Diagnostic(
+            "SLURM-PORT-CLASH", f"slurmdbd's DbdPort {acct.port} on {acct.dbd_host} is "
+            f"{taken[acct.port]}: the daemon that starts second cannot listen on it",
+            ("slurm", "accounting", "port"),
+            hint=f"use slurmdbd's registered port, port: {SLURMDBD_PORT}"
+            if acct.port != SLURMDBD_PORT else "give the other daemon another port")
+
+
 @check("slurm.health_check")
 def health_check(plan: Plan) -> Iterator[Diagnostic]:
     """The health check runs less often than slurmd's 60 s limit on one run, and a node it
@@ -150,6 +189,8 @@ def health_check(plan: Plan) -> Iterator[Diagnostic]:
             f"slurmd lets one run take up to {HEALTH_RUN_LIMIT_S} s, so runs can pile up",
             ("slurm", "health_check", "interval"), severity=Severity.WARNING,
             hint="run it every few minutes; the Epilog checks after every job")
+    if health is not None:
+        yield from _tool_timeout(health)
     if sched.return_to_service == 2:
         yield Diagnostic(
             "SLURM-RETURN-TO-SERVICE", "return_to_service 2 puts a node back in service when "
@@ -157,3 +198,34 @@ def health_check(plan: Plan) -> Iterator[Diagnostic]:
             "DOWN): only DRAINED nodes stay out", ("slurm", "return_to_service"),
             severity=Severity.WARNING,
             hint="use 1: only nodes that were DOWN for not responding come back")
+
+
+def hung_tools(node: NodeHealth) -> int:
+    """Commands of a node type's health check that one fault can hang together, each up to
+    ``timeout $tool_timeout`` (templates/slurm/healthcheck.sh.j2): a GPU off the bus hangs
+    every nvidia-smi call (two with MIG: the GPU query and `nvidia-smi mig -lgi`); ibstat,
+    findmnt and systemctl each hang alone."""
+    return max(1, (node.gpu_count > 0) + bool(node.mig))
+
+
+def _tool_timeout(health: HealthPlan) -> Iterator[Diagnostic]:
+    """The tools one fault hangs take hung x tool_timeout: the check must still end before
+    slurmd's kill, or it never records the fault and never drains the node."""
+    worst = max(health.nodes, key=hung_tools, default=None)
+    if worst is None:
+        return
+    tools = hung_tools(worst)
+    total = tools * health.tool_timeout_s
+    if total >= HEALTH_RUN_LIMIT_S:
+        most = (HEALTH_RUN_LIMIT_S - 1) // tools
+        held = (f"a hung GPU holds node type {worst.node_type}'s check {tools} nvidia-smi "
+                f"calls x {health.tool_timeout_s} s = {total} s" if tools > 1 else
+                f"a hung tool (nvidia-smi on a GPU off the bus) holds the check {total} s")
+        yield Diagnostic(
+            "SLURM-HEALTH-TIMEOUT", f"health_check.tool_timeout is {health.tool_timeout_s} s: "
+            f"{held}, and slurmd kills the check at {HEALTH_RUN_LIMIT_S} s, before it drains "
+            f"the node",
+            ("slurm", "health_check", "tool_timeout"),
+            hint=f"tool_timeout: {most}s or less (a healthy nvidia-smi answers in a second "
+                 "or two)", details={"measured": total, "limit": HEALTH_RUN_LIMIT_S,
+                                     "unit": "s"})

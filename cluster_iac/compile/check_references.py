@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 
 from pydantic_core import PydanticCustomError
 
@@ -13,7 +14,7 @@ from cluster_iac.hostlist import HostlistError, expand, size
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.base import MAX_NAMES, MAX_NODES, MAX_RACKS, check_rack_name
-from cluster_iac.suggest import did_you_mean
+from cluster_iac.suggest import closest, did_you_mean
 
 
 def check_references(spec: ClusterSpec, plan: Plan) -> Plan:
@@ -45,6 +46,8 @@ def _sizes(spec: ClusterSpec) -> list[Diagnostic]:
                for name, fabric in (("compute", spec.fabric.compute),
                                     ("storage", spec.fabric.storage))
                if fabric is not None and fabric.racks is not None]
+    others += [(loop.racks, ("cooling", "loops", i, "racks"))
+               for i, loop in enumerate(spec.cooling.loops)]
     out: list[Diagnostic] = []
     names = 0
     for expression, path in rows + others:
@@ -140,6 +143,7 @@ def _catalog_refs(spec: ClusterSpec, plan: Plan) -> list[Diagnostic]:
             for i, nic in enumerate(getattr(node_type, key) or []):
                 if nic.model not in cat.nics:
                     out.append(unknown("NIC model", nic.model, cat.nics, (*base, key, i, "model")))
+    out += _coolant_points(spec)
     for key, platform in cat.platforms.items():
         path: SpecPath = ("catalog", "platforms", key)
         if platform.gpu and platform.gpu not in cat.gpus:
@@ -149,6 +153,25 @@ def _catalog_refs(spec: ClusterSpec, plan: Plan) -> list[Diagnostic]:
         for i, nic in enumerate(platform.nics):
             if nic.model not in cat.nics:
                 out.append(unknown("NIC model", nic.model, cat.nics, (*path, "nics", i, "model")))
+    return out
+
+
+def _coolant_points(spec: ClusterSpec) -> list[Diagnostic]:
+    """A coolant of the spec's catalog has one row per temperature: with two, interpolation
+    would silently take one of them (plan/cooling.py: properties_at)."""
+    out = []
+    for key, coolant in spec.catalog.coolants.items():
+        first: dict[float, int] = {}
+        for i, point in enumerate(coolant.points):
+            earlier = first.setdefault(point.temperature_c, i)
+            if earlier != i:
+                out.append(Diagnostic(
+                    "SPEC-COOLANT-TEMPERATURE",
+                    f"coolant {key}: points {earlier} and {i} are both at "
+                    f"{point.temperature_c:g} C", ("catalog", "coolants", key, "points", i,
+                                                  "temperature_c"),
+                    hint="keep one row per temperature: density and specific heat are "
+                         "interpolated between rows at different temperatures"))
     return out
 
 
@@ -224,11 +247,53 @@ def _fabric_refs(spec: ClusterSpec, plan: Plan) -> list[Diagnostic]:
         if net is not None and net.switch is not None and net.switch not in switches:
             out.append(unknown("switch model", net.switch, switches,
                                ("networks", net_name, "switch")))
+    if spec.storage.lustre is not None:
+        out += _lustre_refs(spec)
+    return out
+
+
+LUSTRE: SpecPath = ("storage", "lustre")
+SERVER_ROLES = (("mds_group", "lustre_mds"), ("oss_group", "lustre_oss"))
+LNET_CLIENT_ROLES = ("compute", "login")  # compile/lustre_servers.py: CLIENT_ROLES
+
+
+def _lustre_refs(spec: ClusterSpec) -> list[Diagnostic]:
+    """The server groups exist and have the servers' roles (checked here, before the targets
+    are laid out: a GPU group named as mds_group would otherwise be reported as missing drive
+    bays on each GPU node), and lnet.interfaces names node types that run LNet."""
     lustre = spec.storage.lustre
-    if lustre is not None:
-        groups = {g.name for g in spec.node_groups}
-        for key in ("mds_group", "oss_group"):
-            value = getattr(lustre, key)
-            if value is not None and value not in groups:
-                out.append(unknown("node group", value, groups, ("storage", "lustre", key)))
+    assert lustre is not None
+    groups = {g.name: g for g in spec.node_groups}
+    out: list[Diagnostic] = []
+    for key, role in SERVER_ROLES:
+        value = getattr(lustre, key)
+        if value is None:
+            continue
+        if value not in groups:
+            out.append(unknown("node group", value, groups, (*LUSTRE, key)))
+        elif groups[value].role != role:
+            fitting = [g.name for g in spec.node_groups if g.role == role]
+            best = closest(value, fitting) or (fitting[0] if len(fitting) == 1 else None)
+            hint = (f"did you mean '{best}', the node group of role {role}?" if best
+                    else did_you_mean(value, fitting) if fitting
+                    else f"give the servers' node group role: {role}")
+            out.append(Diagnostic(
+                "CONSISTENCY-LUSTRE-ROLE",
+                f"storage.lustre.{key} is node group {value}, whose role is "
+                f"{groups[value].role}, not {role}", (*LUSTRE, key), hint=hint))
+    server_groups = {getattr(lustre, key) for key, _ in SERVER_ROLES}
+    lnet_roles = (*LNET_CLIENT_ROLES, *(role for _, role in SERVER_ROLES))
+    runs_lnet = sorted({g.node_type for g in spec.node_groups
+                        if g.role in lnet_roles or g.name in server_groups})
+    for name in lustre.lnet.interfaces:
+        path: SpecPath = (*LUSTRE, "lnet", "interfaces", name)
+        if name not in spec.node_types:
+            out.append(replace(unknown("node type", name, runs_lnet, path), at_key=True))
+        elif name not in runs_lnet:
+            roles = sorted({g.role for g in spec.node_groups if g.node_type == name})
+            out.append(Diagnostic(
+                "LUSTRE-LNET-INTERFACES",
+                f"lnet.interfaces names node type '{name}', which neither serves nor mounts "
+                f"Lustre (its groups' roles: {', '.join(roles) or 'none, no group uses it'})",
+                path, at_key=True, hint=did_you_mean(name, runs_lnet)))
     return out

@@ -30,6 +30,11 @@ NETWORKS = {"storage": ("storage", "storage"), "compute": ("ipoib", "compute"),
 CLIENT_ROLES = ("compute", "login")
 FULL_STRIPE_KIB = 1024  # one Lustre RPC (1 MiB): a RAID 5/6 full stripe should equal it
 MDADM_CHUNK_KIB = 512  # mdadm's default chunk for striped levels
+MD_PAGE_KIB = 4
+"""The smallest md chunk, one 4 KiB page (mdadm(8), --chunk: 'RAID4, RAID5, RAID6, and RAID10
+require the chunk size to be a power of 2, with minimal chunk size being 4KB'; Linux
+drivers/md/raid5.c and raid10.c refuse others as 'invalid chunk size'); mke2fs' stride is the
+chunk over the 4 KiB block (Lustre manual, 'Computing file system parameters for mkfs')."""
 
 
 def device_problems(lustre: Lustre, plan: Plan) -> Iterator[Diagnostic]:
@@ -47,6 +52,27 @@ def device_problems(lustre: Lustre, plan: Plan) -> Iterator[Diagnostic]:
         if target.drives < least:
             yield Diagnostic("LUSTRE-RAID", f"{key}: {target.raid} needs at least {least} "
                              f"drives, not {target.drives}", (*path, "drives"))
+        chunk = target.chunk_kib
+        if chunk is not None and _bad_chunk(target.raid, chunk):
+            below = 1 << (max(chunk, MD_PAGE_KIB).bit_length() - 1)
+            rule = ("a multiple of 4 KiB" if target.raid == "raid0"
+                    else "a power of two of at least 4 KiB")
+            yield Diagnostic(
+                "LUSTRE-RAID-CHUNK", f"{key}: chunk_kib {chunk} is not {rule}, which "
+                f"mdadm requires of a {target.raid} chunk; ldiskfs' stride (chunk / 4 KiB "
+                f"block) would be {chunk // MD_PAGE_KIB}", (*path, "chunk_kib"),
+                hint=f"use {below} or {below * 2}, or leave chunk_kib out for the chunk that "
+                     "makes a 1 MiB full stripe")
+
+
+def _bad_chunk(raid: str, chunk: int) -> bool:
+    """mdadm(8), --chunk: RAID 4, 5, 6 and 10 need a power of two of at least 4 KiB; RAID 0
+    any multiple of the 4 KiB page; RAID 1 has no chunk (the value is not used)."""
+    if raid == "raid1":
+        return False
+    if raid == "raid0":
+        return chunk % MD_PAGE_KIB != 0
+    return chunk < MD_PAGE_KIB or chunk & (chunk - 1) != 0
 
 
 def choose_network(lustre: Lustre, plan: Plan) -> tuple[str | None, Diagnostic | None]:
@@ -97,6 +123,7 @@ def build_servers(lustre: Lustre, plan: Plan, network: str, net: str
     indices = None if lustre.ost_indices else LockedIndices(plan.lock)
     if indices is not None:  # the MGS stays with the server that holds MDT0
         mds.sort(key=lambda node: not indices.holds("mdt", node.hostname, 0))
+    interfaces = _interfaces(lustre, plan, ip_net, mds + oss)
     for position, node in enumerate(mds + oss):
         is_mds = position < len(mds)
         if indices is not None and not is_mds:
@@ -110,9 +137,10 @@ def build_servers(lustre: Lustre, plan: Plan, network: str, net: str
         servers.append(LustreServer(
             hostname=node.hostname, role="mds" if is_mds else "oss", node_type=node.node_type,
             nid=f"{address}@{net}" if address else None,
-            nic_gbs=_nic_gbs(plan, graph, node, role), drive_io_gbs=_drive_io(plan, node),
+            nic_gbs=_nic_gbs(plan, graph, node, role, len(interfaces[node.node_type])),
+            drive_io_gbs=_drive_io(plan, node),
             targets=tuple(targets)))
-    lnet = _lnet(lustre, plan, network, net, ip_net, servers, graph, role)
+    lnet = _lnet(plan, network, net, ip_net, servers, graph, role, interfaces)
     read, write = _bandwidths(lustre, plan, servers, lnet, graph, role)
     osts = [t for s in servers for t in s.targets if t.kind == "ost"]
     drive = plan.catalog.drives.get(lustre.ost.drive) if lustre.ost else None
@@ -227,11 +255,20 @@ def _chunk(devices: TargetDevices, data: float) -> int | None:
     return MDADM_CHUNK_KIB
 
 
-def _nic_gbs(plan: Plan, graph: nx.Graph | None, node: Any, role: str) -> float:
+def _nic_gbs(plan: Plan, graph: nx.Graph | None, node: Any, role: str,
+             interfaces: int) -> float:
+    """What a host's NICs on the LNet network carry for Lustre: LNet sends only over the
+    interfaces it is given (lnet.conf; several: multi-rail), so of the host's ports on the
+    network, as many as it has interfaces: line rate x min(1, interfaces / ports)."""
     if graph is not None:
-        return link_gbs(graph, node.hostname)
-    nics = plan.node_types[node.node_type].nics_of(role)
-    return sum(n.count * n.speed_gbps for n in nics) / BITS_PER_BYTE
+        total = link_gbs(graph, node.hostname)
+        ports = (sum(d["links"] for _, _, d in graph.edges(node.hostname, data=True))
+                 if node.hostname in graph else 0)
+    else:
+        nics = plan.node_types[node.node_type].nics_of(role)
+        total = sum(n.count * n.speed_gbps for n in nics) / BITS_PER_BYTE
+        ports = sum(n.count for n in nics)
+    return total * min(1.0, interfaces / ports) if ports else 0.0
 
 
 def _drive_io(plan: Plan, node: Any) -> float | None:
@@ -239,15 +276,22 @@ def _drive_io(plan: Plan, node: Any) -> float | None:
     return io
 
 
-def _lnet(lustre: Lustre, plan: Plan, network: str, net: str, ip_net: str,
-          servers: list[LustreServer], graph: nx.Graph | None, role: str) -> LnetPlan:
-    clients = tuple(n.hostname for n in plan.nodes if n.role in CLIENT_ROLES)
-    addresses = plan.addresses.get(ip_net, {})
+def _interfaces(lustre: Lustre, plan: Plan, ip_net: str, servers: list[Any]
+                ) -> dict[str, tuple[str, ...]]:
+    """Node type -> the interfaces LNet uses on it: lnet.interfaces, else the network's one
+    ``interface``; for the servers' and the clients' node types."""
     interface = getattr(plan.settings.networks, ip_net, None)
     default = (interface.interface,) if interface is not None else ()
     types = sorted({s.node_type for s in servers}
                    | {n.node_type for n in plan.nodes if n.role in CLIENT_ROLES})
-    interfaces = {t: tuple(lustre.lnet.interfaces.get(t, default)) for t in types}
+    return {t: tuple(lustre.lnet.interfaces.get(t, default)) for t in types}
+
+
+def _lnet(plan: Plan, network: str, net: str, ip_net: str, servers: list[LustreServer],
+          graph: nx.Graph | None, role: str, interfaces: dict[str, tuple[str, ...]]
+          ) -> LnetPlan:
+    clients = tuple(n.hostname for n in plan.nodes if n.role in CLIENT_ROLES)
+    addresses = plan.addresses.get(ip_net, {})
     hosts = [s.hostname for s in servers] + list(clients)
     missing = tuple(h for h in hosts if h not in addresses)
     return LnetPlan(net=net, network=network, ip_network=ip_net, interfaces=interfaces,
@@ -283,7 +327,11 @@ def _bandwidths(lustre: Lustre, plan: Plan, servers: list[LustreServer], lnet: L
     computes = {n.hostname for n in plan.nodes if n.role == "compute"}
     readers = [c for c in lnet.clients if c in computes]
     server_nics = sum(s.nic_gbs for s in oss)
-    client_nics = sum(_nic_gbs(plan, graph, n, role) for n in plan.nodes if n.hostname in readers)
+    wanted = set(readers)
+    client_caps = {n.hostname: _nic_gbs(plan, graph, n, role,
+                                        len(lnet.interfaces[n.node_type]))
+                   for n in plan.nodes if n.hostname in wanted}
+    client_nics = sum(client_caps.values())
     fabric = (max_flow_gbs(graph, {s.hostname: None for s in oss}, readers)
               if graph is not None else None)
     out = []
@@ -295,8 +343,11 @@ def _bandwidths(lustre: Lustre, plan: Plan, servers: list[LustreServer], lnet: L
                   if lustre.ost is not None else None)
         drives_total = (sum(v for v in per_server.values() if v is not None)
                         if lustre.ost is not None else None)
-        if graph is not None:
-            bound = max_flow_gbs(graph, per_server, readers)
+        if graph is not None:  # each end capped at what its LNet interfaces carry
+            capped: dict[str, float | None] = {
+                s.hostname: s.nic_gbs if v is None else min(v, s.nic_gbs)
+                for s, v in zip(oss, per_server.values(), strict=True)}
+            bound = max_flow_gbs(graph, capped, client_caps)
         else:  # management network: no switch graph, each server's NICs and the clients'
             bound = min(drives if drives is not None else server_nics, client_nics)
         terms = {"drives": drives_total, "server NICs": server_nics,

@@ -28,11 +28,9 @@ from cluster_iac.hostlist import fold
 from cluster_iac.plan import NodeTypePlan, PartitionPlan, Plan
 from cluster_iac.plan import slurm as slurm_plan
 from cluster_iac.plan.mig import gres_counts
+from cluster_iac.plan.slurm import SLURMCTLD_PORT, SLURMD_PORT
 
 # Ports registered with IANA for Slurm (slurmctld 6817, slurmd 6818, slurmdbd 6819).
-SLURMCTLD_PORT = 6817
-SLURMD_PORT = 6818
-SLURMDBD_PORT = 6819
 
 ParameterGroup = Callable[[Plan], Iterable[Pair]]
 NodeKeys = Callable[[Plan, NodeTypePlan], Iterable[Pair]]

@@ -7,7 +7,10 @@
   penalty of a full-stripe write; a partial stripe costs more (read-modify-write), which the
   Lustre manual avoids by making a full stripe one 1 MiB RPC (checks: LUSTRE-RAID-STRIPE).
 - A server delivers at most min(sum of its OSTs, its drive controllers' host links).
-- The aggregate is the maximum flow from the OSSs' drives through their NIC links, the fabric's
+- A host's NICs carry Lustre only on the interfaces LNet is given (lnet.interfaces, else the
+  network's one interface; lnetctl(8), LNet multi-rail): of its ports on the LNet network, as
+  many as it has interfaces, line rate x min(1, interfaces / ports).
+- The aggregate is the maximum flow from the OSSs' drives through those NIC links, the fabric's
   switch-to-switch links and the clients' NIC links to the clients (max-flow = min-cut, Ford
   and Fulkerson 1956): never more than any of those terms, and less when, for example, the
   servers hang off one leaf whose uplinks are oversubscribed. Link capacities are line rates
@@ -47,11 +50,13 @@ def group_rates_gbs(raid: str, drives: int, read_mbs: float,
 
 
 def max_flow_gbs(graph: nx.Graph | None, servers: dict[str, float | None],
-                 clients: Iterable[str]) -> float:
+                 clients: Iterable[str] | dict[str, float]) -> float:
     """Largest flow from the servers (each capped at its value; None = uncapped) to the
-    clients over the fabric graph, whose edges carry ``links`` x ``speed_gbps``. The clients
-    are merged into one sink and the servers fed from one source; both directions of every
-    cable carry their line rate (full duplex), so reads and writes use the same graph."""
+    clients (a mapping: each capped at its value too) over the fabric graph, whose edges carry
+    ``links`` x ``speed_gbps``. The clients are merged into one sink and the servers fed from
+    one source; both directions of every cable carry their line rate (full duplex), so reads
+    and writes use the same graph."""
+    caps = clients if isinstance(clients, dict) else {}
     if graph is None:
         return 0.0
     flow = nx.DiGraph()
@@ -65,7 +70,9 @@ def max_flow_gbs(graph: nx.Graph | None, servers: dict[str, float | None],
     sinks = 0
     for client in clients:
         if client in flow and client not in servers:
-            flow.add_edge(client, SINK)  # uncapped: the client's own links are its limit
+            # uncapped without a cap: the client's own links are its limit
+            flow.add_edge(client, SINK, **({"capacity": caps[client]} if client in caps
+                                           else {}))
             sinks += 1
     if SOURCE not in flow or not sinks:
         return 0.0

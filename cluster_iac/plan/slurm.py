@@ -16,6 +16,12 @@ from typing import Any
 from cluster_iac.catalog.slurm_releases import SlurmRelease
 from cluster_iac.errors import Diagnostic
 
+# The daemons' ports as slurm.conf(5) documents their defaults (SlurmctldPort 6817, SlurmdPort
+# 6818; slurmdbd.conf(5) DbdPort 6819); slurm.conf keeps the first two at their defaults.
+SLURMCTLD_PORT = 6817
+SLURMD_PORT = 6818
+SLURMDBD_PORT = 6819
+
 # Key -> the spec field (or the part of the spec) that decides it. Case as Slurm documents it;
 # compared case-insensitively, as Slurm's parser does.
 OWNED_KEYS: dict[str, str] = {
