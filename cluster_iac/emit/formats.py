@@ -129,12 +129,14 @@ def csv_chunks(header: Sequence[str],
 
 def csv_parts(header: Sequence[str],
               columns: Sequence[Sequence[object] | Keyed | Runs | Joined],
-              per_part: int) -> list[Chunks]:
-    """csv_chunks' file cut into files of at most ``per_part`` rows, each with the header:
-    one part, the whole file, when it has no more rows than that."""
+              per_part: int | Sequence[tuple[int, int]]) -> list[Chunks]:
+    """csv_chunks' file cut into files of at most ``per_part`` rows, or at the given (start,
+    stop) row ranges, each with the header: one part, the whole file, when it has no more
+    rows than that."""
     rows, lines = _csv_lines(header, columns)
-    return [Chunks(partial(lines, start, min(start + per_part, rows)))
-            for start in range(0, max(rows, 1), per_part)]
+    bounds = per_part if not isinstance(per_part, int) else [
+        (start, min(start + per_part, rows)) for start in range(0, max(rows, 1), per_part)]
+    return [Chunks(partial(lines, start, stop)) for start, stop in bounds]
 
 
 def csv_columns(header: Sequence[str],

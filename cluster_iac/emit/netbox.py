@@ -61,6 +61,34 @@ def rows_per_part(table: str) -> int:
     return ROWS_PER_SECOND[table] * IMPORT_SECONDS
 
 
+COMPONENTS_PER_SECOND = 37
+"""Device components NetBox 4.6.8 created a second while importing devices (each device gets
+its type's interfaces, power ports and outlets): 37-88 for the DGX SuperPOD example's device
+parts (issue 29's measurement, a 2-core machine at load average 7-52; its part of 120 devices
+with 4,449 components took 119.5 s). A device part is cut at the slowest rate's
+IMPORT_SECONDS of components as well as at rows_per_part('devices')."""
+
+
+def device_parts(plan: Plan, devs: Sequence[Device]) -> list[tuple[int, int]]:
+    """The (start, stop) rows of each part of devices.csv: at most rows_per_part('devices')
+    devices and COMPONENTS_PER_SECOND x IMPORT_SECONDS components (a device with more is a
+    part of its own)."""
+    types = netbox_types.device_types(plan)
+    components = {model: len(t.interfaces) + len(t.power_ports) + len(t.power_outlets)
+                  for model, t in types.items()}
+    most_rows, most = rows_per_part("devices"), COMPONENTS_PER_SECOND * IMPORT_SECONDS
+    bounds: list[tuple[int, int]] = []
+    start = weight = 0
+    for row, device in enumerate(devs):
+        count = components[device.model]
+        if row > start and (row - start >= most_rows or weight + count > most):
+            bounds.append((start, row))
+            start, weight = row, 0
+        weight += count
+    bounds.append((start, len(devs)))
+    return bounds
+
+
 def part_paths(table: str, parts: int) -> list[str]:
     """'netbox/<table>.csv' for a table of one part, else 'netbox/<table>-001.csv' ...,
     imported in that order."""
@@ -106,7 +134,7 @@ def render(plan: Plan) -> dict[str, str]:
             files.update(zip(part_paths(name, len(cut)),
                              (csv_text(COLUMNS[name], part) for part in cut), strict=True))
     devices = csv_parts(COLUMNS["devices"], _device_columns(plan, devs),
-                        rows_per_part("devices"))
+                        device_parts(plan, devs))
     files.update(zip(part_paths("devices", len(devices)), map(Chunks.text, devices),
                      strict=True))
     return dict(sorted(files.items()))
