@@ -11,7 +11,14 @@ What the sandbox changes, each with its reason:
   ``Services`` below, which owns the daemons as systemd would on a host: the daemons are
   change_harness's (ports, paths, users rewritten there, each with its reason), fed the slurm
   files the playbook installed on the controller. One slurmd runs (``node``), as in
-  change_harness: a restart of another node's slurmd is logged, not run.
+  change_harness: a restart of another node's slurmd is logged, not run;
+- Prometheus is real: ``systemctl reload-or-restart prometheus`` on its host starts
+  /usr/bin/prometheus on the config the playbook installed there (a free loopback port and a
+  storage directory of the test's: the sandbox is not the host's Prometheus), or sends it
+  SIGHUP, as Debian's unit's ExecReload does;
+- opensm, lnet, nvidia-imex, dcgm-exporter and snmp_exporter have no hardware or no GPU here
+  (an InfiniBand port, the Lustre modules, NVLink, DCGM): their restarts are logged with the
+  host, so the test checks each one the plan names, and run nothing.
 """
 
 from __future__ import annotations
@@ -20,9 +27,13 @@ import json
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +42,8 @@ import pytest
 from tests.real.change_harness import SLURM_FILES, LiveSlurm
 
 HERE = Path(__file__).parent
+# Services whose restart the sandbox logs and does not run (see the module docstring)
+NO_HARDWARE = ("opensm", "lnet", "nvidia-imex", "dcgm-exporter", "prometheus-snmp-exporter")
 
 
 def ansible_playbook() -> str:
@@ -58,6 +71,8 @@ class Services:
     log: list[tuple[str, ...]] = field(default_factory=list)  # what was asked, in order
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
+    prometheus: subprocess.Popen[bytes] | None = None
+    prometheus_port: int = 0
 
     def __post_init__(self) -> None:
         self.requests = self.live.work / "requests"
@@ -73,6 +88,9 @@ class Services:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+        if self.prometheus is not None and self.prometheus.poll() is None:
+            self.prometheus.terminate()
+            self.prometheus.wait(timeout=30)
 
     def _serve(self) -> None:
         while not self._stop.is_set():
@@ -114,7 +132,48 @@ class Services:
             else:
                 return 0, f"{host}: not run here (one slurmd per sandbox)\n"
             return 0, ""
+        if argv[:2] == ["reload-or-restart", "prometheus"]:
+            self.log.append(("prometheus", host))
+            return self.reload_prometheus(host)
+        if argv[:1] == ["restart"] and argv[1:] in ([u] for u in NO_HARDWARE):
+            self.log.append((argv[1], host))
+            return 0, f"{host}: {argv[1]} not run here (no hardware for it)\n"
         return 1, f"the sandbox runs no {argv!r}\n"
+
+    def reload_prometheus(self, host: str) -> tuple[int, str]:
+        """Start Prometheus on the host's installed config, or SIGHUP it (a reload)."""
+        if self.prometheus is not None and self.prometheus.poll() is None:
+            self.prometheus.send_signal(signal.SIGHUP)
+            return 0, ""
+        binary = shutil.which("prometheus")
+        if binary is None:
+            return 1, "prometheus is not installed (apt-get install prometheus)\n"
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.prometheus_port = int(sock.getsockname()[1])
+        work = self.live.work / "prometheus"
+        work.mkdir(exist_ok=True)
+        self.prometheus = subprocess.Popen(
+            [binary, f"--config.file={self.roots / host / 'etc/prometheus/prometheus.yml'}",
+             f"--storage.tsdb.path={work / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.prometheus_port}"],
+            stdout=(work / "log").open("a"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.prometheus.poll() is not None:
+                return 1, (work / "log").read_text()
+            try:
+                self.prometheus_api("/-/ready")
+                return 0, ""
+            except OSError:
+                time.sleep(0.3)
+        return 1, "prometheus not ready in 60 s\n"
+
+    def prometheus_api(self, path: str) -> object:
+        url = f"http://127.0.0.1:{self.prometheus_port}{path}"
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            body = answer.read()
+        return json.loads(body) if path.startswith("/api/") else body
 
     def sync(self) -> None:
         """The slurm files the playbook installed on the controller, where the daemons read
@@ -127,7 +186,8 @@ class Services:
         """slurmctld's and the live slurmd's process ids (a restart makes new ones)."""
         ctl = self.live.cluster.controller if self.live.cluster else None
         return {"slurmctld": ctl.pid if ctl else None,
-                self.node: self.live.slurmd.pid if self.live.slurmd else None}
+                self.node: self.live.slurmd.pid if self.live.slurmd else None,
+                "prometheus": self.prometheus.pid if self.prometheus else None}
 
 
 def extra_vars(work: Path, services: Services) -> Path:
