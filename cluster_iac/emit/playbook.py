@@ -10,14 +10,19 @@ is a quoted scalar, never a task). Its plays, in order:
    before anything is installed when it is missing, names no such release, or refuses an action;
 2. one play per inventory group that needs files: each rendered file copied from the tree to the
    path the inventory's variables name (``slurm_conf_dir``, ``nccl_conf_path``,
-   ``nccl_topo_file``) or the file's own header names, with its owner and mode; nothing else is
-   touched, and a file this cluster does not render (no topology.conf, no accounting) is skipped;
+   ``nccl_topo_file``) or the file's own header names, with its owner and mode (the Lustre fstab
+   lines merged into /etc/fstab); nothing else is touched, and a file this cluster does not
+   render (no topology.conf, no accounting) is skipped;
 3. the change plan's actions in its order (a first deployment's bring-up order included), one
-   include of actions.yml per action, which runs only the tasks of that action's kind.
+   include of actions.yml per action, which runs only the tasks of that action's kind; a
+   service's restart (opensm, lnet, nvidia-imex, the exporters, Prometheus) runs on the hosts
+   its changed files are installed on (the action's causes are the files).
 
 How daemons are (re)started and how scontrol is reached are variables (``cluster_iac_service``,
-``cluster_iac_scontrol``, ``cluster_iac_hostnames``, argv lists) so a test sandbox can stand in
-for systemd; ``cluster_iac_root`` prefixes every installed path (empty on a real cluster).
+``cluster_iac_scontrol``, ``cluster_iac_hostnames``, argv lists; ``cluster_iac_admin``, a prefix
+of the accounting commands, empty by default) so a test sandbox can stand in for systemd;
+``cluster_iac_root`` prefixes every installed path (empty on a real cluster). Which rendered
+file goes where is emit/playbook_files.py's table.
 """
 
 from __future__ import annotations
@@ -183,15 +188,17 @@ def actions(plan: Plan) -> list[dict[str, object]]:
         kinds += ["restart-database", "restart-slurmdbd"]
         dbd = [
             _cmd(f"{{{{ {service} + ['restart', 'mariadb'] }}}}", "restart MariaDB",
-                 "restart-database", delegate_to="{{ cluster_iac_dbd_host }}"),
+                 "restart-database", delegate_to="{{ cluster_iac_dbd_host }}",
+                 environment={"CLUSTER_IAC_HOST": "{{ cluster_iac_dbd_host }}"}),
             _cmd("{{ ['sh', cluster_iac_conf_dir ~ '/slurmdbd-storage-pass.sh'] }}",
                  "write slurmdbd's StoragePass file", "restart-slurmdbd",
                  delegate_to="{{ cluster_iac_dbd_host }}", no_log=True,
                  environment={"SLURMDBD_STORAGE_PASS": "{{ slurmdbd_storage_pass }}"}) | {
                 "when": ["planned.kind == 'restart-slurmdbd'",
-                         "planned.commands | select('search', 'slurmdbd-storage-pass') | list"]},
+                         "planned.commands | select('search', 'slurmdbd-storage-pass') | list | length > 0"]},
             _cmd(f"{{{{ {service} + ['restart', 'slurmdbd'] }}}}", "restart slurmdbd",
-                 "restart-slurmdbd", delegate_to="{{ cluster_iac_dbd_host }}")]
+                 "restart-slurmdbd", delegate_to="{{ cluster_iac_dbd_host }}",
+                 environment={"CLUSTER_IAC_HOST": "{{ cluster_iac_dbd_host }}"})]
     return [
         {"name": "an action this playbook knows",
          "ansible.builtin.fail": {"msg": "no task for {{ planned.kind }} on this cluster"},
@@ -204,8 +211,9 @@ def actions(plan: Plan) -> list[dict[str, object]]:
         _cmd(f"{{{{ {scontrol} + ['update', {nodes}, 'state=DRAIN', "
              "'reason=cluster-iac-change'] }}", "drain", "drain"),
         *dbd,
-        _cmd("{{ planned.commands[0].split() if planned.commands[0].startswith('sacctmgr -i add "
-             "qos ') else ['sh', cluster_iac_conf_dir ~ '/accounting.sh'] }}",
+        _cmd("{{ cluster_iac_admin | default([]) + (planned.commands[0].split() if "
+             "planned.commands[0].startswith('sacctmgr -i add qos ') else "
+             "['sh', cluster_iac_conf_dir ~ '/accounting.sh']) }}",
              "accounting", "accounting"),
         _cmd(f"{{{{ {service} + ['restart', 'slurmctld'] }}}}",
              "restart slurmctld on the controllers", "restart-slurmctld",

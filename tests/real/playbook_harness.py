@@ -6,7 +6,8 @@ What the sandbox changes, each with its reason:
 - ``cluster_iac_root`` = ROOTS/<inventory host>: each host's files go under a directory of its
   own, so one machine holds the file systems of several hosts (the playbook prefixes every
   installed path with it; on a real cluster it is empty);
-- ``cluster_iac_service`` and ``cluster_iac_scontrol``: the playbook's ``systemctl restart X``
+- ``cluster_iac_service``, ``cluster_iac_scontrol`` and ``cluster_iac_admin`` (the prefix of
+  the admin commands, sh accounting.sh and sacctmgr): the playbook's ``systemctl restart X``
   and ``scontrol ...`` reach the daemons through tests/real/service_request.py, answered by
   ``Services`` below, which owns the daemons as systemd would on a host: the daemons are
   change_harness's (ports, paths, users rewritten there, each with its reason), fed the slurm
@@ -34,7 +35,7 @@ import sys
 import threading
 import time
 import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -57,28 +58,20 @@ def ansible_playbook() -> str:
     return path
 
 
-@dataclass
-class Services:
-    """The service manager of the sandbox hosts: answers service_request.py's requests.
-    The daemons are children of its thread (they die with it: harness._die_with_parent),
-    so one thread serves a whole test."""
+class RequestServer:
+    """Answers service_request.py's requests from a thread of the test (a service manager of
+    the sandbox hosts); ``handle`` says what each request does. The daemons it starts are
+    children of its thread (they die with it: harness._die_with_parent), so one serves a
+    whole test."""
 
-    live: LiveSlurm
-    roots: Path  # ROOTS/<host>: each host's installed files
-    controller: str
-    node: str  # the one node whose slurmd runs
-    requests: Path = field(init=False)
-    log: list[tuple[str, ...]] = field(default_factory=list)  # what was asked, in order
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-    prometheus: subprocess.Popen[bytes] | None = None
-    prometheus_port: int = 0
-
-    def __post_init__(self) -> None:
-        self.requests = self.live.work / "requests"
+    def __init__(self, requests: Path) -> None:
+        self.requests = requests
         self.requests.mkdir(exist_ok=True)
+        self.log: list[tuple[str, ...]] = []  # what was asked, in order
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> Services:
+    def __enter__(self) -> RequestServer:
         self._stop.clear()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
@@ -88,9 +81,6 @@ class Services:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        if self.prometheus is not None and self.prometheus.poll() is None:
-            self.prometheus.terminate()
-            self.prometheus.wait(timeout=30)
 
     def _serve(self) -> None:
         while not self._stop.is_set():
@@ -105,6 +95,30 @@ class Services:
                 done.with_suffix(".part").rename(done)
                 request.unlink()
             self._stop.wait(0.05)
+
+    def handle(self, argv: list[str], host: str) -> tuple[int, str]:
+        raise NotImplementedError
+
+
+@dataclass
+class Services(RequestServer):
+    """The service manager of the sandbox hosts for change_harness's slurmctld and slurmd."""
+
+    live: LiveSlurm
+    roots: Path  # ROOTS/<host>: each host's installed files
+    controller: str
+    node: str  # the one node whose slurmd runs
+    prometheus: subprocess.Popen[bytes] | None = None
+    prometheus_port: int = 0
+
+    def __post_init__(self) -> None:
+        RequestServer.__init__(self, self.live.work / "requests")
+
+    def __exit__(self, *exc: object) -> None:
+        RequestServer.__exit__(self, *exc)
+        if self.prometheus is not None and self.prometheus.poll() is None:
+            self.prometheus.terminate()
+            self.prometheus.wait(timeout=30)
 
     def handle(self, argv: list[str], host: str) -> tuple[int, str]:
         if argv[:1] == ["scontrol"]:
@@ -190,13 +204,14 @@ class Services:
                 "prometheus": self.prometheus.pid if self.prometheus else None}
 
 
-def extra_vars(work: Path, services: Services) -> Path:
+def extra_vars(work: Path, services: RequestServer) -> Path:
     """The sandbox's variables (see the module docstring), as an extra-vars file."""
     request = [sys.executable, str(HERE / "service_request.py"), str(services.requests)]
     data = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
             "cluster_iac_root": f"{services.roots}/{{{{ inventory_hostname }}}}",
             "cluster_iac_service": request, "cluster_iac_scontrol": [*request, "scontrol"],
-            "cluster_iac_hostnames": [*request, "scontrol", "show", "hostnames"]}
+            "cluster_iac_hostnames": [*request, "scontrol", "show", "hostnames"],
+            "cluster_iac_admin": request}
     path = work / "sandbox-vars.json"
     path.write_text(json.dumps(data))
     return path
