@@ -195,7 +195,8 @@ def actions(plan: Plan) -> list[dict[str, object]]:
                  delegate_to="{{ cluster_iac_dbd_host }}", no_log=True,
                  environment={"SLURMDBD_STORAGE_PASS": "{{ slurmdbd_storage_pass }}"}) | {
                 "when": ["planned.kind == 'restart-slurmdbd'",
-                         "planned.commands | select('search', 'slurmdbd-storage-pass') | list | length > 0"]},
+                         "planned.commands | select('search', 'slurmdbd-storage-pass') | list "
+                         "| length > 0"]},
             _cmd(f"{{{{ {service} + ['restart', 'slurmdbd'] }}}}", "restart slurmdbd",
                  "restart-slurmdbd", delegate_to="{{ cluster_iac_dbd_host }}",
                  environment={"CLUSTER_IAC_HOST": "{{ cluster_iac_dbd_host }}"})]

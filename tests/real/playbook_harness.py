@@ -64,8 +64,9 @@ class RequestServer:
     children of its thread (they die with it: harness._die_with_parent), so one serves a
     whole test."""
 
-    def __init__(self, requests: Path) -> None:
+    def __init__(self, requests: Path, roots: Path) -> None:
         self.requests = requests
+        self.roots = roots  # ROOTS/<host>: each host's installed files
         self.requests.mkdir(exist_ok=True)
         self.log: list[tuple[str, ...]] = []  # what was asked, in order
         self._stop = threading.Event()
@@ -112,7 +113,7 @@ class Services(RequestServer):
     prometheus_port: int = 0
 
     def __post_init__(self) -> None:
-        RequestServer.__init__(self, self.live.work / "requests")
+        RequestServer.__init__(self, self.live.work / "requests", self.roots)
 
     def __exit__(self, *exc: object) -> None:
         RequestServer.__exit__(self, *exc)

@@ -21,9 +21,9 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -55,8 +55,8 @@ class Admin(RequestServer):
     """The controller's (and DbdHost's) service manager for the deployed sandbox."""
 
     def __init__(self, up: Deployed, roots: Path, controller: str, dbd_port: int) -> None:
-        super().__init__(up.box.work / "requests")
-        self.up, self.roots, self.controller = up, roots, controller
+        super().__init__(up.box.work / "requests", roots)
+        self.up, self.controller = up, controller
         self.ports = {self._rendered("slurmdbd.conf", "DbdPort"): dbd_port}
 
     def _installed(self, name: str) -> Path:
@@ -126,15 +126,19 @@ def _plan(old: dict[str, str], new: dict[str, str], release: str, path: Path
 def test_the_playbook_runs_exactly_the_planned_accounting_actions(
         release: str, tmp_path: Path) -> None:
     ansible_playbook()
-    for up in _up(release, tmp_path / "up"):
+    deployment = cast(Generator[Deployed, None, None], _up(release, tmp_path / "up"))
+    up = next(deployment)
+    try:
         controller = next(d.name for d in up.plan.devices if d.role == "controller")
         assert up.plan.scheduling.accounting.dbd_host == controller  # type: ignore[union-attr]
-        tree, roots = tmp_path / "tree", tmp_path / "roots"
-        admin = Admin(up, roots, controller, _dbd_port(up))
+        admin = Admin(up, tmp_path / "roots", controller, _dbd_port(up))
         sandbox = extra_vars(tmp_path, admin)
 
         def play(new: dict[str, str], step: str) -> list[dict[str, Any]]:
+            """The change plan of up.files -> new, then ansible-playbook on the controller
+            (the DbdHost too) with it; the plan's actions."""
             actions = _plan(up.files, new, release, tmp_path / f"{step}.json")
+            tree = tmp_path / "tree"
             _write(new, tree)
             admin.log.clear()
             result = run_playbook(tree, tmp_path / f"{step}.json", release, sandbox,
@@ -147,6 +151,8 @@ def test_the_playbook_runs_exactly_the_planned_accounting_actions(
         # the daemons the server restarts are children of its thread: one for the test
         with admin:
             _steps(release, up, admin, controller, play)
+    finally:
+        deployment.close()  # stops the daemons
 
 
 def _steps(release: str, up: Deployed, admin: Admin, controller: str,
@@ -162,8 +168,11 @@ def _steps(release: str, up: Deployed, admin: Admin, controller: str,
     # 2. the accounting port: slurmdbd restarted (a new process on the new port), then
     # slurmctld reconfigured; nothing else
     dbd_pid = up.dbd.pid
-    _, new = _render(release, lambda d: (d["slurm"]["qos"].append({"name": "debug"}),
-                                         d["slurm"]["accounting"].update(port=6829)))
+    def port_changed(data: dict[str, Any]) -> None:
+        data["slurm"]["qos"].append({"name": "debug"})  # kept from step 1
+        data["slurm"]["accounting"].update(port=6829)
+
+    _, new = _render(release, port_changed)
     actions = play(new, "port")
     assert [a["kind"] for a in actions] == ["restart-slurmdbd", "reconfigure"]
     assert admin.log == [("restart", "slurmdbd", controller), ("scontrol", "reconfigure", "")]

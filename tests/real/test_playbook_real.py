@@ -12,7 +12,10 @@ One sequence per Slurm release, on the minimal example through the CLI as an ope
    makes the new nodes known to slurmctld, puts every file in place and restarts only what the
    plan names (process ids); Prometheus, started by the bring-up, sees the new nodes' targets
    without a reload (file_sd);
-4. a health-check-only change: the script is replaced (0755) and nothing is restarted.
+4. a health-check-only change: the script is replaced (0755) and nothing is restarted;
+5. a breaker's rating changed: only the power alert rules change; the plan says
+   ``reload-prometheus``, the playbook reloads Prometheus (same process) and nothing else, and
+   Prometheus serves the new rules.
 """
 
 from __future__ import annotations
@@ -274,8 +277,39 @@ def _sequence(release: str, deployment: Deployment, services: Services,
         changed_hosts = {h for h, r in recap(result.stdout).items() if r["changed"]}
         assert changed_hosts == {f"gpu{n:02d}" for n in range(1, 2 * per_rack + 1)}, result.stdout
         _assert_installed(roots, deployment.tree, _inventory(deployment.tree))
+
+        # 5. a breaker changed: only Prometheus's power rules change; it is reloaded (the same
+        # process, SIGHUP) and serves the new thresholds; no Slurm daemon is touched
+        services.log.clear()
+        deployment.data["power"]["pdu_profiles"]["three-415v"]["breaker_a"] = 40
+        pids = services.pids()
+        plan, plan_path, changed = deployment.change()
+        assert "monitoring/rules/power.yml" in changed
+        assert [(a["kind"], a["causes"]) for a in _actions(plan, release)] == [
+            ("reload-prometheus", ["monitoring/rules/power.yml"])]
+        play(plan_path)
+        assert services.log == [("prometheus", CONTROLLER)] and services.pids() == pids
+        _wait_for_rules(services, deployment.tree / "monitoring" / "rules" / "power.yml")
     finally:
         services.live.stop()
+
+
+def _wait_for_rules(services: Services, rules: Path) -> None:
+    """Prometheus serves the rule file's expressions (it reloads after SIGHUP)."""
+    from ruamel.yaml import YAML
+
+    wanted = {r["expr"] for g in YAML(typ="safe").load(rules.read_text())["groups"]
+              for r in g["rules"]}
+    deadline = time.monotonic() + 60
+    served: set[str] = set()
+    while time.monotonic() < deadline:
+        groups = services.prometheus_api("/api/v1/rules")["data"]["groups"]  # type: ignore[index]
+        served = {r["query"] for g in groups if g["file"].endswith("/" + rules.name)
+                  for r in g["rules"]}
+        if served == wanted:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"Prometheus serves {sorted(served)}, not {sorted(wanted)}")
 
 
 def _host_vars(inventory: dict[str, Any], host: str) -> dict[str, Any]:
@@ -407,9 +441,11 @@ def _example_tree(name: str, tmp_path: Path) -> tuple[Path, Path, str, Path, Pat
 
 
 def test_accounting_and_lnet_files_get_their_owner_and_mode(tmp_path: Path) -> None:
-    """The seed example (slurmdbd, accounting, a health check, NCCL, LNet): each file on the
-    hosts that read it, slurmdbd.conf readable by SlurmUser only, nothing on a PDU; then a
-    rerun changes nothing. One host of each kind (--limit: the test machine has 2 cores)."""
+    """The seed example (slurmdbd, accounting, a health check, NCCL, LNet, Lustre clients and
+    servers, OpenSM, monitoring): each file on the hosts that read it, slurmdbd.conf readable
+    by SlurmUser only, the fstab line replacing the old line of its mount point, the format
+    scripts root-only, nothing on a PDU; then a rerun changes nothing. One host of each kind
+    (--limit: the test machine has 2 cores)."""
     ansible_playbook()
     tree, plan, release, sandbox, roots = _example_tree(ACCOUNTING_EXAMPLE, tmp_path)
     children = _inventory(tree)["all"]["children"]
@@ -422,8 +458,33 @@ def test_accounting_and_lnet_files_get_their_owner_and_mode(tmp_path: Path) -> N
     controller, compute, pdu = (next(iter(children[g]["hosts"]))
                                 for g in ("controllers", "compute", "pdus"))
     picked = {controller, compute, pdu, dbd, *lnet_hosts}
+    # the client's /etc/fstab before: its own root line, and an old line for the Lustre mount
+    fstab = roots / compute / "etc" / "fstab"
+    fstab.parent.mkdir(parents=True)
+    lustre_line = next(line for line in (tree / "lustre/clients/fstab").read_text().splitlines()
+                       if not line.startswith("#"))
+    mount_point = lustre_line.split()[1]
+    fstab.write_text(f"/dev/sda1 / ext4 defaults 0 1\nold@tcp:/x {mount_point} lustre ro 0 0\n")
     first = run_playbook(tree, plan, release, sandbox, tmp_path, "--limit", ",".join(picked))
     assert first.returncode == 0, first.stdout[-6000:] + first.stderr
+    assert fstab.read_text() == f"/dev/sda1 / ext4 defaults 0 1\n{lustre_line}\n"
+    for tool in ("lustre-mount.sh", "lustre-tune.sh", "lustre-setstripe.sh"):
+        assert stat.S_IMODE((roots / compute / "usr/local/sbin" / tool).stat().st_mode) == 0o755
+    for server in (h for h in picked if (tree / "lustre/servers" / f"{h}.sh").exists()):
+        format_script = roots / server / "usr/local/sbin/lustre-format-targets.sh"
+        assert format_script.read_text() == (tree / "lustre/servers" / f"{server}.sh").read_text()
+        assert stat.S_IMODE(format_script.stat().st_mode) == 0o700  # installed, never run
+    masters = {"opensm.conf": "mds1", "opensm-standby.conf": "oss1"}  # the seed's SM hosts
+    assert set(masters.values()) <= picked
+    for name, sm_host in masters.items():
+        opensm = roots / sm_host / "etc" / "opensm"
+        assert (opensm / "opensm.conf").read_text() == (tree / "opensm/compute" / name).read_text()
+        assert (opensm / "partitions.conf").is_file()
+    prometheus = roots / controller / "etc" / "prometheus"
+    assert ((prometheus / "rules" / "power.yml").read_text()
+            == (tree / "monitoring/rules/power.yml").read_text())
+    assert (prometheus / "targets" / "node.json").is_file() and (prometheus / "snmp.yml").is_file()
+    assert (roots / compute / "etc/dcgm-exporter/dcgm-counters.csv").is_file()
     conf = roots / dbd / "etc" / "slurm" / "slurmdbd.conf"
     assert conf.read_text() == (tree / "slurm" / "slurmdbd.conf").read_text()
     assert (stat.S_IMODE(conf.stat().st_mode), conf.owner()) == (0o600, "slurm")
