@@ -4,8 +4,8 @@ Each entry names a subject (a slurm.conf key, the node or partition lines of slu
 rendered file), the first release it holds for (it holds until the next entry of the same
 subject), the actions it needs, the source that says so (the release's slurm.conf(5),
 scontrol(1), gres.conf(5), slurmdbd.conf(5) or CHANGELOG, quoted), and the real-daemon test
-that backs it on 22.05, 24.11 and 26.05 (tests/real/test_change_actions_real.py and
-test_first_deployment_real.py), or None where no test does.
+that backs it on 22.05, 24.11 and 26.05 (tests/real/test_change_actions_real.py,
+test_first_deployment_real.py and test_playbook_real.py), or None where no test does.
 
 The man pages quoted are those of the Slurm git tags slurm-22-05-11-1, slurm-23-02-8-1,
 slurm-23-11-11-1, slurm-24-05-8-1, slurm-24-11-7-1, slurm-25-05-8-1, slurm-25-11-7-1 and
@@ -230,7 +230,9 @@ ENTRIES: tuple[Entry, ...] = (
           "snmp_exporter reads --config.file at start (and on SIGHUP)", None),
     Entry("file:monitoring/*", "22.05", (("reload-prometheus", ""),), "Prometheus "
           'configuration: "Prometheus can reload its configuration at runtime ... by sending '
-          'SIGHUP"; rule_files are re-read with it', None),
+          'SIGHUP"; rule_files are re-read with it',
+          "tests/real/test_playbook_real.py::"
+          "test_playbook_deploys_grows_and_restarts_only_what_the_plan_names"),
     Entry("file:*", "22.05", (("none", ""),), "not read by a Slurm daemon or a service "
           "(lustre/clients/, lustre/setstripe.sh, mig/, ansible/, terraform/, netbox/, "
           "cabling/, facility/, report.md)", None),
