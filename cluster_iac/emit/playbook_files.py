@@ -27,6 +27,7 @@ Places on the hosts, each from the program that reads the file:
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Callable
 
 from cluster_iac.emit.ansible import NCCL_TOPO_DIR, ROLE_GROUPS, group_name
 from cluster_iac.emit.slurmdbd import SLURM_USER
@@ -147,7 +148,7 @@ def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
     return found
 
 
-def _lustre(plan: Plan, add, present: set[str]) -> None:  # type: ignore[no-untyped-def]
+def _lustre(plan: Plan, add: Callable[..., None], present: set[str]) -> None:
     """LNet per node type, the clients' files on compute and login, each server's script."""
     lustre = plan.lustre
     if lustre is None or lustre.hardware is None:

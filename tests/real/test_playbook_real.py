@@ -34,10 +34,12 @@ from typing import Any
 import pytest
 
 from cluster_iac.catalog.slurm_actions import entry
+from cluster_iac.changeplan import as_json, change_plan
 from cluster_iac.hostlist import expand
 from tests.conftest import EXAMPLE_IDS, example_build
 from tests.real.change_harness import LiveSlurm
 from tests.real.playbook_harness import (
+    RequestServer,
     Services,
     ansible_playbook,
     changed_files,
@@ -527,3 +529,49 @@ def test_each_imex_node_gets_its_own_domains_peers(tmp_path: Path) -> None:
                 == (tree / "imex" / domain / "nodes_config.cfg").read_text())
         assert (etc / "config.cfg").read_text() == (tree / "imex" / "config.cfg").read_text()
     assert len({(roots / n / "etc/nvidia-imex/nodes_config.cfg").read_text() for n in picked}) == 2
+
+
+class _Recorder(RequestServer):
+    """A service manager that records each restart with its host and runs nothing: the
+    hosts have no fabric, Lustre or NVLink here; what is checked is where the playbook asks."""
+
+    def handle(self, argv: list[str], host: str) -> tuple[int, str]:
+        self.log.append((argv[-1], host))
+        return 0, ""
+
+
+@pytest.mark.parametrize(("name", "edited"), [
+    ("seed-64gpu-h100", ("lustre/lnet/oss.yaml", "opensm/compute/partitions.conf",
+                         "monitoring/rules/gpu.yml")),
+    ("gb200-nvl72", ("imex/nvl2/nodes_config.cfg",)),
+])
+def test_a_service_restart_runs_on_the_hosts_of_its_files(
+        name: str, edited: tuple[str, ...], tmp_path: Path) -> None:
+    """The change plan of files edited (cluster_iac.changeplan, for the example's release):
+    ansible-playbook asks to restart each service on exactly the inventory hosts the changed
+    file is installed on, in plan order (OpenSM first, Prometheus last), and nothing else."""
+    ansible_playbook()
+    tree, _, release, _, roots = _example_tree(name, tmp_path)
+    old = dict(example_build(name).files)
+    new = {**old, **{path: old[path] + "# changed\n" for path in edited}}
+    plan_path = tmp_path / "changes.json"
+    plan_path.write_text(json.dumps(as_json(change_plan(old, new, None, "", [release]))))
+    planned = json.loads(plan_path.read_text())["actions"][release]
+    assert {c for a in planned for c in a["causes"]} == set(edited)
+    recorder = _Recorder(tmp_path / "requests", roots)
+    sandbox = extra_vars(tmp_path, recorder)
+    controller = next(iter(_inventory(tree)["all"]["children"]["controllers"]["hosts"]))
+    with recorder:
+        result = run_playbook(tree, plan_path, release, sandbox, tmp_path, "--limit", controller)
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr
+    expected = [(UNITS[a["kind"]], host) for a in planned
+                for host in _unit_hosts(tree, a["causes"])]
+    assert recorder.log == expected
+    inventory = _inventory(tree)["all"]["children"]
+    if name == "seed-64gpu-h100":
+        assert [u for u, _ in recorder.log] == ["opensm"] * 2 + ["lnet"] * len(
+            inventory["type_oss"]["hosts"]) + ["prometheus"]
+        assert {h for u, h in recorder.log if u == "opensm"} == {"mds1", "oss1"}
+    else:
+        nvl2 = example_build(name).plan.imex.domains[1]  # type: ignore[union-attr]
+        assert nvl2.name == "nvl2" and [h for _, h in recorder.log] == list(nvl2.nodes)
