@@ -107,10 +107,63 @@ def test_an_nccl_change_needs_new_jobs_only(release: str) -> None:
 def test_files_no_daemon_reads_need_nothing() -> None:
     files = _seed()
     for path in files:
-        if path.split("/")[0] in ("netbox", "cabling", "facility", "monitoring", "ansible",
-                                  "terraform") or path == "report.md":
+        if (path.split("/")[0] in ("netbox", "cabling", "facility", "ansible", "terraform", "mig")
+                or path.startswith(("monitoring/targets/", "lustre/clients/"))
+                or path in ("report.md", "lustre/setstripe.sh", "lustre/layouts.json")):
             files[path] += "\n"
     assert _kinds(actions(_seed(), files, "22.05")) == ["none"]
+
+
+@pytest.mark.parametrize(("path", "kind"), [
+    ("lustre/lnet/oss.yaml", "restart-lnet"),
+    ("opensm/compute/partitions.conf", "restart-opensm"),
+    ("opensm/compute/opensm.conf", "restart-opensm"),
+    ("monitoring/rules/gpu.yml", "reload-prometheus"),
+    ("monitoring/prometheus.yml", "reload-prometheus"),
+    ("monitoring/snmp.yml", "restart-snmp-exporter"),
+    ("monitoring/dcgm-counters.csv", "restart-dcgm-exporter"),
+])
+@pytest.mark.parametrize("release", ["22.05", "26.05"])
+def test_a_service_file_change_restarts_its_service_on_every_release(
+        path: str, kind: str, release: str) -> None:
+    """The file is the cause: the playbook restarts the service on the hosts it installs the
+    file on (emit/playbook_files.file_hosts)."""
+    files = _seed()
+    files[path] += "# changed\n"
+    plan = actions(_seed(), files, release)
+    assert [(a.kind, a.causes) for a in plan] == [(kind, (path,))]
+
+
+def test_an_imex_change_restarts_nvidia_imex() -> None:
+    old = dict(example_build("gb200-nvl72").files)
+    new = {**old, "imex/nvl2/nodes_config.cfg": old["imex/nvl2/nodes_config.cfg"] + "# x\n"}
+    assert [(a.kind, a.causes) for a in actions(old, new, "24.11")] == [
+        ("restart-imex", ("imex/nvl2/nodes_config.cfg",))]
+
+
+def test_service_changes_run_in_table_order_beside_slurm_actions() -> None:
+    """OpenSM before the drain (the fabric first), LNet after it, Prometheus last."""
+    files = _edit("slurm/slurm.conf", "SlurmctldPort=", "SlurmctldPort=1")
+    for path in ("lustre/lnet/oss.yaml", "opensm/compute/partitions.conf",
+                 "monitoring/rules/gpu.yml"):
+        files[path] += "# changed\n"
+    files["slurm/cgroup.conf"] += "# changed\n"
+    kinds = _kinds(actions(_seed(), files, "22.05"))
+    assert kinds == ["restart-opensm", "restart-lnet", "restart-slurmctld", "reconfigure",
+                     "reload-prometheus"], kinds
+
+
+def test_a_first_deployment_starts_the_services_of_its_files() -> None:
+    """The fabric's subnet manager and LNet first, the exporters and Prometheus after
+    slurmd; each action's causes are its files (the playbook finds their hosts)."""
+    plan = actions(None, _seed(), "24.11")
+    kinds = _kinds(plan)
+    assert kinds[:2] == ["restart-opensm", "restart-lnet"]
+    assert kinds.index("restart-slurmd") < kinds.index("restart-dcgm-exporter") < kinds.index(
+        "restart-snmp-exporter") < kinds.index("reload-prometheus")
+    lnet = next(a for a in plan if a.kind == "restart-lnet")
+    assert lnet.causes == tuple(sorted(p for p in _seed() if p.startswith("lustre/lnet/")))
+    assert not any(a.tested for a in plan if a.kind in ("restart-opensm", "restart-lnet"))
 
 
 @pytest.mark.parametrize(("release", "kinds"), [
@@ -187,7 +240,8 @@ def test_other_lustre_script_lines_need_nothing() -> None:
 
 @pytest.mark.parametrize("release", RELEASES)
 def test_first_deployment_creates_the_qos_before_slurmctld(release: str) -> None:
-    plan = actions(None, _seed(), release)
+    services = ("restart-opensm", "restart-lnet")  # started first: the fabric and LNet
+    plan = [a for a in actions(None, _seed(), release) if a.kind not in services]
     kinds = _kinds(plan)
     assert kinds[:6] == ["restart-database", "restart-slurmdbd", "accounting",
                          "restart-slurmctld", "accounting", "restart-slurmd"]

@@ -4,8 +4,8 @@ Each entry names a subject (a slurm.conf key, the node or partition lines of slu
 rendered file), the first release it holds for (it holds until the next entry of the same
 subject), the actions it needs, the source that says so (the release's slurm.conf(5),
 scontrol(1), gres.conf(5), slurmdbd.conf(5) or CHANGELOG, quoted), and the real-daemon test
-that backs it on 22.05, 24.11 and 26.05 (tests/real/test_change_actions_real.py and
-test_first_deployment_real.py), or None where no test does.
+that backs it on 22.05, 24.11 and 26.05 (tests/real/test_change_actions_real.py,
+test_first_deployment_real.py and test_playbook_real.py), or None where no test does.
 
 The man pages quoted are those of the Slurm git tags slurm-22-05-11-1, slurm-23-02-8-1,
 slurm-23-11-11-1, slurm-24-05-8-1, slurm-24-11-7-1, slurm-25-05-8-1, slurm-25-11-7-1 and
@@ -30,7 +30,10 @@ from cluster_iac.catalog.slurm_releases import SLURM_RELEASES, parse_version
 # The action kinds, in the order they must be run (plan/actions.py sorts by it).
 KINDS = (
     "lustre-rewrite",     # refused unless the spec says the file system is new
+    "restart-opensm",     # the fabric first: everything below talks over it
     "drain",              # scontrol update state=DRAIN on the named nodes, before the rest
+    "restart-lnet",       # on the hosts of the changed lustre/lnet file (Lustre unmounted)
+    "restart-imex",       # nvidia-imex on the hosts of the changed imex file
     "restart-database",   # MariaDB, for slurmdbd's storage settings
     "restart-slurmdbd",
     "accounting",         # re-run accounting.sh: QOS a partition names exist before slurmctld
@@ -38,6 +41,9 @@ KINDS = (
     "reconfigure",        # scontrol reconfigure (before slurmd starts on nodes it adds)
     "restart-slurmd",     # on the named nodes (a hostlist)
     "resume",             # scontrol update state=RESUME on the nodes drained first
+    "restart-dcgm-exporter",  # on the GPU nodes: it reads dcgm-counters.csv at start
+    "restart-snmp-exporter",  # beside Prometheus: it reads snmp.yml at start
+    "reload-prometheus",  # prometheus.yml and its rule files re-read (SIGHUP)
     "new-jobs",           # nothing to run: jobs started after the change read it
     "none",
 )
@@ -205,8 +211,31 @@ ENTRIES: tuple[Entry, ...] = (
           "fsname and index are set by mkfs.lustre (a new fsname or index is a new target: "
           "reformat); an MGS NID change needs tunefs.lustre --erase-param --mgsnode=... "
           "--writeconf on every target, with the file system stopped", None),
-    Entry("file:*", "22.05", (("none", ""),), "not read by a Slurm daemon (lustre/, "
-          "monitoring/, ansible/, terraform/, netbox/, cabling/, facility/, report.md)", None),
+    # --- files of the other services: the hosts are those the playbook installs the file on
+    Entry("file:lustre/lnet/*", "22.05", (("restart-lnet", ""),), "lustre-release "
+          "lustre/scripts/systemd/lnet.service: ExecStart=lnetctl import /etc/lnet.conf, "
+          "ExecStop=lustre_rmmod (it fails while Lustre is mounted: unmount first)", None),
+    Entry("file:imex/*", "22.05", (("restart-imex", ""),), "NVIDIA IMEX guide: nvidia-imex "
+          "reads config.cfg and its nodes_config.cfg once at start (imex/config.cfg's own "
+          "header: \"restart the service after a change\")", None),
+    Entry("file:opensm/*.conf", "22.05", (("restart-opensm", ""),), "opensm(8): the options "
+          "file is read at start (-F); partition_config_file is read at start and on a "
+          "heavy sweep: a restart applies both", None),
+    Entry("file:monitoring/targets/*", "22.05", (("none", ""),), "Prometheus file_sd_config: "
+          '"Changes to all defined files are detected via disk watches and applied '
+          'immediately"', None),
+    Entry("file:monitoring/dcgm-counters.csv", "22.05", (("restart-dcgm-exporter", ""),),
+          "dcgm-exporter reads its collectors file (-f) at start", None),
+    Entry("file:monitoring/snmp.yml", "22.05", (("restart-snmp-exporter", ""),),
+          "snmp_exporter reads --config.file at start (and on SIGHUP)", None),
+    Entry("file:monitoring/*", "22.05", (("reload-prometheus", ""),), "Prometheus "
+          'configuration: "Prometheus can reload its configuration at runtime ... by sending '
+          'SIGHUP"; rule_files are re-read with it',
+          "tests/real/test_playbook_real.py::"
+          "test_playbook_deploys_grows_and_restarts_only_what_the_plan_names"),
+    Entry("file:*", "22.05", (("none", ""),), "not read by a Slurm daemon or a service "
+          "(lustre/clients/, lustre/setstripe.sh, mig/, ansible/, terraform/, netbox/, "
+          "cabling/, facility/, report.md)", None),
 )
 
 
@@ -253,6 +282,12 @@ LABELS = {
     ("new-jobs", ""): "new jobs only",
     ("none", ""): "none",
     ("lustre-rewrite", ""): "rewrite the targets (an error unless the file system is new)",
+    ("restart-opensm", ""): "restart opensm on its hosts",
+    ("restart-lnet", ""): "restart lnet on its hosts",
+    ("restart-imex", ""): "restart nvidia-imex on its hosts",
+    ("restart-dcgm-exporter", ""): "restart dcgm-exporter on its hosts",
+    ("restart-snmp-exporter", ""): "restart snmp_exporter",
+    ("reload-prometheus", ""): "reload Prometheus",
 }
 ROWS = {
     "key:*": "any other slurm.conf key",

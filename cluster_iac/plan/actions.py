@@ -38,7 +38,11 @@ GRES_CONF = "slurm/gres.conf"
 
 WHY = {
     "lustre-rewrite": "rewrite the Lustre targets (fsname, index or MGS NID changed)",
+    "restart-opensm": "restart opensm on the subnet-manager hosts of the changed files",
     "drain": "drain the nodes and wait for their jobs to end",
+    "restart-lnet": "restart lnet on the hosts of the changed LNet files (unmount Lustre there "
+                    "first: lnet does not stop while Lustre is mounted)",
+    "restart-imex": "restart nvidia-imex on the hosts of the changed IMEX files",
     "restart-database": "restart MariaDB (slurmdbd's storage settings)",
     "restart-slurmdbd": "restart slurmdbd",
     "accounting": "run slurm/accounting.sh (QOS, accounts and users in slurmdbd)",
@@ -46,6 +50,9 @@ WHY = {
     "restart-slurmd": "restart slurmd on the named nodes",
     "reconfigure": "scontrol reconfigure: every daemon reads the new files",
     "resume": "resume the drained nodes",
+    "restart-dcgm-exporter": "restart dcgm-exporter on the GPU nodes (dcgm-counters.csv)",
+    "restart-snmp-exporter": "restart snmp_exporter beside Prometheus (snmp.yml)",
+    "reload-prometheus": "reload Prometheus: prometheus.yml and its rule files",
     "new-jobs": "nothing to run: jobs started from now on read the new files",
     "none": "nothing to run for the daemons",
 }
@@ -58,7 +65,25 @@ COMMANDS = {
     "restart-slurmd": "systemctl restart slurmd  # on {hosts}",
     "reconfigure": "scontrol reconfigure",
     "resume": "scontrol update nodename={hosts} state=RESUME",
+    "restart-opensm": "systemctl restart opensm  # on the hosts of the changed files",
+    "restart-lnet": "systemctl restart lnet  # on the hosts of the changed files",
+    "restart-imex": "systemctl restart nvidia-imex  # on the hosts of the changed files",
+    "restart-dcgm-exporter": "systemctl restart dcgm-exporter  # on the hosts of the file",
+    "restart-snmp-exporter": "systemctl restart prometheus-snmp-exporter",
+    "reload-prometheus": "systemctl reload-or-restart prometheus",
 }
+# A first deployment starts the services of the files it installs: glob -> kind, why
+SERVICE_STARTS = (
+    ("opensm/*.conf", "restart-opensm", "start OpenSM on the subnet-manager hosts first: "
+     "IPoIB and LNet over InfiniBand need the fabric up"),
+    ("lustre/lnet/*", "restart-lnet", "start lnet (it imports /etc/lnet.conf)"),
+    ("imex/*", "restart-imex", "start nvidia-imex on the IMEX nodes"),
+)
+MONITORING_STARTS = (
+    ("monitoring/dcgm-counters.csv", "restart-dcgm-exporter", "start dcgm-exporter"),
+    ("monitoring/snmp.yml", "restart-snmp-exporter", "start snmp_exporter"),
+    ("monitoring/prometheus.yml", "reload-prometheus", "start Prometheus"),
+)
 
 
 @dataclass(frozen=True)
@@ -239,10 +264,21 @@ def first_deployment(files: dict[str, str], release: str) -> list[Action]:
               "refuses to start while a partition's AllowQos names QOS slurmdbd lacks")
     steps: list[Action] = []
 
-    def step(kind: str, why: str, cause: str, commands: tuple[str, ...] = (),
+    def step(kind: str, why: str, cause: str | tuple[str, ...], commands: tuple[str, ...] = (),
              hosts: str = "", tested: bool = True) -> None:
-        steps.append(Action(kind, hosts, why, source if tested else "", (cause,), commands,
+        steps.append(Action(kind, hosts, why, source if tested else "",
+                            (cause,) if isinstance(cause, str) else cause, commands,
                             tested=tested))
+
+    def starts(table: tuple[tuple[str, str, str], ...]) -> None:
+        """The services of the files present; the causes are the files (the playbook
+        finds their hosts from them)."""
+        for pattern, kind, why in table:
+            paths = tuple(sorted(p for p in files if fnmatch.fnmatchcase(p, pattern)))
+            if paths:
+                step(kind, why, paths, (COMMANDS[kind],), tested=False)
+
+    starts(SERVICE_STARTS)
 
     if "slurm/mariadb-slurmdbd.cnf" in files:
         step("restart-database", "start MariaDB with slurm/mariadb-slurmdbd.cnf and create "
@@ -271,6 +307,7 @@ def first_deployment(files: dict[str, str], release: str) -> list[Action]:
     if any(fnmatch.fnmatchcase(p, "lustre/servers/*") for p in files):
         step("lustre-rewrite", "format the new Lustre file system: lustre/servers/mds*.sh "
              "first (the MGS), then the OSS scripts", "lustre/servers/", tested=False)
+    starts(MONITORING_STARTS)
     if any(p.startswith("nccl/") for p in files):
         step("new-jobs", "NCCL settings are read by each job", "nccl/", tested=False)
     return steps

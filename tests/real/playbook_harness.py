@@ -6,12 +6,20 @@ What the sandbox changes, each with its reason:
 - ``cluster_iac_root`` = ROOTS/<inventory host>: each host's files go under a directory of its
   own, so one machine holds the file systems of several hosts (the playbook prefixes every
   installed path with it; on a real cluster it is empty);
-- ``cluster_iac_service`` and ``cluster_iac_scontrol``: the playbook's ``systemctl restart X``
+- ``cluster_iac_service``, ``cluster_iac_scontrol`` and ``cluster_iac_admin`` (the prefix of
+  the admin commands, sh accounting.sh and sacctmgr): the playbook's ``systemctl restart X``
   and ``scontrol ...`` reach the daemons through tests/real/service_request.py, answered by
   ``Services`` below, which owns the daemons as systemd would on a host: the daemons are
   change_harness's (ports, paths, users rewritten there, each with its reason), fed the slurm
   files the playbook installed on the controller. One slurmd runs (``node``), as in
-  change_harness: a restart of another node's slurmd is logged, not run.
+  change_harness: a restart of another node's slurmd is logged, not run;
+- Prometheus is real: ``systemctl reload-or-restart prometheus`` on its host starts
+  /usr/bin/prometheus on the config the playbook installed there (a free loopback port and a
+  storage directory of the test's: the sandbox is not the host's Prometheus), or sends it
+  SIGHUP, as Debian's unit's ExecReload does;
+- opensm, lnet, nvidia-imex, dcgm-exporter and snmp_exporter have no hardware or no GPU here
+  (an InfiniBand port, the Lustre modules, NVLink, DCGM): their restarts are logged with the
+  host, so the test checks each one the plan names, and run nothing.
 """
 
 from __future__ import annotations
@@ -20,10 +28,14 @@ import json
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
+import time
+import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,6 +43,8 @@ import pytest
 from tests.real.change_harness import SLURM_FILES, LiveSlurm
 
 HERE = Path(__file__).parent
+# Services whose restart the sandbox logs and does not run (see the module docstring)
+NO_HARDWARE = ("opensm", "lnet", "nvidia-imex", "dcgm-exporter", "prometheus-snmp-exporter")
 
 
 def ansible_playbook() -> str:
@@ -44,26 +58,21 @@ def ansible_playbook() -> str:
     return path
 
 
-@dataclass
-class Services:
-    """The service manager of the sandbox hosts: answers service_request.py's requests.
-    The daemons are children of its thread (they die with it: harness._die_with_parent),
-    so one thread serves a whole test."""
+class RequestServer:
+    """Answers service_request.py's requests from a thread of the test (a service manager of
+    the sandbox hosts); ``handle`` says what each request does. The daemons it starts are
+    children of its thread (they die with it: harness._die_with_parent), so one serves a
+    whole test."""
 
-    live: LiveSlurm
-    roots: Path  # ROOTS/<host>: each host's installed files
-    controller: str
-    node: str  # the one node whose slurmd runs
-    requests: Path = field(init=False)
-    log: list[tuple[str, ...]] = field(default_factory=list)  # what was asked, in order
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def __post_init__(self) -> None:
-        self.requests = self.live.work / "requests"
+    def __init__(self, requests: Path, roots: Path) -> None:
+        self.requests = requests
+        self.roots = roots  # ROOTS/<host>: each host's installed files
         self.requests.mkdir(exist_ok=True)
+        self.log: list[tuple[str, ...]] = []  # what was asked, in order
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> Services:
+    def __enter__(self) -> RequestServer:
         self._stop.clear()
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
@@ -87,6 +96,30 @@ class Services:
                 done.with_suffix(".part").rename(done)
                 request.unlink()
             self._stop.wait(0.05)
+
+    def handle(self, argv: list[str], host: str) -> tuple[int, str]:
+        raise NotImplementedError
+
+
+@dataclass
+class Services(RequestServer):
+    """The service manager of the sandbox hosts for change_harness's slurmctld and slurmd."""
+
+    live: LiveSlurm
+    roots: Path  # ROOTS/<host>: each host's installed files
+    controller: str
+    node: str  # the one node whose slurmd runs
+    prometheus: subprocess.Popen[bytes] | None = None
+    prometheus_port: int = 0
+
+    def __post_init__(self) -> None:
+        RequestServer.__init__(self, self.live.work / "requests", self.roots)
+
+    def __exit__(self, *exc: object) -> None:
+        RequestServer.__exit__(self, *exc)
+        if self.prometheus is not None and self.prometheus.poll() is None:
+            self.prometheus.terminate()
+            self.prometheus.wait(timeout=30)
 
     def handle(self, argv: list[str], host: str) -> tuple[int, str]:
         if argv[:1] == ["scontrol"]:
@@ -114,7 +147,48 @@ class Services:
             else:
                 return 0, f"{host}: not run here (one slurmd per sandbox)\n"
             return 0, ""
+        if argv[:2] == ["reload-or-restart", "prometheus"]:
+            self.log.append(("prometheus", host))
+            return self.reload_prometheus(host)
+        if argv[:1] == ["restart"] and argv[1:] in ([u] for u in NO_HARDWARE):
+            self.log.append((argv[1], host))
+            return 0, f"{host}: {argv[1]} not run here (no hardware for it)\n"
         return 1, f"the sandbox runs no {argv!r}\n"
+
+    def reload_prometheus(self, host: str) -> tuple[int, str]:
+        """Start Prometheus on the host's installed config, or SIGHUP it (a reload)."""
+        if self.prometheus is not None and self.prometheus.poll() is None:
+            self.prometheus.send_signal(signal.SIGHUP)
+            return 0, ""
+        binary = shutil.which("prometheus")
+        if binary is None:
+            return 1, "prometheus is not installed (apt-get install prometheus)\n"
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.prometheus_port = int(sock.getsockname()[1])
+        work = self.live.work / "prometheus"
+        work.mkdir(exist_ok=True)
+        self.prometheus = subprocess.Popen(
+            [binary, f"--config.file={self.roots / host / 'etc/prometheus/prometheus.yml'}",
+             f"--storage.tsdb.path={work / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.prometheus_port}"],
+            stdout=(work / "log").open("a"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.prometheus.poll() is not None:
+                return 1, (work / "log").read_text()
+            try:
+                self.prometheus_api("/-/ready")
+                return 0, ""
+            except OSError:
+                time.sleep(0.3)
+        return 1, "prometheus not ready in 60 s\n"
+
+    def prometheus_api(self, path: str) -> object:
+        url = f"http://127.0.0.1:{self.prometheus_port}{path}"
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            body = answer.read()
+        return json.loads(body) if path.startswith("/api/") else body
 
     def sync(self) -> None:
         """The slurm files the playbook installed on the controller, where the daemons read
@@ -127,16 +201,18 @@ class Services:
         """slurmctld's and the live slurmd's process ids (a restart makes new ones)."""
         ctl = self.live.cluster.controller if self.live.cluster else None
         return {"slurmctld": ctl.pid if ctl else None,
-                self.node: self.live.slurmd.pid if self.live.slurmd else None}
+                self.node: self.live.slurmd.pid if self.live.slurmd else None,
+                "prometheus": self.prometheus.pid if self.prometheus else None}
 
 
-def extra_vars(work: Path, services: Services) -> Path:
+def extra_vars(work: Path, services: RequestServer) -> Path:
     """The sandbox's variables (see the module docstring), as an extra-vars file."""
     request = [sys.executable, str(HERE / "service_request.py"), str(services.requests)]
     data = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
             "cluster_iac_root": f"{services.roots}/{{{{ inventory_hostname }}}}",
             "cluster_iac_service": request, "cluster_iac_scontrol": [*request, "scontrol"],
-            "cluster_iac_hostnames": [*request, "scontrol", "show", "hostnames"]}
+            "cluster_iac_hostnames": [*request, "scontrol", "show", "hostnames"],
+            "cluster_iac_admin": request}
     path = work / "sandbox-vars.json"
     path.write_text(json.dumps(data))
     return path

@@ -25,7 +25,7 @@ from cluster_iac.hostlist import expand
 from cluster_iac.plan.actions import Action, actions
 from tests.facility_fixtures import compile_data
 from tests.real import slurm_harness as harness
-from tests.real.change_harness import LiveSlurm, listening
+from tests.real.change_harness import OTHER_SERVICES, LiveSlurm, listening
 from tests.slurm_fixtures import example_data
 
 pytestmark = pytest.mark.real
@@ -161,7 +161,10 @@ def test_node_added(live: tuple[str, LiveSlurm, dict[str, str]]) -> None:
     plan = apply(live, new, read, False, True, nodes_changed=("compute01",))
     restarted = next(a for a in plan if a.kind == "restart-slurmd")
     assert "compute08" in expand(restarted.hosts)
-    assert _kinds(plan)[0] == "drain" and _kinds(plan)[-1] == "resume"
+    slurm = [k for k in _kinds(plan) if k not in OTHER_SERVICES]
+    assert slurm[0] == "drain" and slurm[-1] == "resume"
+    # the new node's HCA joins its Slurm partition's P_Key: OpenSM re-reads partitions.conf
+    assert "restart-opensm" in _kinds(plan)
     assert "DRAIN" not in sandbox.ctl.node("compute01")["State"]
     part = sandbox.ctl.records("partitions")[0]
     assert part["Nodes"] == "compute[01-08]"

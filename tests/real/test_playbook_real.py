@@ -7,9 +7,15 @@ One sequence per Slurm release, on the minimal example through the CLI as an ope
 1. a first deployment: the bring-up order runs, slurmctld and slurmd come up with no error line,
    every file is in place with its owner and mode;
 2. the same again: 0 changed tasks and no action;
-3. a node added: --check --diff shows exactly the files that changed, the run makes the new
-   node known to slurmctld and restarts only what the plan names (process ids);
-4. a health-check-only change: the script is replaced (0755) and nothing is restarted.
+3. a rack added (the example's node group grown by a rack's worth of nodes, r01's two, into a
+   new rack r02 with its PDU): --check --diff shows exactly the files that changed, the run
+   makes the new nodes known to slurmctld, puts every file in place and restarts only what the
+   plan names (process ids); Prometheus, started by the bring-up, sees the new nodes' targets
+   without a reload (file_sd);
+4. a health-check-only change: the script is replaced (0755) and nothing is restarted;
+5. a breaker's rating changed: only the power alert rules change; the plan says
+   ``reload-prometheus``, the playbook reloads Prometheus (same process) and nothing else, and
+   Prometheus serves the new rules.
 """
 
 from __future__ import annotations
@@ -20,16 +26,20 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cluster_iac.catalog.slurm_actions import entry
+from cluster_iac.changeplan import as_json, change_plan
 from cluster_iac.hostlist import expand
 from tests.conftest import EXAMPLE_IDS, example_build
 from tests.real.change_harness import LiveSlurm
 from tests.real.playbook_harness import (
+    RequestServer,
     Services,
     ansible_playbook,
     changed_files,
@@ -66,8 +76,6 @@ class Deployment:
         self.spec.parent.mkdir()
         self.tree = work / "tree"
         self.data: dict[str, Any] = example_data(EXAMPLE, release)
-        # room on the PDUs' lines for the node the test adds (one more 8-GPU server)
-        self.data["power"]["pdu_profiles"]["three-415v"]["breaker_a"] = 63
         self.step = 0
 
     def change(self) -> tuple[dict[str, Any], Path, dict[str, str]]:
@@ -96,7 +104,31 @@ def _actions(plan: dict[str, Any], release: str) -> list[dict[str, Any]]:
     return plan["actions"][release]
 
 
-def _expected_log(actions: list[dict[str, Any]]) -> list[tuple[str, ...]]:
+def _unit_hosts(tree: Path, causes: list[str]) -> list[str]:
+    """The hosts the playbook restarts a service on for an action: the inventory hosts of
+    its files' patterns (site.yml's cluster_iac_file_hosts), in inventory order."""
+    from ruamel.yaml import YAML
+
+    plays = YAML(typ="safe").load((tree / "ansible" / "site.yml").read_text())
+    patterns = plays[-1]["vars"]["cluster_iac_file_hosts"]
+    groups = _inventory(tree)["all"]["children"]
+    hosts: list[str] = []
+    for part in ":".join(patterns[c] for c in causes if c in patterns).split(":"):
+        if part.endswith("[0]"):
+            found = [next(iter(groups[part[:-3]]["hosts"]))]
+        else:
+            found = list(groups[part]["hosts"]) if part in groups else [part]
+        hosts += [h for h in found if h not in hosts]
+    all_hosts = list(_inventory(tree)["all"]["hosts"])
+    return sorted(hosts, key=all_hosts.index)
+
+
+UNITS = {"restart-opensm": "opensm", "restart-lnet": "lnet", "restart-imex": "nvidia-imex",
+         "restart-dcgm-exporter": "dcgm-exporter",
+         "restart-snmp-exporter": "prometheus-snmp-exporter", "reload-prometheus": "prometheus"}
+
+
+def _expected_log(actions: list[dict[str, Any]], tree: Path) -> list[tuple[str, ...]]:
     """What the service manager must be asked, in order, for the planned actions."""
     log: list[tuple[str, ...]] = []
     for a in actions:
@@ -111,6 +143,8 @@ def _expected_log(actions: list[dict[str, Any]]) -> list[tuple[str, ...]]:
             log.append(("slurmctld", CONTROLLER))
         elif a["kind"] == "restart-slurmd":
             log += [("slurmd", host) for host in expand(a["hosts"])]
+        elif a["kind"] in UNITS:
+            log += [(UNITS[a["kind"]], host) for host in _unit_hosts(tree, a["causes"])]
         else:
             assert a["kind"] in ("none", "new-jobs"), f"the minimal example plans {a['kind']}"
     return log
@@ -142,6 +176,10 @@ def test_playbook_deploys_grows_and_restarts_only_what_the_plan_names(
         release: str, tmp_path: Path) -> None:
     runtime = require(release)
     ansible_playbook()
+    if shutil.which("prometheus") is None:  # the bring-up starts a real one
+        if os.environ.get("CI"):
+            pytest.fail("prometheus is missing: apt-get install prometheus (.ci/install-deps)")
+        pytest.skip("prometheus is not installed (apt-get install prometheus)")
     deployment = Deployment(tmp_path, release)
     roots = tmp_path / "roots"
     services = Services(LiveSlurm(tmp_path / "slurm", runtime), roots, CONTROLLER, LIVE_NODE)
@@ -167,13 +205,18 @@ def _sequence(release: str, deployment: Deployment, services: Services,
         assert plan["first_deployment"] is True
         first = play(plan_path)
         installed_before = changed_files(first.stdout)
-        assert services.log == _expected_log(_actions(plan, release))
+        assert services.log == _expected_log(_actions(plan, release), deployment.tree)
         assert services.live.ctl.node(LIVE_NODE).get("State", "").startswith("IDLE")
         errors = services.live.ctl.log_errors("slurmctld") + services.live.ctl.log_errors(
             f"slurmd-{LIVE_NODE}")
         assert errors == [], errors
         inventory = _inventory(deployment.tree)
         _assert_installed(roots, deployment.tree, inventory)
+        _assert_every_file(roots, deployment.tree, inventory)
+        rules = services.prometheus_api("/api/v1/rules")["data"]["groups"]  # type: ignore[index]
+        assert {g["file"] for g in rules} == {
+            str(roots / CONTROLLER / "etc/prometheus/rules" / p.name)
+            for p in (deployment.tree / "monitoring" / "rules").iterdir()}
 
         # 2. nothing changed: nothing done
         services.log.clear()
@@ -183,35 +226,49 @@ def _sequence(release: str, deployment: Deployment, services: Services,
         assert sum(r["changed"] for r in recap(result.stdout).values()) == 0, result.stdout
         assert services.log == []
 
-        # 3. one node added: check mode shows the changed files, the run applies the plan
+        # 3. a rack added: check mode shows the changed files, the run applies the plan
         services.log.clear()
-        deployment.data["node_groups"][0]["count"] += 1
+        group = deployment.data["node_groups"][0]
+        per_rack = group["count"]  # the example's one rack holds them all: a rack's worth
+        group["count"] += per_rack
+        group["racks"] = "r[01-02]"
+        deployment.data["rows"][0]["racks"][0]["names"] = "r[01-02]"  # its PDU profile too
         pids = services.pids()
         plan, plan_path, changed = deployment.change()
-        new_node = "gpu03"
-        assert plan["objects"]["Slurm nodes"]["added"] == [new_node], plan["objects"]
+        new_nodes = [f"gpu{n:02d}" for n in range(per_rack + 1, 2 * per_rack + 1)]
+        assert plan["objects"]["Slurm nodes"]["added"] == new_nodes, plan["objects"]
+        inventory = _inventory(deployment.tree)
+        children = inventory["all"]["children"]
+        assert set(children["rack_r02"]["hosts"]) & set(children["compute"]["hosts"]) == set(
+            new_nodes)  # the new rack holds the new nodes (and its PDUs)
         check = play(plan_path, "--check", "--diff")
         assert services.log == [] and services.pids() == pids  # check mode runs nothing
         assert "--- before" in check.stdout  # the diffs are shown
         every = {(h, src) for h, src in changed_files(first.stdout) if h == LIVE_NODE}
-        expected = {(h, p) for h in (CONTROLLER, "gpu01", "gpu02") for p in changed
-                    if p.startswith("slurm/") and (h, p) in installed_before}
-        expected |= {(new_node, src) for _, src in every}  # the new host gets everything
+        old_hosts = {h for h, _ in installed_before}
+        expected = {(h, p) for h in old_hosts for p in changed if (h, p) in installed_before}
+        expected |= {(n, src) for n in new_nodes for _, src in every}  # new hosts: everything
         assert changed_files(check.stdout) == expected, (changed_files(check.stdout), expected)
         causes = [c for a in _actions(plan, release) for c in a["causes"]]
-        for _, src in expected - {(new_node, src) for _, src in every}:
-            assert any(c.startswith(src) for c in causes), (src, causes)  # the plan's files
+        for _, src in expected - {(n, src) for n in new_nodes for _, src in every}:
+            # the plan's files: each a cause, or one whose change needs nothing (file_sd targets)
+            nothing = entry(f"file:{src}", release).needs == (("none", ""),)
+            assert nothing or any(c.startswith(src) for c in causes), (src, causes)
         play(plan_path)
         actions = _actions(plan, release)
-        assert services.log == _expected_log(actions)
-        assert "State=" in services.live.ctl.scontrol("show", "node", new_node)
-        _assert_installed(roots, deployment.tree, _inventory(deployment.tree))
+        assert services.log == _expected_log(actions, deployment.tree)
+        for node in new_nodes:
+            assert "State=" in services.live.ctl.scontrol("show", "node", node)
+        _assert_installed(roots, deployment.tree, inventory)
+        _assert_every_file(roots, deployment.tree, inventory)
         kinds = {a["kind"]: a for a in actions}
         now = services.pids()
         assert (now["slurmctld"] != pids["slurmctld"]) == ("restart-slurmctld" in kinds)
         restarted = expand(kinds["restart-slurmd"]["hosts"]) if "restart-slurmd" in kinds else []
         assert (now[LIVE_NODE] != pids[LIVE_NODE]) == (LIVE_NODE in restarted)
+        assert now["prometheus"] == pids["prometheus"] and "reload-prometheus" not in kinds
         assert services.live.ping()
+        _wait_for_targets(services, new_nodes)  # file_sd: no reload needed, none planned
 
         # 4. a health-check-only change restarts nothing
         services.log.clear()
@@ -224,10 +281,103 @@ def _sequence(release: str, deployment: Deployment, services: Services,
         result = play(plan_path)
         assert services.log == [] and services.pids() == pids
         changed_hosts = {h for h, r in recap(result.stdout).items() if r["changed"]}
-        assert changed_hosts == {"gpu01", "gpu02", "gpu03"}, result.stdout
+        assert changed_hosts == {f"gpu{n:02d}" for n in range(1, 2 * per_rack + 1)}, result.stdout
         _assert_installed(roots, deployment.tree, _inventory(deployment.tree))
+
+        # 5. a breaker changed: only Prometheus's power rules change; it is reloaded (the same
+        # process, SIGHUP) and serves the new thresholds; no Slurm daemon is touched
+        services.log.clear()
+        deployment.data["power"]["pdu_profiles"]["three-415v"]["breaker_a"] = 40
+        pids = services.pids()
+        plan, plan_path, changed = deployment.change()
+        assert "monitoring/rules/power.yml" in changed
+        assert [(a["kind"], a["causes"]) for a in _actions(plan, release)] == [
+            ("reload-prometheus", ["monitoring/rules/power.yml"])]
+        play(plan_path)
+        assert services.log == [("prometheus", CONTROLLER)] and services.pids() == pids
+        _wait_for_rules(services, deployment.tree / "monitoring" / "rules" / "power.yml")
     finally:
         services.live.stop()
+
+
+def _wait_for_rules(services: Services, rules: Path) -> None:
+    """Prometheus serves the rule file's expressions (it reloads after SIGHUP)."""
+    from ruamel.yaml import YAML
+
+    wanted = {r["expr"] for g in YAML(typ="safe").load(rules.read_text())["groups"]
+              for r in g["rules"]}
+    deadline = time.monotonic() + 60
+    served: set[str] = set()
+    while time.monotonic() < deadline:
+        groups = services.prometheus_api("/api/v1/rules")["data"]["groups"]  # type: ignore[index]
+        served = {r["query"] for g in groups if g["file"].endswith("/" + rules.name)
+                  for r in g["rules"]}
+        if served == wanted:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"Prometheus serves {sorted(served)}, not {sorted(wanted)}")
+
+
+def _host_vars(inventory: dict[str, Any], host: str) -> dict[str, Any]:
+    found = dict(inventory["all"]["vars"])
+    for group in inventory["all"]["children"].values():
+        if host in (group.get("hosts") or {}):
+            found.update(group.get("vars", {}))
+    return found
+
+
+def _pattern_hosts(inventory: dict[str, Any], pattern: str) -> set[str]:
+    groups = inventory["all"]["children"]
+    hosts: set[str] = set()
+    for part in pattern.split(":"):
+        if part.endswith("[0]"):
+            hosts.add(next(iter(groups[part[:-3]]["hosts"])))
+        else:
+            hosts |= set(groups[part]["hosts"]) if part in groups else {part}
+    return hosts
+
+
+def _assert_every_file(roots: Path, tree: Path, inventory: dict[str, Any]) -> None:
+    """Every file of site.yml's install plays on every host of the play, read from the
+    playbook itself: whole files byte for byte with their mode, merged lines present; and no
+    host without an install play got anything."""
+    from ruamel.yaml import YAML
+
+    plays = YAML(typ="safe").load((tree / "ansible" / "site.yml").read_text())
+    served: set[str] = set()
+    for play in plays:
+        if not play["name"].startswith("install the rendered files of "):
+            continue
+        hosts = _pattern_hosts(inventory, play["hosts"])
+        served |= hosts
+        items = [i for t in play["tasks"] if t["name"] == "the files" for i in t["loop"]]
+        for host in hosts:
+            values = _host_vars(inventory, host)
+            for item in items:
+                source = tree / item["src"]
+                if not source.is_file():
+                    continue
+                dest = item["dest"]
+                for name, value in values.items():
+                    dest = dest.replace(f"{{{{ {name} }}}}", str(value))
+                path = roots / host / dest.lstrip("/")
+                assert path.read_bytes() == source.read_bytes(), (host, item)
+                assert stat.S_IMODE(path.stat().st_mode) == int(item["mode"], 8), (host, item)
+    assert {p.name for p in roots.iterdir()} == served
+
+
+def _wait_for_targets(services: Services, nodes: list[str]) -> None:
+    """Prometheus lists the nodes among its node_exporter targets (file_sd re-reads the
+    targets files itself; it refreshes every 5 s)."""
+    deadline = time.monotonic() + 60
+    seen: set[str] = set()
+    while time.monotonic() < deadline:
+        answer = services.prometheus_api("/api/v1/targets?state=active")
+        seen = {t["labels"].get("instance", "") for t in answer["data"]["activeTargets"]}  # type: ignore[index]
+        if set(nodes) <= seen:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"Prometheus never listed {nodes}: {sorted(seen)}")
 
 
 def _inventory(tree: Path) -> dict[str, Any]:
@@ -297,9 +447,11 @@ def _example_tree(name: str, tmp_path: Path) -> tuple[Path, Path, str, Path, Pat
 
 
 def test_accounting_and_lnet_files_get_their_owner_and_mode(tmp_path: Path) -> None:
-    """The seed example (slurmdbd, accounting, a health check, NCCL, LNet): each file on the
-    hosts that read it, slurmdbd.conf readable by SlurmUser only, nothing on a PDU; then a
-    rerun changes nothing. One host of each kind (--limit: the test machine has 2 cores)."""
+    """The seed example (slurmdbd, accounting, a health check, NCCL, LNet, Lustre clients and
+    servers, OpenSM, monitoring): each file on the hosts that read it, slurmdbd.conf readable
+    by SlurmUser only, the fstab line replacing the old line of its mount point, the format
+    scripts root-only, nothing on a PDU; then a rerun changes nothing. One host of each kind
+    (--limit: the test machine has 2 cores)."""
     ansible_playbook()
     tree, plan, release, sandbox, roots = _example_tree(ACCOUNTING_EXAMPLE, tmp_path)
     children = _inventory(tree)["all"]["children"]
@@ -312,8 +464,33 @@ def test_accounting_and_lnet_files_get_their_owner_and_mode(tmp_path: Path) -> N
     controller, compute, pdu = (next(iter(children[g]["hosts"]))
                                 for g in ("controllers", "compute", "pdus"))
     picked = {controller, compute, pdu, dbd, *lnet_hosts}
+    # the client's /etc/fstab before: its own root line, and an old line for the Lustre mount
+    fstab = roots / compute / "etc" / "fstab"
+    fstab.parent.mkdir(parents=True)
+    lustre_line = next(line for line in (tree / "lustre/clients/fstab").read_text().splitlines()
+                       if not line.startswith("#"))
+    mount_point = lustre_line.split()[1]
+    fstab.write_text(f"/dev/sda1 / ext4 defaults 0 1\nold@tcp:/x {mount_point} lustre ro 0 0\n")
     first = run_playbook(tree, plan, release, sandbox, tmp_path, "--limit", ",".join(picked))
     assert first.returncode == 0, first.stdout[-6000:] + first.stderr
+    assert fstab.read_text() == f"/dev/sda1 / ext4 defaults 0 1\n{lustre_line}\n"
+    for tool in ("lustre-mount.sh", "lustre-tune.sh", "lustre-setstripe.sh"):
+        assert stat.S_IMODE((roots / compute / "usr/local/sbin" / tool).stat().st_mode) == 0o755
+    for server in (h for h in picked if (tree / "lustre/servers" / f"{h}.sh").exists()):
+        format_script = roots / server / "usr/local/sbin/lustre-format-targets.sh"
+        assert format_script.read_text() == (tree / "lustre/servers" / f"{server}.sh").read_text()
+        assert stat.S_IMODE(format_script.stat().st_mode) == 0o700  # installed, never run
+    masters = {"opensm.conf": "mds1", "opensm-standby.conf": "oss1"}  # the seed's SM hosts
+    assert set(masters.values()) <= picked
+    for name, sm_host in masters.items():
+        opensm = roots / sm_host / "etc" / "opensm"
+        assert (opensm / "opensm.conf").read_text() == (tree / "opensm/compute" / name).read_text()
+        assert (opensm / "partitions.conf").is_file()
+    prometheus = roots / controller / "etc" / "prometheus"
+    assert ((prometheus / "rules" / "power.yml").read_text()
+            == (tree / "monitoring/rules/power.yml").read_text())
+    assert (prometheus / "targets" / "node.json").is_file() and (prometheus / "snmp.yml").is_file()
+    assert (roots / compute / "etc/dcgm-exporter/dcgm-counters.csv").is_file()
     conf = roots / dbd / "etc" / "slurm" / "slurmdbd.conf"
     assert conf.read_text() == (tree / "slurm" / "slurmdbd.conf").read_text()
     assert (stat.S_IMODE(conf.stat().st_mode), conf.owner()) == (0o600, "slurm")
@@ -356,3 +533,49 @@ def test_each_imex_node_gets_its_own_domains_peers(tmp_path: Path) -> None:
                 == (tree / "imex" / domain / "nodes_config.cfg").read_text())
         assert (etc / "config.cfg").read_text() == (tree / "imex" / "config.cfg").read_text()
     assert len({(roots / n / "etc/nvidia-imex/nodes_config.cfg").read_text() for n in picked}) == 2
+
+
+class _Recorder(RequestServer):
+    """A service manager that records each restart with its host and runs nothing: the
+    hosts have no fabric, Lustre or NVLink here; what is checked is where the playbook asks."""
+
+    def handle(self, argv: list[str], host: str) -> tuple[int, str]:
+        self.log.append((argv[-1], host))
+        return 0, ""
+
+
+@pytest.mark.parametrize(("name", "edited"), [
+    ("seed-64gpu-h100", ("lustre/lnet/oss.yaml", "opensm/compute/partitions.conf",
+                         "monitoring/rules/gpu.yml")),
+    ("gb200-nvl72", ("imex/nvl2/nodes_config.cfg",)),
+])
+def test_a_service_restart_runs_on_the_hosts_of_its_files(
+        name: str, edited: tuple[str, ...], tmp_path: Path) -> None:
+    """The change plan of files edited (cluster_iac.changeplan, for the example's release):
+    ansible-playbook asks to restart each service on exactly the inventory hosts the changed
+    file is installed on, in plan order (OpenSM first, Prometheus last), and nothing else."""
+    ansible_playbook()
+    tree, _, release, _, roots = _example_tree(name, tmp_path)
+    old = dict(example_build(name).files)
+    new = {**old, **{path: old[path] + "# changed\n" for path in edited}}
+    plan_path = tmp_path / "changes.json"
+    plan_path.write_text(json.dumps(as_json(change_plan(old, new, None, "", [release]))))
+    planned = json.loads(plan_path.read_text())["actions"][release]
+    assert {c for a in planned for c in a["causes"]} == set(edited)
+    recorder = _Recorder(tmp_path / "requests", roots)
+    sandbox = extra_vars(tmp_path, recorder)
+    controller = next(iter(_inventory(tree)["all"]["children"]["controllers"]["hosts"]))
+    with recorder:
+        result = run_playbook(tree, plan_path, release, sandbox, tmp_path, "--limit", controller)
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr
+    expected = [(UNITS[a["kind"]], host) for a in planned
+                for host in _unit_hosts(tree, a["causes"])]
+    assert recorder.log == expected
+    inventory = _inventory(tree)["all"]["children"]
+    if name == "seed-64gpu-h100":
+        assert [u for u, _ in recorder.log] == ["opensm"] * 2 + ["lnet"] * len(
+            inventory["type_oss"]["hosts"]) + ["prometheus"]
+        assert {h for u, h in recorder.log if u == "opensm"} == {"mds1", "oss1"}
+    else:
+        nvl2 = example_build(name).plan.imex.domains[1]  # type: ignore[union-attr]
+        assert nvl2.name == "nvl2" and [h for _, h in recorder.log] == list(nvl2.nodes)
