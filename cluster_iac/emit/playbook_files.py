@@ -61,6 +61,9 @@ NOT_INSTALLED = {
     "netbox/*": "imported into NetBox (netbox-community/netbox-initializers), not onto hosts",
     "terraform/*": "read by terraform on the operator's machine",
     "report.*": "the design report, for people",
+    "acceptance/*": "acceptance jobs the operator submits with sbatch from a checkout of the "
+                    "rendered tree, once, on delivery; `cluster-iac acceptance check` reads "
+                    "their bars beside their results",
     "lustre/layouts.json": "the layouts of lustre/setstripe.sh as data, for tools; no host "
                            "program reads it",
     "opensm/*/topology.ibnetdiscover": "the fabric as planned, for `cluster-iac fabric verify` "
