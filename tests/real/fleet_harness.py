@@ -89,9 +89,9 @@ def start_fleet(cluster: harness.SlurmCluster, shapes: dict[str, Shape]
         (work / "spool" / node).mkdir(exist_ok=True)  # SlurmdSpoolDir=.../%n
         (work / "log" / f"slurmd-{node}.rc").unlink(missing_ok=True)
         synthetic = f"pack:{shape.sockets} core:{shape.cores} pu:{shape.threads}"
-        command = [runtime.tool("unshare"), "-u", "sh", "-c", 'hostname "$0" && exec "$@"',
-                   node, "env", f"HWLOC_SYNTHETIC={synthetic}", runtime.tool("slurmd"), "-D",
-                   "-f", str(cluster.conf.slurmd_path), "-N", node]
+        command = harness.under_node_name(runtime, node, [
+            "env", f"HWLOC_SYNTHETIC={synthetic}", runtime.tool("slurmd"), "-D", "-f",
+            str(cluster.conf.slurmd_path), "-N", node])
         log = shlex.quote(str(work / "log" / f"slurmd-{node}-stdout.log"))
         rc = shlex.quote(str(work / "log" / f"slurmd-{node}.rc"))
         lines.append(f'{{ {shlex.join(command)}; echo "$?" >{rc}; }} >{log} 2>&1 &')

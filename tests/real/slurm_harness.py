@@ -344,6 +344,18 @@ def _rewrite(lines: list[str], values: Values) -> tuple[list[str], list[str]]:
     return out, overrides
 
 
+def under_node_name(runtime: Runtime, node: str, command: list[str]) -> list[str]:
+    """``command`` run under ``node`` as its host name, where the test runs as root: slurmd
+    binds the address of the host name it runs under, not of -N's node (fleet_harness.py
+    measured it: every slurmd bound 127.0.0.1, and two at once clashed on the port), so
+    NoInAddrAny puts it on its node's own address (hosts_text) only in a UTS namespace of
+    its own, which takes root. Not root: ``command`` as it is."""
+    if os.geteuid() != 0:
+        return command
+    return [runtime.tool("unshare"), "-u", "sh", "-c", 'hostname "$0" && exec "$@"', node,
+            *command]
+
+
 def hosts_text(local: list[str], nodes: list[str]) -> str:
     """The sandbox's /etc/hosts: the controller's names at 127.0.0.1, each node at a
     loopback address of its own (127.0.1.1, 127.0.1.2, ...), which its slurmd binds alone
@@ -530,7 +542,8 @@ class SlurmCluster:
         node's record. conf_dir: another config directory (a changed gres.conf)."""
         conf = (conf_dir or self.conf.slurmd_directory) / "slurm.conf"
         (self.work / "spool" / node).mkdir(exist_ok=True)  # SlurmdSpoolDir=.../%n
-        command = [self.runtime.tool("slurmd"), "-D", "-f", str(conf), "-N", node]
+        command = under_node_name(self.runtime, node, [
+            self.runtime.tool("slurmd"), "-D", "-f", str(conf), "-N", node])
         argv = _sandbox(self.work, self.runtime, command, gpus, caps)
         env = {**self.env, "HWLOC_SYNTHETIC": f"pack:{sockets} core:{cores} pu:{threads}"}
         proc = self._spawn(argv, f"slurmd-{node}-stdout.log", env)
