@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 from cluster_iac.emit import parallel
 from cluster_iac.emit.parallel import Made, Sink, Worker, WorkerUsage, split
+from cluster_iac.errors import CompileError
 from cluster_iac.plan import Plan
 
 if TYPE_CHECKING:
@@ -150,8 +151,12 @@ class Rendering:
         theirs = set(self.theirs)
         if self.worker is not None:
             self.worker.hand(sink)
-        made = {family: sink(emitter(plan)) for family, emitter in self.emitters.items()
-                if family not in theirs}
+        try:
+            made = {family: sink(emitter(plan)) for family, emitter in self.emitters.items()
+                    if family not in theirs}
+        except Exception:
+            self._worker_error_first()
+            raise
         workers: tuple[WorkerUsage, ...] = ()
         if self.worker is not None:
             outcome, usage = self.worker.finish()
@@ -164,6 +169,20 @@ class Rendering:
                     raise ValueError(f"emitter {family!r} writes {path!r} twice")
                 every[path] = value
         return every, workers
+
+    def _worker_error_first(self) -> None:
+        """A family of this process failed: when the worker failed on the plan itself (the
+        cable table's CompileError, located at the spec), raise that instead, as one process
+        would have (the table is made before the families that read the links' ports, such
+        as the subnet manager's topology, which would only say 'cabled twice')."""
+        if self.worker is None:
+            return
+        try:
+            self.worker.finish()
+        except CompileError:
+            raise
+        except Exception:  # noqa: S110  # the worker's own failure: this process's is raised
+            pass
 
     def files(self, plan: Plan) -> tuple[dict[str, str], tuple[WorkerUsage, ...]]:
         """``finish`` into memory: every file, sorted by path."""
