@@ -389,6 +389,10 @@ def _build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1
 
 
 Run = TypeVar("Run")
+_kept: list[object] | None = None
+"""Set by run(): what each command built is kept here to the process's end, which os._exit
+makes at once, so that a 100,000-GPU plan's millions of objects are not freed one by one
+when the command returns (0.14 s of CPU); None where main is called in-process (tests)."""
 
 
 def _or_exit(spec: Path, run: Callable[[Findings], Run], *, writes: bool = False,
@@ -397,7 +401,7 @@ def _or_exit(spec: Path, run: Callable[[Findings], Run], *, writes: bool = False
     error, ``on_error`` told first (plan prints what was built), every diagnostic printed
     and exit 1. ``writes``: the command writes files, so the last line says none were."""
     try:
-        return run(lambda findings, source: _print_diagnostics(findings, source, str(spec)))
+        made = run(lambda findings, source: _print_diagnostics(findings, source, str(spec)))
     except PipelineError as exc:
         if on_error is not None:
             on_error(exc)
@@ -406,6 +410,9 @@ def _or_exit(spec: Path, run: Callable[[Findings], Run], *, writes: bool = False
         click.echo(f"{spec}: {errors} error(s){'; nothing written' if writes else ''}",
                    err=True)
         sys.exit(1)
+    if _kept is not None:
+        _kept.append(made)
+    return made
 
 
 def _echo_or_write(text: str, out_file: Path | None) -> bool:
@@ -538,7 +545,9 @@ def run() -> NoReturn:
     import gc
     import os
 
+    global _kept
     gc.disable()
+    _kept = []
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         main()

@@ -470,13 +470,19 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
     "place a r1 0 1", "place a r1 1 101", "address bmc a 10.0.0.01", "address bmc a 1.2.3",
     "fabric compute a 1 65 s p1", "outlet a PSU0 p 1", "outlet a PSU1 p 1001", "place a r1 1 1 ",
     "place  a r1 1 1", "uplink bmc a agg1 100001", "lustre ost 01 a", "# \x1b comment",
-    "address bmc a 256.0.0.1", "place a r1 1 1\r",
+    "address bmc a 256.0.0.1", "place a r1 1 1\r", "# \x7f comment", "# \x85 comment",
+    "# \u2028 comment", "# caf\u00e9 \x00",
 ])
 def test_the_fast_reader_leaves_every_odd_line_to_the_plain_one(line: str) -> None:
     """Anything the fast reader cannot read exactly as the plain one would, it refuses,
     so the plain reader locates it."""
     text = f"{lock_module.HEADER}\n{line}\n"
     assert lock_module.fast_entries(text) is None
+
+
+def test_the_fast_reader_reads_a_comment_of_any_printable_text() -> None:
+    text = f"{lock_module.HEADER}\n# caf\u00e9 \u00fcber\nplace a r1 1 1\n"
+    assert lock_module.fast_entries(text) is not None
 
 
 def test_the_quick_collision_check_agrees_with_the_plain_search() -> None:

@@ -70,11 +70,13 @@ def test_the_split_gives_every_family_once() -> None:
     report.md (the findings) and the rest, each family once, near even with the checks and
     the cable table counted on their sides."""
     costs = {family: emit.COST.get(family, 0.01) for family in emit.EMITTERS}
-    ours, theirs = split(costs, ours=emit.PARENT, theirs=emit.CABLED,
+    ours, theirs = split(costs, emit.TOGETHER, ours=emit.PARENT, theirs=emit.CABLED,
                          loads=(emit.CHECKS_COST, emit.CABLES_COST))
     assert sorted(ours + theirs) == sorted(emit.EMITTERS)
     assert theirs == emit.worker_families()
     assert set(emit.CABLED) <= set(theirs) and set(emit.PARENT) <= set(ours)
+    for group in emit.TOGETHER:
+        assert set(group) <= set(ours) or set(group) <= set(theirs)
     loads = (emit.CHECKS_COST + sum(costs[f] for f in ours),
              emit.CABLES_COST + sum(costs[f] for f in theirs))
     assert abs(loads[0] - loads[1]) <= max(costs.values())

@@ -88,6 +88,9 @@ themselves, Plan.cords_cabled) are families the split may give either process. T
 files and NetBox's cables were also the two that took by far the most memory while they
 were made (at 100,000 GPUs 140 and 60 MiB over the plan, beside Ansible's 60): one process
 peaks with them, the other with neither."""
+TOGETHER = (("netbox", "netbox_types"),)
+"""Families that read one product made on first use, rendered in one process so it is made
+once: NetBox's devices and device types (netbox_types.device_types)."""
 PARENT = ("report",)
 """The families that read the findings (report.md lists them): the worker is forked before
 the checks run, so its plan has none, and these stay in the parent."""
@@ -96,7 +99,8 @@ the checks run, so its plan has none, and these stay in the parent."""
 def worker_families() -> list[str]:
     """The families a forked worker renders (``jobs`` 2 or more)."""
     costs = {family: COST.get(family, 0.01) for family in EMITTERS}
-    return split(costs, ours=PARENT, theirs=CABLED, loads=(CHECKS_COST, CABLES_COST))[1]
+    return split(costs, TOGETHER, ours=PARENT, theirs=CABLED,
+                 loads=(CHECKS_COST, CABLES_COST))[1]
 
 
 def render_all(plan: Plan, jobs: int = 1) -> dict[str, str]:

@@ -24,6 +24,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        auto_reload=False,  # the templates are the package's: no stat of each at every use
     )
     env.globals["generated_by"] = GENERATED_BY
     # Markdown tables: every cell that shows plan text goes through '| md' (or '| md_code')

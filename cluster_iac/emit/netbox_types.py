@@ -23,6 +23,7 @@ rounded, maximum rounded up.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import defaultdict
@@ -118,8 +119,13 @@ def manufacturer(plan: Plan, d: Device) -> str:
     return NVIDIA if NVIDIA in name else GENERIC
 
 
+@functools.lru_cache(maxsize=1)
 def device_types(plan: Plan) -> dict[str, DeviceType]:
-    """Model -> its device type with templates, from the cables and the power plan."""
+    """Model -> its device type with templates, from the cables and the power plan. Made
+    once per plan (a plan is hashed by identity): NetBox's devices.csv counts each type's
+    components to cut its parts (emit/netbox.py device_parts), and the two families render
+    in one process (emit.TOGETHER); made twice it took 0.15 s more at 100,000 GPUs. The
+    caller must not change what it answers."""
     types: dict[str, DeviceType] = {}
     for d in plan.devices:
         if d.model not in types:

@@ -203,38 +203,45 @@ def main() -> None:
           f"{'out MiB':>7} {'CLI s':>6} {'CLI cpu':>7} {'CLI path':>8} {'CLI MiB':>7} "
           f"{'PSS MiB':>7} {'stages cpu':>10} {'peak MiB':>8}")
     timed: list[tuple[int, float, float]] = []
-    for gpus in args.gpus:
-        runs = [cli_render(gpus, args.jobs, lock=args.lock) for _ in range(max(1, args.runs))]
-        sampled = cli_render(gpus, args.jobs, sample_pss=True, lock=args.lock)  # not shown
-        cli = CliRun(min(r.seconds for r in runs), min(r.cpu_s for r in runs),
-                     max(r.peak_mib for r in runs), sampled.pss_mib,
-                     min(r.worker_cpu_s for r in runs), min(r.path_s for r in runs),
-                     min(r.forked_s for r in runs), min(r.parent_after_s for r in runs))
-        timed.append((gpus, cli.seconds, cli.cpu_s))
-        child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
-                               capture_output=True, text=True, check=True)
-        r = json.loads(child.stdout)
-        print(f"{r['gpus']:>8} {r['nodes']:>7} {r['switches']:>8} {r['cables']:>8} "
-              f"{r['fabric']['tiers']:>5} {r['output_mib']:>7} {cli.seconds:>6.2f} "
-              f"{cli.cpu_s:>7.2f} {cli.path_s:>8.2f} {cli.peak_mib:>7} {cli.pss_mib:>7} "
-              f"{r['total_s']:>10} {r['peak_rss_mib']:>8}")
-        if r["errors"]:
-            print(f"         ({r['errors']} validator errors in the benchmark spec)")
-        if args.stages:
-            if cli.worker_cpu_s:
-                print(f"           CLI cpu: parent {cli.cpu_s - cli.worker_cpu_s:.2f} s "
-                      f"(before the fork {cli.forked_s:.2f} s, after it "
-                      f"{cli.parent_after_s:.2f} s), worker {cli.worker_cpu_s:.2f} s")
-            for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:30]:
-                written = r["stages_mib"].get(stage)
-                print(f"           {stage:<40} {seconds:>8.3f}"
-                      + (f" {written:>7.1f} MiB" if written else ""))
+    with tempfile.TemporaryDirectory() as kept:  # every run's files, removed at the end
+        for gpus in args.gpus:
+            timed.append(report(gpus, args, Path(kept)))
     if len(timed) > 1:
         (n0, w0, c0), (n1, w1, c1) = timed[0], timed[-1]
         grow = math.log(n1 / n0)
         print(f"CLI time grows as n^{math.log(c1 / c0) / grow:.2f} (CPU), "
               f"n^{math.log(w1 / w0) / grow:.2f} (wall) from {n0} to {n1} GPUs")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def report(gpus: int, args: argparse.Namespace, folder: Path) -> tuple[int, float, float]:
+    """Render ``gpus`` GPUs as args say, print its line (and stages); (GPUs, wall, CPU)."""
+    runs = [cli_render(gpus, args.jobs, folder, lock=args.lock)
+            for _ in range(max(1, args.runs))]
+    sampled = cli_render(gpus, args.jobs, folder, sample_pss=True, lock=args.lock)  # not shown
+    cli = CliRun(min(r.seconds for r in runs), min(r.cpu_s for r in runs),
+                 max(r.peak_mib for r in runs), sampled.pss_mib,
+                 min(r.worker_cpu_s for r in runs), min(r.path_s for r in runs),
+                 min(r.forked_s for r in runs), min(r.parent_after_s for r in runs))
+    child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
+                           capture_output=True, text=True, check=True)
+    r = json.loads(child.stdout)
+    print(f"{r['gpus']:>8} {r['nodes']:>7} {r['switches']:>8} {r['cables']:>8} "
+          f"{r['fabric']['tiers']:>5} {r['output_mib']:>7} {cli.seconds:>6.2f} "
+          f"{cli.cpu_s:>7.2f} {cli.path_s:>8.2f} {cli.peak_mib:>7} {cli.pss_mib:>7} "
+          f"{r['total_s']:>10} {r['peak_rss_mib']:>8}")
+    if r["errors"]:
+        print(f"         ({r['errors']} validator errors in the benchmark spec)")
+    if args.stages:
+        if cli.worker_cpu_s:
+            print(f"           CLI cpu: parent {cli.cpu_s - cli.worker_cpu_s:.2f} s "
+                  f"(before the fork {cli.forked_s:.2f} s, after it "
+                  f"{cli.parent_after_s:.2f} s), worker {cli.worker_cpu_s:.2f} s")
+        for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:30]:
+            written = r["stages_mib"].get(stage)
+            print(f"           {stage:<40} {seconds:>8.3f}"
+                  + (f" {written:>7.1f} MiB" if written else ""))
+    return gpus, cli.seconds, cli.cpu_s
 
 
 class CliRun(NamedTuple):
@@ -248,53 +255,59 @@ class CliRun(NamedTuple):
     parent_after_s: float = 0.0  # the parent's CPU after the fork
 
 
-def cli_render(gpus: int, jobs: int, *, sample_pss: bool = False, lock: bool = False) -> CliRun:
+def cli_render(gpus: int, jobs: int, folder: Path, *, sample_pss: bool = False,
+               lock: bool = False) -> CliRun:
     """`cluster-iac render` into an empty folder, measured. With ``sample_pss`` the PSS
     sampler runs beside it: reading smaps_rollup walks the page tables of both processes
     (measured 2.7-3.3 s of CPU over one 100k-GPU render, most of a core of the two), so a
     sampled run's times are not the render's own; main() times unsampled runs only. With
     ``lock`` a first render (not timed) writes the spec's lock, and the timed one reads and
-    keeps it, as every render after a cluster's first does."""
-    with tempfile.TemporaryDirectory() as tmp:
-        spec = Path(tmp) / "bench.yaml"
-        spec.write_text(spec_yaml(gpus))
-        stats = Path(tmp) / "stats.json"
-        if lock:
-            subprocess.run([sys.executable, "-m", "cluster_iac", "render", str(spec), "-o",
-                            str(Path(tmp) / "first")], cwd=ROOT, check=True,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            size = (Path(tmp) / "bench.lock").stat().st_size
-            lines = (Path(tmp) / "bench.lock").read_text().count("\n")
-            print(f"lock at {gpus} GPUs: {size / 2**20:.1f} MiB, {lines} lines", file=sys.stderr)
-        start = time.perf_counter()
-        child = subprocess.Popen([sys.executable, "-m", "cluster_iac", "render", str(spec),
-                                  "-o", str(Path(tmp) / "out"), "--jobs", str(jobs)], cwd=ROOT,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                 env={**os.environ, "CLUSTER_IAC_PROCESS_STATS": str(stats)})
-        sampler = PssSampler(child.pid)
-        if sample_pss:
-            sampler.start()
-        _pid, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - start
-        if sample_pss:
-            sampler.stop.set()
-            sampler.join()
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"cluster-iac render failed at {gpus} GPUs: "
-                             f"{child.stderr.read().decode()[-2000:] if child.stderr else ''}")
-        report = json.loads(stats.read_text())
-        peaks = [report["parent"]["peak_rss_kib"]]
-        peaks += [worker["peak_rss_kib"] for worker in report["workers"]]
-        # wait4's figures include the reaped worker's CPU time; its peak is the larger one only
-        cpu = usage.ru_utime + usage.ru_stime
-        parent = report["parent"]["cpu_s"]
-        path, forked = parent, 0.0
-        for worker in report["workers"]:  # before the fork, then the longer of the two after
-            forked = worker["forked_at_cpu_s"]
-            path = forked + max(parent - forked, worker["cpu_s"])
-        return CliRun(seconds, cpu, round(sum(peaks) / 1024), round(sampler.peak_kib / 1024),
-                      sum(worker["cpu_s"] for worker in report["workers"]), path, forked,
-                      parent - forked)
+    keeps it, as every render after a cluster's first does. Each run's files stay in a
+    folder of its own under ``folder``, which main removes after every run: on ext4 without
+    a journal (this machine's disk) the kernel skips, for each new file, the inodes freed in
+    the last 60 to 360 seconds (fs/ext4/ialloc.c, recently_deleted), and a render made just
+    after the previous run's 7,500 files were removed spent 0.2-0.3 ms more CPU a file (1 to
+    3 s in all; a fresh folder on the same disk: 0.02 ms a file)."""
+    tmp = tempfile.mkdtemp(dir=folder)
+    spec = Path(tmp) / "bench.yaml"
+    spec.write_text(spec_yaml(gpus))
+    stats = Path(tmp) / "stats.json"
+    if lock:
+        subprocess.run([sys.executable, "-m", "cluster_iac", "render", str(spec), "-o",
+                        str(Path(tmp) / "first")], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        size = (Path(tmp) / "bench.lock").stat().st_size
+        lines = (Path(tmp) / "bench.lock").read_text().count("\n")
+        print(f"lock at {gpus} GPUs: {size / 2**20:.1f} MiB, {lines} lines", file=sys.stderr)
+    start = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-m", "cluster_iac", "render", str(spec),
+                              "-o", str(Path(tmp) / "out"), "--jobs", str(jobs)], cwd=ROOT,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             env={**os.environ, "CLUSTER_IAC_PROCESS_STATS": str(stats)})
+    sampler = PssSampler(child.pid)
+    if sample_pss:
+        sampler.start()
+    _pid, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - start
+    if sample_pss:
+        sampler.stop.set()
+        sampler.join()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"cluster-iac render failed at {gpus} GPUs: "
+                         f"{child.stderr.read().decode()[-2000:] if child.stderr else ''}")
+    report = json.loads(stats.read_text())
+    peaks = [report["parent"]["peak_rss_kib"]]
+    peaks += [worker["peak_rss_kib"] for worker in report["workers"]]
+    # wait4's figures include the reaped worker's CPU time; its peak is the larger one only
+    cpu = usage.ru_utime + usage.ru_stime
+    parent = report["parent"]["cpu_s"]
+    path, forked = parent, 0.0
+    for worker in report["workers"]:  # before the fork, then the longer of the two after
+        forked = worker["forked_at_cpu_s"]
+        path = forked + max(parent - forked, worker["cpu_s"])
+    return CliRun(seconds, cpu, round(sum(peaks) / 1024), round(sampler.peak_kib / 1024),
+                  sum(worker["cpu_s"] for worker in report["workers"]), path, forked,
+                  parent - forked)
 
 
 class PssSampler(threading.Thread):
