@@ -495,9 +495,10 @@ def lock_text(plan: Any, old: Lock, spec_name: str) -> str:
         return old.text  # every line it held is one of the plan's: no device is gone
     retired: Groups = {}
     for key, entry in old.entries.items():
-        if key[2] not in groups.get(key[:2], {}) and \
+        kind, scope, name = key
+        if name not in groups.get((kind, scope), {}) and \
                 _device(key, entry.value) not in old.reallocated:
-            retired.setdefault(key[:2], {})[key[2]] = \
+            retired.setdefault((kind, scope), {})[name] = \
                 "retired " + " ".join(map(str, _words(key, entry.value)))
     if _same_lines(old.text, head, [*lines, *(line for group in retired.values()
                                               for line in group.values())]):
