@@ -12,7 +12,7 @@ from xml.etree.ElementTree import Element
 import pytest
 import yaml
 
-from cluster_iac.emit import drawings, fabric_drawings, html, svg
+from cluster_iac.emit import drawings, fabric_drawings, html, report_html, svg
 from cluster_iac.emit.svg import DRAWN
 from tests.conftest import EXAMPLE_IDS, example_build
 
@@ -20,7 +20,8 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 class _Page(HTMLParser):
-    """The text of each table cell and each element's tag, as a browser's parser reads them."""
+    """The text of each table cell, each element's tag and each link's target, as a browser's
+    parser reads them."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -28,9 +29,12 @@ class _Page(HTMLParser):
         self.cells: list[str] = []
         self._cell: list[str] | None = None
         self.scripts = 0
+        self.links: list[str | None] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.append(tag)
+        if tag == "a":
+            self.links.append(dict(attrs).get("href"))
         if tag == "script":
             self.scripts += 1
         if tag in ("td", "th"):
@@ -76,20 +80,96 @@ def test_report_html_has_every_cell_of_report_md(name: str) -> None:
 
 
 def test_hostile_text_stays_text() -> None:
-    root, body = html.page("<script>alert(1)</script>")
-    html.markdown(body, "# A `<b>` & <i>\n\n| a | b |\n|---|---:|\n"
-                        "| <script>x</script> | \\| pipe \\<tag\\> |\n\nend </p><p>")
-    page = _parsed(html.page_text(root))
+    out = html.page("<script>alert(1)</script>")
+    report_html.markdown(out, "# A `<b>` & <i>\n\n| a | b |\n|---|---:|\n"
+                              "| <script>x</script> | \\| pipe \\<tag\\> |\n\nend </p><p>")
+    page = _parsed(html.page_text(out))
     assert page.scripts == 1
     assert "i" not in page.tags and "b" not in page.tags
     assert page.cells == ["a", "b", "<script>x</script>", "| pipe <tag>"]
 
 
-def test_inline_code_and_escapes() -> None:
-    element = Element("p")
-    html.inline(element, r"see `cabling/bom.md` and \*this\* and ``a ` b``")
-    assert ET.tostring(element, encoding="unicode") == (
-        "<p>see <code>cabling/bom.md</code> and *this* and <code>a ` b</code></p>")
+def test_an_unclosed_comment_line_is_a_paragraph() -> None:
+    """A line that opens a comment and does not close it is text (it once matched no block
+    and the conversion stood still on it, growing the page without end)."""
+    out = html.page("t")
+    report_html.markdown(out, "<!-- open\nnext\n<!-- done -->")
+    assert "<body><p>&lt;!-- open\nnext</p>\n<!-- done --><script>" in html.page_text(out)
+
+
+@pytest.mark.parametrize("writer", [html.Page, html.TreePage])
+def test_inline_code_and_escapes(writer: type[html.Writer],
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(html, "WRITER", writer)
+    out = html.page("t")
+    out.open("p")
+    report_html.inline(out, r"see `cabling/bom.md` and \*this\* and ``a ` b``")
+    out.close()
+    assert "<p>see <code>cabling/bom.md</code> and *this* and <code>a ` b</code></p>\n" in \
+        html.page_text(out)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_fast_page_writer_writes_the_plain_writers_bytes(
+        name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """html.Page (text written as made) against html.TreePage (elements printed by
+    ElementTree's HTML serializer), its oracle: the same bytes for report.html and every
+    sheet's page of every example."""
+    build = example_build(name)
+    assert html.WRITER is html.Page  # what the render uses
+    pages = {path: text for path, text in build.files.items() if path.endswith(".html")}
+    assert "report.html" in pages and len(pages) > 1
+    monkeypatch.setattr(html, "WRITER", html.TreePage)
+    plain = {"report.html": report_html.page(build.plan, build.files["report.md"])}
+    plain |= {path: text for path, text in drawings.render(build.plan).items()
+              if path.endswith(".html")}
+    assert plain.keys() == pages.keys()
+    for path in plain:
+        assert pages[path] == plain[path], path
+
+
+HOSTILE = 'a<b>&amp;"c"\'q\' </script><script>x()</script> </style> --> --!> <!-- \t\nd\r|e|'
+
+
+def _hostile_page() -> str:
+    """Every call of the writers' interface, each string hostile."""
+    out = html.page(HOSTILE, HOSTILE)
+    out.open("nav")
+    out.leaf("a", HOSTILE, {"href": HOSTILE, "title": HOSTILE})
+    out.close()
+    out.comment(HOSTILE)
+    out.leaf("h1", HOSTILE, {"id": HOSTILE})
+    out.text(HOSTILE)  # text after a block: its tail, no line break
+    out.text("")
+    out.leaf("br", HOSTILE)  # a void element holding text: written, no end tag
+    out.leaf("p")
+    html.figure(out, HOSTILE, HOSTILE, HOSTILE)
+    html.table(out, [HOSTILE, "n", "link"], [[HOSTILE, HOSTILE, HOSTILE], ["", "1", ""]],
+               [False, True], link=2)
+    html.table(out, ["a", "b"], [[HOSTILE, "2"], ["x", ""]], [True, False])
+    cell = HOSTILE.replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+    report_html.markdown(out, f"<!--{HOSTILE}-->\n<!--{cell}-->\n# {cell} `<i>`\n\n"
+                              f"- {cell}\n- `{cell}`\n\n"
+                              f"| {cell} | n |\n|---|--:|\n| {cell} | 1 |\n| `{cell}` | \\` |\n"
+                              f"| short |\n| a | b | c |\n\n{cell}\nsecond line")
+    return html.page_text(out)
+
+
+def test_fast_page_writer_escapes_as_the_plain_writer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile text in every call: the same bytes from both writers; the page's one script
+    is its own, and its text comes back as text."""
+    fast = _hostile_page()
+    monkeypatch.setattr(html, "WRITER", html.TreePage)
+    assert _hostile_page() == fast
+    assert fast.count("<script>") == fast.count("</script>") == 1
+    assert fast.count("<style>") == fast.count("</style>") == 1
+    page = _parsed(fast)
+    assert page.scripts == 1 and "i" not in page.tags and "b" not in page.tags
+    assert page.cells[:4] == [HOSTILE, "n", "link", HOSTILE]
+    assert page.links.count(HOSTILE) == 3  # nav, figure, the table's link column
+    assert html.VOID == ET.HTML_EMPTY  # what the serializer leaves without an end tag
+    with pytest.raises(ValueError, match="leaf"):
+        html.Page().open("script")
 
 
 def _svg(text: str) -> Element:

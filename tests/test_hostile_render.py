@@ -359,3 +359,30 @@ def test_the_fast_svg_writer_writes_its_oracles_bytes_for_the_hostile_spec(
     monkeypatch.setattr(svg, "WRITER", svg.TreeCanvas)
     plain = drawings.render(build_.plan)
     assert len(plain) > 4 and {path: build_.files[path] for path in plain} == plain
+
+
+def test_report_html_keeps_a_script_end_as_text(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hostile spec with a platform's name that would end the page's script and style and
+    start its own: report.html and every sheet's page show it as text, the page's script is
+    its own alone; and html.Page writes the bytes of html.TreePage, its oracle (elements
+    printed by ElementTree's HTML serializer)."""
+    from cluster_iac.emit import drawings, html, report_html
+    from tests.test_drawings import _parsed
+
+    name = f"{EVIL} </script><script>alert(1)</script></style><style>*{{}}</style> </td></tr>"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC.replace(f"name: {json.dumps(EVIL)}\n      cpu:",
+                                 f"name: {json.dumps(name)}\n      cpu:"), encoding="utf-8")
+    build_ = build(spec, emit=True)
+    pages = {path: text for path, text in build_.files.items() if path.endswith(".html")}
+    page = _parsed(pages["report.html"])
+    assert f"{name} (head)" in page.cells
+    assert page.scripts == 1 and page.tags.count("style") == 1 and "b" not in page.tags
+    for text in pages.values():
+        assert text.count("<script>") == text.count("</script>") == 1
+    monkeypatch.setattr(html, "WRITER", html.TreePage)
+    plain = {"report.html": report_html.page(build_.plan, build_.files["report.md"])}
+    plain |= {path: text for path, text in drawings.render(build_.plan).items()
+              if path.endswith(".html")}
+    assert len(plain) > 1 and plain == pages

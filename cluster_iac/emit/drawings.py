@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import NamedTuple
-from xml.etree.ElementTree import SubElement
 
 from cluster_iac.emit import elevations, fabric_drawings, html, oneline
 from cluster_iac.emit.base import GENERATED_BY
@@ -95,19 +94,20 @@ def render(plan: Plan) -> dict[str, str]:
 
 def _sheet_page(plan: Plan, sheet: Sheet, devices: dict[str, list[Device]],
                 loads: dict[str, float]) -> str:
-    root, body = html.page(f"{plan.cluster.name}: {sheet.title}", GENERATED_BY)
-    nav = SubElement(body, "nav")
-    SubElement(nav, "a", {"href": "../../report.html"}).text = "Report"
+    out = html.page(f"{plan.cluster.name}: {sheet.title}", GENERATED_BY)
+    out.open("nav")
+    out.leaf("a", "Report", {"href": "../../report.html"})
+    out.close()
     # no "next sheet" link: a rack more would rewrite the last sheet's page (report.html
     # indexes the sheets)
-    SubElement(body, "h1").text = sheet.title
-    html.figure(body, "Rack elevations (front above, rear below)", sheet.elevation,
+    out.leaf("h1", sheet.title)
+    html.figure(out, "Rack elevations (front above, rear below)", sheet.elevation,
                 f"Rack elevations of {sheet.title}")
-    html.figure(body, "Power one-line", sheet.power, f"Power one-line of {sheet.title}")
-    SubElement(body, "h2").text = "Racks"
-    html.table(body, ["Rack", "Devices", "Load (kW)", "Limit (kW)", "Cooling"],
+    html.figure(out, "Power one-line", sheet.power, f"Power one-line of {sheet.title}")
+    out.leaf("h2", "Racks")
+    html.table(out, ["Rack", "Devices", "Load (kW)", "Limit (kW)", "Cooling"],
                _rack_rows(sheet.racks, devices, loads), [False, True, True, True, False])
-    return html.page_text(root)
+    return html.page_text(out)
 
 
 def _rack_rows(racks: Sequence[Rack], devices: dict[str, list[Device]],

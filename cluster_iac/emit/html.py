@@ -1,19 +1,28 @@
-"""HTML pages from ElementTree elements, written by the standard library's HTML serializer.
+"""HTML pages, written as the standard library's HTML serializer writes their elements.
 
-report.html and the drawings' pages are built as elements and printed by
-``xml.etree.ElementTree.tostring(method="html")``: text and attribute values are escaped by
-the serializer, so no string from a spec can open a tag or end an attribute, and the bytes
-depend only on the elements (attributes in insertion order). The page needs nothing from a
-network: its style and the table-sorting script are inline, the drawings are SVG files beside
-it (``<img>``), and the icon is an empty ``data:`` URL (else a browser asks for /favicon.ico).
-Tables with ``class="sortable"`` sort by a click on a column's header: numbers as numbers,
-the rest as text, a second click reverses.
+report.html and the drawings' pages are made through one small interface: page() and the
+methods of what it returns (open, close, leaf, text, comment, row). Two writers stand behind
+it, as behind the SVG drawings (emit/svg.py): TreePage builds ElementTree elements and prints
+them with ``xml.etree.ElementTree.tostring(method="html")``, the plain version; Page writes
+each element's text as it is made, with the serializer's own rules, for the 100,000-GPU
+report's sake (Page's docstring has the figures). The tests render every example's pages, and
+the hostile spec's, with both and compare the bytes.
+
+Either way text is escaped as the serializer escapes it (``&``, ``<``, ``>``) and so are
+attribute values (``&``, ``>``, ``"``): no string from a spec can open a tag or end an
+attribute. Tags and attribute names are this module's callers' constants, and the only text
+written raw (HTML reads a script's and a style sheet's text as is) is this module's own
+STYLE and SCRIPT. The bytes depend only on the calls (attributes in the order given). The
+page needs nothing from a network: its style and the table-sorting script are inline, the
+drawings are SVG files beside it (``<img>``), and the icon is an empty ``data:`` URL (else a
+browser asks for /favicon.ico). Tables with ``class="sortable"`` sort by a click on a
+column's header: numbers as numbers, the rest as text, a second click reverses.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
+from operator import add
 from xml.etree.ElementTree import Comment, Element, SubElement, tostring
 
 DOCTYPE = "<!DOCTYPE html>\n"
@@ -66,20 +75,6 @@ SCRIPT = """
 """
 
 
-def page(title: str, comment: str | None = None) -> tuple[Element, Element]:
-    """A page's ``html`` element and its ``body`` to fill."""
-    root = Element("html", {"lang": "en"})
-    if comment:
-        root.append(Comment(f" {comment} "))
-    head = SubElement(root, "head")
-    SubElement(head, "meta", {"charset": "utf-8"})
-    SubElement(head, "meta", {"name": "viewport", "content": "width=device-width"})
-    SubElement(head, "title").text = title
-    SubElement(head, "link", {"rel": "icon", "href": "data:,"})
-    SubElement(head, "style").text = STYLE
-    return root, SubElement(root, "body")
-
-
 BLOCKS = frozenset({"head", "meta", "title", "link", "style", "body", "nav", "h1", "h2", "h3",
                     "h4", "h5", "h6", "p", "ul", "li", "table", "thead", "tbody", "tr",
                     "figure", "script"})
@@ -87,146 +82,238 @@ BLOCKS = frozenset({"head", "meta", "title", "link", "style", "body", "nav", "h1
 two renders (and of a golden snapshot) shows the rows that changed. Between these elements
 a line break is not content (HTML: inter-element whitespace)."""
 
+VOID = frozenset({"area", "base", "basefont", "br", "col", "embed", "frame", "hr", "img",
+                  "input", "isindex", "link", "meta", "param", "source", "track", "wbr"})
+"""Elements written without an end tag: ElementTree's HTML_EMPTY."""
 
-def page_text(root: Element) -> str:
-    """The page as HTML: the sorting script last in the body, a line break after each block
-    element, then the serializer."""
-    body = root.find("body")
-    assert body is not None
-    SubElement(body, "script").text = SCRIPT
-    for element in root.iter():
-        if element.tag in BLOCKS and not element.tail:
-            element.tail = "\n"
-    return DOCTYPE + tostring(root, encoding="unicode", method="html") + "\n"
+RAW = frozenset({"script", "style"})
+"""Elements whose text the serializer writes unescaped: given by leaf() alone, and only this
+module's constants are."""
+
+NUM = {"class": "num"}
+"""A right-aligned (numeric) cell's attributes."""
 
 
-def table(parent: Element, header: Sequence[str], rows: Sequence[Sequence[str]],
-          numeric: Sequence[bool] = ()) -> Element:
-    """A sortable table of plain-text cells; ``numeric`` columns are right-aligned."""
-    element = SubElement(parent, "table", {"class": "sortable"})
-    head = SubElement(SubElement(element, "thead"), "tr")
-    aligned = list(numeric) + [False] * (len(header) - len(numeric))
+def escape_text(value: str) -> str:
+    """Text as ElementTree's HTML serializer writes it (``_escape_cdata``): & < > escaped."""
+    if "&" in value:
+        value = value.replace("&", "&amp;")
+    if "<" in value:
+        value = value.replace("<", "&lt;")
+    if ">" in value:
+        value = value.replace(">", "&gt;")
+    return value
+
+
+def escape_attribute(value: str) -> str:
+    """An attribute's value as the HTML serializer writes it (``_escape_attrib_html``):
+    & > " escaped (a ``<`` inside quotes is text)."""
+    if "&" in value:
+        value = value.replace("&", "&amp;")
+    if ">" in value:
+        value = value.replace(">", "&gt;")
+    if '"' in value:
+        value = value.replace('"', "&quot;")
+    return value
+
+
+class TreePage:
+    """A page built as ElementTree elements and printed by ``tostring(method="html")``: the
+    plain version, and the test oracle of Page, which must write the same bytes."""
+
+    def __init__(self) -> None:
+        self._root: Element | None = None
+        self._open: list[Element] = []
+
+    def open(self, tag: str, attrs: dict[str, str] | None = None) -> None:
+        """An element that the next calls fill, until close()."""
+        if tag.lower() in RAW:
+            raise ValueError(f"<{tag}> takes its text from leaf() alone")
+        if self._open:
+            self._open.append(SubElement(self._open[-1], tag, attrs or {}))
+        else:
+            self._root = Element(tag, attrs or {})
+            self._open.append(self._root)
+
+    def close(self) -> None:
+        """The end of the element last opened."""
+        self._open.pop()
+
+    def leaf(self, tag: str, text: str = "", attrs: dict[str, str] | None = None) -> None:
+        """An element of text alone."""
+        SubElement(self._open[-1], tag, attrs or {}).text = text
+
+    def text(self, value: str) -> None:
+        """Text in the open element, after what it holds."""
+        if not value:
+            return
+        parent = self._open[-1]
+        if len(parent):
+            parent[-1].tail = (parent[-1].tail or "") + value
+        else:
+            parent.text = (parent.text or "") + value
+
+    def comment(self, value: str) -> None:
+        """A comment (``<!--value-->``)."""
+        self._open[-1].append(Comment(value))
+
+    def row(self, cells: Sequence[str], numeric: tuple[bool, ...]) -> None:
+        """A table row (``tr``) of text cells, a ``td`` per cell, each of the ``numeric``
+        columns right-aligned; as many cells as both have."""
+        tr = SubElement(self._open[-1], "tr")
+        for cell, right in zip(cells, numeric, strict=False):
+            SubElement(tr, "td", NUM if right else {}).text = cell
+
+    def document(self) -> str:
+        """The page as HTML: a line break after each block element, then the serializer."""
+        assert self._root is not None and not self._open
+        for element in self._root.iter():
+            if element.tag in BLOCKS and not element.tail:
+                element.tail = "\n"
+        return DOCTYPE + tostring(self._root, encoding="unicode", method="html") + "\n"
+
+
+class Page:
+    """The same page written straight to its text, as TreePage's serializer would print it:
+    no element objects. At 100,000 GPUs report.html is 3.7 MB, 19,000 table rows of 182,000
+    elements; building and printing that tree was 0.32 s of the report family's 0.38 s CPU
+    (README, Drawings, has the figures after). Text and attribute values are escaped
+    by escape_text and escape_attribute, the serializer's rules; a row's cells by one search
+    of them all (the usual case: none needs an escape)."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._open: list[str] = []
+        self._break = -1  # len(_parts) just after a block's line break was written
+        self._rows: dict[tuple[bool, ...], tuple[str, ...]] = {}
+
+    def open(self, tag: str, attrs: dict[str, str] | None = None) -> None:
+        if tag.lower() in RAW:
+            raise ValueError(f"<{tag}> takes its text from leaf() alone")
+        self._parts.append(f"<{tag}{_attributes(attrs)}>" if attrs else f"<{tag}>")
+        self._open.append(tag)
+
+    def close(self) -> None:
+        self._end(self._open.pop())
+
+    def leaf(self, tag: str, text: str = "", attrs: dict[str, str] | None = None) -> None:
+        self._parts.append(f"<{tag}{_attributes(attrs)}>" if attrs else f"<{tag}>")
+        if text:
+            self._parts.append(text if tag.lower() in RAW else escape_text(text))
+        self._end(tag)
+
+    def _end(self, tag: str) -> None:
+        if tag.lower() not in VOID:
+            self._parts.append(f"</{tag}>")
+        if tag in BLOCKS:
+            self._parts.append("\n")
+            self._break = len(self._parts)
+
+    def text(self, value: str) -> None:
+        if not value:
+            return
+        if self._break == len(self._parts):  # the tail of a block: no line break (TreePage)
+            self._parts.pop()
+            self._break = -1
+        self._parts.append(escape_text(value))
+
+    def comment(self, value: str) -> None:
+        self._parts.append(f"<!--{escape_text(value)}-->")
+
+    def row(self, cells: Sequence[str], numeric: tuple[bool, ...]) -> None:
+        starts = self._rows.get(numeric)
+        if starts is None:  # each cell's start, the first with the row's
+            starts = tuple(("<tr>" if i == 0 else "</td>") + ('<td class="num">' if r else "<td>")
+                           for i, r in enumerate(numeric))
+            self._rows[numeric] = starts
+        joined = "".join(cells)
+        if "&" in joined or "<" in joined or ">" in joined:
+            cells = [escape_text(cell) for cell in cells]
+        written = "".join(map(add, starts, cells))
+        self._parts += (written + "</td></tr>" if written else "<tr></tr>", "\n")
+        self._break = len(self._parts)
+
+    def document(self) -> str:
+        assert not self._open
+        return DOCTYPE + "".join(self._parts) + "\n"
+
+
+def _attributes(attrs: dict[str, str]) -> str:
+    """' name="value"' of each attribute, in order, each value escaped."""
+    return "".join(f' {name}="{escape_attribute(value)}"' for name, value in attrs.items())
+
+
+Writer = Page | TreePage
+"""A page being written: the callers use only the methods the two share."""
+
+WRITER: type[Writer] = Page
+"""What page() makes: Page; the tests set TreePage, the plain version, to compare."""
+
+
+def page(title: str, comment: str | None = None) -> Writer:
+    """A page with its head written and its body open, for the caller to fill and then give
+    to page_text."""
+    out = WRITER()
+    out.open("html", {"lang": "en"})
+    if comment:
+        out.comment(f" {comment} ")
+    out.open("head")
+    out.leaf("meta", attrs={"charset": "utf-8"})
+    out.leaf("meta", attrs={"name": "viewport", "content": "width=device-width"})
+    out.leaf("title", title)
+    out.leaf("link", attrs={"rel": "icon", "href": "data:,"})
+    out.leaf("style", STYLE)
+    out.close()
+    out.open("body")
+    return out
+
+
+def page_text(out: Writer) -> str:
+    """The page as HTML: the sorting script last in the body."""
+    out.leaf("script", SCRIPT)
+    out.close()
+    out.close()
+    return out.document()
+
+
+def table(out: Writer, header: Sequence[str], rows: Sequence[Sequence[str]],
+          numeric: Sequence[bool] = (), link: int | None = None) -> None:
+    """A sortable table of plain-text cells; ``numeric`` columns are right-aligned; the cells
+    of column ``link`` (0-based) are each a link to the path it holds."""
+    aligned = tuple(numeric) + (False,) * (len(header) - len(numeric))
+    out.open("table", {"class": "sortable"})
+    out.open("thead")
+    out.open("tr")
     for name, right in zip(header, aligned, strict=True):
-        SubElement(head, "th", {"class": "num"} if right else {}).text = name
-    body = SubElement(element, "tbody")
+        out.leaf("th", name, NUM if right else None)
+    out.close()
+    out.close()
+    out.open("tbody")
     for row in rows:
-        tr = SubElement(body, "tr")
-        for cell, right in zip(row, aligned, strict=True):
-            SubElement(tr, "td", {"class": "num"} if right else {}).text = cell
-    return element
+        if len(row) != len(aligned):
+            raise ValueError(f"a row of {len(row)} cells in a table of {len(aligned)} columns")
+        if link is None:
+            out.row(row, aligned)
+            continue
+        out.open("tr")
+        for column, (cell, right) in enumerate(zip(row, aligned, strict=True)):
+            out.open("td", NUM if right else None)
+            if column == link:
+                out.leaf("a", cell, {"href": cell})
+            else:
+                out.text(cell)
+            out.close()
+        out.close()
+    out.close()
+    out.close()
 
 
-def figure(parent: Element, caption: str, src: str, alt: str) -> Element:
+def figure(out: Writer, caption: str, src: str, alt: str) -> None:
     """A drawing (an SVG file beside the page) with its caption, linked to the file itself
     (opened alone, its devices show their tooltips)."""
-    element = SubElement(parent, "figure")
-    SubElement(element, "figcaption").text = caption
-    link = SubElement(element, "a", {"href": src})
-    SubElement(link, "img", {"src": src, "alt": alt})
-    return element
-
-
-# --- report.md as HTML --------------------------------------------------------------------------
-
-_ESCAPE_OR_CODE = re.compile(r"\\([!-/:-@\[-`{-~])|(`+)")
-_CELL_EDGE = re.compile(r"(?<!\\)\|")
-
-
-def inline(parent: Element, text: str) -> None:
-    """Markdown inline text into ``parent``: backslash escapes undone, code spans as
-    ``<code>``; everything else is text (report.md holds no other inline markup)."""
-    last: Element | None = None
-    pending: list[str] = []
-    position = 0
-
-    def flush() -> None:
-        chunk = "".join(pending)
-        pending.clear()
-        if not chunk:
-            return
-        if last is None:
-            parent.text = (parent.text or "") + chunk
-        else:
-            last.tail = (last.tail or "") + chunk
-
-    while (match := _ESCAPE_OR_CODE.search(text, position)) is not None:
-        pending.append(text[position:match.start()])
-        position = match.end()
-        if match.group(1) is not None:
-            pending.append(match.group(1))
-            continue
-        fence = match.group(2)
-        close = re.compile(f"(?<!`){fence}(?!`)").search(text, position)
-        if close is None:
-            pending.append(fence)
-            continue
-        flush()
-        code = text[position:close.start()]
-        if code.startswith(" ") and code.endswith(" ") and code.strip():
-            code = code[1:-1]
-        last = SubElement(parent, "code")
-        last.text = code
-        position = close.end()
-    pending.append(text[position:])
-    flush()
-
-
-def _cells(row: str) -> list[str]:
-    inner = row.strip()[1:-1] if row.strip().endswith("|") else row.strip()[1:]
-    return [cell.strip().replace("\\|", "|") for cell in _CELL_EDGE.split(inner)]
-
-
-def markdown(body: Element, text: str) -> None:
-    """report.md's blocks as HTML: headings, paragraphs, bullet lists, GFM tables (sortable),
-    the generated-by comment as a comment."""
-    lines = text.splitlines()
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        if not line.strip():
-            index += 1
-        elif line.startswith("<!--") and line.endswith("-->"):
-            body.append(Comment(line[4:-3]))
-            index += 1
-        elif line.startswith("#"):
-            level = len(line) - len(line.lstrip("#"))
-            inline(SubElement(body, f"h{min(level, 6)}"), line[level:].strip())
-            index += 1
-        elif line.startswith("|"):
-            block = []
-            while index < len(lines) and lines[index].startswith("|"):
-                block.append(lines[index])
-                index += 1
-            _table(body, block)
-        elif line.startswith("- "):
-            items = SubElement(body, "ul")
-            while index < len(lines) and lines[index].startswith("- "):
-                inline(SubElement(items, "li"), lines[index][2:])
-                index += 1
-        else:
-            block = []
-            while index < len(lines) and lines[index].strip() and not any(
-                    lines[index].startswith(mark) for mark in ("#", "|", "- ", "<!--")):
-                block.append(lines[index])
-                index += 1
-            inline(SubElement(body, "p"), "\n".join(block))
-
-
-def _table(body: Element, block: list[str]) -> None:
-    header = _cells(block[0])
-    aligns = _cells(block[1]) if len(block) > 1 else []
-    right = [cell.endswith(":") for cell in aligns]
-    right += [False] * (len(header) - len(right))
-    element = SubElement(body, "table", {"class": "sortable"})
-    head = SubElement(SubElement(element, "thead"), "tr")
-    for cell, numeric in zip(header, right, strict=False):
-        inline(SubElement(head, "th", {"class": "num"} if numeric else {}), cell)
-    rows = SubElement(element, "tbody")
-    for line in block[2:]:
-        tr = SubElement(rows, "tr")
-        for cell, numeric in zip(_cells(line), right, strict=False):
-            td = SubElement(tr, "td", {"class": "num"} if numeric else {})
-            if "\\" in cell or "`" in cell:
-                inline(td, cell)
-            else:
-                td.text = cell
+    out.open("figure")
+    out.leaf("figcaption", caption)
+    out.open("a", {"href": src})
+    out.leaf("img", attrs={"src": src, "alt": alt})
+    out.close()
+    out.close()
