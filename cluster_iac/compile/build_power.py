@@ -67,8 +67,9 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
         raise CompileError(problems)
     shelf_devices = [PowerDevice(s, "power-shelf", rack, DEFAULT_SHELF, "")
                      for rack, names_ in shelves.items() for s in names_]
-    def after_fork(table: Table[Any]) -> LazyTable[Any]:
-        """Made where read: only what runs after the emitter worker is forked reads it."""
+    def on_first_read(table: Table[Any]) -> LazyTable[Any]:
+        """Made when first read (not by the compile; emit.SHARED says which a render on two
+        processes makes just before the fork)."""
         return LazyTable(len(racks), line_groups, table)
 
     return replace(
@@ -76,8 +77,10 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
                                          key=attrgetter("name"))),
         power_cords=LazyCords([group for _members, group in line_groups]),  # where read
         power_feeds=rack_table(len(racks), line_groups, RackGroup.feeds),  # NetBox's too
-        power_circuits=after_fork(RackGroup.circuits), power_pdus=after_fork(RackGroup.pdu_loads),
-        power_lines=after_fork(RackGroup.lines), power_outages=after_fork(RackGroup.outages),
+        power_circuits=on_first_read(RackGroup.circuits),
+        power_pdus=on_first_read(RackGroup.pdu_loads),
+        power_lines=on_first_read(RackGroup.lines),
+        power_outages=on_first_read(RackGroup.outages),
         rack_loads_w=_rack_loads(plan))
 
 

@@ -295,10 +295,10 @@ class LazyRows(Sequence[Row]):
 
 class LazyCords(LazyRows[PowerCord]):
     """Every PSU cord (plan.power_cords), by PDU then outlet, made on first read: by the cable
-    table (in the emitter worker) and by NetBox's device types, which take each PSU's type
-    from its cord (emit/netbox_types.py, in whichever process the split gives them). Made
-    there, after the fork, the 114,000 cords of a 100,000-GPU cluster (0.05-0.08 s CPU) are
-    not on the compile's serial path."""
+    table, NetBox's device types (each PSU's type is its cord's) and the lock's new text;
+    not by the compile, so a command that reads none of them (validate, plan) never makes
+    the 114,000 cords of a 100,000-GPU cluster (0.03-0.08 s CPU). A render on two processes
+    makes them before the fork, as both read them (emit.SHARED)."""
 
     def __init__(self, groups: list[RackGroup]) -> None:
         self._groups = groups
@@ -329,9 +329,11 @@ def rack_table(racks: int, groups: Groups, table: Table[Row]) -> tuple[Row, ...]
 
 class LazyTable(LazyRows[Row]):
     """rack_table, made when first read. Only the checks, the PDU breaker tables, the
-    monitoring rules and report.md read the lines, circuits, PDU loads and outages, after
-    the emitter worker is forked: made there, they leave the serial path (at 100,000 GPUs
-    the 39,000 lines took 0.09 s CPU, the 13,000 circuits and 11,000 PDU loads 0.015)."""
+    monitoring rules, the acceptance jobs and report.md read the lines, circuits, PDU loads
+    and outages (at 100,000 GPUs the 39,000 lines took 0.04-0.09 s CPU, the 13,000 circuits
+    and 11,000 PDU loads 0.015): the compile does not make them. A render on two processes
+    makes the lines and PDU loads before the fork, as both read them (emit.SHARED); the
+    rest where they are read."""
 
     def __init__(self, racks: int, groups: Groups, table: Table[Row]) -> None:
         self._racks, self._groups, self._table = racks, groups, table
