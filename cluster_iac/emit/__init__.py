@@ -58,24 +58,23 @@ EMITTERS: dict[str, Emitter] = {family: Family(family) for family in (
 # CPU seconds of each family at 100,000 GPUs, writing its files included, as
 # `tests/benchmarks/bench_scale.py --stages` prints them ("emit.FAMILY": the family rendered
 # as the CLI renders it and its files written into a folder on this machine's disk; the
-# families the parent may render timed on a plan that has not made the cable table): the
-# least of two in-process runs (bench_scale.measure), 27 Nov 2026 18:18 UTC, with every
-# family of that day merged. Creating a file costs 0.3-0.6 ms of CPU on this machine's disk
-# and some 0.01 ms on tmpfs, so the families of many files (NetBox's cables in 1,565 parts,
-# the acceptance jobs' 1,219 files, the drawings' 476) weigh more here than their rendering
-# alone (on /dev/shm: 0.22, 0.28 and 0.52 s); the least of two is the runs' lower mode.
+# families the parent may render timed on a plan that has not made the cable table), 27 Nov
+# 2026 21:00 UTC, with every family of that day merged. Written into a fresh folder: on this
+# machine's disk (ext4 without a journal) a file created soon after many were removed costs
+# 0.2-0.3 ms more CPU (bench_scale.cli_render), which made the families of many files
+# (the acceptance jobs' 1,219, the drawings' 476, NetBox's cables in 1,565 parts) weigh
+# two or three times their rendering in the table before this one.
 # Only to split the families between two processes about evenly.
 COST: dict[str, float] = {
-    "acceptance": 0.78, "drawings": 0.72, "cabling": 0.53, "subnet_manager": 0.52,
-    "report": 0.39, "netbox_cables": 0.37, "facility": 0.24, "ansible": 0.22,
-    "netbox_types": 0.16, "monitoring": 0.14, "netbox": 0.13, "terraform": 0.11,
-    "slurm": 0.03,
+    "cabling": 0.52, "subnet_manager": 0.52, "drawings": 0.48, "acceptance": 0.28,
+    "netbox_cables": 0.25, "facility": 0.23, "ansible": 0.21, "netbox_types": 0.15,
+    "monitoring": 0.13, "report": 0.12, "netbox": 0.12, "terraform": 0.12, "slurm": 0.03,
 }
-CHECKS_COST = 0.55
+CHECKS_COST = 0.4
 """CPU seconds the parent spends at 100,000 GPUs besides its families while the worker
-starts: the checks (0.14) and the lock's new text (render_into; 0.35 for a lock that keeps
-its lines, 0.67 for one sorted anew)."""
-CABLES_COST = 0.28
+starts: the checks (0.13) and the lock's new text (render_into; 0.25 for a lock that keeps
+its lines, 0.6 for one sorted anew)."""
+CABLES_COST = 0.30
 """CPU seconds of the cable table at 100,000 GPUs (compile/plan_cabling.py cable_table):
 the worker makes it, as the first of its families reads it."""
 
