@@ -38,7 +38,8 @@ import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address
-from operator import attrgetter
+from itertools import groupby
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -95,9 +96,9 @@ class Lock:
 
     file: str = ""
     text: str = ""  # as read
-    # by (kind, scope): made on first ask (each allocating pass asks for its own kind)
-    _kinds: dict[tuple[str, str], list[Entry]] | None = None
-    entries: dict[Key, Entry] = field(default_factory=dict)
+    # (kind, scope) -> the last word of the key (a device; a Lustre target's index) -> its
+    # entry: what each allocating pass asks for, its own kind
+    groups: dict[tuple[str, str], dict[str, Entry]] = field(default_factory=dict)
     reallocated: frozenset[str] = frozenset()
     _numbers: dict[str, int] | None = None  # line text -> number, made for an error
     _lines: list[str] | None = None
@@ -113,10 +114,17 @@ class Lock:
             self._lines = split_lines(self.text)
         return self._lines
 
+    @property
+    def entries(self) -> dict[Key, Entry]:
+        """Every entry by its key, made when asked (the lock's new text when it changed, the
+        search for a collision's lines)."""
+        return {entry.key: entry for group in self.groups.values() for entry in group.values()}
+
     def get(self, kind: str, scope: str, device: str) -> Entry | None:
         """The entry of ``device`` (active or retired: a device that comes back gets its
         retired identity back), unless it was reallocated."""
-        entry = self.entries.get((kind, scope, device))
+        group = self.groups.get((kind, scope))
+        entry = group.get(device) if group is not None else None
         if entry is None or device in self.reallocated:
             return None
         return entry
@@ -125,21 +133,14 @@ class Lock:
         """Every entry of one kind and scope (a network, 'place', a target kind), whether its
         device still exists or not: what a new device may not take."""
         freed = self.reallocated
-        for entry in self._by_kind().get((kind, scope), ()):
+        for entry in self.groups.get((kind, scope), {}).values():
             if not freed or _device(entry.key, entry.value) not in freed:
                 yield entry
 
     def of_kind_all(self, kind: str) -> Iterator[Entry]:
         """Every entry of one kind, of any scope (as of_kind)."""
-        for scope in sorted(scope for each, scope in self._by_kind() if each == kind):
+        for scope in sorted(scope for each, scope in self.groups if each == kind):
             yield from self.of_kind(kind, scope)
-
-    def _by_kind(self) -> dict[tuple[str, str], list[Entry]]:
-        if self._kinds is None:
-            self._kinds = {}
-            for entry in self.entries.values():
-                self._kinds.setdefault((entry.key[0], entry.key[1]), []).append(entry)
-        return self._kinds
 
     def targets(self, kind: str) -> dict[str, list[Entry]]:
         """Lustre server -> its entries of ``kind`` ('mdt', 'ost'), in index order."""
@@ -209,7 +210,7 @@ def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
             hint="a lock is written by 'cluster-iac render'; delete it to start again"))
     fast = fast_entries(text) if not problems else None
     if fast is not None:
-        lock.entries = fast
+        lock.groups = fast
     else:  # the plain parser, line by line: it says what is wrong, and where
         for number, text_line in enumerate(split_lines(text), start=1):
             problem = _parse_line(lock, number, text_line)
@@ -218,8 +219,8 @@ def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
     problems += _collisions(lock)
     if "retired" in freed:
         freed.discard("retired")
-        lock.entries = {k: e for k, e in lock.entries.items() if not e.retired}
-        lock._kinds = None  # made again from these entries on first ask
+        lock.groups = {scope: {name: entry for name, entry in group.items() if not entry.retired}
+                       for scope, group in lock.groups.items()}
     if problems:
         raise CompileError(problems)
     lock.reallocated = frozenset(freed)
@@ -247,25 +248,44 @@ _WHOLE = {
 _CONTROL = re.compile("[\x00-\x09\x0b-\x1f" + CONTROL.pattern[len("[\x00-\x1f"):])
 
 
-def fast_entries(text: str) -> dict[Key, Entry] | None:
+def fast_entries(text: str) -> dict[tuple[str, str], dict[str, Entry]] | None:
     """The entries of a lock whose every line is well formed and in range, as _parse_line
-    makes them (line 0: found when an error needs it, Lock.line_of), or None for any other
-    lock, which the plain parser then reads line by line to say what is wrong. Each kind's
-    lines are found in the whole text by one pattern: a 100,000-GPU lock's 260,000 lines
-    took 2.6 s line by line. tests/test_lock.py holds it to the plain parser."""
-    found: list[Entry] = []
+    makes them (line 0: found when an error needs it, Lock.line_of), by (kind, scope) and
+    name as Lock.groups holds them, or None for any other lock, which the plain parser then
+    reads line by line to say what is wrong. Each kind's lines are found in the whole text by
+    one pattern (a 100,000-GPU lock's 260,000 lines took 2.6 s line by line) and grouped by
+    their scope as they come (render writes each scope's lines together).
+    tests/test_lock.py holds it to the plain parser."""
+    groups: dict[tuple[str, str], dict[str, Entry]] = {}
+    found = 0
     try:
         for kind, pattern in _WHOLE.items():
+            scope_at, name_at = _WORDS[kind]
             for start, end in _blocks(text, kind):
-                found += _make(kind, pattern.findall(text, start, end))
+                rows = pattern.findall(text, start, end)
+                found += len(rows)
+                runs = groupby(rows, itemgetter(scope_at)) if scope_at else (("", rows),)
+                for scope, run in runs:
+                    run = list(run)
+                    group = groups.setdefault((kind, scope), {})
+                    held = len(group)
+                    group.update(zip(map(itemgetter(name_at), run), _make(kind, run),
+                                     strict=True))
+                    if len(group) - held != len(run):
+                        return None  # a duplicate
     except _OutOfRange:
         return None
     lines = text.count("\n") + (not text.endswith("\n"))
     comments = text.startswith("#") + text.count("\n#")  # lines that start with "#"
-    if len(found) + comments != lines or _control_in(text):
+    if found + comments != lines or _control_in(text):
         return None  # a line no pattern took, or a control character in a comment
-    entries = {entry.key: entry for entry in found}
-    return entries if len(entries) == len(found) else None  # else a duplicate
+    return groups
+
+
+# Where each kind's matched row (its first group is 'retired ' or '') holds its scope (0:
+# none, 'place') and the key's last word
+_WORDS = {"address": (1, 2), "place": (0, 1), "lustre": (1, 2), "fabric": (1, 2),
+          "access": (1, 2), "outlet": (2, 1), "uplink": (1, 2)}
 
 
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
@@ -369,12 +389,13 @@ def _parse_line(lock: Lock, number: int, line: str) -> Diagnostic | None:
         key, value_part = (kind, values[1], values[0]), tuple(values[2:])
     else:
         key, value_part = (kind, values[0], str(values[1])), (values[2],)
-    if key in lock.entries:
-        first = lock.entries[key].line
+    group = lock.groups.setdefault((key[0], key[1]), {})
+    if key[2] in group:
+        first = group[key[2]].line
         what = " ".join(part for part in key if part)
         return error("LOCK-DUPLICATE", f"{what} is also at line {first}", columns[0],
                      "keep one of the two lines")
-    lock.entries[key] = Entry(key, value_part, number, retired)
+    group[key[2]] = Entry(key, value_part, number, retired)
     return None
 
 
@@ -433,7 +454,8 @@ def _no_collision(lock: Lock) -> bool:
     spot = {"address": lambda v: v[0], "fabric": lambda v: v[0], "access": lambda v: v[:2],
             "uplink": lambda v: v, "outlet": lambda v: v}
     outlets: list[Any] = []
-    for (kind, _scope), entries in lock._by_kind().items():
+    for (kind, _scope), group in lock.groups.items():
+        entries = group.values()
         if kind == "outlet":  # one PDU's outlets are one spot whatever the PSU's scope
             outlets += [entry.value for entry in entries]
         elif kind in spot:
@@ -442,7 +464,7 @@ def _no_collision(lock: Lock) -> bool:
                 return False
     if len(set(outlets)) != len(outlets):
         return False
-    places = sorted(entry.value for entry in lock._by_kind().get(("place", ""), ()))
+    places = sorted(entry.value for entry in lock.groups.get(("place", ""), {}).values())
     pairs = zip(places, places[1:], strict=False)
     return all(not (rack == next_rack and unit + height > next_unit)
                for (rack, unit, height), (next_rack, next_unit, _) in pairs)

@@ -463,7 +463,10 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
     text += "retired place gone-1 r9 3 2\nretired address bmc gone-1 10.9.9.9\n"
     fast = lock_module.fast_entries(text)
     assert fast is not None
-    assert {key: (entry.value, entry.retired) for key, entry in fast.items()} == _plain(text)
+    assert {entry.key: (entry.value, entry.retired) for group in fast.values()
+            for entry in group.values()} == _plain(text)
+    assert all(name == entry.key[2] and scope == entry.key[:2]  # each where get() looks
+               for scope, group in fast.items() for name, entry in group.items())
 
 
 @pytest.mark.parametrize("line", [
