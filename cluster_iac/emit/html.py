@@ -96,24 +96,20 @@ NUM = {"class": "num"}
 
 def escape_text(value: str) -> str:
     """Text as ElementTree's HTML serializer writes it (``_escape_cdata``): & < > escaped."""
-    if "&" in value:
-        value = value.replace("&", "&amp;")
-    if "<" in value:
-        value = value.replace("<", "&lt;")
-    if ">" in value:
-        value = value.replace(">", "&gt;")
-    return value
+    return _escaped(value, (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;")))
 
 
 def escape_attribute(value: str) -> str:
     """An attribute's value as the HTML serializer writes it (``_escape_attrib_html``):
     & > " escaped (a ``<`` inside quotes is text)."""
-    if "&" in value:
-        value = value.replace("&", "&amp;")
-    if ">" in value:
-        value = value.replace(">", "&gt;")
-    if '"' in value:
-        value = value.replace('"', "&quot;")
+    return _escaped(value, (("&", "&amp;"), (">", "&gt;"), ('"', "&quot;")))
+
+
+def _escaped(value: str, entities: tuple[tuple[str, str], ...]) -> str:
+    """``value`` with each character replaced by its entity, in this order ('&' first)."""
+    for char, entity in entities:
+        if char in value:
+            value = value.replace(char, entity)
     return value
 
 
