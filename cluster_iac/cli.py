@@ -117,12 +117,12 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
 
     try:
         if check:
-            _check(spec, out_dir, _build_or_exit(spec, strict=strict, emit=True, jobs=jobs,
-                                                 reallocate=reallocate))
+            _check(spec, out_dir, _keep_to_exit(_build_or_exit(
+                spec, strict=strict, emit=True, jobs=jobs, reallocate=reallocate)))
             return
-        result, written = _or_exit(spec, lambda findings: render_into(
+        result, written = _keep_to_exit(_or_exit(spec, lambda findings: render_into(
             spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
-            reallocate=reallocate), writes=True)
+            reallocate=reallocate), writes=True))
     except EmitWorkerError as exc:
         _fail(spec, "EMIT-WORKER", f"{exc}; nothing written")
     except OutputRefused as exc:
@@ -390,9 +390,10 @@ def _build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1
 
 Run = TypeVar("Run")
 _kept: list[object] | None = None
-"""Set by run(): what each command built is kept here to the process's end, which os._exit
-makes at once, so that a 100,000-GPU plan's millions of objects are not freed one by one
-when the command returns (0.14 s of CPU); None where main is called in-process (tests)."""
+"""Set by run(): what render built is kept here to the process's end, which os._exit makes
+at once, so that a 100,000-GPU plan's millions of objects are not freed one by one when the
+command returns (0.14 s of CPU); None where main is called in-process (tests). Not for a
+command that lets its plan go to make room for what it does next (changes)."""
 
 
 def _or_exit(spec: Path, run: Callable[[Findings], Run], *, writes: bool = False,
@@ -401,7 +402,7 @@ def _or_exit(spec: Path, run: Callable[[Findings], Run], *, writes: bool = False
     error, ``on_error`` told first (plan prints what was built), every diagnostic printed
     and exit 1. ``writes``: the command writes files, so the last line says none were."""
     try:
-        made = run(lambda findings, source: _print_diagnostics(findings, source, str(spec)))
+        return run(lambda findings, source: _print_diagnostics(findings, source, str(spec)))
     except PipelineError as exc:
         if on_error is not None:
             on_error(exc)
@@ -410,9 +411,13 @@ def _or_exit(spec: Path, run: Callable[[Findings], Run], *, writes: bool = False
         click.echo(f"{spec}: {errors} error(s){'; nothing written' if writes else ''}",
                    err=True)
         sys.exit(1)
+
+
+def _keep_to_exit(built: Run) -> Run:
+    """``built``, kept to the process's end where run() says so (_kept)."""
     if _kept is not None:
-        _kept.append(made)
-    return made
+        _kept.append(built)
+    return built
 
 
 def _echo_or_write(text: str, out_file: Path | None) -> bool:

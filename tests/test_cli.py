@@ -350,3 +350,21 @@ def test_strict_turns_a_warning_into_an_error_and_writes_nothing(spec: Path,
     assert strict.exit_code == 1 and "error[FABRIC-NONE]" in strict.output
     assert f"{spec}: 1 error(s); nothing written" in strict.output
     assert not out.exists()
+
+
+def test_only_render_keeps_what_it_built_to_the_exit(spec: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The program (cli.run) keeps render's build to its os._exit, not freed object by object;
+    changes lets its plan go before it reads the trees, so it keeps nothing."""
+    from cluster_iac import cli
+    from cluster_iac.render import Build
+
+    kept: list[object] = []
+    monkeypatch.setattr(cli, "_kept", kept)
+    out = tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(main, ["render", str(spec), "-o", str(out)]).exit_code == 0
+    assert len(kept) == 1 and isinstance(kept[0], tuple) and isinstance(kept[0][0], Build)
+    kept.clear()
+    assert runner.invoke(main, ["changes", str(spec), "-o", str(out)]).exit_code == 0
+    assert kept == []
