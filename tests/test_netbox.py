@@ -412,3 +412,23 @@ def test_device_parts_hold_at_most_the_components_an_import_minute_creates() -> 
         weight = sum(components[d.model] for d in plan.devices[start:stop])
         assert weight <= most or stop - start == 1
     assert len(bounds) > -(-len(plan.devices) // netbox.rows_per_part("devices"))
+
+
+def test_device_types_are_made_once_a_plan_and_let_go_with_it() -> None:
+    """devices.csv and the device type files read one making of the types (the cache holds
+    each plan weakly): once the plan is let go (the changes command frees its plan before it
+    reads the trees), nothing holds it."""
+    import gc
+    import weakref
+
+    from cluster_iac.render import build
+
+    plan = build(ROOT / "examples" / "minimal.yaml", emit=False).plan
+    first = netbox_types.device_types(plan)
+    assert netbox_types.device_types(plan) is first
+    netbox.render(plan)
+    assert netbox_types.device_types(plan) is first
+    gone = weakref.ref(plan)
+    del plan
+    gc.collect()
+    assert gone() is None

@@ -23,7 +23,6 @@ rounded, maximum rounded up.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from collections import defaultdict
@@ -31,6 +30,7 @@ from dataclasses import dataclass, field
 from itertools import compress, count
 from operator import attrgetter
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from cluster_iac.emit.formats import yaml_text
 from cluster_iac.plan import Plan
@@ -119,13 +119,24 @@ def manufacturer(plan: Plan, d: Device) -> str:
     return NVIDIA if NVIDIA in name else GENERIC
 
 
-@functools.lru_cache(maxsize=1)
 def device_types(plan: Plan) -> dict[str, DeviceType]:
     """Model -> its device type with templates, from the cables and the power plan. Made
-    once per plan (a plan is hashed by identity): NetBox's devices.csv counts each type's
-    components to cut its parts (emit/netbox.py device_parts), and the two families render
-    in one process (emit.TOGETHER); made twice it took 0.15 s more at 100,000 GPUs. The
-    caller must not change what it answers."""
+    once per plan and kept while the plan lives (_TYPES): NetBox's devices.csv counts each
+    type's components to cut its parts (emit/netbox.py device_parts), and the two families
+    render in one process (emit.TOGETHER); made twice it took 0.15 s more at 100,000 GPUs.
+    The caller must not change what it answers."""
+    types = _TYPES.get(plan)
+    if types is None:
+        types = _TYPES[plan] = _device_types(plan)
+    return types
+
+
+_TYPES: WeakKeyDictionary[Plan, dict[str, DeviceType]] = WeakKeyDictionary()
+"""Each plan's device types, by the plan's identity; held by a weak reference, so a plan let
+go (the changes command frees its plan before it reads the trees) takes them with it."""
+
+
+def _device_types(plan: Plan) -> dict[str, DeviceType]:
     types: dict[str, DeviceType] = {}
     for d in plan.devices:
         if d.model not in types:
