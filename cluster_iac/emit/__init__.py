@@ -73,7 +73,7 @@ COST: dict[str, float] = {
 CHECKS_COST = 0.4
 """CPU seconds the parent spends at 100,000 GPUs besides its families while the worker
 starts: the checks (0.13) and the lock's new text (render_into; 0.25 for a lock that keeps
-its lines, 0.6 for one sorted anew)."""
+its lines, 0.4 for one sorted anew)."""
 CABLES_COST = 0.30
 """CPU seconds of the cable table at 100,000 GPUs (compile/plan_cabling.py cable_table):
 the worker makes it, as the first of its families reads it."""
@@ -91,9 +91,10 @@ TOGETHER = (("netbox", "netbox_types"),)
 """Families that read one product made on first use, rendered in one process so it is made
 once: NetBox's devices and device types (netbox_types.device_types)."""
 SHARED = ("power_cords", "power_lines", "power_pdus")
-"""Plan tables made on first read (plan/power_rows.py) that both processes read: the cable
-table and the facility and monitoring families in the worker, the checks, the acceptance
-jobs and the lock's new text in the parent. With a worker they are made before the fork,
+"""Plan tables made on first read (plan/power_rows.py) that both processes read however the
+split falls: the cords by the cable table (the worker) and the lock's new text (the parent),
+the lines and PDU loads by the checks (the parent) and by families on either side (the PDU
+tables, monitoring, the acceptance jobs). With a worker they are made before the fork,
 once: made after it, each process made them (0.075 s more CPU in all at 100,000 GPUs, for
 0.075 s less before the fork)."""
 PARENT = ("report",)

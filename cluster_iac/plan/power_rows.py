@@ -295,10 +295,10 @@ class LazyRows(Sequence[Row]):
 
 class LazyCords(LazyRows[PowerCord]):
     """Every PSU cord (plan.power_cords), by PDU then outlet, made on first read: by the cable
-    table, NetBox's device types (each PSU's type is its cord's) and the lock's new text;
-    not by the compile, so a command that reads none of them (validate, plan) never makes
-    the 114,000 cords of a 100,000-GPU cluster (0.03-0.08 s CPU). A render on two processes
-    makes them before the fork, as both read them (emit.SHARED)."""
+    table, NetBox's device types (each PSU's type is its cord's) and the lock's new text,
+    not by the power pass (the 114,000 cords of a 100,000-GPU cluster take 0.03-0.08 s
+    CPU). A render on two processes makes them before the fork, as both read them
+    (emit.SHARED)."""
 
     def __init__(self, groups: list[RackGroup]) -> None:
         self._groups = groups

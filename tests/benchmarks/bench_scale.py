@@ -204,8 +204,11 @@ def main() -> None:
           f"{'PSS MiB':>7} {'stages cpu':>10} {'peak MiB':>8}")
     timed: list[tuple[int, float, float]] = []
     with tempfile.TemporaryDirectory() as kept:  # every run's files, removed at the end
-        for gpus in args.gpus:
-            timed.append(report(gpus, args, Path(kept)))
+        clis = [(gpus, cli_runs(gpus, args, Path(kept))) for gpus in args.gpus]
+    # the stages after every CLI run: each stage run removes the files it wrote (a staging
+    # folder never swapped in), which would slow the next CLI run's (cli_render)
+    for gpus, cli in clis:
+        timed.append(report(gpus, cli, args))
     if len(timed) > 1:
         (n0, w0, c0), (n1, w1, c1) = timed[0], timed[-1]
         grow = math.log(n1 / n0)
@@ -214,15 +217,21 @@ def main() -> None:
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
-def report(gpus: int, args: argparse.Namespace, folder: Path) -> tuple[int, float, float]:
-    """Render ``gpus`` GPUs as args say, print its line (and stages); (GPUs, wall, CPU)."""
+def cli_runs(gpus: int, args: argparse.Namespace, folder: Path) -> CliRun:
+    """``gpus`` GPUs rendered by the CLI as args say: the least of each figure (the largest
+    peak), and the PSS of a sampled run of its own."""
     runs = [cli_render(gpus, args.jobs, folder, lock=args.lock)
             for _ in range(max(1, args.runs))]
     sampled = cli_render(gpus, args.jobs, folder, sample_pss=True, lock=args.lock)  # not shown
-    cli = CliRun(min(r.seconds for r in runs), min(r.cpu_s for r in runs),
-                 max(r.peak_mib for r in runs), sampled.pss_mib,
-                 min(r.worker_cpu_s for r in runs), min(r.path_s for r in runs),
-                 min(r.forked_s for r in runs), min(r.parent_after_s for r in runs))
+    return CliRun(min(r.seconds for r in runs), min(r.cpu_s for r in runs),
+                  max(r.peak_mib for r in runs), sampled.pss_mib,
+                  min(r.worker_cpu_s for r in runs), min(r.path_s for r in runs),
+                  min(r.forked_s for r in runs), min(r.parent_after_s for r in runs))
+
+
+def report(gpus: int, cli: CliRun, args: argparse.Namespace) -> tuple[int, float, float]:
+    """Print the line of ``gpus`` GPUs (and their stages, measured now in a process of its
+    own); (GPUs, wall, CPU)."""
     child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
                            capture_output=True, text=True, check=True)
     r = json.loads(child.stdout)
