@@ -1,5 +1,5 @@
 """Allow ``python -m cluster_iac``."""
 
-from cluster_iac.cli import run
+from cluster_iac.cli.main import run
 
 run()

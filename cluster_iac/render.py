@@ -8,10 +8,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cluster_iac.errors import CompileError, Diagnostic
-from cluster_iac.lock import lock_path, lock_text, read_lock
+from cluster_iac.base.errors import CompileError, Diagnostic
+from cluster_iac.base.source import SourceMap
+from cluster_iac.lock.read import lock_path, read_lock
+from cluster_iac.lock.text import lock_text
 from cluster_iac.plan import Plan
-from cluster_iac.source import SourceMap
 
 if TYPE_CHECKING:
     from cluster_iac.emit.parallel import WorkerUsage
@@ -40,7 +41,7 @@ class Build:
 
 
 class Locked:
-    """The lock file beside the spec (cluster_iac/lock.py): its text before the run (None
+    """The lock file beside the spec (cluster_iac/lock/): its text before the run (None
     when there was none) and the text the run's plan makes, made when first asked for (only
     render, render --check and changes ask: 0.5 s at 100,000 GPUs that validate, plan and
     report need not spend); once made, the plan it was made from is let go."""
@@ -118,7 +119,7 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
                 lock_file: Path | None = None, reallocate: tuple[str, ...] = (),
                 ) -> tuple[Build, Written]:
     """The pipeline, rendering every file straight into the tree at ``out_dir``, replaced as
-    a whole (writer.py). With two processes the worker is forked right after compiling and
+    a whole (write/tree.py). With two processes the worker is forked right after compiling and
     starts on its families (and the cable table) while this process runs the checks; once
     they pass, each family's files go to disk as soon as they are made, in the process that
     made them, so no process holds the whole output. Raises PipelineError (the output
@@ -128,7 +129,7 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     lock_file = lock_file or lock_path(spec_file)
     plan, source = _compiled(spec_file, lock_file, reallocate)
     from cluster_iac.emit import Rendering
-    from cluster_iac.writer import staged_tree, write_file
+    from cluster_iac.write.tree import staged_tree, write_file
 
     # chunked: the large files are written piece by piece as they are made (formats.Chunks)
     with Rendering(plan, _jobs(plan, jobs), chunked=True) as rendering:  # the worker starts
@@ -162,7 +163,7 @@ def _compiled(spec_file: str | Path, lock_file: Path,
               reallocate: tuple[str, ...]) -> tuple[Plan, SourceMap]:
     """Stages 1-3; PipelineError on any error."""
     from cluster_iac.compile import compile_plan
-    from cluster_iac.loader import load_spec_file
+    from cluster_iac.load.loader import load_spec_file
     from cluster_iac.spec.parse import parse_spec
 
     source = None

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cluster_iac.base.errors import Diagnostic
 from cluster_iac.checks import run_checks
-from cluster_iac.errors import Diagnostic
 from cluster_iac.plan import Plan
 from tests.facility_fixtures import compile_data
 

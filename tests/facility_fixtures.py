@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster_iac.compile import compile_plan
-from cluster_iac.loader import load_spec_file
+from cluster_iac.load.loader import load_spec_file
 from cluster_iac.plan import Plan
 from cluster_iac.spec.parse import parse_spec
 

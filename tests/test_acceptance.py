@@ -1,4 +1,4 @@
-"""Acceptance jobs (emit/acceptance.py) and their results checker (cluster_iac/acceptance.py).
+"""Acceptance jobs (emit/acceptance.py) and their results checker (cluster_iac/acceptance/check.py).
 
 The scripts go through the real shellcheck (tests/real/test_acceptance_real.py runs them
 through sbatch --test-only on real slurmctld); the checker reads the tools' published output
@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cluster_iac.cli import main
+from cluster_iac.base.hostlist import expand
+from cluster_iac.cli.main import main
 from cluster_iac.emit import acceptance as emit_acceptance
 from cluster_iac.emit import render_all
-from cluster_iac.hostlist import expand
 from tests.conftest import EXAMPLE_IDS, example_build
 from tests.facility_fixtures import compile_data
 from tests.test_fabric import superpod_spec

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from cluster_iac.render import build
-from cluster_iac.writer import OutputRefused, with_manifest, write_tree
+from cluster_iac.write.tree import OutputRefused, with_manifest, write_tree
 from tests.conftest import ROOT
 
 MINIMAL = ROOT / "examples" / "minimal.yaml"
@@ -169,7 +169,7 @@ import hashlib, json, sys
 from pathlib import Path
 sys.path.insert(0, {root!r})
 from cluster_iac.render import build
-from cluster_iac.writer import write_tree
+from cluster_iac.write.tree import write_tree
 box = Path(sys.argv[1])
 out = box / "out"
 write_tree(out, build(sys.argv[2]).files)

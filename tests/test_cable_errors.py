@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 from cluster_iac import compile as compile_passes
-from cluster_iac.cli import main
-from cluster_iac.errors import CompileError
-from cluster_iac.loader import load_spec_file
+from cluster_iac.base.errors import CompileError
+from cluster_iac.cli.main import main
+from cluster_iac.load.loader import load_spec_file
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Links
 from cluster_iac.render import PipelineError, build

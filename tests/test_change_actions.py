@@ -1,4 +1,4 @@
-"""The change-action table (catalog/slurm_actions.py) and actions() (plan/actions.py) without
+"""The change-action table (catalog/slurm_actions.py) and actions() (change/actions.py) without
 daemons: what each kind of change plans, per release. tests/real/test_change_actions_real.py
 and test_first_deployment_real.py run the plans on real Slurm 22.05, 24.11 and 26.05."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from cluster_iac.catalog.slurm_actions import ENTRIES, KINDS, entry, readme_table, subjects
 from cluster_iac.catalog.slurm_releases import SLURM_RELEASES, parse_version
-from cluster_iac.plan.actions import actions
+from cluster_iac.change.actions import actions
 from tests.conftest import ROOT, example_build
 
 SEED = "seed-64gpu-h100"

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from cluster_iac.errors import CompileError, Severity
+from cluster_iac.base.errors import CompileError, Severity
 from cluster_iac.plan import PartitionPlan
 from tests.check_fixtures import findings_of, messages
 from tests.conftest import example_build

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from cluster_iac.errors import Severity
+from cluster_iac.base.errors import Severity
 from cluster_iac.plan.checkpoint import daly_interval_s, storage_figures, young_interval_s
 from tests.check_fixtures import findings_of, messages
 from tests.conftest import example_build

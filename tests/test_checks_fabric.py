@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from cluster_iac.errors import Severity
+from cluster_iac.base.errors import Severity
 from cluster_iac.plan import Plan
 from cluster_iac.plan.collectives import predictions
 from cluster_iac.plan.collectives.constants import EFFICIENCY, NETWORK_EFFICIENCY

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluster_iac.errors import Severity
+from cluster_iac.base.errors import Severity
 from tests.check_fixtures import errors_of, findings_of, messages
 from tests.conftest import EXAMPLE_IDS, example_build
 from tests.facility_fixtures import compile_data, example_data

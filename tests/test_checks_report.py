@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from cluster_iac.cli import main
+from cluster_iac.cli.main import main
 from tests.conftest import ROOT, example_build
 from tests.facility_fixtures import example_data
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from cluster_iac.cli import main
-from cluster_iac.writer import MANIFEST
+from cluster_iac.cli.main import main
+from cluster_iac.write.tree import MANIFEST
 from tests.conftest import ROOT
 
 MINIMAL = ROOT / "examples" / "minimal.yaml"
@@ -356,7 +356,7 @@ def test_only_render_keeps_what_it_built_to_the_exit(spec: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The program (cli.run) keeps render's build to its os._exit, not freed object by object;
     changes lets its plan go before it reads the trees, so it keeps nothing."""
-    from cluster_iac import cli
+    from cluster_iac.cli import main as cli
     from cluster_iac.render import Build
 
     kept: list[object] = []

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from cluster_iac.base.errors import CompileError
 from cluster_iac.catalog import builtin_catalog
-from cluster_iac.errors import CompileError
 from cluster_iac.plan.cooling import loop_figures, loop_heat_kw, properties_at
 from cluster_iac.spec.parse import parse_spec
 from tests.check_fixtures import findings_of, messages

@@ -6,12 +6,12 @@ import copy
 
 import pytest
 
-from cluster_iac.console import format_diagnostic
-from cluster_iac.errors import CompileError, Diagnostic, Severity
-from cluster_iac.loader import load_spec_file, load_spec_text
+from cluster_iac.base.errors import CompileError, Diagnostic, Severity
+from cluster_iac.base.suggest import closest, did_you_mean
+from cluster_iac.cli.console import format_diagnostic
+from cluster_iac.load.loader import load_spec_file, load_spec_text
 from cluster_iac.spec.cluster import ClusterSpec
 from cluster_iac.spec.parse import _field_names, parse_spec
-from cluster_iac.suggest import closest, did_you_mean
 from tests.conftest import EXAMPLE_IDS, ROOT
 
 SPEC = """\

@@ -12,8 +12,9 @@ from xml.etree.ElementTree import Element
 import pytest
 import yaml
 
-from cluster_iac.emit import drawings, fabric_drawings, html, report_html, svg
-from cluster_iac.emit.svg import DRAWN
+from cluster_iac.emit import drawings, fabric_drawings, report_html
+from cluster_iac.formats import html, svg
+from cluster_iac.formats.svg import DRAWN
 from tests.conftest import EXAMPLE_IDS, example_build
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -349,7 +350,7 @@ def test_the_100k_gpu_benchmark_pages_stay_bounded() -> None:
     elevation and one-line, or report.html's fabric drawings) under 3,000 drawn objects, as on
     the examples: the pages multiply with the cluster, not their contents."""
     from cluster_iac.compile import compile_plan
-    from cluster_iac.loader import load_spec_text
+    from cluster_iac.load.loader import load_spec_text
     from cluster_iac.spec.parse import parse_spec
     from tests.benchmarks.bench_scale import spec_yaml
 

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from cluster_iac.catalog.nccl_vars import NcclVariable
-from cluster_iac.cli import main
-from cluster_iac.explain import entries
+from cluster_iac.cli.explain import entries
+from cluster_iac.cli.main import main
 from tests.conftest import ROOT
 
 SOURCE = ROOT / "cluster_iac"
@@ -22,8 +22,8 @@ NOT_CODES = {"L1-L2": "plan/electrical.py", "L2-L3": "plan/electrical.py",
              "L3-L1": "plan/electrical.py", "D-HH": "plan/slurm.py",
              "TOO-NEW": "catalog/nccl_vars.py",
              # placeholder GUIDs in the ibnetdiscover format's docstring example
-             "H-0201000000000002": "ibnetdiscover.py", "S-0200000000000001": "ibnetdiscover.py",
-             "S-0200000000000003": "ibnetdiscover.py"}
+             "H-0201000000000002": "formats/ibnetdiscover.py", "S-0200000000000001": "formats/ibnetdiscover.py",
+             "S-0200000000000003": "formats/ibnetdiscover.py"}
 
 
 def _emitted() -> set[str]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cluster_iac.errors import CompileError
+from cluster_iac.base.errors import CompileError
 from cluster_iac.plan import Plan
 from cluster_iac.plan.fattree import size_fat_tree
 from tests.conftest import example_build

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from cluster_iac.base.errors import Severity
 from cluster_iac.checks import run_checks
-from cluster_iac.errors import Severity
 from tests.facility_fixtures import compile_data, example_data
 
 

@@ -25,8 +25,8 @@ from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from ruamel.yaml import YAML
 
-from cluster_iac.cli import main
-from cluster_iac.findings_output import SARIF_SCHEMA, SCHEMA_VERSION, span_end
+from cluster_iac.cli.findings import SARIF_SCHEMA, SCHEMA_VERSION, span_end
+from cluster_iac.cli.main import main
 from tests.conftest import EXAMPLES, ROOT
 from tests.fuzz_specs import mutated_specs
 
@@ -390,8 +390,8 @@ def test_mutated_examples_give_valid_documents_and_true_regions(case: tuple[str,
     """The fuzz test's mutated examples (tests/fuzz_specs.py: hostile strings, huge numbers,
     renamed keys), written by the project's YAML writer: both documents follow their
     schemas, and every region end spans what its finding cites."""
-    from cluster_iac.emit.formats import yaml_text
-    from cluster_iac.findings_output import FindingsLog
+    from cluster_iac.cli.findings import FindingsLog
+    from cluster_iac.formats.tables import yaml_text
     from cluster_iac.render import PipelineError, build
 
     text = yaml_text(case[1])
@@ -413,8 +413,8 @@ def test_mutated_examples_give_valid_documents_and_true_regions(case: tuple[str,
 
 
 def test_a_non_finite_figure_is_text_so_the_document_stays_json() -> None:
-    from cluster_iac.errors import Diagnostic
-    from cluster_iac.findings_output import FindingsLog
+    from cluster_iac.base.errors import Diagnostic
+    from cluster_iac.cli.findings import FindingsLog
 
     log = FindingsLog("validate", "spec.yaml")
     log.add([Diagnostic("POWER-BREAKER", "over", details={"measured": float("inf"),

@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from ruamel.yaml import YAML
 
-from cluster_iac.cli import main
-from cluster_iac.errors import CompileError
+from cluster_iac.base.errors import CompileError
+from cluster_iac.cli.main import main
 from tests.check_fixtures import findings_of
 from tests.conftest import ROOT
 from tests.facility_fixtures import compile_data

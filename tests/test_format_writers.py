@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from cluster_iac.emit.formats import (
+from cluster_iac.base.text import CONTROL
+from cluster_iac.formats.tables import (
     env_line,
     md_cell,
     md_cells,
@@ -24,7 +25,6 @@ from cluster_iac.emit.formats import (
     xml_text,
     yaml_text,
 )
-from cluster_iac.text import CONTROL
 
 TRICKY = ["yes", "No", "on", "OFF", "y", "n", "~", "null", "Null", "", " ", "1", "012", "0x1f",
           "1_000", "12:30", "1e3", ".inf", "-.inf", ".NaN", "2001-12-14", "true", "=", "<<",

@@ -8,7 +8,7 @@ import io
 import pytest
 from ruamel.yaml import YAML
 
-from cluster_iac.emit.formats import (
+from cluster_iac.formats.tables import (
     csv_cell,
     csv_records,
     csv_text,

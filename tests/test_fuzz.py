@@ -17,10 +17,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 
-from cluster_iac.console import format_diagnostic
-from cluster_iac.emit.formats import yaml_text
+from cluster_iac.base.text import CONTROL
+from cluster_iac.cli.console import format_diagnostic
+from cluster_iac.formats.tables import yaml_text
 from cluster_iac.render import Build, PipelineError, build
-from cluster_iac.text import CONTROL
 from tests.fuzz_specs import mutated_specs
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "2000"))

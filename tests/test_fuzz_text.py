@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cluster_iac.cli import main
+from cluster_iac.cli.main import main
 from tests.fuzz_text import BASES, base_text, mutate
 
 CASES = int(os.environ.get("FUZZ_TEXT_CASES", "120"))

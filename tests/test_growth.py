@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from cluster_iac.hostlist import expand
+from cluster_iac.base.hostlist import expand
 from cluster_iac.render import Build, build
 from tests.conftest import ROOT
 

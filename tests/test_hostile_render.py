@@ -20,10 +20,10 @@ import pytest
 from click.testing import CliRunner
 from ruamel.yaml import YAML
 
-from cluster_iac.cli import main
-from cluster_iac.hostlist import expand
+from cluster_iac.base.hostlist import expand
+from cluster_iac.base.text import CONTROL
+from cluster_iac.cli.main import main
 from cluster_iac.render import Build, build
-from cluster_iac.text import CONTROL
 
 # Free text takes anything printable: formulas, pipes, XML comment ends, quotes, shell syntax.
 EVIL = ("=HYPERLINK(\"http://x\") |a| <!-- -- --> <b>&amp;</b> 'q' \"d\" $(reboot) `id` ; "
@@ -353,7 +353,8 @@ def test_the_fast_svg_writer_writes_its_oracles_bytes_for_the_hostile_spec(
     spec: the same bytes in every drawing. (The names a drawing shows are the spec's checked
     names, none of which holds a character XML escapes: tests/test_drawings.py gives both
     writers such text directly.)"""
-    from cluster_iac.emit import drawings, svg
+    from cluster_iac.emit import drawings
+    from cluster_iac.formats import svg
 
     build_ = rendered[0]
     monkeypatch.setattr(svg, "WRITER", svg.TreeCanvas)
@@ -367,7 +368,8 @@ def test_report_html_keeps_a_script_end_as_text(tmp_path: Path,
     start its own: report.html and every sheet's page show it as text, the page's script is
     its own alone; and html.Page writes the bytes of html.TreePage, its oracle (elements
     printed by ElementTree's HTML serializer)."""
-    from cluster_iac.emit import drawings, html, report_html
+    from cluster_iac.emit import drawings, report_html
+    from cluster_iac.formats import html
     from tests.test_drawings import _parsed
 
     name = f"{EVIL} </script><script>alert(1)</script></style><style>*{{}}</style> </td></tr>"

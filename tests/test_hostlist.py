@@ -9,7 +9,7 @@ from ClusterShell.NodeSet import NodeSet
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cluster_iac.hostlist import HostlistError, expand, fold
+from cluster_iac.base.hostlist import HostlistError, expand, fold
 
 # Names as specs make them (letters, digits, '-', '.', '_'), and a few ClusterShell reads
 # differently (two digit runs, a bracket): those take the parser's path.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_iac.errors import CompileError
+from cluster_iac.base.errors import CompileError
 from cluster_iac.render import PipelineError, build
 from tests.conftest import example_build
 from tests.facility_fixtures import compile_data
@@ -103,7 +103,7 @@ def test_the_error_is_printed_at_the_spec_line(tmp_path: Path) -> None:
     spec.write_text(text.replace('slurm_version: "24.05"', 'slurm_version: "22.05"'))
     with pytest.raises(PipelineError) as info:
         build(spec)
-    from cluster_iac.console import format_diagnostic
+    from cluster_iac.cli.console import format_diagnostic
 
     [diag] = info.value.diagnostics
     line = text.splitlines().index('  slurm_version: "24.05"') + 1

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 from ruamel.yaml import YAML
 
-from cluster_iac.cli import main
-from cluster_iac.init import Answers, spec_data, starting_spec
+from cluster_iac.cli.init import Answers, spec_data, starting_spec
+from cluster_iac.cli.main import main
 from cluster_iac.render import build
 
 CASES = [
@@ -62,7 +62,7 @@ def test_nodes_per_rack_are_the_most_the_checks_accept() -> None:
     text = starting_spec(Answers(nodes=12))
     data = YAML(typ="safe").load(text)
     assert data["node_groups"][0]["per_rack"] == 3
-    from cluster_iac.init import _errors, _platform
+    from cluster_iac.cli.init import _errors, _platform
 
     answers = Answers(nodes=12)
     racks = {"gpu": 3, "svc": 1, "net": 1}

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_iac.errors import CompileError
-from cluster_iac.loader import load_spec_file, load_spec_text
+from cluster_iac.base.errors import CompileError
+from cluster_iac.load.loader import load_spec_file, load_spec_text
 
 SPEC = """\
 cluster:

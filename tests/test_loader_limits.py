@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from cluster_iac.errors import CompileError
-from cluster_iac.loader import load_spec_file, load_spec_text
-from cluster_iac.loader_limits import MAX_DEPTH, MAX_LINE_CHARS, MAX_SPEC_BYTES, MAX_VALUES
-from cluster_iac.source import split_lines
+from cluster_iac.base.errors import CompileError
+from cluster_iac.base.source import split_lines
+from cluster_iac.load.limits import MAX_DEPTH, MAX_LINE_CHARS, MAX_SPEC_BYTES, MAX_VALUES
+from cluster_iac.load.loader import load_spec_file, load_spec_text
 
 MINIMAL = (Path(__file__).parent.parent / "examples" / "minimal.yaml").read_text()
 

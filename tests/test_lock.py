@@ -17,10 +17,11 @@ import pytest
 from click.testing import CliRunner
 from ruamel.yaml import YAML
 
-from cluster_iac import lock as lock_module
-from cluster_iac.cli import main
-from cluster_iac.console import format_diagnostic
-from cluster_iac.lock import lock_path
+from cluster_iac.cli.console import format_diagnostic
+from cluster_iac.cli.main import main
+from cluster_iac.lock import read as lock_module
+from cluster_iac.lock import text as lock_text_module
+from cluster_iac.lock.read import lock_path
 from cluster_iac.render import Build, PipelineError, build
 from tests.conftest import EXAMPLE_IDS, ROOT, example_build
 from tests.test_growth import TOTALS
@@ -50,10 +51,10 @@ def identities(result: Build) -> dict[tuple[str, ...], object]:
     for network, table in plan.addresses.items():
         found.update((("address", network, device), address) for device, address in table.items())
     found.update((("place", device), tuple(where)) for device, where in plan.placements.items())
-    for network, (position, _, first) in lock_module.fabric_positions(plan):
+    for network, (position, _, first) in lock_text_module.fabric_positions(plan):
         found.update((("fabric", network, host), (position[host], first[host]))
                      for host in position)
-    for server, target in lock_module.lustre_targets(plan):
+    for server, target in lock_text_module.lustre_targets(plan):
         found[("lustre", target.label)] = (server, target.index)
     hardware = plan.lustre.hardware if plan.lustre is not None else None
     for server in hardware.servers if hardware is not None else ():

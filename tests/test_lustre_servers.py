@@ -14,7 +14,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from cluster_iac.errors import CompileError
+from cluster_iac.base.errors import CompileError
 from cluster_iac.plan.lustre_bandwidth import group_rates_gbs, max_flow_gbs
 from tests.check_fixtures import findings_of, messages
 from tests.conftest import example_build

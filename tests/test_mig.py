@@ -9,8 +9,8 @@ import typing
 import pytest
 from ruamel.yaml import YAML
 
+from cluster_iac.base.errors import CompileError
 from cluster_iac.catalog.mig import MIG_PROFILES, cap_minor, gpu_instance_id, place
-from cluster_iac.errors import CompileError
 from cluster_iac.plan.collectives.jobs import partition_predictions
 from cluster_iac.plan.slurm import real_memory_mib
 from tests.conftest import example_build

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from cluster_iac import emit
-from cluster_iac.cli import main
+from cluster_iac.cli.main import main
 from cluster_iac.compile import compile_plan
 from cluster_iac.emit.parallel import EmitWorkerError, split
 from cluster_iac.plan import Plan
@@ -315,8 +315,8 @@ def test_a_refused_output_folder_stops_the_worker(tmp_path: Path) -> None:
 def test_the_tables_both_processes_read_are_made_before_the_fork() -> None:
     """emit.SHARED: a render on two processes makes them before it forks the worker, so
     each is made once; on one process they stay unmade until a family reads them."""
-    from cluster_iac.loader import load_spec_file
-    from cluster_iac.lock import Lock
+    from cluster_iac.load.loader import load_spec_file
+    from cluster_iac.plan.kept import Lock
     from cluster_iac.plan.power_rows import LazyRows
     from cluster_iac.spec.parse import parse_spec
 

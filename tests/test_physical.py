@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster_iac.compile.plan_cabling import _id_heads
-from cluster_iac.emit import formats
-from cluster_iac.emit.formats import (
+from cluster_iac.formats import tables as formats
+from cluster_iac.formats.tables import (
     Joined,
     Keyed,
     Runs,
@@ -225,7 +225,7 @@ def test_devices_table_places_each_part_as_its_placement_says(example: str) -> N
 
 @given(st.lists(st.one_of(st.floats(allow_nan=False, width=32), st.none(), st.integers(-2, 2))))
 def test_text_of_formats_each_value_as_alone(values: list[object]) -> None:
-    from cluster_iac.emit.formats import _text, text_of
+    from cluster_iac.formats.tables import _text, text_of
 
     assert text_of(values) == [_text(v) for v in values]
     floats = [v for v in values if isinstance(v, float)]

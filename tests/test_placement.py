@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from cluster_iac.base.errors import CompileError
 from cluster_iac.checks.facility import rack_power, rack_weight, rack_weights_kg
 from cluster_iac.compile import compile_plan
-from cluster_iac.errors import CompileError
-from cluster_iac.loader import load_spec_file
+from cluster_iac.load.loader import load_spec_file
 from cluster_iac.plan.power import rack_loads_w
 from cluster_iac.spec.parse import parse_spec
 from tests.conftest import example_build

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cluster_iac.base.suggest import closest
 from cluster_iac.catalog import builtin_catalog
-from cluster_iac.cli import main
-from cluster_iac.console import format_diagnostic
+from cluster_iac.cli.console import format_diagnostic
+from cluster_iac.cli.main import main
 from cluster_iac.render import PipelineError, build
-from cluster_iac.suggest import closest
 from tests.conftest import example_build
 from tests.nccl_xml import check_topology
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cluster_iac.cli import main
+from cluster_iac.cli.main import main
 from cluster_iac.render import build
 from tests.conftest import ROOT, example_build
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from cluster_iac.base.errors import CompileError, Severity
 from cluster_iac.checks import run_checks
 from cluster_iac.emit import render_all
-from cluster_iac.errors import CompileError, Severity
 from cluster_iac.plan.durations import DurationError, human, seconds, slurm_time
 from cluster_iac.spec.parse import parse_spec
 from tests.conftest import example_build

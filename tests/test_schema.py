@@ -10,9 +10,9 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from cluster_iac.cli import main
-from cluster_iac.loader import load_spec_file
-from cluster_iac.resources import schemas_dir
+from cluster_iac.base.resources import schemas_dir
+from cluster_iac.cli.main import main
+from cluster_iac.load.loader import load_spec_file
 from cluster_iac.spec.schema import SCHEMA_FILE, schema_text
 from tests.conftest import EXAMPLES, ROOT
 

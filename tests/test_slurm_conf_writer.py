@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cluster_iac.cli import main
+from cluster_iac.base.errors import CompileError, Severity
+from cluster_iac.cli.main import main
 from cluster_iac.emit import render_all
 from cluster_iac.emit.slurm_conf import conf_line, conf_pair, conf_value
-from cluster_iac.errors import CompileError, Severity
 from cluster_iac.plan.slurm import OWNED_KEYS
 from tests.facility_fixtures import compile_data
 from tests.slurm_fixtures import example_data

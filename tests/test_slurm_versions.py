@@ -6,6 +6,8 @@ import typing
 
 import pytest
 
+from cluster_iac.base.errors import CompileError
+from cluster_iac.base.hostlist import expand
 from cluster_iac.catalog.slurm_releases import (
     MEASURED,
     SLURM_RELEASES,
@@ -13,8 +15,6 @@ from cluster_iac.catalog.slurm_releases import (
     slurm_release,
 )
 from cluster_iac.emit import slurm
-from cluster_iac.errors import CompileError
-from cluster_iac.hostlist import expand
 from cluster_iac.spec.cluster import SlurmVersion
 from tests.conftest import EXAMPLE_IDS
 from tests.facility_fixtures import compile_data

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_iac.sorting import natural_key, natural_keys, natural_sorted
+from cluster_iac.base.sorting import natural_key, natural_keys, natural_sorted
 
 NAMES = st.one_of(st.from_regex(r"[a-c-]{0,2}[0-9]{1,3}[a-c-]{0,2}", fullmatch=True),
                   st.text("ab1-0", max_size=6), st.sampled_from(["r1", "r01", "r10", "r2", "1",

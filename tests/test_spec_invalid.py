@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cluster_iac.cli import main
-from cluster_iac.console import printable
-from cluster_iac.loader_limits import MAX_LINE_CHARS
+from cluster_iac.cli.console import printable
+from cluster_iac.cli.main import main
+from cluster_iac.load.limits import MAX_LINE_CHARS
 
 SPEC = Path(__file__).parent / "data" / "invalid" / "spec"
 CASES = sorted(SPEC.rglob("*.yaml"))

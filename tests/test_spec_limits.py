@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from cluster_iac.base.errors import CompileError
 from cluster_iac.compile.plan_partition_limits import max_time_seconds
-from cluster_iac.errors import CompileError
-from cluster_iac.loader import load_spec_text
+from cluster_iac.load.loader import load_spec_text
 from cluster_iac.plan.durations import DurationError, time_limit_seconds
 from cluster_iac.spec.parse import parse_spec
 

@@ -19,7 +19,7 @@ SUPERPOD = ROOT / "examples" / "dgx-h100-superpod-4su.yaml"  # Lustre; min_allre
 
 LOADED = """
 import json, sys
-from cluster_iac.cli import main
+from cluster_iac.cli.main import main
 try:
     main(sys.argv[1:], standalone_mode=False)
 except SystemExit:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cluster_iac.emit.structured import (
+from cluster_iac.formats.structured import (
     _NEEDS_ESCAPE,
     _NEEDS_ESCAPE_IN_LINE,
     json_lines,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cluster_iac.emit.subnet_manager import render
-from cluster_iac.ibnetdiscover import (
+from cluster_iac.formats.ibnetdiscover import (
     IbEnd,
     IbNode,
     Topology,
@@ -125,7 +125,7 @@ def test_subnet_manager_errors_are_located(tmp_path: Path, block: str, code: str
 
 
 def test_a_subnet_manager_on_ethernet_is_an_error() -> None:
-    from cluster_iac.errors import CompileError
+    from cluster_iac.base.errors import CompileError
     from tests.facility_fixtures import compile_data
     from tests.test_fabric import superpod_spec
 
@@ -199,7 +199,7 @@ def test_two_partitions_with_one_key_are_refused(tmp_path: Path) -> None:
 def test_verify_cli_on_the_planned_file_and_on_a_broken_one(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from cluster_iac.cli import main
+    from cluster_iac.cli.main import main
 
     plan = example_build("mixed-a100-h100").plan
     planned = tmp_path / "planned.txt"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
+from cluster_iac.base.hostlist import expand
 from cluster_iac.emit import slurm, topology
-from cluster_iac.hostlist import expand
 from cluster_iac.plan import dump
 from tests.conftest import EXAMPLE_IDS, example_build
 from tests.facility_fixtures import compile_data

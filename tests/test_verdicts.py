@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cluster_iac.errors import CompileError
+from cluster_iac.base.errors import CompileError
 from tests.check_fixtures import findings_of
 from tests.facility_fixtures import compile_data, example_data
 

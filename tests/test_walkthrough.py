@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner, Result
 
-from cluster_iac.cli import main
+from cluster_iac.cli.main import main
 
 INIT = ["init", "--name", "h200", "--nodes", "32", "--gpu", "h200-sxm-141gb", "--lustre",
         "--accounting"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.catalog import builtin_catalog
-from cluster_iac.suggest import did_you_mean
 
 
 def _gpu(m: Any) -> str:

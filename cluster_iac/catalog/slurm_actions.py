@@ -27,7 +27,7 @@ from fnmatch import fnmatchcase
 
 from cluster_iac.catalog.slurm_releases import SLURM_RELEASES, parse_version
 
-# The action kinds, in the order they must be run (plan/actions.py sorts by it).
+# The action kinds, in the order they must be run (change/actions.py sorts by it).
 KINDS = (
     "lustre-rewrite",     # refused unless the spec says the file system is new
     "restart-opensm",     # the fabric first: everything below talks over it
@@ -206,7 +206,7 @@ ENTRIES: tuple[Entry, ...] = (
           "Environment Variables): running jobs keep what they read", None),
     Entry("file:lustre/servers/*", "22.05", (("none", ""),), "a target's fsname, index and MGS "
           "NID are written by mkfs.lustre once; other lines of the script only run when a "
-          "target is made (plan/actions.py finds the three)", None),
+          "target is made (change/actions.py finds the three)", None),
     Entry("lustre:target", "22.05", (("lustre-rewrite", ""),), "Lustre Operations Manual: "
           "fsname and index are set by mkfs.lustre (a new fsname or index is a new target: "
           "reformat); an MGS NID change needs tunefs.lustre --erase-param --mgsnode=... "

@@ -13,9 +13,9 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
-from cluster_iac.errors import Diagnostic, Severity
+from cluster_iac.base.errors import Diagnostic, Severity
+from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.plan import Plan
-from cluster_iac.suggest import did_you_mean
 
 Check = Callable[[Plan], Iterable[Diagnostic]]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
+from cluster_iac.base.errors import Diagnostic, Severity
+from cluster_iac.base.hostlist import HostlistError
 from cluster_iac.checks import check
-from cluster_iac.errors import Diagnostic, Severity
-from cluster_iac.hostlist import HostlistError
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cooling import loop_racks
 from cluster_iac.plan.power import rack_loads_w

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from cluster_iac.base.errors import Diagnostic
+from cluster_iac.base.hostlist import HostlistError
+from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.checks import check
 from cluster_iac.checks.cooling import per_spec_path
-from cluster_iac.errors import Diagnostic
-from cluster_iac.hostlist import HostlistError
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cooling import LoopFigures, loop_figures, loop_racks
-from cluster_iac.suggest import did_you_mean
 
 
 @check("cooling.platform")

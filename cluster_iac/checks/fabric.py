@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.checks import check
-from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
 from cluster_iac.plan.fattree import parse_ratio
 from cluster_iac.plan.physical import runs

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+from cluster_iac.base.errors import Diagnostic
 from cluster_iac.checks import check
-from cluster_iac.errors import Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import DEFAULT_SHELF, rack_loads_w
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cluster_iac.base.errors import Diagnostic, Severity, SpecPath
+from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.checks import check
-from cluster_iac.errors import Diagnostic, Severity, SpecPath
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cost import bill_items
 from cluster_iac.plan.goodput import Goodput, goodputs
-from cluster_iac.suggest import did_you_mean
 
 
 @check("goodput.minimum")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.checks import check
-from cluster_iac.errors import Diagnostic, Severity
 from cluster_iac.plan import Plan
 from cluster_iac.plan.checkpoint import storage_figures
 

@@ -24,8 +24,8 @@ from cluster_iac.compile.plan_nccl import plan_nccl
 from cluster_iac.compile.plan_partition_limits import plan_partition_limits
 from cluster_iac.compile.plan_scheduling import plan_scheduling
 from cluster_iac.compile.plan_slurm import plan_slurm
-from cluster_iac.lock import Lock
 from cluster_iac.plan import Plan
+from cluster_iac.plan.kept import Lock
 from cluster_iac.spec import ClusterSpec
 
 Pass = Callable[[ClusterSpec, Plan], Plan]
@@ -70,7 +70,7 @@ PASSES: tuple[Pass, ...] = (
 
 def compile_plan(spec: ClusterSpec, lock: Lock | None = None) -> Plan:
     """Run every pass; a pass that finds errors raises CompileError. The allocating passes
-    keep what ``lock`` records (cluster_iac/lock.py)."""
+    keep what ``lock`` records (cluster_iac/lock/)."""
     from cluster_iac.catalog import merged_catalog
     from cluster_iac.plan.model import Settings
 

@@ -33,12 +33,12 @@ from operator import attrgetter
 from socket import inet_aton
 from typing import NamedTuple
 
+from cluster_iac.base.errors import CompileError, Diagnostic
+from cluster_iac.base.sorting import natural_sorted
 from cluster_iac.compile.build_management import growth_sorted
-from cluster_iac.errors import CompileError, Diagnostic
-from cluster_iac.lock import Lock
 from cluster_iac.plan import Plan
+from cluster_iac.plan.kept import Lock
 from cluster_iac.plan.power import rack_pdus
-from cluster_iac.sorting import natural_sorted
 from cluster_iac.spec import ClusterSpec
 
 # Networks whose devices include switches and PDUs (their management ports live there).

@@ -9,8 +9,9 @@ from itertools import chain, groupby, repeat
 from operator import add
 from typing import Any, NamedTuple
 
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
-from cluster_iac.hostlist import HostlistError, expand
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.hostlist import HostlistError, expand
+from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.plan import FabricPlan, Plan
 from cluster_iac.plan.fattree import (
     FabricSizeError,
@@ -23,7 +24,6 @@ from cluster_iac.plan.model import Switch
 from cluster_iac.plan.physical import LinkBuilder
 from cluster_iac.plan.wiring import FabricWiring
 from cluster_iac.spec import ClusterSpec
-from cluster_iac.suggest import did_you_mean
 
 # Switch-name prefix per fabric: what a technician reads on the label.
 PREFIX = {"compute": {"infiniband": "ib", "roce": "eth"}, "storage": {"infiniband": "sib",

@@ -9,12 +9,12 @@ from itertools import repeat
 from operator import attrgetter
 from typing import Any, TypeVar
 
-from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.base.errors import CompileError, Diagnostic
+from cluster_iac.base.sorting import natural_sorted
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Switch
 from cluster_iac.plan.physical import LinkBuilder, link_ends
 from cluster_iac.plan.power import rack_pdus
-from cluster_iac.sorting import natural_sorted
 from cluster_iac.spec import ClusterSpec
 
 # A 48-port 1GbE switch serves a rack when the spec names none (NVIDIA SN2201, the DGX

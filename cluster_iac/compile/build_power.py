@@ -8,7 +8,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any
 
-from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import (
     DEFAULT_SHELF,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from cluster_iac.errors import Diagnostic, SpecPath
+from cluster_iac.base.errors import Diagnostic, SpecPath
 from cluster_iac.spec import ClusterSpec
 
 

@@ -8,13 +8,13 @@ from dataclasses import replace
 
 from pydantic_core import PydanticCustomError
 
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.hostlist import HostlistError, expand, size
+from cluster_iac.base.suggest import closest, did_you_mean
 from cluster_iac.compile.check_names import name_problems
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
-from cluster_iac.hostlist import HostlistError, expand, size
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.base import MAX_NAMES, MAX_NODES, MAX_RACKS, check_rack_name
-from cluster_iac.suggest import closest, did_you_mean
 
 
 def check_references(spec: ClusterSpec, plan: Plan) -> Plan:

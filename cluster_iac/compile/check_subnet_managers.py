@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.base.errors import CompileError, Diagnostic
+from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
-from cluster_iac.suggest import did_you_mean
 
 
 def check_subnet_managers(spec: ClusterSpec, plan: Plan) -> Plan:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import NicPlan, NodeTypePlan, Plan
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.nodes import NodeType

@@ -6,10 +6,10 @@ import math
 import re
 from dataclasses import replace
 
-from cluster_iac.errors import CompileError, Diagnostic
-from cluster_iac.hostlist import expand
-from cluster_iac.lock import Lock
+from cluster_iac.base.errors import CompileError, Diagnostic
+from cluster_iac.base.hostlist import expand
 from cluster_iac.plan import Node, Plan
+from cluster_iac.plan.kept import Lock
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.base import hostname_problem
 from cluster_iac.spec.nodes import NodeGroup

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cluster_iac.hostlist import expand
+from cluster_iac.base.hostlist import expand
 from cluster_iac.plan import Plan, Rack, Row
 from cluster_iac.spec import ClusterSpec
 

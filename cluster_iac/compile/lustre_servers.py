@@ -8,7 +8,8 @@ from typing import Any
 
 import networkx as nx
 
-from cluster_iac.errors import Diagnostic, SpecPath
+from cluster_iac.base.errors import Diagnostic, SpecPath
+from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.plan import Plan
 from cluster_iac.plan.lustre import Bandwidth, LnetPlan, LustreServer, LustreServers, LustreTarget
 from cluster_iac.plan.lustre_bandwidth import (
@@ -21,7 +22,6 @@ from cluster_iac.plan.lustre_bandwidth import (
     max_flow_gbs,
 )
 from cluster_iac.spec.storage import Lustre, TargetDevices
-from cluster_iac.suggest import did_you_mean
 
 BASE: SpecPath = ("storage", "lustre")
 # LNet network -> (IP network of its NIDs, NIC role of its ports)
@@ -152,7 +152,7 @@ def build_servers(lustre: Lustre, plan: Plan, network: str, net: str
 
 
 class LockedIndices:
-    """Target indices with the lock (cluster_iac/lock.py): a server the lock names keeps its
+    """Target indices with the lock (cluster_iac/lock/): a server the lock names keeps its
     recorded indices; a new server takes the lowest indices no line holds, so that adding or
     reordering servers renames no target (a target's index is written into it when it is
     formatted)."""

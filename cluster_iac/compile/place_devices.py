@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from cluster_iac.errors import CompileError, Diagnostic
+from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Placement, Switch
 from cluster_iac.plan.power import DEFAULT_SHELF, power_shelves, rack_pdus

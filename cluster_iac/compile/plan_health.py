@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import NodeTypePlan, Plan
 from cluster_iac.plan.durations import DurationError, seconds
 from cluster_iac.plan.scheduling import LINK_LAYERS, HealthPlan, NodeHealth

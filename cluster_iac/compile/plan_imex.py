@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.catalog.slurm_releases import SLURM_RELEASES
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import Plan
 from cluster_iac.plan.imex import MAX_CHANNELS, ImexDomain, ImexPlan
 from cluster_iac.spec import ClusterSpec

@@ -6,13 +6,13 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.compile.lustre_servers import (
     build_servers,
     choose_network,
     device_problems,
     net_name,
 )
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import Plan
 from cluster_iac.plan.lustre import DirectoryLayout, LustrePlan, LustreServers, StripeComponent
 from cluster_iac.spec import ClusterSpec

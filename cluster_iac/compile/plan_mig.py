@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.catalog.mig import (
     COMPUTE_SLICES,
     MEMORY_SLICES,
@@ -11,12 +13,10 @@ from cluster_iac.catalog.mig import (
     gpu_instance_id,
     place,
 )
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import NodeTypePlan, Plan
 from cluster_iac.plan.mig import MigDevice
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.nodes import MigLayout
-from cluster_iac.suggest import did_you_mean
 
 
 def plan_mig(spec: ClusterSpec, plan: Plan) -> Plan:

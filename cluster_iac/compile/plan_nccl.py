@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.catalog.nccl_vars import Version, nccl_variables, parse_version
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import NodeTypePlan, Plan
 from cluster_iac.plan.nccl import NcclNodeType, NcclSetting, compute_hcas, topo_path
 from cluster_iac.spec import ClusterSpec
-from cluster_iac.suggest import did_you_mean
 
 # RoCE traffic class when the spec gives none: DSCP 26, the RoCE class of NVIDIA's
 # lossless-RoCE switch defaults (Cumulus/Onyx 'roce lossless'), shifted past the two ECN

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import NodeTypePlan, PartitionPlan, Plan
 from cluster_iac.plan.durations import DurationError, time_limit_seconds
 from cluster_iac.plan.scheduling import PartitionPolicy

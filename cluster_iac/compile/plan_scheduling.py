@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.compile.check_references import duplicates, unknown
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import Plan
 from cluster_iac.plan.durations import DurationError, seconds
 from cluster_iac.plan.scheduling import (

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
+from cluster_iac.base.errors import CompileError, Diagnostic, Severity, SpecPath
+from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.catalog.slurm_releases import (
     MEASURED,
     SlurmRelease,
     slurm_conf_keys,
     slurm_release,
 )
-from cluster_iac.errors import CompileError, Diagnostic, Severity, SpecPath
 from cluster_iac.plan import Plan
 from cluster_iac.plan.durations import DurationError, time_limit_seconds
 from cluster_iac.plan.slurm import (
@@ -25,7 +26,6 @@ from cluster_iac.plan.slurm import (
 )
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.base import shown
-from cluster_iac.suggest import did_you_mean
 
 TOPOLOGY: SpecPath = ("slurm", "topology")
 

@@ -6,13 +6,13 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
+from cluster_iac.base.errors import CompileError
 from cluster_iac.emit import parallel
 from cluster_iac.emit.parallel import Made, Sink, Worker, WorkerUsage, split
-from cluster_iac.errors import CompileError
 from cluster_iac.plan import Plan
 
 if TYPE_CHECKING:
-    from cluster_iac.emit.formats import Chunks
+    from cluster_iac.formats.tables import Chunks
 
 Emitter = Callable[[Plan], dict[str, str]]
 ChunkEmitter = Callable[[Plan], dict[str, "str | Chunks"]]

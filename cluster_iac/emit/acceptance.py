@@ -5,14 +5,14 @@ One folder per partition and, under it, one per scalable unit of the compute fab
 ib_send_lat between host pairs (on one leaf, and leaf to leaf by rail), nccl-tests'
 all_reduce per node, per NVLink domain, per leaf and per SU, and a power step. Each folder's
 ``bars.json`` holds its thresholds and where each comes from; `cluster-iac acceptance check`
-(cluster_iac/acceptance.py) reads them beside the jobs' outputs. A unit's files name only its
+(cluster_iac/acceptance/check.py) reads them beside the jobs' outputs. A unit's files name only its
 own hosts (and, for the leaf-to-leaf pairs, the unit before it), so an added SU adds a folder
 and changes no existing one; the partition's own jobs (all_reduce over the whole partition,
 storage throughput) are one folder up and change with it. A node listed by several
 partitions has its unit jobs in the first of them only; each partition has its own
 partition-wide jobs.
 
-Every spec string in a script is a quoted shell word (emit/formats.py shell_word), and what an
+Every spec string in a script is a quoted shell word (formats/tables.py shell_word), and what an
 ``#SBATCH`` line carries is checked to be a plain Slurm word (sbatch_value): no string from a
 spec adds a line or a command. The thresholds' constants, each with its source, are in
 ACCEPTANCE_CONSTANTS below and in README.md "Acceptance and burn-in".
@@ -24,10 +24,10 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from cluster_iac.base.hostlist import expand, fold
 from cluster_iac.emit.base import GENERATED_BY, render_template
-from cluster_iac.emit.formats import shell_comment, shell_word
-from cluster_iac.emit.structured import json_text
-from cluster_iac.hostlist import expand, fold
+from cluster_iac.formats.structured import json_text
+from cluster_iac.formats.tables import shell_comment, shell_word
 from cluster_iac.plan import Node, PartitionPlan, Plan
 from cluster_iac.plan.collectives import JobPrediction, predict, size_text
 from cluster_iac.plan.collectives.shape import domain_groups, nvlink_owners

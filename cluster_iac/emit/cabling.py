@@ -13,7 +13,7 @@ from operator import add
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
-from cluster_iac.emit.formats import (
+from cluster_iac.formats.tables import (
     CHUNK,
     Cells,
     Chunks,

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from cluster_iac.emit import elevations, fabric_drawings, html, oneline
+from cluster_iac.emit import elevations, fabric_drawings, oneline
 from cluster_iac.emit.base import GENERATED_BY
+from cluster_iac.formats import html
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Rack
 from cluster_iac.plan.physical import Device

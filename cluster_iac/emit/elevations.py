@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from cluster_iac.emit import svg
+from cluster_iac.formats import svg
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cooling import loop_figures
 from cluster_iac.plan.model import Rack

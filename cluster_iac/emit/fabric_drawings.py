@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 
-from cluster_iac.emit import svg
+from cluster_iac.formats import svg
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import NvlinkDomain
 from cluster_iac.plan.wiring import FabricWiring

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from cluster_iac.catalog.cables import cable_catalog
-from cluster_iac.emit.formats import (
+from cluster_iac.emit.netbox import STATUS, part_paths, rows_per_part
+from cluster_iac.formats.tables import (
     Chunks,
     Joined,
     Keyed,
@@ -22,7 +23,6 @@ from cluster_iac.emit.formats import (
     table_stops,
     whole,
 )
-from cluster_iac.emit.netbox import STATUS, part_paths, rows_per_part
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
 

@@ -32,12 +32,12 @@ from operator import attrgetter
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from cluster_iac.emit.formats import yaml_text
+from cluster_iac.base.sorting import natural_key
+from cluster_iac.formats.tables import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Device, runs
 from cluster_iac.plan.power import INLET
 from cluster_iac.plan.power_flow import outlet_lines
-from cluster_iac.sorting import natural_key
 
 # netbox/dcim/choices.py InterfaceTypeChoices, by link layer and line rate (Gb/s). InfiniBand
 # ports get the generation's plain slug, which every 4.x release accepts (NetBox labels it by

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from cluster_iac.emit import drawings, fabric_drawings, html
+from cluster_iac.emit import drawings, fabric_drawings
+from cluster_iac.formats import html
 from cluster_iac.plan import Plan
 
 

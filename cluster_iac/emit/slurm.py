@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
+from cluster_iac.base.hostlist import fold
 from cluster_iac.emit import slurm_policy, topology
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.slurm_conf import Pair, conf_line
-from cluster_iac.hostlist import fold
 from cluster_iac.plan import NodeTypePlan, PartitionPlan, Plan
 from cluster_iac.plan import slurm as slurm_plan
 from cluster_iac.plan.mig import gres_counts

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cluster_iac.ibnetdiscover import (
+from cluster_iac.formats.ibnetdiscover import (
     CA_GUID_BASE,
     SWITCH_GUID_BASE,
     check_description,

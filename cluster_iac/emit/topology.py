@@ -19,9 +19,9 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from cluster_iac.base.hostlist import fold
 from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.emit.slurm_conf import comment, conf_line
-from cluster_iac.hostlist import fold
 from cluster_iac.plan import Plan
 from cluster_iac.plan.slurm import BLOCK_TOPOLOGY, DEFAULT_TOPOLOGY
 from cluster_iac.plan.wiring import FabricWiring

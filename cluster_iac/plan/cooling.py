@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cluster_iac.errors import SpecPath
-from cluster_iac.hostlist import HostlistError, expand
+from cluster_iac.base.errors import SpecPath
+from cluster_iac.base.hostlist import HostlistError, expand
 from cluster_iac.plan.model import Plan
 from cluster_iac.plan.power import rack_loads_w
 

@@ -7,7 +7,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from cluster_iac.hostlist import fold
+from cluster_iac.base.hostlist import fold
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import runs
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cluster_iac.errors import SpecPath
+from cluster_iac.base.errors import SpecPath
 
 
 # Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.

@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Generic, NamedTuple, TypeVar, cast
 
-from cluster_iac.errors import CompileError, SpecPath
-from cluster_iac.lock import Lock
+from cluster_iac.base.errors import CompileError, SpecPath
+from cluster_iac.plan.kept import Lock
 from cluster_iac.plan.physical import Cables, Device, Links, Ports
 from cluster_iac.plan.power_tables import (
     PduLoad,
@@ -335,7 +335,7 @@ class Plan:
     imex: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
-    # The identities an earlier render allocated (cluster_iac/lock.py Lock), which the
+    # The identities an earlier render allocated (cluster_iac/plan/kept.py Lock), which the
     # allocating passes keep; an empty Lock on a first render
     lock: Lock = field(default_factory=Lock)
 

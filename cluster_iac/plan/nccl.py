@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cluster_iac.errors import SpecPath
+from cluster_iac.base.errors import SpecPath
 from cluster_iac.plan.model import NodeTypePlan
 
 # Where the playbooks install nccl/<node type>.topo.xml on the hosts (emit/ansible.py's

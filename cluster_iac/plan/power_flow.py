@@ -143,7 +143,7 @@ class RackFlow:
 
 
 class Pins(NamedTuple):
-    """Outlets the lock holds in one rack (cluster_iac/lock.py), by position, so identical
+    """Outlets the lock holds in one rack (cluster_iac/lock/), by position, so identical
     racks with identical pins still share one solution: (device, PSU, PDU, outlet) of each
     pinned cord (device by its place in the rack's order, PSU and PDU from 0), and (PDU,
     outlet) of each outlet kept empty for a retired device."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from cluster_iac.errors import SpecPath
+from cluster_iac.base.errors import SpecPath
 
 NORMAL = "normal"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cluster_iac.errors import SpecPath
+from cluster_iac.base.errors import SpecPath
 
 # PriorityWeight<Factor> keys, by the spec's weight names, in slurm.conf(5)'s order
 WEIGHT_KEYS = (("age", "Age"), ("assoc", "Assoc"), ("fairshare", "Fairshare"),

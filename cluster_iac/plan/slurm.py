@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from cluster_iac.base.errors import Diagnostic
 from cluster_iac.catalog.slurm_releases import SlurmRelease
-from cluster_iac.errors import Diagnostic
 
 # The daemons' ports as slurm.conf(5) documents their defaults (SlurmctldPort 6817, SlurmdPort
 # 6818; slurmdbd.conf(5) DbdPort 6819); slurm.conf keeps the first two at their defaults.

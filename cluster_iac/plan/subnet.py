@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from cluster_iac.ibnetdiscover import (
+from cluster_iac.formats.ibnetdiscover import (
     CA_GUID_BASE,
     SWITCH_GUID_BASE,
     IbEnd,

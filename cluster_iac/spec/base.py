@@ -19,7 +19,7 @@ from typing import Annotated, Any, NoReturn
 from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler, WithJsonSchema
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
-from cluster_iac.text import control_character
+from cluster_iac.base.text import control_character
 
 
 def _describe_fields(schema: dict[str, Any], model: type) -> None:

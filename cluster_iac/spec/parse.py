@@ -10,11 +10,11 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
-from cluster_iac.source import dotted as _dotted
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.source import dotted as _dotted
+from cluster_iac.base.suggest import closest, did_you_mean
 from cluster_iac.spec.base import CODES
 from cluster_iac.spec.cluster import ClusterSpec
-from cluster_iac.suggest import closest, did_you_mean
 
 # pydantic error type -> our stable code
 _CODES = {

@@ -104,11 +104,11 @@ def measure(gpus: int) -> dict[str, Any]:
     from cluster_iac.checks import run_checks
     from cluster_iac.compile import PASSES
     from cluster_iac.emit import CABLED, EMITTERS
-    from cluster_iac.loader import load_spec_file
+    from cluster_iac.load.loader import load_spec_file
     from cluster_iac.plan import Plan
     from cluster_iac.plan.model import Settings
     from cluster_iac.spec.parse import parse_spec
-    from cluster_iac.writer import staged_tree
+    from cluster_iac.write.tree import staged_tree
 
     timings: dict[str, float] = {}
     clock = time.process_time  # CPU seconds: a busy machine barely moves them
@@ -123,7 +123,7 @@ def measure(gpus: int) -> dict[str, Any]:
 
     plan = Plan(cluster=spec.cluster, catalog=merged_catalog(spec.catalog),
                 settings=Settings.from_spec(spec))
-    from cluster_iac.errors import CompileError
+    from cluster_iac.base.errors import CompileError
 
     for compile_pass in PASSES:
         start = clock()

@@ -39,7 +39,7 @@ def run_case(case: Path, out: Path) -> dict[str, object]:
     pid = os.fork()
     if pid == 0:  # child: run the CLI as `python -m cluster_iac` would, report, exit at once
         os.close(read)
-        from cluster_iac.cli import main
+        from cluster_iac.cli.main import main
 
         text = io.StringIO()
         code = 0
@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print each case as JSON")
     args = parser.parse_args()
     # imported once, before the children fork: a child's time is the run, not the imports
-    import cluster_iac.cli  # noqa: F401
+    import cluster_iac.cli.main  # noqa: F401
     import cluster_iac.render  # noqa: F401
 
     cases = sorted((ROOT / "tests" / "data" / "invalid").rglob("*.yaml"))

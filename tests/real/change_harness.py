@@ -1,5 +1,5 @@
 """A running slurmctld and one slurmd whose rendered files can be replaced, and the planned
-actions (cluster_iac/plan/actions.py) run on them, for tests/real/test_change_actions_real.py.
+actions (cluster_iac/change/actions.py) run on them, for tests/real/test_change_actions_real.py.
 
 The sandbox is slurm_harness's (same rewrites, each with its reason, in work/overrides.txt),
 with two differences a sequence of changes needs:
@@ -21,8 +21,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cluster_iac.hostlist import expand
-from cluster_iac.plan.actions import Action
+from cluster_iac.base.hostlist import expand
+from cluster_iac.change.actions import Action
 from tests.real import slurm_harness as harness
 
 SLURM_FILES = ("slurm.conf", "gres.conf", "cgroup.conf", "topology.conf", "topology.yaml")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_iac.ibnetdiscover import parse
+from cluster_iac.formats.ibnetdiscover import parse
 
 TOOLS = {"ibsim": "ibsim-utils", "opensm": "opensm", "ibnetdiscover": "infiniband-diags",
          "ibtracert": "infiniband-diags", "smpquery": "infiniband-diags"}

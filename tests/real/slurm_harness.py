@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cluster_iac.hostlist import expand
+from cluster_iac.base.hostlist import expand
 
 NO_REAL_ENV = "CLUSTER_IAC_NO_REAL"
 # Where .ci/install-deps builds the Debian roots of the newer releases, and which suites.

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
+from cluster_iac.base.hostlist import expand
 from cluster_iac.emit import render_all
-from cluster_iac.hostlist import expand
 from cluster_iac.plan import Plan
 from tests.conftest import EXAMPLE_IDS
 from tests.facility_fixtures import compile_data

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cluster_iac.cli import main
+from cluster_iac.cli.main import main
 from cluster_iac.emit.subnet_manager import render
-from cluster_iac.ibnetdiscover import IbEnd, IbNode, Topology, topology_text
+from cluster_iac.formats.ibnetdiscover import IbEnd, IbNode, Topology, topology_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.subnet import topology
 from tests.conftest import ROOT, example_build

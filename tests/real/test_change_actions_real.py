@@ -1,4 +1,4 @@
-"""The change actions (cluster_iac/plan/actions.py, table catalog/slurm_actions.py) on real
+"""The change actions (cluster_iac/change/actions.py, table catalog/slurm_actions.py) on real
 slurmctld and slurmd of 22.05, 24.11 and 26.05.
 
 One daemon set per release (tests/real/change_harness.py) takes a sequence of changes of the
@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
+from cluster_iac.base.hostlist import expand
+from cluster_iac.change.actions import Action, actions
 from cluster_iac.emit import render_all
-from cluster_iac.hostlist import expand
-from cluster_iac.plan.actions import Action, actions
 from tests.facility_fixtures import compile_data
 from tests.real import slurm_harness as harness
 from tests.real.change_harness import OTHER_SERVICES, LiveSlurm, listening

@@ -1,4 +1,4 @@
-"""A first deployment (cluster_iac/plan/actions.py: ``actions(None, files, release)``) brings the
+"""A first deployment (cluster_iac/change/actions.py: ``actions(None, files, release)``) brings the
 seed example up on real MariaDB, slurmdbd, slurmctld and slurmd of 22.05, 24.11 and 26.05 in
 the planned order, with no error line; then a change of accounting.sh is applied as planned.
 
@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
+from cluster_iac.change.actions import Action, actions
 from cluster_iac.emit import render_all
 from cluster_iac.plan import Plan
-from cluster_iac.plan.actions import Action, actions
 from tests.facility_fixtures import compile_data
 from tests.real import accounting_harness as ah
 from tests.real import slurm_harness as harness

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from cluster_iac.base.hostlist import expand
 from cluster_iac.catalog.slurm_releases import MEASURED
-from cluster_iac.hostlist import expand
 from cluster_iac.render import Build, build
 from tests.real import slurm_harness as harness
 from tests.real.test_slurm_real import _require

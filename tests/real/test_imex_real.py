@@ -68,7 +68,7 @@ def test_daemons_load_the_imex_switch_plugin(release: str, tmp_path: Path) -> No
 
 def test_before_24_05_the_spec_is_refused_at_its_line_and_slurm_cannot_load_the_plugin(
         tmp_path: Path) -> None:
-    from cluster_iac.errors import CompileError
+    from cluster_iac.base.errors import CompileError
 
     data = example_data("gb200-nvl72", "22.05")
     del data["slurm"]["multi_node_nvlink"]  # the fixture's opt-out: the spec as a user writes it

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cluster_iac.emit.subnet_manager import render
-from cluster_iac.ibnetdiscover import IbEnd, Topology, parse, topology_text
+from cluster_iac.formats.ibnetdiscover import IbEnd, Topology, parse, topology_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.subnet import infiniband_fabrics, routing, topology
 from tests.conftest import EXAMPLE_IDS, example_build

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from cluster_iac.emit.subnet_manager import render
-from cluster_iac.ibnetdiscover import Topology, topology_text
+from cluster_iac.formats.ibnetdiscover import Topology, topology_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.subnet import topology
 from tests.conftest import example_build

@@ -27,7 +27,7 @@ from typing import Any, cast
 
 import pytest
 
-from cluster_iac.changeplan import as_json, change_plan
+from cluster_iac.change.change_plan import as_json, change_plan
 from tests.real import accounting_harness as ah
 from tests.real import slurm_harness as harness
 from tests.real.change_harness import listening

@@ -33,9 +33,9 @@ from typing import Any
 
 import pytest
 
+from cluster_iac.base.hostlist import expand
 from cluster_iac.catalog.slurm_actions import entry
-from cluster_iac.changeplan import as_json, change_plan
-from cluster_iac.hostlist import expand
+from cluster_iac.change.change_plan import as_json, change_plan
 from tests.conftest import EXAMPLE_IDS, example_build
 from tests.real.change_harness import LiveSlurm
 from tests.real.playbook_harness import (
@@ -551,7 +551,7 @@ class _Recorder(RequestServer):
 ])
 def test_a_service_restart_runs_on_the_hosts_of_its_files(
         name: str, edited: tuple[str, ...], tmp_path: Path) -> None:
-    """The change plan of files edited (cluster_iac.changeplan, for the example's release):
+    """The change plan of files edited (cluster_iac.change.change_plan, for the example's release):
     ansible-playbook asks to restart each service on exactly the inventory hosts the changed
     file is installed on, in plan order (OpenSM first, Prometheus last), and nothing else."""
     ansible_playbook()

@@ -97,7 +97,7 @@ def _scratch(tmp: Path, env: dict[str, str], config: Mapping[str, object]) -> Pa
     """A git repository with a spec, its rendered tree and the config, hooks installed."""
     from click.testing import CliRunner
 
-    from cluster_iac.cli import main
+    from cluster_iac.cli.main import main
 
     work = tmp / "scratch"
     work.mkdir()

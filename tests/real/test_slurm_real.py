@@ -19,10 +19,10 @@ from typing import Any
 import networkx as nx
 import pytest
 
+from cluster_iac.base.hostlist import expand, fold
 from cluster_iac.catalog.mig import cap_minor
 from cluster_iac.catalog.slurm_releases import MEASURED, parse_version
 from cluster_iac.emit import render_all
-from cluster_iac.hostlist import expand, fold
 from cluster_iac.plan import NodeTypePlan, Plan
 from cluster_iac.plan.mig import gres_counts
 from tests.conftest import EXAMPLE_IDS

@@ -72,7 +72,7 @@ def test_wheel_ships_templates_schemas_and_catalog(installed: Path) -> None:
 
 
 def test_installed_package_reads_its_own_data(installed: Path, tmp_path: Path) -> None:
-    code = ("import cluster_iac, cluster_iac.resources as r; "
+    code = ("import cluster_iac, cluster_iac.base.resources as r; "
             "print(cluster_iac.__file__); print(r.templates_dir()); print(r.schemas_dir())")
     out = _run([installed / "bin" / "python", "-c", code], cwd=tmp_path, env=_clean_env())
     paths = [Path(line) for line in out.stdout.splitlines()]

@@ -19,10 +19,10 @@ from itertools import repeat
 from operator import attrgetter
 from typing import TypeVar
 
+from cluster_iac.base.sorting import natural_key
 from cluster_iac.emit.monitoring.promql import AlertRule, number, one_of, selector
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power_tables import PduLoad, PowerCircuit, PowerFeed
-from cluster_iac.sorting import natural_key
 
 JOB = "pdu"
 BRANCH_CURRENT = "st4BranchCurrent"

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from cluster_iac.sorting import natural_sorted
+from cluster_iac.base.sorting import natural_sorted
 
 _RE2_SPECIAL = re.compile(r"([^A-Za-z0-9_-])")
 

@@ -6,10 +6,10 @@ from collections.abc import Iterable, Mapping
 from json.encoder import encode_basestring_ascii  # json's C one
 from operator import attrgetter
 
-from cluster_iac.emit.formats import json_lines
 from cluster_iac.emit.monitoring import targets
 from cluster_iac.emit.monitoring.exporters import SNMP_MODULE
 from cluster_iac.emit.monitoring.targets import Target
+from cluster_iac.formats.tables import json_lines
 from cluster_iac.plan import Plan
 
 SCRAPE_INTERVAL = "30s"

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import NamedTuple
 
+from cluster_iac.base.sorting import natural_sorted
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import FabricPlan, Node
-from cluster_iac.sorting import natural_sorted
 
 # Each exporter's own default listen port (also Prometheus' "default port allocations" page).
 NODE_EXPORTER_PORT = 9100  # node_exporter --web.listen-address=":9100"

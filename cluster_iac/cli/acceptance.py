@@ -21,8 +21,8 @@ def check_command(rendered: Path, results: Path) -> None:
     RENDERED (a rendered tree): print every node, link, NVLink domain, unit, partition or PDU
     line below its bar by name and place, then a summary per test family; exit 1 on any, 2
     on output that cannot be read."""
-    from cluster_iac.acceptance import check
-    from cluster_iac.acceptance_formats import ResultError
+    from cluster_iac.acceptance.check import check
+    from cluster_iac.acceptance.formats import ResultError
 
     try:
         report = check(rendered, results)

@@ -12,9 +12,9 @@ from ruamel.yaml.error import MarkedYAMLError
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.nodes import ScalarNode
 
-from cluster_iac.errors import Diagnostic
-from cluster_iac.source import split_lines
-from cluster_iac.text import describe
+from cluster_iac.base.errors import Diagnostic
+from cluster_iac.base.source import split_lines
+from cluster_iac.base.text import describe
 
 MAX_SPEC_BYTES = 1 << 20
 """A spec file is at most 1 MiB: ruamel reads about a megabyte a second, and a 200,000-GPU

@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 import click
 
 from cluster_iac import __version__
-from cluster_iac.console import format_diagnostic
-from cluster_iac.errors import Diagnostic
+from cluster_iac.base.errors import Diagnostic
+from cluster_iac.cli.console import format_diagnostic
 from cluster_iac.render import PARALLEL_NODES, Build, PipelineError, build, render_into
 
 if TYPE_CHECKING:
+    from cluster_iac.base.source import SourceMap
+    from cluster_iac.cli.findings import FindingsLog
     from cluster_iac.emit.parallel import WorkerUsage
-    from cluster_iac.findings_output import FindingsLog
     from cluster_iac.plan import Plan
     from cluster_iac.render import Findings
-    from cluster_iac.source import SourceMap
 
 SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 STRICT = click.option("--strict", is_flag=True, help="Treat warnings as errors.")
@@ -74,7 +74,7 @@ def validate(spec: Path, strict: bool, reallocate: tuple[str, ...]) -> None:
 
 def _change_summary(out_dir: Path, result: Build) -> str:
     """render --check's head: what the stale tree's change does (cluster-iac changes)."""
-    from cluster_iac.changeplan import change_plan, summary
+    from cluster_iac.change.change_plan import change_plan, summary
 
     assert result.lock is not None
     plan = change_plan(_on_disk(out_dir), result.files, result.lock.before, result.lock.after,
@@ -113,7 +113,7 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
     """Render every output file of SPEC into the folder given by -o/--output, and write
     SPEC's lock beside SPEC (the identities allocated: README, 'The lock file')."""
     from cluster_iac.emit.parallel import EmitWorkerError
-    from cluster_iac.writer import OutputRefused
+    from cluster_iac.write.tree import OutputRefused
 
     try:
         if check:
@@ -139,7 +139,7 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
 
 def _check(spec: Path, out_dir: Path, result: Build) -> None:
     """--check: the files rendered in memory, compared with what is on disk."""
-    from cluster_iac.writer import stale_diff
+    from cluster_iac.write.tree import stale_diff
 
     diff = stale_diff(out_dir, result.files)
     lock = result.lock
@@ -185,14 +185,14 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
     """What the change from the rendered state to SPEC does to the running cluster: objects
     added, changed and removed, the cables to lay and pull, and what to run, per Slurm
     release. Exit 1 when the change needs a Lustre target rewrite the spec does not allow."""
-    from cluster_iac.changeplan import (
+    from cluster_iac.change.change_plan import (
         as_json,
         change_plan,
         summary,
         work_order_csv,
         work_order_markdown,
     )
-    from cluster_iac.writer import write_file
+    from cluster_iac.write.tree import write_file
 
     result = _build_or_exit(spec, strict=strict, emit=True, reallocate=reallocate)
     lock, files = result.lock, result.files
@@ -226,7 +226,7 @@ def _on_disk(out_dir: Path) -> dict[str, str] | None:
     """The rendered tree in ``out_dir`` as its manifest lists it, each file read when asked
     (a 100,000-GPU tree is 240 MiB); None when nothing was rendered there (a first
     deployment)."""
-    from cluster_iac.writer import MANIFEST, RenderedTree
+    from cluster_iac.write.tree import MANIFEST, RenderedTree
 
     if not (out_dir / MANIFEST).is_file():
         return None
@@ -237,7 +237,7 @@ def _committed(ref: str, out_dir: Path, lock: Path) -> tuple[dict[str, str] | No
     """The tree and lock committed at git ``ref`` (paths as seen from here)."""
     import subprocess
 
-    from cluster_iac.writer import MANIFEST
+    from cluster_iac.write.tree import MANIFEST
 
     def show(path: Path) -> str | None:
         run = subprocess.run(["git", "show", f"{ref}:./{path.as_posix()}"],
@@ -324,7 +324,7 @@ def report(spec: Path, strict: bool) -> None:
 def init(out_file: Path | None, phases: str, **answers: object) -> None:
     """Write a starting spec that validates, from a GPU platform, a node count, the fabric
     and the racks' power; nodes per rack are the most the checks accept."""
-    from cluster_iac.init import Answers, InitError, starting_spec
+    from cluster_iac.cli.init import Answers, InitError, starting_spec
 
     if out_file is not None and out_file.exists():
         raise click.BadParameter(f"{out_file} exists; name a new file", param_hint="-o")
@@ -342,7 +342,7 @@ def init(out_file: Path | None, phases: str, **answers: object) -> None:
 def explain(code: str | None) -> None:
     """What a finding CODE means, its formula and sources, and how to fix it; without CODE,
     every code."""
-    from cluster_iac import explain as codes
+    from cluster_iac.cli import explain as codes
 
     if code is None:
         click.echo(codes.listing(), nl=False)
@@ -426,7 +426,7 @@ def _echo_or_write(text: str, out_file: Path | None) -> bool:
     if out_file is None:
         click.echo(text, nl=False)
         return False
-    from cluster_iac.writer import write_file
+    from cluster_iac.write.tree import write_file
 
     try:
         write_file(out_file, text)
@@ -466,7 +466,7 @@ _MACHINE_ON_STDOUT = False  # ... and the document goes to standard output
 
 @contextlib.contextmanager
 def _findings(command: str, spec: Path, fmt: str, file: Path | None) -> Iterator[None]:
-    """With --format json or sarif, every finding of the block (findings_output.py), written
+    """With --format json or sarif, every finding of the block (cli/findings.py), written
     once at its end, on success and on exit 1 alike; text: nothing to do."""
     global _MACHINE, _MACHINE_ON_STDOUT
     if fmt == "text":
@@ -474,7 +474,7 @@ def _findings(command: str, spec: Path, fmt: str, file: Path | None) -> Iterator
             raise click.UsageError("--output-findings needs --format json or sarif")
         yield
         return
-    from cluster_iac.findings_output import FindingsLog
+    from cluster_iac.cli.findings import FindingsLog
 
     log = FindingsLog(command, str(spec))
     _MACHINE, _MACHINE_ON_STDOUT = log, file is None
@@ -496,7 +496,7 @@ def _findings(command: str, spec: Path, fmt: str, file: Path | None) -> Iterator
 
 
 def _write_findings(file: Path, text: str) -> None:
-    from cluster_iac.writer import write_file
+    from cluster_iac.write.tree import write_file
 
     try:
         write_file(file, text)
@@ -569,10 +569,10 @@ def run() -> NoReturn:
     os._exit(code)
 
 
-from cluster_iac.cli_fabric import fabric  # noqa: E402  (its own module: the fabric commands)
+from cluster_iac.cli.fabric import fabric  # noqa: E402  (its own module: the fabric commands)
 
 main.add_command(fabric)
 
-from cluster_iac.cli_acceptance import acceptance  # noqa: E402  (its own module)
+from cluster_iac.cli.acceptance import acceptance  # noqa: E402  (its own module)
 
 main.add_command(acceptance)

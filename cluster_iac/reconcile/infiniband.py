@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from cluster_iac.ibnetdiscover import IbEnd, IbNode, Topology
+from cluster_iac.formats.ibnetdiscover import IbEnd, IbNode, Topology
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cable
 from cluster_iac.plan.subnet import infiniband_fabrics

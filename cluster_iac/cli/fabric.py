@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 if TYPE_CHECKING:
-    from cluster_iac.ibnetdiscover import Topology
+    from cluster_iac.formats.ibnetdiscover import Topology
     from cluster_iac.plan import Plan
 
 
@@ -27,7 +27,7 @@ def verify_command(spec: Path, discovered: Path, network: str | None) -> None:
     """Compare DISCOVERED (`ibnetdiscover` output of one fabric) with SPEC's cables: print
     every missing, miswired and extra link by cable label with both ends located (row/rack/U
     device port); exit 1 on any."""
-    from cluster_iac.checks.discovered import describe, verify
+    from cluster_iac.reconcile.infiniband import describe, verify
 
     plan, network, topology = _load(spec, discovered, network)
     mismatches = verify(plan, network, topology)
@@ -44,10 +44,10 @@ def verify_command(spec: Path, discovered: Path, network: str | None) -> None:
 def _load(spec: Path, discovered: Path, network: str | None) -> tuple[Plan, str, Topology]:
     """SPEC's plan, the fabric DISCOVERED is of, and DISCOVERED read; exit 1 with a located
     error when one cannot be."""
-    from cluster_iac.checks.discovered import fabric_of
-    from cluster_iac.cli import _build_or_exit
-    from cluster_iac.ibnetdiscover import TopologyError, parse
+    from cluster_iac.cli.main import _build_or_exit
+    from cluster_iac.formats.ibnetdiscover import TopologyError, parse
     from cluster_iac.plan.subnet import infiniband_fabrics
+    from cluster_iac.reconcile.infiniband import fabric_of
 
     try:
         text = discovered.read_text(encoding="utf-8", errors="replace")
@@ -88,9 +88,9 @@ def guids_command(spec: Path, discovered: Path, out_dir: Path, network: str | No
     node_name_map_name) and root-guids (its root_guid_file: the top tier's switches).
     A cable not where it was planned gives no GUID: exit 1, writing nothing, when a
     partition's adapter is not found (run `fabric verify` first)."""
-    from cluster_iac.checks.discovered import discovered_guids
     from cluster_iac.emit.subnet_manager import partition_members, partitions_conf
-    from cluster_iac.writer import write_file
+    from cluster_iac.reconcile.infiniband import discovered_guids
+    from cluster_iac.write.tree import write_file
 
     plan, network, topology = _load(spec, discovered, network)
     ports, nodes = discovered_guids(plan, network, topology)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from cluster_iac.errors import Diagnostic
-from cluster_iac.source import SourceMap
-from cluster_iac.text import CONTROL
+from cluster_iac.base.errors import Diagnostic
+from cluster_iac.base.source import SourceMap
+from cluster_iac.base.text import CONTROL
 
 # Codes whose caret belongs under the key rather than the value.
 _KEY_CODES = {"SPEC-UNKNOWN-KEY", "SPEC-UNKNOWN-CODE"}
@@ -42,7 +42,7 @@ def _escape(char: str, keep_tabs: bool) -> str:
 
 def position(diag: Diagnostic, source: SourceMap | None, fallback: str) -> tuple[str, int, int]:
     """The file, line and column a finding is cited at (the text's head, and the JSON and
-    SARIF findings of findings_output.py); a finding of another file (the lock) carries its
+    SARIF findings of cli/findings.py); a finding of another file (the lock) carries its
     own."""
     if diag.file is not None:
         return diag.file, diag.line or 1, diag.column or 1

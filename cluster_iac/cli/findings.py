@@ -1,7 +1,7 @@
 """Findings for machines: the diagnostics of one run as JSON (schemas/findings.schema.json)
 or as SARIF 2.1.0, for CI systems that put an error on the spec line of a pull request.
 
-Each finding is located exactly where the text output (console.py) puts its caret; the
+Each finding is located exactly where the text output (cli/console.py) puts its caret; the
 CLI collects the findings of a run in a ``FindingsLog`` and prints its document once, at
 the end. Both documents come from ``json.dumps``: no spec string can add a field.
 """
@@ -16,9 +16,9 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from cluster_iac import __version__
-from cluster_iac.console import cites_whole, position
-from cluster_iac.errors import Diagnostic, Severity
-from cluster_iac.source import SourceMap, dotted
+from cluster_iac.base.errors import Diagnostic, Severity
+from cluster_iac.base.source import SourceMap, dotted
+from cluster_iac.cli.console import cites_whole, position
 
 __all__ = ["FORMATS", "SARIF_SCHEMA", "SCHEMA_VERSION", "FindingsLog", "span_end"]
 
@@ -290,7 +290,7 @@ def _flow_depth(prefix: str) -> int | None:
 
 def _key_of(diag: Diagnostic) -> str | None:
     """The mapping key a finding is cited at, when its caret is under a key."""
-    from cluster_iac.console import at_key
+    from cluster_iac.cli.console import at_key
 
     if at_key(diag) and diag.path and isinstance(diag.path[-1], str):
         return diag.path[-1]

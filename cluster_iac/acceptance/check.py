@@ -7,7 +7,7 @@ perftest's ib_write_bw / ib_send_lat report, ``dcgmi diag -j`` JSON, gpu_burn's 
 domain, unit, partition or PDU line below its bar is named with its place: rack and U from
 bars.json, and for a link the cable label, the leaf and its port from
 RENDERED/cabling/cables.csv. Output that cannot be read is a ResultError naming the file and
-line. The parsers live in acceptance_formats.py.
+line. The parsers live in acceptance/formats.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cluster_iac.acceptance_formats import (
+from cluster_iac.acceptance.formats import (
     ResultError,
     dcgm_failures,
     fio_bandwidth,
@@ -30,7 +30,7 @@ from cluster_iac.acceptance_formats import (
     perftest_row,
     power_readings,
 )
-from cluster_iac.hostlist import expand
+from cluster_iac.base.hostlist import expand
 
 FAMILIES = ("dcgm", "burn-in", "ib", "nccl", "storage", "power")
 

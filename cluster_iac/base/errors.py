@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from cluster_iac.source import SourceMap, SpecPath
+from cluster_iac.base.source import SourceMap, SpecPath
 
 __all__ = ["CompileError", "Diagnostic", "Severity", "SpecPath", "spec_error"]
 

@@ -35,19 +35,18 @@ validated like the spec, errors located at its file:line:col.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from ipaddress import IPv4Address
 from itertools import groupby
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from cluster_iac.errors import CompileError, Diagnostic
-from cluster_iac.sorting import natural_key, natural_keys
-from cluster_iac.source import split_lines
-from cluster_iac.suggest import did_you_mean
-from cluster_iac.text import CONTROL, control_character
+from cluster_iac.base.errors import CompileError, Diagnostic
+from cluster_iac.base.source import split_lines
+from cluster_iac.base.suggest import did_you_mean
+from cluster_iac.base.text import CONTROL, control_character
+from cluster_iac.plan.kept import Entry, Lock
 
 VERSION = 1
 HEADER = f"# cluster-iac lock {VERSION}"
@@ -71,106 +70,11 @@ FABRICS = ("compute", "storage")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _INT = re.compile(r"0|[1-9][0-9]{0,8}")
 
-Key = tuple[str, ...]  # (kind, network or target kind, device): what one line is about
-
 
 def lock_path(spec_file: str | Path) -> Path:
     """``cluster.yaml`` -> ``cluster.lock`` in the same folder."""
     spec = Path(spec_file)
     return spec.with_name(spec.stem + SUFFIX)
-
-
-class Entry(NamedTuple):
-    """One line of the lock: what it is about, the identity, where it is (a named tuple:
-    a 100,000-GPU lock has 260,000)."""
-
-    key: Key
-    value: tuple[Any, ...]
-    line: int  # 1-based
-    retired: bool = False
-
-
-@dataclass(eq=False, repr=False)
-class Lock:
-    """A parsed lock: its entries by key, and what ``--reallocate`` set free."""
-
-    file: str = ""
-    text: str = ""  # as read
-    # (kind, scope) -> the last word of the key (a device; a Lustre target's index) -> its
-    # entry: what each allocating pass asks for, its own kind
-    groups: dict[tuple[str, str], dict[str, Entry]] = field(default_factory=dict)
-    reallocated: frozenset[str] = frozenset()
-    _numbers: dict[str, int] | None = None  # line text -> number, made for an error
-    _lines: list[str] | None = None
-
-    @property
-    def exists(self) -> bool:
-        return bool(self.text)
-
-    @property
-    def lines(self) -> list[str]:
-        """The lock's lines, split on first ask: only an error's excerpt needs them."""
-        if self._lines is None:
-            self._lines = split_lines(self.text)
-        return self._lines
-
-    @property
-    def entries(self) -> dict[Key, Entry]:
-        """Every entry by its key, made when asked (the lock's new text when it changed, the
-        search for a collision's lines)."""
-        return {entry.key: entry for group in self.groups.values() for entry in group.values()}
-
-    def get(self, kind: str, scope: str, device: str) -> Entry | None:
-        """The entry of ``device`` (active or retired: a device that comes back gets its
-        retired identity back), unless it was reallocated."""
-        group = self.groups.get((kind, scope))
-        entry = group.get(device) if group is not None else None
-        if entry is None or device in self.reallocated:
-            return None
-        return entry
-
-    def of_kind(self, kind: str, scope: str) -> Iterator[Entry]:
-        """Every entry of one kind and scope (a network, 'place', a target kind), whether its
-        device still exists or not: what a new device may not take."""
-        freed = self.reallocated
-        for entry in self.groups.get((kind, scope), {}).values():
-            if not freed or _device(entry.key, entry.value) not in freed:
-                yield entry
-
-    def of_kind_all(self, kind: str) -> Iterator[Entry]:
-        """Every entry of one kind, of any scope (as of_kind)."""
-        for scope in sorted(scope for each, scope in self.groups if each == kind):
-            yield from self.of_kind(kind, scope)
-
-    def targets(self, kind: str) -> dict[str, list[Entry]]:
-        """Lustre server -> its entries of ``kind`` ('mdt', 'ost'), in index order."""
-        found: dict[str, list[Entry]] = {}
-        for entry in sorted(self.of_kind("lustre", kind), key=lambda e: int(e.key[2])):
-            found.setdefault(entry.value[0], []).append(entry)
-        return found
-
-    def error(self, entry: Entry, code: str, message: str, hint: str | None = None,
-              column: int = 1) -> Diagnostic:
-        """A located error at ``entry``'s line of the lock."""
-        line = self.line_of(entry)
-        return Diagnostic(code, message, hint=hint, line=line, column=column,
-                          file=self.file, excerpt=self.lines[line - 1])
-
-    def line_of(self, entry: Entry) -> int:
-        """The entry's line number: kept by the plain parser; found here, on the path of an
-        error only, for an entry the fast one read."""
-        if entry.line:
-            return entry.line
-        text = ("retired " if entry.retired else "") + " ".join(
-            map(str, _words(entry.key, entry.value)))
-        if self._numbers is None:
-            self._numbers = {line: n for n, line in enumerate(self.lines, start=1)}
-        return self._numbers.get(text, 1)
-
-    def way_out(self, device: str) -> str:
-        """The hint of a conflict: the ways out."""
-        return (f"re-allocate it with '--reallocate {device}' (the device takes new "
-                f"identities), or edit line(s) of {device} in {self.file}")
 
 
 def read_lock(path: Path, reallocate: Iterable[str] = ()) -> Lock:
@@ -503,149 +407,3 @@ def _find_collisions(lock: Lock) -> list[Diagnostic]:
                 break
             seen[spot] = entry
     return problems
-
-
-def lock_text(plan: Any, old: Lock, spec_name: str) -> str:
-    """The lock of ``plan``: every identity it holds, and the old lock's identities of
-    devices that are gone, retired (kept reserved) unless reallocated. Sorted by kind, then
-    network (or target kind), then device in natural order (gpu9 before gpu10)."""
-    groups = identities(plan)
-    lines = [line for group in groups.values() for line in group.values()]
-    head = (f"{HEADER}: the identities allocated for {spec_name}; commit it beside the spec.\n"
-            f"# Edit a line to pin or move an identity (README, 'The lock file').\n")
-    if "\nretired " not in old.text and _same_lines(old.text, head, lines):
-        return old.text  # every line it held is one of the plan's: no device is gone
-    retired: Groups = {}
-    for key, entry in old.entries.items():
-        kind, scope, name = key
-        if name not in groups.get((kind, scope), {}) and \
-                _device(key, entry.value) not in old.reallocated:
-            retired.setdefault((kind, scope), {})[name] = \
-                "retired " + " ".join(map(str, _words(key, entry.value)))
-    if _same_lines(old.text, head, [*lines, *(line for group in retired.values()
-                                              for line in group.values())]):
-        return old.text
-    return head + _sorted_text(groups) + _sorted_text(retired)
-
-
-def _same_lines(text: str, head: str, lines: Collection[str]) -> bool:
-    """Whether the lock as read holds exactly these lines (each once) under this head, in
-    whatever order: then it stays as it is. A render that allocates nothing new (a
-    partition changed, ``render --check`` in CI) need not sort the 260,000 lines of a
-    100,000-GPU lock again (0.4 s) to find the text it read; a lock reordered by hand but
-    holding the same identities is not stale."""
-    if not text.startswith(head) or not text.endswith("\n"):
-        return False
-    body = text[len(head):-1].split("\n")
-    if len(body) != len(lines):
-        return False
-    held = set(body)
-    return len(held) == len(body) and held.issuperset(lines)
-
-
-Groups = dict[tuple[str, str], dict[str, str]]
-"""(kind, scope) -> device (a Lustre target's index) -> its line: the lock's keys in two
-levels, as a 100,000-GPU plan's 260,000 lines are made faster without a key tuple each."""
-
-
-def identities(plan: Any) -> Groups:
-    """Every identity of the plan that the lock holds, as the lock's line."""
-    from cluster_iac.compile.build_management import access_positions, uplink_positions
-
-    groups: Groups = {}
-
-    def group(kind: str, scope: str) -> dict[str, str]:
-        return groups.setdefault((kind, scope), {})
-
-    for network, table in plan.addresses.items():
-        group("address", network).update(
-            (device, f"address {network} {device} {address}")
-            for device, address in table.items())
-    places = group("place", "")
-    for device, where in plan.placements.items():
-        if where.height_u > 0:  # a 0U PDU's place follows from its rack
-            places[device] = f"place {device} {where.rack} {where.u} {where.height_u}"
-    for network, (position, ports, first) in fabric_positions(plan):
-        group("fabric", network).update(
-            (host, f"fabric {network} {host} {place} {ports[host]} {first[host][0]} "
-                   f"{first[host][1]}") for host, place in position.items())
-    for network, device, rack, slot, switch, port in access_positions(plan):
-        group("access", network)[device] = \
-            f"access {network} {device} {rack} {slot} {switch} {port}"
-    for network, switch, level, slot in uplink_positions(plan):
-        group("uplink", network)[switch] = f"uplink {network} {switch} {level} {slot}"
-    psus = {psu: group("outlet", f"PSU{psu}")
-            for psu in sorted(set(map(attrgetter("psu"), plan.power_cords)))}
-    for device, psu, pdu, outlet in map(attrgetter("device", "psu", "pdu", "outlet"),
-                                        plan.power_cords):
-        psus[psu][device] = f"outlet {device} PSU{psu} {pdu} {outlet}"
-    for server, target in lustre_targets(plan):
-        group("lustre", target.kind)[str(target.index)] = \
-            f"lustre {target.kind} {target.index} {server}"
-    return {scope: lines for scope, lines in groups.items() if lines}
-
-
-def _sorted_text(groups: Groups) -> str:
-    """The lines by kind, scope and name, names in natural order (made in one batch:
-    natural_key one by one took a second for a 100,000-GPU lock's 260,000 lines)."""
-    out: list[str] = []
-    for kind, scope in sorted(groups, key=lambda group: (group[0], natural_key(group[1]))):
-        lines = groups[(kind, scope)]
-        names = natural_keys(list(lines))
-        out += [lines[name] for _, name in sorted(zip(names, lines, strict=True))]
-    return "".join([line + "\n" for line in out])
-
-
-Positions = tuple[dict[str, int], dict[str, int], dict[str, tuple[str, str]]]
-
-
-def fabric_positions(plan: Any) -> Iterator[tuple[str, Positions]]:
-    """Per fabric: each host's position (its place among the fabric's hosts, as cabled,
-    counting retired hosts' stand-ins), its cables there and its first cable's (switch,
-    port)."""
-    from cluster_iac.plan.physical import link_ends  # plan/model.py imports this module
-
-    links = plan.links
-    for network in plan.fabric_wiring:
-        position: dict[str, int] = {}
-        ports: dict[str, int] = {}
-        first: dict[str, tuple[str, str]] = {}
-        for _net, device, switch, port in link_ends(links, (network,), "node-leaf"):
-            if device not in first:
-                first[device] = (switch, port)
-                ports[device] = 0
-            ports[device] += 1
-        held = {e.key[2]: e.value[0] for e in plan.lock.of_kind("fabric", network)}
-        slot = 0
-        taken = set(held.values())
-        for host in first:  # cabled in position order
-            if host in held and host not in position:
-                position[host] = held[host]
-                continue
-            while slot in taken:
-                slot += 1
-            position[host] = slot
-            taken.add(slot)
-        yield network, (position, ports, first)
-
-
-def lustre_targets(plan: Any) -> Iterator[tuple[str, Any]]:
-    """(server, target) of every MDT and OST of the plan's file system."""
-    hardware = getattr(plan.lustre, "hardware", None) if plan.lustre is not None else None
-    for server in (hardware.servers if hardware is not None else ()):
-        for target in server.targets:
-            if target.kind in TARGET_KINDS:
-                yield server.hostname, target
-
-
-def _words(key: Key, value: tuple[Any, ...]) -> list[object]:
-    if key[0] == "place":
-        return ["place", key[2], *value]
-    if key[0] == "outlet":
-        return ["outlet", key[2], key[1], *value]
-    return [*key, *value]
-
-
-def _device(key: Key, value: tuple[Any, ...]) -> str:
-    """The device a line is about."""
-    return str(value[0]) if key[0] == "lustre" else key[2]

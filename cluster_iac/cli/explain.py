@@ -14,9 +14,9 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from cluster_iac.suggest import did_you_mean
+from cluster_iac.base.suggest import did_you_mean
 
-CODES_FILE = Path(__file__).with_name("codes.yaml")
+CODES_FILE = Path(__file__).parent.parent / "codes.yaml"
 FIELDS = (("means", "What it means"), ("formula", "Formula"), ("sources", "Sources"),
           ("fix", "How to fix it"))
 WIDTH = 92

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.catalog import builtin_catalog
-from cluster_iac.errors import CompileError, Diagnostic
 from cluster_iac.spec.hardware import PlatformModel
 
 HEADER = ("Written by `cluster-iac init`: edit it, then run `cluster-iac validate` on it.\n"

@@ -4,7 +4,7 @@ A spec string never reaches an output raw. CSV cells are quoted by RFC 4180's ru
 hold a line break (the spec's string types refuse control characters, so one here is a bug),
 and a cell that a spreadsheet would read as a formula (=, +, -, @ first) is prefixed with an
 apostrophe (OWASP "CSV injection"), unless it is a plain number such as -1.5 or a lone '-'.
-YAML and JSON come from yaml_text and json_text (emit/structured.py), XML, shell and Markdown
+YAML and JSON come from yaml_text and json_text (formats/structured.py), XML, shell and Markdown
 from xml_text, shell_word and md_cell below, each correct by construction for any string, or
 refusing one its format cannot carry.
 """
@@ -21,10 +21,10 @@ from typing import Any, NamedTuple
 from xml.etree.ElementTree import Element
 
 # YAML and JSON live in structured.py; imported here so that every writer has one address
-from cluster_iac.emit.structured import json_lines as json_lines
-from cluster_iac.emit.structured import json_text as json_text
-from cluster_iac.emit.structured import yaml_scalar as yaml_scalar
-from cluster_iac.emit.structured import yaml_text as yaml_text
+from cluster_iac.formats.structured import json_lines as json_lines
+from cluster_iac.formats.structured import json_text as json_text
+from cluster_iac.formats.structured import yaml_scalar as yaml_scalar
+from cluster_iac.formats.structured import yaml_text as yaml_text
 from cluster_iac.plan.physical import runs
 
 _NEEDS_QUOTES = re.compile(r'[",]')

@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
-from cluster_iac.hostlist import HostlistError, expand, size
+from cluster_iac.base.hostlist import HostlistError, expand, size
 
 # Lines of slurm.conf that define objects rather than set a global key.
 OBJECT_KEYS = ("nodename", "partitionname", "nodeset", "downnodes", "frontendname")

@@ -5,7 +5,7 @@ A change is read from two rendered trees and their locks (the committed state an
 changed spec makes), never from the specs: what the cluster has is what was rendered and
 applied. Objects come from the files that list them (NetBox's devices, the cable table, the
 lock's addresses and Lustre targets, slurm.conf's nodes and partitions); the actions from
-plan/actions.py, which knows what each file and slurm.conf key needs in each release.
+change/actions.py, which knows what each file and slurm.conf key needs in each release.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from cluster_iac.emit.formats import csv_text, markdown_row
-from cluster_iac.plan.actions import Action, actions
-from cluster_iac.plan.conf_lines import read_slurm_conf
-from cluster_iac.sorting import natural_key
+from cluster_iac.base.sorting import natural_key
+from cluster_iac.change.actions import Action, actions
+from cluster_iac.change.conf_lines import read_slurm_conf
+from cluster_iac.formats.tables import csv_text, markdown_row
 
 DEVICES_FILE = re.compile(r"netbox/devices(-[0-9]+)?\.csv")  # NetBox's table, or its parts
 OTHER_ROLES = ("pdu", "power-shelf")

@@ -22,9 +22,9 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass
 
+from cluster_iac.base.hostlist import HostlistError, fold, size
 from cluster_iac.catalog.slurm_actions import ALL_NODES, CHANGED_NODES, KINDS, entry
-from cluster_iac.hostlist import HostlistError, fold, size
-from cluster_iac.plan.conf_lines import (
+from cluster_iac.change.conf_lines import (
     SlurmConf,
     changed_keys,
     gres_hosts,

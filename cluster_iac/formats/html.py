@@ -2,7 +2,7 @@
 
 report.html and the drawings' pages are made through one small interface: page() and the
 methods of what it returns (open, close, leaf, text, comment, row). Two writers stand behind
-it, as behind the SVG drawings (emit/svg.py): TreePage builds ElementTree elements and prints
+it, as behind the SVG drawings (formats/svg.py): TreePage builds ElementTree elements and prints
 them with ``xml.etree.ElementTree.tostring(method="html")``, the plain version; Page writes
 each element's text as it is made, with the serializer's own rules, for the 100,000-GPU
 report's sake (Page's docstring has the figures). The tests render every example's pages, and

@@ -17,8 +17,10 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning, YAMLError
 
-from cluster_iac.errors import CompileError, Diagnostic, SpecPath
-from cluster_iac.loader_limits import (
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.source import SourceMap, dotted, split_lines
+from cluster_iac.base.text import control_character
+from cluster_iac.load.limits import (
     MAX_LINE_CHARS,
     MAX_SPEC_BYTES,
     BoundedComposer,
@@ -26,8 +28,6 @@ from cluster_iac.loader_limits import (
     LoadLimit,
     text_problem,
 )
-from cluster_iac.source import SourceMap, dotted, split_lines
-from cluster_iac.text import control_character
 
 
 def load_spec_file(path: str | Path) -> tuple[dict[str, Any], SourceMap]:
