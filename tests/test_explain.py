@@ -22,7 +22,8 @@ NOT_CODES = {"L1-L2": "plan/electrical.py", "L2-L3": "plan/electrical.py",
              "L3-L1": "plan/electrical.py", "D-HH": "plan/slurm.py",
              "TOO-NEW": "catalog/nccl_vars.py",
              # placeholder GUIDs in the ibnetdiscover format's docstring example
-             "H-0201000000000002": "formats/ibnetdiscover.py", "S-0200000000000001": "formats/ibnetdiscover.py",
+             "H-0201000000000002": "formats/ibnetdiscover.py",
+             "S-0200000000000001": "formats/ibnetdiscover.py",
              "S-0200000000000003": "formats/ibnetdiscover.py"}
 
 

@@ -20,13 +20,14 @@ from operator import add, attrgetter, getitem, itemgetter
 from typing import Any
 
 from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.runs import runs
 from cluster_iac.catalog.cables import CableCatalog, cable_catalog
 from cluster_iac.compile.cable_lengths import Geometry
 from cluster_iac.compile.cable_media import NoMedium, candidates, carried
 from cluster_iac.compile.cable_media import media as choose_media
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import OnFirstUse
-from cluster_iac.plan.physical import Cables, Device, position, runs
+from cluster_iac.plan.physical import Cables, Device, position
 from cluster_iac.plan.power_tables import PowerCord
 from cluster_iac.spec import ClusterSpec
 

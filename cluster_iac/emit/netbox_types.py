@@ -32,10 +32,11 @@ from operator import attrgetter
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from cluster_iac.base.runs import runs
 from cluster_iac.base.sorting import natural_key
 from cluster_iac.formats.tables import yaml_text
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Device, runs
+from cluster_iac.plan.physical import Device
 from cluster_iac.plan.power import INLET
 from cluster_iac.plan.power_flow import outlet_lines
 

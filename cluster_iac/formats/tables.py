@@ -20,12 +20,13 @@ from operator import add, gt, itemgetter, sub
 from typing import Any, NamedTuple
 from xml.etree.ElementTree import Element
 
+from cluster_iac.base.runs import runs
+
 # YAML and JSON live in structured.py; imported here so that every writer has one address
 from cluster_iac.formats.structured import json_lines as json_lines
 from cluster_iac.formats.structured import json_text as json_text
 from cluster_iac.formats.structured import yaml_scalar as yaml_scalar
 from cluster_iac.formats.structured import yaml_text as yaml_text
-from cluster_iac.plan.physical import runs
 
 _NEEDS_QUOTES = re.compile(r'[",]')
 _BREAKS = re.compile(r"[\n\r\x00]")

@@ -46,7 +46,7 @@ from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.base.source import split_lines
 from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.base.text import CONTROL, control_character
-from cluster_iac.plan.kept import Entry, Lock
+from cluster_iac.plan.kept import Entry, Key, Lock
 
 VERSION = 1
 HEADER = f"# cluster-iac lock {VERSION}"

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from cluster_iac.base.runs import runs
 from cluster_iac.plan.goodput import Goodput
 from cluster_iac.plan.model import Plan
-from cluster_iac.plan.physical import runs
 from cluster_iac.plan.power import rack_loads_w
 
 HOURS_A_YEAR = 8760

@@ -8,8 +8,8 @@ from collections import Counter
 from typing import Any
 
 from cluster_iac.base.hostlist import fold
+from cluster_iac.base.runs import runs
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import runs
 
 NETWORKS = ("compute", "storage", "management", "bmc")
 

@@ -8,24 +8,13 @@ give the same data one cable at a time, for code where clarity matters more than
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
-from itertools import accumulate, groupby, repeat
-from operator import add, itemgetter
+from itertools import repeat
+from operator import add
 from typing import Any, NamedTuple
 
-
-def runs(*columns: Sequence[Any]) -> list[tuple[int, int]]:
-    """(start, stop) of each run of rows equal in every column: the builders append a
-    network's or a tier's cables together, so half a million rows have a few runs. The
-    boundaries are found column by column at C speed, by groupby: a run of one object
-    compares by identity, a quarter of the time of comparing each row with the next."""
-    size = len(columns[0]) if columns else 0
-    edges = {0, size}
-    for column in columns:
-        edges.update(accumulate(map(len, map(list, map(itemgetter(1), groupby(column))))))
-    bounds = sorted(edges)
-    return list(zip(bounds, bounds[1:], strict=False))  # each bound to the next
+from cluster_iac.base.runs import runs
 
 
 class Device(NamedTuple):
