@@ -1,20 +1,37 @@
-"""The pipeline, top to bottom: load -> spec -> compile -> checks -> emit."""
+"""The pipeline, top to bottom, and the one place that runs it: load the spec (and its lock),
+compile the plan, check it, emit every file, write the tree, then the lock.
+
+    1. load     load/loader.py        the YAML with every position (SourceMap)
+    2. spec     spec/parse.py         validated models; lock/read.py the identities kept
+    3. compile  compile/__init__.py   PASSES: spec -> plan
+    4. check    checks/__init__.py    CHECKS: plan -> findings; any error stops here
+    5. emit     emit/__init__.py      EMITTERS: plan -> files (emit/parallel.py on two cores)
+    6. write    write/tree.py         the tree swapped in whole, or compared (--check)
+    7. lock     lock/text.py          the identities this plan holds, beside the spec
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.base.source import SourceMap
+from cluster_iac.checks import run_checks
+from cluster_iac.compile import compile_plan
+from cluster_iac.load.loader import load_spec_file
 from cluster_iac.lock.read import lock_path, read_lock
 from cluster_iac.lock.text import lock_text
 from cluster_iac.plan import Plan
+from cluster_iac.spec.parse import parse_spec
+from cluster_iac.write.tree import staged_tree, write_file
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the emitters load only when a command renders (_emitters)
     from cluster_iac.emit.parallel import WorkerUsage
 
 Findings = Callable[[list[Diagnostic], SourceMap], None]
@@ -79,30 +96,23 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
           jobs: int | None = 1, on_findings: Findings | None = None,
           lock_file: Path | None = None, reallocate: tuple[str, ...] = ()) -> Build:
     """Run the whole pipeline in memory; raise PipelineError on any error finding. ``jobs``
-    2 or more renders on two processes (emit/parallel.py), the worker forked before the
-    checks; None: default_jobs. Without ``emit`` the cable table, which only emitters read,
-    is made here, so a design that cannot be cabled is rejected all the same. ``lock_file``
-    (by default the spec's name with .lock, beside it) holds the identities the passes keep;
-    Build.lock has the text this plan makes of it, which only render_into writes."""
+    2 or more renders on two processes (emit/parallel.py); None: default_jobs. Without
+    ``emit`` the cable table, which only emitters read, is made all the same, so a design
+    that cannot be cabled is rejected. ``lock_file`` (by default the spec's name with .lock,
+    beside it) holds the identities the passes keep; Build.lock has the text this plan makes
+    of it, which only render_into writes."""
     lock_file = lock_file or lock_path(spec_file)
-    plan, source = _compiled(spec_file, lock_file, reallocate)
-    if not emit:
-        findings = _checked(plan, source, strict, on_findings)
-        with _cable_errors(source, replace(plan, findings=tuple(findings))):
+    plan, source = _compiled(spec_file, lock_file, reallocate)  # 1-3
+    plan = _checked(plan, source, strict, on_findings)  # 4
+    files: dict[str, str] = {}
+    workers: tuple[WorkerUsage, ...] = ()
+    with _cable_errors(source, plan):
+        if emit:  # 5. emit: every output file, in memory (report.md lists the findings)
+            files, workers = _emitters().render_files(plan, _jobs(plan, jobs))
+        else:
             plan.cables  # noqa: B018  # made now (plan.cabling)
-        return Build(plan=replace(plan, findings=tuple(findings)), findings=findings, files={},
-                     source=source, lock=_locked(plan, spec_file, lock_file))
-    from cluster_iac.emit import Rendering  # emitters and their templates load only here
-
-    with Rendering(plan, _jobs(plan, jobs)) as rendering:  # the worker starts now
-        findings = _checked(plan, source, strict, on_findings)
-        # 5. emit: every output file, in memory (report.md lists the findings); the CLI
-        # writes them as they are made instead (render_into)
-        plan = replace(plan, findings=tuple(findings))
-        with _cable_errors(source):
-            files, workers = rendering.files(plan)
-    return Build(plan=plan, findings=findings, files=files, source=source, workers=workers,
-                 lock=_locked(plan, spec_file, lock_file))
+    return Build(plan=plan, findings=list(plan.findings), files=files, source=source,
+                 workers=workers, lock=_locked(plan, spec_file, lock_file))
 
 
 @dataclass(frozen=True)
@@ -118,41 +128,48 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
                 jobs: int | None = None, on_findings: Findings | None = None,
                 lock_file: Path | None = None, reallocate: tuple[str, ...] = (),
                 ) -> tuple[Build, Written]:
-    """The pipeline, rendering every file straight into the tree at ``out_dir``, replaced as
-    a whole (write/tree.py). With two processes the worker is forked right after compiling and
-    starts on its families (and the cable table) while this process runs the checks; once
-    they pass, each family's files go to disk as soon as they are made, in the process that
-    made them, so no process holds the whole output. Raises PipelineError (the output
-    untouched, nothing made beside it when the checks fail), what write_tree raises, and an
-    emitter's error or EmitWorkerError with the output left as it was. The lock is written
-    (atomically, beside the spec) once the tree is."""
+    """The pipeline, each family's files written into the tree at ``out_dir`` as soon as
+    they are made, in the process that made them (so no process holds the whole output),
+    the tree replaced as a whole (write/tree.py). Raises PipelineError (the output
+    untouched, nothing made beside it), what the writer raises, and an emitter's error or
+    EmitWorkerError with the output left as it was. The lock is written (atomically, beside
+    the spec) once the tree is."""
     lock_file = lock_file or lock_path(spec_file)
-    plan, source = _compiled(spec_file, lock_file, reallocate)
-    from cluster_iac.emit import Rendering
-    from cluster_iac.write.tree import staged_tree, write_file
-
-    # chunked: the large files are written piece by piece as they are made (formats.Chunks)
-    with Rendering(plan, _jobs(plan, jobs), chunked=True) as rendering:  # the worker starts
-        findings = _checked(plan, source, strict, on_findings)
-        plan = replace(plan, findings=tuple(findings))
-        # the lock's new text while the worker renders (written once the tree is)
-        locked = _locked(plan, spec_file, lock_file)
-        locked.after  # noqa: B018  # made now
-        with staged_tree(out_dir) as tree, _cable_errors(source):
-            digests, workers = rendering.finish(plan, tree.write_all)
-            changed = tree.commit(digests)
+    plan, source = _compiled(spec_file, lock_file, reallocate)  # 1-3
+    plan = _checked(plan, source, strict, on_findings)  # 4
+    # 5-6. emit and write: each family's files into the staged tree, swapped in at the end
+    with staged_tree(out_dir) as tree, _cable_errors(source):
+        digests, workers = _emitters().render_each(plan, _jobs(plan, jobs), tree.write_all,
+                                                   chunked=True)
+        changed = tree.commit(digests)
+    # 7. the lock: the identities this plan holds, beside the spec
+    locked = _locked(plan, spec_file, lock_file)
     if locked.stale:
         write_file(locked.path, locked.after)
-    built = Build(plan=plan, findings=findings, files={}, source=source, workers=workers,
-                  lock=locked)
+    built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
+                  workers=workers, lock=locked)
     return built, Written(files=len(digests), changed=changed, workers=workers)
 
 
 def default_jobs(plan: Plan) -> int:
     """2 where two CPUs are free and the plan has at least PARALLEL_NODES nodes, else 1."""
-    from cluster_iac.emit.parallel import available_cpus
-
     return min(2, available_cpus()) if len(plan.nodes) >= PARALLEL_NODES else 1
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _emitters() -> ModuleType:
+    """The emitters, and the templates and libraries they load, imported only by the
+    commands that render: validate, plan and report never load them (tests/test_startup.py)."""
+    import cluster_iac.emit
+
+    return cluster_iac.emit
 
 
 def _jobs(plan: Plan, jobs: int | None) -> int:
@@ -162,10 +179,6 @@ def _jobs(plan: Plan, jobs: int | None) -> int:
 def _compiled(spec_file: str | Path, lock_file: Path,
               reallocate: tuple[str, ...]) -> tuple[Plan, SourceMap]:
     """Stages 1-3; PipelineError on any error."""
-    from cluster_iac.compile import compile_plan
-    from cluster_iac.load.loader import load_spec_file
-    from cluster_iac.spec.parse import parse_spec
-
     source = None
     try:
         # 1. load: YAML with positions
@@ -186,16 +199,16 @@ def _locked(plan: Plan, spec_file: str | Path, lock_file: Path) -> Locked:
 
 
 def _checked(plan: Plan, source: SourceMap, strict: bool,
-             on_findings: Findings | None) -> list[Diagnostic]:
-    """4. checks: the capacity and consistency validator; PipelineError on any error."""
-    from cluster_iac.checks import run_checks
-
+             on_findings: Findings | None) -> Plan:
+    """4. checks: the capacity and consistency validator; the plan with its findings, or
+    PipelineError on any error."""
     findings = run_checks(plan, strict=strict)
+    plan = replace(plan, findings=tuple(findings))
     if any(f.is_error for f in findings):
-        raise PipelineError(findings, source, replace(plan, findings=tuple(findings)))
+        raise PipelineError(findings, source, plan)
     if on_findings is not None:
         on_findings(findings, source)
-    return findings
+    return plan
 
 
 @contextlib.contextmanager

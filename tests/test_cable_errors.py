@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from cluster_iac import compile as compile_passes
 from cluster_iac.base.errors import CompileError
 from cluster_iac.cli.main import main
+from cluster_iac.emit import parallel
 from cluster_iac.load.loader import load_spec_file
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Links
@@ -81,9 +82,10 @@ def test_render_rejects_it_alike_and_writes_nothing(case: Path, jobs: str,
 
 def test_the_worker_makes_the_table_and_its_error_crosses(monkeypatch: pytest.MonkeyPatch,
                                                           tmp_path: Path) -> None:
-    """The table is made once: here on one process; on two, in the worker (never in the
-    parent, which plans only the few power cords the NetBox device types name:
-    Plan.cords_cabled), whose CompileError reaches the parent with every diagnostic."""
+    """The table is made once: here on one process; on two, in the process that renders the
+    cabling files (the worker, when the split gives it every family; the parent plans only
+    the few power cords the NetBox device types name: Plan.cords_cabled), whose CompileError
+    reaches the parent with every diagnostic."""
     case = next(p for p in CASES if p.stem == "far_racks")  # a link: no cord is at fault
     made_in = tmp_path / "made-in"
     real = plan_cabling.cable_table
@@ -98,13 +100,14 @@ def test_the_worker_makes_the_table_and_its_error_crosses(monkeypatch: pytest.Mo
         build(case, jobs=1)
     assert made_in.read_text().split() == [f"{os.getpid()}:table"]
     made_in.unlink()
-    with pytest.raises(PipelineError) as parallel:
+    monkeypatch.setattr(parallel, "split", lambda costs, together=(): ([], list(costs)))
+    with pytest.raises(PipelineError) as two:
         build(case, jobs=2)
     made = made_in.read_text().split()
     (table,) = [call for call in made if call.endswith(":table")]
     assert not table.startswith(f"{os.getpid()}:")  # the worker's
     assert set(made) - {table} <= {f"{os.getpid()}:cords"}
-    assert parallel.value.diagnostics == serial.value.diagnostics
+    assert two.value.diagnostics == serial.value.diagnostics
     assert [d.code for d in serial.value.diagnostics if d.is_error] == ["CABLE-NO-MEDIUM"]
 
 

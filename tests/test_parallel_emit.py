@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from cluster_iac import emit
 from cluster_iac.cli.main import main
 from cluster_iac.compile import compile_plan
+from cluster_iac.emit import parallel
 from cluster_iac.emit.parallel import EmitWorkerError, split
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import OnFirstUse
@@ -38,20 +39,19 @@ def test_two_processes_render_the_same_files(example: Path) -> None:
 def test_every_family_renders_the_same_files_in_the_worker(
         example: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Whichever process the split gives a family, its files are the same: with every family
-    but the findings' in the worker (the default gives it only the cable readers), the files
-    are the serial path's."""
+    in the worker, the files are the serial path's."""
     serial = build(example, jobs=1)
-    every = [family for family in emit.EMITTERS if family not in emit.PARENT]
-    monkeypatch.setattr(emit, "worker_families", lambda: every)
-    parallel = build(example, jobs=2)
-    assert set(every) - set(emit.CABLED)  # more than the default gives the worker
-    assert list(parallel.files) == list(serial.files)
-    assert parallel.files == serial.files
+    monkeypatch.setattr(parallel, "split", lambda costs, together=(): ([], list(costs)))
+    two = build(example, jobs=2)
+    assert list(two.files) == list(serial.files)
+    assert two.files == serial.files
 
 
 def test_only_the_cabled_families_read_the_cable_table() -> None:
-    """The families the split may give the parent render without the cable table (asking
-    for it fails here), so the parent never makes it; the cabled ones do read it."""
+    """The families the split keeps with the cabling files (parallel.TOGETHER) are the ones
+    that read the cable table; every other family renders without it (asking for it fails
+    here), so the table is made in one process only."""
+    [cabled] = [group for group in parallel.TOGETHER if "cabling" in group]
     plan = build(ROOT / "examples" / "dgx-h100-superpod-4su.yaml").plan
 
     def refused() -> Cables:
@@ -59,28 +59,33 @@ def test_only_the_cabled_families_read_the_cable_table() -> None:
 
     uncabled = replace(plan, cabling=OnFirstUse(refused))
     for family, emitter in emit.EMITTERS.items():
-        if family in emit.CABLED:
+        if family in cabled:
             with pytest.raises(AssertionError, match="cable table was asked for"):
                 emitter(replace(plan, cabling=OnFirstUse(refused)))
         else:
             emitter(uncabled)  # raises if it asks for the table
 
 
+def _split() -> tuple[list[str], list[str]]:
+    costs = parallel.costs()
+    return split({family: costs.get(family, 0.01) for family in emit.EMITTERS}, parallel.TOGETHER)
+
+
 def test_the_split_gives_every_family_once() -> None:
-    """The worker renders the families that read the cable table (and makes it), the parent
-    report.md (the findings) and the rest, each family once, near even with the checks and
-    the cable table counted on their sides."""
-    costs = {family: emit.COST.get(family, 0.01) for family in emit.EMITTERS}
-    ours, theirs = split(costs, emit.TOGETHER, ours=emit.PARENT, theirs=emit.CABLED,
-                         loads=(emit.CHECKS_COST, emit.CABLES_COST))
+    """Each family once, the families of a TOGETHER group on one side, the two sides within
+    one family's cost of each other by the benchmark's measured costs."""
+    costs = parallel.costs()
+    ours, theirs = _split()
     assert sorted(ours + theirs) == sorted(emit.EMITTERS)
-    assert theirs == emit.worker_families()
-    assert set(emit.CABLED) <= set(theirs) and set(emit.PARENT) <= set(ours)
-    for group in emit.TOGETHER:
+    for group in parallel.TOGETHER:
         assert set(group) <= set(ours) or set(group) <= set(theirs)
-    loads = (emit.CHECKS_COST + sum(costs[f] for f in ours),
-             emit.CABLES_COST + sum(costs[f] for f in theirs))
+    loads = [sum(costs.get(f, 0.01) for f in side) for side in (ours, theirs)]
     assert abs(loads[0] - loads[1]) <= max(costs.values())
+
+
+def test_every_measured_cost_is_of_a_family() -> None:
+    """costs.json (written by the benchmark) names only families of EMITTERS."""
+    assert set(parallel.costs()) <= set(emit.EMITTERS)
 
 
 def test_a_group_goes_to_one_share() -> None:
@@ -90,20 +95,9 @@ def test_a_group_goes_to_one_share() -> None:
     assert split(costs, [("d", "c")]) == (["a", "b"], ["c", "d"])
 
 
-def test_pinned_families_and_head_starts() -> None:
-    costs = {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0}
-    # the worker's head start (its cable table) sends the heaviest free family to the parent
-    assert split(costs, loads=(0.0, 6.0)) == (["a", "b", "d"], ["c"])
-    # pinned first, whatever their cost; the others balance against them
-    assert split(costs, ours=["d"], theirs=["a"]) == (["d", "b"], ["a", "c"])
-    assert split(costs, [("a", "b")], theirs=["b"]) == (["c", "d"], ["a", "b"])
-    with pytest.raises(ValueError, match="pinned apart"):
-        split(costs, [("a", "b")], ours=["a"], theirs=["b"])
-
-
 def _worker_family() -> str:
     """The first family the worker renders (it renders its families in EMITTERS' order)."""
-    return next(family for family in emit.EMITTERS if family in emit.worker_families())
+    return next(family for family in emit.EMITTERS if family in _split()[1])
 
 
 def test_an_emitter_error_in_the_worker_is_raised_as_it_was(
@@ -166,7 +160,7 @@ def test_a_worker_failing_after_writing_leaves_the_previous_tree(
     first = CliRunner().invoke(main, ["render", str(MINIMAL), "-o", str(out), "--jobs", "1"])
     assert first.exit_code == 0, first.output
     before = _tree(out)
-    theirs = [family for family in emit.EMITTERS if family in emit.worker_families()]
+    theirs = [family for family in emit.EMITTERS if family in _split()[1]]
     assert len(theirs) >= 2  # the worker renders (and writes) others before the last
     last = theirs[-1]
 
@@ -202,11 +196,10 @@ def test_the_default_forks_only_for_a_large_plan(monkeypatch: pytest.MonkeyPatch
     """Without --jobs, a plan under render.PARALLEL_NODES (minimal.yaml: 3 nodes) renders in
     one process; with the threshold lowered to 1 node, the same plan forks (two CPUs given)."""
     from cluster_iac import render
-    from cluster_iac.emit import parallel
 
     if threshold is not None:
         monkeypatch.setattr(render, "PARALLEL_NODES", threshold)
-    monkeypatch.setattr(parallel, "available_cpus", lambda: 2)
+    monkeypatch.setattr(render, "available_cpus", lambda: 2)
     parent = os.getpid()
     seen: list[bool] = []
     family = _worker_family()
@@ -231,39 +224,11 @@ def _children() -> list[str]:
     return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
 
 
-def test_the_worker_renders_while_the_checks_run(monkeypatch: pytest.MonkeyPatch,
-                                                 tmp_path: Path) -> None:
-    """The checks wait until the worker has started on its first family: were it forked
-    after them, this render would never end (the wait gives up after a minute and fails)."""
-    import time
-
-    from cluster_iac import checks
-
-    started = tmp_path / "worker-started"
-    family = _worker_family()
-    real_family, real_checks = emit.EMITTERS[family], checks.run_checks
-
-    def first(plan: Plan) -> dict[str, str]:
-        started.touch()
-        return real_family(plan)
-
-    def waiting(plan: Plan, **options: bool) -> list[object]:
-        deadline = time.monotonic() + 60
-        while not started.exists():
-            assert time.monotonic() < deadline, "the worker did not start before the checks"
-            time.sleep(0.01)
-        return real_checks(plan, **options)  # type: ignore[return-value]
-
-    monkeypatch.setitem(emit.EMITTERS, family, first)
-    monkeypatch.setattr(checks, "run_checks", waiting)
-    assert build(MINIMAL, jobs=2).files == build(MINIMAL, jobs=1).files
-
-
-def test_the_workers_plan_has_no_findings(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The worker is forked before the checks: its families see a plan without findings
-    (report.md, which lists them, is the parent's), and still make the serial path's files."""
-    seen: dict[str, str] = {}
-    for family in emit.worker_families():
+def test_the_workers_plan_has_the_findings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker is forked once the checks have passed: its families see the plan with its
+    findings, as one process does, and make the serial path's files."""
+    theirs = _split()[1]
+    for family in theirs:
         real = emit.EMITTERS[family]
 
         def recording(plan: Plan, real: emit.Emitter = real, family: str = family
@@ -271,20 +236,18 @@ def test_the_workers_plan_has_no_findings(monkeypatch: pytest.MonkeyPatch) -> No
             return {**real(plan), f"findings-seen-by-{family}": f"{len(plan.findings)}\n"}
 
         monkeypatch.setitem(emit.EMITTERS, family, recording)
-    serial, parallel = build(MINIMAL, jobs=1), build(MINIMAL, jobs=2)  # one finding
+    serial, two = build(MINIMAL, jobs=1), build(MINIMAL, jobs=2)  # one finding
     assert serial.findings, "the example must have findings for this test to mean anything"
-    for family in emit.worker_families():
-        seen[family] = parallel.files.pop(f"findings-seen-by-{family}")
+    for family in theirs:
+        assert two.files.pop(f"findings-seen-by-{family}") == f"{len(serial.findings)}\n"
         assert serial.files.pop(f"findings-seen-by-{family}") == f"{len(serial.findings)}\n"
-    assert set(seen.values()) == {"0\n"}
-    assert parallel.files == serial.files
-    assert "report" not in emit.worker_families()
+    assert two.files == serial.files
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_design_the_checks_reject_writes_nothing(tmp_path: Path, jobs: str) -> None:
-    """The checks fail while the worker is rendering: it is stopped and reaped, the output
-    folder is never made, and the messages and exit code are those of validate."""
+    """The checks fail: no worker is forked, the output folder is never made, and the
+    messages and exit code are those of validate."""
     case = ROOT / "tests" / "data" / "invalid" / "checks" / "fabric_2to1.yaml"
     out = tmp_path / "deep" / "out"
     before = _children()
@@ -298,8 +261,8 @@ def test_a_design_the_checks_reject_writes_nothing(tmp_path: Path, jobs: str) ->
 
 
 def test_a_refused_output_folder_stops_the_worker(tmp_path: Path) -> None:
-    """The output folder holds a file the tool did not write: refused after the checks, while
-    the worker may be rendering; it is stopped, and the folder is left as it was."""
+    """The output folder holds a file the tool did not write: refused before any family is
+    rendered; no worker is left behind, and the folder is left as it was."""
     out = tmp_path / "out"
     out.mkdir()
     (out / "notes.txt").write_text("mine\n")
@@ -313,7 +276,7 @@ def test_a_refused_output_folder_stops_the_worker(tmp_path: Path) -> None:
 
 
 def test_the_tables_both_processes_read_are_made_before_the_fork() -> None:
-    """emit.SHARED: a render on two processes makes them before it forks the worker, so
+    """parallel.SHARED: a render on two processes makes them before it forks the worker, so
     each is made once; on one process they stay unmade until a family reads them."""
     from cluster_iac.load.loader import load_spec_file
     from cluster_iac.plan.kept import Lock
@@ -322,8 +285,8 @@ def test_the_tables_both_processes_read_are_made_before_the_fork() -> None:
 
     for jobs, made in ((1, False), (2, True)):
         plan = compile_plan(parse_spec(load_spec_file(MINIMAL)[0]), Lock())
-        with emit.Rendering(plan, jobs):
-            for name in emit.SHARED:
-                table = getattr(plan, name)
-                assert isinstance(table, LazyRows)
-                assert ("rows" in vars(table)) is made, (name, jobs)
+        assert parallel.render(plan, {}, jobs, dict) == ({}, ()) or jobs == 2
+        for name in parallel.SHARED:
+            table = getattr(plan, name)
+            assert isinstance(table, LazyRows)
+            assert ("rows" in vars(table)) is made, (name, jobs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cluster_iac.catalog import merged_catalog
 from cluster_iac.compile.assign_addresses import assign_addresses
 from cluster_iac.compile.build_fabric import build_fabric
 from cluster_iac.compile.build_management import build_management
@@ -26,6 +27,7 @@ from cluster_iac.compile.plan_scheduling import plan_scheduling
 from cluster_iac.compile.plan_slurm import plan_slurm
 from cluster_iac.plan import Plan
 from cluster_iac.plan.kept import Lock
+from cluster_iac.plan.model import Settings
 from cluster_iac.spec import ClusterSpec
 
 Pass = Callable[[ClusterSpec, Plan], Plan]
@@ -71,9 +73,6 @@ PASSES: tuple[Pass, ...] = (
 def compile_plan(spec: ClusterSpec, lock: Lock | None = None) -> Plan:
     """Run every pass; a pass that finds errors raises CompileError. The allocating passes
     keep what ``lock`` records (cluster_iac/lock/)."""
-    from cluster_iac.catalog import merged_catalog
-    from cluster_iac.plan.model import Settings
-
     plan = Plan(cluster=spec.cluster, catalog=merged_catalog(spec.catalog),
                 settings=Settings.from_spec(spec), lock=lock if lock is not None else Lock())
     for compile_pass in PASSES:

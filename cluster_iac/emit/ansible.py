@@ -29,10 +29,8 @@ ADDRESS_VARS = (("management", "mgmt_ip"), ("bmc", "bmc_ip"), ("ipoib", "ipoib_i
 
 
 def render(plan: Plan) -> dict[str, str]:
-    from cluster_iac.emit import playbook  # it reads this module's names
-
-    return {"ansible/inventory.yml": yaml_text(inventory(plan), [GENERATED_BY]),
-            **playbook.render(plan)}
+    """The inventory (the playbook that installs the tree is emit/playbook.py's family)."""
+    return {"ansible/inventory.yml": yaml_text(inventory(plan), [GENERATED_BY])}
 
 
 def inventory(plan: Plan) -> dict[str, object]:

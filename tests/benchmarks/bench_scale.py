@@ -8,8 +8,9 @@ end to end (`python -m cluster_iac render SPEC -o DIR --jobs N`, files written t
 folder; wall time, CPU time (user + system, the emitter worker's included) and peak RSS), and
 the pipeline in-process, stage by stage (CPU seconds of this process per stage; "cables" is
 the cable table, made on first use: in the CLI on two processes, by the emitter worker;
-"emit.FAMILY" renders a family as the CLI does and writes its files, the figure emit.COST
-holds). With two
+"emit.FAMILY" renders a family as the CLI does and writes its files; --costs writes these
+figures into cluster_iac/emit/costs.json, which splits the families between two processes).
+With two
 processes (--jobs 2, the CLI's default on two CPUs) the CLI's peak is the sum of each
 process's own peak (the CLI reports them, CLUSTER_IAC_PROCESS_STATS): wait4 of the CLI alone
 gives the larger of the two, and pages the worker shares with its parent count twice (at the
@@ -103,7 +104,8 @@ def measure(gpus: int) -> dict[str, Any]:
     gc.disable()
     from cluster_iac.checks import run_checks
     from cluster_iac.compile import PASSES
-    from cluster_iac.emit import CABLED, EMITTERS
+    from cluster_iac.emit import CHUNKED, EMITTERS
+    from cluster_iac.emit.parallel import TOGETHER
     from cluster_iac.load.loader import load_spec_file
     from cluster_iac.plan import Plan
     from cluster_iac.plan.model import Settings
@@ -135,24 +137,24 @@ def measure(gpus: int) -> dict[str, Any]:
     start = clock()
     findings = run_checks(plan)
     timings["checks"] = clock() - start
-    for emitter in EMITTERS.values():  # each family's module, imported outside its timing
-        getattr(emitter, "load", lambda: None)()
+    [cabled] = [group for group in TOGETHER if "cabling" in group]  # they read the cables
+    emitters = {family: CHUNKED.get(family, emitter) for family, emitter in EMITTERS.items()}
     family_mib: dict[str, float] = {}
     # As the CLI renders them on two processes: the families that do not read the cable table
     # on a plan that has not made it, then the table, then the families that read it; each
     # family's files as the CLI makes them (its large files in pieces) and written, into a
     # staging folder that is never swapped in.
     with tempfile.TemporaryDirectory() as tmp, staged_tree(Path(tmp) / "out") as tree:
-        for family in [f for f in EMITTERS if f not in CABLED]:
+        for family in [f for f in EMITTERS if f not in cabled]:
             start = clock()
-            family_mib[f"emit.{family}"] = _rendered_mib(EMITTERS[family], plan, tree)
+            family_mib[f"emit.{family}"] = _rendered_mib(emitters[family], plan, tree)
             timings[f"emit.{family}"] = clock() - start
         start = clock()
-        cables = len(plan.cables)  # made on first use (plan.cabling): in the CLI, by the worker
+        cables = len(plan.cables)  # made on first use (plan.cabling), by the first cabled family
         timings["cables"] = clock() - start
-        for family in CABLED:
+        for family in cabled:
             start = clock()
-            family_mib[f"emit.{family}"] = _rendered_mib(EMITTERS[family], plan, tree)
+            family_mib[f"emit.{family}"] = _rendered_mib(emitters[family], plan, tree)
             timings[f"emit.{family}"] = clock() - start
     files_mib = sum(family_mib.values())
     fabric = plan.fabrics["compute"]
@@ -171,9 +173,9 @@ def measure(gpus: int) -> dict[str, Any]:
 
 
 def _rendered_mib(emitter: Any, plan: Any, tree: Any) -> float:
-    """Render one family as the CLI does (its large files as formats.Chunks where it makes
-    them so) and write its files into ``tree``; the MiB written."""
-    files = getattr(emitter, "chunks", emitter)(plan)
+    """Render one family as the CLI does (its large files as Chunks where it makes them so)
+    and write its files into ``tree``; the MiB written."""
+    files = emitter(plan)
     written = tree.write_all(files)
     return sum((tree.stage / path).stat().st_size for path, _digest in written) / 2**20
 
@@ -191,6 +193,10 @@ def main() -> None:
     parser.add_argument("--lock", action="store_true",
                         help="Time the render that reads the spec's lock (a first, untimed "
                              "render writes it), as every render after the first is.")
+    parser.add_argument("--costs", action="store_true",
+                        help="Write each family's CPU seconds at the largest size into "
+                             "cluster_iac/emit/costs.json (how the render splits the families "
+                             "between two processes).")
     args = parser.parse_args()
     if args.one:
         print(json.dumps(measure(args.one)))
@@ -209,12 +215,32 @@ def main() -> None:
     # folder never swapped in), which would slow the next CLI run's (cli_render)
     for gpus, cli in clis:
         timed.append(report(gpus, cli, args))
+    if args.costs:
+        write_costs(max(args.gpus))
     if len(timed) > 1:
         (n0, w0, c0), (n1, w1, c1) = timed[0], timed[-1]
         grow = math.log(n1 / n0)
         print(f"CLI time grows as n^{math.log(c1 / c0) / grow:.2f} (CPU), "
               f"n^{math.log(w1 / w0) / grow:.2f} (wall) from {n0} to {n1} GPUs")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def write_costs(gpus: int) -> None:
+    """emit/costs.json: each family's CPU seconds at ``gpus`` GPUs (the cabling files' with
+    the cable table they make), measured now in a process of its own."""
+    child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
+                           capture_output=True, text=True, check=True)
+    stages = json.loads(child.stdout)["stages_s"]
+    cpu = {stage.removeprefix("emit."): seconds for stage, seconds in stages.items()
+           if stage.startswith("emit.")}
+    cpu["cabling"] = round(cpu["cabling"] + stages["cables"], 3)
+    (ROOT / "cluster_iac" / "emit" / "costs.json").write_text(json.dumps(
+        {"measured": f"tests/benchmarks/bench_scale.py --costs at {gpus:,} GPUs, "
+                     f"{time.strftime('%d %b %Y', time.gmtime())}: CPU seconds of each "
+                     f"family rendered and written as the CLI does (cabling with the cable "
+                     f"table it makes)",
+         "cpu_s": dict(sorted(cpu.items()))}, indent=2) + "\n")
+    print(f"wrote cluster_iac/emit/costs.json ({len(cpu)} families at {gpus} GPUs)")
 
 
 def cli_runs(gpus: int, args: argparse.Namespace, folder: Path) -> CliRun:
