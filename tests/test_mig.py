@@ -10,14 +10,22 @@ import pytest
 from ruamel.yaml import YAML
 
 from cluster_iac.base.errors import CompileError
-from cluster_iac.catalog.mig import MIG_PROFILES, cap_minor, gpu_instance_id, place
+from cluster_iac.catalog import builtin_catalog
+from cluster_iac.catalog.mig import cap_minor, gpu_instance_id, mig_profiles, place
 from cluster_iac.plan.collectives.jobs import partition_predictions
 from cluster_iac.plan.slurm import real_memory_mib
 from tests.conftest import example_build
 from tests.facility_fixtures import compile_data
 from tests.slurm_fixtures import example_data
 
-H100 = MIG_PROFILES["h100-sxm5-80gb"]
+
+def MIG_PROFILES() -> dict[str, dict[str, object]]:  # noqa: N802
+    """Every built-in GPU with MIG, and its profiles."""
+    return {key: table for key, gpu in builtin_catalog().gpus.items()
+            if (table := mig_profiles(gpu)) is not None}
+
+
+H100 = mig_profiles(builtin_catalog().gpus["h100-sxm5-80gb"]) or {}
 # the guide's "Supported MIG Profiles" tables: instances of each profile at most
 GUIDE_MAX = {"1g.10gb": 7, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2, "4g.40gb": 1,
              "7g.80gb": 1}
@@ -57,7 +65,7 @@ def test_instance_ids_and_capability_minors() -> None:
 
 
 def test_every_profile_name_says_its_memory() -> None:
-    for gpu, table in MIG_PROFILES.items():
+    for gpu, table in MIG_PROFILES().items():
         memory = {"a100-sxm4-80gb": 80, "h100-sxm5-80gb": 80, "h200-sxm-141gb": 141,
                   "b200-sxm-180gb": 180}[gpu]
         for name, profile in table.items():

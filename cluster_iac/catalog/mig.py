@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import permutations
 
+from cluster_iac.spec.hardware import GpuModel
+
 COMPUTE_SLICES = 7
 MEMORY_SLICES = 8
 
@@ -34,9 +36,12 @@ class MigProfile:
     starts: tuple[int, ...]  # memory slices it may start at
 
 
-def _profiles(sizes: tuple[int, int, int, int, int, int]) -> dict[str, MigProfile]:
-    """The six profiles of a GPU from its memory per 1g, 1g-double, 2g, 3g, 4g and 7g (GB)."""
-    one, one2, two, three, four, seven = sizes
+def mig_profiles(gpu: GpuModel | None) -> dict[str, MigProfile] | None:
+    """The six profiles of a GPU from the memory its catalog entry gives per 1g, 1g-double,
+    2g, 3g, 4g and 7g (GB, ``mig_gb``); None for a GPU without MIG."""
+    if gpu is None or gpu.mig_gb is None:
+        return None
+    one, one2, two, three, four, seven = gpu.mig_gb
     rows = ((f"1g.{one}gb", 1, 1, one, tuple(range(7))),
             (f"1g.{one2}gb", 1, 2, one2, (0, 2, 4, 6)),
             (f"2g.{two}gb", 2, 2, two, (0, 2, 4)),
@@ -46,13 +51,6 @@ def _profiles(sizes: tuple[int, int, int, int, int, int]) -> dict[str, MigProfil
     return {name: MigProfile(name, c, m, gb, s) for name, c, m, gb, s in rows}
 
 
-# GPU catalog key -> its profiles (the guide's tables, by memory size in each name).
-MIG_PROFILES: dict[str, dict[str, MigProfile]] = {
-    "a100-sxm4-80gb": _profiles((10, 20, 20, 40, 40, 80)),
-    "h100-sxm5-80gb": _profiles((10, 20, 20, 40, 40, 80)),
-    "h200-sxm-141gb": _profiles((18, 35, 35, 71, 71, 141)),
-    "b200-sxm-180gb": _profiles((23, 45, 45, 90, 90, 180)),
-}
 
 
 def place(profiles: list[MigProfile]) -> list[int] | None:

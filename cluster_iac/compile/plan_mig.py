@@ -9,8 +9,8 @@ from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.catalog.mig import (
     COMPUTE_SLICES,
     MEMORY_SLICES,
-    MIG_PROFILES,
     gpu_instance_id,
+    mig_profiles,
     place,
 )
 from cluster_iac.plan import NodeTypePlan, Plan
@@ -36,22 +36,25 @@ def plan_mig(spec: ClusterSpec, plan: Plan) -> Plan:
                 hint="use gres_autodetect: off (gres.conf then names each MIG instance's "
                      "devices, checked by the health check)"))
             continue
-        devices = _devices(types[name], node_type.mig, ("node_types", name, "mig"), problems)
+        devices = _devices(plan, types[name], node_type.mig, ("node_types", name, "mig"),
+                           problems)
         types[name] = replace(types[name], mig=devices)
     if problems:
         raise CompileError(problems)
     return replace(plan, node_types=types)
 
 
-def _devices(nt: NodeTypePlan, layouts: list[MigLayout], path: SpecPath,
+def _devices(plan: Plan, nt: NodeTypePlan, layouts: list[MigLayout], path: SpecPath,
              problems: list[Diagnostic]) -> tuple[MigDevice, ...]:
-    table = MIG_PROFILES.get(nt.gpu_model or "")
+    table = mig_profiles(plan.catalog.gpus.get(nt.gpu_model or ""))
     if table is None or not nt.gpu_count:
         problems.append(Diagnostic(
             "SPEC-MIG-GPU", f"node type '{nt.name}' has "
             + (f"{nt.gpu_name}, whose MIG profiles the catalog does not know"
                if nt.gpu_count else "no GPUs to partition"), path,
-            hint="MIG layouts are known for " + ", ".join(sorted(MIG_PROFILES))))
+            hint="MIG layouts are known for " + ", ".join(
+                sorted(key for key, gpu in plan.catalog.gpus.items() if gpu.mig_gb))
+            + " (a catalog GPU's mig_gb)"))
         return ()
     out: list[MigDevice] = []
     named = _gpus(nt, layouts, path, problems)

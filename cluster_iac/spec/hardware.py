@@ -62,6 +62,10 @@ class GpuModel(SpecModel):
     architecture: Literal["volta", "ampere", "hopper", "blackwell"] | None = None
     """GPU architecture (compute capability 7.x, 8.x, 9.x, 10.x): NCCL keys its tuning on it,
     and the all_reduce model its calibrated efficiencies; None for others."""
+    mig_gb: Annotated[list[MemoryGib], Field(min_length=6, max_length=6)] | None = None
+    """Multi-Instance GPU: the memory in GB that the names of its 1g, double-memory 1g, 2g, 3g,
+    4g and 7g GPU instance profiles show (NVIDIA MIG User Guide, "Supported MIG Profiles"),
+    e.g. [10, 20, 20, 40, 40, 80] for '1g.10gb' ... '7g.80gb'; None: no MIG."""
     baseboard: Name | None = None
     """The GPU baseboard this module fits (e.g. 'hgx-hopper-8gpu': NVIDIA's HGX H200 boards
     are compatible with the hardware of HGX H100 systems). A node type may replace its

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from cluster_iac.catalog.mig import MIG_PROFILES
+from cluster_iac.catalog import builtin_catalog
+from cluster_iac.catalog.mig import mig_profiles
 from cluster_iac.emit import render_all
 from cluster_iac.plan import NodeTypePlan, Plan
 from tests.facility_fixtures import compile_data
@@ -60,7 +61,7 @@ def _lgi(nt: NodeTypePlan, drop: int = 0) -> str:
             "| GPU   Name             Profile  Instance   Placement  |",
             "|                          ID       ID       Start:Size |", "|" + "=" * 55 + "|"]
     for d in nt.mig[drop:]:
-        size = MIG_PROFILES[nt.gpu_model or ""][d.profile].memory
+        size = (mig_profiles(builtin_catalog().gpus[nt.gpu_model or ""]) or {})[d.profile].memory
         rows.append(f"|   {d.gpu}  MIG {d.profile:<14} 19 {d.gi:>8}          {d.start}:{size}"
                     "     |")
     return "\n".join(rows) + "\n"
