@@ -1,43 +1,49 @@
-"""The validator: a registry of named checks over the plan.
+"""The validator: named checks over the plan, one module per family.
 
-Each check is registered with ``@check("family.name")`` in one module per family
-(power, cooling, fabric, storage, consistency) and yields Diagnostics with a stable
-code, the measured value and the limit in the message, and the spec path that caused it.
+Each family module registers its checks with ``@check("family.name")`` (checks/registry.py);
+FAMILIES below is the table of those modules, so a new family is one module and one line.
+A check yields Diagnostics with a stable code, the measured value and the limit in the
+message, and the spec path that caused it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 
 from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.base.suggest import did_you_mean
+from cluster_iac.checks import (
+    consistency,
+    cooling,
+    cooling_loops,
+    fabric,
+    fabric_cost,
+    facility,
+    goodput,
+    lustre,
+    power,
+    power_psus,
+    scheduling,
+    slurm,
+    storage,
+)
+from cluster_iac.checks.registry import CHECKS, Check, check
 from cluster_iac.plan import Plan
 
-Check = Callable[[Plan], Iterable[Diagnostic]]
+__all__ = ["CHECKS", "FAMILIES", "Check", "check", "known_codes", "run_checks"]
 
-# check name -> function; filled by the @check decorator when the family modules import.
-CHECKS: dict[str, Check] = {}
-
-
-def check(name: str) -> Callable[[Check], Check]:
-    """Register a check under ``name`` (e.g. 'power.breaker_load')."""
-
-    def register(func: Check) -> Check:
-        if name in CHECKS:
-            raise ValueError(f"check {name!r} registered twice")
-        CHECKS[name] = func
-        return func
-
-    return register
+# Every family of checks; importing each registered its checks in CHECKS.
+FAMILIES: tuple[ModuleType, ...] = (
+    consistency, cooling, cooling_loops, fabric, fabric_cost, facility, goodput, lustre, power,
+    power_psus, scheduling, slurm, storage)
 
 
 def run_checks(plan: Plan, *, strict: bool = False) -> list[Diagnostic]:
     """Every finding of every check, with the policy's level overrides and --strict applied."""
-    _load_families()
     levels = plan.settings.policy.levels
     findings = _unknown_levels(levels)
     for name in sorted(CHECKS):
@@ -72,12 +78,3 @@ def _unknown_levels(levels: dict[str, str]) -> list[Diagnostic]:
                        "reports", ("policy", "levels", code),
                        hint=did_you_mean(code, known) or "the codes are listed in the README")
             for code in sorted(levels) if code not in known]
-
-
-def _load_families() -> None:
-    """Import the check modules so their @check decorators run (once)."""
-    import importlib
-    import pkgutil
-
-    for module in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{module.name}")

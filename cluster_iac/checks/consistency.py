@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from itertools import chain, combinations
 
 from cluster_iac.base.errors import Diagnostic, Severity
-from cluster_iac.checks import check
+from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.base.hostlist import HostlistError
-from cluster_iac.checks import check
+from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cooling import loop_racks
 from cluster_iac.plan.power import rack_loads_w

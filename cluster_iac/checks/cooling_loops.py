@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from cluster_iac.base.errors import Diagnostic
 from cluster_iac.base.hostlist import HostlistError
 from cluster_iac.base.suggest import did_you_mean
-from cluster_iac.checks import check
 from cluster_iac.checks.cooling import per_spec_path
+from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cooling import LoopFigures, loop_figures, loop_racks
 

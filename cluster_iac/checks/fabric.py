@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.base.runs import runs
-from cluster_iac.checks import check
+from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.fattree import parse_ratio
 

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from cluster_iac.base.errors import Diagnostic
-from cluster_iac.checks import check
+from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import DEFAULT_SHELF, rack_loads_w
 

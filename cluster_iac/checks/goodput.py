@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from cluster_iac.base.errors import Diagnostic, Severity, SpecPath
 from cluster_iac.base.suggest import did_you_mean
-from cluster_iac.checks import check
+from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cost import bill_items
 from cluster_iac.plan.goodput import Goodput, goodputs

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from cluster_iac.base.errors import Diagnostic, Severity
-from cluster_iac.checks import check
+from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 
 if TYPE_CHECKING:  # plan/lustre.py loads only for a spec with Lustre (tests/test_startup.py)

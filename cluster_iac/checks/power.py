@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from cluster_iac.base.errors import Diagnostic, Severity
-from cluster_iac.checks import check
 from cluster_iac.checks.power_text import amps_formula, case_text, limit_text
+from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.electrical import phase_imbalance
 from cluster_iac.plan.power_tables import NORMAL, PowerCircuit, PowerLine

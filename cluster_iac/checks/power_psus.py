@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cluster_iac.base.errors import Diagnostic
-from cluster_iac.checks import check
 from cluster_iac.checks.power_text import case_text
+from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power_tables import PowerOutage
 

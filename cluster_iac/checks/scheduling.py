@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cluster_iac.base.errors import Diagnostic, Severity, SpecPath
-from cluster_iac.checks import check
+from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.durations import human
 from cluster_iac.plan.scheduling import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cluster_iac.base.errors import Diagnostic
-from cluster_iac.checks import check
+from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 
 

@@ -31,9 +31,8 @@ def entries() -> dict[str, dict[str, str]]:
 
 def checks_reporting(code: str) -> list[tuple[str, str]]:
     """(check name, its docstring) of the validator's checks whose source reports ``code``."""
-    from cluster_iac.checks import CHECKS, _load_families
+    from cluster_iac.checks import CHECKS
 
-    _load_families()
     literal = f'"{code}"'
     return [(name, inspect.getdoc(fn) or "") for name, fn in sorted(CHECKS.items())
             if literal in inspect.getsource(fn)]
