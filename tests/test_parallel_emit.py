@@ -12,7 +12,6 @@ from click.testing import CliRunner
 
 from cluster_iac import emit
 from cluster_iac.cli.main import main
-from cluster_iac.compile import compile_plan
 from cluster_iac.emit import parallel
 from cluster_iac.emit.parallel import EmitWorkerError, split
 from cluster_iac.plan import Plan
@@ -273,20 +272,3 @@ def test_a_refused_output_folder_stops_the_worker(tmp_path: Path) -> None:
     assert _tree(out) == {"notes.txt": b"mine\n"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert _children() == before
-
-
-def test_the_tables_both_processes_read_are_made_before_the_fork() -> None:
-    """parallel.SHARED: a render on two processes makes them before it forks the worker, so
-    each is made once; on one process they stay unmade until a family reads them."""
-    from cluster_iac.load.loader import load_spec_file
-    from cluster_iac.plan.kept import Lock
-    from cluster_iac.plan.power_rows import LazyRows
-    from cluster_iac.spec.parse import parse_spec
-
-    for jobs, made in ((1, False), (2, True)):
-        plan = compile_plan(parse_spec(load_spec_file(MINIMAL)[0]), Lock())
-        assert parallel.render(plan, {}, jobs, dict) == ({}, ()) or jobs == 2
-        for name in parallel.SHARED:
-            table = getattr(plan, name)
-            assert isinstance(table, LazyRows)
-            assert ("rows" in vars(table)) is made, (name, jobs)

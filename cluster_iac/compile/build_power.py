@@ -21,11 +21,10 @@ from cluster_iac.plan.power import (
 from cluster_iac.plan.power_flow import NO_PINS, Circuitry, Consumer, Pins, RackFlow, solve
 from cluster_iac.plan.power_rows import (
     Groups,
-    LazyCords,
-    LazyTable,
     RackGroup,
     RackTemplate,
     Table,
+    cord_table,
     rack_table,
 )
 from cluster_iac.plan.power_tables import PowerDevice
@@ -67,20 +66,18 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
         raise CompileError(problems)
     shelf_devices = [PowerDevice(s, "power-shelf", rack, DEFAULT_SHELF, "")
                      for rack, names_ in shelves.items() for s in names_]
-    def on_first_read(table: Table[Any]) -> LazyTable[Any]:
-        """Made when first read (not by the compile; emit.SHARED says which a render on two
-        processes makes just before the fork)."""
-        return LazyTable(len(racks), line_groups, table)
+    def table(rows: Table[Any]) -> tuple[Any, ...]:
+        return rack_table(len(racks), line_groups, rows)
 
     return replace(
         plan, power_devices=tuple(sorted(chain(chain.from_iterable(devices), shelf_devices),
                                          key=attrgetter("name"))),
-        power_cords=LazyCords([group for _members, group in line_groups]),  # where read
-        power_feeds=rack_table(len(racks), line_groups, RackGroup.feeds),  # NetBox's too
-        power_circuits=on_first_read(RackGroup.circuits),
-        power_pdus=on_first_read(RackGroup.pdu_loads),
-        power_lines=on_first_read(RackGroup.lines),
-        power_outages=on_first_read(RackGroup.outages),
+        power_cords=cord_table([group for _members, group in line_groups]),
+        power_feeds=table(RackGroup.feeds),
+        power_circuits=table(RackGroup.circuits),
+        power_pdus=table(RackGroup.pdu_loads),
+        power_lines=table(RackGroup.lines),
+        power_outages=table(RackGroup.outages),
         rack_loads_w=_rack_loads(plan))
 
 

@@ -44,11 +44,6 @@ TOGETHER = (("cabling", "netbox_cables"), ("netbox", "netbox_types"))
 """Families that read one product the plan makes on first use (the cable table; NetBox's
 device types), rendered in one process so that it is made once."""
 
-SHARED = ("power_cords", "power_lines", "power_pdus")
-"""Plan tables made on first read (plan/power_rows.py) that families on both sides read:
-made before the fork, once, rather than once in each process."""
-
-
 class EmitWorkerError(RuntimeError):
     """The worker died or failed in a way that cannot be re-raised as it was."""
 
@@ -78,8 +73,6 @@ def render(plan: Plan, emitters: dict[str, Emitter], jobs: int, sink: Sink[Made]
     if jobs < 2:
         return {family: sink(emitter(plan)) for family, emitter in emitters.items()}, ()
     ours, theirs = split({family: costs().get(family, 0.01) for family in emitters}, TOGETHER)
-    for table in SHARED:
-        len(getattr(plan, table))  # made now, for both processes
     with Worker.start(plan, emitters, theirs, sink) as worker:
         try:
             made = {family: sink(emitters[family](plan)) for family in ours}

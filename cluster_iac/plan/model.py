@@ -307,12 +307,12 @@ class Plan:
     # circuit line with its current in every case, each PDU's worst case, the devices that a
     # single failure takes down, and each rack's load
     power_devices: tuple[PowerDevice, ...] = ()
-    power_cords: Sequence[PowerCord] = ()  # a tuple, or build_power's LazyCords
+    power_cords: Sequence[PowerCord] = ()
     power_feeds: tuple[PowerFeed, ...] = ()
-    power_circuits: Sequence[PowerCircuit] = ()  # a tuple, or build_power's LazyTable
-    power_lines: Sequence[PowerLine] = ()  # a tuple, or build_power's LazyTable
-    power_pdus: Sequence[PduLoad] = ()  # a tuple, or build_power's LazyTable
-    power_outages: Sequence[PowerOutage] = ()  # a tuple, or build_power's LazyTable
+    power_circuits: Sequence[PowerCircuit] = ()
+    power_lines: Sequence[PowerLine] = ()
+    power_pdus: Sequence[PduLoad] = ()
+    power_outages: Sequence[PowerOutage] = ()
     rack_loads_w: dict[str, float] = field(default_factory=dict)
     # The physical layer as flat tables (plan/physical.py): the network builders' links, then
     # (compile/plan_cabling.py) every racked device, and the cable table made on first use

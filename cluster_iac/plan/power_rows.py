@@ -8,11 +8,11 @@ cluster formats each distinct rack once and makes each table row without a Pytho
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from functools import cached_property, partial
+from collections.abc import Callable, Iterator
+from functools import partial
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar
 
 from cluster_iac.plan import electrical
 from cluster_iac.plan.power import FEED_NAME, INLET, PANEL_NAME, PDU_NAME, SIDES, side_names
@@ -242,9 +242,8 @@ class RackGroup:
 
 class _CaseNames(dict[int, list[str]]):
     """Case index -> its name in each rack of the group (RackGroup.case), each made when
-    first asked: the power pass names only the cases its circuits, feeds, PDUs and outages
-    cite as their worst (a DGX rack has some 30 cases, 3,125 racks of them at 100,000 GPUs);
-    the lines and cords, made after the emitter worker is forked, name the rest they cite."""
+    first asked: only the cases a table row cites are named (a DGX rack has some 30 cases,
+    3,125 racks of them at 100,000 GPUs)."""
 
     def __init__(self, group: RackGroup) -> None:
         super().__init__()
@@ -258,57 +257,13 @@ class _CaseNames(dict[int, list[str]]):
 Row = TypeVar("Row")
 
 
-class LazyRows(Sequence[Row]):
-    """A table of the plan made when first read, from the rack groups (``_make``): the power
-    pass solves every rack, but leaves the rows that only what runs after the emitter worker
-    is forked reads to whoever reads them first."""
-
-    @cached_property
-    def rows(self) -> tuple[Row, ...]:
-        return self._make()
-
-    def _make(self) -> tuple[Row, ...]:
-        raise NotImplementedError
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    @overload
-    def __getitem__(self, index: int) -> Row: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Row, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> Row | tuple[Row, ...]:
-        return self.rows[index]
-
-    def __iter__(self) -> Iterator[Row]:
-        return iter(self.rows)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, LazyRows):
-            return self.rows == other.rows
-        return self.rows == other if isinstance(other, tuple) else NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # equal by rows, as the tuple it stands for
-
-
-class LazyCords(LazyRows[PowerCord]):
-    """Every PSU cord (plan.power_cords), by PDU then outlet, made on first read: by the cable
-    table, NetBox's device types (each PSU's type is its cord's) and the lock's new text,
-    not by the power pass (the 114,000 cords of a 100,000-GPU cluster take 0.03-0.08 s
-    CPU). A render on two processes makes them before the fork, as both read them
-    (emit.SHARED)."""
-
-    def __init__(self, groups: list[RackGroup]) -> None:
-        self._groups = groups
-
-    def _make(self) -> tuple[PowerCord, ...]:
-        runs = list(chain.from_iterable(group.cord_runs() for group in self._groups))
-        # Each PDU's cords are one run, in outlet order: sorting the runs by PDU name orders
-        # the table by (pdu, outlet) without a key per cord.
-        runs.sort(key=itemgetter(0))
-        return tuple(chain.from_iterable(map(itemgetter(1), runs)))
+def cord_table(groups: list[RackGroup]) -> tuple[PowerCord, ...]:
+    """Every PSU cord (plan.power_cords), by PDU then outlet."""
+    runs = list(chain.from_iterable(group.cord_runs() for group in groups))
+    # Each PDU's cords are one run, in outlet order: sorting the runs by PDU name orders the
+    # table by (pdu, outlet) without a key per cord.
+    runs.sort(key=itemgetter(0))
+    return tuple(chain.from_iterable(map(itemgetter(1), runs)))
 
 
 Groups = list[tuple[list[int], RackGroup]]  # (its racks' indexes in the plan, the group)
@@ -325,18 +280,3 @@ def rack_table(racks: int, groups: Groups, table: Table[Row]) -> tuple[Row, ...]
             for n, mine in zip(members, zip(*rows, strict=True), strict=True):
                 by_rack[n] = mine
     return tuple(chain.from_iterable(by_rack))
-
-
-class LazyTable(LazyRows[Row]):
-    """rack_table, made when first read. Only the checks, the PDU breaker tables, the
-    monitoring rules, the acceptance jobs and report.md read the lines, circuits, PDU loads
-    and outages (at 100,000 GPUs the 39,000 lines took 0.04-0.09 s CPU, the 13,000 circuits
-    and 11,000 PDU loads 0.015): the compile does not make them. A render on two processes
-    makes the lines and PDU loads before the fork, as both read them (emit.SHARED); the
-    rest where they are read."""
-
-    def __init__(self, racks: int, groups: Groups, table: Table[Row]) -> None:
-        self._racks, self._groups, self._table = racks, groups, table
-
-    def _make(self) -> tuple[Row, ...]:
-        return rack_table(self._racks, self._groups, self._table)
