@@ -9,7 +9,6 @@ cluster formats each distinct rack once and makes each table row without a Pytho
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from functools import partial
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, TypeVar
@@ -27,16 +26,6 @@ from cluster_iac.plan.power_tables import (
     PowerLine,
     PowerOutage,
 )
-
-# Rows made whole with tuple.__new__ (no keyword parsing per row), from columns over the
-# racks with map and zip: no Python call per row.
-_new_device = partial(tuple.__new__, PowerDevice)
-_new_cord = partial(tuple.__new__, PowerCord)
-_new_line = partial(tuple.__new__, PowerLine)
-_new_circuit = partial(tuple.__new__, PowerCircuit)
-_new_feed = partial(tuple.__new__, PowerFeed)
-_new_pdu = partial(tuple.__new__, PduLoad)
-_new_outage = partial(tuple.__new__, PowerOutage)
 
 
 class RackTemplate:
@@ -165,14 +154,14 @@ class RackGroup:
 
     def devices_by_rack(self) -> Iterator[tuple[PowerDevice, ...]]:
         """Each rack's PDUs, by side."""
-        return zip(*(map(_new_device, zip(pdus, repeat("pdu"), self.racks, repeat(self.profile),
-                                          repeat(side)))
+        return zip(*(map(PowerDevice._make, zip(pdus, repeat("pdu"), self.racks,
+                                                repeat(self.profile), repeat(side)))
                      for side, pdus in zip(self.sides, self.pdus, strict=True)), strict=True)
 
     def cord_runs(self) -> Iterator[tuple[str, tuple[PowerCord, ...]]]:
         """(PDU, its cords by outlet) of every rack and PDU of the group."""
         t, named = self.template, self.named
-        slots = [list(map(_new_cord, zip(
+        slots = [list(map(PowerCord._make, zip(
             self.racks, self.pdus[pdu], repeat(circuit), repeat(line), repeat(outlet),
             self.devices[device], repeat(psu), repeat(rating), repeat(INLET), repeat(leg),
             repeat(allocated), repeat(maximum), named[case])))
@@ -185,7 +174,7 @@ class RackGroup:
 
     def circuits(self) -> list[list[PowerCircuit]]:
         fixed = tuple(map(repeat, self.template.circuit_fixed))
-        return [list(map(_new_circuit, zip(
+        return [list(map(PowerCircuit._make, zip(
             self.racks, self.pdus[p], repeat(self.sides[p]), self.feed_names[p], repeat(name),
             *fixed, self._on(on), repeat(outlets), repeat(load), repeat(worst),
             self.named[case], repeat(self.spec_path))))
@@ -193,7 +182,7 @@ class RackGroup:
 
     def lines(self) -> list[list[PowerLine]]:
         t, named = self.template, self.named
-        return [list(map(_new_line, zip(
+        return [list(map(PowerLine._make, zip(
             self.racks, self.pdus[p], repeat(cb), repeat(line), repeat(t.limit_a),
             repeat(outlets), repeat(slots), self._on(on), repeat(normal),
             self._cases(cases, amps), repeat(worst), named[case], self._psus(psus))))
@@ -210,7 +199,7 @@ class RackGroup:
     def feeds(self) -> list[list[PowerFeed]]:
         fixed = tuple(map(repeat, self.template.feed_fixed))
         named = self.named
-        return [list(map(_new_feed, zip(
+        return [list(map(PowerFeed._make, zip(
             self.feed_names[k], self.panels[k], self.rows, self.racks, repeat(self.sides[k]),
             self.pdus[k], repeat(INLET), *fixed, repeat(normal), repeat(worst),
             zip(*map(named.__getitem__, cases), strict=True) if cases else repeat(()),
@@ -220,7 +209,7 @@ class RackGroup:
     def pdu_loads(self) -> list[list[PduLoad]]:
         """Each PDU's real power (normal and worst) and its worst line (the verdict)."""
         t, named = self.template, self.named
-        return [list(map(_new_pdu, zip(
+        return [list(map(PduLoad._make, zip(
             self.racks, self.pdus[k], repeat(self.sides[k]), repeat(t.layout),
             self.feed_names[k], repeat(load), repeat(worst_w), named[w_case], repeat(limit_w),
             repeat(circuit), repeat(line), repeat(worst_a), repeat(t.limit_a),
@@ -231,7 +220,7 @@ class RackGroup:
     def outages(self) -> list[list[PowerOutage]]:
         flow, named = self.template.flow, self.named
         index = {case: n for n, case in enumerate(self.template.cases)}
-        return [list(map(_new_outage, zip(
+        return [list(map(PowerOutage._make, zip(
             self.racks, self.devices[o.device] if o.device >= 0
             else map("{}-busbar".format, self.racks),
             repeat(flow.consumers[o.device].kind if o.device >= 0 else "busbar"),
