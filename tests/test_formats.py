@@ -8,14 +8,9 @@ import io
 import pytest
 from ruamel.yaml import YAML
 
-from cluster_iac.formats.tables import (
-    csv_cell,
-    csv_records,
-    csv_text,
-    markdown_row,
-    markdown_rows,
-    yaml_text,
-)
+from cluster_iac.formats.csv import csv_cell, csv_records, csv_text
+from cluster_iac.formats.markdown import markdown_row, markdown_rows
+from cluster_iac.formats.yaml import yaml_text
 
 
 @pytest.mark.parametrize(("value", "cell"), [

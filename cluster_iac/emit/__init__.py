@@ -12,7 +12,7 @@ from cluster_iac.emit.parallel import Made, Sink, Worker, WorkerUsage, split
 from cluster_iac.plan import Plan
 
 if TYPE_CHECKING:
-    from cluster_iac.formats.tables import Chunks
+    from cluster_iac.formats.chunks import Chunks
 
 Emitter = Callable[[Plan], dict[str, str]]
 ChunkEmitter = Callable[[Plan], dict[str, "str | Chunks"]]
