@@ -7,15 +7,20 @@ each distinct string once, and each record's text is joined from its columns. Th
 exactly what the one-value-at-a-time definition gives (the block layout in yaml_text's
 docstring; tests/test_yaml_json.py holds it to that recursive writer), made with far fewer
 Python steps: a 100,000-GPU inventory has 800,000 scalars but a few dozen columns.
+
+ruamel_yaml_text is the other layout, ruamel.yaml's own, which two outputs keep (topology.yaml
+and `cluster-iac plan`'s YAML).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from itertools import chain, repeat
+from typing import Any
 
 from cluster_iac.formats.shapes import NoneType, by_shape, by_type
 
@@ -268,3 +273,18 @@ class _Yaml:
         return "".join([dash + (tail[1:] if tail[:1] == " " else tail[cut:] if tail else "null")
                         for tail in self.tails(items, indent + 2)])
 
+
+# --- ruamel.yaml's layout -----------------------------------------------------------------------
+
+def ruamel_yaml_text(data: Any) -> str:
+    """``data`` as ruamel.yaml's safe dumper writes it in block style, mappings in their own
+    order: list items flush with their key, its own quoting. The layout of topology.yaml and of
+    `cluster-iac plan`'s YAML, kept byte for byte; every other YAML file is yaml_text's."""
+    from ruamel.yaml import YAML  # loaded by these two outputs only
+
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]  # keep our order
+    stream = io.StringIO()
+    yaml.dump(data, stream)
+    return stream.getvalue()
