@@ -225,7 +225,6 @@ def test_devices_table_places_each_part_as_its_placement_says(example: str) -> N
 
 @given(st.lists(st.one_of(st.floats(allow_nan=False, width=32), st.none(), st.integers(-2, 2))))
 def test_text_of_formats_each_value_as_alone(values: list[object]) -> None:
-    from cluster_iac.formats.columnar import _text
     from cluster_iac.formats.csv import text_of
 
     assert text_of(values) == [_text(v) for v in values]
