@@ -391,7 +391,7 @@ def test_mutated_examples_give_valid_documents_and_true_regions(case: tuple[str,
     renamed keys), written by the project's YAML writer: both documents follow their
     schemas, and every region end spans what its finding cites."""
     from cluster_iac.cli.findings import FindingsLog
-    from cluster_iac.formats.tables import yaml_text
+    from cluster_iac.formats.yaml import yaml_text
     from cluster_iac.render import PipelineError, build
 
     text = yaml_text(case[1])

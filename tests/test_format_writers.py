@@ -15,16 +15,10 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from cluster_iac.base.text import CONTROL
-from cluster_iac.formats.tables import (
-    env_line,
-    md_cell,
-    md_cells,
-    shell_assignment,
-    shell_word,
-    xml_comment,
-    xml_text,
-    yaml_text,
-)
+from cluster_iac.formats.markdown import md_cell, md_cells
+from cluster_iac.formats.shell import env_line, shell_assignment, shell_word
+from cluster_iac.formats.xml import xml_comment, xml_text
+from cluster_iac.formats.yaml import yaml_text
 
 TRICKY = ["yes", "No", "on", "OFF", "y", "n", "~", "null", "Null", "", " ", "1", "012", "0x1f",
           "1_000", "12:30", "1e3", ".inf", "-.inf", ".NaN", "2001-12-14", "true", "=", "<<",

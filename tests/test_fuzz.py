@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 
 from cluster_iac.base.text import CONTROL
 from cluster_iac.cli.console import format_diagnostic
-from cluster_iac.formats.tables import yaml_text
+from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.render import Build, PipelineError, build
 from tests.fuzz_specs import mutated_specs
 

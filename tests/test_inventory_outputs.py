@@ -18,7 +18,7 @@ from ruamel.yaml import YAML
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.compile.cable_media import allowed, choose_medium
 from cluster_iac.emit import ansible, cabling, terraform
-from cluster_iac.formats.tables import csv_columns, table_cells
+from cluster_iac.formats.csv import csv_columns, table_cells
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
 from tests.conftest import example_build

@@ -10,18 +10,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cluster_iac.compile.plan_cabling import _id_heads
-from cluster_iac.formats import tables as formats
-from cluster_iac.formats.tables import (
+from cluster_iac.formats.columnar import _text
+from cluster_iac.formats.csv import (
     Joined,
     Keyed,
     Runs,
-    _text,
     by_value,
     csv_cell,
     csv_columns,
     csv_text,
     run_stops,
 )
+from cluster_iac.formats.csv import cells as checked_cells
 from cluster_iac.plan.physical import Device
 from tests.conftest import example_build
 
@@ -110,7 +110,7 @@ def test_joined_columns_write_the_joined_cells(rows: list[tuple[str, str, str]],
     stops = [i for i in range(1, len(rows)) if after[i] != after[i - 1]] + (
         [len(rows)] if rows else [])
     group = Runs(stops, [(after[i - 1],) for i in stops], 1)
-    joined = (Joined(formats.cells(first), formats.cells(second)) if checked
+    joined = (Joined(checked_cells(first), checked_cells(second)) if checked
               else Joined(first, second))
     expected = [[a + b, c] for a, b, c in rows]
     assert csv_columns(["id", "c"], [joined, group]) == _reference(["id", "c"], expected)
@@ -225,7 +225,7 @@ def test_devices_table_places_each_part_as_its_placement_says(example: str) -> N
 
 @given(st.lists(st.one_of(st.floats(allow_nan=False, width=32), st.none(), st.integers(-2, 2))))
 def test_text_of_formats_each_value_as_alone(values: list[object]) -> None:
-    from cluster_iac.formats.tables import _text, text_of
+    from cluster_iac.formats.csv import text_of
 
     assert text_of(values) == [_text(v) for v in values]
     floats = [v for v in values if isinstance(v, float)]

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from cluster_iac.base.sorting import natural_key
 from cluster_iac.change.actions import Action, actions
 from cluster_iac.change.conf_lines import read_slurm_conf
-from cluster_iac.formats.tables import csv_text, markdown_row
+from cluster_iac.formats.csv import csv_text
+from cluster_iac.formats.markdown import markdown_row
 
 DEVICES_FILE = re.compile(r"netbox/devices(-[0-9]+)?\.csv")  # NetBox's table, or its parts
 OTHER_ROLES = ("pdu", "power-shelf")

@@ -273,11 +273,12 @@ def plan_command(spec: Path, fmt: str, out_file: Path | None, counts_only: bool,
     """Print the expanded plan of SPEC: counts, fabrics, NVLink domains, nodes, switches.
     A design the checks reject is printed all the same, beside its errors (exit 1)."""
     def show(plan: Plan) -> None:
+        from cluster_iac.formats.yaml import ruamel_yaml_text
         from cluster_iac.plan import dump
 
         if counts_only:
             data = dump.counts(plan)
-            text = _json(data) if fmt == "json" else dump.yaml_text(data)
+            text = _json(data) if fmt == "json" else ruamel_yaml_text(data)
         else:
             text = dump.to_json(plan) if fmt == "json" else dump.to_yaml(plan)
         _echo_or_write(text, out_file)

@@ -12,7 +12,7 @@ storage throughput) are one folder up and change with it. A node listed by sever
 partitions has its unit jobs in the first of them only; each partition has its own
 partition-wide jobs.
 
-Every spec string in a script is a quoted shell word (formats/tables.py shell_word), and what an
+Every spec string in a script is a quoted shell word (formats/shell.py shell_word), and what an
 ``#SBATCH`` line carries is checked to be a plain Slurm word (sbatch_value): no string from a
 spec adds a line or a command. The thresholds' constants, each with its source, are in
 ACCEPTANCE_CONSTANTS below and in README.md "Acceptance and burn-in".
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 
 from cluster_iac.base.hostlist import expand, fold
 from cluster_iac.emit.base import GENERATED_BY, render_template
-from cluster_iac.formats.structured import json_text
-from cluster_iac.formats.tables import shell_comment, shell_word
+from cluster_iac.formats.json import json_text
+from cluster_iac.formats.shell import shell_comment, shell_word
 from cluster_iac.plan import Node, PartitionPlan, Plan
 from cluster_iac.plan.collectives import JobPrediction, predict, size_text
 from cluster_iac.plan.collectives.shape import domain_groups, nvlink_owners

@@ -9,7 +9,7 @@ would not: a second load leaves the QOS and DefaultQOS of an existing associatio
 from __future__ import annotations
 
 from cluster_iac.emit.base import render_template
-from cluster_iac.formats.tables import shell_word
+from cluster_iac.formats.shell import shell_word
 from cluster_iac.plan import Plan
 from cluster_iac.plan.durations import slurm_time
 from cluster_iac.plan.scheduling import AccountPlan, QosPlan, SchedulingPlan

@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 
 from cluster_iac.emit.base import GENERATED_BY
-from cluster_iac.formats.tables import yaml_text
+from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Device
 

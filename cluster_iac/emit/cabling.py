@@ -13,10 +13,10 @@ from operator import add
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
-from cluster_iac.formats.tables import (
+from cluster_iac.formats.chunks import Chunks, whole
+from cluster_iac.formats.csv import (
     CHUNK,
     Cells,
-    Chunks,
     Joined,
     Keyed,
     Runs,
@@ -29,7 +29,6 @@ from cluster_iac.formats.tables import (
     plain_column,
     table_cells,
     table_stops,
-    whole,
 )
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables

@@ -8,7 +8,8 @@ from itertools import groupby
 from operator import attrgetter, itemgetter
 
 from cluster_iac.emit.base import render_template
-from cluster_iac.formats.tables import csv_columns, csv_text, markdown_columns, markdown_rows
+from cluster_iac.formats.csv import csv_columns, csv_text
+from cluster_iac.formats.markdown import markdown_columns, markdown_rows
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power_tables import PowerFeed
 

@@ -3,13 +3,13 @@
 One program per node type, because each checks its type's GPU count and model, compute NIC
 ports and memory; slurm.conf names one HealthCheckProgram path, so the program of a type is
 installed at that path on the nodes of that type. POSIX sh, every spec string a quoted word
-(formats/tables.py shell_word); tests/real runs it under a real slurmd and through shellcheck.
+(formats/shell.py shell_word); tests/real runs it under a real slurmd and through shellcheck.
 """
 
 from __future__ import annotations
 
 from cluster_iac.emit.base import render_template
-from cluster_iac.formats.tables import shell_word
+from cluster_iac.formats.shell import shell_word
 from cluster_iac.plan import Plan, imex
 from cluster_iac.plan.durations import human
 from cluster_iac.plan.scheduling import HealthPlan, NodeHealth

@@ -14,7 +14,7 @@ no spec string in them but addresses the plan assigned).
 from __future__ import annotations
 
 from cluster_iac.emit.base import GENERATED_BY
-from cluster_iac.formats.tables import env_line, shell_comment
+from cluster_iac.formats.shell import env_line, shell_comment
 from cluster_iac.plan import Plan
 from cluster_iac.plan.imex import NODES_FILE, ImexPlan
 

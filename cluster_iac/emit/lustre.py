@@ -7,7 +7,7 @@ from typing import Any
 
 from cluster_iac.emit import lustre_servers
 from cluster_iac.emit.base import render_template
-from cluster_iac.formats.tables import shell_comment, shell_word
+from cluster_iac.formats.shell import shell_comment, shell_word
 from cluster_iac.plan import Plan
 from cluster_iac.plan.lustre import DirectoryLayout, StripeComponent
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cluster_iac.emit.base import render_template
-from cluster_iac.formats.tables import yaml_text
+from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.lustre import LustrePlan, LustreServer, LustreServers, LustreTarget
 

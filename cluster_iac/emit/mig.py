@@ -10,7 +10,7 @@ with its layout; GPUs left whole get ``mig-enabled: false``.
 from __future__ import annotations
 
 from cluster_iac.emit.base import GENERATED_BY
-from cluster_iac.formats.structured import yaml_text
+from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import NodeTypePlan, Plan
 
 

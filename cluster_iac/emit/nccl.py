@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.emit.nccl_topo import topology_xml
-from cluster_iac.formats.tables import env_line, shell_assignment, shell_comment
+from cluster_iac.formats.shell import env_line, shell_assignment, shell_comment
 from cluster_iac.plan import Plan
 from cluster_iac.plan.nccl import NcclSetting
 

@@ -6,7 +6,7 @@ from typing import Any
 from xml.etree.ElementTree import Element, SubElement
 
 from cluster_iac.emit.base import GENERATED_BY
-from cluster_iac.formats.tables import xml_text
+from cluster_iac.formats.xml import xml_text
 from cluster_iac.plan import NodeTypePlan
 from cluster_iac.plan.nccl import layout_describes_nics
 

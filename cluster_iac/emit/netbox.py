@@ -22,7 +22,8 @@ from operator import attrgetter
 
 from cluster_iac.emit import netbox_power, netbox_types
 from cluster_iac.emit.netbox_types import slug as slug
-from cluster_iac.formats.tables import Chunks, Keyed, csv_parts, csv_text
+from cluster_iac.formats.chunks import Chunks
+from cluster_iac.formats.csv import Keyed, csv_parts, csv_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Device
 

@@ -13,16 +13,8 @@ from collections.abc import Iterable, Sequence
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.netbox import STATUS, part_paths, rows_per_part
-from cluster_iac.formats.tables import (
-    Chunks,
-    Joined,
-    Keyed,
-    Runs,
-    csv_parts,
-    table_cells,
-    table_stops,
-    whole,
-)
+from cluster_iac.formats.chunks import Chunks, whole
+from cluster_iac.formats.csv import Joined, Keyed, Runs, csv_parts, table_cells, table_stops
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables
 

@@ -34,7 +34,7 @@ from weakref import WeakKeyDictionary
 
 from cluster_iac.base.runs import runs
 from cluster_iac.base.sorting import natural_key
-from cluster_iac.formats.tables import yaml_text
+from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Device
 from cluster_iac.plan.power import INLET

@@ -30,7 +30,7 @@ from __future__ import annotations
 from cluster_iac.emit.ansible import SLURM_CONF_DIR
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.emit.playbook_files import file_hosts, imex_pattern, installs, plain
-from cluster_iac.formats.structured import yaml_text
+from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 
 ROOT = "{{ cluster_iac_root | default('') }}"

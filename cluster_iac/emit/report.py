@@ -8,7 +8,7 @@ from typing import Any
 
 from cluster_iac.emit import report_goodput, report_html, report_storage
 from cluster_iac.emit.base import render_template
-from cluster_iac.formats.tables import markdown_columns, md_cell, md_cells
+from cluster_iac.formats.markdown import markdown_columns, md_cell, md_cells
 from cluster_iac.plan import Plan, collectives
 from cluster_iac.plan.checkpoint import storage_figures
 from cluster_iac.plan.collectives import constants

@@ -7,7 +7,7 @@ import re
 from cluster_iac.emit import accounts
 from cluster_iac.emit.base import render_template
 from cluster_iac.emit.slurm_conf import Pair, conf_line
-from cluster_iac.formats.tables import shell_word
+from cluster_iac.formats.shell import shell_word
 from cluster_iac.plan import Plan
 from cluster_iac.plan.scheduling import AccountingPlan
 

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from functools import partial
 
 from cluster_iac.emit.subnet_topology import topology_chunks
+from cluster_iac.formats.chunks import Chunks, whole
 from cluster_iac.formats.ibnetdiscover import port_guid
-from cluster_iac.formats.tables import Chunks, whole
 from cluster_iac.plan import Plan
 from cluster_iac.plan.subnet import infiniband_fabrics, routing, sm_hosts, topology
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cluster_iac.formats.tables import json_text
+from cluster_iac.formats.json import json_text
 from cluster_iac.plan import Plan
 
 

@@ -17,11 +17,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ruamel.yaml import YAML
-
 from cluster_iac.base.hostlist import fold
 from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.emit.slurm_conf import comment, conf_line
+from cluster_iac.formats.yaml import ruamel_yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.slurm import BLOCK_TOPOLOGY, DEFAULT_TOPOLOGY
 from cluster_iac.plan.wiring import FabricWiring
@@ -158,7 +157,7 @@ def topology_yaml(plan: Plan) -> str:
     block = {"topology": BLOCK_TOPOLOGY, "cluster_default": False, "block": {
         "block_sizes": [plan.slurm.block_size],
         "blocks": [{"block": b.name, "nodes": fold(b.nodes)} for b in plan.slurm.blocks]}}
-    return yaml_text([default, block], header=[
+    return _document([default, block], header=[
         f"topology.yaml for cluster {plan.cluster.name}: one topology per partition",
         GENERATED_BY,
         f"partitions on '{BLOCK_TOPOLOGY}' (NVLink racks as topology/block): "
@@ -166,16 +165,11 @@ def topology_yaml(plan: Plan) -> str:
         f"every other partition uses '{DEFAULT_TOPOLOGY}'"])
 
 
-def yaml_text(data: object, header: list[str]) -> str:
-    """YAML from the serializer (a value cannot break the syntax), after comment lines."""
-    import io
-
-    yaml = YAML(typ="safe", pure=True)
-    yaml.default_flow_style = False
-    yaml.representer.sort_base_mapping_type_on_output = False  # 'topology' must come first
-    out = io.StringIO()
-    yaml.dump(data, out)
-    return "".join(comment(line) + "\n" for line in header) + "---\n" + out.getvalue()
+def _document(data: object, header: list[str]) -> str:
+    """topology.yaml's text: '# ' comment lines, the start marker '---', then the data in
+    ruamel.yaml's layout, which this file has always had (a value cannot break the syntax;
+    the mappings keep their order: 'topology' must come first)."""
+    return "".join(comment(line) + "\n" for line in header) + "---\n" + ruamel_yaml_text(data)
 
 
 def _rack_domains(plan: Plan) -> bool:

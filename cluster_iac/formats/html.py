@@ -172,8 +172,8 @@ class TreePage:
 class Page:
     """The same page written straight to its text, as TreePage's serializer would print it:
     no element objects. At 100,000 GPUs report.html is 3.7 MB, 19,000 table rows of 182,000
-    elements; building and printing that tree was 0.32 s of the report family's 0.38 s CPU
-    (README, Drawings, has the figures after). Text and attribute values are escaped
+    elements; building and printing that tree was most of the report family's CPU (README,
+    Drawings, has the figures). Text and attribute values are escaped
     by escape_text and escape_attribute, the serializer's rules; a row's cells by one search
     of them all (the usual case: none needs an escape)."""
 

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from xml.etree.ElementTree import Element, SubElement
 
-from cluster_iac.formats.tables import xml_name, xml_text, xml_value, xml_values
+from cluster_iac.formats.xml import xml_name, xml_text, xml_value, xml_values
 
 SVG_NS = "http://www.w3.org/2000/svg"
 DRAWN = frozenset({"rect", "text", "line", "polyline", "path", "circle"})

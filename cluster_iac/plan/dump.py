@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import json
 from collections import Counter
 from typing import Any
 
 from cluster_iac.base.hostlist import fold
 from cluster_iac.base.runs import runs
+from cluster_iac.formats.yaml import ruamel_yaml_text
 from cluster_iac.plan import Plan
 
 NETWORKS = ("compute", "storage", "management", "bmc")
@@ -72,19 +72,7 @@ def to_json(plan: Plan) -> str:
 
 
 def to_yaml(plan: Plan) -> str:
-    return yaml_text(plan_data(plan))
-
-
-def yaml_text(data: Any) -> str:
-    """Block-style YAML that keeps the mappings' own order."""
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="safe", pure=True)
-    yaml.default_flow_style = False
-    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]  # keep our order
-    stream = io.StringIO()
-    yaml.dump(data, stream)
-    return stream.getvalue()
+    return ruamel_yaml_text(plan_data(plan))
 
 
 def _fabric(fabric: Any) -> dict[str, Any]:

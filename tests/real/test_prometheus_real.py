@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from cluster_iac.formats.tables import yaml_text
+from cluster_iac.formats.yaml import yaml_text
 from tests import monitoring_fixtures as mf
 from tests.conftest import EXAMPLE_IDS
 

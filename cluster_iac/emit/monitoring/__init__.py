@@ -7,7 +7,7 @@ from __future__ import annotations
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.emit.monitoring import exporters, fabric_rules, gpu_rules, power_rules, scrape
 from cluster_iac.emit.monitoring.promql import AlertRule, group, selector
-from cluster_iac.formats.tables import yaml_text
+from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 
 DIR = "monitoring"

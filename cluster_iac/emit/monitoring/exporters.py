@@ -9,7 +9,7 @@ secret and no part of the spec.
 
 from __future__ import annotations
 
-from cluster_iac.formats.tables import csv_records
+from cluster_iac.formats.csv import csv_records
 
 SNMP_MODULE = "sentry4"
 # ServerTech Sentry4-MIB (Sentry4.mib, revision 2017-06-15; OIDs as in its OID tree): real power

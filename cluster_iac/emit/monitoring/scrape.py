@@ -9,7 +9,7 @@ from operator import attrgetter
 from cluster_iac.emit.monitoring import targets
 from cluster_iac.emit.monitoring.exporters import SNMP_MODULE
 from cluster_iac.emit.monitoring.targets import Target
-from cluster_iac.formats.tables import json_lines
+from cluster_iac.formats.json import json_lines
 from cluster_iac.plan import Plan
 
 SCRAPE_INTERVAL = "30s"

@@ -15,11 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cluster_iac.formats.structured import (
+from cluster_iac.formats.json import json_lines, json_text
+from cluster_iac.formats.yaml import (
     _NEEDS_ESCAPE,
     _NEEDS_ESCAPE_IN_LINE,
-    json_lines,
-    json_text,
     yaml_scalar,
     yaml_strings,
     yaml_text,

@@ -1,23 +1,28 @@
-"""YAML and JSON writers for plain data, fast on wide tables of like records.
+"""The YAML writer: yaml_text writes a document of plain data, yaml_scalar one scalar,
+yaml_strings a column of strings; every value is read back as itself by YAML 1.1 and 1.2 readers.
 
-yaml_scalar decides how one scalar is written; yaml_text and json_text write whole documents.
-Both walk the data a column at a time: the values under one key of many like mappings (every
-host's ``rack``, every node's ``addresses``) are formatted together, each distinct string once,
-and each record's text is joined from its columns. The text is exactly what the one-value-at-a-
-time definition gives (yaml_text: the block layout below; json_text: ``json.dumps(data,
-indent=2)``), only made with far fewer Python steps: a 100,000-GPU inventory has 800,000
-scalars but a few dozen columns.
+yaml_text walks the data a column at a time (formats/shapes.py): the values under one key of
+many like mappings (every host's ``rack``, every node's ``addresses``) are formatted together,
+each distinct string once, and each record's text is joined from its columns. The text is
+exactly what the one-value-at-a-time definition gives (the block layout in yaml_text's
+docstring; tests/test_yaml_json.py holds it to that recursive writer), made with far fewer
+Python steps: a 100,000-GPU inventory has 800,000 scalars but a few dozen columns.
+
+ruamel_yaml_text is the other layout, ruamel.yaml's own, which two outputs keep (topology.yaml
+and `cluster-iac plan`'s YAML).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence, Sized
-from itertools import chain, groupby, repeat
-from json.encoder import encode_basestring_ascii  # json's C one
-from typing import cast
+from collections.abc import Mapping, Sequence
+from itertools import chain, repeat
+from typing import Any
+
+from cluster_iac.formats.shapes import NoneType, by_shape, by_type
 
 # --- YAML scalars -------------------------------------------------------------------------------
 
@@ -28,7 +33,7 @@ _YAML11_WORDS = {"y", "yes", "n", "no", "true", "false", "on", "off", "null", "n
 # Outside single quotes YAML needs an escape: line breaks, and what is not c-printable. The
 # class lists what is outside x20-x7E, xA0-xD7FF, xE000-xFFFD and x10000-x10FFFF (tab and x85
 # escaped too), plus x2028 and x2029: the negated class of those ranges is the same set (the
-# test checks every code point) but took re some 3 ms to compile in each process.
+# test checks every code point) but slow for re to compile in each process.
 _NEEDS_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u2029]")
 # The same two tests over many strings joined by '\n' (which _NEEDS_ESCAPE_IN_LINE lets pass).
 _NEEDS_ESCAPE_IN_LINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
@@ -153,7 +158,7 @@ class _Yaml:
         types = set(map(type, values))
         if len(types) == 1 or types == {str, NoneType}:
             return self._column(types.pop() if len(types) == 1 else str, values, indent)
-        return _by_type(values, lambda kind, column: self._column(kind, column, indent))
+        return by_type(values, lambda kind, column: self._column(kind, column, indent))
 
     def _column(self, kind: type, values: Sequence[object], indent: int) -> list[str]:
         """The tails of values all of ``kind`` (str also: strings and None)."""
@@ -163,7 +168,7 @@ class _Yaml:
             texts = {value: " " + int.__repr__(value) for value in set(values)}  # type: ignore[arg-type]
             return list(map(texts.__getitem__, values))
         if kind is dict:
-            return _by_shape(values,  # type: ignore[arg-type]
+            return by_shape(values,  # type: ignore[arg-type]
                              lambda alike, keys: self._alike(alike, keys, indent),
                              lambda mixed: self._entries(mixed, indent))
         return [self._tail(value, indent) for value in values]
@@ -269,182 +274,17 @@ class _Yaml:
                         for tail in self.tails(items, indent + 2)])
 
 
-# --- both: a column at a time -------------------------------------------------------------------
+# --- ruamel.yaml's layout -----------------------------------------------------------------------
 
-NoneType = type(None)
-Records = Sequence[dict[object, object]]
+def ruamel_yaml_text(data: Any) -> str:
+    """``data`` as ruamel.yaml's safe dumper writes it in block style, mappings in their own
+    order: list items flush with their key, its own quoting. The layout of topology.yaml and of
+    `cluster-iac plan`'s YAML, kept byte for byte; every other YAML file is yaml_text's."""
+    from ruamel.yaml import YAML  # loaded by these two outputs only
 
-
-def _by_type(values: Sequence[object],
-             write: Callable[[type, Sequence[object]], list[str]]) -> list[str]:
-    """write(kind, values) for the values of each type, scattered back into place."""
-    where: dict[type, list[int]] = {}
-    for at, value in enumerate(values):
-        where.setdefault(type(value), []).append(at)
-    texts = [""] * len(values)
-    for kind, found in where.items():
-        for at, text in zip(found, write(kind, [values[at] for at in found]), strict=True):
-            texts[at] = text
-    return texts
-
-
-def _by_shape(values: Records, alike: Callable[[Records, tuple[object, ...]], list[str]],
-              entries: Callable[[Records], list[str]]) -> list[str]:
-    """Each dict's text, a shape (its keys, in order) at a time: alike(dicts, keys) for the
-    dicts of each shape, taken as runs where shapes come in runs (hosts: nodes, then switches,
-    then PDUs), else gathered and scattered back. Where shapes are many (one in eight dicts or
-    more, as an inventory's groups), and for one dict, entries(dicts) writes all their entries
-    as one column."""
-    if len(values) == 1:
-        return entries(values)
-    many = len(values) >= 16
-    if many and len(set(map(len, values))) * 8 > len(values):  # no key tuples made then
-        return entries(values)
-    shapes = list(map(tuple, values))
-    kinds = set(shapes)
-    if len(kinds) == 1:
-        return alike(values, shapes[0])
-    if many and len(kinds) * 8 > len(values):
-        return entries(values)
-    runs = [(shape, len(list(run))) for shape, run in groupby(shapes)]
-    texts: list[str] = []
-    if len(runs) * 8 <= len(values):
-        start = 0
-        for shape, size in runs:
-            texts += alike(values[start:start + size], shape)
-            start += size
-        return texts
-    groups: dict[tuple[object, ...], list[int]] = {}
-    for at, shape in enumerate(shapes):
-        groups.setdefault(shape, []).append(at)
-    texts = [""] * len(values)
-    for shape, where in groups.items():
-        for at, text in zip(where, alike([values[at] for at in where], shape), strict=True):
-            texts[at] = text
-    return texts
-
-
-# --- JSON ---------------------------------------------------------------------------------------
-
-def json_text(data: object, *, sort_keys: bool = False) -> str:
-    """``json.dumps(data, indent=2, sort_keys=sort_keys)`` and a final line break, byte for byte
-    (ASCII, NaN as json writes it), made a column at a time (json's indented encoder is pure
-    Python, value by value). What is not plain data (a dict subclass, a key that is not a
-    string) is handed to json itself."""
-    return _Json(sort_keys, indent=True).texts([data], 0)[0] + "\n"
-
-
-def json_lines(values: Sequence[object], *, sort_keys: bool = False) -> list[str]:
-    """``json.dumps(value, sort_keys=sort_keys)`` of each value (one line each, ', ' and ': '
-    between items), made a column at a time: a file of one record per line."""
-    return _Json(sort_keys, indent=False).texts(values, 0)
-
-
-class _Json:
-    def __init__(self, sort_keys: bool, indent: bool):
-        self.sort_keys = sort_keys
-        self.indent = indent
-
-    def texts(self, values: Sequence[object], level: int) -> list[str]:
-        """Each value's JSON text, its inner lines (when indented) at ``level`` + 1 indents."""
-        types = set(map(type, values))
-        if len(types) == 1:
-            return self._column(types.pop(), values, level)
-        return _by_type(values, lambda kind, column: self._column(kind, column, level))
-
-    def _column(self, kind: type, values: Sequence[object], level: int) -> list[str]:
-        """The texts of values all of ``kind``."""
-        if kind is str:
-            return list(map(encode_basestring_ascii, cast("Sequence[str]", values)))
-        if kind is int:
-            return list(map(int.__repr__, cast("Sequence[int]", values)))
-        if kind is NoneType:
-            return ["null"] * len(values)
-        if kind is float and all(map(math.isfinite, cast("Sequence[float]", values))):
-            return list(map(float.__repr__, cast("Sequence[float]", values)))
-        if kind is dict:
-            return _by_shape(cast("Records", values),
-                             lambda alike, keys: self._alike(alike, keys, level),
-                             lambda mixed: self._objects(mixed, level))
-        if kind is list or kind is tuple:
-            return self._arrays(cast("Sequence[list[object]]", values), level)
-        return [self._dumps(value, level) for value in values]  # what json itself must judge
-
-    def _frame(self, level: int) -> tuple[str, str, str]:
-        """What goes after the opening bracket, between items, and before the closing one."""
-        if not self.indent:
-            return "", ", ", ""
-        inner = "\n" + "  " * (level + 1)
-        return inner, "," + inner, "\n" + "  " * level
-
-    def _objects(self, values: Records, level: int) -> list[str]:
-        """Dicts: all their entries as one column, cut back into objects. Where a key is not a
-        string, json writes the dict."""
-        keys: list[object] = list(chain.from_iterable(values))
-        if keys and set(map(type, keys)) != {str}:
-            return [self._dumps(value, level) for value in values]
-        if not self.sort_keys:
-            items = list(chain.from_iterable(map(dict.values, values)))
-        elif len(values) == 1:
-            keys = sorted(cast("list[str]", keys))  # type: ignore[assignment]
-            items = list(map(values[0].__getitem__, keys))
-        else:
-            ordered = [sorted(cast("dict[str, object]", value)) for value in values]
-            keys = list(chain.from_iterable(ordered))
-            items = [value[key] for value, names in zip(values, ordered, strict=True)
-                     for key in names]
-        heads = map(str.__add__, map(encode_basestring_ascii, keys), repeat(": "))  # type: ignore[arg-type]
-        entries = list(map(str.__add__, heads, self.texts(items, level + 1)))
-        return self._cut(values, entries, level, "{}")
-
-    def _cut(self, values: Sequence[Sized], texts: Sequence[str], level: int,
-             brackets: str) -> list[str]:
-        """``texts``, one column for all ``values``, cut back into each value's bracketed text
-        (``brackets`` '{}' or '[]'; an empty value is its brackets alone)."""
-        first, between, last = self._frame(level)
-        opening, closing = brackets[0] + first, last + brackets[1]
-        made, start = [], 0
-        for size in map(len, values):
-            made.append(opening + between.join(texts[start:start + size]) + closing
-                        if size else brackets)
-            start += size
-        return made
-
-    def _dumps(self, value: object, level: int) -> str:
-        """json's own text of a value, its lines indented to ``level``."""
-        if not self.indent:
-            return json.dumps(value, sort_keys=self.sort_keys)
-        text = json.dumps(value, indent=2, sort_keys=self.sort_keys)
-        return text.replace("\n", "\n" + "  " * level) if level else text
-
-    def _arrays(self, values: Sequence[Sequence[object]], level: int) -> list[str]:
-        """Lists (or tuples): all their items as one column, cut back into lists."""
-        first, between, last = self._frame(level)
-        items = self.texts(list(chain.from_iterable(values)), level + 1)
-        sizes = set(map(len, values))
-        if len(sizes) == 1 and 0 not in sizes:  # lists of one length (file_sd's targets)
-            size = sizes.pop()
-            rows = zip(*[iter(items)] * size, strict=True)  # the items a list at a time
-            joined = items if size == 1 else list(map(between.join, rows))
-            return list(map(("[" + first).__add__, map(str.__add__, joined, repeat(last + "]"))))
-        return self._cut(values, items, level, "[]")
-
-    def _alike(self, values: Records, keys: tuple[object, ...], level: int) -> list[str]:
-        """Dicts of the same keys, in the same order: each key's text once, its values as one
-        column."""
-        if not keys:
-            return ["{}"] * len(values)
-        if len(values) < len(keys) or set(map(type, keys)) != {str}:
-            return self._objects(values, level)
-        names = cast("tuple[str, ...]", keys)
-        columns = list(zip(*map(dict.values, values), strict=True))
-        order = sorted(range(len(names)), key=lambda at: names[at]) if self.sort_keys else \
-            range(len(names))
-        first, between, last = self._frame(level)
-        parts: list[object] = []
-        for n, at in enumerate(order):
-            head = "{" + first if n == 0 else between
-            parts += (repeat(head + encode_basestring_ascii(names[at]) + ": "),
-                      self.texts(columns[at], level + 1))
-        parts.append(repeat(last + "}"))
-        return list(map("".join, zip(*parts, strict=False)))  # type: ignore[call-overload]  # repeat() is endless
+    yaml = YAML(typ="safe", pure=True)
+    yaml.default_flow_style = False
+    yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]  # keep our order
+    stream = io.StringIO()
+    yaml.dump(data, stream)
+    return stream.getvalue()
