@@ -112,7 +112,8 @@ def test_json_of_every_invalid_spec_follows_its_schema(case: Path) -> None:
 
 
 def test_sarif_carries_code_level_message_region_and_hint() -> None:
-    """The README's example: the misspelt key, its region the key's five characters."""
+    """The errors page's example (docs/errors.md): the misspelt key, its region the key's five
+    characters."""
     case = INVALID / "spec" / "misspelt_nested_key.yaml"
     result = _cli("validate", case, "--format", "sarif")
     assert result.exit_code == 1
@@ -219,12 +220,12 @@ def test_the_end_of_a_region_is_given_only_where_it_is_certain(
     assert span_end(lines, line, column, key) == end
 
 
-# The README's "Findings for CI": its snippets, run as written (install lines aside).
+# The docs' "Findings for CI" (docs/ci.md): its snippets, run as written (install lines aside).
 
-def _readme_yaml(marker: str) -> Any:
+def _docs_yaml(marker: str) -> Any:
     from ruamel.yaml import YAML
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "ci.md").read_text()
     start = readme.index(marker)
     block = re.compile(r"^```yaml\n(.*?)^```$", re.M | re.S).search(readme, start)
     assert block, marker
@@ -256,7 +257,7 @@ def _repository(tmp_path: Path, *, error: bool) -> Path:
 def test_readme_pre_commit_config_names_the_shipped_hooks() -> None:
     from ruamel.yaml import YAML
 
-    config = _readme_yaml("**pre-commit.**")
+    config = _docs_yaml("**pre-commit.**")
     shipped = YAML(typ="safe").load((ROOT / ".pre-commit-hooks.yaml").read_text())
     [repo] = config["repos"]
     assert [h["id"] for h in repo["hooks"]] == [h["id"] for h in shipped]
@@ -265,7 +266,7 @@ def test_readme_pre_commit_config_names_the_shipped_hooks() -> None:
 @pytest.mark.parametrize("error", [False, True], ids=["stale", "design-error"])
 def test_readme_github_workflow_fails_the_job_and_uploads_the_sarif(
         tmp_path: Path, error: bool) -> None:
-    workflow = _readme_yaml("**GitHub Actions.**")
+    workflow = _docs_yaml("**GitHub Actions.**")
     assert workflow["permissions"]["security-events"] == "write"
     steps = workflow["jobs"]["cluster-iac"]["steps"]
     [check] = [s for s in steps if "run" in s and "--check" in s["run"]]
@@ -297,7 +298,7 @@ def test_readme_gitlab_job_writes_a_code_quality_report(tmp_path: Path) -> None:
         if os.environ.get("CI") == "true":
             pytest.fail("jq is missing: .ci/install-deps installs it")
         pytest.skip("jq is not installed (apt-get install jq)")
-    job = _readme_yaml("**GitLab CI.**")["cluster-iac"]
+    job = _docs_yaml("**GitLab CI.**")["cluster-iac"]
     assert job["artifacts"]["when"] == "always"
     root = _repository(tmp_path, error=True)
     script = _shell(job["before_script"] + job["script"], root)

@@ -1,4 +1,5 @@
-"""The README stays true: its commands, examples, output table and error sample match the tool."""
+"""The README and the docs pages stay true: their commands, examples, output table and error
+sample match the tool. Text that moved from the README to a page under docs/ is checked there."""
 
 from __future__ import annotations
 
@@ -14,14 +15,21 @@ from cluster_iac.render import build
 from tests.conftest import ROOT, example_build
 
 README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
 BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```$", README, flags=re.M | re.S)
 CI_RUN = ROOT / ".ci" / "run"
 
 
-def _block_after(marker: str) -> str:
-    """The first fenced block after the sentence containing ``marker``."""
-    start = README.index(marker)
-    match = re.compile(r"^```\w*\n(.*?)^```$", re.M | re.S).search(README, start)
+def _page(name: str) -> str:
+    """A page of the documentation site, as written under docs/."""
+    return (DOCS / name).read_text()
+
+
+def _block_after(marker: str, text: str = README) -> str:
+    """The first fenced block after the sentence containing ``marker`` (in the README, or in
+    ``text``: a docs page)."""
+    start = text.index(marker)
+    match = re.compile(r"^```\w*\n(.*?)^```$", re.M | re.S).search(text, start)
     assert match, marker
     return match.group(1)
 
@@ -59,8 +67,9 @@ def test_readme_shows_the_minimal_example_verbatim() -> None:
 
 
 def test_readme_error_sample_is_what_the_cli_prints(monkeypatch: pytest.MonkeyPatch) -> None:
-    sample = _block_after("For example, `cluster-iac validate")
-    command = re.search(r"For example, `cluster-iac (validate \S+)`", README)
+    errors = _page("errors.md")
+    sample = _block_after("For example, `cluster-iac validate", errors)
+    command = re.search(r"For example, `cluster-iac (validate \S+)`", errors)
     assert command
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(main, command.group(1).split())
@@ -69,7 +78,8 @@ def test_readme_error_sample_is_what_the_cli_prints(monkeypatch: pytest.MonkeyPa
 
 
 def test_readme_catalog_snippet_validates(tmp_path: Path) -> None:
-    snippet = _block_after("an entry with a built-in key replaces the built-in one")
+    snippet = _block_after("an entry with a built-in key replaces the built-in one",
+                           _page("hardware.md"))
     minimal = (ROOT / "examples" / "minimal.yaml").read_text()
     head, rest = minimal.split("node_types:\n", 1)
     spec = tmp_path / "custom.yaml"
@@ -89,12 +99,13 @@ def test_readme_lists_every_command() -> None:
 def test_readme_output_table_matches_a_render() -> None:
     files = example_build("dgx-h100-superpod-4su").files
     top = {path.split("/", 1)[0] + ("/" if "/" in path else "") for path in files}
-    listed = {row[0].strip("`") for row in _table_after("## Outputs")}
+    listed = {row[0].strip("`") for row in _table_after("# Outputs", _page("outputs.md"))}
     assert listed == top
 
 
-def _table_after(heading: str) -> list[list[str]]:
-    section = README.split(heading, 1)[1].split("\n## ", 1)[0]
+def _table_after(heading: str, text: str = README) -> list[list[str]]:
+    """The table rows (each header left out) between ``heading`` and the next section."""
+    section = text.split(heading + "\n", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ")]
     return [[cell.strip() for cell in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows[1:]]
 
