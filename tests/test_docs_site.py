@@ -83,3 +83,15 @@ def test_every_page_is_in_the_nav() -> None:
     nav = set(re.findall(r":\s*([\w-]+\.md)\s*$", (ROOT / "mkdocs.yml").read_text(), re.M))
     pages = {path.name for path in DOCS.glob("*.md")} | GENERATED
     assert nav == pages
+
+
+def test_the_architecture_page_draws_the_floors_of_test_house() -> None:
+    """docs/architecture.md's table gives every package of tests/test_house.py's FLOORS, on
+    its floor."""
+    from tests.test_house import FLOORS
+
+    page = (DOCS / "architecture.md").read_text()
+    drawn = {name: int(floor) for floor, name in
+             re.findall(r"^\| (\d+) \| `cluster_iac/(\w+)(?:/|\.py)`", page, re.M)}
+    assert drawn == {package: floor for floor, packages in enumerate(FLOORS)
+                     for package in packages}
