@@ -1,0 +1,401 @@
+"""Network namespaces for real-daemon tests: FRR, lldpd, BIND, Kea and a DHCP client on veth links.
+
+Rules (docs in the module's own tests, tests/real/test_netns_harness_real.py):
+- every daemon runs inside a network namespace a ``Lab`` created; links are veth pairs made
+  directly inside the namespaces (``ip -n A link add X type veth peer name Y netns B``), so no
+  interface ever exists in the machine's own namespace and no packet can leave the lab;
+- names are unique per process and lab (``cin<pid>-<n>-<name>``), so pytest-xdist workers and
+  several checkouts can run at once; caller-chosen interface names (swp1, eth0, Ethernet0) live
+  only inside their namespace, where the 15-character kernel limit is the caller's;
+- every wait has a timeout; ``Lab.close`` (the context manager's exit, also on failure) stops the
+  daemons it started, kills whatever is left in its namespaces (``ip netns pids``) and deletes
+  them; a lab left behind by a killed run (its pid gone) is removed by the next ``Lab``;
+- daemons read the configuration under test unchanged; the harness adds only what the sandbox
+  needs (run directory, pid files, sockets, log to stdout, vty port 0) on their command lines or
+  in its own wrapper files (named.conf around the zones under test, lldpd's -O file).
+
+A missing tool fails the test under CI=true and skips it elsewhere (``require``), like
+ibsim_harness and slurm_harness.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+# Each tool with the Debian 12 package that ships it (.ci/install-deps installs them).
+TOOLS = {
+    "ip": "iproute2", "zebra": "frr", "bgpd": "frr", "staticd": "frr", "vtysh": "frr",
+    "lldpd": "lldpd", "lldpcli": "lldpd", "named": "bind9", "named-checkzone": "bind9-utils",
+    "named-checkconf": "bind9-utils", "dig": "bind9-dnsutils", "kea-dhcp4": "kea-dhcp4-server",
+    "busybox": "busybox", "cloud-init": "cloud-init",
+}
+FRR_DIR = Path("/usr/lib/frr")  # FRR's daemons live here, not on PATH
+PREFIX = "cin"  # every namespace this harness makes is named cin<pid>-<n>-<name>
+_LABS = itertools.count()
+RUN_S = 30.0  # the default bound on one command run inside a lab
+T = TypeVar("T")
+
+
+class LabError(RuntimeError):
+    """A lab step failed: the command, its exit status and its output (or a daemon's log)."""
+
+
+# --- tools --------------------------------------------------------------------------------------
+
+
+def tool(name: str) -> str:
+    """A tool's path; fails under CI=true and skips elsewhere when it is missing."""
+    path = str(FRR_DIR / name) if (FRR_DIR / name).exists() else shutil.which(name)
+    if path is None:
+        package = TOOLS.get(name, name)
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{name} is missing: apt-get install {package} (.ci/install-deps)")
+        pytest.skip(f"{name} is not installed (apt-get install {package})")
+    return path
+
+
+def require(*names: str) -> None:
+    """Each tool (see ``tool``), and root, which network namespaces need."""
+    for name in ("ip", *names):
+        tool(name)
+    if os.geteuid() != 0:
+        if os.environ.get("CI") == "true":
+            pytest.fail("network namespaces need root (ip netns add)")
+        pytest.skip("network namespaces need root (ip netns add)")
+
+
+def wait_for(what: str, probe: Callable[[], T | None], timeout: float, step: float = 0.2) -> T:
+    """Call probe until it returns something other than None or False; LabError past timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = probe()
+        if value is not None and value is not False:
+            return value
+        if time.monotonic() > deadline:
+            raise LabError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(step)
+
+
+def _run(argv: Sequence[str], timeout: float = RUN_S, check: bool = True, **kw: Any
+         ) -> subprocess.CompletedProcess[str]:
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired as error:
+        raise LabError(f"{' '.join(argv)}: no answer within {timeout:g} s") from error
+    if check and done.returncode != 0:
+        raise LabError(f"{' '.join(argv)}: exit {done.returncode}\n{done.stdout}{done.stderr}")
+    return done
+
+
+# --- the lab ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Daemon:
+    """A background process inside a namespace, its run directory and its log."""
+
+    name: str
+    ns: str
+    process: subprocess.Popen[bytes]
+    rundir: Path
+    log: Path
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """SIGTERM, then SIGKILL past timeout."""
+        if self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout)
+
+
+@dataclass
+class Lab:
+    """Network namespaces joined by veth pairs, and the daemons run in them.
+
+    ``Lab(["leaf1", "spine1"])`` names namespaces by the caller's short names; every method takes
+    those short names. Use as a context manager: leaving it (also by an exception) tears down.
+    """
+
+    names: Iterable[str]
+    root: Path | None = None  # the run directories' parent; a fresh temporary one when None
+    namespaces: dict[str, str] = field(default_factory=dict, init=False)
+    daemons: list[Daemon] = field(default_factory=list, init=False)
+    _own_root: bool = field(default=False, init=False)
+
+    def __enter__(self) -> Lab:
+        require()
+        remove_stale_labs()
+        if self.root is None:
+            self.root = Path(tempfile.mkdtemp(prefix="netns-lab-"))
+            self.root.chmod(0o755)  # daemons that drop root (FRR as frr) reach their rundir
+            self._own_root = True
+        number = next(_LABS)
+        try:
+            for short in self.names:
+                real = f"{PREFIX}{os.getpid()}-{number}-{short}"
+                _run(["ip", "netns", "add", real])
+                self.namespaces[short] = real
+                self.ip(short, "link", "set", "lo", "up")
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- topology --
+
+    def ns(self, short: str) -> str:
+        """The namespace's real name (for `ip netns exec` by hand)."""
+        return self.namespaces[short]
+
+    def ip(self, short: str, *args: str, timeout: float = RUN_S) -> str:
+        """`ip -n NS ARGS...`; its stdout."""
+        return _run(["ip", "-n", self.ns(short), *args], timeout=timeout).stdout
+
+    def link(self, a: tuple[str, str], b: tuple[str, str], mtu: int | None = None,
+             up: bool = True) -> None:
+        """A veth pair from (namespace, ifname) a to b, made inside the namespaces."""
+        (ns_a, if_a), (ns_b, if_b) = a, b
+        self.ip(ns_a, "link", "add", if_a, "type", "veth", "peer", "name", if_b,
+                "netns", self.ns(ns_b))
+        for ns, ifname in (a, b):
+            if mtu is not None:
+                self.ip(ns, "link", "set", ifname, "mtu", str(mtu))
+            if up:
+                self.ip(ns, "link", "set", ifname, "up")
+
+    def mac(self, short: str, ifname: str, mac: str) -> None:
+        self.ip(short, "link", "set", ifname, "address", mac)
+
+    def mtu(self, short: str, ifname: str, mtu: int) -> None:
+        self.ip(short, "link", "set", ifname, "mtu", str(mtu))
+
+    def up(self, short: str, ifname: str) -> None:
+        self.ip(short, "link", "set", ifname, "up")
+
+    def address(self, short: str, ifname: str, cidr: str) -> None:
+        """An IPv4 or IPv6 address (CIDR) on an interface ('lo' for a loopback address)."""
+        self.ip(short, "address", "add", cidr, "dev", ifname)
+
+    def route(self, short: str, *args: str) -> None:
+        """`ip route add ARGS` in the namespace (a host's default route)."""
+        self.ip(short, "route", "add", *args)
+
+    def sysctl(self, short: str, key: str, value: str) -> None:
+        self.run(short, "sysctl", "-q", "-w", f"{key}={value}")
+
+    def kernel_route(self, short: str, prefix: str) -> list[dict[str, Any]]:
+        """The kernel's route for prefix (`ip -j route show PREFIX`, IPv4 or IPv6): each route
+        with its next hops as `ip` prints them ('nexthops' for ECMP, 'gateway'/'dev' else)."""
+        family = "-6" if ipaddress.ip_network(prefix, strict=False).version == 6 else "-4"
+        return json.loads(self.ip(short, "-j", family, "route", "show", prefix) or "[]")
+
+    # -- processes --
+
+    def run(self, short: str, *argv: str, timeout: float = RUN_S, check: bool = True,
+            env: dict[str, str] | None = None, cwd: Path | None = None
+            ) -> subprocess.CompletedProcess[str]:
+        """A command inside the namespace, bounded by timeout; LabError on failure if check."""
+        full = None if env is None else {**os.environ, **env}
+        return _run(["ip", "netns", "exec", self.ns(short), *argv], timeout=timeout,
+                    check=check, env=full, cwd=cwd)
+
+    def rundir(self, short: str, name: str) -> Path:
+        """A private directory for one daemon of one namespace (made on first use)."""
+        assert self.root is not None
+        path = self.root / short / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def start(self, short: str, name: str, argv: Sequence[str],
+              env: dict[str, str] | None = None) -> Daemon:
+        """A daemon (foreground mode) inside the namespace; stdout and stderr to rundir/NAME.log."""
+        rundir = self.rundir(short, name)
+        log = rundir / f"{name}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                ["ip", "netns", "exec", self.ns(short), *argv], stdout=out,
+                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=rundir,
+                env=None if env is None else {**os.environ, **env}, start_new_session=True)
+        daemon = Daemon(name, short, process, rundir, log)
+        self.daemons.append(daemon)
+        return daemon
+
+    def close(self) -> None:
+        """Stop the daemons, kill what is left in the namespaces, delete them (idempotent)."""
+        for daemon in reversed(self.daemons):
+            try:
+                daemon.stop()
+            except (OSError, subprocess.SubprocessError):
+                pass
+        self.daemons.clear()
+        for real in self.namespaces.values():
+            _delete_namespace(real)
+        self.namespaces.clear()
+        if self._own_root and self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _delete_namespace(real: str) -> None:
+    """Kill every process left in the namespace, then delete it."""
+    pids = _run(["ip", "netns", "pids", real], check=False, timeout=10).stdout.split()
+    for pid in pids:
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+    _run(["ip", "netns", "del", real], check=False, timeout=10)
+
+
+def remove_stale_labs() -> None:
+    """Delete the namespaces of labs whose process is gone (a run killed before its teardown)."""
+    listed = _run(["ip", "netns", "list"], timeout=10).stdout
+    for line in listed.splitlines():
+        match = re.match(rf"({PREFIX}(\d+)-\d+-\S+)", line)
+        if match and not Path(f"/proc/{match.group(2)}").exists():
+            _delete_namespace(match.group(1))
+
+
+# --- FRR ----------------------------------------------------------------------------------------
+
+FRR_DAEMONS = ("zebra", "bgpd", "staticd")
+FRR_USER = "frr"  # FRR's daemons drop root to this user (and check it is in the frrvty group)
+
+
+def start_frr(lab: Lab, short: str, frr_conf: str, daemons: Sequence[str] = FRR_DAEMONS,
+              timeout: float = 20.0) -> Path:
+    """FRR's daemons from /usr/lib/frr (no systemd, no watchfrr) in the namespace, then the
+    integrated frr.conf applied by `vtysh -b`, as frrinit.sh does; returns the run directory.
+
+    Each daemon is told its paths instead of using /etc/frr and /var/run/frr: --vty_socket (the
+    vty sockets, also where vtysh looks), -z (zebra's API socket), -i (pid file), -P 0 (no vty
+    TCP port), --log stdout (the daemon's log file). FRR's -N pathspace would put the same files
+    under /etc/frr/NS and /var/run/frr/NS on the machine, so it is not used. frr.conf is written
+    as given; vtysh.conf (vtysh's own settings) is empty. A line FRR rejects fails the start.
+    """
+    rundir = lab.rundir(short, "frr")
+    (rundir / "frr.conf").write_text(frr_conf)
+    (rundir / "vtysh.conf").write_text("")
+    shutil.chown(rundir, FRR_USER, FRR_USER)
+    for name in daemons:
+        lab.start(short, name, [tool(name), "--vty_socket", str(rundir), "-z",
+                                str(rundir / "zserv.api"), "-i", str(rundir / f"{name}.pid"),
+                                "-P", "0", "--log", "stdout"])
+    for name in daemons:
+        wait_for(f"{name} in {short} ({_daemon(lab, short, name).output()})",
+                 lambda name=name: (rundir / f"{name}.vty").exists() or _dead(lab, short, name),
+                 timeout)
+    done = lab.run(short, tool("vtysh"), "--vty_socket", str(rundir), "--config_dir",
+                   str(rundir), "-b", check=False, timeout=timeout)
+    if done.returncode != 0:
+        raise LabError(f"FRR in {short} rejected frr.conf (vtysh -b exit {done.returncode}):\n"
+                       f"{done.stdout}{done.stderr}")
+    return rundir
+
+
+def _daemon(lab: Lab, short: str, name: str) -> Daemon:
+    return next(d for d in lab.daemons if d.ns == short and d.name == name)
+
+
+def _dead(lab: Lab, short: str, name: str) -> bool:
+    daemon = _daemon(lab, short, name)
+    if not daemon.alive():
+        raise LabError(f"{name} in {short} exited {daemon.process.returncode}:\n"
+                       f"{daemon.output()}")
+    return False
+
+
+def vtysh(lab: Lab, short: str, command: str, parse: bool | None = None,
+          timeout: float = RUN_S) -> Any:
+    """One vtysh command in the namespace's FRR; parsed JSON when it ends in 'json' (or when
+    parse is True), else the text."""
+    rundir = lab.rundir(short, "frr")
+    out = lab.run(short, tool("vtysh"), "--vty_socket", str(rundir), "-c", command,
+                  timeout=timeout).stdout
+    if parse if parse is not None else command.rstrip().endswith("json"):
+        return json.loads(out or "{}")
+    return out
+
+
+def bgp_peers(lab: Lab, short: str) -> dict[str, str]:
+    """Each BGP neighbor (address or interface) of the default VRF -> its state, over all
+    address families `show bgp summary json` lists."""
+    summary = vtysh(lab, short, "show bgp summary json")
+    return {peer: state["state"] for family in summary.values() if isinstance(family, dict)
+            for peer, state in family.get("peers", {}).items()}
+
+
+def wait_bgp_established(lab: Lab, short: str, peers: Iterable[str], timeout: float = 30.0
+                         ) -> dict[str, str]:
+    """Wait until every named peer is Established; the peer states. LabError (with the states
+    reached) past timeout."""
+    wanted = sorted(peers)
+    seen: dict[str, str] = {}
+
+    def probe() -> dict[str, str] | None:
+        seen.clear()
+        seen.update(bgp_peers(lab, short))
+        return seen if all(seen.get(p) == "Established" for p in wanted) else None
+
+    try:
+        return wait_for(f"BGP in {short}", probe, timeout, step=0.5)
+    except LabError as error:
+        raise LabError(f"{error}: peers {wanted}, states {seen}") from None
+
+
+def frr_route(lab: Lab, short: str, prefix: str) -> list[dict[str, Any]]:
+    """FRR's RIB entries for prefix (`show ip route PREFIX json`, or `show ipv6 route`)."""
+    family = "ipv6" if ipaddress.ip_network(prefix, strict=False).version == 6 else "ip"
+    return vtysh(lab, short, f"show {family} route {prefix} json").get(prefix, [])
+
+
+def fib_next_hops(lab: Lab, short: str, prefix: str) -> list[tuple[str, str]]:
+    """The next hops FRR installed in the kernel for prefix: sorted (interface, address) pairs
+    (address '' for a connected route; an IPv6 link-local one for BGP unnumbered)."""
+    return sorted((hop.get("interfaceName", ""), hop.get("ip", ""))
+                  for entry in frr_route(lab, short, prefix) if entry.get("selected")
+                  for hop in entry.get("nexthops", []) if hop.get("fib"))
+
+
+def kernel_next_hops(lab: Lab, short: str, prefix: str) -> list[tuple[str, str]]:
+    """The kernel's next hops for prefix, sorted (interface, gateway) pairs; for an IPv4 route
+    via IPv6 (RFC 5549, BGP unnumbered) the gateway is the IPv6 address."""
+    hops = []
+    for route in lab.kernel_route(short, prefix):
+        for hop in route.get("nexthops", [route]):
+            via = hop.get("gateway") or hop.get("via", {}).get("host", "")
+            hops.append((hop.get("dev", ""), via))
+    return sorted(hops)
+
+
+def forwarding(lab: Lab, short: str) -> None:
+    """IPv4 and IPv6 forwarding on, as a switch's OS has it (a new namespace has it off)."""
+    lab.sysctl(short, "net.ipv4.ip_forward", "1")
+    lab.sysctl(short, "net.ipv6.conf.all.forwarding", "1")
