@@ -399,3 +399,58 @@ def forwarding(lab: Lab, short: str) -> None:
     """IPv4 and IPv6 forwarding on, as a switch's OS has it (a new namespace has it off)."""
     lab.sysctl(short, "net.ipv4.ip_forward", "1")
     lab.sysctl(short, "net.ipv6.conf.all.forwarding", "1")
+
+
+# --- lldpd --------------------------------------------------------------------------------------
+
+
+def start_lldpd(lab: Lab, short: str, system_name: str, interfaces: Sequence[str] = (),
+                tx_interval: int = 1, timeout: float = 10.0) -> Path:
+    """lldpd in the namespace with its own control socket (-u), announcing system_name every
+    tx_interval seconds on interfaces (all when empty); returns the socket's path.
+
+    The system name and interval come from lldpd's -O file (commands lldpcli runs at start),
+    since all namespaces share the machine's host name."""
+    rundir = lab.rundir(short, "lldpd")
+    socket = rundir / "lldpd.socket"
+    startup = rundir / "lldpd.conf"
+    startup.write_text(f"configure system hostname {system_name}\n"
+                       f"configure lldp tx-interval {tx_interval}\n")
+    argv = [tool("lldpd"), "-d", "-u", str(socket), "-O", str(startup)]
+    if interfaces:
+        argv += ["-I", ",".join(interfaces)]
+    daemon = lab.start(short, "lldpd", argv)
+    wait_for(f"lldpd's socket in {short} ({daemon.output()})",
+             lambda: socket.exists() or _dead(lab, short, "lldpd"), timeout)
+    return socket
+
+
+def lldp_neighbors(lab: Lab, short: str) -> list[dict[str, str]]:
+    """`lldpcli -u SOCK show neighbors -f json` in the namespace, flattened: one
+    {'interface', 'system', 'port', 'port_descr', 'chassis_id'} per neighbour, sorted."""
+    socket = lab.rundir(short, "lldpd") / "lldpd.socket"
+    out = lab.run(short, tool("lldpcli"), "-u", str(socket), "show", "neighbors", "-f",
+                  "json").stdout
+    found = json.loads(out).get("lldp", {}).get("interface", [])
+    # lldpcli's JSON gives one interface as a dict, several as a list of {name: {...}}
+    items = found.items() if isinstance(found, dict) else (
+        kv for entry in found for kv in entry.items())
+    rows = []
+    for ifname, entry in items:
+        for system, chassis in entry.get("chassis", {}).items():
+            port = entry.get("port", {})
+            rows.append({"interface": ifname, "system": system,
+                         "chassis_id": chassis.get("id", {}).get("value", ""),
+                         "port": port.get("id", {}).get("value", ""),
+                         "port_descr": port.get("descr", "")})
+    return sorted(rows, key=lambda r: (r["interface"], r["system"], r["port"]))
+
+
+def wait_lldp_neighbors(lab: Lab, short: str, count: int, timeout: float = 15.0
+                        ) -> list[dict[str, str]]:
+    """Wait until the namespace's lldpd lists at least count neighbours; the table."""
+    def probe() -> list[dict[str, str]] | None:
+        rows = lldp_neighbors(lab, short)
+        return rows if len(rows) >= count else None
+
+    return wait_for(f"{count} LLDP neighbours in {short}", probe, timeout, step=0.5)

@@ -123,3 +123,24 @@ def test_frr_rejects_a_bad_line() -> None:
     netns.require("zebra", "bgpd", "staticd", "vtysh")
     with Lab(["r1"]) as lab, pytest.raises(netns.LabError, match="rejected frr.conf"):
         netns.start_frr(lab, "r1", "router bgp 65001\n neighbor swp1 interfaces remote-as 1\n")
+
+
+# --- lldpd --------------------------------------------------------------------------------------
+
+
+def test_lldpd_neighbours_over_a_veth() -> None:
+    """Two namespaces joined by one veth (leaf1 swp1 -- spine1 Ethernet0): each lldpd lists the
+    other's system name and port."""
+    netns.require("lldpd", "lldpcli")
+    with Lab(["leaf1", "spine1"]) as lab:
+        lab.link(("leaf1", "swp1"), ("spine1", "Ethernet0"))
+        lab.mac("leaf1", "swp1", "02:00:00:00:01:01")
+        netns.start_lldpd(lab, "leaf1", "leaf1")
+        netns.start_lldpd(lab, "spine1", "spine1")
+        leaf = netns.wait_lldp_neighbors(lab, "leaf1", 1)
+        spine = netns.wait_lldp_neighbors(lab, "spine1", 1)
+        assert [(r["interface"], r["system"]) for r in leaf] == [("swp1", "spine1")]
+        assert [(r["interface"], r["system"]) for r in spine] == [("Ethernet0", "leaf1")]
+        # lldpd sends the interface name as the port description and the MAC as the port id
+        assert leaf[0]["port_descr"] == "Ethernet0"
+        assert (spine[0]["port_descr"], spine[0]["port"]) == ("swp1", "02:00:00:00:01:01")
