@@ -454,3 +454,71 @@ def wait_lldp_neighbors(lab: Lab, short: str, count: int, timeout: float = 15.0
         return rows if len(rows) >= count else None
 
     return wait_for(f"{count} LLDP neighbours in {short}", probe, timeout, step=0.5)
+
+
+# --- BIND ---------------------------------------------------------------------------------------
+
+
+def check_zone(zone: str, text: str, timeout: float = RUN_S) -> tuple[bool, str]:
+    """`named-checkzone ZONE FILE` on zone text (no daemon, no namespace): (ok, its output)."""
+    with tempfile.TemporaryDirectory(prefix="netns-zone-") as tmp:
+        path = Path(tmp) / "zone"
+        path.write_text(text)
+        done = _run([tool("named-checkzone"), zone, str(path)], timeout=timeout, check=False)
+    return done.returncode == 0, done.stdout + done.stderr
+
+
+def start_named(lab: Lab, short: str, zones: dict[str, str], address: str = "127.0.0.1",
+                port: int = 53, timeout: float = 15.0) -> Path:
+    """named in the foreground (-g, as root) in the namespace, authoritative for zones (name ->
+    zone text, each written as given) on address:port; returns the run directory.
+
+    named.conf is the harness's own: paths in the run directory, no recursion, no IPv6 listener,
+    no control channel (`controls { };`), and a primary zone per given zone file."""
+    rundir = lab.rundir(short, "named")
+    listen = f"listen-on-v6 port {port} {{ {address}; }};" if ":" in address else \
+        f"listen-on port {port} {{ {address}; }};\n  listen-on-v6 {{ none; }};"
+    blocks = []
+    for number, (zone, text) in enumerate(sorted(zones.items())):
+        path = rundir / f"zone{number}.db"
+        path.write_text(text)
+        blocks.append(f'zone "{zone}" {{ type primary; file "{path}"; }};')
+    conf = rundir / "named.conf"
+    conf.write_text(
+        f'options {{\n  directory "{rundir}";\n  pid-file "{rundir}/named.pid";\n'
+        f'  session-keyfile "{rundir}/session.key";\n  managed-keys-directory "{rundir}";\n'
+        f"  {listen}\n  recursion no;\n  dnssec-validation no;\n}};\ncontrols {{ }};\n"
+        + "\n".join(blocks) + "\n")
+    _run([tool("named-checkconf"), str(conf)], timeout=timeout)
+    daemon = lab.start(short, "named", [tool("named"), "-g", "-c", str(conf)])
+    wait_for(f"named in {short} ({daemon.output()})",
+             lambda: "running" in daemon.output() or _dead(lab, short, "named"), timeout)
+    return rundir
+
+
+@dataclass(frozen=True)
+class DigAnswer:
+    """dig's status (NOERROR, NXDOMAIN...) and answer records (name, ttl, class, type, data)."""
+
+    status: str
+    records: list[tuple[str, int, str, str, str]]
+
+    def data(self) -> list[str]:
+        return sorted(record[4] for record in self.records)
+
+
+def dig(lab: Lab, short: str, server: str, name: str, rtype: str = "A", port: int = 53,
+        timeout: float = 10.0) -> DigAnswer:
+    """`dig @server -p port name rtype` from inside the namespace (one try, 2 s)."""
+    argv = [tool("dig"), f"@{server}", "-p", str(port), name, rtype, "+noall", "+answer",
+            "+comments", "+time=2", "+tries=1"]
+    if rtype.upper() == "PTR" and not name.endswith((".arpa", ".arpa.")):
+        argv[4:6] = ["-x", name]
+    out = lab.run(short, *argv, timeout=timeout).stdout
+    status = re.search(r"status: (\w+)", out)
+    records = []
+    for line in out.splitlines():
+        if line and not line.startswith(";"):
+            owner, ttl, klass, kind, data = line.split(None, 4)
+            records.append((owner, int(ttl), klass, kind, data))
+    return DigAnswer(status.group(1) if status else "", records)

@@ -144,3 +144,51 @@ def test_lldpd_neighbours_over_a_veth() -> None:
         # lldpd sends the interface name as the port description and the MAC as the port id
         assert leaf[0]["port_descr"] == "Ethernet0"
         assert (spine[0]["port_descr"], spine[0]["port"]) == ("swp1", "02:00:00:00:01:01")
+
+
+# --- BIND ---------------------------------------------------------------------------------------
+
+FORWARD = """$TTL 300
+@       IN SOA  ns1.mgmt.test. hostmaster.mgmt.test. ( 2026112901 3600 600 86400 300 )
+        IN NS   ns1.mgmt.test.
+ns1     IN A    10.10.0.2
+gpu001  IN A    10.10.0.11
+gpu002  IN A    10.10.0.12
+bmc-gpu001 IN A 10.10.1.11
+"""
+REVERSE = """$TTL 300
+@       IN SOA  ns1.mgmt.test. hostmaster.mgmt.test. ( 2026112901 3600 600 86400 300 )
+        IN NS   ns1.mgmt.test.
+2       IN PTR  ns1.mgmt.test.
+11      IN PTR  gpu001.mgmt.test.
+12      IN PTR  gpu002.mgmt.test.
+"""
+
+
+def test_named_checkzone_accepts_and_rejects() -> None:
+    """named-checkzone passes both hand-written zones and fails a CNAME beside other data."""
+    netns.require("named-checkzone")
+    for zone, text in (("mgmt.test", FORWARD), ("0.10.10.in-addr.arpa", REVERSE)):
+        ok, out = netns.check_zone(zone, text)
+        assert ok and "loaded serial 2026112901" in out, out
+    ok, out = netns.check_zone("mgmt.test", FORWARD + "gpu001 IN CNAME gpu002\n")
+    assert not ok and "CNAME and other data" in out, out
+
+
+def test_named_answers_forward_and_reverse() -> None:
+    """named serves both zones on 10.10.0.2:5353 of its namespace; dig from a client namespace
+    across a veth gets the A, PTR and NXDOMAIN answers the zone files say."""
+    netns.require("named", "named-checkconf", "dig")
+    with Lab(["dns", "client"]) as lab:
+        lab.link(("dns", "eth0"), ("client", "eth0"))
+        lab.address("dns", "eth0", "10.10.0.2/24")
+        lab.address("client", "eth0", "10.10.0.50/24")
+        netns.start_named(lab, "dns", {"mgmt.test": FORWARD, "0.10.10.in-addr.arpa": REVERSE},
+                          address="10.10.0.2", port=5353)
+        answer = netns.dig(lab, "client", "10.10.0.2", "gpu001.mgmt.test", port=5353)
+        assert (answer.status, answer.data()) == ("NOERROR", ["10.10.0.11"])
+        assert answer.records[0][:4] == ("gpu001.mgmt.test.", 300, "IN", "A")
+        reverse = netns.dig(lab, "client", "10.10.0.2", "10.10.0.12", "PTR", port=5353)
+        assert (reverse.status, reverse.data()) == ("NOERROR", ["gpu002.mgmt.test."])
+        missing = netns.dig(lab, "client", "10.10.0.2", "gpu999.mgmt.test", port=5353)
+        assert (missing.status, missing.records) == ("NXDOMAIN", [])
