@@ -20,6 +20,7 @@ ibsim_harness and slurm_harness.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import itertools
 import json
@@ -33,7 +34,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -48,7 +49,6 @@ FRR_DIR = Path("/usr/lib/frr")  # FRR's daemons live here, not on PATH
 PREFIX = "cin"  # every namespace this harness makes is named cin<pid>-<n>-<name>
 _LABS = itertools.count()
 RUN_S = 30.0  # the default bound on one command run inside a lab
-T = TypeVar("T")
 
 
 class LabError(RuntimeError):
@@ -79,7 +79,7 @@ def require(*names: str) -> None:
         pytest.skip("network namespaces need root (ip netns add)")
 
 
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float, step: float = 0.2) -> T:
+def wait_for(what: str, probe: Callable[[], Any], timeout: float, step: float = 0.2) -> Any:
     """Call probe until it returns something other than None or False; LabError past timeout."""
     deadline = time.monotonic() + timeout
     while True:
@@ -89,6 +89,29 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float, step: flo
         if time.monotonic() > deadline:
             raise LabError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(step)
+
+
+def wait_ready(lab: Lab, short: str, name: str, ready: Callable[[Daemon], bool],
+               timeout: float) -> Daemon:
+    """Wait until ready(daemon) for the lab's daemon name in namespace short; LabError with
+    the daemon's log if it exits first or past timeout."""
+    daemon = next(d for d in lab.daemons if d.ns == short and d.name == name)
+
+    def probe() -> bool:
+        if ready(daemon):
+            return True
+        if not daemon.alive():
+            raise LabError(f"{name} in {short} exited {daemon.process.returncode}:\n"
+                           f"{daemon.output()}")
+        return False
+
+    try:
+        wait_for(f"{name} in {short}", probe, timeout)
+    except LabError as error:
+        if not daemon.alive():
+            raise
+        raise LabError(f"{error}\n{daemon.output()}") from None
+    return daemon
 
 
 def _run(argv: Sequence[str], timeout: float = RUN_S, check: bool = True, **kw: Any
@@ -251,10 +274,8 @@ class Lab:
     def close(self) -> None:
         """Stop the daemons, kill what is left in the namespaces, delete them (idempotent)."""
         for daemon in reversed(self.daemons):
-            try:
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
                 daemon.stop()
-            except (OSError, subprocess.SubprocessError):
-                pass
         self.daemons.clear()
         for real in self.namespaces.values():
             _delete_namespace(real)
@@ -267,10 +288,8 @@ def _delete_namespace(real: str) -> None:
     """Kill every process left in the namespace, then delete it."""
     pids = _run(["ip", "netns", "pids", real], check=False, timeout=10).stdout.split()
     for pid in pids:
-        try:
+        with contextlib.suppress(ProcessLookupError, ValueError):
             os.kill(int(pid), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
     _run(["ip", "netns", "del", real], check=False, timeout=10)
 
 
@@ -309,9 +328,7 @@ def start_frr(lab: Lab, short: str, frr_conf: str, daemons: Sequence[str] = FRR_
                                 str(rundir / "zserv.api"), "-i", str(rundir / f"{name}.pid"),
                                 "-P", "0", "--log", "stdout"])
     for name in daemons:
-        wait_for(f"{name} in {short} ({_daemon(lab, short, name).output()})",
-                 lambda name=name: (rundir / f"{name}.vty").exists() or _dead(lab, short, name),
-                 timeout)
+        wait_ready(lab, short, name, lambda d: (rundir / f"{d.name}.vty").exists(), timeout)
     done = lab.run(short, tool("vtysh"), "--vty_socket", str(rundir), "--config_dir",
                    str(rundir), "-b", check=False, timeout=timeout)
     if done.returncode != 0:
@@ -320,16 +337,6 @@ def start_frr(lab: Lab, short: str, frr_conf: str, daemons: Sequence[str] = FRR_
     return rundir
 
 
-def _daemon(lab: Lab, short: str, name: str) -> Daemon:
-    return next(d for d in lab.daemons if d.ns == short and d.name == name)
-
-
-def _dead(lab: Lab, short: str, name: str) -> bool:
-    daemon = _daemon(lab, short, name)
-    if not daemon.alive():
-        raise LabError(f"{name} in {short} exited {daemon.process.returncode}:\n"
-                       f"{daemon.output()}")
-    return False
 
 
 def vtysh(lab: Lab, short: str, command: str, parse: bool | None = None,
@@ -419,9 +426,8 @@ def start_lldpd(lab: Lab, short: str, system_name: str, interfaces: Sequence[str
     argv = [tool("lldpd"), "-d", "-u", str(socket), "-O", str(startup)]
     if interfaces:
         argv += ["-I", ",".join(interfaces)]
-    daemon = lab.start(short, "lldpd", argv)
-    wait_for(f"lldpd's socket in {short} ({daemon.output()})",
-             lambda: socket.exists() or _dead(lab, short, "lldpd"), timeout)
+    lab.start(short, "lldpd", argv)
+    wait_ready(lab, short, "lldpd", lambda _: socket.exists(), timeout)
     return socket
 
 
@@ -490,9 +496,8 @@ def start_named(lab: Lab, short: str, zones: dict[str, str], address: str = "127
         f"  {listen}\n  recursion no;\n  dnssec-validation no;\n}};\ncontrols {{ }};\n"
         + "\n".join(blocks) + "\n")
     _run([tool("named-checkconf"), str(conf)], timeout=timeout)
-    daemon = lab.start(short, "named", [tool("named"), "-g", "-c", str(conf)])
-    wait_for(f"named in {short} ({daemon.output()})",
-             lambda: "running" in daemon.output() or _dead(lab, short, "named"), timeout)
+    lab.start(short, "named", [tool("named"), "-g", "-c", str(conf)])
+    wait_ready(lab, short, "named", lambda d: "running" in d.output(), timeout)
     return rundir
 
 
@@ -522,3 +527,87 @@ def dig(lab: Lab, short: str, server: str, name: str, rtype: str = "A", port: in
             owner, ttl, klass, kind, data = line.split(None, 4)
             records.append((owner, int(ttl), klass, kind, data))
     return DigAnswer(status.group(1) if status else "", records)
+
+
+# --- Kea and a DHCP client ----------------------------------------------------------------------
+
+
+def _kea_env(rundir: Path) -> dict[str, str]:
+    """Kea's pid and lock files go to the run directory (kea-dhcp4(8), ENVIRONMENT)."""
+    return {"KEA_PIDFILE_DIR": str(rundir), "KEA_LOCKFILE_DIR": str(rundir)}
+
+
+def check_kea(config: str, timeout: float = RUN_S) -> tuple[bool, str]:
+    """`kea-dhcp4 -t FILE` on the config text as given (no daemon): (ok, its output)."""
+    with tempfile.TemporaryDirectory(prefix="netns-kea-") as tmp:
+        path = Path(tmp) / "kea-dhcp4.conf"
+        path.write_text(config)
+        done = _run([tool("kea-dhcp4"), "-t", str(path)], timeout=timeout, check=False,
+                    env={**os.environ, **_kea_env(Path(tmp))})
+    return done.returncode == 0, done.stdout + done.stderr
+
+
+def kea_sandbox(config: dict[str, Any], rundir: Path) -> tuple[dict[str, Any], list[str]]:
+    """The config with only the sandbox's paths changed, and what was changed: the memfile lease
+    file and the control socket into rundir, every logger's output to stdout. Everything else
+    (interfaces, subnets, reservations, options) is kept as given."""
+    sandboxed = json.loads(json.dumps(config))
+    dhcp4 = sandboxed["Dhcp4"]
+    changed = []
+    leases = dhcp4.setdefault("lease-database", {"type": "memfile"})
+    if leases.get("type") == "memfile":
+        leases["name"] = str(rundir / "kea-leases4.csv")
+        changed.append("Dhcp4.lease-database.name")
+    if "control-socket" in dhcp4:
+        dhcp4["control-socket"]["socket-name"] = str(rundir / "kea4-ctrl-socket")
+        changed.append("Dhcp4.control-socket.socket-name")
+    for number, logger in enumerate(dhcp4.get("loggers", [])):
+        for key in ("output_options", "output-options"):
+            if key in logger:
+                logger[key] = [{"output": "stdout"}]
+                changed.append(f"Dhcp4.loggers[{number}].{key}")
+    return sandboxed, changed
+
+
+def start_kea(lab: Lab, short: str, config: dict[str, Any], timeout: float = 15.0) -> Path:
+    """kea-dhcp4 in the namespace on the config (after ``kea_sandbox``), checked first with -t;
+    waits for DHCP4_STARTED; returns the run directory (the lease file is kea-leases4.csv)."""
+    rundir = lab.rundir(short, "kea")
+    sandboxed, _ = kea_sandbox(config, rundir)
+    path = rundir / "kea-dhcp4.conf"
+    path.write_text(json.dumps(sandboxed, indent=2))
+    _run([tool("kea-dhcp4"), "-t", str(path)], timeout=timeout, env={**os.environ,
+                                                                       **_kea_env(rundir)})
+    lab.start(short, "kea-dhcp4", [tool("kea-dhcp4"), "-c", str(path)], env=_kea_env(rundir))
+    wait_ready(lab, short, "kea-dhcp4", lambda d: "DHCP4_STARTED" in d.output(), timeout)
+    return rundir
+
+
+# udhcpc runs this at each event ($1: deconfig, bound, renew, leasefail, nak) with the lease in
+# its environment; it records the environment and leaves the interface alone.
+UDHCPC_SCRIPT = """#!/bin/sh
+out="$(dirname "$0")/events"
+{ echo "event=$1"; env | grep -E '^(ip|subnet|router|dns|domain|hostname|siaddr|sname|\
+boot_file|serverid|lease|mask|interface|opt[0-9]+)=' ; echo; } >> "$out"
+"""
+
+
+def dhcp_client(lab: Lab, short: str, ifname: str, timeout: float = 20.0) -> dict[str, str]:
+    """A DHCP exchange by busybox udhcpc on ifname (-q: exit once bound, -n: exit if none);
+    the 'bound' event's variables: ip, subnet, router, siaddr (next-server), boot_file,
+    sname, hostname, serverid, lease... LabError if no lease within timeout."""
+    rundir = lab.rundir(short, "udhcpc")
+    script = rundir / "script"
+    script.write_text(UDHCPC_SCRIPT)
+    script.chmod(0o755)
+    tries = max(1, int(timeout // 2) - 1)
+    done = lab.run(short, tool("busybox"), "udhcpc", "-i", ifname, "-f", "-q", "-n", "-t",
+                   str(tries), "-T", "1", "-A", "1", "-s", str(script), timeout=timeout,
+                   check=False)
+    events = (rundir / "events").read_text() if (rundir / "events").exists() else ""
+    for block in events.split("\n\n"):
+        values = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+        if values.get("event") == "bound":
+            return values
+    raise LabError(f"udhcpc on {short} {ifname} got no lease (exit {done.returncode}):\n"
+                   f"{done.stdout}{done.stderr}{events}")

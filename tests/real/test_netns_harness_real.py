@@ -5,7 +5,7 @@ what the generators' tests will need from it."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import json
 
 import pytest
 
@@ -89,9 +89,7 @@ def test_frr_fabric_ecmp_and_ping(numbered: bool) -> None:
         for leaf, other in (("leaf1", "leaf2"), ("leaf2", "leaf1")):
             _, loopback, subnet = LEAVES[other]
             for prefix in (f"{subnet}.0/24", f"{loopback}/32"):
-                hops = netns.wait_for(f"2 next hops for {prefix} in {leaf}",
-                                      lambda p=prefix: _two(netns.fib_next_hops(lab, leaf, p)),
-                                      timeout=20)
+                hops = _two_next_hops(lab, leaf, prefix)
                 assert [dev for dev, _ in hops] == ["swp1", "swp2"]
                 expect = [_peer_address(s, True) for lf, _, _, _, s in CABLES if lf == leaf]
                 if numbered:
@@ -114,8 +112,13 @@ def _neighbors(switch: str, numbered: bool) -> list[tuple[str, str]]:
     return out
 
 
-def _two(hops: list[tuple[str, str]]) -> list[tuple[str, str]] | None:
-    return hops if len(hops) == 2 else None
+def _two_next_hops(lab: Lab, leaf: str, prefix: str) -> list[tuple[str, str]]:
+    """FRR's FIB next hops for prefix once there are 2 (BGP may still be converging)."""
+    def probe() -> list[tuple[str, str]] | None:
+        hops = netns.fib_next_hops(lab, leaf, prefix)
+        return hops if len(hops) == 2 else None
+
+    return netns.wait_for(f"2 next hops for {prefix} in {leaf}", probe, timeout=20)
 
 
 def test_frr_rejects_a_bad_line() -> None:
@@ -192,3 +195,57 @@ def test_named_answers_forward_and_reverse() -> None:
         assert (reverse.status, reverse.data()) == ("NOERROR", ["gpu002.mgmt.test."])
         missing = netns.dig(lab, "client", "10.10.0.2", "gpu999.mgmt.test", port=5353)
         assert (missing.status, missing.records) == ("NXDOMAIN", [])
+
+
+# --- Kea and a DHCP client ----------------------------------------------------------------------
+
+GPU001_MAC = "02:00:0a:0a:00:0b"
+KEA = {"Dhcp4": {
+    "interfaces-config": {"interfaces": ["eth0"], "dhcp-socket-type": "raw"},
+    "lease-database": {"type": "memfile", "persist": True, "lfc-interval": 3600,
+                       "name": "/var/lib/kea/kea-leases4.csv"},
+    "control-socket": {"socket-type": "unix", "socket-name": "/run/kea/kea4-ctrl-socket"},
+    "valid-lifetime": 3600,
+    "subnet4": [{
+        "id": 1, "subnet": "10.10.0.0/24",
+        "pools": [{"pool": "10.10.0.200 - 10.10.0.250"}],
+        "option-data": [{"name": "routers", "data": "10.10.0.1"},
+                        {"name": "domain-name-servers", "data": "10.10.0.2"}],
+        "next-server": "10.10.0.2", "boot-file-name": "grubx64.efi",
+        "reservations": [{"hw-address": GPU001_MAC, "ip-address": "10.10.0.11",
+                          "hostname": "gpu001"}],
+    }],
+    "loggers": [{"name": "kea-dhcp4", "severity": "INFO",
+                 "output_options": [{"output": "/var/log/kea/kea-dhcp4.log"}]}],
+}}
+
+
+def test_kea_config_check() -> None:
+    """kea-dhcp4 -t passes the hand-written config as given (its production paths included) and
+    fails it with a pool outside the subnet, naming the pool."""
+    netns.require("kea-dhcp4")
+    ok, out = netns.check_kea(json.dumps(KEA))
+    assert ok, out
+    broken = json.loads(json.dumps(KEA))
+    broken["Dhcp4"]["subnet4"][0]["pools"] = [{"pool": "10.99.0.10 - 10.99.0.20"}]
+    ok, out = netns.check_kea(json.dumps(broken))
+    assert not ok and "10.99.0.10" in out, out
+
+
+def test_kea_hands_the_reserved_address_and_boot_file() -> None:
+    """Kea in one namespace, udhcpc in another on a veth with gpu001's MAC: the lease is the
+    reserved 10.10.0.11 (not from the pool), with next-server 10.10.0.2, boot file grubx64.efi,
+    router, DNS and host name as configured; Kea's lease file records it."""
+    netns.require("kea-dhcp4", "busybox")
+    with Lab(["mgmt", "gpu001"]) as lab:
+        lab.link(("mgmt", "eth0"), ("gpu001", "eth0"))
+        lab.mac("gpu001", "eth0", GPU001_MAC)
+        lab.address("mgmt", "eth0", "10.10.0.2/24")
+        rundir = netns.start_kea(lab, "mgmt", KEA)
+        lease = netns.dhcp_client(lab, "gpu001", "eth0")
+        assert lease["ip"] == "10.10.0.11", lease
+        assert (lease["siaddr"], lease["boot_file"]) == ("10.10.0.2", "grubx64.efi"), lease
+        assert (lease["router"], lease["dns"], lease["hostname"]) == (
+            "10.10.0.1", "10.10.0.2", "gpu001"), lease
+        leases = (rundir / "kea-leases4.csv").read_text()
+        assert f"10.10.0.11,{GPU001_MAC}" in leases, leases
