@@ -611,3 +611,18 @@ def dhcp_client(lab: Lab, short: str, ifname: str, timeout: float = 20.0) -> dic
             return values
     raise LabError(f"udhcpc on {short} {ifname} got no lease (exit {done.returncode}):\n"
                    f"{done.stdout}{done.stderr}{events}")
+
+
+# --- cloud-init ---------------------------------------------------------------------------------
+
+
+def cloud_init_schema(user_data: str, timeout: float = RUN_S) -> tuple[bool, str]:
+    """`cloud-init schema -c FILE` (cloud-init 22.4: -c/--config-file) on user-data text:
+    (ok, its message). cloud-init 22.4 accepts unknown top-level keys; it rejects a file not
+    starting with '#cloud-config', YAML errors and wrong types of the keys it knows."""
+    with tempfile.TemporaryDirectory(prefix="netns-cloud-init-") as tmp:
+        path = Path(tmp) / "user-data"
+        path.write_text(user_data)
+        done = _run([tool("cloud-init"), "schema", "-c", str(path)], timeout=timeout,
+                    check=False)
+    return done.returncode == 0, (done.stdout + done.stderr).strip()

@@ -249,3 +249,35 @@ def test_kea_hands_the_reserved_address_and_boot_file() -> None:
             "10.10.0.1", "10.10.0.2", "gpu001"), lease
         leases = (rundir / "kea-leases4.csv").read_text()
         assert f"10.10.0.11,{GPU001_MAC}" in leases, leases
+
+
+# --- cloud-init ---------------------------------------------------------------------------------
+
+USER_DATA = """#cloud-config
+hostname: gpu001
+fqdn: gpu001.mgmt.test
+users:
+  - name: ops
+    groups: [sudo]
+    shell: /bin/bash
+    ssh_authorized_keys: ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOps ops@mgmt"]
+package_upgrade: false
+runcmd:
+  - [systemctl, enable, --now, nvidia-persistenced]
+"""
+
+
+def test_cloud_init_schema() -> None:
+    """cloud-init schema passes valid user-data and names each wrong type in invalid one; a file
+    without the '#cloud-config' header is refused."""
+    netns.require("cloud-init")
+    ok, message = netns.cloud_init_schema(USER_DATA)
+    assert ok and "Valid cloud-config" in message, message
+    bad = USER_DATA.replace("hostname: gpu001", "hostname: 42").replace(
+        "package_upgrade: false", "package_upgrade: maybe")
+    ok, message = netns.cloud_init_schema(bad)
+    assert not ok, message
+    assert "hostname: 42 is not of type 'string'" in message, message
+    assert "package_upgrade: 'maybe' is not of type 'boolean'" in message, message
+    ok, message = netns.cloud_init_schema(USER_DATA.replace("#cloud-config\n", ""))
+    assert not ok and 'needs to begin with "#cloud-config"' in message, message
