@@ -43,7 +43,8 @@ TOOLS = {
     "ip": "iproute2", "zebra": "frr", "bgpd": "frr", "staticd": "frr", "vtysh": "frr",
     "lldpd": "lldpd", "lldpcli": "lldpd", "named": "bind9", "named-checkzone": "bind9-utils",
     "named-checkconf": "bind9-utils", "dig": "bind9-dnsutils", "kea-dhcp4": "kea-dhcp4-server",
-    "busybox": "busybox", "cloud-init": "cloud-init",
+    "busybox": "busybox", "cloud-init": "cloud-init", "ifup": "ifupdown2",
+    "ifreload": "ifupdown2", "ifquery": "ifupdown2", "unshare": "util-linux",
 }
 FRR_DIR = Path("/usr/lib/frr")  # FRR's daemons live here, not on PATH
 PREFIX = "cin"  # every namespace this harness makes is named cin<pid>-<n>-<name>
@@ -626,3 +627,34 @@ def cloud_init_schema(user_data: str, timeout: float = RUN_S) -> tuple[bool, str
         done = _run([tool("cloud-init"), "schema", "-c", str(path)], timeout=timeout,
                     check=False)
     return done.returncode == 0, (done.stdout + done.stderr).strip()
+
+
+# --- ifupdown2 ----------------------------------------------------------------------------------
+
+# ifupdown2 3.0 (Debian 12) keeps a lock at the fixed path /run/network/.lock (taken without
+# waiting: a second run anywhere on the machine fails "Another instance of this program is
+# already running", also printed when /run/network is missing) and its interface state in
+# state_dir=/var/tmp/network/ (ifupdown2.conf), one per machine: namespaces would share both.
+# ifreload has no -i: it reads /etc/network/interfaces. So each run gets a private mount
+# namespace in which the namespace's own run directory is bound over /run and /var/tmp and its
+# interfaces file over /etc/network/interfaces; the machine's files are neither touched nor seen.
+IFUPDOWN2_SANDBOX = ("mount --bind \"$1/run\" /run && mkdir -p /run/network && "
+                     "mount --bind \"$1/var-tmp\" /var/tmp && "
+                     "mount --bind \"$1/interfaces\" /etc/network/interfaces && "
+                     "shift && exec \"$@\"")
+
+
+def ifupdown2(lab: Lab, short: str, interfaces: str, *command: str, timeout: float = RUN_S
+              ) -> subprocess.CompletedProcess[str]:
+    """Apply an /etc/network/interfaces-style text in the namespace with ifupdown2:
+    command is ('ifup', '-a') by default, or e.g. ('ifreload', '-a'), ('ifquery', '-a', '-c'),
+    reading the text as /etc/network/interfaces. State persists between calls of one lab."""
+    rundir = lab.rundir(short, "ifupdown2")
+    for sub in ("run", "var-tmp"):
+        (rundir / sub).mkdir(exist_ok=True)
+    path = rundir / "interfaces"
+    path.write_text(interfaces)
+    program, *args = command or ("ifup", "-a")
+    return lab.run(short, "unshare", "-m", "--propagation", "private", "sh", "-c",
+                   IFUPDOWN2_SANDBOX, "ifupdown2", str(rundir), tool(program), *args,
+                   timeout=timeout)

@@ -281,3 +281,38 @@ def test_cloud_init_schema() -> None:
     assert "package_upgrade: 'maybe' is not of type 'boolean'" in message, message
     ok, message = netns.cloud_init_schema(USER_DATA.replace("#cloud-config\n", ""))
     assert not ok and 'needs to begin with "#cloud-config"' in message, message
+
+
+# --- ifupdown2 ----------------------------------------------------------------------------------
+
+INTERFACES = """auto lo
+iface lo inet loopback
+    address 10.255.0.1/32
+
+auto swp1
+iface swp1
+    mtu 9216
+    address 10.0.0.1/31
+"""
+
+
+def test_ifupdown2_in_a_namespace() -> None:
+    """ifup -a applies an interfaces file inside a namespace (loopback address, MTU, /31);
+    ifquery -c then reports it applied; ifreload -a applies a changed address; two labs at once
+    do not collide on ifupdown2's lock or state (each has its own)."""
+    netns.require("ifup", "ifreload", "ifquery", "unshare")
+    with Lab(["leaf1", "spine1"]) as lab, Lab(["leaf1"]) as other:
+        lab.link(("leaf1", "swp1"), ("spine1", "swp1"), up=False)
+        other.link(("leaf1", "swp1"), ("leaf1", "swp2"), up=False)
+        netns.ifupdown2(lab, "leaf1", INTERFACES)
+        netns.ifupdown2(other, "leaf1", INTERFACES)
+        link = json.loads(lab.ip("leaf1", "-j", "address", "show", "swp1"))[0]
+        assert link["mtu"] == 9216 and "UP" in link["flags"], link
+        assert [a["local"] for a in link["addr_info"]] == ["10.0.0.1"], link
+        assert "10.255.0.1" in lab.ip("leaf1", "-4", "address", "show", "lo")
+        check = netns.ifupdown2(lab, "leaf1", INTERFACES, "ifquery", "-a", "-c")
+        assert "[fail]" not in check.stdout and "[pass]" in check.stdout, check.stdout
+        netns.ifupdown2(lab, "leaf1", INTERFACES.replace("10.0.0.1/31", "10.0.0.3/31"),
+                        "ifreload", "-a")
+        link = json.loads(lab.ip("leaf1", "-j", "address", "show", "swp1"))[0]
+        assert [a["local"] for a in link["addr_info"]] == ["10.0.0.3"], link
