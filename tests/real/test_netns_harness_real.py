@@ -6,6 +6,7 @@ what the generators' tests will need from it."""
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -316,3 +317,25 @@ def test_ifupdown2_in_a_namespace() -> None:
                         "ifreload", "-a")
         link = json.loads(lab.ip("leaf1", "-j", "address", "show", "swp1"))[0]
         assert [a["local"] for a in link["addr_info"]] == ["10.0.0.3"], link
+
+
+# --- the lab itself -----------------------------------------------------------------------------
+
+
+def test_lab_tears_down_after_a_failure() -> None:
+    """An exception inside the lab: its daemons and any process they left in the namespaces are
+    killed, the namespaces deleted, the run directory removed."""
+    netns.require("busybox")
+    with pytest.raises(RuntimeError, match="boom"), Lab(["a", "b"]) as lab:
+        lab.link(("a", "eth0"), ("b", "eth0"))
+        daemon = lab.start("a", "sleeper", ["sleep", "300"])
+        # a grandchild the lab did not start itself, left behind in namespace b
+        lab.run("b", "sh", "-c", "setsid sleep 301 >/dev/null 2>&1 < /dev/null &")
+        names, root = list(lab.namespaces.values()), lab.root
+        raise RuntimeError("boom")
+    assert daemon.process.poll() is not None
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not any(name in listed for name in names), listed
+    assert root is not None and not root.exists()
+    left = subprocess.run(["pgrep", "-f", "sleep 301"], capture_output=True, text=True).stdout
+    assert not left.strip(), left
