@@ -345,20 +345,20 @@ def test_more_units_than_planned_is_a_located_error() -> None:
 def test_uplinks_laid_at_once_are_the_uplinks_laid_block_by_block(
         spec: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     """Disjoint sets of upper switches (pods' spines, core groups) are cabled all at once
-    (build_fabric._connect_sets); the same cables, ports and tables as block by block."""
+    (fabric_cables._connect_sets); the same cables, ports and tables as block by block."""
     import sys
 
-    build_fabric = sys.modules["cluster_iac.compile.build_fabric"]
+    fabric_cables = sys.modules["cluster_iac.compile.fabric_cables"]
     laid: list[bool] = []
-    at_once = build_fabric._connect_sets
+    at_once = fabric_cables._connect_sets
 
     def counted(*args: Any) -> bool:
         laid.append(at_once(*args))
         return laid[-1]
 
-    monkeypatch.setattr(build_fabric, "_connect_sets", counted)
+    monkeypatch.setattr(fabric_cables, "_connect_sets", counted)
     quick = compile_data(spec)
-    monkeypatch.setattr(build_fabric, "_connect_sets", lambda *args: False)
+    monkeypatch.setattr(fabric_cables, "_connect_sets", lambda *args: False)
     blocks = compile_data(spec)
     assert laid and all(laid)  # the shortcut was taken, for every tier of uplinks
     assert quick.links.columns() == blocks.links.columns()

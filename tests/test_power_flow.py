@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_iac.plan import electrical, power_flow
+from cluster_iac.plan import electrical, power_flow, rack_flow
 from cluster_iac.plan.power import circuit_loads, pdu_loads, rack_loads_w
 from tests.conftest import example_build
 from tests.facility_fixtures import compile_data, example_data, without_lustre
@@ -258,7 +258,7 @@ def test_identical_racks_share_one_plan_and_a_new_node_moves_no_node() -> None:
     assert set(after) - set(before) == {("dgx-128", k) for k in range(1, 7)}
 
 
-def _flow_figures(flow: power_flow.RackFlow) -> object:
+def _flow_figures(flow: rack_flow.RackFlow) -> object:
     """Everything a solved rack holds, as plain data (its records' fields)."""
     def fields_of(record: object) -> object:
         return {k: [fields_of(v) for v in value] if k == "lines" else value
@@ -269,12 +269,12 @@ def _flow_figures(flow: power_flow.RackFlow) -> object:
 
 
 CONSUMERS = st.lists(st.builds(
-    lambda kind, watts, psus, spare: power_flow.Consumer(kind, watts, psus, watts,
+    lambda kind, watts, psus, spare: rack_flow.Consumer(kind, watts, psus, watts,
                                                          max(1, psus - spare)),
     st.sampled_from(["node", "switch"]), st.sampled_from([450.0, 1100.0, 2400.0, 10200.0]),
     st.integers(1, 6), st.integers(-1, 3)), min_size=1, max_size=14)
 CIRCUITRY = st.builds(
-    lambda pdus, circuits, outlets, banked, supply: power_flow.Circuitry(
+    lambda pdus, circuits, outlets, banked, supply: rack_flow.Circuitry(
         pdus, circuits, outlets, banked, supply[0], supply[1], 0.95),
     st.integers(1, 3), st.integers(1, 3), st.integers(4, 42), st.booleans(),
     st.sampled_from([(415, 3), (208, 3), (230, 1)]))
@@ -283,7 +283,7 @@ CIRCUITRY = st.builds(
 @settings(max_examples=150, deadline=None)
 @given(CONSUMERS, CIRCUITRY)
 def test_failed_psu_cases_computed_for_the_changed_circuits_give_every_figure(
-        consumers: list[power_flow.Consumer], circuitry: power_flow.Circuitry) -> None:
+        consumers: list[rack_flow.Consumer], circuitry: rack_flow.Circuitry) -> None:
     """solve computes a failed PSU's case only where it changes something (from the second
     such case on): every cord, circuit, line, feed and outage as computing every circuit in
     every case gives them, the same figures and the same first case of each."""

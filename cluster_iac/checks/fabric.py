@@ -13,7 +13,7 @@ from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.fattree import parse_ratio
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # plan/collectives loads only for a busbw policy (tests/test_startup.py)
     from cluster_iac.plan.collectives import JobPrediction
 
 NETWORK_GRAPHS = ("compute", "storage", "management", "bmc")

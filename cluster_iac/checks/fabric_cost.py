@@ -10,9 +10,13 @@ from typing import Any, NamedTuple
 
 from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.checks.registry import check
-from cluster_iac.compile.build_fabric import breakout_legs
 from cluster_iac.plan import FabricPlan, Plan
-from cluster_iac.plan.fattree import FabricSizeError, parse_ratio, size_fat_tree
+from cluster_iac.plan.fattree import (
+    FabricSizeError,
+    breakout_legs,
+    parse_ratio,
+    size_fat_tree,
+)
 from cluster_iac.plan.physical import link_ends
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
+from cluster_iac.plan.node_types import NIC_ROLE
 
 if TYPE_CHECKING:  # plan/lustre.py loads only for a spec with Lustre (tests/test_startup.py)
     from cluster_iac.plan.lustre import LustreServers
@@ -59,8 +60,6 @@ def nids(plan: Plan) -> Iterator[Diagnostic]:
     the role the network is made of (the built-in Lustre and management servers carry
     storage NICs only, so with no storage fabric LNet defaults to the compute fabric, on
     which they have no port)."""
-    from cluster_iac.compile.assign_addresses import NIC_ROLE
-
     hardware = _hardware(plan)
     if hardware is None or not hardware.lnet.missing_nid:
         return

@@ -38,13 +38,12 @@ from cluster_iac.base.sorting import natural_sorted
 from cluster_iac.compile.build_management import growth_sorted
 from cluster_iac.plan import Plan
 from cluster_iac.plan.kept import Lock
+from cluster_iac.plan.node_types import NIC_ROLE
 from cluster_iac.plan.power import rack_pdus
 from cluster_iac.spec import ClusterSpec
 
 # Networks whose devices include switches and PDUs (their management ports live there).
 DEVICE_NETWORKS = ("management", "bmc")
-# Which NIC role puts a node on the storage network (the fabric's own IPoIB uses 'compute').
-NIC_ROLE = {"ipoib": "compute", "storage": "storage"}
 POOLS: dict[str, tuple[tuple[str, Fraction], ...]] = {
     "device": (("infrastructure", Fraction(1, 16)), ("compute", Fraction(1, 2)),
                ("switches", Fraction(1, 16)), ("fabric", Fraction(1, 8)),

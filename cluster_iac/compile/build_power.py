@@ -18,7 +18,7 @@ from cluster_iac.plan.power import (
     power_shelves,
     rack_pdus,
 )
-from cluster_iac.plan.power_flow import NO_PINS, Circuitry, Consumer, Pins, RackFlow, solve
+from cluster_iac.plan.power_flow import solve
 from cluster_iac.plan.power_rows import (
     Groups,
     RackGroup,
@@ -28,6 +28,7 @@ from cluster_iac.plan.power_rows import (
     rack_table,
 )
 from cluster_iac.plan.power_tables import PowerDevice
+from cluster_iac.plan.rack_flow import NO_PINS, Circuitry, Consumer, Pins, RackFlow
 from cluster_iac.spec import ClusterSpec
 
 

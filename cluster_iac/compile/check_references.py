@@ -14,7 +14,8 @@ from cluster_iac.base.suggest import closest, did_you_mean
 from cluster_iac.compile.check_names import name_problems
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
-from cluster_iac.spec.base import MAX_NAMES, MAX_NODES, MAX_RACKS, check_rack_name
+from cluster_iac.spec.limits import MAX_NAMES, MAX_NODES, MAX_RACKS
+from cluster_iac.spec.strings import check_rack_name
 
 
 def check_references(spec: ClusterSpec, plan: Plan) -> Plan:

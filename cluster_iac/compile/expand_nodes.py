@@ -11,8 +11,8 @@ from cluster_iac.base.hostlist import expand
 from cluster_iac.plan import Node, Plan
 from cluster_iac.plan.kept import Lock
 from cluster_iac.spec import ClusterSpec
-from cluster_iac.spec.base import hostname_problem
 from cluster_iac.spec.nodes import NodeGroup
+from cluster_iac.spec.strings import hostname_problem
 
 
 def hostname(pattern: str, index: int) -> str:

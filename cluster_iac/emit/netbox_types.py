@@ -38,7 +38,7 @@ from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Device
 from cluster_iac.plan.power import INLET
-from cluster_iac.plan.power_flow import outlet_lines
+from cluster_iac.plan.power_outlets import outlet_lines
 
 # netbox/dcim/choices.py InterfaceTypeChoices, by link layer and line rate (Gb/s). InfiniBand
 # ports get the generation's plain slug, which every 4.x release accepts (NetBox labels it by

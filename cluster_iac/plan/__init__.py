@@ -2,9 +2,7 @@
 
 from cluster_iac.plan.model import (
     FabricPlan,
-    NicPlan,
     Node,
-    NodeTypePlan,
     NvlinkDomain,
     PartitionPlan,
     Placement,
@@ -16,6 +14,7 @@ from cluster_iac.plan.model import (
     Settings,
     Switch,
 )
+from cluster_iac.plan.node_types import NicPlan, NodeTypePlan
 
 __all__ = [
     "FabricPlan",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from cluster_iac.plan.failures import cluster_job
 from cluster_iac.plan.model import Plan
 
 
@@ -53,8 +54,6 @@ def daly_interval_s(delta_s: float, mtbf_s: float) -> float:
 
 def _cluster_mtbf_h(plan: Plan) -> float:
     """Every compute node as one job: from its parts, or the spec's per-GPU MTBF."""
-    from cluster_iac.plan.failures import cluster_job
-
     work = plan.settings.workload
     gpus = plan.gpu_count
     job = None if "gpu_mtbf_hours" in work.model_fields_set else cluster_job(plan)

@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 from cluster_iac.catalog.snapshot import builtin_file
+from cluster_iac.plan.cooling import loop_figures
 from cluster_iac.plan.model import Node, PartitionPlan, Plan
 
 HOURS_A_DAY = 24
@@ -136,6 +137,7 @@ def cluster_job(plan: Plan) -> JobFailures | None:
 def sized_jobs(plan: Plan) -> dict[str, list[tuple[str, JobFailures]]]:
     """Each partition's jobs of the sizes report.md predicts busbw for (one node, one NVLink
     domain, one scalable unit, policy.allreduce_job_sizes, the whole partition), no spares."""
+    # report.md's only: the busbw model stays off validate's path (tests/test_startup.py)
     from cluster_iac.plan.collectives.jobs import partition_jobs as busbw_jobs
 
     ctx = _Context(plan)
@@ -216,8 +218,6 @@ def _units(ctx: _Context, nodes: list[Node], types: Counter[str]) -> dict[str, i
 def _loops(plan: Plan) -> list[set[str]]:
     if not plan.settings.cooling.loops:
         return []
-    from cluster_iac.plan.cooling import loop_figures
-
     return [set(fig.racks) for fig in loop_figures(plan)]
 
 

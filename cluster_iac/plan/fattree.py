@@ -1,4 +1,5 @@
-"""Fat-tree sizing: how many leaves, spines and cores a fabric needs, and how they are cabled.
+"""Fat-tree sizing: how many leaves, spines and cores a fabric needs, and how they are cabled;
+and how many host ports one leaf port carries under breakout (breakout_legs).
 
 Pure arithmetic over switch radixes, so the rules can be checked against NVIDIA's published
 DGX SuperPOD tables without building a graph. The rules are the ones fabric designers use:
@@ -27,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import Any
 
 
 class FabricSizeError(ValueError):
@@ -204,3 +206,18 @@ def _single_switch(nodes: int, nics_per_node: int, ports: int) -> FatTree:
 
 def _ratio(value: Fraction) -> str:
     return f"{value.numerator}:{value.denominator}"
+
+
+def breakout_legs(leaf: Any, speeds: set[int]) -> int:
+    """Host ports one leaf port carries: the catalog's split of the leaf's port into ports of
+    the hosts' rate, when all host ports run at one rate below the leaf's and the catalog
+    lists that split (an SN5600's 800G cage into 2 x 400G); else 1, a port a host port.
+    Ethernet only: an InfiniBand switch's split ports would need its subnet manager's port
+    numbering of them, which the topology file (plan/subnet.py) does not model; a split that
+    would carry more than the port (legs x rate over its rate) is not used."""
+    if len(speeds) != 1 or leaf.link != "ethernet":
+        return 1
+    (speed,) = speeds
+    return next((split.ports for split in leaf.breakout
+                 if split.speed_gbps == speed < leaf.port_speed_gbps
+                 and split.ports * speed <= leaf.port_speed_gbps), 1)

@@ -8,6 +8,7 @@ from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from cluster_iac.base.errors import CompileError, SpecPath
 from cluster_iac.plan.kept import Lock
+from cluster_iac.plan.node_types import NodeTypePlan
 from cluster_iac.plan.physical import Cables, Device, Links, Ports
 from cluster_iac.plan.power_tables import (
     PduLoad,
@@ -31,76 +32,6 @@ from cluster_iac.plan.wiring import FabricWiring
 # NVLink domains) are named tuples, as plan/physical.py's rows: made in a third of a frozen
 # dataclass's time (which sets each field with object.__setattr__), equal by value, changed
 # with _replace; a field read costs some 10 ns more.
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class NicPlan:
-    """Adapters of one role on a node type, resolved against the catalog."""
-
-    role: str
-    model: str
-    name: str
-    link: str
-    speed_gbps: int
-    count: int
-    pcie_gen: int
-    pcie_width: int
-    cage_ports: int = 1  # ports that share one chassis cage (one transceiver a cage)
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class NodeTypePlan:
-    """A node type with catalog defaults and spec overrides merged."""
-
-    name: str
-    platform: str
-    platform_name: str
-    kind: str
-    gpu_model: str | None
-    gpu_name: str | None
-    gpu_count: int
-    gres_type: str | None
-    gpu_max_power_w: int
-    gpu_nvlink_gbs: float
-    cpu_model: str
-    cpu: Any  # CpuModel (catalog entry, frozen)
-    sockets: int
-    cores_per_socket: int
-    threads_per_core: int
-    memory_gib: int
-    nics: tuple[NicPlan, ...]
-    max_power_w: int
-    psu_count: int
-    psu_rating_w: int
-    psu_required: int
-    height_u: int
-    weight_kg: float
-    cooling: str
-    nvlink_domain: str
-    gpu_sockets: tuple[int, ...]
-    pcie: Any  # PcieLayout | None (catalog entry, frozen)
-    features: tuple[str, ...]
-    gres_autodetect: str
-    spec_path: SpecPath
-    gpu_architecture: str | None = None  # 'ampere' | 'hopper' | 'blackwell' (NCCL's tuning key)
-    nvlink_sharp: bool = False  # the NVSwitches reduce in the switch (NCCL's NVLS algorithms)
-    mig: tuple[Any, ...] = ()  # MIG instances (plan/mig.py MigDevice), by GPU and start
-
-    @property
-    def gres_gpus(self) -> int:
-        """GPU GRES one node offers Slurm: each MIG instance and each GPU without MIG."""
-        return self.gpu_count - len({d.gpu for d in self.mig}) + len(self.mig)
-
-    @property
-    def cpus(self) -> int:
-        """Logical CPUs as Slurm counts them."""
-        return self.sockets * self.cores_per_socket * self.threads_per_core
-
-    def nics_of(self, role: str) -> tuple[NicPlan, ...]:
-        return tuple(nic for nic in self.nics if nic.role == role)
-
-    def nic_count(self, role: str) -> int:
-        return sum(nic.count for nic in self.nics_of(role))
 
 
 @dataclass(frozen=True, eq=False, repr=False)

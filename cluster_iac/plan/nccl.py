@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster_iac.base.errors import SpecPath
-from cluster_iac.plan.model import NodeTypePlan
+from cluster_iac.plan.node_types import NodeTypePlan
 
 # Where the playbooks install nccl/<node type>.topo.xml on the hosts (emit/ansible.py's
 # NCCL_TOPO_DIR says the same; a test keeps them equal).

@@ -24,142 +24,38 @@ some redundant PSUs) carries nothing until needed, so its partners' lines carry 
 operation than computed here; with a PDU down, when every live PSU is needed, it is the same.
 Power shelves share their busbar's trays equally among the live shelves; a busbar whose live
 shelves cannot carry it is an outage too.
+
+The solver's records are plan/rack_flow.py's; plan/power_outlets.py puts the cords on outlets.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
 
 from cluster_iac.plan import electrical
-
-Case = tuple[object, ...]  # ('normal',) | ('pdu', k) | ('psu', device, psu)
-NORMAL: Case = ("normal",)
-SHELF = "power-shelf"
-
-
-class Consumer(NamedTuple):
-    """A device with PSUs, as the solver sees it: no name, so identical racks share a plan
-    (a named tuple: a rack's devices are a key of the power pass, hashed at C speed)."""
-
-    kind: str  # 'node' | 'switch' | 'power-shelf'
-    max_power_w: float  # a shelf's: its capacity (what it draws comes from its busbar)
-    psus: int
-    psu_rating_w: float
-    psu_required: int
-
-
-# Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
-@dataclass(frozen=True, eq=False, repr=False)
-class Circuitry:
-    """What the solver needs of a PDU profile."""
-
-    pdus: int
-    circuits: int
-    outlets: int
-    banked: bool
-    volts: float
-    phases: int
-    power_factor: float
-
-    @property
-    def slots(self) -> tuple[str, ...]:
-        return electrical.cord_slots(self.volts, self.phases)
-
-    @property
-    def lines(self) -> tuple[str, ...]:
-        return electrical.circuit_lines(self.phases)
-
-
-@dataclass(eq=False, repr=False)
-class CordFlow:
-    device: int
-    psu: int  # 0-based
-    pdu: int
-    circuit: int = -1
-    slot: int = -1
-    outlet: int = 0  # 0: no free outlet (the PDU is short of outlets)
-    allocated_w: float = 0.0
-    maximum_w: float = 0.0
-    maximum_case: Case = NORMAL
-
-
-@dataclass(eq=False, repr=False)
-class LineFlow:
-    line: int
-    outlets: tuple[int, ...]
-    slots: tuple[int, ...]
-    devices: tuple[int, ...]
-    normal_a: float = 0.0
-    cases: list[tuple[Case, float]] = field(default_factory=list)
-    worst_a: float = 0.0
-    worst_case: Case = NORMAL
-
-
-@dataclass(eq=False, repr=False)
-class CircuitFlow:
-    pdu: int
-    index: int
-    devices: tuple[int, ...] = ()
-    outlets: tuple[int, ...] = ()
-    lines: list[LineFlow] = field(default_factory=list)
-    load_w: float = 0.0
-    worst_w: float = 0.0
-    worst_w_case: Case = NORMAL
-
-
-@dataclass(eq=False, repr=False)
-class FeedFlow:
-    pdu: int
-    load_w: float = 0.0
-    worst_w: float = 0.0
-    worst_w_case: Case = NORMAL
-    normal_a: tuple[float, ...] = ()
-    worst_a: list[float] = field(default_factory=list)
-    worst_case: list[Case] = field(default_factory=list)
-
-
-@dataclass(frozen=True, eq=False, repr=False)
-class Outage:
-    case: Case
-    device: int  # -1: the busbar
-    live: int
-    required: int
-    total: int
-    draw_w: float
-    capacity_w: float
-
-
-@dataclass(eq=False, repr=False)
-class RackFlow:
-    consumers: tuple[Consumer, ...]
-    cords: list[CordFlow]
-    circuits: list[CircuitFlow]
-    feeds: list[FeedFlow]
-    outages: list[Outage]
-    outlets_needed: dict[int, int]  # PDU -> cords it got (more than its outlets: an error)
-
-
-class Pins(NamedTuple):
-    """Outlets the lock holds in one rack (cluster_iac/lock/), by position, so identical
-    racks with identical pins still share one solution: (device, PSU, PDU, outlet) of each
-    pinned cord (device by its place in the rack's order, PSU and PDU from 0), and (PDU,
-    outlet) of each outlet kept empty for a retired device."""
-
-    cords: tuple[tuple[int, int, int, int], ...] = ()
-    reserved: tuple[tuple[int, int], ...] = ()
-
-
-NO_PINS = Pins()
+from cluster_iac.plan.power_outlets import place_cords
+from cluster_iac.plan.rack_flow import (
+    NO_PINS,
+    NORMAL,
+    SHELF,
+    Case,
+    CircuitFlow,
+    Circuitry,
+    Consumer,
+    CordFlow,
+    FeedFlow,
+    LineFlow,
+    Outage,
+    Pins,
+    RackFlow,
+)
 
 
 def solve(consumers: tuple[Consumer, ...], circuitry: Circuitry, busbar_w: float,
           every_case: bool = False, pins: Pins | None = None) -> RackFlow:
     """Plan the rack's cords and compute every line current in every case. A failed PSU
     changes only its device's cords, so from the second such case on only the circuits and
-    feeds that carry them are computed again (_Flow.currents); ``every_case`` computes every
+    feeds that carry them are computed again (Flow.currents); ``every_case`` computes every
     circuit in every case, the reference the tests hold that shortcut to. A pinned cord
     keeps its PDU and outlet (and so its circuit and line); the others are planned around
     them."""
@@ -171,13 +67,13 @@ def solve(consumers: tuple[Consumer, ...], circuitry: Circuitry, busbar_w: float
             first.setdefault(cord.device, n)
         for device, psu, pdu, _ in pins.cords:
             cords[first[device] + psu].pdu = pdu
-    flow = _Flow(consumers, circuitry, busbar_w, cords)
+    flow = Flow(consumers, circuitry, busbar_w, cords)
     rack_cases = [NORMAL] + ([("pdu", k) for k in range(circuitry.pdus)]
                              if circuitry.pdus > 1 else [])
     case_loads = {case: flow.loads(case) for case in rack_cases}
     for i, cord in enumerate(cords):
         cord.allocated_w = case_loads[NORMAL][i]
-    needed = _place_cords(flow, cords, [case_loads[c] for c in rack_cases], pins)
+    needed = place_cords(flow, cords, [case_loads[c] for c in rack_cases], pins)
     cases = rack_cases + _psu_cases(consumers, cords, flow.first)
     return flow.currents(cases, case_loads, needed, every_case)
 
@@ -211,7 +107,7 @@ def _psu_cases(consumers: tuple[Consumer, ...], cords: list[CordFlow],
     return cases
 
 
-class _Flow:
+class Flow:
     """Loads per case and the currents they make."""
 
     def __init__(self, consumers: tuple[Consumer, ...], circuitry: Circuitry, busbar_w: float,
@@ -449,136 +345,3 @@ def _record_feed(feed: FeedFlow, case: Case, slot_w: list[float], c: Circuitry) 
             feed.worst_a[n], feed.worst_case[n] = current, case
 
 
-def _place_cords(flow: _Flow, cords: list[CordFlow], case_loads: list[list[float]],
-                 pins: Pins | None = None) -> dict[int, int]:
-    """Each device's cords on one PDU to that PDU's least-loaded circuit with free outlets,
-    then each cord to the line (line pair) of that circuit whose worst case stays lowest, then
-    to the lowest free outlet wired to that line. Devices in rack order, so a device added
-    to a rack leaves the cords before it where they are. Pinned cords take their own outlets
-    first, and reserved outlets are given to none."""
-    c = flow.circuitry
-    free = [_outlet_bank(c, n) for _ in range(c.pdus) for n in range(c.circuits)]
-    assigned_w = [0.0] * len(free)
-    slot_cases = [[[0.0] * len(case_loads) for _ in c.slots] for _ in free]
-    pdu_cases = [[[0.0] * len(case_loads) for _ in c.slots] for _ in range(c.pdus)]
-    used = dict.fromkeys(range(c.pdus), 0)
-    pinned = _take_pinned(c, cords, free, pins or NO_PINS)
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i, cord in enumerate(cords):
-        if i in pinned:
-            circuit = pdu_circuit = cord.pdu * c.circuits + cord.circuit
-            used[cord.pdu] += 1
-            vector = [loads[i] for loads in case_loads]
-            for k, watts in enumerate(vector):
-                slot_cases[pdu_circuit][cord.slot][k] += watts
-                pdu_cases[cord.pdu][cord.slot][k] += watts
-            assigned_w[circuit] += cord.allocated_w
-            continue
-        groups.setdefault((cord.device, cord.pdu), []).append(i)
-    for (_, pdu), members in groups.items():
-        used[pdu] += len(members)
-        circuit = -1
-        for i in members:
-            cord = cords[i]
-            if circuit < 0 or not _free_count(free[circuit]):
-                circuit = _pick_circuit(pdu, c.circuits, free, assigned_w, len(members))
-            if circuit < 0:
-                continue  # the PDU is out of outlets: SPEC-PDU-OUTLETS
-            vector = [loads[i] for loads in case_loads]
-            slot = _pick_slot(slot_cases[circuit], pdu_cases[pdu], free[circuit], vector)
-            for k, watts in enumerate(vector):
-                slot_cases[circuit][slot][k] += watts
-                pdu_cases[pdu][slot][k] += watts
-            assigned_w[circuit] += cord.allocated_w
-            cord.circuit, cord.slot = circuit - pdu * c.circuits, slot
-            cord.outlet = free[circuit][slot].popleft()
-    return used
-
-
-def _take_pinned(c: Circuitry, cords: list[CordFlow], free: list[list[deque[int]]],
-                 pins: Pins) -> set[int]:
-    """Pinned cords on their outlets (circuit and line from the outlet's wiring), those
-    outlets and the reserved ones taken out of ``free``; the pinned cords' indexes. An
-    outlet the profile does not have is left to the caller (build_power reports it)."""
-    if not pins.cords and not pins.reserved:
-        return set()
-    where: dict[int, tuple[int, int]] = {}  # outlet -> (circuit, slot), the same on each PDU
-    for n in range(c.circuits):
-        for s, outlets in enumerate(free[n]):
-            where.update(dict.fromkeys(outlets, (n, s)))
-    first: dict[int, int] = {}
-    for i, cord in enumerate(cords):
-        first.setdefault(cord.device, i)
-    taken: set[tuple[int, int]] = set(pins.reserved)
-    pinned = set()
-    for device, psu, pdu, outlet in pins.cords:
-        if outlet not in where:
-            continue
-        i = first[device] + psu
-        cord = cords[i]
-        cord.circuit, cord.slot = where[outlet]
-        cord.outlet = outlet
-        taken.add((pdu, outlet))
-        pinned.add(i)
-    for pdu, outlet in taken:
-        if outlet in where:
-            n, s = where[outlet]
-            bank = free[pdu * c.circuits + n][s]
-            if outlet in bank:
-                bank.remove(outlet)
-    return pinned
-
-
-def _pick_circuit(pdu: int, circuits: int, free: list[list[deque[int]]],
-                  assigned_w: list[float], need: int) -> int:
-    own = range(pdu * circuits, (pdu + 1) * circuits)
-    for enough in (need, 1):
-        fits = [n for n in own if _free_count(free[n]) >= enough]
-        if fits:
-            return min(fits, key=lambda n: (assigned_w[n], n))
-    return -1
-
-
-def _pick_slot(slot_cases: list[list[float]], pdu_cases: list[list[float]],
-               free: list[deque[int]], vector: list[float]) -> int:
-    """The line (pair) whose worst case stays lowest with this cord: on the circuit (its
-    breaker), then on the whole PDU (its feed); then the lowest normal load, then the first."""
-    def key(s: int) -> tuple[float, ...]:
-        after = [w + v for w, v in zip(slot_cases[s], vector, strict=True)]
-        whole = [w + v for w, v in zip(pdu_cases[s], vector, strict=True)]
-        return (round(max(after), 6), round(max(whole), 6), round(after[0], 6),
-                round(whole[0], 6), s)
-
-    return min((s for s in range(len(free)) if free[s]), key=key)
-
-
-def _free_count(bank: list[deque[int]]) -> int:
-    return sum(len(outlets) for outlets in bank)
-
-
-def _outlet_bank(c: Circuitry, n: int) -> list[deque[int]]:
-    """Circuit n's outlets by the slot they are wired to: the PDU's outlets split equally over
-    its circuits in order (the first circuits take the remainder), each bank's outlets
-    alternating over the slots, or in consecutive groups per slot when banked."""
-    base, extra = divmod(c.outlets, c.circuits)
-    start = 1 + n * base + min(n, extra)
-    size = base + (1 if n < extra else 0)
-    slots = len(c.slots)
-    bank: list[deque[int]] = [deque() for _ in range(slots)]
-    group, spare = divmod(size, slots)
-    bounds = [g * group + min(g, spare) for g in range(slots + 1)]
-    for p in range(size):
-        s = p % slots if not c.banked else max(g for g in range(slots) if bounds[g] <= p)
-        bank[s].append(start + p)
-    return bank
-
-
-def outlet_lines(outlets: int, circuits: int, volts: float, phases: int,
-                 banked: bool) -> list[tuple[int, str]]:
-    """Every outlet of a PDU profile with the feed leg of the line it is wired to ('A', 'B',
-    'C'; '' on a delta line pair), as the solver banks them: NetBox's outlet feed_leg."""
-    c = Circuitry(1, circuits, outlets, banked, volts, phases, 1.0)
-    found = [(outlet, electrical.FEED_LEG.get(c.slots[s], ""))
-             for n in range(circuits) for s, bank in enumerate(_outlet_bank(c, n))
-             for outlet in bank]
-    return sorted(found)

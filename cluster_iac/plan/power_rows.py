@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 
 from cluster_iac.plan import electrical
 from cluster_iac.plan.power import FEED_NAME, INLET, PANEL_NAME, PDU_NAME, SIDES, side_names
-from cluster_iac.plan.power_flow import Case, RackFlow
 from cluster_iac.plan.power_tables import (
     NORMAL,
     PduLoad,
@@ -26,6 +25,7 @@ from cluster_iac.plan.power_tables import (
     PowerLine,
     PowerOutage,
 )
+from cluster_iac.plan.rack_flow import Case, RackFlow
 
 
 class RackTemplate:

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from cluster_iac.spec.base import Name, SpecModel
+from cluster_iac.spec.base import SpecModel
 from cluster_iac.spec.facility import Cooling, Power, Row
 from cluster_iac.spec.hardware import Catalog
 from cluster_iac.spec.nccl import Nccl
@@ -16,6 +16,7 @@ from cluster_iac.spec.policy import Policy, Workload
 from cluster_iac.spec.reliability import Cost, Reliability
 from cluster_iac.spec.slurm import Slurm
 from cluster_iac.spec.storage import Storage
+from cluster_iac.spec.strings import Name
 
 # The releases of catalog/slurm_releases.py (a test keeps the two lists equal).
 SlurmVersion = Literal["22.05", "23.02", "23.11", "24.05", "24.11", "25.05", "25.11", "26.05"]

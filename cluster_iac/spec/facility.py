@@ -6,20 +6,19 @@ from typing import Literal
 
 from pydantic import Field
 
-from cluster_iac.spec.base import (
+from cluster_iac.spec.base import SpecModel
+from cluster_iac.spec.limits import (
     CircuitCount,
     CurrentA,
     FacilityKw,
     FlowLpm,
-    HostlistExpr,
-    Name,
     OutletCount,
     PumpCount,
     RackKw,
-    SpecModel,
     VoltageV,
     WeightKg,
 )
+from cluster_iac.spec.strings import HostlistExpr, Name
 
 
 class RackGroup(SpecModel):

@@ -6,7 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from cluster_iac.spec.base import (
+from cluster_iac.spec.base import SpecModel
+from cluster_iac.spec.limits import (
     MAX_BANDWIDTH_GBS,
     MAX_NICS,
     MAX_POWER_W,
@@ -19,22 +20,19 @@ from cluster_iac.spec.base import (
     HeightU,
     LaneCount,
     MemoryGib,
-    Name,
     NicCount,
     PortCount,
     PowerW,
     PsuCount,
     SocketCount,
-    Source,
     SpareCount,
-    SpecModel,
     SpeedGbps,
-    Text,
     ThreadCount,
     WeightKg,
     at_most,
     up_to,
 )
+from cluster_iac.spec.strings import Name, Source, Text
 
 LinkLayer = Literal["infiniband", "ethernet", "nvlink"]
 DriveKind = Literal["nvme", "sas-ssd", "sata-ssd", "hdd"]

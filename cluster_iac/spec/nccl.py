@@ -4,7 +4,8 @@
 
 from pydantic import Field
 
-from cluster_iac.spec.base import EnvName, Name, SpecModel, Text
+from cluster_iac.spec.base import SpecModel
+from cluster_iac.spec.strings import EnvName, Name, Text
 
 NcclValue = Text | int
 """An environment value: NCCL reads every one as text (integers through strtoll)."""

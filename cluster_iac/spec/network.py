@@ -8,15 +8,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
-from cluster_iac.spec.base import (
-    HostlistExpr,
-    InterfaceName,
-    Name,
-    NodeCount,
-    Ratio,
-    SpecModel,
-    UnitCount,
-)
+from cluster_iac.spec.base import SpecModel
+from cluster_iac.spec.limits import NodeCount, UnitCount
+from cluster_iac.spec.strings import HostlistExpr, InterfaceName, Name, Ratio
 
 
 def _cidr_text(value: Any) -> Any:

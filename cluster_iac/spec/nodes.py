@@ -6,24 +6,22 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from cluster_iac.spec.base import (
+from cluster_iac.spec.base import SpecModel
+from cluster_iac.spec.hardware import NicSlot, PsuSpec
+from cluster_iac.spec.limits import (
     CoreCount,
     FirstIndex,
     GpuCount,
     HeightU,
-    HostlistExpr,
-    HostnamePattern,
     MemoryGib,
-    Name,
     NodeCount,
     PerRack,
     PowerW,
     SocketCount,
-    SpecModel,
     ThreadCount,
     WeightKg,
 )
-from cluster_iac.spec.hardware import NicSlot, PsuSpec
+from cluster_iac.spec.strings import HostlistExpr, HostnamePattern, Name
 
 Role = Literal["compute", "controller", "login", "lustre_mds", "lustre_oss", "service"]
 

@@ -50,7 +50,7 @@ def _described(err: ErrorDetails) -> Diagnostic:
         "SPEC-TYPE" if kind.endswith(_TYPE_ERRORS) else "SPEC-VALUE"
     )
     where = _dotted(path[:-1]) if path[:-1] else "the top level"
-    if kind.startswith("spec_"):  # a type of spec/base.py: its message and hint
+    if kind.startswith("spec_"):  # spec/strings.py or limits.py: its message and hint
         ctx = err.get("ctx") or {}
         return Diagnostic(CODES[kind[5:]], f"{_dotted(path)}: {ctx.get('message', err['msg'])}",
                           path, hint=ctx.get("hint") or None)

@@ -7,24 +7,15 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field
 
-from cluster_iac.spec.base import (
-    BandwidthGbs,
-    CheckCode,
-    JobGpus,
-    RackKw,
-    Ratio,
-    SpecModel,
-    StorageTb,
-    at_most,
-    fail,
-    up_to,
-)
+from cluster_iac.spec.base import SpecModel, fail
+from cluster_iac.spec.limits import BandwidthGbs, JobGpus, RackKw, StorageTb, at_most, up_to
+from cluster_iac.spec.strings import CheckCode, Ratio
 
 MINUTES_A_YEAR = 525_600
 MAX_MTBF_HOURS = 100_000_000
 """11,000 years a GPU: published MTBFs of GPUs and servers are 10^4-10^6 hours."""
 MAX_MESSAGE_BYTES = 1 << 46
-"""64 TiB, the most memory a GPU may have (spec/base.py MAX_MEMORY_GIB): no collective's
+"""64 TiB, the most memory a GPU may have (spec/limits.py MAX_MEMORY_GIB): no collective's
 message is larger than the buffer that holds it."""
 
 _SHIFT = {"K": 10, "M": 20, "G": 30}

@@ -11,7 +11,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from cluster_iac.spec.base import MAX_NODES, Name, SpecModel, at_most, up_to
+from cluster_iac.spec.base import SpecModel
+from cluster_iac.spec.limits import MAX_NODES, at_most, up_to
+from cluster_iac.spec.strings import Name
 
 ComponentClass = Literal["gpu", "hbm", "host", "nic", "link", "switch", "psu", "pdu", "cdu",
                          "software"]

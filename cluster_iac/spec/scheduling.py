@@ -6,13 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from cluster_iac.spec.base import (
-    SpecModel,
-    at_most,
-    up_to,
-    within,
-    within_schema,
-)
+from cluster_iac.spec.base import SpecModel
+from cluster_iac.spec.limits import at_most, up_to
+from cluster_iac.spec.strings import within, within_schema
 
 # Slurm stores QOS and account names in lower case (sacctmgr lowers what it is given), so the
 # spec takes them that way and a name compares equal to what `sacctmgr show` prints.

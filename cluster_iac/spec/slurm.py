@@ -6,18 +6,11 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, WithJsonSchema
 
-from cluster_iac.spec.base import (
-    MAX_CPUS,
-    MAX_MEMORY_GIB,
-    MAX_SLURM_NUMBER,
-    Name,
-    SpecModel,
-    at_most,
-    fail,
-    up_to,
-)
+from cluster_iac.spec.base import SpecModel, fail
 from cluster_iac.spec.health import HealthCheck
+from cluster_iac.spec.limits import MAX_CPUS, MAX_MEMORY_GIB, MAX_SLURM_NUMBER, at_most, up_to
 from cluster_iac.spec.scheduling import Account, Accounting, Preemption, Priority, Qos, SlurmName
+from cluster_iac.spec.strings import Name
 
 SLURM_NUMBER_SCHEMA = WithJsonSchema({"type": "integer", "minimum": -(1 << 63),
                                       "maximum": MAX_SLURM_NUMBER})

@@ -6,20 +6,17 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from cluster_iac.spec.base import (
-    AbsPath,
+from cluster_iac.spec.base import SpecModel
+from cluster_iac.spec.limits import (
     BandwidthGbs,
     DriveCount,
-    MountPoint,
-    Name,
     SpareCount,
-    SpecModel,
     StorageTb,
     TargetCount,
     at_most,
-    check_plain_path,
     up_to,
 )
+from cluster_iac.spec.strings import AbsPath, MountPoint, Name, check_plain_path
 
 MAX_STRIPES = 2_000
 """Lustre's largest stripe count (LOV_MAX_STRIPE_COUNT; -1 stripes over every OST)."""

@@ -17,7 +17,8 @@ from cluster_iac.plan.collectives.constants import (
     PCIE_LANE_GBS,
     SINCE,
 )
-from cluster_iac.plan.model import Node, NodeTypePlan, Plan
+from cluster_iac.plan.model import Node, Plan
+from cluster_iac.plan.node_types import NodeTypePlan
 from cluster_iac.plan.wiring import FabricWiring
 
 # NCCL_ALGO names (NCCL docs, env.rst) -> the model's algorithms.
