@@ -12,9 +12,8 @@ compile the plan, check it, emit every file, write the tree, then the lock.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -97,8 +96,7 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
           lock_file: Path | None = None, reallocate: tuple[str, ...] = ()) -> Build:
     """Run the whole pipeline in memory; raise PipelineError on any error finding. ``jobs``
     2 or more renders on two processes (emit/parallel.py); None: default_jobs. Without
-    ``emit`` the cable table, which only emitters read, is made all the same, so a design
-    that cannot be cabled is rejected. ``lock_file`` (by default the spec's name with .lock,
+    ``emit`` nothing is rendered. ``lock_file`` (by default the spec's name with .lock,
     beside it) holds the identities the passes keep; Build.lock has the text this plan makes
     of it, which only render_into writes."""
     lock_file = lock_file or lock_path(spec_file)
@@ -106,11 +104,8 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
     plan = _checked(plan, source, strict, on_findings)  # 4
     files: dict[str, str] = {}
     workers: tuple[WorkerUsage, ...] = ()
-    with _cable_errors(source, plan):
-        if emit:  # 5. emit: every output file, in memory (report.md lists the findings)
-            files, workers = _emitters().render_files(plan, _jobs(plan, jobs))
-        else:
-            plan.cables  # noqa: B018  # made now (plan.cabling)
+    if emit:  # 5. emit: every output file, in memory (report.md lists the findings)
+        files, workers = _emitters().render_files(plan, _jobs(plan, jobs))
     return Build(plan=plan, findings=list(plan.findings), files=files, source=source,
                  workers=workers, lock=_locked(plan, spec_file, lock_file))
 
@@ -138,7 +133,7 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     plan, source = _compiled(spec_file, lock_file, reallocate)  # 1-3
     plan = _checked(plan, source, strict, on_findings)  # 4
     # 5-6. emit and write: each family's files into the staged tree, swapped in at the end
-    with staged_tree(out_dir) as tree, _cable_errors(source):
+    with staged_tree(out_dir) as tree:
         digests, workers = _emitters().render_each(plan, _jobs(plan, jobs), tree.write_all,
                                                    chunked=True)
         changed = tree.commit(digests)
@@ -209,14 +204,3 @@ def _checked(plan: Plan, source: SourceMap, strict: bool,
     if on_findings is not None:
         on_findings(findings, source)
     return plan
-
-
-@contextlib.contextmanager
-def _cable_errors(source: SourceMap, plan: Plan | None = None) -> Iterator[None]:
-    """The cable table's CompileError (plan.cables, made wherever it is first read: here, or
-    in the emitter worker, whose exception is raised here) as the pipeline's error, with
-    the ``plan`` the error is about when there is one to show (`plan` prints it)."""
-    try:
-        yield
-    except CompileError as exc:
-        raise PipelineError(exc.diagnostics, source, plan) from None

@@ -17,7 +17,6 @@ from click.testing import CliRunner
 from cluster_iac import compile as compile_passes
 from cluster_iac.base.errors import CompileError
 from cluster_iac.cli.main import main
-from cluster_iac.emit import parallel
 from cluster_iac.load.loader import load_spec_file
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Links
@@ -80,50 +79,39 @@ def test_render_rejects_it_alike_and_writes_nothing(case: Path, jobs: str,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
 
 
-def test_the_worker_makes_the_table_and_its_error_crosses(monkeypatch: pytest.MonkeyPatch,
-                                                          tmp_path: Path) -> None:
-    """The table is made once: here on one process; on two, in the process that renders the
-    cabling files (the worker, when the split gives it every family; the parent plans only
-    the few power cords the NetBox device types name: Plan.cords_cabled), whose CompileError
-    reaches the parent with every diagnostic."""
+def test_the_table_is_made_once_by_the_compile(monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
+    """The cable table is the cabling pass's (compile/plan_cabling.py): made once, in this
+    process, before the checks, on one process or two; its CompileError is the pipeline's,
+    whatever the command."""
     case = next(p for p in CASES if p.stem == "far_racks")  # a link: no cord is at fault
     made_in = tmp_path / "made-in"
     real = plan_cabling.cable_table
 
     def recorded(plan: Plan, *args: object) -> object:
         with made_in.open("a") as log:
-            log.write(f"{os.getpid()}:{'table' if len(plan.links) else 'cords'}\n")
+            log.write(f"{os.getpid()}\n")
         return real(plan, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(plan_cabling, "cable_table", recorded)
-    with pytest.raises(PipelineError) as serial:
-        build(case, jobs=1)
-    assert made_in.read_text().split() == [f"{os.getpid()}:table"]
-    made_in.unlink()
-    monkeypatch.setattr(parallel, "split", lambda costs, together=(): ([], list(costs)))
-    with pytest.raises(PipelineError) as two:
-        build(case, jobs=2)
-    made = made_in.read_text().split()
-    (table,) = [call for call in made if call.endswith(":table")]
-    assert not table.startswith(f"{os.getpid()}:")  # the worker's
-    assert set(made) - {table} <= {f"{os.getpid()}:cords"}
-    assert two.value.diagnostics == serial.value.diagnostics
-    assert [d.code for d in serial.value.diagnostics if d.is_error] == ["CABLE-NO-MEDIUM"]
+    raised = []
+    for run in (lambda: build(case, emit=False), lambda: build(case, jobs=1),
+                lambda: build(case, jobs=2)):
+        with pytest.raises(PipelineError) as error:
+            run()
+        raised.append(error.value.diagnostics)
+        assert made_in.read_text().split() == [f"{os.getpid()}"]
+        made_in.unlink()
+    assert raised[0] == raised[1] == raised[2]
+    assert [d.code for d in raised[0] if d.is_error] == ["CABLE-NO-MEDIUM"]
 
 
-def test_a_cord_no_medium_carries_is_the_tables_error_in_either_process() -> None:
-    """A PSU no cord is rated for: the parent's few cords (the NetBox device types') fail as
-    the worker's table does, with the table's diagnostics (the first such cord), on one
-    process or two."""
-    from cluster_iac.spec.parse import parse_spec
-
+def test_a_cord_no_medium_carries_is_the_tables_error() -> None:
+    """A PSU no cord is rated for: validate and render on one process or two report the
+    table's diagnostics (the first such cord)."""
     case = next(p for p in CASES if p.stem == "psu_9kw")
     with pytest.raises(PipelineError) as validated:
         build(case, emit=False)
-    plan = compile_passes.compile_plan(parse_spec(load_spec_file(case)[0]))
-    with pytest.raises(CompileError) as alone:  # the last cord first: not the table's first
-        plan.cords_cabled(reversed(range(len(plan.power_cords))))
-    assert alone.value.diagnostics == validated.value.diagnostics
     for jobs in (1, 2):
         with pytest.raises(PipelineError) as rendered:
             build(case, jobs=jobs)

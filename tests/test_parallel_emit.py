@@ -4,7 +4,6 @@ a failing worker writes nothing."""
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,8 +14,6 @@ from cluster_iac.cli.main import main
 from cluster_iac.emit import parallel
 from cluster_iac.emit.parallel import EmitWorkerError, split
 from cluster_iac.plan import Plan
-from cluster_iac.plan.model import OnFirstUse
-from cluster_iac.plan.physical import Cables
 from cluster_iac.render import build
 from tests.conftest import EXAMPLE_IDS, EXAMPLES, ROOT
 
@@ -44,25 +41,6 @@ def test_every_family_renders_the_same_files_in_the_worker(
     two = build(example, jobs=2)
     assert list(two.files) == list(serial.files)
     assert two.files == serial.files
-
-
-def test_only_the_cabled_families_read_the_cable_table() -> None:
-    """The families the split keeps with the cabling files (parallel.TOGETHER) are the ones
-    that read the cable table; every other family renders without it (asking for it fails
-    here), so the table is made in one process only."""
-    [cabled] = [group for group in parallel.TOGETHER if "cabling" in group]
-    plan = build(ROOT / "examples" / "dgx-h100-superpod-4su.yaml").plan
-
-    def refused() -> Cables:
-        raise AssertionError("the cable table was asked for")
-
-    uncabled = replace(plan, cabling=OnFirstUse(refused))
-    for family, emitter in emit.EMITTERS.items():
-        if family in cabled:
-            with pytest.raises(AssertionError, match="cable table was asked for"):
-                emitter(replace(plan, cabling=OnFirstUse(refused)))
-        else:
-            emitter(uncabled)  # raises if it asks for the table
 
 
 def _split() -> tuple[list[str], list[str]]:

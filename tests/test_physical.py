@@ -247,17 +247,13 @@ def test_lengths_column_by_column_are_length_m_cable_by_cable(example: str) -> N
     assert geometry.lengths(cables.a_device, cables.b_device, dict(cables.devices)) == expected
 
 
-def test_cords_planned_alone_are_their_rows_of_the_table(example: str) -> None:
-    """Plan.cords_cabled (the NetBox device types' PSU media, in a process that does not make
-    the table): any cords, in any order, planned by themselves are their rows of the whole
-    table, which holds the links and then one row per cord, in cord order."""
+def test_the_cords_follow_the_links_in_the_table(example: str) -> None:
+    """The table holds the links and then one row per power cord, in cord order (NetBox's
+    device types read a PSU's medium from its cord's row)."""
     plan = example_build(example).plan
     table, cords = plan.cables, plan.power_cords
     first = len(table) - len(cords)
     assert first == len(plan.links) and table.network[first:] == ("power",) * len(cords)
-    picked = [*range(len(cords) - 1, 0, -3), 0]  # from the last, every third, and the first
-    alone = plan.cords_cabled(picked)
-    for name in ("id_head", "network", "a_device", "a_port", "b_device", "b_port", "medium",
-                 "transceivers", "estimated_m", "length_m"):
-        column = getattr(table, name)
-        assert getattr(alone, name) == tuple(column[first + i] for i in picked), name
+    assert table.a_device[first:] == tuple(cord.device for cord in cords)
+
+

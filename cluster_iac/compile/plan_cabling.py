@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import partial
 from itertools import repeat
 from operator import add, attrgetter, getitem, itemgetter
 from typing import Any
@@ -26,7 +25,6 @@ from cluster_iac.compile.cable_lengths import Geometry
 from cluster_iac.compile.cable_media import NoMedium, candidates, carried
 from cluster_iac.compile.cable_media import media as choose_media
 from cluster_iac.plan import Plan
-from cluster_iac.plan.model import OnFirstUse
 from cluster_iac.plan.physical import Cables, Device, position
 from cluster_iac.plan.power_tables import PowerCord
 from cluster_iac.spec import ClusterSpec
@@ -36,14 +34,10 @@ ID_PREFIX = {"compute": "CF", "storage": "SF", "management": "MG", "bmc": "OB", 
 
 
 def plan_cabling(spec: ClusterSpec, plan: Plan) -> Plan:
-    """plan.devices now; plan.cables and plan.ports on first use (plan.cabling). Only the
-    cabling and NetBox emitters read the cables, so the table is made where they run: with
-    two processes, in the worker that renders them, beside the checks (emit/parallel.py).
-    ``cluster-iac validate`` asks for it (render.py), so a design it cannot cable is rejected
-    there too."""
+    """plan.devices and plan.cables: every racked device, then every cable with its ends,
+    length and medium; a cable no medium carries is a CompileError at the device."""
     placed = replace(plan, devices=device_table(plan))
-    return replace(placed, cabling=OnFirstUse(partial(planned_cables, placed)),
-                   cable_planner=planned_cables)
+    return replace(placed, cables=planned_cables(placed))
 
 
 def planned_cables(plan: Plan) -> Cables:

@@ -1,8 +1,7 @@
 """NetBox device types with their component templates, one YAML file per type.
 
-A family of its own (emit/__init__.py) that does not read the cable table, so the
-two-process render may make it in either process: the interfaces are the links', and each
-PSU's type its last cord's medium, planned for those few cords alone (Plan.cords_cabled).
+A family of its own (emit/__init__.py): the interfaces are the links', and each PSU's type its
+last cord's medium (its row of the cable table).
 
 Each file is a devicetype-library document (netbox-community/devicetype-library's schema), the
 YAML NetBox's own device type import reads (opened by '---', which the import page's default
@@ -124,7 +123,7 @@ def device_types(plan: Plan) -> dict[str, DeviceType]:
     """Model -> its device type with templates, from the cables and the power plan. Made
     once per plan and kept while the plan lives (_TYPES): NetBox's devices.csv counts each
     type's components to cut its parts (emit/netbox.py device_parts), and the two families
-    render in one process (emit.TOGETHER); made twice it took 0.15 s more at 100,000 GPUs.
+    render in one process (emit/parallel.py TOGETHER).
     The caller must not change what it answers."""
     types = _TYPES.get(plan)
     if types is None:
@@ -210,15 +209,18 @@ def _psus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) ->
     devices draws on that PSU; allocated is the normal draw (the same on every device of a
     model, as the power pass splits a device's draw over its PSUs). A PSU's name and type are
     its last cord's row of the cable table (its medium: the cord the plan chose for its rating
-    and length), made for those few cords alone; each distinct draw is compared once."""
+    and length; the cords' rows follow the links'); each distinct draw is compared once."""
     cords = plan.power_cords
     models = list(map(model_of.__getitem__, map(attrgetter("device"), cords)))
     numbers = list(map(attrgetter("psu"), cords))
     # (model, PSU number) -> its last cord
     last = dict(zip(zip(models, numbers, strict=True), count(), strict=False))
-    rows = plan.cords_cabled(last.values())
-    names = dict(zip(last, rows.a_port, strict=True))
-    for (model, _number), psu, medium in zip(last, rows.a_port, rows.medium, strict=True):
+    cables, first = plan.cables, len(plan.links)
+    rows = [first + cord for cord in last.values()]
+    a_port = [cables.a_port[row] for row in rows]
+    names = dict(zip(last, a_port, strict=True))
+    for (model, _number), psu, row in zip(last, a_port, rows, strict=True):
+        medium = cables.medium[row]
         types[model].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, OTHER)}
     draws: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for model, number, allocated, maximum in set(zip(models, numbers,

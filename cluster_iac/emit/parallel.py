@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from cluster_iac.base.errors import CompileError
 from cluster_iac.plan import Plan
 
 Emitter = Callable[[Plan], dict[str, Any]]
@@ -40,9 +39,9 @@ COSTS_FILE = Path(__file__).with_name("costs.json")
 """Each family's CPU seconds at the benchmark's largest size, as bench_scale.py --costs
 measured them: only to split the families between two processes about evenly."""
 
-TOGETHER = (("cabling", "netbox_cables"), ("netbox", "netbox_types"))
-"""Families that read one product the plan makes on first use (the cable table; NetBox's
-device types), rendered in one process so that it is made once."""
+TOGETHER = (("netbox", "netbox_types"),)
+"""Families that read one product made on first use (NetBox's device types, emit/netbox_types.py
+device_types), rendered in one process so that it is made once."""
 
 class EmitWorkerError(RuntimeError):
     """The worker died or failed in a way that cannot be re-raised as it was."""
@@ -74,11 +73,7 @@ def render(plan: Plan, emitters: dict[str, Emitter], jobs: int, sink: Sink[Made]
         return {family: sink(emitter(plan)) for family, emitter in emitters.items()}, ()
     ours, theirs = split({family: costs().get(family, 0.01) for family in emitters}, TOGETHER)
     with Worker.start(plan, emitters, theirs, sink) as worker:
-        try:
-            made = {family: sink(emitters[family](plan)) for family in ours}
-        except Exception:
-            worker.raise_plan_error()
-            raise
+        made = {family: sink(emitters[family](plan)) for family in ours}
         theirs_made, usage = worker.finish()
     made.update(theirs_made)
     return {family: made[family] for family in emitters}, (usage,)
@@ -156,18 +151,6 @@ class Worker:
         assert isinstance(outcome, dict)
         return outcome, WorkerUsage(usage.ru_maxrss, usage.ru_utime + usage.ru_stime,
                                     self.forked_at_cpu_s)
-
-    def raise_plan_error(self) -> None:
-        """A family of this process failed: when the worker failed on the plan itself (the
-        cable table's CompileError, located at the spec), raise that instead, as one process
-        would have (the table is made before the families that read the links' ports, such
-        as the subnet manager's topology, which would only say 'cabled twice')."""
-        try:
-            self.finish()
-        except CompileError:
-            raise
-        except Exception:  # noqa: S110  # the worker's own failure: this process's is raised
-            pass
 
     def stop(self) -> None:
         """End and reap the worker (this process failed); close the pipe."""

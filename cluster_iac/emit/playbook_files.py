@@ -203,7 +203,7 @@ def file(src: str, dest: str, owner: str = "root", mode: str = "0644") -> dict[s
 def plain(text: str) -> str:
     """A name from the spec, checked to hold no Jinja delimiter: Ansible templates every
     string of a task, so such a name would run as code. The spec's name patterns already
-    refuse braces (spec/base.py Name, spec/scheduling.py AbsolutePath, HostName)."""
+    refuse braces (spec/strings.py Name, spec/scheduling.py AbsolutePath, HostName)."""
     if "{" in text or "}" in text:
         raise ValueError(f"{text!r} would be read by Ansible as a template")
     return text

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Generic, NamedTuple, TypeVar, cast
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
-from cluster_iac.base.errors import CompileError, SpecPath
+from cluster_iac.base.errors import SpecPath
 from cluster_iac.plan.kept import Lock
 from cluster_iac.plan.node_types import NodeTypePlan
 from cluster_iac.plan.physical import Cables, Device, Links, Ports
@@ -161,49 +161,6 @@ class PartitionPlan:
     spec_path: SpecPath
 
 
-Made = TypeVar("Made")
-
-
-class OnFirstUse(Generic[Made]):
-    """A value made the first time it is asked for, then kept.
-
-    Why this form: the plan is frozen and every pass (and the findings) makes a new copy with
-    dataclasses.replace, which copies each field's reference. A field holding this one object
-    is shared by every copy, so the value is made at most once, by whichever copy and process
-    asks first. ``functools.cached_property`` would cache per copy (made again after each
-    replace), and a field holding a bare function would turn every reader's ``plan.cables``
-    into a call; a property over this field keeps the readers as they are, and mypy sees the
-    value's type.
-    """
-
-    __slots__ = ("_make", "_value")
-
-    def __init__(self, make: Callable[[], Made]) -> None:
-        self._make: Callable[[], Made] | None = make
-        self._value: Made | None = None
-
-    @classmethod
-    def made(cls, value: Made) -> OnFirstUse[Made]:
-        """One that holds ``value`` already."""
-        held = cls(lambda: value)
-        held.get()
-        return held
-
-    @property
-    def is_made(self) -> bool:
-        return self._make is None
-
-    def get(self) -> Made:
-        """The value, made now if it was not yet (an exception leaves it unmade)."""
-        if self._make is not None:
-            self._value = self._make()
-            self._make = None
-        return cast(Made, self._value)
-
-    def __repr__(self) -> str:
-        return f"OnFirstUse({self._value!r})" if self._make is None else "OnFirstUse(<not made>)"
-
-
 @dataclass(frozen=True, eq=False, repr=False)
 class Plan:
     """Everything the cluster is, expanded; each compile pass returns a new Plan."""
@@ -246,14 +203,11 @@ class Plan:
     power_outages: Sequence[PowerOutage] = ()
     rack_loads_w: dict[str, float] = field(default_factory=dict)
     # The physical layer as flat tables (plan/physical.py): the network builders' links, then
-    # (compile/plan_cabling.py) every racked device, and the cable table made on first use
+    # (compile/plan_cabling.py) every racked device and every cable
     # (``cables``, ``ports``)
     links: Links = field(default_factory=Links)
     devices: tuple[Device, ...] = ()
-    cabling: OnFirstUse[Cables] = field(default_factory=lambda: OnFirstUse.made(Cables()))
-    # What makes ``cabling`` from a placed plan (compile/plan_cabling.py planned_cables), for
-    # cords_cabled: a family that needs a few power cords' rows does not make the whole table
-    cable_planner: Callable[[Plan], Cables] | None = None
+    cables: Cables = field(default_factory=Cables)
     # Slurm: the targeted release, topology and checked slurm.extra (plan/slurm.py SlurmPlan)
     slurm: Any = None
     # The Lustre file system's directory layouts (plan/lustre.py LustrePlan), None without Lustre
@@ -269,35 +223,6 @@ class Plan:
     # The identities an earlier render allocated (cluster_iac/plan/kept.py Lock), which the
     # allocating passes keep; an empty Lock on a first render
     lock: Lock = field(default_factory=Lock)
-
-    @property
-    def cables(self) -> Cables:
-        """Every cable (compile/plan_cabling.py), made the first time any copy of this plan
-        is asked: only the cabling files and NetBox's cables read it (emit.CABLED), and with
-        two processes (emit/parallel.py) it is made in the worker that renders them, beside
-        the checks.
-        A cable no medium carries raises CompileError here."""
-        return self.cabling.get()
-
-    def cords_cabled(self, cords: Iterable[int]) -> Cables:
-        """The cable table's rows of these power cords (by index in power_cords, each once),
-        in that order, planned by themselves: a cord's row depends only on the cord and the devices
-        at its two ends (the PSU's rating, where the device and the PDU sit in their rack),
-        so it is the row the whole table holds, at a fraction of its cost (the NetBox device
-        types need a few cords' media in a process that does not make the table). When one
-        of them has no medium, the whole table is made (here, on that path only), so that
-        its CompileError is the table's: the first cable no medium carries, as validate says."""
-        if self.cable_planner is None:
-            raise ValueError("the plan's devices are not placed yet (compile/plan_cabling.py)")
-        chosen = tuple(map(self.power_cords.__getitem__, cords))
-        ends = {name for cord in chosen for name in (cord.device, cord.pdu)}
-        try:
-            return self.cable_planner(replace(
-                self, links=Links(), power_cords=chosen,
-                devices=tuple(d for d in self.devices if d.name in ends)))
-        except CompileError:
-            self.cables  # noqa: B018  # raises the table's own error
-            raise
 
     @property
     def ports(self) -> Ports:

@@ -6,8 +6,7 @@
 For each size, two runs in processes of their own, so that each peak RSS is its own: the CLI
 end to end (`python -m cluster_iac render SPEC -o DIR --jobs N`, files written to an empty
 folder; wall time, CPU time (user + system, the emitter worker's included) and peak RSS), and
-the pipeline in-process, stage by stage (CPU seconds of this process per stage; "cables" is
-the cable table, made on first use: in the CLI on two processes, by the emitter worker;
+the pipeline in-process, stage by stage (CPU seconds of this process per stage;
 "emit.FAMILY" renders a family as the CLI does and writes its files; --costs writes these
 figures into cluster_iac/emit/costs.json, which splits the families between two processes).
 With two
@@ -105,7 +104,6 @@ def measure(gpus: int) -> dict[str, Any]:
     from cluster_iac.checks import run_checks
     from cluster_iac.compile import PASSES
     from cluster_iac.emit import CHUNKED, EMITTERS
-    from cluster_iac.emit.parallel import TOGETHER
     from cluster_iac.load.loader import load_spec_file
     from cluster_iac.plan import Plan
     from cluster_iac.plan.model import Settings
@@ -137,25 +135,16 @@ def measure(gpus: int) -> dict[str, Any]:
     start = clock()
     findings = run_checks(plan)
     timings["checks"] = clock() - start
-    [cabled] = [group for group in TOGETHER if "cabling" in group]  # they read the cables
     emitters = {family: CHUNKED.get(family, emitter) for family, emitter in EMITTERS.items()}
     family_mib: dict[str, float] = {}
-    # As the CLI renders them on two processes: the families that do not read the cable table
-    # on a plan that has not made it, then the table, then the families that read it; each
-    # family's files as the CLI makes them (its large files in pieces) and written, into a
+    # Each family's files as the CLI makes them (its large files in pieces) and written, into a
     # staging folder that is never swapped in.
     with tempfile.TemporaryDirectory() as tmp, staged_tree(Path(tmp) / "out") as tree:
-        for family in [f for f in EMITTERS if f not in cabled]:
+        for family in EMITTERS:
             start = clock()
             family_mib[f"emit.{family}"] = _rendered_mib(emitters[family], plan, tree)
             timings[f"emit.{family}"] = clock() - start
-        start = clock()
-        cables = len(plan.cables)  # made on first use (plan.cabling), by the first cabled family
-        timings["cables"] = clock() - start
-        for family in cabled:
-            start = clock()
-            family_mib[f"emit.{family}"] = _rendered_mib(emitters[family], plan, tree)
-            timings[f"emit.{family}"] = clock() - start
+    cables = len(plan.cables)
     files_mib = sum(family_mib.values())
     fabric = plan.fabrics["compute"]
     return {
@@ -226,19 +215,17 @@ def main() -> None:
 
 
 def write_costs(gpus: int) -> None:
-    """emit/costs.json: each family's CPU seconds at ``gpus`` GPUs (the cabling files' with
-    the cable table they make), measured now in a process of its own."""
+    """emit/costs.json: each family's CPU seconds at ``gpus`` GPUs, measured now in a process
+    of its own."""
     child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
                            capture_output=True, text=True, check=True)
     stages = json.loads(child.stdout)["stages_s"]
     cpu = {stage.removeprefix("emit."): seconds for stage, seconds in stages.items()
            if stage.startswith("emit.")}
-    cpu["cabling"] = round(cpu["cabling"] + stages["cables"], 3)
     (ROOT / "cluster_iac" / "emit" / "costs.json").write_text(json.dumps(
         {"measured": f"tests/benchmarks/bench_scale.py --costs at {gpus:,} GPUs, "
                      f"{time.strftime('%d %b %Y', time.gmtime())}: CPU seconds of each "
-                     f"family rendered and written as the CLI does (cabling with the cable "
-                     f"table it makes)",
+                     f"family rendered and written as the CLI does",
          "cpu_s": dict(sorted(cpu.items()))}, indent=2) + "\n")
     print(f"wrote cluster_iac/emit/costs.json ({len(cpu)} families at {gpus} GPUs)")
 
