@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from cluster_iac.catalog import builtin_catalog
 from cluster_iac.cli.main import main
 
 SPEC = """\
@@ -61,3 +63,50 @@ def test_seven_1g_on_an_h100_are_instances_7_to_13(tmp_path: Path) -> None:
     # /proc/driver/nvidia-caps/mig-minors: gpu0/gi7/access is 3 + 9 x 7 = 66, gi13's 120
     caps = sorted(int(re.findall(r"nvidia-cap(\d+)", ln)[0]) for ln in gres)
     assert caps == [3 + 9 * gi for gi in range(7, 14)]
+
+
+@pytest.mark.parametrize("platform,gpu", [
+    ("dgx-a100", "a100-sxm4-40gb"),       # DGX A100 320GB
+    ("dgx-a100", "a800-sxm4-80gb"),
+    ("hgx-h100-8gpu", "h800-sxm5-80gb"),
+    ("dgx-h100", "h20-96gb"),
+    ("hgx-h200-8gpu", "h20-96gb"),         # any GPU of the board's family, not only its own
+])
+def test_a_variant_on_its_own_baseboard_keeps_the_layout(
+        tmp_path: Path, platform: str, gpu: str) -> None:
+    """A GPU of the platform's baseboard family is accepted with the platform's PCIe layout
+    (nccl/<type>.topo.xml) and socket binding (gres.conf Cores=), under its own GRES type."""
+    code, output, files = render(spec(tmp_path, platform, f", gpu: {{model: {gpu}}}"),
+                                 tmp_path / "out")
+    assert code == 0, output
+    cat = builtin_catalog()
+    assert "nccl/gpu.topo.xml" in files
+    gres = [ln for ln in files["slurm/gres.conf"].splitlines() if ln.startswith("NodeName=gpu")]
+    assert gres and all(f"Type={cat.gpus[gpu].gres_type} " in ln and " Cores=" in ln
+                        for ln in gres)
+    assert f"Gres=gpu:{cat.gpus[gpu].gres_type}:8" in files["slurm/slurm.conf"]
+
+
+@pytest.mark.parametrize("platform,gpu,names", [
+    ("dgx-a100", "h20-96gb", "'dgx-h100' or 'dgx-h200' or 'hgx-h100-8gpu'"),
+    ("hgx-h100-8gpu", "a100-sxm4-40gb", "use platform 'dgx-a100'"),
+    ("hgx-h100-8gpu", "h100-pcie-80gb", "add a catalog platform with gpu: h100-pcie-80gb"),
+])
+def test_a_variant_of_another_baseboard_is_refused_at_the_override(
+        tmp_path: Path, platform: str, gpu: str, names: str) -> None:
+    """Across baseboard families: SPEC-GPU-OVERRIDE at the model, the hint naming the
+    platforms of the GPU's own board; following the hint renders."""
+    path = spec(tmp_path, platform, f", gpu: {{model: {gpu}}}")
+    code, output, _ = render(path, tmp_path / "out")
+    assert code == 1
+    first = output.splitlines()[0]
+    col = path.read_text().splitlines()[2].index("model: ") + len("model: ") + 1
+    assert first.startswith(f"{path}:3:{col}: error[SPEC-GPU-OVERRIDE]")
+    hint = next(ln for ln in output.splitlines() if "hint:" in ln)
+    assert names in hint
+    if "use platform" in hint:  # follow it: the first platform named, the same override
+        fixed = hint.split("use platform '", 1)[1].split("'", 1)[0]
+        code, output, files = render(spec(tmp_path, fixed, f", gpu: {{model: {gpu}}}"),
+                                     tmp_path / "fixed")
+        assert code == 0, output
+        assert "nccl/gpu.topo.xml" in files and "Cores=" in files["slurm/gres.conf"]

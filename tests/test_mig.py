@@ -124,8 +124,7 @@ def test_capability_minors() -> None:
 
 def test_every_profile_name_says_its_memory() -> None:
     for gpu, table in MIG_PROFILES().items():
-        memory = {"a100-sxm4-80gb": 80, "h100-sxm5-80gb": 80, "h200-sxm-141gb": 141,
-                  "b200-sxm-180gb": 180}[gpu]
+        memory = builtin_catalog().gpus[gpu].memory_gib
         for name, profile in table.items():
             assert name == f"{profile.compute}g.{profile.memory_gb}gb"
             # memory per instance: about its share of 8 slices (the names round down)
