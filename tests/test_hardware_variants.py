@@ -110,3 +110,20 @@ def test_a_variant_of_another_baseboard_is_refused_at_the_override(
                                      tmp_path / "fixed")
         assert code == 0, output
         assert "nccl/gpu.topo.xml" in files and "Cores=" in files["slurm/gres.conf"]
+
+
+@pytest.mark.parametrize("version,holder", [
+    ("25.05", "each job step that spans nodes"),
+    ("25.11", "each job an IMEX channel"),   # slurm.conf(5) of 25.11: one channel per job
+    ("26.05", "each job an IMEX channel"),
+])
+def test_imex_text_follows_the_release(tmp_path: Path, version: str, holder: str) -> None:
+    text = (Path(__file__).parent.parent / "examples" / "gb200-nvl72.yaml").read_text()
+    path = tmp_path / "gb200.yaml"
+    path.write_text(re.sub(r'slurm_version: "[0-9.]+"', f'slurm_version: "{version}"', text))
+    code, output, files = render(path, tmp_path / "out")
+    assert code == 0, output
+    assert f"Slurm {version} (switch/nvidia_imex) gives {holder}" in files["imex/config.cfg"]
+    conf = files["slurm/slurm.conf"].splitlines()
+    assert "SwitchType=switch/nvidia_imex" in conf
+    assert "SwitchParameters=imex_channel_count=2048" in conf

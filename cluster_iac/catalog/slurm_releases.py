@@ -68,8 +68,10 @@ class SlurmRelease:
     # creating job steps that span nodes you will see the channels created"; 26.05's "each job
     # is allocated one IMEX channel that is accessible by the batch, interactive, and normal
     # job steps on all nodes within the job" (or one per segment with
-    # --network=unique-channel-per-segment). Read from those two man pages; 25.05 and 25.11
-    # are taken as 24.11 (not measured).
+    # --network=unique-channel-per-segment). The change came with 25.11: its slurm.conf(5)
+    # has the 26.05 text and CHANGELOG/slurm-25.11.md says "switch/nvidia_imex - IMEX channels
+    # are now accessible in the batch step and interactive step"; 25.05's man page still has
+    # 24.11's (read from SchedMD/slurm tags slurm-25-05-0-1 and slurm-25-11-0-1).
     imex_channel_per_job: bool = False
 
     @property
@@ -101,7 +103,7 @@ SLURM_RELEASES: dict[str, SlurmRelease] = {r.version: r for r in (
     _release("25.05", block=True, block_sizes=True, yaml=True, cgroup_disabled=True,
              imex=True),
     _release("25.11", block=True, block_sizes=True, yaml=True, cgroup_disabled=True,
-             imex=True),
+             imex=True, imex_per_job=True),
     _release("26.05", block=True, block_sizes=True, yaml=True, exclusive_node=True,
              cgroup_disabled=True, imex=True, imex_per_job=True),
 )}
