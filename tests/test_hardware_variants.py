@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from ruamel.yaml import YAML
 
 from cluster_iac.catalog import builtin_catalog
 from cluster_iac.cli.main import main
@@ -127,3 +128,27 @@ def test_imex_text_follows_the_release(tmp_path: Path, version: str, holder: str
     conf = files["slurm/slurm.conf"].splitlines()
     assert "SwitchType=switch/nvidia_imex" in conf
     assert "SwitchParameters=imex_channel_count=2048" in conf
+
+
+def test_the_mig_layout_is_selected_at_boot(tmp_path: Path) -> None:
+    """nvidia-mig-manager.service applies MIG_PARTED_SELECTED_CONFIG of MIG_PARTED_CONFIG_FILE
+    at boot (NVIDIA/mig-parted deployments/systemd service.sh), and regenerates its own
+    config.yaml each boot: the playbook installs the layout as a file of its own and the
+    drop-in that selects it, replacing the package's 'all-disabled' override.conf."""
+    layout = ", mig: [{profiles: [3g.40gb, 2g.20gb, 1g.10gb, 1g.10gb]}]"
+    code, output, files = render(spec(tmp_path, "hgx-h100-8gpu", layout), tmp_path / "out")
+    assert code == 0, output
+    drop_in = files["mig/gpu.override.conf"].splitlines()
+    assert drop_in[-3:] == [
+        "[Service]",
+        'Environment="MIG_PARTED_CONFIG_FILE=/etc/nvidia-mig-manager/cluster-iac.yaml"',
+        'Environment="MIG_PARTED_SELECTED_CONFIG=gpu"']
+    layouts = YAML(typ="safe", pure=True).load(files["mig/gpu.yaml"])["mig-configs"]
+    assert list(layouts) == ["gpu"]  # the name the drop-in selects
+    site = YAML(typ="safe", pure=True).load(files["ansible/site.yml"])
+    play = next(p for p in site if p["hosts"] == "type_gpu")
+    items = [i for t in play["tasks"] if isinstance(t.get("loop"), list) for i in t["loop"]]
+    dests = {i["src"]: i["dest"] for i in items}
+    assert dests["mig/gpu.yaml"] == "/etc/nvidia-mig-manager/cluster-iac.yaml"
+    assert dests["mig/gpu.override.conf"] == (
+        "/etc/systemd/system/nvidia-mig-manager.service.d/override.conf")
