@@ -152,3 +152,42 @@ def test_the_mig_layout_is_selected_at_boot(tmp_path: Path) -> None:
     assert dests["mig/gpu.yaml"] == "/etc/nvidia-mig-manager/cluster-iac.yaml"
     assert dests["mig/gpu.override.conf"] == (
         "/etc/systemd/system/nvidia-mig-manager.service.d/override.conf")
+
+
+def _gb200(tmp_path: Path, name: str, *edits: tuple[str, str]) -> Path:
+    text = (Path(__file__).parent.parent / "examples" / "gb200-nvl72.yaml").read_text()
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new)
+    (tmp_path / name).mkdir()
+    path = tmp_path / name / "gb200.yaml"
+    path.write_text(text)
+    return path
+
+
+OFF_LOOP = ('- {name: cdu-b, racks: "nvl[3-4]"', '- {name: cdu-b, racks: "nvl3"')
+
+
+def test_a_liquid_rack_on_no_loop_is_an_error_at_the_rack(tmp_path: Path) -> None:
+    """With loops declared, rack nvl4 on none of them fails although its group declares
+    liquid_capacity_kw (the manifold's rating); following either half of the hint renders."""
+    path = _gb200(tmp_path, "off", OFF_LOOP)
+    code, output, _ = render(path, tmp_path / "off" / "out")
+    assert code == 1
+    line = next(i for i, ln in enumerate(path.read_text().splitlines(), 1)
+                if 'names: "nvl[1-4]"' in ln)
+    first = next(ln for ln in output.splitlines() if "COOLING-RACK-NO-LOOP" in ln)
+    assert first.startswith(f"{path}:{line}:") and "error[COOLING-RACK-NO-LOOP]" in first
+    assert "rack nvl4" in first and "liquid_capacity_kw (140 kW)" in first
+    hint = next(ln for ln in output.splitlines() if "hint:" in ln and "in_rack_cdu" in ln)
+    assert "cooling.loops[].racks" in hint
+    # the hint's first half: the rack on its loop again
+    code, output, _ = render(_gb200(tmp_path, "looped"), tmp_path / "looped" / "out")
+    assert code == 0, output
+    # its second half: the racks carry their own CDU
+    code, output, _ = render(_gb200(tmp_path, "own-cdu", OFF_LOOP, (
+        "liquid_capacity_kw: 140, pdu: nvl72-ab}",
+        "liquid_capacity_kw: 140, in_rack_cdu: true, pdu: nvl72-ab}")),
+        tmp_path / "own-cdu" / "out")
+    assert code == 0, output
+    assert "COOLING-RACK-NO-LOOP" not in output
