@@ -191,3 +191,43 @@ def test_a_liquid_rack_on_no_loop_is_an_error_at_the_rack(tmp_path: Path) -> Non
         tmp_path / "own-cdu" / "out")
     assert code == 0, output
     assert "COOLING-RACK-NO-LOOP" not in output
+
+
+MIG_AUTODETECT = ", gres_autodetect: nvml, mig: [{profiles: [3g.40gb, 2g.20gb, 1g.10gb, " \
+                 "1g.10gb]}]"
+
+
+@pytest.mark.parametrize("platform,types", [
+    ("hgx-h100-8gpu", "gpu:h100_80gb_hbm3_1g.10gb:16,gpu:h100_80gb_hbm3_2g.20gb:8,"
+                      "gpu:h100_80gb_hbm3_3g.40gb:8"),
+    # "NVIDIA A100-SXM4-80GB": slurmd cuts the name at its first '-' before the profile
+    ("dgx-a100", "gpu:a100_1g.10gb:16,gpu:a100_2g.20gb:8,gpu:a100_3g.40gb:8"),
+])
+def test_mig_with_nvml_autodetect_as_slurm_documents_it(
+        tmp_path: Path, platform: str, types: str) -> None:
+    """gres.conf AutoDetect=nvml, slurm.conf Gres= of the MIG types slurmd derives from NVML
+    (gres.html "MIG Management"; gpu_nvml.c _handle_mig of 24.11 and 26.05)."""
+    path = spec(tmp_path, platform, MIG_AUTODETECT)
+    path.write_text(path.read_text().replace("cluster: {name: tiny}",
+                                             'cluster: {name: tiny, slurm_version: "24.11"}'))
+    code, output, files = render(path, tmp_path / "out")
+    assert code == 0, output
+    gres = [ln for ln in files["slurm/gres.conf"].splitlines() if ln.startswith("NodeName=gpu")]
+    assert gres == ["NodeName=gpu[01-02] AutoDetect=nvml"]
+    node = next(ln for ln in files["slurm/slurm.conf"].splitlines()
+                if ln.startswith("NodeName=gpu[01-02] "))
+    assert f"Gres={types} " in node
+
+
+def test_mig_autodetect_on_22_05_is_refused_and_the_hint_works(tmp_path: Path) -> None:
+    path = spec(tmp_path, "hgx-h100-8gpu", MIG_AUTODETECT)
+    code, output, _ = render(path, tmp_path / "out")   # the spec's default release, 22.05
+    assert code == 1
+    first = output.splitlines()[0]
+    col = path.read_text().splitlines()[2].index("gres_autodetect: ") + len("gres_autodetect: ")
+    assert first.startswith(f"{path}:3:{col + 1}: error[SPEC-MIG-AUTODETECT]")
+    assert "cluster.slurm_version to 23.11 or later" in output
+    path.write_text(path.read_text().replace("cluster: {name: tiny}",
+                                             'cluster: {name: tiny, slurm_version: "23.11"}'))
+    code, output, _ = render(path, tmp_path / "fixed")
+    assert code == 0, output

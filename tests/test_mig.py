@@ -211,8 +211,9 @@ def test_gpu_indices_and_gpus_without_mig_are_located() -> None:
     assert _codes(data)[0][:2] == ("SPEC-MIG-GPU", ("node_types", "h200-mig", "mig"))
 
 
-def test_mig_with_nvml_autodetect_is_refused() -> None:
+def test_mig_with_nvml_autodetect_is_refused_where_slurmd_names_it_from_its_memory() -> None:
     data = _mig([{"profiles": ["7g.141gb"]}])
     data["node_types"]["h200-mig"]["gres_autodetect"] = "nvml"
+    data["cluster"]["slurm_version"] = "22.05"
     assert [c[:2] for c in _codes(data)] == [
         ("SPEC-MIG-AUTODETECT", ("node_types", "h200-mig", "gres_autodetect"))]
