@@ -247,6 +247,10 @@ def _nvl72(sus: int) -> dict[str, Any]:
     row[0]["names"] = "nvl[1-4]"
     data["fabric"]["compute"]["racks"] = "net[1-2]"
     data["cooling"]["heat_rejection_kw"] = 1500
+    loop = data["cooling"]["loops"][-1]  # one CDU per two racks, as the example's
+    data["cooling"]["loops"] += [{**loop, "name": f"cdu-{chr(ord('a') + pair)}",
+                                  "racks": f"nvl[{2 * pair + 1}-{2 * pair + 2}]"}
+                                 for pair in range(2, sus)]
     data["networks"] = {"management": {"cidr": "10.40.0.0/22"}, "bmc": {"cidr": "10.41.0.0/22"}}
     return data
 

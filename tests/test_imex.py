@@ -66,6 +66,7 @@ def test_config_gives_each_setting_with_its_reason() -> None:
 
 
 @pytest.mark.parametrize("version,per_job", [("24.05", False), ("24.11", False),
+                                             ("25.05", False), ("25.11", True),
                                              ("26.05", True)])
 def test_slurm_hands_out_imex_channels_from_24_05(version: str, per_job: bool) -> None:
     _plan, files = retargeted("gb200-nvl72", version)

@@ -11,7 +11,7 @@ from ruamel.yaml import YAML
 
 from cluster_iac.base.errors import CompileError
 from cluster_iac.catalog import builtin_catalog
-from cluster_iac.catalog.mig import cap_minor, gpu_instance_id, mig_profiles, place
+from cluster_iac.catalog.mig import cap_minor, driver_start, gpu_instance_id, mig_profiles, place
 from cluster_iac.plan.collectives.jobs import partition_predictions
 from cluster_iac.plan.slurm import real_memory_mib
 from tests.conftest import example_build
@@ -55,10 +55,68 @@ def test_layouts_fit_as_the_guide_says(layout: list[str], fits: bool) -> None:
         assert len(used) == len(set(used)) and max(used) < 8
 
 
-def test_instance_ids_and_capability_minors() -> None:
-    # the guide: two 3g instances, at 4:4 id 1 and at 0:4 id 2; the whole GPU id 0
-    assert (gpu_instance_id(4, 4), gpu_instance_id(4, 0), gpu_instance_id(8, 0)) == (1, 2, 0)
-    assert sorted(gpu_instance_id(1, s) for s in range(7)) == list(range(8, 15))
+# `nvidia-smi mig -lgi` after `nvidia-smi mig -cgi 19,19,19,19,19,19,19 -C` on an
+# "NVIDIA H100 80GB HBM3" (a public transcript; the driver reported creating GPU instance ids
+# 13, 11, 12, 7, 8, 9, 10 in that order):
+H100_7X1G = """\
+|   0  MIG 1g.10gb         19        7          0:1     |
+|   0  MIG 1g.10gb         19        8          1:1     |
+|   0  MIG 1g.10gb         19        9          2:1     |
+|   0  MIG 1g.10gb         19       10          3:1     |
+|   0  MIG 1g.10gb         19       11          4:1     |
+|   0  MIG 1g.10gb         19       12          5:1     |
+|   0  MIG 1g.10gb         19       13          6:1     |
+"""
+# (profiles in -cgi order, the ids the driver printed as it created them, their starts): the
+# MIG User Guide's "Getting Started with MIG" examples (A100 40GB, whose 1g/2g/3g/4g are
+# 1g.5gb/2g.10gb/3g.20gb/4g.20gb on the same slice grid), the transcript above, and an
+# A100 40GB on driver 570 (`-cgi 19 -C`, then `-cgi 9 -C`: 1g.5gb id 13 at 6:1, 3g id 1 at 0:4)
+CREATED = [
+    (["3g", "1g", "2g", "1g"], [2, 7, 4, 8], [4, 0, 2, 1]),
+    (["2g", "1g", "1g", "1g", "1g", "1g"], [5, 13, 7, 8, 9, 10], [4, 6, 0, 1, 2, 3]),
+    (["1g", "2g", "4g"], [13, 5, 1], [6, 4, 0]),
+    (["1g"] * 7, [13, 11, 12, 7, 8, 9, 10], [6, 4, 5, 0, 1, 2, 3]),
+    (["1g", "3g"], [13, 1], [6, 0]),
+]
+
+
+def _lgi_rows(text: str) -> list[tuple[str, int, int, int]]:
+    """(profile, GPU instance id, start, size) of each row of `nvidia-smi mig -lgi`."""
+    rows = []
+    for line in text.splitlines():
+        cells = line.strip("| ").split()
+        start, size = cells[5].split(":")
+        rows.append((cells[2], int(cells[4]), int(start), int(size)))
+    return rows
+
+
+def test_instance_ids_are_the_drivers() -> None:
+    rows = _lgi_rows(H100_7X1G)
+    assert [gpu_instance_id(size, start) for _, _, start, size in rows] == [
+        gi for _, gi, _, _ in rows] == list(range(7, 14))
+    # the whole GPU 0, a 3g at 4:4 id 2, at 0:4 id 1, a 2g at 2:2 id 4, at 4:2 id 5
+    assert [gpu_instance_id(m, s) for m, s in ((8, 0), (4, 4), (4, 0), (2, 2), (2, 4))] == [
+        0, 2, 1, 4, 5]
+
+
+@pytest.mark.parametrize("sizes,ids,starts", CREATED)
+def test_the_driver_places_instances_as_the_transcripts_show(
+        sizes: list[str], ids: list[int], starts: list[int]) -> None:
+    by_size = {p.split("g.")[0] + "g": H100[p] for p in ("1g.10gb", "2g.20gb", "3g.40gb",
+                                                        "4g.40gb")}
+    profiles = [by_size[s] for s in sizes]
+    used: list[tuple[int, int]] = []
+    got = []
+    for profile in profiles:
+        start = driver_start(profile, used, 7 - sum(by_size[s].compute for s in sizes[:len(got)]))
+        assert start is not None
+        used.append((start, profile.memory))
+        got.append(start)
+    assert got == starts
+    assert [gpu_instance_id(p.memory, s) for p, s in zip(profiles, got, strict=True)] == ids
+
+
+def test_capability_minors() -> None:
     # Slurm's gres.conf MIG example: gpu0/gi2 -> nvidia-cap21, its ci0 -> nvidia-cap22
     assert (cap_minor(0, 2), cap_minor(0, 2, 0)) == (21, 22)
     assert cap_minor(1, 0) == 3 + 135  # GPU 1 starts after GPU 0's 15 x 9 minors
@@ -66,8 +124,7 @@ def test_instance_ids_and_capability_minors() -> None:
 
 def test_every_profile_name_says_its_memory() -> None:
     for gpu, table in MIG_PROFILES().items():
-        memory = {"a100-sxm4-80gb": 80, "h100-sxm5-80gb": 80, "h200-sxm-141gb": 141,
-                  "b200-sxm-180gb": 180}[gpu]
+        memory = builtin_catalog().gpus[gpu].memory_gib
         for name, profile in table.items():
             assert name == f"{profile.compute}g.{profile.memory_gb}gb"
             # memory per instance: about its share of 8 slices (the names round down)
@@ -109,8 +166,12 @@ def test_mig_nodes_get_no_nvlink_busbw_prediction() -> None:
 def test_the_health_check_compares_the_instances() -> None:
     script = example_build("hgx-h200").files["slurm/healthcheck/h200-mig.sh"]
     expected = next(ln for ln in script.splitlines() if ln.startswith("mig_expected="))
-    assert len(expected.split()) == 44 and "0:14:1g.18gb" in expected
-    assert "4:1:3g.71gb" in expected  # the 3g at slices 4-7 on GPU 4
+    assert len(expected.split()) == 44 and "0:7:1g.18gb" in expected
+    assert "0:13:1g.18gb" in expected and "0:14:" not in expected  # 1g at 0:1-6:1: ids 7-13
+    # GPU 4's 3g.71gb + 2g.35gb + 2 x 1g.18gb, made largest first: 3g at 4:4 (id 2), 2g at
+    # 0:2 (id 3), 1g at 2:1 and 3:1 (ids 9 and 10)
+    assert {"4:2:3g.71gb", "4:3:2g.35gb", "4:9:1g.18gb", "4:10:1g.18gb"} <= set(
+        expected.strip("'").replace("mig_expected='", "").split())
     assert "nvidia-smi mig -lgi" not in example_build("hgx-h200").files[
         "slurm/healthcheck/h200.sh"]
 
@@ -150,8 +211,9 @@ def test_gpu_indices_and_gpus_without_mig_are_located() -> None:
     assert _codes(data)[0][:2] == ("SPEC-MIG-GPU", ("node_types", "h200-mig", "mig"))
 
 
-def test_mig_with_nvml_autodetect_is_refused() -> None:
+def test_mig_with_nvml_autodetect_is_refused_where_slurmd_names_it_from_its_memory() -> None:
     data = _mig([{"profiles": ["7g.141gb"]}])
     data["node_types"]["h200-mig"]["gres_autodetect"] = "nvml"
+    data["cluster"]["slurm_version"] = "22.05"
     assert [c[:2] for c in _codes(data)] == [
         ("SPEC-MIG-AUTODETECT", ("node_types", "h200-mig", "gres_autodetect"))]

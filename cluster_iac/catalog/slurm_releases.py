@@ -68,9 +68,19 @@ class SlurmRelease:
     # creating job steps that span nodes you will see the channels created"; 26.05's "each job
     # is allocated one IMEX channel that is accessible by the batch, interactive, and normal
     # job steps on all nodes within the job" (or one per segment with
-    # --network=unique-channel-per-segment). Read from those two man pages; 25.05 and 25.11
-    # are taken as 24.11 (not measured).
+    # --network=unique-channel-per-segment). The change came with 25.11: its slurm.conf(5)
+    # has the 26.05 text and CHANGELOG/slurm-25.11.md says "switch/nvidia_imex - IMEX channels
+    # are now accessible in the batch step and interactive step"; 25.05's man page still has
+    # 24.11's (read from SchedMD/slurm tags slurm-25-05-0-1 and slurm-25-11-0-1).
     imex_channel_per_job: bool = False
+    # AutoDetect=nvml names a MIG instance's GRES type from NVML's name of the MIG device
+    # ("NVIDIA H100 80GB HBM3 MIG 1g.10gb" -> "_1g.10gb" after the parent's type): SchedMD/slurm
+    # commit 04f0e4c3d7 "Get mig profile name from nvidia if possible" (bug 17705), first in
+    # 23.02.6; src/plugins/gpu/nvml/gpu_nvml.c _handle_mig of 24.11 and 26.05. Before it
+    # (22.05's _handle_mig) the suffix is "_%ug.%lugb" of the slice count and the instance's
+    # memory in MiB / 1024 rounded, which the catalog does not hold (an H100's 7g.80gb has
+    # 79.25 GiB: '7g.79gb'). 23.02 is taken as its first releases (not measured).
+    mig_nvml_names: bool = False
 
     @property
     def key(self) -> Version:
@@ -87,21 +97,21 @@ class SlurmRelease:
 def _release(version: str, *, block: bool = False, block_sizes: bool = False,
              yaml: bool = False, exclusive_node: bool = False,
              cgroup_disabled: bool = False, imex: bool = False,
-             imex_per_job: bool = False) -> SlurmRelease:
+             imex_per_job: bool = False, mig_names: bool = True) -> SlurmRelease:
     return SlurmRelease(version, block, block_sizes, yaml, exclusive_node, cgroup_disabled,
-                        imex, imex_per_job)
+                        imex, imex_per_job, mig_names)
 
 
 SLURM_RELEASES: dict[str, SlurmRelease] = {r.version: r for r in (
-    _release("22.05"),
-    _release("23.02"),
+    _release("22.05", mig_names=False),
+    _release("23.02", mig_names=False),
     _release("23.11", block=True),
     _release("24.05", block=True, block_sizes=True, cgroup_disabled=True, imex=True),
     _release("24.11", block=True, block_sizes=True, cgroup_disabled=True, imex=True),
     _release("25.05", block=True, block_sizes=True, yaml=True, cgroup_disabled=True,
              imex=True),
     _release("25.11", block=True, block_sizes=True, yaml=True, cgroup_disabled=True,
-             imex=True),
+             imex=True, imex_per_job=True),
     _release("26.05", block=True, block_sizes=True, yaml=True, exclusive_node=True,
              cgroup_disabled=True, imex=True, imex_per_job=True),
 )}

@@ -41,7 +41,7 @@ def _rack_heat(plan: Plan) -> Iterator[Diagnostic]:
     loads = rack_loads_w(plan)
     air_limit = plan.settings.policy.air_cooled_rack_kw
     loops = [loop.name for loop in plan.settings.cooling.loops]
-    looped = _looped_racks(plan)
+    looped = looped_racks(plan)
     for rack in plan.racks:
         kw = loads[rack.name] / 1000
         if rack.cooling == "air" and kw > air_limit:
@@ -55,14 +55,15 @@ def _rack_heat(plan: Plan) -> Iterator[Diagnostic]:
                      "in the group's racks)",
                 details={"measured": round(kw, 3), "limit": air_limit, "unit": "kW"})
         elif (rack.cooling == "liquid" and rack.liquid_capacity_kw is None and kw > 0
-              and rack.name not in looped and loops):
+              and rack.name not in looped and loops and not rack.in_rack_cdu):
             yield Diagnostic(
                 "COOLING-LOOP-MISSING",
                 f"liquid-cooled rack {rack.name} sheds {kw:.1f} kW into no cooling loop: the "
                 f"spec's loops ({', '.join(loops)}) cool other racks, and the rack declares no "
                 f"liquid_capacity_kw of its own", (*rack.spec_path, "cooling"),
                 hint="add the rack to the racks of the loop that cools it (cooling.loops[]."
-                     "racks), or declare it cooling: air",
+                     "racks), declare in_rack_cdu: true with its liquid_capacity_kw if it has "
+                     "a CDU of its own, or declare it cooling: air",
                 details={"measured": round(kw, 3), "unit": "kW"})
         elif (rack.cooling == "liquid" and rack.liquid_capacity_kw is None and kw > 0
               and rack.name not in looped):
@@ -82,7 +83,7 @@ def _rack_heat(plan: Plan) -> Iterator[Diagnostic]:
                 details={"measured": round(kw, 3), "limit": cap, "unit": "kW"})
 
 
-def _looped_racks(plan: Plan) -> set[str]:
+def looped_racks(plan: Plan) -> set[str]:
     """Every rack a loop names, whether or not the loop's coolant and racks resolve (the loop
     checks report those): a rack in a broken loop is still not on *no* loop."""
     out: set[str] = set()

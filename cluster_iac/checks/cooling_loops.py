@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from cluster_iac.base.errors import Diagnostic
 from cluster_iac.base.hostlist import HostlistError
 from cluster_iac.base.suggest import did_you_mean
-from cluster_iac.checks.cooling import per_spec_path
+from cluster_iac.checks.cooling import looped_racks, per_spec_path
 from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cooling import LoopFigures, loop_figures, loop_racks
+from cluster_iac.plan.power import rack_loads_w
 
 
 @check("cooling.platform")
@@ -35,6 +36,36 @@ def _platform_cooling(plan: Plan) -> Iterator[Diagnostic]:
             f"({plan.node_types[node_type].platform_name}), which are cooled by liquid only: "
             f"declare the rack cooling: liquid and the loop that cools it",
             (*rack.spec_path, "cooling"), details={"measured": count, "unit": "nodes"})
+
+
+@check("cooling.rack_on_a_loop")
+def rack_on_a_loop(plan: Plan) -> Iterator[Diagnostic]:
+    """With loops declared, a liquid rack with load is on one of them or has a CDU of its own
+    (in_rack_cdu): its liquid_capacity_kw rates its manifold or rear door, not a path for its
+    heat to the facility. (A rack with no liquid_capacity_kw either is COOLING-LOOP-MISSING.)"""
+    yield from per_spec_path(_racks_on_no_loop(plan), "rack(s)")
+
+
+def _racks_on_no_loop(plan: Plan) -> Iterator[Diagnostic]:
+    loops = [loop.name for loop in plan.settings.cooling.loops]
+    if not loops:
+        return
+    loads = rack_loads_w(plan)
+    looped = looped_racks(plan)
+    for rack in plan.racks:
+        kw = loads[rack.name] / 1000
+        if (rack.cooling != "liquid" or rack.liquid_capacity_kw is None or kw <= 0
+                or rack.name in looped or rack.in_rack_cdu):
+            continue
+        yield Diagnostic(
+            "COOLING-RACK-NO-LOOP",
+            f"liquid-cooled rack {rack.name} sheds {kw:.1f} kW into none of the spec's loops "
+            f"({', '.join(loops)}): its liquid_capacity_kw ({rack.liquid_capacity_kw:g} kW) "
+            f"rates its manifold, not a path for its heat to the facility",
+            (*rack.spec_path, "cooling"),
+            hint="add the rack to the racks of the loop that cools it (cooling.loops[].racks), "
+                 "or declare in_rack_cdu: true if the rack has a CDU of its own",
+            details={"measured": round(kw, 3), "unit": "kW"})
 
 
 @check("cooling.loop_references")

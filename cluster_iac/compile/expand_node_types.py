@@ -98,8 +98,10 @@ def _gpu_override(name: str, nt: NodeType, plan: Plan) -> list[Diagnostic]:
     if model and model != platform.gpu and model in cat.gpus and platform.gpu in cat.gpus:
         old, new = cat.gpus[platform.gpu], cat.gpus[model]
         if old.baseboard is None or old.baseboard != new.baseboard:
-            fits = sorted(key for key, p in cat.platforms.items() if p.gpu == model)
-            hint = (f"use platform {' or '.join(repr(k) for k in fits)}" if fits else
+            fits = _boards_for(model, plan)
+            hint = (f"use platform {' or '.join(repr(k) for k in fits)}"
+                    + (f" (baseboard {new.baseboard}, which takes {model})"
+                       if new.baseboard else "") if fits else
                     f"add a catalog platform with gpu: {model} and its own gpu_sockets "
                     "(and pcie layout, from lspci)")
             out.append(Diagnostic(
@@ -108,6 +110,16 @@ def _gpu_override(name: str, nt: NodeType, plan: Plan) -> list[Diagnostic]:
                 f"{old.baseboard or 'of its own'}; {new.name}: {new.baseboard or 'of its own'})"
                 f": the {what} cannot be derived for it", (*base, "model"), hint=hint))
     return out
+
+
+def _boards_for(model: str, plan: Plan) -> list[str]:
+    """The catalog platforms that take ``model``: built with it, or with a GPU of its
+    baseboard family (the override keeps their layout)."""
+    cat = plan.catalog
+    board = cat.gpus[model].baseboard
+    return sorted(key for key, p in cat.platforms.items() if p.gpu and (
+        p.gpu == model or (board is not None and p.gpu in cat.gpus
+                           and cat.gpus[p.gpu].baseboard == board)))
 
 
 def _layout_words(platform) -> str:  # type: ignore[no-untyped-def]

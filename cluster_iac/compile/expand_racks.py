@@ -23,6 +23,7 @@ def expand_racks(spec: ClusterSpec, plan: Plan) -> Plan:
                     max_power_kw=group.max_power_kw, max_weight_kg=group.max_weight_kg,
                     cooling=group.cooling, liquid_capacity_kw=group.liquid_capacity_kw,
                     pdu_profile=group.pdu, spec_path=("rows", r, "racks", g),
+                    in_rack_cdu=group.in_rack_cdu,
                 ))
         rows.append(Row(name=row.name, racks=tuple(names), max_power_kw=row.max_power_kw,
                         spec_path=("rows", r)))

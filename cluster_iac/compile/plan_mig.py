@@ -13,6 +13,7 @@ from cluster_iac.catalog.mig import (
     mig_profiles,
     place,
 )
+from cluster_iac.catalog.slurm_releases import slurm_release
 from cluster_iac.plan import NodeTypePlan, Plan
 from cluster_iac.plan.mig import MigDevice
 from cluster_iac.spec import ClusterSpec
@@ -27,25 +28,47 @@ def plan_mig(spec: ClusterSpec, plan: Plan) -> Plan:
     for name, node_type in sorted(spec.node_types.items()):
         if not node_type.mig or name not in types:
             continue
-        if node_type.gres_autodetect == "nvml":
+        release = slurm_release(spec.cluster.slurm_version)
+        autodetect = node_type.gres_autodetect == "nvml"
+        if autodetect and not release.mig_nvml_names:
             problems.append(Diagnostic(
                 "SPEC-MIG-AUTODETECT", f"node type '{name}' has MIG layouts and "
-                "gres_autodetect: nvml: the MIG GRES types slurmd's NVML would report are not "
-                "derived here, so slurm.conf's Gres= could not be made to match them",
+                f"gres_autodetect: nvml, and Slurm {release.version}'s slurmd names a MIG "
+                "instance from its memory in MiB (gpu_nvml.c before 23.02.6), which the "
+                "catalog does not hold: slurm.conf's Gres= could not be made to match it",
                 ("node_types", name, "gres_autodetect"),
-                hint="use gres_autodetect: off (gres.conf then names each MIG instance's "
-                     "devices, checked by the health check)"))
+                hint="set cluster.slurm_version to 23.11 or later (slurmd then takes the "
+                     "profile's own name from NVML), or use gres_autodetect: off (gres.conf "
+                     "then names each MIG instance's devices)"))
             continue
+        prefix = (nvml_type_prefix(types[name].gpu_model, plan) if autodetect
+                  else types[name].gres_type)
         devices = _devices(plan, types[name], node_type.mig, ("node_types", name, "mig"),
-                           problems)
+                           problems, prefix)
         types[name] = replace(types[name], mig=devices)
     if problems:
         raise CompileError(problems)
     return replace(plan, node_types=types)
 
 
+def nvml_type_prefix(gpu_model: str | None, plan: Plan) -> str:
+    """The GRES type slurmd's AutoDetect=nvml gives a MIG instance, before its profile: the
+    GPU's NVML name lower-cased, spaces as '_', cut at its first '-' (gpu_nvml.c: "clearing
+    everything after the first '-' ... since we are going to add a suffix here of the profile
+    name"), less the 'nvidia_' prefix, which slurm.conf may leave out as Slurm matches a
+    configured type as a substring of the detected one (gres.html, "MIG Management": type
+    'a100_3g.20gb' for the profile 'nvidia_a100_3g.20gb'). "NVIDIA A100-SXM4-80GB" ->
+    'a100', "NVIDIA H100 80GB HBM3" -> 'h100_80gb_hbm3'."""
+    gpu = plan.catalog.gpus.get(gpu_model or "")
+    if gpu is None:  # no GPU to partition: _devices reports it
+        return ""
+    name = gpu.nvml_name.lower().replace(" ", "_")
+    name = name.split("-", 1)[0]
+    return name.removeprefix("nvidia_")
+
+
 def _devices(plan: Plan, nt: NodeTypePlan, layouts: list[MigLayout], path: SpecPath,
-             problems: list[Diagnostic]) -> tuple[MigDevice, ...]:
+             problems: list[Diagnostic], prefix: str | None) -> tuple[MigDevice, ...]:
     table = mig_profiles(plan.catalog.gpus.get(nt.gpu_model or ""))
     if table is None or not nt.gpu_count:
         problems.append(Diagnostic(
@@ -84,7 +107,7 @@ def _devices(plan: Plan, nt: NodeTypePlan, layouts: list[MigLayout], path: SpecP
         placed = sorted(zip(profiles, starts, strict=True), key=lambda ps: ps[1])
         for gpu in named[i]:
             for mig, start in placed:
-                out.append(MigDevice(gpu, mig.name, f"{nt.gres_type}_{mig.name}",
+                out.append(MigDevice(gpu, mig.name, f"{prefix}_{mig.name}",
                                      gpu_instance_id(mig.memory, start), start,
                                      mig.compute, mig.memory_gb))
     return tuple(sorted(out, key=lambda d: (d.gpu, d.start)))

@@ -12,8 +12,8 @@ Places on the hosts, each from the program that reads the file:
   /etc/fstab (one line per mount point, replaced in place), the scripts as root-run tools;
   the servers' format scripts on their own server, mode 0700, never run by the playbook;
 - IMEX: plan/imex.py's /etc/nvidia-imex;
-- MIG: ``/etc/nvidia-mig-manager/config.yaml``, the file nvidia-mig-manager's systemd service
-  applies at boot (NVIDIA/mig-parted deployments/systemd);
+- MIG: the layout as ``/etc/nvidia-mig-manager/cluster-iac.yaml`` and the systemd drop-in that
+  has nvidia-mig-manager apply it at boot (emit/mig.py, NVIDIA/mig-parted deployments/systemd);
 - OpenSM: ``/etc/opensm/opensm.conf`` and ``partitions.conf`` (each file's own header), the
   master's file on the first subnet_manager host, the standby's on the others;
 - monitoring: Prometheus's files under ``/etc/prometheus`` (Debian's prometheus package reads
@@ -30,6 +30,8 @@ import fnmatch
 from collections.abc import Callable
 
 from cluster_iac.emit.ansible import NCCL_TOPO_DIR, ROLE_GROUPS, group_name
+from cluster_iac.emit.mig import CONFIG_FILE as MIG_CONFIG
+from cluster_iac.emit.mig import DROP_IN as MIG_DROP_IN
 from cluster_iac.emit.slurmdbd import SLURM_USER
 from cluster_iac.plan import Plan
 from cluster_iac.plan.imex import CONFIG_DIR as IMEX_DIR
@@ -42,7 +44,6 @@ MARIADB_CNF = "/etc/mysql/mariadb.conf.d/60-slurmdbd.cnf"
 LNET_CONF = "/etc/lnet.conf"
 FSTAB = "/etc/fstab"
 SBIN = "/usr/local/sbin"
-MIG_CONFIG = "/etc/nvidia-mig-manager/config.yaml"
 OPENSM_DIR = "/etc/opensm"
 PROMETHEUS_DIR = "/etc/prometheus"
 DCGM_COUNTERS = "/etc/dcgm-exporter/dcgm-counters.csv"
@@ -136,7 +137,8 @@ def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
     used = {n.node_type for n in plan.compute_nodes}  # as emit/mig.py: the types nodes use
     for name, nt in sorted(plan.node_types.items()):
         if nt.mig and name in used:
-            add(group_name("type", name), file(f"mig/{name}.yaml", MIG_CONFIG))
+            add(group_name("type", name), file(f"mig/{name}.yaml", MIG_CONFIG),
+                file(f"mig/{name}.override.conf", MIG_DROP_IN))
     for network in infiniband_fabrics(plan):
         hosts = [plain(h) for h in sm_hosts(plan, network)]
         if hosts:

@@ -48,6 +48,7 @@ class Rack:
     liquid_capacity_kw: float | None
     pdu_profile: str
     spec_path: SpecPath
+    in_rack_cdu: bool = False  # its own CDU: a path for its heat without a cooling loop
 
 
 @dataclass(frozen=True, eq=False, repr=False)

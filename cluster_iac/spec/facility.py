@@ -38,6 +38,11 @@ class RackGroup(SpecModel):
     liquid_capacity_kw: RackKw | None = None
     """Heat the rack's own liquid connection (manifold, rear door) can remove, kW (liquid
     racks); the loop that feeds it is checked from cooling.loops."""
+    in_rack_cdu: bool = False
+    """The rack carries its own CDU (a rack-mounted coolant distribution unit with its own heat
+    exchanger to room air or facility water), so its heat reaches the facility without a
+    cooling.loops entry; its capacity is then liquid_capacity_kw. Without it, a liquid rack
+    must be on one of the declared loops."""
     pdu: Name
     """PDU profile (power.pdu_profiles) that feeds these racks."""
 

@@ -130,4 +130,4 @@ def test_mig_server_health_compares_the_instances(tmp_path: Path) -> None:
     assert update is not None and update[2] == "State=DRAIN"
     assert update[3].startswith("Reason=healthcheck: MIG instances differ from gres.conf: ")
     found = update[3].split(": ", 2)[2].split()  # what it found (the reason ends at 200)
-    assert "0:14:1g.18gb" not in found and found[0] == "0:10:1g.18gb"
+    assert "0:7:1g.18gb" not in found and found[0] == "0:10:1g.18gb"  # 1g at 0:1 is id 7
