@@ -184,7 +184,8 @@ def _compiled(spec_file: str | Path, lock_file: Path,
         # 3. compile: passes expand the spec into the plan and its graphs
         return compile_plan(spec, lock), source
     except CompileError as exc:
-        raise PipelineError(exc.diagnostics, source or exc.source) from None
+        plan = exc.plan if isinstance(exc.plan, Plan) else None
+        raise PipelineError(exc.diagnostics, source or exc.source, plan) from None
 
 
 def _locked(plan: Plan, spec_file: str | Path, lock_file: Path) -> Locked:
