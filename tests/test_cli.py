@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cluster_iac.cli.main import main
-from cluster_iac.write.tree import MANIFEST
+from cluster_iac.write.manifest import MANIFEST
 from tests.conftest import ROOT
 
 MINIMAL = ROOT / "examples" / "minimal.yaml"

@@ -17,7 +17,9 @@ import click
 
 from cluster_iac.cli.common import REALLOCATE, SPEC, STRICT, build_or_exit, json_text, output_folder
 from cluster_iac.render import Build
-from cluster_iac.write.tree import MANIFEST, RenderedTree, write_file
+from cluster_iac.write.compare import RenderedTree
+from cluster_iac.write.files import write_file
+from cluster_iac.write.manifest import MANIFEST
 
 
 @click.command()

@@ -23,7 +23,7 @@ import click
 from cluster_iac.base.errors import Diagnostic
 from cluster_iac.cli.console import format_diagnostic
 from cluster_iac.render import Build, PipelineError, build
-from cluster_iac.write.tree import write_file
+from cluster_iac.write.files import write_file
 
 if TYPE_CHECKING:
     from cluster_iac.base.source import SourceMap

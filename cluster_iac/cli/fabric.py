@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from cluster_iac.cli.common import build_or_exit
-from cluster_iac.write.tree import write_file
+from cluster_iac.write.files import write_file
 
 if TYPE_CHECKING:
     from cluster_iac.formats.ibnetdiscover import Topology

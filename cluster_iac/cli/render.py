@@ -29,7 +29,8 @@ from cluster_iac.cli.common import (
     write_failed,
 )
 from cluster_iac.render import PARALLEL_NODES, Build, render_into
-from cluster_iac.write.tree import OutputRefused, stale_diff
+from cluster_iac.write.compare import stale_diff
+from cluster_iac.write.tree import OutputRefused
 
 if TYPE_CHECKING:
     from cluster_iac.emit.parallel import WorkerUsage
