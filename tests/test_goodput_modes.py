@@ -117,7 +117,8 @@ def test_a_store_without_bandwidth_is_an_error_at_its_key(tmp_path: Path, store:
     assert "checkpoint_store_write_gbs" in result.output
     # the hint works: with the bandwidth given, the error is gone
     spec.write_text(spec.read_text().replace(
-        f"checkpoint_store: {store}", f"checkpoint_store: {store}\n  checkpoint_store_write_gbs: 40"))
+        f"checkpoint_store: {store}",
+        f"checkpoint_store: {store}\n  checkpoint_store_write_gbs: 40"))
     assert "CHECKPOINT-STORE" not in _cli("validate", spec).output
 
 

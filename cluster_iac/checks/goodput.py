@@ -11,7 +11,6 @@ from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cost import bill_items
 from cluster_iac.plan.goodput import Goodput, goodputs
-from cluster_iac.plan.job_sizes import sized_jobs
 
 
 @check("goodput.minimum")
@@ -124,6 +123,11 @@ def names(plan: Plan) -> Iterator[Diagnostic]:
 def job_sizes(plan: Plan) -> Iterator[Diagnostic]:
     """Every size policy.allreduce_job_sizes asks for fits each partition it is predicted for: a
     size above a partition's GPUs has no prediction there, and is said so at its line."""
+    if not plan.settings.policy.allreduce_job_sizes:
+        return
+    # on demand: validate without job sizes never loads the collectives model (test_startup)
+    from cluster_iac.plan.job_sizes import sized_jobs
+
     for partition, sizes in sized_jobs(plan).items():
         for s in sizes:
             if s.asked is None or s.gpus or s.index is None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cost import costs, per_useful_gpu_h
-from cluster_iac.plan.failures import cluster_generation, class_rates
+from cluster_iac.plan.failures import class_rates, cluster_generation
 from cluster_iac.plan.fleets import ENDS, fleets, generation_fleets, scale
 from cluster_iac.plan.goodput import TERMS, Goodput, goodputs
 from cluster_iac.plan.job_sizes import SizedJob, sized_jobs
@@ -53,7 +54,7 @@ def _fleets(plan: Plan) -> list[dict[str, str]]:
             for f in fleets().values()]
 
 
-def _range(values: dict[str, float | None], fmt: str, factor: float = 1) -> str:
+def _range(values: Mapping[str, float | None], fmt: str, factor: float = 1) -> str:
     """'expected (lowest-rate end - highest-rate end)'."""
     if values["expected"] is None:
         return "-"

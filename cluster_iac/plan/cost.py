@@ -6,10 +6,10 @@ in, so an unpriced item makes the capital a lower bound); per hour:
     capital / (amortization_years x 8,760 h) + IT kW x PUE x price_per_kwh + opex_per_year / 8,760
 
 IT kW is the plan's rack loads (each device at its maximum draw: an upper bound on the bill).
-Per GPU-hour: that / the compute GPUs. With any item unpriced, or no price per kWh, each figure
-is a lower bound, and report.md prints it "at least". Per useful GPU-hour of a partition: per GPU-hour x the
+Per GPU-hour: that / the compute GPUs. Per useful GPU-hour of a partition: per GPU-hour x the
 partition's GPUs / (its largest job's GPUs x the job's goodput), so hot spares and lost time
-both raise it.
+both raise it. With any item unpriced, or no price per kWh, each figure is a lower bound, and
+report.md prints it "at least".
 """
 
 from __future__ import annotations

@@ -1,22 +1,22 @@
 """Interruptions of a training job from the failure rates of the parts it runs on.
 
 Each component class has a rate per unit: the reference table's (catalog/failure_rates.yaml
-classes:, events / (units x hours)) x the scale of the published fleets at one end of their range
-(plan/fleets.py: lowest, expected, highest; the expected scale by the node type's GPU generation),
-or the spec's measured figure (reliability.failure_rates, or workload.gpu_mtbf_hours for the whole
-of a GPU with its share of host and network), which is used at every end. A job's interruptions per
-day are
+classes:, events / (units x hours)) x the scale of the published fleets at one end of their
+range (plan/fleets.py: lowest, expected, highest; the expected scale by the node type's GPU
+generation), or the spec's measured figure (reliability.failure_rates, or
+workload.gpu_mtbf_hours for the whole of a GPU with its share of host and network), which is
+used at every end. A job's interruptions per day are
 
     lambda(job) = lambda_job + sum over hardware classes of rate x scale x units x 24 h
 
-where lambda_job, the software class, is counted once per job whatever its size: the size-independent
-sources (the job's own software, launch, dependencies, collective timeouts) that make small jobs fail
-more often per node than a series of parts predicts (Kokolis et al., HPCA 2025, section IV: MTTF
-of 1,024-GPU jobs 7.9 h where the per-node rate alone gives 29 h). Failures of independent parts add
-up (a synchronous job stops when any of them fails), so the job's MTTF is 1 / lambda. The units are
-counted per partition from the plan, by node type, never node by node: GPUs, nodes, compute-fabric
-NIC ports (nic, link), the job's share of the compute fabric's switches and NVLink trays, the PDUs of
-its racks and the liquid loops that cool them.
+where lambda_job, the software class, is counted once per job whatever its size: the size-
+independent sources (the job's own software, launch, dependencies, collective timeouts) that
+make small jobs fail more often per node than a series of parts predicts (Kokolis et al., HPCA
+2025, section IV: MTTF of 1,024-GPU jobs 7.9 h where the per-node rate alone gives 29 h).
+Failures of independent parts add up (a synchronous job stops when any of them fails), so the
+job's MTTF is 1 / lambda. The units are counted per partition from the plan, by node type, never
+node by node: GPUs, nodes, compute-fabric NIC ports (nic, link), the job's share of the compute
+fabric's switches and NVLink trays, the PDUs of its racks and the liquid loops that cool them.
 
 What one failure takes out of the job (its blast radius, in nodes): one node, or the node's
 whole NVLink domain when the domain is a rack (an NVL72 job loses the rack); a leaf switch

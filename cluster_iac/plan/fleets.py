@@ -1,17 +1,18 @@
 """Published fleets and the spread of failure rates they give: a scale on the reference class mix.
 
-catalog/failure_rates.yaml holds one fully itemized table (classes: Llama 3's table 5) and a set of
-published fleets (fleets:), each with its shape and what its count covers. For a fleet f:
+catalog/failure_rates.yaml holds one fully itemized table (classes: Llama 3's table 5) and a set
+of published fleets (fleets:), each with its shape and what its count covers. For a fleet f:
 
     scale_f = (f's interruptions per node-day of the classes it covers)
               / (the reference's interruptions per node-day of the same classes)
 
-so the reference has scale 1. A job's hardware classes fail at the reference's per-unit rate x a scale:
-the expected scale of a GPU generation is the geometric mean of its fleets' scales (all fleets' where it
-has none), and the range is the lowest and the highest fleet of any generation. Software is counted once
-per job (a rate per job, not per part): Llama 3's software rows give one end, the part of rsc1's MTTF at
-1,024 GPUs that its per-node rate leaves unexplained the other (Kokolis et al. 2024 find small jobs fail
-more often per GPU than a series of parts predicts), and the expected figure is their geometric mean.
+so the reference has scale 1. A job's hardware classes fail at the reference's per-unit rate x a
+scale: the expected scale of a GPU generation is the geometric mean of its fleets' scales (all
+fleets' where it has none), and the range is the lowest and the highest fleet of any generation.
+Software is counted once per job (a rate per job, not per part): Llama 3's software rows give
+one end, the part of rsc1's MTTF at 1,024 GPUs that its per-node rate leaves unexplained the
+other (Kokolis et al. 2024 find small jobs fail more often per GPU than a series of parts
+predicts), and the expected figure is their geometric mean.
 """
 
 from __future__ import annotations

@@ -67,7 +67,8 @@ def partition_sizes(plan: Plan, partition: PartitionPlan,
     available = sum(plan.node_types[n.node_type].gpu_count for n in everything)
     fig = storage_figures(plan)
     found: dict[tuple[str, ...], SizedJob] = {}
-    too_big = []
+    too_big: list[SizedJob] = []
+    asks: list[tuple[str, int | None, int | None, tuple[Node, ...]]]
     asks = [(job, None, None, nodes) for job, nodes in named]
     asks += [("gpus", gpus, i, _whole_nodes(plan, everything, gpus))
              for i, gpus in enumerate(plan.settings.policy.allreduce_job_sizes)]
