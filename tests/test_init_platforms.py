@@ -74,3 +74,16 @@ def test_4_plus_2_supplies_on_an_ab_pair_are_told_layout_three(tmp_path: Path) -
     failing = CliRunner().invoke(main, ["validate", str(_write(tmp_path, data, "a.yaml"))])
     assert "error[POWER-PSU-FAILOVER]" in failing.output
     assert "layout 'three'" in failing.output and "max_power_w" not in failing.output
+
+
+def test_blackwell_on_the_default_nccl_is_an_error_init_avoids(tmp_path: Path) -> None:
+    """NCCL 2.21 (the default) has no Blackwell kernels: 2.25.1 added SM100 support."""
+    text = CliRunner().invoke(main, ["init", "--platform", "hgx-b200-8gpu"]).output
+    data = YAML(typ="safe").load(text)
+    assert data["cluster"]["nccl_version"] == "2.25"
+    del data["cluster"]["nccl_version"]
+    result = CliRunner().invoke(main, ["validate", str(_write(tmp_path, data, "a.yaml"))])
+    assert result.exit_code == 1
+    assert "error[NCCL-GPU-GENERATION] node type gpu has blackwell GPUs" in result.output
+    assert "supports from 2.25; cluster.nccl_version is 2.21" in result.output
+    assert 'nccl_version: "2.25"' in result.output

@@ -139,9 +139,7 @@ def spec_data(answers: Answers, platform: PlatformModel, per_rack: int,
                    {"name": "oss", "role": "lustre_oss", "node_type": "oss",
                     "count": answers.oss, "hostname": "oss##", "racks": names["svc"]}]
     data: dict[str, Any] = {
-        "cluster": ({"name": answers.name} if platform.kind != "compute-tray" else
-                    # IMEX channels for jobs across an NVLink domain: switch/nvidia_imex, 24.05
-                    {"name": answers.name, "slurm_version": "24.05"}),
+        "cluster": _cluster(answers, platform),
         "node_types": node_types,
         "node_groups": groups,
         "rows": [{"name": "a", "racks": [_rack(e, names[e], platform) for e in ROW_ENTRIES
@@ -163,6 +161,17 @@ def spec_data(answers: Answers, platform: PlatformModel, per_rack: int,
     if answers.accounting:
         data["slurm"]["accounting"] = {"storage": {"password_env": "SLURMDBD_STORAGE_PASS"}}
     return data
+
+
+def _cluster(answers: Answers, platform: PlatformModel) -> dict[str, Any]:
+    cluster: dict[str, Any] = {"name": answers.name}
+    if platform.kind == "compute-tray":
+        # IMEX channels for jobs across an NVLink domain: switch/nvidia_imex, Slurm 24.05
+        cluster["slurm_version"] = "24.05"
+    gpu = builtin_catalog().gpus.get(answers.gpu or platform.gpu or "")
+    if gpu is not None and gpu.architecture == "blackwell":
+        cluster["nccl_version"] = "2.25"  # NCCL 2.25.1: Blackwell/SM100 support (checks/nccl.py)
+    return cluster
 
 
 def _platform(answers: Answers) -> PlatformModel:
