@@ -184,7 +184,14 @@ def _compiled(spec_file: str | Path, lock_file: Path | None,
         return compile_plan(spec, lock), source
     except CompileError as exc:
         plan = exc.plan if isinstance(exc.plan, Plan) else None
-        raise PipelineError(exc.diagnostics, source or exc.source, plan) from None
+        found = _unplaced_findings(plan) if plan is not None and exc.complete else []
+        raise PipelineError([*exc.diagnostics, *found], source or exc.source, plan) from None
+
+
+def _unplaced_findings(plan: Plan) -> list[Diagnostic]:
+    """The checks' findings on a plan compiled past a rack too short for its devices, but
+    those on cables, whose lengths follow the units the devices could not have."""
+    return [f for f in run_checks(plan) if not f.code.startswith("CABLE")]
 
 
 def _locked(plan: Plan, spec_file: str | Path) -> Locked:
