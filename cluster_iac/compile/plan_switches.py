@@ -69,7 +69,8 @@ def _fabric_configs(plan: Plan, network: str, underlay: Any,
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, ROLES[switch.tier], switch.rack,
             asns[switch.name], loopbacks[switch.name], interfaces,
-            _bgp(switch.name, asns, loopbacks[switch.name], interfaces, numbered), path)
+            _bgp(switch.name, asns, loopbacks[switch.name], interfaces, numbered), path,
+            str(blocks[switch.name]) if switch.name in blocks else "")
     return configs
 
 
@@ -201,7 +202,7 @@ class Identities:
         blocks = (len(taken) + wanted) * size
         prefix = 32 - (blocks - 1).bit_length()
         raise CompileError([Diagnostic(
-            "FABRIC-POOL-EXHAUSTED", f"{'.'.join(self.path)}.underlay.{key} {pool} holds "
+            "FABRIC-POOL-EXHAUSTED", f"{'.'.join(map(str, self.path))}.underlay.{key} {pool} holds "
             f"{pool.num_addresses // size} block(s) of {size} address(es); the "
             f"{self.network} fabric's switches need {len(taken) + wanted}",
             (*self.path, "underlay", key),
