@@ -111,23 +111,29 @@ def _leg_index(port: str, legs: int) -> int:
 
 
 def _link_addresses(ports: dict[str, list[PortRow]], blocks: dict[str, IPv4Address],
-                    legs: int) -> dict[tuple[str, str], IPv4Address]:
+                    legs: int) -> dict[tuple[str, str], int]:
     """(numbering switch, its port) -> the /31's even address, for the links it numbers."""
-    return {(switch, row[0]): blocks[switch] + 2 * _leg_index(row[0], legs)
+    return {(switch, row[0]): int(blocks[switch]) + 2 * _leg_index(row[0], legs)
             for switch, rows in ports.items() if switch in blocks
             for row in rows if row[1] != "uplink"}
 
 
 def _interface(row: PortRow, host_mtu: int,
-               addresses: dict[tuple[str, str], IPv4Address]) -> SwitchInterface:
+               addresses: dict[tuple[str, str], int]) -> SwitchInterface:
     port, kind, peer, peer_port, cable, speed, owner, owner_port = row
     even = addresses.get((owner, owner_port))
     address = peer_address = ""
     if even is not None:
         mine, theirs = (even, even + 1) if kind != "uplink" else (even + 1, even)
-        address, peer_address = f"{mine}/31", str(theirs)
+        address, peer_address = f"{_dotted(mine)}/31", _dotted(theirs)
     return SwitchInterface(port, kind, peer, peer_port, cable, speed,
                            host_mtu if kind == "host" else FABRIC_MTU, address, peer_address)
+
+
+def _dotted(address: int) -> str:
+    """An IPv4 address as text: what str(IPv4Address(address)) prints, without its checks
+    (24,576 ports of a 8,192-GPU fabric: 0.9 s of 1.7 went to ipaddress)."""
+    return f"{address >> 24}.{address >> 16 & 255}.{address >> 8 & 255}.{address & 255}"
 
 
 def _bgp(name: str, asns: dict[str, int], loopback: str,
@@ -141,8 +147,9 @@ def _bgp(name: str, asns: dict[str, int], loopback: str,
         if neighbor.direction == "downlink":
             per_peer[neighbor.peer] = per_peer.get(neighbor.peer, 0) + 1
     uplinks = sum(n.direction == "uplink" for n in neighbors)
-    networks = (f"{loopback}/32", *(str(IPv4Network(i.address, strict=False))
-                                    for i in interfaces if i.kind == "host" and i.address))
+    # a leaf holds the even address of each host /31: its address is the subnet's
+    networks = (f"{loopback}/32", *(i.address for i in interfaces
+                                    if i.kind == "host" and i.address))
     return BgpConfig(asns[name], loopback, not numbered, neighbors,
                      max(1, uplinks, *per_peer.values()), networks)
 
