@@ -202,3 +202,22 @@ def test_an_ethernet_storage_fabric_gets_its_own_switch_configs(tmp_path: Path) 
     assert f"bgp storage {leaves[0].name} {leaves[0].asn} {leaves[0].loopback}" in \
         built.lock.after
     assert f"switches/{leaves[0].name}/frr.conf" in built.files
+
+
+def test_three_tiers_give_each_pod_of_spines_its_own_asn(tmp_path: Path) -> None:
+    """Under a core tier a route from one pod to another crosses two spines: one ASN for
+    every spine would make the second drop it (AS-path loop), so each pod's spines share
+    one ASN, the cores another (RFC 7938, section 5.2.1)."""
+    def three_tiers(data: dict[str, Any]) -> None:
+        data["fabric"]["compute"]["tiers"] = 3
+    configs = build(_spec(tmp_path, "three", three_tiers), emit=False).plan.switch_configs
+    spines = [c for c in configs.values() if c.role == "spine"]
+    cores = [c for c in configs.values() if c.role == "super-spine"]
+    assert cores and len({c.asn for c in cores}) == 1
+    pods: dict[int, set[frozenset[str]]] = {}
+    for spine in spines:
+        below = frozenset(p.peer for p in spine.interfaces if p.kind == "fabric")
+        pods.setdefault(spine.asn, set()).add(below)
+    assert len(pods) > 1  # one ASN per pod, each pod's spines above the same leaves
+    assert all(len(leaf_sets) == 1 for leaf_sets in pods.values())
+    assert not {c.asn for c in spines} & {c.asn for c in cores}

@@ -167,8 +167,7 @@ class Identities:
         kept = {s.name: e for s in switches
                 if (e := self.lock.get("bgp", self.network, s.name)) is not None}
         self._refuse_shared(kept, switches, wiring)
-        pods = any(s.tier == "core" for s in switches)
-        groups = {s.name: _asn_group(s, wiring, pods) for s in switches}
+        groups = _asn_groups(switches, wiring)
         asn_of_group = {groups[n]: e.value[0] for n, e in kept.items() if groups[n] != n}
         taken_asns = {e.value[0] for e in self.lock.of_kind("bgp", self.network)}
         taken_ips = {IPv4Address(e.value[1]) for e in self.lock.of_kind("bgp", self.network)}
@@ -220,13 +219,12 @@ class Identities:
         """Two switches with one loopback, or two switches that must differ (two leaves,
         different tiers or pods) with one ASN, in the lock: each is a located error."""
         problems = []
-        pods = any(s.tier == "core" for s in switches)
-        groups = {s.name: _asn_group(s, wiring, pods) for s in switches}
+        groups = _asn_groups(switches, wiring)
         by_asn: dict[int, tuple[str, Any]] = {}
         by_ip: dict[str, tuple[str, Any]] = {}
         for name, entry in kept.items():
             asn, ip = entry.value
-            other = by_asn.setdefault(asn, (name, entry))
+            other = by_asn.setdefault(asn, (name, entry))  # one ASN per group is the plan
             if other[0] != name and groups[other[0]] != groups[name]:
                 problems.append(self.lock.error(
                     entry, "FABRIC-ASN-DUPLICATE", f"{name} and {other[0]} (line "
@@ -242,14 +240,28 @@ class Identities:
             raise CompileError(problems)
 
 
-def _asn_group(switch: Any, wiring: Any, pods: bool) -> str:
-    """What shares one ASN: a leaf alone, the spines of a pod (an SU, under a core tier; all
-    of them in a 2-tier fabric), all the cores."""
-    if switch.tier == "leaf":
-        return switch.name
-    if switch.tier == "spine":
-        return f"spine-{wiring.su.get(switch.name, 0) if pods else 0}"
-    return "core"
+def _asn_groups(switches: list[Any], wiring: Any) -> dict[str, str]:
+    """Switch -> what shares its ASN: a leaf alone; the spines of a 2-tier fabric all
+    together; under a core tier, the spines of one pod (those above the same scalable units:
+    a route from one pod to another crosses two spine tiers, and one ASN for both would make
+    the second drop it, AS-path loop); all the cores."""
+    pods = any(s.tier == "core" for s in switches)
+    units: dict[str, set[int]] = {}
+    if pods:
+        for device, uppers in wiring.up.items():
+            if wiring.tier.get(device) == "leaf":
+                for spine in uppers:
+                    units.setdefault(spine, set()).add(wiring.su.get(device, 0))
+    groups = {}
+    for switch in switches:
+        if switch.tier == "leaf":
+            groups[switch.name] = switch.name
+        elif switch.tier == "spine":
+            pod = "-".join(map(str, sorted(units.get(switch.name, ()))))
+            groups[switch.name] = f"spine-{pod}" if pods else "spine"
+        else:
+            groups[switch.name] = "core"
+    return groups
 
 
 def _free_numbers(start: int, taken: set[int]) -> Iterator[int]:
