@@ -9,13 +9,14 @@ from itertools import groupby
 from operator import itemgetter
 
 from cluster_iac.base.text import CONTROL
-from cluster_iac.lock.grammar import FABRICS, NETWORKS, TARGET_KINDS
+from cluster_iac.lock.grammar import FABRICS, MAX_ASN, NETWORKS, TARGET_KINDS
 from cluster_iac.plan.kept import Entry
 
 _N = r"([A-Za-z0-9][A-Za-z0-9._-]{0,127})"  # a name, as grammar.py's _NAME
 _I = r"(0|[1-9][0-9]{0,8})"  # a whole number, as grammar.py's _INT
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _R = r"^(retired )?"
+_IP = rf"({_OCTET}(?:\.{_OCTET}){{3}})"
 # Every well-formed line of each kind, found in the whole text at once (MULTILINE).
 _WHOLE = {
     "address": re.compile(rf"{_R}address ({'|'.join(NETWORKS)}) {_N} "
@@ -28,6 +29,9 @@ _WHOLE = {
                          re.MULTILINE),
     "outlet": re.compile(rf"{_R}outlet {_N} (PSU[1-9][0-9]?) {_N} {_I}$", re.MULTILINE),
     "uplink": re.compile(rf"{_R}uplink ({'|'.join(NETWORKS)}) {_N} {_N} {_I}$", re.MULTILINE),
+    "bgp": re.compile(rf"{_R}bgp ({'|'.join(FABRICS)}) {_N} ([1-9][0-9]{{0,9}}) {_IP}$",
+                      re.MULTILINE),
+    "p2p": re.compile(rf"{_R}p2p ({'|'.join(FABRICS)}) {_N} {_IP}$", re.MULTILINE),
 }
 # CONTROL but for the line feed that ends each line
 _CONTROL = re.compile("[\x00-\x09\x0b-\x1f" + CONTROL.pattern[len("[\x00-\x1f"):])
@@ -70,7 +74,7 @@ def fast_entries(text: str) -> dict[tuple[str, str], dict[str, Entry]] | None:
 # Where each kind's matched row (its first group is 'retired ' or '') holds its scope (0:
 # none, 'place') and the key's last word
 _WORDS = {"address": (1, 2), "place": (0, 1), "lustre": (1, 2), "fabric": (1, 2),
-          "access": (1, 2), "outlet": (2, 1), "uplink": (1, 2)}
+          "access": (1, 2), "outlet": (2, 1), "uplink": (1, 2), "bgp": (1, 2), "p2p": (1, 2)}
 
 
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
@@ -119,6 +123,11 @@ def _make(kind: str, rows: list[tuple[str, ...]]) -> list[Entry]:
     if kind == "outlet":
         return [Entry((kind, psu, d), (pdu, _in(o, 1000, 1)), 0, r == "retired ")
                 for r, d, psu, pdu, o in rows]
+    if kind == "bgp":
+        return [Entry((kind, f, d), (_in(asn, MAX_ASN, 1), ip), 0, r == "retired ")
+                for r, f, d, asn, ip in rows]
+    if kind == "p2p":
+        return [Entry((kind, f, d), (ip,), 0, r == "retired ") for r, f, d, ip in rows]
     return [Entry((kind, n, d), (level, _in(p, 100_000)), 0, r == "retired ")  # uplink
             for r, n, d, level, p in rows]
 

@@ -22,6 +22,11 @@ allocation as one added line:
                                           its level: the pair's port
     outlet <device> <PSUn> <pdu> <outlet>  a power cord's PDU outlet (its circuit and
                                           line follow from the PDU profile's wiring)
+    bgp <fabric> <switch> <asn> <loopback>
+                                          an Ethernet fabric switch's BGP ASN and loopback
+                                          (router-id) (compile/plan_switches.py)
+    p2p <fabric> <switch> <IPv4>          the first address of the block of /31s a switch
+                                          numbers its links below it from
 
 A device named in the lock keeps what it records whatever else changed; a device the lock
 does not name takes free identities by the passes' own rules (a first render writes the
@@ -53,12 +58,16 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "access": ("network", "device", "rack", "position", "switch", "port"),
     "outlet": ("device", "psu", "pdu", "outlet"),
     "uplink": ("network", "device", "level", "position"),
+    "bgp": ("fabric", "device", "asn", "ipv4"),
+    "p2p": ("fabric", "device", "ipv4"),
 }
+MAX_ASN = 4_294_967_294  # 4-byte ASNs (RFC 6793); 4294967295 is reserved (RFC 7300)
 FABRICS = ("compute", "storage")
 # Names in a lock: what the spec allows in host, rack and switch names (no blank, quote,
 # control character or shell metacharacter can reach an output through the lock).
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _INT = re.compile(r"0|[1-9][0-9]{0,8}")
+_ASN = re.compile(r"[1-9][0-9]{0,9}")
 
 
 def field_value(name: str, word: str) -> Any:
@@ -79,6 +88,9 @@ def field_value(name: str, word: str) -> Any:
             return str(IPv4Address(word))
         except ValueError:
             return "!not an IPv4 address"
+    if name == "asn":
+        return int(word) if _ASN.fullmatch(word) and 0 < int(word) <= MAX_ASN else \
+            f"!not an ASN (1-{MAX_ASN})"
     if _INT.fullmatch(word) is None:
         return "!not a whole number"
     number = int(word)
