@@ -577,3 +577,7 @@ main.add_command(fabric)
 from cluster_iac.cli.acceptance import acceptance  # noqa: E402  (its own module)
 
 main.add_command(acceptance)
+
+from cluster_iac.cli.reconcile import reconcile_command  # noqa: E402  (its own module)
+
+main.add_command(reconcile_command)
