@@ -8,6 +8,8 @@ from pathlib import Path
 
 import click
 
+from cluster_iac.cli.common import build_or_exit
+
 
 def _as(value: tuple[str, ...]) -> list[tuple[str, Path]]:
     """--as KIND=FILE pairs; a kind no source reads is a usage error."""
@@ -35,13 +37,12 @@ def reconcile_command(spec: Path, discovery: tuple[Path, ...], named: tuple[str,
     HOST.<anything>) with SPEC's plan: print every difference by object and place with what
     to do, and every file that cannot be read with its line; exit 1 on any, 0 when the
     delivered cluster is as planned."""
-    from cluster_iac.cli.main import _build_or_exit
     from cluster_iac.reconcile.run import reconcile
 
     files = [(None, path) for path in discovery] + _as(named)
     if not files:
         raise click.UsageError("give at least one DISCOVERY file")
-    plan = _build_or_exit(spec, strict=False, emit=False).plan
+    plan = build_or_exit(spec, strict=False, emit=False).plan
     outcome = reconcile(plan, files)
     for error in outcome.errors:
         click.echo(error.text(), err=True)
