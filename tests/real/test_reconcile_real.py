@@ -14,8 +14,8 @@ import pytest
 from cluster_iac.reconcile import slurmd
 from cluster_iac.reconcile.run import reconcile
 from tests.conftest import example_build
-from tests.reconcile_fixtures import DATA
 from tests.real.slurm_harness import Runtime, host_runtime, root_runtimes
+from tests.reconcile_fixtures import DATA
 
 pytestmark = pytest.mark.real
 
