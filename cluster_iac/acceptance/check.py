@@ -16,15 +16,18 @@ import csv
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cluster_iac.acceptance.formats import (
+    MissingOperation,
     ResultError,
     dcgm_failures,
     fio_bandwidth,
     gpu_burn_faulty,
+    gpu_burn_tested,
     ior_mib,
     nccl_busbw,
     perftest_row,
@@ -41,6 +44,15 @@ class Report:
 
     failures: list[tuple[str, str]] = field(default_factory=list)  # (family, text)
     read: Counter[str] = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)  # files not read, each with its line
+
+    def judge(self, what: Callable[..., None], *args: Any) -> None:
+        """Run one file's judgement, what(*args); a file that cannot be read is recorded,
+        and every other file is still judged."""
+        try:
+            what(*args)
+        except ResultError as error:
+            self.errors.append(str(error))
 
     def fail(self, family: str, text: str) -> None:
         self.failures.append((family, text))
@@ -69,13 +81,30 @@ def check(rendered: Path, results: Path) -> Report:
         _nccl(folder, bars, places, report)
         if "unit" in bars:
             _per_node(folder, places, report, "dcgm", "dcgm-r*--*.json", dcgm_failures)
-            _per_node(folder, places, report, "burn-in", "burn-in-*--*.txt",
-                      lambda path: (f"GPU {gpu} FAULTY" for gpu in gpu_burn_faulty(path)))
+            _per_node(folder, places, report, "burn-in", "burn-in-*--*.txt", gpu_burn_faulty)
+            _burn_counts(folder, places, report)
             _ib(folder, bars, places, cables, report)
-            _power(folder, bars, report)
+            report.judge(_power, folder, bars, report)
         if "storage" in bars:
-            _storage(folder, bars, report)
+            report.judge(_storage, folder, bars, report)
     return report
+
+
+def _count(tested: dict[Path, int], path: Path) -> None:
+    tested[path] = gpu_burn_tested(path)
+
+
+def _burn_counts(folder: Path, places: dict[str, Any], report: Report) -> None:
+    """A node whose gpu_burn tested fewer GPUs than another node of its unit did."""
+    tested: dict[Path, int] = {}
+    for path in sorted(folder.glob("burn-in-*--*.txt")):
+        report.judge(_count, tested, path)
+    most = max(tested.values(), default=0)
+    for path, count in tested.items():
+        if count < most:
+            host = path.stem.split("--", 1)[1]
+            report.fail("burn-in", f"{_where(places, host)}: tested {count} GPUs of {most} "
+                                   f"(the unit's other nodes tested {most}) ({path.name})")
 
 
 def _bars(path: Path) -> dict[str, Any]:
@@ -107,15 +136,20 @@ def _nccl(folder: Path, bars: dict[str, Any], places: dict[str, Any], report: Re
                 if ran:  # the step ran, this node's run wrote nothing
                     report.fail("nccl", f"{_where(places, name)}: no result ({path.name})")
                 continue
-            report.read["nccl"] += 1
-            busbw, wrong = nccl_busbw(path, step["size_bytes"])
-            where = (_where(places, name) if step["scope"] == "node"
-                     else f"{step['scope']} {name} (racks {step['racks']})")
-            if busbw < step["bar_busbw_gbs"]:
-                report.fail("nccl", f"{where}: all_reduce busbw {busbw:.2f} GB/s < bar "
-                                    f"{step['bar_busbw_gbs']} GB/s ({path.name})")
-            if wrong:
-                report.fail("nccl", f"{where}: {wrong} wrong values ({path.name})")
+            report.judge(_nccl_run, step, places, name, path, report)
+
+
+def _nccl_run(step: dict[str, Any], places: dict[str, Any], name: str, path: Path,
+              report: Report) -> None:
+    busbw, wrong = nccl_busbw(path, step["size_bytes"])
+    report.read["nccl"] += 1
+    where = (_where(places, name) if step["scope"] == "node"
+             else f"{step['scope']} {name} (racks {step['racks']})")
+    if busbw < step["bar_busbw_gbs"]:
+        report.fail("nccl", f"{where}: all_reduce busbw {busbw:.2f} GB/s < bar "
+                            f"{step['bar_busbw_gbs']} GB/s ({path.name})")
+    if wrong:
+        report.fail("nccl", f"{where}: {wrong} wrong values ({path.name})")
 
 
 def _per_node(folder: Path, places: dict[str, Any], report: Report, family: str,
@@ -124,11 +158,17 @@ def _per_node(folder: Path, places: dict[str, Any], report: Report, family: str,
     finds, at the node's place, and each node of the unit without an output."""
     paths = sorted(folder.glob(pattern))
     for path in paths:
-        host = path.stem.split("--", 1)[1]
-        report.read[family] += 1
-        for text in failures(path):
-            report.fail(family, f"{_where(places, host)}: {text} ({path.name})")
+        report.judge(_one_node, path, places, report, family, failures)
     _silent(paths, places, family, report)
+
+
+def _one_node(path: Path, places: dict[str, Any], report: Report, family: str,
+              failures: Callable[[Path], Iterable[str]]) -> None:
+    host = path.stem.split("--", 1)[1]
+    found = list(failures(path))
+    report.read[family] += 1
+    for text in found:
+        report.fail(family, f"{_where(places, host)}: {text} ({path.name})")
 
 
 def _silent(paths: list[Path], places: dict[str, Any], family: str, report: Report) -> None:
@@ -147,18 +187,23 @@ def _ib(folder: Path, bars: dict[str, Any], places: dict[str, Any], cables: _Cab
         return
     for tool, key in (("ib_write_bw", "write_bw_gbps"), ("ib_send_lat", "send_lat_us")):
         for path in sorted(folder.glob(f"{tool}--*--*--*.txt")):
-            _, server, client, port = path.stem.split("--", 3)
-            report.read["ib"] += 1
-            value = perftest_row(path, tool)
-            crossing = server not in places  # ib-spine.sbatch: the server is the unit before's
-            bar = ib["spine_send_lat_us"] if crossing and tool == "ib_send_lat" else ib[key]
-            bad = value < bar if tool == "ib_write_bw" else value > bar
-            if bad:
-                unit, sign = ("Gb/s", "<") if tool == "ib_write_bw" else ("us", ">")
-                report.fail("ib", f"{tool} {server} -> {client} on {port}: {value:.2f} {unit} "
-                                  f"{sign} bar {bar} {unit}; links: "
-                                  f"{cables.link(server, port, places)}; "
-                                  f"{cables.link(client, port, places)} ({path.name})")
+            report.judge(_ib_run, ib, tool, key, path, places, cables, report)
+
+
+def _ib_run(ib: dict[str, Any], tool: str, key: str, path: Path, places: dict[str, Any],
+    cables: _Cables, report: Report) -> None:
+    _, server, client, port = path.stem.split("--", 3)
+    value = perftest_row(path, tool)
+    report.read["ib"] += 1
+    crossing = server not in places  # ib-spine.sbatch: the server is the unit before's
+    bar = ib["spine_send_lat_us"] if crossing and tool == "ib_send_lat" else ib[key]
+    bad = value < bar if tool == "ib_write_bw" else value > bar
+    if bad:
+        unit, sign = ("Gb/s", "<") if tool == "ib_write_bw" else ("us", ">")
+        report.fail("ib", f"{tool} {server} -> {client} on {port}: {value:.2f} {unit} "
+                          f"{sign} bar {bar} {unit}; links: "
+                          f"{cables.link(server, port, places)}; "
+                          f"{cables.link(client, port, places)} ({path.name})")
 
 
 def _power(folder: Path, bars: dict[str, Any], report: Report) -> None:
@@ -189,7 +234,8 @@ def _storage(folder: Path, bars: dict[str, Any], report: Report) -> None:
             total = sum(fio_bandwidth(path, direction) for path in paths) / 1e9
             runs.append((f"fio {direction} over {len(paths)} node(s)", total))
         if ior.exists():
-            runs.append((f"IOR {direction}", ior_mib(ior, direction) * 2**20 / 1e9))
+            with suppress(MissingOperation):  # a run that only writes (-w): no read judged
+                runs.append((f"IOR {direction}", ior_mib(ior, direction) * 2**20 / 1e9))
         for what, gbs in runs:
             report.read["storage"] += 1
             if gbs < bar["bar_gbs"]:

@@ -15,11 +15,20 @@ class ResultError(ValueError):
     """A result file that cannot be read: the message names the file and line."""
 
 
+_LABEL = re.compile(r"^\s*\d+: ")  # srun --label: 'TASK: ' before every line of a task
+
+
 def _lines(path: Path) -> list[str]:
+    """The file's lines; where every non-blank line carries srun --label's task prefix
+    ('0: '), without it."""
     try:
-        return path.read_text(errors="replace").splitlines()
+        lines = path.read_text(errors="replace").splitlines()
     except OSError as error:
         raise ResultError(f"{path}: cannot read: {error.strerror}") from None
+    if any(line.strip() for line in lines) and all(
+            _LABEL.match(line) for line in lines if line.strip()):
+        return [_LABEL.sub("", line, count=1) for line in lines]
+    return lines
 
 
 def _number(path: Path, line_no: int, text: str, what: str) -> float:
@@ -29,22 +38,32 @@ def _number(path: Path, line_no: int, text: str, what: str) -> float:
         raise ResultError(f"{path}:{line_no}: {what} {text!r} is not a number") from None
 
 
+OLD_TABLE_ERROR = 1e-3
+"""The largest error an old (12-column) nccl-tests row may show and pass: a float sum's
+rounding is around 1e-6; a wrong reduction is of the order of the values (1 or more)."""
+
+
 def nccl_busbw(path: Path, size_bytes: int) -> tuple[float, int]:
     """(out-of-place busbw GB/s, #wrong) of the all_reduce_perf table row at ``size_bytes``
     (the largest size run when that one is missing). nccl-tests prints one row per size:
-    size count type redop root time algbw busbw #wrong time algbw busbw #wrong."""
+    size count type redop root time algbw busbw #wrong time algbw busbw #wrong; releases
+    before the root column (2.10) print 12 columns, the 9th an error magnitude ('0e+00'),
+    read as wrong when above OLD_TABLE_ERROR. A count in exponent form ('1e+03') is a count."""
     rows: dict[int, tuple[float, int]] = {}
     for line_no, line in enumerate(_lines(path), 1):
         fields = line.split()
         if not fields or not fields[0].isdigit():
             continue  # comments, NCCL INFO lines, the header
-        if len(fields) < 13:
+        if len(fields) < 12:
             raise ResultError(f"{path}:{line_no}: an all_reduce_perf table row has 13 columns "
-                              f"(size count type redop root time algbw busbw #wrong ...), "
-                              f"this one {len(fields)}")
-        busbw = _number(path, line_no, fields[7], "busbw")
-        wrong = fields[8]
-        rows[int(fields[0])] = (busbw, int(wrong) if wrong.isdigit() else 0)
+                              f"(size count type redop root time algbw busbw #wrong ...) or "
+                              f"12 (before the root column), this one {len(fields)}")
+        at = 7 if len(fields) >= 13 else 6
+        busbw = _number(path, line_no, fields[at], "busbw")
+        wrong = _number(path, line_no, fields[at + 1], "#wrong" if at == 7 else "error")
+        if at == 6:
+            wrong = 1.0 if wrong > OLD_TABLE_ERROR else 0.0
+        rows[int(fields[0])] = (busbw, int(wrong))
     if not rows:
         raise ResultError(f"{path}:1: no all_reduce_perf result row (did the run fail?)")
     return rows.get(size_bytes, rows[max(rows)])
@@ -69,8 +88,10 @@ def perftest_row(path: Path, tool: str) -> float:
             continue
         column = names.index(head)
         for row_no, row in enumerate(lines[line_no:], line_no + 1):
-            if row.strip() and not row.lstrip().startswith("-"):
-                fields = row.split()
+            fields = row.split()
+            if fields and re.fullmatch(r"\d+", fields[0]):
+                # a result row; perftest's 'Conflicting CPU frequency values detected'
+                # warning (and any other line) can sit between the header and it
                 if len(fields) <= column:
                     raise ResultError(f"{path}:{row_no}: a {tool} result row has "
                                       f"{len(names)} columns, this one {len(fields)}")
@@ -86,8 +107,8 @@ def _json(path: Path) -> Any:
     start = text.find("{")  # dcgmi prints a line before its JSON on some releases
     if start < 0:
         raise ResultError(f"{path}:1: no JSON object")
-    try:
-        return json.loads(text[start:])
+    try:  # fio's json+normal: the JSON report, then the normal text one
+        return json.JSONDecoder().raw_decode(text[start:])[0]
     except json.JSONDecodeError as error:
         line = text[:start].count("\n") + error.lineno
         raise ResultError(f"{path}:{line}:{error.colno}: not JSON: {error.msg}") from None
@@ -113,12 +134,14 @@ def _dcgm_failed(categories: list[Any]) -> list[str]:
     for category in categories:
         for test in category.get("tests", []):
             for result in test.get("results", []):
-                if str(result.get("status", "")).lower() != "fail":
-                    continue
+                status = str(result.get("status", "")).lower()
+                if status not in ("fail", "warn"):
+                    continue  # a warning is a failure of acceptance: nothing may warn
                 gpu = result.get("gpu_ids", result.get("entity_id", "?"))
                 warnings = [w.get("warning", w) if isinstance(w, dict) else w
                             for w in result.get("warnings", [])]
-                text = "; ".join(str(w) for w in warnings) or "failed"
+                text = "; ".join(str(w) for w in warnings)
+                text = (text or "failed") if status == "fail" else f"warn: {text}".rstrip(": ")
                 out.append(f"GPU {gpu} {test.get('name', '?')}: {text}")
     return out
 
@@ -126,15 +149,35 @@ def _dcgm_failed(categories: list[Any]) -> list[str]:
 _BURN = re.compile(r"^\s*GPU (\d+): (OK|FAULTY)\b")
 
 
+_PROGRESS = re.compile(r"proc'd: ([\d\s()/.,Gflops-]+?)\s+errors:")
+_INIT_FAILED = re.compile(r"Couldn't init|Failed to|CUDA error|No CUDA devices|"
+                          r"cudaErrorNoDevice|out of memory", re.IGNORECASE)
+
+
 def gpu_burn_faulty(path: Path) -> list[str]:
-    """The GPUs gpu_burn's closing summary ('Tested N GPUs:' then 'GPU i: OK|FAULTY') calls
-    FAULTY."""
+    """Why gpu_burn's run failed: each GPU its closing summary ('Tested N GPUs:' then 'GPU
+    i: OK|FAULTY') calls FAULTY, and a run that said OK having done no work (a GPU that failed
+    to initialise, no progress line, or nothing processed)."""
     lines = _lines(path)
     verdicts = [m.groups() for m in map(_BURN.match, lines) if m]
     if not any("Tested" in line for line in lines) or not verdicts:
         raise ResultError(f"{path}:{len(lines) or 1}: no gpu_burn summary ('Tested N GPUs:'):"
                           " the run did not finish")
-    return [gpu for gpu, verdict in verdicts if verdict == "FAULTY"]
+    out = [f"GPU {gpu} FAULTY" for gpu, verdict in verdicts if verdict == "FAULTY"]
+    failed = [(n, line) for n, line in enumerate(lines, 1) if _INIT_FAILED.search(line)]
+    out += [f"line {n}: {line.strip()[:80]}" for n, line in failed[:3]]
+    done = [re.findall(r"(\d+)\s*\(", m.group(1)) for m in map(_PROGRESS.search, lines) if m]
+    if not done or not done[-1]:
+        out.append("no work done (no progress line)")
+    else:
+        out += [f"GPU {gpu} did no work (0 iterations processed)"
+                for gpu, count in enumerate(done[-1]) if int(count) == 0]
+    return out
+
+
+def gpu_burn_tested(path: Path) -> int:
+    """How many GPUs gpu_burn's summary lists."""
+    return sum(1 for m in map(_BURN.match, _lines(path)) if m)
 
 
 def fio_bandwidth(path: Path, direction: str) -> float:
@@ -144,8 +187,9 @@ def fio_bandwidth(path: Path, direction: str) -> float:
     jobs = data.get("jobs") if isinstance(data, dict) else None
     if not isinstance(jobs, list) or not jobs:
         raise ResultError(f"{path}:1: not a fio JSON report (no jobs)")
-    try:
-        return float(sum(job[direction]["bw_bytes"] for job in jobs))
+    try:  # fio 2.x has no bw_bytes: bw is KiB/s
+        return float(sum(job[direction]["bw_bytes"] if "bw_bytes" in job[direction]
+                         else job[direction]["bw"] * 1024 for job in jobs))
     except (KeyError, TypeError):
         raise ResultError(f"{path}:1: a fio job has no {direction}.bw_bytes") from None
 
@@ -171,7 +215,11 @@ def ior_mib(path: Path, operation: str) -> float:
                 raise ResultError(f"{path}:{line_no}: an IOR summary row has "
                                   f"{len(header[1])} columns, this one {len(fields)}")
             return _number(path, line_no, fields[column], "Mean(MiB)")
-    raise ResultError(f"{path}:{header[0] + 1}: no {operation} row in the IOR summary")
+    raise MissingOperation(f"{path}:{header[0] + 1}: no {operation} row in the IOR summary")
+
+
+class MissingOperation(ResultError):
+    """An IOR summary without the operation asked for (a run that only writes)."""
 
 
 def power_readings(path: Path) -> list[tuple[int, tuple[str, str, str], float]]:

@@ -23,8 +23,9 @@ def acceptance() -> None:
 def check_command(rendered: Path, results: Path) -> None:
     """Compare RESULTS (the folder the jobs wrote, $ACCEPTANCE_RESULTS) with the bars of
     RENDERED (a rendered tree): print every node, link, NVLink domain, unit, partition or PDU
-    line below its bar by name and place, then a summary per test family; exit 1 on any, 2
-    on output that cannot be read."""
+    line below its bar by name and place, then a summary per test family; exit 1 on any or
+    when there is no result at all, 2 on output that cannot be read (every readable file is
+    still judged and printed)."""
     from cluster_iac.acceptance.check import check
     from cluster_iac.acceptance.formats import ResultError
 
@@ -37,5 +38,13 @@ def check_command(rendered: Path, results: Path) -> None:
         click.echo(f"FAIL {family}: {text}")
     for line in report.summary():
         click.echo(line)
+    for text in report.errors:
+        click.echo(f"error: {text}", err=True)
+    if report.errors:
+        sys.exit(2)
+    if not sum(report.read.values()):
+        click.echo(f"error: no result under {results} for any test of {rendered} "
+                   "(did the jobs run, and write to $ACCEPTANCE_RESULTS?)", err=True)
+        sys.exit(1)
     if report.failures:
         sys.exit(1)

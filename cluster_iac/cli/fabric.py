@@ -34,7 +34,7 @@ def fabric() -> None:
 def verify_command(spec: Path, discovered: Path, network: str | None) -> None:
     """Compare DISCOVERED (`ibnetdiscover` output of one fabric) with SPEC's cables: print
     every missing, miswired and extra link by cable label with both ends located (row/rack/U
-    device port); exit 1 on any."""
+    device port), and each switch not seen at all once; exit 1 on any."""
     from cluster_iac.reconcile.infiniband import describe, verify
 
     plan, network, topology = _load(spec, discovered, network)
@@ -44,6 +44,8 @@ def verify_command(spec: Path, discovered: Path, network: str | None) -> None:
     if mismatches:
         kinds = [m.kind for m in mismatches]
         counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("missing", "miswired", "extra"))
+        if "unseen" in kinds:
+            counts += f", {kinds.count('unseen')} switch(es) not seen"
         _fail(f"{discovered}: the {network} fabric differs from the plan: {counts}")
     cables = sum(1 for n in plan.cables.network if n == network)
     click.echo(f"{discovered}: the {network} fabric matches the plan ({cables} cables)")

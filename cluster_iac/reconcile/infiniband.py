@@ -2,10 +2,13 @@
 
 Every planned cable of the fabric is found, missing or miswired; every discovered link that
 no planned cable explains is extra. A discovered node is the plan's device whose name its
-NodeDescription holds: a switch's description is its name (or starts with it, as
-'ib-leaf-1;MQM9700/U1'), a host adapter's is 'host port' ('dgx-001 ib0'). Where a host's
+NodeDescription holds: a switch's description is its name, or holds it as one of its words
+(split at spaces, ';', ':' and '/'): 'ib-leaf-1;MQM9700/U1', or NVIDIA's managed switches'
+'MF0;leaf01:MQM9700/U1'. A host adapter's is 'host port' ('dgx-001 ib0'). Where a host's
 adapters keep the driver's description ('dgx-001 mlx5_0'), the host is known and the port
-is not: its cables are still checked at the switch end, which names the port.
+is not: its cables are still checked at the switch end, which names the port. A port the
+plan knows by name (on any fabric) is judged by that name: a host's storage port plugged
+where its compute port belongs is miswired, not the compute port.
 """
 
 from __future__ import annotations
@@ -28,18 +31,27 @@ class End(NamedTuple):
 
 
 class Mismatch(NamedTuple):
-    """One difference: a 'missing', 'miswired' or 'extra' link. ``planned`` is the planned
-    cable (None for an extra link); ``found`` the discovered links on its planned ends (a
-    miswired cable: one or two), or the extra link itself."""
+    """One difference: a 'missing', 'miswired' or 'extra' link, or an 'unseen' switch.
+    ``planned`` is the planned cable (None for an extra link or an unseen switch); ``found``
+    the discovered links on its planned ends (a miswired cable: one or two), or the extra
+    link itself; ``switch`` the unseen switch and ``cables`` how many of its cables are
+    therefore missing (none of them is listed again)."""
 
     kind: str
     planned: Cable | None
     found: tuple[tuple[End, End], ...] = ()
+    switch: str = ""
+    cables: int = 0
+
+
+_WORDS = re.compile(r"[\s;:/]+")
 
 
 def fabric_of(plan: Plan, discovered: Topology) -> str | None:
     """The InfiniBand fabric whose switches the discovery holds the most of, or None."""
-    names = {_device(node, set()) for node in discovered.nodes.values()}
+    known = {name for network in infiniband_fabrics(plan)
+             for name in plan.fabric_wiring[network].tier}
+    names = {_device(node, known) for node in discovered.nodes.values()}
     counts = {network: sum(1 for name in plan.fabric_wiring[network].tier if name in names)
               for network in infiniband_fabrics(plan)}
     best = max(counts, key=counts.__getitem__, default=None)
@@ -47,16 +59,19 @@ def fabric_of(plan: Plan, discovered: Topology) -> str | None:
 
 
 def _device(node: IbNode, known: set[str]) -> str:
-    """The plan's device a discovered node is: its description, or the description's first
-    word (up to a space, ';' or ':') where that is a known device."""
+    """The plan's device a discovered node is: its description where that is a known
+    device, else the first of its words (split at spaces, ';', ':', '/') that is one
+    ('MF0;leaf01:MQM9700/U1' is leaf01), else the description."""
     desc = node.description
     if desc in known or not known:
         return desc
-    first = re.split(r"[\s;:]", desc, maxsplit=1)[0]
-    return first if first in known else desc
+    return next((word for word in _WORDS.split(desc) if word in known), desc)
 
 
 def _end(discovered: Topology, end: IbEnd, known: set[str], ports: dict[str, set[str]]) -> End:
+    """A discovered end in the plan's terms. ``ports`` holds every named port of every
+    planned host, on any fabric: a port so named keeps its name (and so matches only its
+    own cable); a name the plan does not give (the driver's 'mlx5_0') is ''."""
     node = discovered.nodes[end.node_id]
     if node.kind == "Switch":
         return End(_shown(_device(node, known) or node.node_id), f"p{end.port}")
@@ -64,6 +79,17 @@ def _end(discovered: Topology, end: IbEnd, known: set[str], ports: dict[str, set
     if host in ports:
         return End(host, port if port in ports[host] else "")
     return End(_shown(node.description or node.node_id), "")
+
+
+def _host_ports(plan: Plan) -> dict[str, set[str]]:
+    """Every planned host's InfiniBand ports by name, on every fabric."""
+    ports: dict[str, set[str]] = {}
+    for network in infiniband_fabrics(plan):
+        tier = plan.fabric_wiring[network].tier
+        for cable in plan.cables.rows():
+            if cable.network == network and tier.get(cable.a_device) == "node":
+                ports.setdefault(cable.a_device, set()).add(cable.a_port)
+    return ports
 
 
 def _shown(text: str) -> str:
@@ -90,12 +116,9 @@ def match(plan: Plan, network: str, discovered: Topology) -> Matching:
     for i, cable in enumerate(cables):
         by_end[End(cable.a_device, cable.a_port)] = i
         by_end[End(cable.b_device, cable.b_port)] = i
-    wiring = plan.fabric_wiring[network]
-    known = set(wiring.tier)
-    ports: dict[str, set[str]] = {}
-    for cable in cables:
-        if wiring.tier.get(cable.a_device) == "node":
-            ports.setdefault(cable.a_device, set()).add(cable.a_port)
+    known = {name for fabric in infiniband_fabrics(plan)
+             for name in plan.fabric_wiring[fabric].tier}
+    ports = _host_ports(plan)
     found: dict[int, tuple[IbEnd, IbEnd]] = {}
     strays: list[tuple[End, End]] = []
     for a, b in discovered.pairs():
@@ -120,10 +143,23 @@ def verify(plan: Plan, network: str, discovered: Topology) -> list[Mismatch]:
             miswired.setdefault(i, []).append(ends)
         if not touched:
             extra.append(ends)
-    out = [Mismatch("miswired" if i in miswired else "missing", cable,
-                    tuple(miswired.get(i, ())))
-           for i, cable in enumerate(cables) if i not in found]
+    unseen = _unseen_switches(plan, network, discovered)
+    lost = {name: sum(1 for c in cables if name in (c.a_device, c.b_device)) for name in unseen}
+    out = [Mismatch("unseen", None, switch=name, cables=count) for name, count in lost.items()]
+    out += [Mismatch("miswired" if i in miswired else "missing", cable,
+                     tuple(miswired.get(i, ())))
+            for i, cable in enumerate(cables)
+            if i not in found and not {cable.a_device, cable.b_device} & lost.keys()]
     return out + [Mismatch("extra", None, (ends,)) for ends in extra]
+
+
+def _unseen_switches(plan: Plan, network: str, discovered: Topology) -> list[str]:
+    """The fabric's planned switches that no discovered node is, in the plan's order."""
+    tier = plan.fabric_wiring[network].tier
+    known = {name for fabric in infiniband_fabrics(plan)
+             for name in plan.fabric_wiring[fabric].tier}
+    seen = {_device(node, known) for node in discovered.nodes.values()}
+    return [name for name, level in tier.items() if level != "node" and name not in seen]
 
 
 def discovered_guids(plan: Plan, network: str, discovered: Topology
@@ -169,9 +205,17 @@ def describe(plan: Plan, mismatch: Mismatch) -> str:
 
     def located(device: str, port: str) -> str:
         d = where.get(device)
+        if d is None and port == "" and " " in device:  # a planned host's port on another fabric
+            host, _, named = device.partition(" ")
+            d, device, port = (where.get(host), host, named) if host in where else (d, device, port)
         place = "?/?/?" if d is None else f"{d.row}/{d.rack}/{d.position or '-'}"
         return f"{place} {device} {port or '(port not named)'}"
 
+    if mismatch.kind == "unseen":
+        d = where.get(mismatch.switch)
+        place = "" if d is None else f" (rack {d.rack} {d.position or '-'})"
+        return (f"NOT-SEEN switch {mismatch.switch}{place} not seen: its {mismatch.cables} "
+                f"cables are missing")
     cable = mismatch.planned
     text = mismatch.kind.upper()
     if cable is not None:

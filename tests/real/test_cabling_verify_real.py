@@ -150,3 +150,56 @@ def test_guids_from_a_delivered_fabric_drive_opensm_partitions(tmp_path: Path) -
         for desc, lid in found.items():
             want = {0xFFFF} | ({0x8002} if desc.split()[0] in members else set())
             assert pkeys(sim, lid) == want, desc
+
+
+def _as_managed(top: Topology) -> Topology:
+    """The fabric with each switch describing itself as NVIDIA's managed switches do
+    ('MF0;NAME:MODEL/U1'); ibsim serves the description the topology file gives."""
+    out = Topology(nodes={i: n._replace(description=f"MF0;{n.description}:MQM9700/U1")
+                          if n.kind == "Switch" else n for i, n in top.nodes.items()})
+    out.links = dict(top.links)
+    return out
+
+
+def test_managed_switch_descriptions_on_a_correct_fabric(tmp_path: Path) -> None:
+    plan = example_build(EXAMPLE).plan
+    with Simulator(topology_text(_as_managed(topology(plan, "compute"))), tmp_path) as sim:
+        discovered = sim.discover()
+    assert "MF0;" in discovered and ":MQM9700/U1" in discovered
+    code, lines = _verify(discovered, tmp_path)
+    assert code == 0, lines[:5]
+
+
+def test_a_dead_switch_is_one_line(tmp_path: Path) -> None:
+    plan = example_build(EXAMPLE).plan
+    top = _as_managed(topology(plan, "compute"))
+    leaf = next(i for i, n in top.nodes.items() if n.kind == "Switch" and "leaf" in n.description)
+    name = top.nodes[leaf].description.split(";")[1].split(":")[0]
+    for end in [e for e in top.links if e.node_id == leaf]:
+        del top.links[top.links[end]], top.links[end]
+    del top.nodes[leaf]
+    with Simulator(topology_text(top), tmp_path) as sim:
+        discovered = sim.discover()
+    code, lines = _verify(discovered, tmp_path)
+    assert code == 1
+    assert len(lines) == 1 and lines[0].startswith(f"NOT-SEEN switch {name} (rack "), lines
+
+
+def test_storage_port_in_the_compute_ports_place(tmp_path: Path) -> None:
+    """A host's storage adapter cabled where its ib0 belongs (ib0 left empty): miswired."""
+    name = "dgx-h100-superpod-4su"
+    plan = example_build(name).plan
+    top = topology(plan, "compute")
+    node_id, node = next((i, n) for i, n in top.nodes.items()
+                         if n.kind == "Ca" and n.description.endswith(" ib0"))
+    host = node.description.split()[0]
+    top.nodes[node_id] = node._replace(description=f"{host} stor0")
+    with Simulator(topology_text(top), tmp_path) as sim:
+        discovered = sim.discover()
+    path = tmp_path / "discovered.txt"
+    path.write_text(discovered)
+    result = CliRunner().invoke(main, ["fabric", "verify",
+                                       str(ROOT / "examples" / f"{name}.yaml"), str(path)])
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("MISWIRED ") and f"{host} stor0" in lines[0]

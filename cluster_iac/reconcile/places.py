@@ -1,0 +1,50 @@
+"""Where the plan puts a thing, said the way a crew finds it: a device's rack and U, a node
+and its type, the host a discovery file is about."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from cluster_iac.plan import Plan
+from cluster_iac.plan.physical import Device
+
+
+@lru_cache(maxsize=4)
+def _devices(plan: Plan) -> dict[str, Device]:
+    return {d.name: d for d in plan.devices}
+
+
+def device(plan: Plan, name: str) -> Device | None:
+    """The planned device named ``name``, or None."""
+    return _devices(plan).get(name)
+
+
+def place(plan: Plan, name: str) -> str:
+    """'gb-001 (rack nvl1 U05)': a device and where the plan racks it."""
+    found = device(plan, name)
+    if found is None:
+        return f"{name} (not in the plan)"
+    return f"{name} (rack {found.rack} {found.position or '-'})"
+
+
+def node_type(plan: Plan, host: str) -> Any | None:
+    """The NodeTypePlan of a planned node, or None."""
+    node = _nodes(plan).get(host)
+    return None if node is None else plan.node_types[node.node_type]
+
+
+@lru_cache(maxsize=4)
+def _nodes(plan: Plan) -> dict[str, Any]:
+    return {n.hostname: n for n in plan.nodes}
+
+
+def host_of(plan: Plan, path: Path, named: str = "") -> str:
+    """The host a discovery file is about: the first dot-separated part of its file name
+    when that is a planned device ('gb-001.nvidia-smi.xml'), else the name the file itself
+    gives (``named``: slurmd's NodeName, Redfish's HostName), else the file name's part."""
+    stem = path.name.split(".", 1)[0]
+    if device(plan, stem) is not None or not named:
+        return stem
+    return named
