@@ -219,6 +219,9 @@ class Plan:
     # Multi-node NVLink: the IMEX domains and Slurm's channels (plan/imex.py ImexPlan), None
     # when no job spans the nodes of a rack-scale NVLink domain
     imex: Any = None
+    # The boot path: DNS names, the boot server, MACs (plan/boot.py BootPlan), None before
+    # compile/plan_boot.py
+    boot: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
     # The identities an earlier render allocated (cluster_iac/plan/kept.py Lock), which the
