@@ -6,7 +6,7 @@
   (``ds=nocloud;s=http://<server>/cloud-init/hosts/<address>/``, cloud-init docs, "NoCloud");
   GRUB rather than iPXE: the signed GRUB network images ship with Debian and Ubuntu for both
   architectures, so Secure Boot stays on;
-- ``cloud-init/<node type>/user-data``: the node type's ``#cloud-config`` (per node type);
+- ``cloud-init/node-types/<node type>.user-data``: the node type's ``#cloud-config`` (per node type);
 - ``cloud-init/hosts/<management address>/``: each host's seed, ``meta-data`` (instance id and
   hostname), ``network-config`` (network config version 2: the planned address, gateway, MTU
   and DNS of each of its networks) and ``user-data`` (its node type's).
@@ -39,7 +39,7 @@ def render(plan: Plan) -> dict[str, str]:
     user_data = {nt: node_type_user_data(plan, nt)
                  for nt in sorted({h.node_type for h in boot.hosts})}
     for nt, text in user_data.items():
-        files[f"cloud-init/{nt}/user-data"] = text
+        files[f"cloud-init/node-types/{nt}.user-data"] = text
     management = plan.addresses["management"]
     for host in boot.hosts:
         if host.hostname not in management:
