@@ -19,8 +19,11 @@ from ruamel.yaml import YAML
 
 from cluster_iac.cli.console import format_diagnostic
 from cluster_iac.cli.main import main
+from cluster_iac.lock import collisions as collisions_module
+from cluster_iac.lock import fast as fast_module
 from cluster_iac.lock import read as lock_module
 from cluster_iac.lock import text as lock_text_module
+from cluster_iac.lock.grammar import HEADER
 from cluster_iac.lock.read import lock_path
 from cluster_iac.render import Build, PipelineError, build
 from tests.conftest import EXAMPLE_IDS, ROOT, example_build
@@ -462,7 +465,7 @@ def _plain(text: str) -> dict[tuple[str, ...], tuple[object, ...]]:
 def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
     text = (ROOT / "examples" / f"{name}.lock").read_text()
     text += "retired place gone-1 r9 3 2\nretired address bmc gone-1 10.9.9.9\n"
-    fast = lock_module.fast_entries(text)
+    fast = fast_module.fast_entries(text)
     assert fast is not None
     assert {entry.key: (entry.value, entry.retired) for group in fast.values()
             for entry in group.values()} == _plain(text)
@@ -480,18 +483,18 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
 def test_the_fast_reader_leaves_every_odd_line_to_the_plain_one(line: str) -> None:
     """Anything the fast reader cannot read exactly as the plain one would, it refuses,
     so the plain reader locates it."""
-    text = f"{lock_module.HEADER}\n{line}\n"
-    assert lock_module.fast_entries(text) is None
+    text = f"{HEADER}\n{line}\n"
+    assert fast_module.fast_entries(text) is None
 
 
 def test_the_fast_reader_reads_a_comment_of_any_printable_text() -> None:
-    text = f"{lock_module.HEADER}\n# caf\u00e9 \u00fcber\nplace a r1 1 1\n"
-    assert lock_module.fast_entries(text) is not None
+    text = f"{HEADER}\n# caf\u00e9 \u00fcber\nplace a r1 1 1\n"
+    assert fast_module.fast_entries(text) is not None
 
 
 def test_the_quick_collision_check_agrees_with_the_plain_search() -> None:
-    """lock._no_collision (a set and a sort) is true exactly when the plain search finds no
-    collision, on random small locks where collisions are common."""
+    """lock/collisions.py's _no_collision (a set and a sort) is true exactly when the plain
+    search finds no collision, on random small locks where collisions are common."""
     import random
 
     chance = random.Random(23)
@@ -510,8 +513,8 @@ def test_the_quick_collision_check_agrees_with_the_plain_search() -> None:
         lock = lock_module.Lock(file="x", text="\n".join(lines) + "\n")
         for number, line in enumerate(lines, start=1):
             assert lock_module._parse_line(lock, number, line) is None
-        found = lock_module._find_collisions(lock)
-        assert lock_module._no_collision(lock) == (not found), lines
+        found = collisions_module._find_collisions(lock)
+        assert collisions_module._no_collision(lock) == (not found), lines
 
 
 def test_a_tenth_leaf_keeps_the_nine_names_the_lock_holds(tmp_path: Path) -> None:

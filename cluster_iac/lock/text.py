@@ -9,7 +9,7 @@ from typing import Any
 
 from cluster_iac.base.sorting import natural_key, natural_keys
 from cluster_iac.compile.build_management import access_positions, uplink_positions
-from cluster_iac.lock.read import HEADER, TARGET_KINDS
+from cluster_iac.lock.grammar import HEADER, TARGET_KINDS
 from cluster_iac.plan.kept import Lock, device_of, words
 from cluster_iac.plan.physical import link_ends
 
