@@ -68,6 +68,10 @@ def _names(result: Build) -> dict[str, set[str]]:
 def _named(line: str) -> set[str]:
     """The line's words, and the names its folded hostlists stand for."""
     tokens = set(_TOKEN.findall(_HOSTLIST.sub(" ", line)))
+    # a DNS name (dns/*.zone's PTR data, 'host-bmc.domain.') names the device of its first
+    # label, less the network's suffix (plan/boot.py HOST_SUFFIX)
+    labels = {token.split(".", 1)[0] for token in tokens if token.endswith(".")}
+    tokens |= labels | {re.sub(r"-(bmc|ib|stor)$", "", label) for label in labels}
     return tokens | {name for hosts in _HOSTLIST.findall(line) for name in expand(hosts)}
 
 

@@ -7,7 +7,8 @@
   GRUB rather than iPXE: the signed GRUB network images ship with Debian and Ubuntu for both
   architectures, so Secure Boot stays on;
 - ``cloud-init/node-types/<node type>.user-data``: the node type's ``#cloud-config`` (per node type);
-- ``cloud-init/hosts/<management address>/``: each host's seed, ``meta-data`` (instance id and
+- ``cloud-init/hosts/<host>/``: each host's seed (served at the host's management address,
+  ``/cloud-init/hosts/<address>/``, emit/playbook_files.py), ``meta-data`` (instance id and
   hostname), ``network-config`` (network config version 2: the planned address, gateway, MTU
   and DNS of each of its networks) and ``user-data`` (its node type's).
 The user-data writes /etc/cluster-iac/node.json, which names the host's Ansible groups: the
@@ -43,8 +44,8 @@ def render(plan: Plan) -> dict[str, str]:
     management = plan.addresses["management"]
     for host in boot.hosts:
         if host.hostname not in management:
-            continue
-        seed = f"cloud-init/hosts/{management[host.hostname]}"
+            continue  # no management address: no network boot
+        seed = f"cloud-init/hosts/{host.hostname}"
         files[f"{seed}/meta-data"] = meta_data(boot, host, management[host.hostname])
         files[f"{seed}/network-config"] = network_config(plan, boot, host)
         files[f"{seed}/user-data"] = user_data[host.node_type]

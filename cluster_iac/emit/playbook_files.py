@@ -184,7 +184,7 @@ def _boot(plan: Plan, add: Callable[..., None]) -> None:
     add(server, *(file(f"pxe/grub/grub-{arch}.cfg", f"{TFTP_GRUB}/grub-{arch}.cfg")
                   for arch in arches))
     management = plan.addresses["management"]
-    add(server, *(file(f"cloud-init/hosts/{management[h.hostname]}/{name}",
+    add(server, *(file(f"cloud-init/hosts/{h.hostname}/{name}",
                        f"{SEED_ROOT}/{management[h.hostname]}/{name}")
                   for h in boot.hosts if h.hostname in management
                   for name in ("meta-data", "network-config", "user-data")))

@@ -22,6 +22,9 @@ allocation as one added line:
                                           its level: the pair's port
     outlet <device> <PSUn> <pdu> <outlet>  a power cord's PDU outlet (its circuit and
                                           line follow from the PDU profile's wiring)
+    mac <network> <device> <MAC>          the MAC of a device's NIC on the management or BMC
+                                          network, a fact imported by `cluster-iac macs
+                                          import` (never allocated): DHCP reserves its address
 
 A device named in the lock keeps what it records whatever else changed; a device the lock
 does not name takes free identities by the passes' own rules (a first render writes the
@@ -53,12 +56,16 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "access": ("network", "device", "rack", "position", "switch", "port"),
     "outlet": ("device", "psu", "pdu", "outlet"),
     "uplink": ("network", "device", "level", "position"),
+    "mac": ("network", "device", "mac"),
 }
 FABRICS = ("compute", "storage")
 # Names in a lock: what the spec allows in host, rack and switch names (no blank, quote,
 # control character or shell metacharacter can reach an output through the lock).
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _INT = re.compile(r"0|[1-9][0-9]{0,8}")
+# A MAC as the lock holds it: lower case, ':'-separated, unicast (the first octet even)
+MAC = re.compile(r"[0-9a-f][02468ace](?::[0-9a-f]{2}){5}")
+ZERO_MAC = "00:00:00:00:00:00"
 
 
 def field_value(name: str, word: str) -> Any:
@@ -74,6 +81,9 @@ def field_value(name: str, word: str) -> Any:
     if name in ("device", "rack", "switch", "port", "pdu", "level"):
         return word if _NAME.fullmatch(word) else \
             "!not a name (letters, digits, '.', '_', '-'; at most 128)"
+    if name == "mac":
+        return word if MAC.fullmatch(word) and word != ZERO_MAC else \
+            "!not a unicast MAC (six lower-case hex pairs joined by ':')"
     if name == "ipv4":
         try:
             return str(IPv4Address(word))

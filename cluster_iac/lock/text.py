@@ -86,6 +86,9 @@ def identities(plan: Any) -> Groups:
     for device, psu, pdu, outlet in map(attrgetter("device", "psu", "pdu", "outlet"),
                                         plan.power_cords):
         psus[psu][device] = f"outlet {device} PSU{psu} {pdu} {outlet}"
+    boot = getattr(plan, "boot", None)
+    for (network, device), mac in sorted(boot.macs.items()) if boot is not None else ():
+        group("mac", network)[device] = f"mac {network} {device} {mac}"
     for server, target in lustre_targets(plan):
         group("lustre", target.kind)[str(target.index)] = \
             f"lustre {target.kind} {target.index} {server}"
