@@ -187,10 +187,6 @@ def _unexplained(before: Build, after: Build) -> list[str]:
         sign, text = line[:2], line[2:]
         if sign == "+ " and path.startswith(TOTALS):
             continue  # a new row of loads or parts
-        if sign == "+ " and path == "ansible/site.yml" and text.strip().startswith(
-                ("owner: ", "group: ", "mode: ", "how: ")) and \
-                text in before.files.get(path, "").splitlines():
-            continue  # the fixed fields of a new install entry (its src names the device)
         if sign == "+ " and text.endswith(",") and \
                 text[:-1] in before.files.get(path, "").splitlines():
             continue  # the same entry, now followed by the new one

@@ -19,8 +19,7 @@ the primary.
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
-from ipaddress import IPv4Address
+from ipaddress import IPv4Address, IPv4Network
 
 from cluster_iac.emit.base import render_template
 from cluster_iac.plan import Plan
@@ -46,24 +45,50 @@ def render(plan: Plan) -> dict[str, str]:
 
 
 def zones(boot: BootPlan) -> dict[str, list[tuple[str, str, str]]]:
-    """Zone name -> its records (owner relative to the zone, type, data), in name order."""
-    out: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-    forward = out[boot.domain]
+    """Zone name -> its records (owner relative to the zone, type, data), in name order: the
+    forward zone, then every reverse zone of every subnet (reverse_zones), empty ones too, so
+    that a grown cluster adds records, never zones."""
+    out: dict[str, list[tuple[str, str, str]]] = {boot.domain: []}
+    prefixes: dict[str, int] = {}
+    for subnet in boot.subnets:
+        for zone, prefix in reverse_zones(IPv4Network(subnet.cidr)):
+            out.setdefault(zone, [])
+            prefixes[zone] = prefix
     for record in boot.records:
-        forward.append((record.name, "A", record.address))
-        zone, owner = reverse_zone(record.address)
+        out[boot.domain].append((record.name, "A", record.address))
+        zone, owner = reverse_name(record.address, prefixes)
         out[zone].append((owner, "PTR", f"{record.name}.{boot.domain}."))
     for zone, records in out.items():
         if zone != boot.domain:
-            records.sort(key=lambda r: int(r[0]))
-    return dict(out)
+            records.sort(key=lambda r: [int(x) for x in reversed(r[0].split("."))])
+    return dict(sorted(out.items()))
 
 
-def reverse_zone(address: str) -> tuple[str, str]:
-    """The /24 reverse zone of an address and the owner name in it: 10.0.1.7 -> 
-    ('1.0.10.in-addr.arpa', '7')."""
-    a, b, c, d = str(IPv4Address(address)).split(".")
-    return f"{c}.{b}.{a}.in-addr.arpa", d
+def reverse_zones(network: IPv4Network) -> list[tuple[str, int]]:
+    """The in-addr.arpa zones that cover a subnet on octet boundaries (RFC 1035 3.5): the
+    subnet's own zone when its prefix is a multiple of 8, else one zone per block of the next
+    boundary (a /21 is eight /24 zones); a subnet smaller than a /24 shares its /24's zone."""
+    boundary = min(24, -(-network.prefixlen // 8) * 8)
+    blocks = [network] if network.prefixlen == boundary else \
+        list(network.subnets(new_prefix=boundary)) if network.prefixlen < boundary else \
+        [network.supernet(new_prefix=boundary)]
+    return [(_zone_name(block), boundary) for block in blocks]
+
+
+def _zone_name(block: IPv4Network) -> str:
+    octets = str(block.network_address).split(".")[: block.prefixlen // 8]
+    return ".".join(reversed(octets)) + ".in-addr.arpa"
+
+
+def reverse_name(address: str, prefixes: dict[str, int]) -> tuple[str, str]:
+    """The reverse zone holding an address and its owner name there: 10.0.1.7 in
+    '1.0.10.in-addr.arpa' is '7'."""
+    octets = str(IPv4Address(address)).split(".")
+    for size in (3, 2, 1):
+        zone = ".".join(reversed(octets[:size])) + ".in-addr.arpa"
+        if zone in prefixes:
+            return zone, ".".join(reversed(octets[size:]))
+    raise ValueError(f"{address} is in no subnet's reverse zone")
 
 
 def serial(records: list[tuple[str, str, str]]) -> int:
