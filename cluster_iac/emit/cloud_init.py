@@ -6,7 +6,7 @@
   (``ds=nocloud;s=http://<server>/cloud-init/hosts/<address>/``, cloud-init docs, "NoCloud");
   GRUB rather than iPXE: the signed GRUB network images ship with Debian and Ubuntu for both
   architectures, so Secure Boot stays on;
-- ``cloud-init/node-types/<node type>.user-data``: the node type's ``#cloud-config`` (per node type);
+- ``cloud-init/node-types/<node type>.user-data``: the node type's ``#cloud-config``;
 - ``cloud-init/hosts/<host>/``: each host's seed (served at the host's management address,
   ``/cloud-init/hosts/<address>/``, emit/playbook_files.py), ``meta-data`` (instance id and
   hostname), ``network-config`` (network config version 2: the planned address, gateway, MTU
