@@ -467,6 +467,8 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
     text += ("retired place gone-1 r9 3 2\nretired address bmc gone-1 10.9.9.9\n"
              "retired bgp storage gone-1 4200009999 10.255.9.9\n"
              "retired p2p storage gone-1 10.254.200.0\n")
+    text += ("mac management gone-2 02:00:5e:00:00:0a\nmac bmc gone-2 7c:fe:90:12:34:56\n"
+             "retired mac bmc gone-1 7c:fe:90:12:34:57\n")
     fast = fast_module.fast_entries(text)
     assert fast is not None
     assert {entry.key: (entry.value, entry.retired) for group in fast.values()
@@ -483,6 +485,9 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
     "# \u2028 comment", "# caf\u00e9 \x00",
     "bgp compute a 4294967295 10.0.0.1", "bgp compute a 0 10.0.0.1", "bgp compute a 01 1.2.3.4",
     "bgp mgmt a 4200000000 10.0.0.1", "p2p compute a 10.0.0.01", "p2p compute a 10.0.0.1 x",
+    "mac bmc a 7C:FE:90:12:34:56", "mac bmc a 01:00:5e:00:00:01", "mac bmc a 00:00:00:00:00:00",
+    "mac bmc a 7c-fe-90-12-34-56", "mac bmc a 7c:fe:90:12:34", "mac ipx a 02:00:00:00:00:01",
+    "mac bmc a 7c:fe:90:12:34:56 x",
 ])
 def test_the_fast_reader_leaves_every_odd_line_to_the_plain_one(line: str) -> None:
     """Anything the fast reader cannot read exactly as the plain one would, it refuses,

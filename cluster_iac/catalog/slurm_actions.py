@@ -32,6 +32,8 @@ KINDS = (
     "lustre-rewrite",     # refused unless the spec says the file system is new
     "restart-opensm",     # the fabric first: everything below talks over it
     "reload-frr",         # an Ethernet fabric switch's ports and routing (switches/<name>/)
+    "reload-dns",         # named on the boot server: the new zones (new nodes resolve)
+    "reload-dhcp",        # kea-dhcp4 on the boot server: the new reservations
     "drain",              # scontrol update state=DRAIN on the named nodes, before the rest
     "restart-lnet",       # on the hosts of the changed lustre/lnet file (Lustre unmounted)
     "restart-imex",       # nvidia-imex on the hosts of the changed imex file
@@ -238,6 +240,15 @@ ENTRIES: tuple[Entry, ...] = (
           'SIGHUP"; rule_files are re-read with it',
           "tests/real/test_playbook_real.py::"
           "test_playbook_deploys_grows_and_restarts_only_what_the_plan_names"),
+    Entry("file:dns/*", "22.05", (("reload-dns", ""),), "rndc(8) reload: \"Reload the "
+          "configuration file and zones\"; a zone is reloaded when its SOA serial changed "
+          "(emit/dns.py derives the serial from the records, so a changed zone has a new one); "
+          "secondaries take it by a full transfer (rndc retransfer ZONE)",
+          "tests/real/test_boot_real.py::test_named_serves_every_zone_of_the_example"),
+    Entry("file:dhcp/kea-dhcp4.conf", "22.05", (("reload-dhcp", ""),), "Kea ARM, "
+          "\"config-reload\": the server re-reads its configuration file (kea-shell or the "
+          "control socket), as a restart of kea-dhcp4-server does",
+          "tests/real/test_boot_real.py::test_kea_leases_the_imported_mac_its_planned_address"),
     Entry("file:*", "22.05", (("none", ""),), "not read by a Slurm daemon or a service "
           "(lustre/clients/, lustre/setstripe.sh, mig/, ansible/, terraform/, netbox/, "
           "cabling/, facility/, report.md)", None),
@@ -294,6 +305,8 @@ LABELS = {
     ("restart-dcgm-exporter", ""): "restart dcgm-exporter on its hosts",
     ("restart-snmp-exporter", ""): "restart snmp_exporter",
     ("reload-prometheus", ""): "reload Prometheus",
+    ("reload-dns", ""): "reload named (rndc reload) on the boot server",
+    ("reload-dhcp", ""): "reload kea-dhcp4 on the boot server",
 }
 ROWS = {
     "key:*": "any other slurm.conf key",

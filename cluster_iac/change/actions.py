@@ -41,6 +41,9 @@ WHY = {
     "restart-opensm": "restart opensm on the subnet-manager hosts of the changed files",
     "reload-frr": "on each switch of the changed switches/<name>/ files: ifreload -a, then "
                   "reload FRR (frr-reload.py applies only the changed lines)",
+    "reload-dns": "reload named on the boot server (rndc reload), then rndc retransfer the "
+                  "changed zones on any secondary",
+    "reload-dhcp": "reload kea-dhcp4 on the boot server (its new reservations)",
     "drain": "drain the nodes and wait for their jobs to end",
     "restart-lnet": "restart lnet on the hosts of the changed LNet files (unmount Lustre there "
                     "first: lnet does not stop while Lustre is mounted)",
@@ -74,6 +77,8 @@ COMMANDS = {
     "restart-dcgm-exporter": "systemctl restart dcgm-exporter  # on the hosts of the file",
     "restart-snmp-exporter": "systemctl restart prometheus-snmp-exporter",
     "reload-prometheus": "systemctl reload-or-restart prometheus",
+    "reload-dns": "rndc reload  # on the boot server",
+    "reload-dhcp": "systemctl restart kea-dhcp4-server  # on the boot server",
 }
 # A first deployment starts the services of the files it installs: glob -> kind, why
 SERVICE_STARTS = (

@@ -18,6 +18,7 @@ from cluster_iac.compile.expand_nodes import expand_nodes
 from cluster_iac.compile.expand_partitions import expand_partitions
 from cluster_iac.compile.expand_racks import expand_racks
 from cluster_iac.compile.place_devices import place_devices
+from cluster_iac.compile.plan_boot import plan_boot
 from cluster_iac.compile.plan_cabling import plan_cabling
 from cluster_iac.compile.plan_health import plan_health
 from cluster_iac.compile.plan_imex import plan_imex
@@ -70,6 +71,7 @@ PASSES: tuple[Pass, ...] = (
     plan_scheduling,
     plan_partition_limits,
     plan_health,
+    plan_boot,
 )
 
 

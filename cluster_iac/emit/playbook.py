@@ -48,6 +48,8 @@ UNITS = {
     "restart-dcgm-exporter": ("restart", "dcgm-exporter"),
     "restart-snmp-exporter": ("restart", "prometheus-snmp-exporter"),
     "reload-prometheus": ("reload-or-restart", "prometheus"),
+    "reload-dns": ("reload-or-restart", "named"),  # Debian 12 bind9: named.service
+    "reload-dhcp": ("restart", "kea-dhcp4-server"),
 }
 
 

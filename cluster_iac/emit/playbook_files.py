@@ -22,6 +22,11 @@ Places on the hosts, each from the program that reads the file:
   (prometheus.yml scrapes snmp_exporter at 127.0.0.1:9116), dcgm-counters.csv on the GPU node
   types (dcgm-exporter -f). Prometheus runs on the first service node, else the first
   controller.
+- the boot server (networks.boot_server, plan/boot.py): the zones under /var/lib/bind/cluster-iac
+  and their zone statements as /etc/bind/named.conf.cluster-iac (named.conf includes it; Debian
+  12's bind9), Kea's configuration as /etc/kea/kea-dhcp4.conf (kea-dhcp4-server's default), the
+  GRUB menus under the TFTP root /srv/tftp/grub (tftpd-hpa's default root) and each host's
+  cloud-init seed under the web root /var/www/html/cloud-init/hosts (emit/cloud_init.py).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import fnmatch
 from collections.abc import Callable
 
 from cluster_iac.emit.ansible import NCCL_TOPO_DIR, ROLE_GROUPS, group_name
+from cluster_iac.emit.dns import ZONE_DIR, zones
 from cluster_iac.emit.mig import CONFIG_FILE as MIG_CONFIG
 from cluster_iac.emit.mig import DROP_IN as MIG_DROP_IN
 from cluster_iac.emit.slurmdbd import SLURM_USER
@@ -53,7 +59,17 @@ MONITORING_FILES = ("prometheus.yml", "snmp.yml", "rules/targets.yml", "rules/po
                     "rules/gpu.yml", "rules/fabric.yml", "targets/node.json", "targets/dcgm.json",
                     "targets/pdu.json", "targets/infiniband.json")
 
+NAMED_INCLUDE = "/etc/bind/named.conf.cluster-iac"
+KEA_CONF = "/etc/kea/kea-dhcp4.conf"
+TFTP_GRUB = "/srv/tftp/grub"
+SEED_ROOT = "/var/www/html/cloud-init/hosts"
+
 NOT_INSTALLED = {
+    "dhcp/hosts-without-mac.txt": "the devices with no MAC in the lock yet, for the operator "
+                                  "(cluster-iac macs import)",
+    "cloud-init/node-types/*": "each node type's user-data, for review: every host's seed "
+                              "(cloud-init/hosts/) holds a copy, which is installed",
+
     "ansible/*": "the playbook and inventory themselves: read by ansible-playbook on the "
                  "operator's machine",
     "cabling/*": "work orders, bills of material and labels for people",
@@ -154,7 +170,28 @@ def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
                                           f"{OPENSM_DIR}/opensm.conf"))
     add(prometheus_host(plan), *(file(f"monitoring/{name}", f"{PROMETHEUS_DIR}/{name}")
                                  for name in MONITORING_FILES))
+    _boot(plan, add)
     return found
+
+
+def _boot(plan: Plan, add: Callable[..., None]) -> None:
+    """The boot server's files: zones, Kea, GRUB menus and every host's cloud-init seed."""
+    boot = plan.boot
+    if boot is None or boot.server is None or boot.server_address is None:
+        return
+    server = plain(boot.server)
+    add(server, *(file(f"dns/{zone}.zone", f"{ZONE_DIR}/{zone}.zone") for zone in zones(boot)),
+        file("dns/named.conf.zones", NAMED_INCLUDE),
+        file("dhcp/kea-dhcp4.conf", KEA_CONF, mode="0640"),
+        file("pxe/grub/grub.cfg", f"{TFTP_GRUB}/grub.cfg"))
+    arches = sorted({h.arch for h in boot.hosts})
+    add(server, *(file(f"pxe/grub/grub-{arch}.cfg", f"{TFTP_GRUB}/grub-{arch}.cfg")
+                  for arch in arches))
+    management = plan.addresses["management"]
+    add(server, *(file(f"cloud-init/hosts/{h.hostname}/{name}",
+                       f"{SEED_ROOT}/{management[h.hostname]}/{name}")
+                  for h in boot.hosts if h.hostname in management
+                  for name in ("meta-data", "network-config", "user-data")))
 
 
 def _lustre(plan: Plan, add: Callable[..., None], present: set[str]) -> None:
@@ -198,7 +235,8 @@ def file_hosts(plan: Plan) -> dict[str, str]:
             found[f"imex/{plain(domain.name)}/nodes_config.cfg"] = ":".join(
                 plain(n) for n in domain.nodes)
     return {path: hosts for path, hosts in sorted(found.items())
-            if path.startswith(("lustre/lnet/", "imex/", "opensm/", "monitoring/"))}
+            if path.startswith(("lustre/lnet/", "imex/", "opensm/", "monitoring/", "dns/",
+                                "dhcp/"))}
 
 
 def file(src: str, dest: str, owner: str = "root", mode: str = "0644") -> dict[str, str]:

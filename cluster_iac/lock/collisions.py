@@ -23,7 +23,8 @@ def _no_collision(lock: Lock) -> bool:
     its rack: a set per kind and a sort (0.05 s for a 100,000-GPU lock, where the plain
     search, _find_collisions, takes 0.15 s and is kept for saying where)."""
     spot = {"address": lambda v: v[0], "fabric": lambda v: v[0], "access": lambda v: v[:2],
-            "uplink": lambda v: v, "outlet": lambda v: v, "p2p": lambda v: v[0]}
+            "uplink": lambda v: v, "outlet": lambda v: v, "p2p": lambda v: v[0],
+            "mac": lambda v: v[0]}
     outlets: list[Any] = []
     for (kind, _scope), group in lock.groups.items():
         entries = group.values()
@@ -51,7 +52,8 @@ def _find_collisions(lock: Lock) -> list[Diagnostic]:
             rack, unit, height = entry.value
             spots: list[tuple[Any, ...]] = [("place", rack, u) for u in range(unit, unit + height)]
         else:
-            spots = [(kind, entry.key[1], entry.value[0])] if kind in ("address", "fabric", "p2p") \
+            spots = [(kind, entry.key[1], entry.value[0])] \
+                if kind in ("address", "fabric", "p2p", "mac") \
                 else [(kind, entry.key[1], *entry.value)] if kind == "uplink" \
                 else [(kind, entry.key[1], *entry.value[:2])] if kind == "access" \
                 else [(kind, *entry.value)] if kind == "outlet" else []
@@ -65,7 +67,8 @@ def _find_collisions(lock: Lock) -> list[Diagnostic]:
                         if kind == "uplink" else
                         f"{entry.key[1]} access position {spot[3]} of rack {spot[2]}"
                         if kind == "access" else f"{spot[1]} outlet {spot[2]}"
-                        if kind == "outlet" else
+                        if kind == "outlet" else f"{entry.key[1]} MAC {spot[2]}"
+                        if kind == "mac" else
                         f"{entry.key[1]} address {spot[2]}")
                 problems.append(lock.error(
                     entry, "LOCK-COLLISION", f"{entry.key[2]} and {other.key[2]} (line "

@@ -9,7 +9,7 @@ from itertools import groupby
 from operator import itemgetter
 
 from cluster_iac.base.text import CONTROL
-from cluster_iac.lock.grammar import FABRICS, MAX_ASN, NETWORKS, TARGET_KINDS
+from cluster_iac.lock.grammar import FABRICS, MAC, MAX_ASN, NETWORKS, TARGET_KINDS, ZERO_MAC
 from cluster_iac.plan.kept import Entry
 
 _N = r"([A-Za-z0-9][A-Za-z0-9._-]{0,127})"  # a name, as grammar.py's _NAME
@@ -32,6 +32,7 @@ _WHOLE = {
     "bgp": re.compile(rf"{_R}bgp ({'|'.join(FABRICS)}) {_N} ([1-9][0-9]{{0,9}}) {_IP}$",
                       re.MULTILINE),
     "p2p": re.compile(rf"{_R}p2p ({'|'.join(FABRICS)}) {_N} {_IP}$", re.MULTILINE),
+    "mac": re.compile(rf"{_R}mac ({'|'.join(NETWORKS)}) {_N} ({MAC.pattern})$", re.MULTILINE),
 }
 # CONTROL but for the line feed that ends each line
 _CONTROL = re.compile("[\x00-\x09\x0b-\x1f" + CONTROL.pattern[len("[\x00-\x1f"):])
@@ -74,7 +75,8 @@ def fast_entries(text: str) -> dict[tuple[str, str], dict[str, Entry]] | None:
 # Where each kind's matched row (its first group is 'retired ' or '') holds its scope (0:
 # none, 'place') and the key's last word
 _WORDS = {"address": (1, 2), "place": (0, 1), "lustre": (1, 2), "fabric": (1, 2),
-          "access": (1, 2), "outlet": (2, 1), "uplink": (1, 2), "bgp": (1, 2), "p2p": (1, 2)}
+          "access": (1, 2), "outlet": (2, 1), "uplink": (1, 2), "bgp": (1, 2), "p2p": (1, 2),
+          "mac": (1, 2)}
 
 
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
@@ -109,6 +111,10 @@ def _make(kind: str, rows: list[tuple[str, ...]]) -> list[Entry]:
     unreadable here (ValueError from _in_range, caught by the caller)."""
     if kind == "address":
         return [Entry((kind, n, d), (a,), 0, r == "retired ") for r, n, d, a in rows]
+    if kind == "mac":
+        if any(row[3] == ZERO_MAC for row in rows):
+            raise _OutOfRange(ZERO_MAC)
+        return [Entry((kind, n, d), (m,), 0, r == "retired ") for r, n, d, m in rows]
     if kind == "place":
         return [Entry((kind, "", d), (rack, _in(u, 100, 1), _in(h, 100, 1)), 0, r == "retired ")
                 for r, d, rack, u, h in rows]

@@ -27,6 +27,9 @@ allocation as one added line:
                                           (router-id) (compile/plan_switches.py)
     p2p <fabric> <switch> <IPv4>          the first address of the block of /31s a switch
                                           numbers its links below it from
+    mac <network> <device> <MAC>          the MAC of a device's NIC on the management or BMC
+                                          network, a fact imported by `cluster-iac macs
+                                          import` (never allocated): DHCP reserves its address
 
 A device named in the lock keeps what it records whatever else changed; a device the lock
 does not name takes free identities by the passes' own rules (a first render writes the
@@ -60,6 +63,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "uplink": ("network", "device", "level", "position"),
     "bgp": ("fabric", "device", "asn", "ipv4"),
     "p2p": ("fabric", "device", "ipv4"),
+    "mac": ("network", "device", "mac"),
 }
 MAX_ASN = 4_294_967_294  # 4-byte ASNs (RFC 6793); 4294967295 is reserved (RFC 7300)
 FABRICS = ("compute", "storage")
@@ -68,6 +72,9 @@ FABRICS = ("compute", "storage")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _INT = re.compile(r"0|[1-9][0-9]{0,8}")
 _ASN = re.compile(r"[1-9][0-9]{0,9}")
+# A MAC as the lock holds it: lower case, ':'-separated, unicast (the first octet even)
+MAC = re.compile(r"[0-9a-f][02468ace](?::[0-9a-f]{2}){5}")
+ZERO_MAC = "00:00:00:00:00:00"
 
 
 def field_value(name: str, word: str) -> Any:
@@ -83,6 +90,9 @@ def field_value(name: str, word: str) -> Any:
     if name in ("device", "rack", "switch", "port", "pdu", "level"):
         return word if _NAME.fullmatch(word) else \
             "!not a name (letters, digits, '.', '_', '-'; at most 128)"
+    if name == "mac":
+        return word if MAC.fullmatch(word) and word != ZERO_MAC else \
+            "!not a unicast MAC (six lower-case hex pairs joined by ':')"
     if name == "ipv4":
         try:
             return str(IPv4Address(word))

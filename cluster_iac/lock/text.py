@@ -91,6 +91,9 @@ def identities(plan: Any) -> Groups:
             f"bgp {switch.fabric} {name} {switch.asn} {switch.loopback}"
         if switch.p2p_block:
             group("p2p", switch.fabric)[name] = f"p2p {switch.fabric} {name} {switch.p2p_block}"
+    boot = getattr(plan, "boot", None)
+    for (network, device), mac in sorted(boot.macs.items()) if boot is not None else ():
+        group("mac", network)[device] = f"mac {network} {device} {mac}"
     for server, target in lustre_targets(plan):
         group("lustre", target.kind)[str(target.index)] = \
             f"lustre {target.kind} {target.index} {server}"

@@ -222,6 +222,9 @@ class Plan:
     imex: Any = None
     # Ethernet fabric switch -> its configuration (plan/switching.py, compile/plan_switches.py)
     switch_configs: dict[str, SwitchConfig] = field(default_factory=dict)
+    # The boot path: DNS names, the boot server, MACs (plan/boot.py BootPlan), None before
+    # compile/plan_boot.py
+    boot: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
     # Errors a pass found but compiled past (a rack too short for its devices: they are

@@ -73,6 +73,7 @@ CODES = {
     "name": "SPEC-NAME",
     "rack_name": "SPEC-NAME",
     "hostname": "SPEC-HOSTNAME",
+    "domain": "SPEC-HOSTNAME",
     "path": "SPEC-PATH",
     "interface": "SPEC-INTERFACE",
     "text": "SPEC-TEXT",

@@ -10,7 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from cluster_iac.spec.base import SpecModel
 from cluster_iac.spec.limits import NodeCount, UnitCount
-from cluster_iac.spec.strings import HostlistExpr, InterfaceName, Name, Ratio
+from cluster_iac.spec.strings import DomainName, HostlistExpr, InterfaceName, Name, Ratio
 
 
 def _cidr_text(value: Any) -> Any:
@@ -137,6 +137,9 @@ class IpNetwork(SpecModel):
     """Catalog switch model of this network's access switches (one per rack when set)."""
     interface: InterfaceName = "eth0"
     """Host interface name on this network (NCCL_SOCKET_IFNAME uses the in-band one)."""
+    mtu: int | None = Field(default=None, ge=576, le=65520)
+    """Interface MTU the hosts set (cloud-init network-config, DHCP option 26); default 1500,
+    4092 on IPoIB (datagram mode under a 4096-byte IB MTU); 9000 for jumbo frames."""
 
 
 class Networks(SpecModel):
@@ -150,3 +153,11 @@ class Networks(SpecModel):
     """IP over the compute fabric (one address per node)."""
     storage: IpNetwork | None = None
     """Storage network addresses."""
+    domain: DomainName | None = None
+    """DNS domain of the cluster's names (forward zone): '<host>.<domain>' on the management
+    network, '<host>-bmc', '<host>-ib' and '<host>-stor' on the others; switches and PDUs by
+    their own names. Default: '<cluster name>.internal' ('.internal' is reserved for private
+    use, ICANN 2024)."""
+    boot_server: Name | None = None
+    """Host (by hostname) that serves DNS, DHCP, TFTP and the cloud-init seeds to new nodes;
+    default: the first controller."""

@@ -67,6 +67,21 @@ def check_rack_name(value: str) -> None:
              "'-', neither first nor last a '-'", _suggest(value, "A-Za-z0-9-", 40))
 
 
+_DOMAIN_PATTERN = r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$"
+
+
+def _check_domain(value: str) -> None:
+    """Lower-case RFC 1123 labels joined by '.', at most 200 characters (room for a host label
+    before it within DNS's 253)."""
+    if len(value) > 200:
+        fail("domain", f"domain {shown(value)} is {len(value)} characters long; at most 200")
+    for label in value.split("."):
+        problem = hostname_problem(label)
+        if problem:
+            fail("domain", f"domain {shown(value)}: label {shown(label)} {problem}",
+                 _suggest(value.lower(), "a-z0-9.-", 200))
+
+
 def hostname_problem(value: str) -> str | None:
     """Why ``value`` is not an RFC 1123 host label (lower case), or None."""
     if not value:
@@ -233,5 +248,8 @@ Source = Annotated[str, Field(min_length=3), _validator(_check_text),
 HostlistExpr = Annotated[str, _validator(_check_hostlist),
                          _schema(minLength=1, maxLength=MAX_TEXT)]
 """A hostlist expression such as ``r[01-04]`` or ``a01,a03``."""
+DomainName = Annotated[str, _validator(_check_domain),
+                       _schema(pattern=_DOMAIN_PATTERN, maxLength=200)]
+"""A DNS domain: lower-case labels joined by '.', e.g. 'cluster.example.org'."""
 Ratio = Annotated[str, _validator(_check_ratio), _schema(pattern=r"^\d+(\.\d+)?:\d+(\.\d+)?$")]
 """A ratio of two positive numbers such as '1:1' or '2:1'."""

@@ -593,17 +593,20 @@ boot_file|serverid|lease|mask|interface|opt[0-9]+)=' ; echo; } >> "$out"
 """
 
 
-def dhcp_client(lab: Lab, short: str, ifname: str, timeout: float = 20.0) -> dict[str, str]:
+def dhcp_client(lab: Lab, short: str, ifname: str, timeout: float = 20.0,
+                options: Sequence[str] = ()) -> dict[str, str]:
     """A DHCP exchange by busybox udhcpc on ifname (-q: exit once bound, -n: exit if none);
     the 'bound' event's variables: ip, subnet, router, siaddr (next-server), boot_file,
-    sname, hostname, serverid, lease... LabError if no lease within timeout."""
+    sname, hostname, serverid, lease... LabError if no lease within timeout. ``options``:
+    udhcpc's -x OPT:VAL, options the client sends (e.g. '0x5d:0007', option 93 x64 UEFI)."""
     rundir = lab.rundir(short, "udhcpc")
     script = rundir / "script"
     script.write_text(UDHCPC_SCRIPT)
     script.chmod(0o755)
     tries = max(1, int(timeout // 2) - 1)
     done = lab.run(short, tool("busybox"), "udhcpc", "-i", ifname, "-f", "-q", "-n", "-t",
-                   str(tries), "-T", "1", "-A", "1", "-s", str(script), timeout=timeout,
+                   str(tries), "-T", "1", "-A", "1", "-s", str(script),
+                   *(arg for option in options for arg in ("-x", option)), timeout=timeout,
                    check=False)
     events = (rundir / "events").read_text() if (rundir / "events").exists() else ""
     for block in events.split("\n\n"):
