@@ -26,6 +26,7 @@ from cluster_iac.compile.plan_partition_limits import plan_partition_limits
 from cluster_iac.compile.plan_qos import plan_qos
 from cluster_iac.compile.plan_scheduling import plan_scheduling
 from cluster_iac.compile.plan_slurm import plan_slurm
+from cluster_iac.compile.plan_switches import plan_switches
 from cluster_iac.plan import Plan
 from cluster_iac.plan.kept import Lock
 from cluster_iac.plan.model import Settings
@@ -61,6 +62,7 @@ PASSES: tuple[Pass, ...] = (
     assign_addresses,
     build_power,
     plan_cabling,
+    plan_switches,
     plan_qos,
     plan_nccl,
     plan_lustre,

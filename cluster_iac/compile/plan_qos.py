@@ -14,24 +14,28 @@ ETHERNET = ("roce", "ethernet")
 
 
 def plan_qos(spec: ClusterSpec, plan: Plan) -> Plan:
-    """One FabricQos per Ethernet fabric; a DSCP, MTU or NCCL setting that breaks it is an error."""
+    """One FabricQos per Ethernet fabric; a DSCP or NCCL setting that breaks it is an error."""
     qos = {network: _fabric_qos(plan, network) for network, built in sorted(plan.fabrics.items())
            if built.technology in ETHERNET}
     problems = [*(p for q in qos.values() for p in _fabric_problems(q)),
                 *_nccl_problems(spec, qos.get("compute"))]
     if problems:
         raise CompileError(problems)
-    return replace(plan, qos=qos)
+    # each switch of the fabric points at its fabric's record (plan/switching.py SwitchConfig.qos)
+    configs = {name: replace(config, qos=qos[config.fabric]) if config.fabric in qos else config
+               for name, config in plan.switch_configs.items()}
+    return replace(plan, qos=qos, switch_configs=configs)
 
 
 def _fabric_qos(plan: Plan, network: str) -> FabricQos:
-    declared = getattr(plan.settings.fabric, network).qos
+    declared = getattr(plan.settings.fabric, network)
     built = plan.fabrics[network]
     wiring = plan.fabric_wiring.get(network)
     speeds = {built.link_speed_gbps} | {speed for speed, _count in
                                         (wiring.uplinks.values() if wiring else ())}
-    return FabricQos(network=network, roce_dscp=declared.dscp, cnp_dscp=declared.cnp_dscp,
-                     host_mtu=declared.mtu, ecn=tuple(ecn_threshold(s) for s in sorted(speeds)),
+    return FabricQos(network=network, roce_dscp=declared.qos.dscp,
+                     cnp_dscp=declared.qos.cnp_dscp, host_mtu=declared.underlay.host_mtu,
+                     ecn=tuple(ecn_threshold(s) for s in sorted(speeds)),
                      spec_path=("fabric", network, "qos"))
 
 
@@ -42,11 +46,6 @@ def _fabric_problems(qos: FabricQos) -> Iterator[Diagnostic]:
                          "they are to slow down", (*qos.spec_path, "cnp_dscp"),
                          hint="leave cnp_dscp at 48 (its own strict priority 6), or choose "
                               f"a DSCP other than {qos.roce_dscp}")
-    if qos.host_mtu > qos.switch_mtu:
-        yield Diagnostic("QOS-MTU", f"fabric.{qos.network}.qos.mtu is {qos.host_mtu} bytes, "
-                         f"larger than the switch ports' {qos.switch_mtu}: every full-size "
-                         "frame would be dropped at the leaf", (*qos.spec_path, "mtu"),
-                         hint=f"set mtu to {qos.switch_mtu} or less (9000 is usual)")
 
 
 def _nccl_problems(spec: ClusterSpec, qos: FabricQos | None) -> Iterator[Diagnostic]:

@@ -23,7 +23,7 @@ _PORT = re.compile(r"p(\d+)(?:s(\d+))?")
 
 
 def eos_port(name: str) -> str:
-    """The plan's port name as EOS names it: 'p57' -> 'Ethernet57', leg 'p1s2' -> 'Ethernet1/2'."""
+    """The plan's port name as EOS names it: 'p57' -> 'Ethernet57', 'p1s2' -> 'Ethernet1/2'."""
     match = _PORT.fullmatch(name)
     if match is None:
         raise ValueError(f"port {name!r} is not a plan port name (p<cage> or p<cage>s<leg>)")
@@ -117,8 +117,9 @@ def structured_config(config: Any, qos: FabricQos | None) -> dict[str, Any]:
 
 def host_port(interface: Any, qos: FabricQos | None) -> dict[str, Any]:
     """A leaf port down to a host NIC: routed, its /31, the host MTU, the QoS profile."""
-    port: dict[str, Any] = {"name": eos_port(interface.name), "description": interface.description,
-                            "shutdown": False, "mtu": interface.mtu, "switchport": {"enabled": False}}
+    port: dict[str, Any] = {"name": eos_port(interface.name),
+                            "description": interface.description, "shutdown": False,
+                            "mtu": interface.mtu, "switchport": {"enabled": False}}
     if interface.address:
         port["ip_address"] = interface.address
     if qos is not None:

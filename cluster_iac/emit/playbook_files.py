@@ -69,6 +69,8 @@ NOT_INSTALLED = {
                     "their bars beside their results",
     "lustre/layouts.json": "the layouts of lustre/setstripe.sh as data, for tools; no host "
                            "program reads it",
+    "switches/avd/*": "Arista AVD eos_designs inputs, read by AVD (ansible-avd or pyavd) on "
+                       "the operator's machine, which makes and deploys the EOS configurations",
     "qos/*.yaml": "the switches' RoCE QoS as data, for people and switch tooling; the "
                   "switch configurations apply it",
     "opensm/*/topology.ibnetdiscover": "the fabric as planned, for `cluster-iac fabric verify` "

@@ -19,6 +19,7 @@ from cluster_iac.plan.power_tables import (
     PowerLine,
     PowerOutage,
 )
+from cluster_iac.plan.switching import SwitchConfig
 from cluster_iac.plan.wiring import FabricWiring
 
 # The plan's records, here and in the other plan/ and compile/ modules, are dataclasses
@@ -221,6 +222,8 @@ class Plan:
     # Multi-node NVLink: the IMEX domains and Slurm's channels (plan/imex.py ImexPlan), None
     # when no job spans the nodes of a rack-scale NVLink domain
     imex: Any = None
+    # Ethernet fabric switch -> its configuration (plan/switching.py, compile/plan_switches.py)
+    switch_configs: dict[str, SwitchConfig] = field(default_factory=dict)
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
     # The identities an earlier render allocated (cluster_iac/plan/kept.py Lock), which the

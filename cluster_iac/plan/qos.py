@@ -19,8 +19,8 @@ The values and where each comes from (docs/roce-qos.md has the same table):
 - GID index 3: RoCE v2 over IPv4 in the GID table MLNX_OFED builds (index 0/1 RoCE v1/v2 of the
   link-local IPv6 address, 2/3 v1/v2 of the IPv4 address; `show_gids`), the index NCCL's
   troubleshooting guide and the vendors' NCCL presets give NCCL_IB_GID_INDEX.
-- Switch port MTU 9216: the largest MTU of NVIDIA Spectrum (Cumulus `mtu` 552-9216) and Arista
-  EOS fabric ports; a host MTU above it is dropped at the first leaf.
+- Host MTU: the underlay's host_mtu (9000 by default), at most the switch ports' 9216
+  (plan/switching.py FABRIC_MTU), which the spec's bound on host_mtu enforces.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cluster_iac.base.errors import SpecPath
+from cluster_iac.plan.switching import FABRIC_MTU
 
 ROCE_PRIORITY = 3  # lossless switch priority / traffic class of RoCE (Cumulus, Onyx defaults)
 CNP_PRIORITY = 6  # strict-priority class of the congestion notification packets
 ECN_CAPABLE = 0b10  # ECT(0) in the ToS byte's two low bits (RFC 3168 section 5)
 GID_INDEX_ROCE_V2_IPV4 = 3  # MLNX_OFED GID table: RoCE v2 of the IPv4 address
-SWITCH_PORT_MTU = 9216  # largest MTU of a Spectrum (Cumulus) or Arista EOS port
 ECN_SOURCE = ("NVIDIA Cumulus Linux user guide, RoCE, 'Default RoCE Mode Configuration' "
               "(ECN absolute threshold on TC 3); NVIDIA Onyx 'show roce' (ecn, absolute, "
               "min 150 KB, max 1500 KB)")
@@ -82,7 +82,7 @@ class FabricQos:
     roce_priority: int = ROCE_PRIORITY
     cnp_priority: int = CNP_PRIORITY
     gid_index: int = GID_INDEX_ROCE_V2_IPV4
-    switch_mtu: int = SWITCH_PORT_MTU
+    switch_mtu: int = FABRIC_MTU  # the switch-to-switch ports' (plan/switching.py)
 
     @property
     def traffic_class(self) -> int:

@@ -43,8 +43,30 @@ class RoceQos(SpecModel):
     cnp_dscp: int = Field(default=48, ge=0, le=63)
     """DSCP of the congestion notification packets (CNP), mapped to priority 6, strict
     (default 48, as NVIDIA's RoCE defaults and the mlx5 NIC's roce_np/cnp_dscp)."""
-    mtu: int = Field(default=9000, ge=1280, le=65535)
-    """MTU of the hosts' RDMA interfaces; it must fit the switch ports' (9216)."""
+
+
+class Underlay(SpecModel):
+    """An Ethernet fabric's routed underlay: eBGP between every leaf, spine and core
+    (RFC 7938), each switch's ASN, loopback and point-to-point addresses allocated once and
+    kept by the lock (docs/ethernet-fabric.md)."""
+
+    bgp: Literal["unnumbered", "numbered"] = "unnumbered"
+    """'unnumbered': BGP sessions on the fabric links' IPv6 link-local addresses (RFC 5549
+    next hops, FRR's 'neighbor <port> interface'); 'numbered': each switch-to-switch link a
+    /31 from p2p_pool (RFC 3021) with a session on its addresses."""
+    asn_base: int = Field(default=4_200_000_000, ge=4_200_000_000, le=4_294_967_294)
+    """First private 4-byte ASN allocated (RFC 6996: 4200000000-4294967294): each leaf its
+    own, the spines of one pod one, the cores one (RFC 7938, section 5.2.1)."""
+    loopback_pool: Annotated[IPv4Network, BeforeValidator(_cidr_text)] = Field(
+        default=IPv4Network("10.255.0.0/16"), strict=False)
+    """Pool of the switches' loopbacks (/32 each, also the BGP router-id)."""
+    p2p_pool: Annotated[IPv4Network, BeforeValidator(_cidr_text)] = Field(
+        default=IPv4Network("10.254.0.0/15"), strict=False)
+    """Pool of /31 point-to-point links: each switch a block with one /31 per port leg
+    below it (host ports of a leaf; in 'numbered', a spine's and a core's downlinks)."""
+    host_mtu: int = Field(default=9000, ge=1280, le=9216)
+    """MTU of the hosts' fabric interfaces and of the leaf ports facing them (a switch port
+    carries at most 9216)."""
 
 
 class ComputeFabric(SpecModel):
@@ -86,6 +108,8 @@ class ComputeFabric(SpecModel):
     spines and cores beside the first leaf."""
     subnet_manager: SubnetManager | None = None
     """InfiniBand: the hosts that run OpenSM and the partition keys (opensm/compute/)."""
+    underlay: Underlay = Field(default_factory=Underlay)
+    """RoCE: the switches' eBGP underlay (switches/<name>/frr.conf and interfaces)."""
 
 
 class StorageFabric(SpecModel):
@@ -105,6 +129,8 @@ class StorageFabric(SpecModel):
     """Racks that hold the storage fabric's switches (as for the compute fabric)."""
     subnet_manager: SubnetManager | None = None
     """InfiniBand: the hosts that run OpenSM and the partition keys (opensm/storage/)."""
+    underlay: Underlay = Field(default_factory=Underlay)
+    """Ethernet: the switches' eBGP underlay (switches/<name>/frr.conf and interfaces)."""
 
 
 class Fabric(SpecModel):

@@ -1,0 +1,248 @@
+"""Each Ethernet fabric switch's configuration (plan/switching.py): eBGP underlay, loopbacks,
+ports from the cable table, ECMP; ASNs, loopbacks and /31 blocks kept by the lock.
+
+The ASN plan is RFC 7938 ("Use of BGP for Routing in Large-Scale Data Centers"), section
+5.2.1: every leaf (Tier-3) its own ASN, the spines of one pod (Tier-2) one ASN, the cores
+(Tier-1) one ASN, all private 4-byte ASNs (RFC 6996: 4200000000-4294967294). Spines sharing
+an ASN never learn one leaf's routes through another spine (eBGP's AS-path loop check), the
+"valley-free" routing the RFC wants; a leaf's routes to another leaf carry the same AS path
+over every spine, so ECMP needs no relaxation (it is set anyway, as 3-tier pods differ).
+
+Numbering: the switch above a link numbers it. Each switch that numbers links holds one
+block of ``p2p_pool`` with a /31 per port leg (its ports x the fabric's breakout legs), the
+link of port leg i its i-th /31: the upper end the even address, the lower end the odd one.
+A leaf numbers its host ports in both modes (hosts have no BGP); spines and cores number
+their downlinks only under ``bgp: numbered``. A block, an ASN and a loopback is taken once,
+recorded in the lock ('bgp' and 'p2p' lines), and never moved by a switch added later.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+from ipaddress import IPv4Address, IPv4Network
+from typing import Any
+
+from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.plan import Plan
+from cluster_iac.plan.switching import (
+    FABRIC_MTU,
+    ROLES,
+    BgpConfig,
+    BgpNeighbor,
+    SwitchConfig,
+    SwitchInterface,
+)
+from cluster_iac.spec import ClusterSpec
+
+ETHERNET = {"roce", "ethernet"}
+_PORT = re.compile(r"p(\d+)(?:s(\d+))?")
+
+
+def plan_switches(spec: ClusterSpec, plan: Plan) -> Plan:
+    """plan.switch_configs for every switch of every Ethernet fabric."""
+    configs: dict[str, SwitchConfig] = {}
+    for network, fabric in sorted(plan.fabrics.items()):
+        if fabric.technology in ETHERNET:
+            config = getattr(spec.fabric, network)
+            configs.update(_fabric_configs(plan, network, config.underlay, ("fabric", network)))
+    return replace(plan, switch_configs=configs) if configs else plan
+
+
+def _fabric_configs(plan: Plan, network: str, underlay: Any,
+                    path: SpecPath) -> dict[str, SwitchConfig]:
+    wiring = plan.fabric_wiring[network]
+    switches = [s for s in plan.switches if s.network == network]
+    legs = plan.fabrics[network].breakout_legs
+    ports = _ports_by_switch(plan, network, wiring.tier)
+    identities = Identities(plan.lock, network, underlay, path)
+    asns, loopbacks = identities.routing(switches, wiring)
+    numbered = underlay.bgp == "numbered"
+    blocks = identities.blocks([s for s in switches
+                                if s.tier == "leaf" or numbered], legs)
+    addresses = _link_addresses(ports, blocks, legs)
+    configs = {}
+    for switch in switches:
+        interfaces = tuple(_interface(row, underlay.host_mtu, addresses)
+                           for row in ports.get(switch.name, ()))
+        configs[switch.name] = SwitchConfig(
+            switch.name, network, switch.model, ROLES[switch.tier], switch.rack,
+            asns[switch.name], loopbacks[switch.name], interfaces,
+            _bgp(switch.name, asns, loopbacks[switch.name], interfaces, numbered), path)
+    return configs
+
+
+# One cabled port as read from the cable table:
+# (port, kind, peer, peer port, cable id, speed, numbering switch, its port)
+PortRow = tuple[str, str, str, str, str, int, str, str]
+
+
+def _ports_by_switch(plan: Plan, network: str, tier: Any) -> dict[str, list[PortRow]]:
+    """Each switch's cabled ports of the fabric, in port order (the cable's A end is the
+    lower device, B the switch above it)."""
+    cables = plan.cables
+    found: dict[str, list[PortRow]] = {}
+    for net, a, a_port, b, b_port, speed, cable in zip(
+            cables.network, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
+            cables.speed_gbps, cables.cable_id, strict=True):
+        if net != network:
+            continue
+        down = "host" if tier.get(a) == "node" else "fabric"
+        found.setdefault(b, []).append((b_port, down, a, a_port, cable, speed, b, b_port))
+        if down == "fabric":
+            found.setdefault(a, []).append((a_port, "uplink", b, b_port, cable, speed, b, b_port))
+    return {name: sorted(rows, key=lambda row: _cage_leg(row[0])) for name, rows in found.items()}
+
+
+def _cage_leg(port: str) -> tuple[int, int]:
+    """'p57' -> (57, 1); a breakout leg 'p1s2' -> (1, 2)."""
+    match = _PORT.fullmatch(port)
+    if match is None:
+        raise ValueError(f"not a switch port name: {port!r}")
+    return int(match[1]), int(match[2] or 1)
+
+
+def _leg_index(port: str, legs: int) -> int:
+    """The place of a port leg among a switch's: 'p57' -> 56 x legs, 'p1s2' -> 1."""
+    cage, leg = _cage_leg(port)
+    return (cage - 1) * legs + leg - 1
+
+
+def _link_addresses(ports: dict[str, list[PortRow]], blocks: dict[str, IPv4Address],
+                    legs: int) -> dict[tuple[str, str], IPv4Address]:
+    """(numbering switch, its port) -> the /31's even address, for the links it numbers."""
+    return {(switch, row[0]): blocks[switch] + 2 * _leg_index(row[0], legs)
+            for switch, rows in ports.items() if switch in blocks
+            for row in rows if row[1] != "uplink"}
+
+
+def _interface(row: PortRow, host_mtu: int,
+               addresses: dict[tuple[str, str], IPv4Address]) -> SwitchInterface:
+    port, kind, peer, peer_port, cable, speed, owner, owner_port = row
+    even = addresses.get((owner, owner_port))
+    address = peer_address = ""
+    if even is not None:
+        mine, theirs = (even, even + 1) if kind != "uplink" else (even + 1, even)
+        address, peer_address = f"{mine}/31", str(theirs)
+    return SwitchInterface(port, kind, peer, peer_port, cable, speed,
+                           host_mtu if kind == "host" else FABRIC_MTU, address, peer_address)
+
+
+def _bgp(name: str, asns: dict[str, int], loopback: str,
+         interfaces: tuple[SwitchInterface, ...], numbered: bool) -> BgpConfig:
+    neighbors = tuple(
+        BgpNeighbor(i.peer, i.name, i.peer_address if numbered else "", asns[i.peer],
+                    "uplink" if i.kind == "uplink" else "downlink")
+        for i in interfaces if i.kind != "host")
+    per_peer: dict[str, int] = {}
+    for neighbor in neighbors:
+        if neighbor.direction == "downlink":
+            per_peer[neighbor.peer] = per_peer.get(neighbor.peer, 0) + 1
+    uplinks = sum(n.direction == "uplink" for n in neighbors)
+    networks = (f"{loopback}/32", *(str(IPv4Network(i.address, strict=False))
+                                    for i in interfaces if i.kind == "host" and i.address))
+    return BgpConfig(asns[name], loopback, not numbered, neighbors,
+                     max(1, uplinks, *per_peer.values()), networks)
+
+
+class Identities:
+    """The fabric's ASNs, loopbacks and /31 blocks: the lock's first, new ones the lowest
+    free; a lock that gives two switches one loopback, or two leaves one ASN, is refused at
+    its line."""
+
+    def __init__(self, lock: Any, network: str, underlay: Any, path: SpecPath) -> None:
+        self.lock, self.network, self.underlay, self.path = lock, network, underlay, path
+
+    def routing(self, switches: list[Any], wiring: Any) -> tuple[dict[str, int], dict[str, str]]:
+        """Each switch's ASN and loopback."""
+        kept = {s.name: e for s in switches
+                if (e := self.lock.get("bgp", self.network, s.name)) is not None}
+        self._refuse_shared(kept, switches, wiring)
+        pods = any(s.tier == "core" for s in switches)
+        groups = {s.name: _asn_group(s, wiring, pods) for s in switches}
+        asn_of_group = {groups[n]: e.value[0] for n, e in kept.items() if groups[n] != n}
+        taken_asns = {e.value[0] for e in self.lock.of_kind("bgp", self.network)}
+        taken_ips = {IPv4Address(e.value[1]) for e in self.lock.of_kind("bgp", self.network)}
+        new_asns = _free_numbers(self.underlay.asn_base, taken_asns)
+        new_ips = self._free(self.underlay.loopback_pool, 1, taken_ips, "loopback_pool")
+        asns, loopbacks = {}, {}
+        for switch in switches:
+            entry = kept.get(switch.name)
+            group = groups[switch.name]
+            if entry is not None:
+                asns[switch.name], loopbacks[switch.name] = entry.value[0], str(entry.value[1])
+                continue
+            if group not in asn_of_group:
+                asn_of_group[group] = next(new_asns)
+            asns[switch.name] = asn_of_group[group]
+            loopbacks[switch.name] = str(next(new_ips))
+        return asns, loopbacks
+
+    def blocks(self, switches: list[Any], legs: int) -> dict[str, IPv4Address]:
+        """The first address of each numbering switch's block of /31s."""
+        kept = {s.name: IPv4Address(e.value[0]) for s in switches
+                if (e := self.lock.get("p2p", self.network, s.name)) is not None}
+        size = 1 << (2 * max((s.ports for s in switches), default=1) * legs - 1).bit_length()
+        taken = {IPv4Address(e.value[0]) for e in self.lock.of_kind("p2p", self.network)}
+        new = self._free(self.underlay.p2p_pool, size, taken, "p2p_pool")
+        return {s.name: kept[s.name] if s.name in kept else next(new) for s in switches}
+
+    def _free(self, pool: IPv4Network, size: int, taken: set[IPv4Address],
+              key: str) -> Iterator[IPv4Address]:
+        """The pool's free blocks of ``size`` addresses, lowest first; a located error when
+        it runs out."""
+        start = int(pool.network_address)
+        for first in range(start, start + pool.num_addresses - size + 1, size):
+            if IPv4Address(first) not in taken:
+                yield IPv4Address(first)
+        raise CompileError([Diagnostic(
+            "FABRIC-POOL-EXHAUSTED", f"{'.'.join(self.path)}.underlay.{key} {pool} holds "
+            f"{pool.num_addresses // size} block(s) of {size} address(es), fewer than the "
+            f"{self.network} fabric's switches need", (*self.path, "underlay", key),
+            hint=f"give underlay.{key} a larger prefix (a /{max(pool.prefixlen - 2, 1)} "
+                 "holds four times as many)",
+            details={"measured": pool.num_addresses // size, "limit": pool.num_addresses})])
+
+    def _refuse_shared(self, kept: dict[str, Any], switches: list[Any], wiring: Any) -> None:
+        """Two switches with one loopback, or two switches that must differ (two leaves,
+        different tiers or pods) with one ASN, in the lock: each is a located error."""
+        problems = []
+        pods = any(s.tier == "core" for s in switches)
+        groups = {s.name: _asn_group(s, wiring, pods) for s in switches}
+        by_asn: dict[int, tuple[str, Any]] = {}
+        by_ip: dict[str, tuple[str, Any]] = {}
+        for name, entry in kept.items():
+            asn, ip = entry.value
+            other = by_asn.setdefault(asn, (name, entry))
+            if other[0] != name and groups[other[0]] != groups[name]:
+                problems.append(self.lock.error(
+                    entry, "FABRIC-ASN-DUPLICATE", f"{name} and {other[0]} (line "
+                    f"{self.lock.line_of(other[1])}) both hold ASN {asn}; RFC 7938 gives each "
+                    "leaf its own ASN and each spine pod one", hint=self.lock.way_out(name)))
+            other = by_ip.setdefault(str(ip), (name, entry))
+            if other[0] != name:
+                problems.append(self.lock.error(
+                    entry, "FABRIC-LOOPBACK-DUPLICATE", f"{name} and {other[0]} (line "
+                    f"{self.lock.line_of(other[1])}) both hold loopback {ip}",
+                    hint=self.lock.way_out(name)))
+        if problems:
+            raise CompileError(problems)
+
+
+def _asn_group(switch: Any, wiring: Any, pods: bool) -> str:
+    """What shares one ASN: a leaf alone, the spines of a pod (an SU, under a core tier; all
+    of them in a 2-tier fabric), all the cores."""
+    if switch.tier == "leaf":
+        return switch.name
+    if switch.tier == "spine":
+        return f"spine-{wiring.su.get(switch.name, 0) if pods else 0}"
+    return "core"
+
+
+def _free_numbers(start: int, taken: set[int]) -> Iterator[int]:
+    number = start
+    while True:
+        if number not in taken:
+            yield number
+        number += 1

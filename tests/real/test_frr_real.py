@@ -1,0 +1,104 @@
+"""Real FRR runs the generated switch configurations (switches/<name>/frr.conf and
+interfaces, emit/frr.py) of examples/spectrum-x-roce.yaml in network namespaces.
+
+One namespace per switch and per host of the first scalable unit, and every spine (the one
+spine plane that unit's leaves are cabled to), a veth pair per planned cable of the plan's
+cable table between them; each switch's interfaces applied by ifupdown2 and its frr.conf by
+FRR as generated (tests/real/netns.py adds only the sandbox's paths), each host NIC given its
+planned /31 address. Then: every BGP session between two switches of the lab Established;
+every host subnet of the unit reached from every leaf, over as many equal-cost next hops as
+that leaf has uplinks (installed in the kernel); and a full 9000-byte frame (the host MTU,
+don't-fragment) from one host to another across a spine.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Network
+from pathlib import Path
+
+import pytest
+
+from cluster_iac.render import build
+from tests.real import netns
+from tests.real.netns import Lab
+
+pytestmark = pytest.mark.real
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "spectrum-x-roce.yaml"
+FABRIC = "compute"
+
+
+def _sample(plan: object) -> tuple[list[str], list[str], list[tuple[str, str, str, str]]]:
+    """The first scalable unit's leaves and hosts, every spine, and the cables among them."""
+    wiring = plan.fabric_wiring[FABRIC]  # type: ignore[attr-defined]
+    unit = {name for name, su in wiring.su.items() if su == 1}
+    switches = [n for n, c in plan.switch_configs.items()  # type: ignore[attr-defined]
+                if c.role != "leaf" or n in unit]
+    hosts = [n for n in unit if wiring.tier[n] == "node"]
+    inside = set(switches) | set(hosts)
+    cables = plan.cables  # type: ignore[attr-defined]
+    links = [(a, a_port, b, b_port) for net, a, a_port, b, b_port in zip(
+        cables.network, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
+        strict=True) if net == FABRIC and a in inside and b in inside]
+    return sorted(switches), sorted(hosts), links
+
+
+@pytest.mark.parametrize("bgp", ["unnumbered", "numbered"])
+def test_generated_frr_fabric_converges_with_ecmp_over_every_uplink(
+        bgp: str, tmp_path: Path) -> None:
+    """BGP unnumbered as the example has it, and the example switched to /31 numbered."""
+    netns.require("ip", "zebra", "bgpd", "vtysh", "ifup", "unshare", "busybox")
+    spec, lock = EXAMPLE, EXAMPLE.with_suffix(".lock")
+    if bgp == "numbered":
+        spec, lock = tmp_path / EXAMPLE.name, tmp_path / "none.lock"
+        spec.write_text(EXAMPLE.read_text().replace("{bgp: unnumbered}", "{bgp: numbered}"))
+    built = build(spec, lock_file=lock)
+    assert {c.bgp.unnumbered for c in built.plan.switch_configs.values()} == {
+        bgp == "unnumbered"}
+    plan, files = built.plan, built.files
+    switches, hosts, links = _sample(plan)
+    configs = plan.switch_configs
+    with Lab([*switches, *hosts]) as lab:
+        for a, a_port, b, b_port in links:
+            lab.link((a, a_port), (b, b_port))
+        for name in switches:
+            netns.forwarding(lab, name)
+            netns.ifupdown2(lab, name, files[f"switches/{name}/interfaces"], timeout=60)
+        for name in switches:
+            netns.start_frr(lab, name, files[f"switches/{name}/frr.conf"], timeout=60)
+        for config in (configs[n] for n in switches if configs[n].role == "leaf"):
+            for port in config.host_ports:
+                lab.mtu(port.peer, port.peer_port, port.mtu)
+                lab.address(port.peer, port.peer_port, f"{port.peer_address}/31")
+        inside = set(switches)
+        for name in switches:
+            sessions = [n.interface if bgp == "unnumbered" else n.address
+                        for n in configs[name].bgp.neighbors if n.peer in inside]
+            assert sessions
+            netns.wait_bgp_established(lab, name, sessions, timeout=90)
+        leaves = [configs[n] for n in switches if configs[n].role == "leaf"]
+        for leaf in leaves:
+            for other in leaves:
+                if other is leaf:
+                    continue
+                for port in other.host_ports:
+                    prefix = str(IPv4Network(port.address, strict=False))
+                    hops = netns.wait_for(
+                        f"{prefix} on {leaf.name}",
+                        lambda p=prefix, n=leaf.name: (
+                            h if len(h := netns.kernel_next_hops(lab, n, p))
+                            >= len(leaf.uplinks) else None), timeout=60)
+                    assert len(hops) == len(leaf.uplinks), (leaf.name, prefix, hops)
+                    assert {dev for dev, _ in hops} == {u.name for u in leaf.uplinks}
+        # gpu A's NIC on leaf 1 to gpu B's NIC on leaf 2: through a spine
+        first = leaves[0].host_ports[0]
+        second = next(p for p in leaves[1].host_ports if p.peer != first.peer)
+        for here, there in ((first, second), (second, first)):
+            lab.route(here.peer, f"{there.peer_address}/32", "via",
+                      here.address.split("/")[0], "dev", here.peer_port)
+        # a full frame (ICMP payload MTU - IPv4 20 - ICMP 8); the kernel sets don't-fragment
+        # (PMTU discovery, net.ipv4.ip_no_pmtu_disc 0), so a hop with a smaller MTU drops it
+        frame = first.mtu - 28
+        ping = lab.run(first.peer, "busybox", "ping", "-c", "2", "-W", "2", "-s", str(frame),
+                       "-I", first.peer_address, second.peer_address, timeout=20)
+        assert " 0% packet loss" in ping.stdout, ping.stdout
