@@ -140,11 +140,12 @@ def _assert_qos(eos: str, config: Any, qos: Any) -> None:
     profile = _block(eos, f"qos profile {QOS_PROFILE}")
     assert "   qos trust dscp" in profile
     assert f"   priority-flow-control priority {qos.roce_priority} no-drop" in profile
-    ecn = next(e for e in qos.ecn)
+    ecn = qos.ecn[0]
     assert (f"random-detect ecn minimum-threshold {ecn.min_bytes // 1000} kbytes "
             f"maximum-threshold {ecn.max_bytes // 1000} kbytes") in profile
     for port in config.interfaces:
-        assert f"   service-profile {QOS_PROFILE}" in _block(eos, f"interface {eos_port(port.name)}")
+        block = _block(eos, f"interface {eos_port(port.name)}")
+        assert f"   service-profile {QOS_PROFILE}" in block
 
 
 def _assert_same_as_frr(frr: str, config: Any) -> None:
