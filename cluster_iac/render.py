@@ -28,7 +28,8 @@ from cluster_iac.lock.read import lock_path, read_lock
 from cluster_iac.lock.text import lock_text
 from cluster_iac.plan import Plan
 from cluster_iac.spec.parse import parse_spec
-from cluster_iac.write.tree import staged_tree, write_file
+from cluster_iac.write.files import write_file
+from cluster_iac.write.tree import staged_tree
 
 if TYPE_CHECKING:  # the emitters load only when a command renders (_emitters)
     from cluster_iac.emit.parallel import WorkerUsage
@@ -184,7 +185,8 @@ def _compiled(spec_file: str | Path, lock_file: Path,
         # 3. compile: passes expand the spec into the plan and its graphs
         return compile_plan(spec, lock), source
     except CompileError as exc:
-        raise PipelineError(exc.diagnostics, source or exc.source) from None
+        plan = exc.plan if isinstance(exc.plan, Plan) else None
+        raise PipelineError(exc.diagnostics, source or exc.source, plan) from None
 
 
 def _locked(plan: Plan, spec_file: str | Path, lock_file: Path) -> Locked:

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from cluster_iac.render import build
-from cluster_iac.write.tree import OutputRefused, with_manifest, write_tree
+from cluster_iac.write.manifest import with_manifest
+from cluster_iac.write.tree import OutputRefused, write_tree
 from tests.conftest import ROOT
 
 MINIMAL = ROOT / "examples" / "minimal.yaml"

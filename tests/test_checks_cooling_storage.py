@@ -86,10 +86,11 @@ def test_checkpoint_interval_far_from_optimum() -> None:
     data["workload"]["checkpoint_interval_min"] = 240
     data["workload"]["gpu_mtbf_hours"] = 50_000  # given: M from it, not from the parts
     found = findings_of(data, "STORAGE-CHECKPOINT-INTERVAL")
-    # delta = 18 s, M = 50,000 h / 1016 = 49.21 h; Young sqrt(2 x 18 x 177,165 s) = 42.1 min.
+    # delta = 18 s, M = 50,000 h / 1008 (the largest job: 127 nodes less one spare) = 49.60 h,
+    # the spec's measured per-GPU rate; Young sqrt(2 x 18 x 178,571 s) = 42.3 min.
     assert [f.message for f in found] == [
-        "checkpoint interval 240 min is 5.7x the optimum: Daly 41.9 min, Young 42.1 min, for a "
-        "18 s write and a cluster MTBF of 49.21 h (1016 GPUs)"]
+        "checkpoint interval 240 min is 5.7x the optimum: Daly 42.1 min, Young 42.3 min, for a "
+        "18 s write and an MTTF of 49.60 h (the largest job, 1,008 GPUs of partition batch)"]
     assert found[0].severity is Severity.WARNING
 
 
@@ -106,17 +107,18 @@ def test_young_and_daly_formulas() -> None:
 
 
 def test_mtbf_from_the_parts_of_every_node() -> None:
-    """Without workload.gpu_mtbf_hours, M = 1 / (nodes x one node's failure rate): a node's
-    GPUs (gpu, hbm, software), itself (host, psu) and its compute NIC ports (nic, link)."""
+    """Without workload.gpu_mtbf_hours, M = 1 / (the per-job term + the job's nodes x one node's
+    failure rate at the expected end): a node's GPUs (gpu, hbm), itself (host, psu) and its
+    compute NIC ports (nic, link); the job is the partition less its one default spare."""
     from cluster_iac.plan.failures import class_rates
 
-    for name, nodes, gpus, nics in (("dgx-h100-superpod-4su", 127, 8, 8),
-                                    ("seed-64gpu-h100", 8, 8, 1)):
+    for name, nodes, gpus, nics in (("dgx-h100-superpod-4su", 126, 8, 8),
+                                    ("seed-64gpu-h100", 7, 8, 1)):
         plan = example_build(name).plan
-        rate = {r.key: r.per_million_h or 0 for r in class_rates(plan)}
-        per_node = (gpus * (rate["gpu"] + rate["hbm"] + rate["software"]) + rate["host"]
+        rate = {r.key: r.ends[1] for r in class_rates(plan) if r.ends}
+        per_node = (gpus * (rate["gpu"] + rate["hbm"]) + rate["host"]
                     + rate["psu"] + nics * (rate["nic"] + rate["link"]))
         fig = storage_figures(plan)
-        assert fig.cluster_mtbf_h == pytest.approx(1e6 / (nodes * per_node))
+        assert fig.job_mtbf_h == pytest.approx(1e6 / (rate["software"] + nodes * per_node))
     superpod = storage_figures(example_build("dgx-h100-superpod-4su").plan)
     assert superpod.overhead == pytest.approx(18 / 1800)

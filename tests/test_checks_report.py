@@ -85,9 +85,10 @@ def test_report_has_the_model_its_sources_and_the_findings(tmp_path: Path) -> No
     superpod = example_build("dgx-h100-superpod-4su").files["report.md"]
     # Young's interval from the write time (4,500 GB at 250 GB/s) and the cluster MTBF the
     # failure model gives (plan/failures.py): sqrt(2 delta M)
-    from cluster_iac.plan.failures import cluster_job
+    from cluster_iac.plan.failures import partition_jobs
 
-    job = cluster_job(example_build("dgx-h100-superpod-4su").plan)
-    assert job is not None and job.mtbf_h is not None
+    (job,) = partition_jobs(example_build("dgx-h100-superpod-4su").plan)
+    assert job.mtbf_h is not None
     young = (2 * 4500 / 250 * job.mtbf_h * 3600) ** 0.5 / 60
-    assert f"| Optimal interval, Young sqrt(2 delta M) (min) | {young:.1f} |" in superpod
+    assert (f"| Optimal interval for a synchronous write to Lustre, Young sqrt(2 delta M) (min) "
+            f"| {young:.1f} |") in superpod

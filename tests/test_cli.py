@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from cluster_iac.cli.main import main
-from cluster_iac.write.tree import MANIFEST
+from cluster_iac.write.manifest import MANIFEST
 from tests.conftest import ROOT
 
 MINIMAL = ROOT / "examples" / "minimal.yaml"
@@ -354,13 +354,13 @@ def test_strict_turns_a_warning_into_an_error_and_writes_nothing(spec: Path,
 
 def test_only_render_keeps_what_it_built_to_the_exit(spec: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """The program (cli.run) keeps render's build to its os._exit, not freed object by object;
-    changes lets its plan go before it reads the trees, so it keeps nothing."""
-    from cluster_iac.cli import main as cli
+    """The program (cli/main.py's run) keeps render's build to its os._exit, not freed object
+    by object; changes lets its plan go before it reads the trees, so it keeps nothing."""
+    from cluster_iac.cli import common
     from cluster_iac.render import Build
 
     kept: list[object] = []
-    monkeypatch.setattr(cli, "_kept", kept)
+    monkeypatch.setattr(common, "_kept", kept)
     out = tmp_path / "out"
     runner = CliRunner()
     assert runner.invoke(main, ["render", str(spec), "-o", str(out)]).exit_code == 0

@@ -38,6 +38,7 @@ def _module(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@cache
 def _sources() -> dict[str, Path]:
     return {_module(path): path for path in sorted(PACKAGE.rglob("*.py"))}
 
@@ -47,6 +48,7 @@ def _package(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
+@cache
 def _imports(path: Path, module: str) -> list[tuple[str, bool, int]]:
     """(imported cluster_iac module, inside a function, line) of each import in the file."""
     tree = ast.parse(path.read_text())

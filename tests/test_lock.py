@@ -19,8 +19,11 @@ from ruamel.yaml import YAML
 
 from cluster_iac.cli.console import format_diagnostic
 from cluster_iac.cli.main import main
+from cluster_iac.lock import collisions as collisions_module
+from cluster_iac.lock import fast as fast_module
 from cluster_iac.lock import read as lock_module
 from cluster_iac.lock import text as lock_text_module
+from cluster_iac.lock.grammar import HEADER
 from cluster_iac.lock.read import lock_path
 from cluster_iac.render import Build, PipelineError, build
 from tests.conftest import EXAMPLE_IDS, ROOT, example_build
@@ -461,8 +464,10 @@ def _plain(text: str) -> dict[tuple[str, ...], tuple[object, ...]]:
 @pytest.mark.parametrize("name", EXAMPLE_IDS)
 def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
     text = (ROOT / "examples" / f"{name}.lock").read_text()
-    text += "retired place gone-1 r9 3 2\nretired address bmc gone-1 10.9.9.9\n"
-    fast = lock_module.fast_entries(text)
+    text += ("retired place gone-1 r9 3 2\nretired address bmc gone-1 10.9.9.9\n"
+             "retired bgp storage gone-1 4200009999 10.255.9.9\n"
+             "retired p2p storage gone-1 10.254.200.0\n")
+    fast = fast_module.fast_entries(text)
     assert fast is not None
     assert {entry.key: (entry.value, entry.retired) for group in fast.values()
             for entry in group.values()} == _plain(text)
@@ -476,29 +481,32 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
     "place  a r1 1 1", "uplink bmc a agg1 100001", "lustre ost 01 a", "# \x1b comment",
     "address bmc a 256.0.0.1", "place a r1 1 1\r", "# \x7f comment", "# \x85 comment",
     "# \u2028 comment", "# caf\u00e9 \x00",
+    "bgp compute a 4294967295 10.0.0.1", "bgp compute a 0 10.0.0.1", "bgp compute a 01 1.2.3.4",
+    "bgp mgmt a 4200000000 10.0.0.1", "p2p compute a 10.0.0.01", "p2p compute a 10.0.0.1 x",
 ])
 def test_the_fast_reader_leaves_every_odd_line_to_the_plain_one(line: str) -> None:
     """Anything the fast reader cannot read exactly as the plain one would, it refuses,
     so the plain reader locates it."""
-    text = f"{lock_module.HEADER}\n{line}\n"
-    assert lock_module.fast_entries(text) is None
+    text = f"{HEADER}\n{line}\n"
+    assert fast_module.fast_entries(text) is None
 
 
 def test_the_fast_reader_reads_a_comment_of_any_printable_text() -> None:
-    text = f"{lock_module.HEADER}\n# caf\u00e9 \u00fcber\nplace a r1 1 1\n"
-    assert lock_module.fast_entries(text) is not None
+    text = f"{HEADER}\n# caf\u00e9 \u00fcber\nplace a r1 1 1\n"
+    assert fast_module.fast_entries(text) is not None
 
 
 def test_the_quick_collision_check_agrees_with_the_plain_search() -> None:
-    """lock._no_collision (a set and a sort) is true exactly when the plain search finds no
-    collision, on random small locks where collisions are common."""
+    """lock/collisions.py's _no_collision (a set and a sort) is true exactly when the plain
+    search finds no collision, on random small locks where collisions are common."""
     import random
 
     chance = random.Random(23)
     for _ in range(400):
         lines = []
         for n in range(chance.randint(1, 8)):
-            kind = chance.choice(["place", "address", "fabric", "access", "uplink", "outlet"])
+            kind = chance.choice(["place", "address", "fabric", "access", "uplink", "outlet",
+                                  "p2p"])
             lines.append(
                 f"place d{n} r{chance.randint(1, 2)} {chance.randint(1, 6)} {chance.randint(1, 3)}"
                 if kind == "place" else
@@ -506,12 +514,13 @@ def test_the_quick_collision_check_agrees_with_the_plain_search() -> None:
                 f"fabric compute d{n} {chance.randint(0, 3)} 1 s1 p1" if kind == "fabric" else
                 f"access bmc d{n} r1 {chance.randint(0, 3)} s1 p1" if kind == "access" else
                 f"uplink bmc d{n} agg1 {chance.randint(0, 3)}" if kind == "uplink" else
+                f"p2p compute d{n} 10.254.{chance.randint(0, 3)}.0" if kind == "p2p" else
                 f"outlet d{n} PSU1 p{chance.randint(1, 2)} {chance.randint(1, 3)}")
         lock = lock_module.Lock(file="x", text="\n".join(lines) + "\n")
         for number, line in enumerate(lines, start=1):
             assert lock_module._parse_line(lock, number, line) is None
-        found = lock_module._find_collisions(lock)
-        assert lock_module._no_collision(lock) == (not found), lines
+        found = collisions_module._find_collisions(lock)
+        assert collisions_module._no_collision(lock) == (not found), lines
 
 
 def test_a_tenth_leaf_keeps_the_nine_names_the_lock_holds(tmp_path: Path) -> None:

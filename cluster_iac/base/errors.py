@@ -56,14 +56,16 @@ class Diagnostic:
 class CompileError(Exception):
     """Raised by a stage that found errors; carries every diagnostic of that stage."""
 
-    def __init__(self, diagnostics: list[Diagnostic], source: SourceMap | None = None):
+    def __init__(self, diagnostics: list[Diagnostic], source: SourceMap | None = None,
+                 plan: object = None):
         self.diagnostics = diagnostics
         self.source = source  # a SourceMap when the stage knows the text (YAML syntax errors)
+        self.plan = plan  # the plan so far, where a pass can show it (`plan` prints it)
         super().__init__(f"{len(diagnostics)} error(s)")
 
     def __reduce__(self) -> tuple[type[CompileError], tuple[list[Diagnostic], SourceMap | None]]:
-        # made again from its own arguments when it crosses a pipe (the emitter worker's
-        # cable table, emit/parallel.py), not from its message
+        # made again from its own arguments when it crosses a pipe (an emitter's error in the
+        # worker, emit/parallel.py), not from its message
         return (type(self), (self.diagnostics, self.source))
 
 

@@ -31,6 +31,7 @@ from cluster_iac.catalog.slurm_releases import SLURM_RELEASES, parse_version
 KINDS = (
     "lustre-rewrite",     # refused unless the spec says the file system is new
     "restart-opensm",     # the fabric first: everything below talks over it
+    "reload-frr",         # an Ethernet fabric switch's ports and routing (switches/<name>/)
     "drain",              # scontrol update state=DRAIN on the named nodes, before the rest
     "restart-lnet",       # on the hosts of the changed lustre/lnet file (Lustre unmounted)
     "restart-imex",       # nvidia-imex on the hosts of the changed imex file
@@ -221,6 +222,10 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("file:opensm/*.conf", "22.05", (("restart-opensm", ""),), "opensm(8): the options "
           "file is read at start (-F); partition_config_file is read at start and on a "
           "heavy sweep: a restart applies both", None),
+    Entry("file:switches/*", "22.05", (("reload-frr", ""),), "ifupdown2 ifreload(8): "
+          "\"reloads interfaces configuration\" (only what changed); FRR frr-reload.py (systemctl "
+          "reload frr) applies the difference between the running and the new frr.conf without "
+          "restarting bgpd: sessions of unchanged neighbours stay up", None),
     Entry("file:monitoring/targets/*", "22.05", (("none", ""),), "Prometheus file_sd_config: "
           '"Changes to all defined files are detected via disk watches and applied '
           'immediately"', None),
@@ -283,6 +288,7 @@ LABELS = {
     ("none", ""): "none",
     ("lustre-rewrite", ""): "rewrite the targets (an error unless the file system is new)",
     ("restart-opensm", ""): "restart opensm on its hosts",
+    ("reload-frr", ""): "ifreload and reload FRR on that switch",
     ("restart-lnet", ""): "restart lnet on its hosts",
     ("restart-imex", ""): "restart nvidia-imex on its hosts",
     ("restart-dcgm-exporter", ""): "restart dcgm-exporter on its hosts",

@@ -39,6 +39,8 @@ GRES_CONF = "slurm/gres.conf"
 WHY = {
     "lustre-rewrite": "rewrite the Lustre targets (fsname, index or MGS NID changed)",
     "restart-opensm": "restart opensm on the subnet-manager hosts of the changed files",
+    "reload-frr": "on each switch of the changed switches/<name>/ files: ifreload -a, then "
+                  "reload FRR (frr-reload.py applies only the changed lines)",
     "drain": "drain the nodes and wait for their jobs to end",
     "restart-lnet": "restart lnet on the hosts of the changed LNet files (unmount Lustre there "
                     "first: lnet does not stop while Lustre is mounted)",
@@ -66,6 +68,7 @@ COMMANDS = {
     "reconfigure": "scontrol reconfigure",
     "resume": "scontrol update nodename={hosts} state=RESUME",
     "restart-opensm": "systemctl restart opensm  # on the hosts of the changed files",
+    "reload-frr": "ifreload -a && systemctl reload frr  # on each switch of the changed files",
     "restart-lnet": "systemctl restart lnet  # on the hosts of the changed files",
     "restart-imex": "systemctl restart nvidia-imex  # on the hosts of the changed files",
     "restart-dcgm-exporter": "systemctl restart dcgm-exporter  # on the hosts of the file",

@@ -12,6 +12,7 @@ from cluster_iac.base.runs import runs
 from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 from cluster_iac.plan.fattree import parse_ratio
+from cluster_iac.plan.switching import FABRIC_MTU
 
 if TYPE_CHECKING:  # plan/collectives loads only for a busbw policy (tests/test_startup.py)
     from cluster_iac.plan.collectives import JobPrediction
@@ -175,6 +176,27 @@ def sharp(plan: Plan) -> Iterator[Diagnostic]:
             f"InfiniBand switches, and a {section.technology} fabric has no in-network "
             f"reduction for NCCL's CollNet", ("fabric", "compute", "sharp"),
             hint="drop sharp, or build the compute fabric on InfiniBand")
+
+
+@check("fabric.mtu")
+def mtu(plan: Plan) -> Iterator[Diagnostic]:
+    """The host MTU of an Ethernet fabric (fabric.<network>.underlay.host_mtu) against the
+    largest frame its switch ports carry (plan/switching.py FABRIC_MTU): a host that sends
+    larger frames than a leaf port takes loses them (RoCE path MTU discovery does not fall
+    back)."""
+    worst: dict[str, int] = {}
+    for config in plan.switch_configs.values():
+        for port in config.host_ports:
+            worst[config.fabric] = max(worst.get(config.fabric, 0), port.mtu)
+    for fabric, host_mtu in sorted(worst.items()):
+        if host_mtu > FABRIC_MTU:
+            yield Diagnostic(
+                "FABRIC-MTU", f"fabric.{fabric}.underlay.host_mtu is {host_mtu} bytes, larger "
+                f"than the {FABRIC_MTU} bytes a switch port carries: frames above "
+                f"{FABRIC_MTU} are dropped at the leaf", ("fabric", fabric, "underlay",
+                                                            "host_mtu"),
+                hint=f"set host_mtu to {FABRIC_MTU} or less (9000 is the usual RoCE host MTU)",
+                details={"measured": host_mtu, "limit": FABRIC_MTU, "unit": "bytes"})
 
 
 @check("fabric.allreduce_busbw")

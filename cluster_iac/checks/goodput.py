@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from cluster_iac.base.errors import Diagnostic, Severity, SpecPath
@@ -20,7 +21,8 @@ def minimum(plan: Plan) -> Iterator[Diagnostic]:
     limit = plan.settings.policy.min_goodput
     if limit is None:
         return
-    for g in goodputs(plan):
+    end = plan.settings.policy.goodput_failure_rates
+    for g in goodputs(plan, end):
         name = g.job.partition
         if g.useful is None:
             yield Diagnostic(
@@ -35,9 +37,10 @@ def minimum(plan: Plan) -> Iterator[Diagnostic]:
         terms = ", ".join(f"{term} {100 * share:.1f}%" for term, share in g.losses.items())
         yield Diagnostic(
             "GOODPUT-MIN",
-            f"partition {name}: the largest job ({g.job.gpus} GPUs, "
-            f"{g.job.per_day:.2f} interruptions a day) is useful {100 * g.useful:.1f}% of "
-            f"the time, under the policy's {100 * limit:g}%; most is lost to {worst} "
+            f"partition {name}: the largest job ({g.job.gpus:,} GPUs, "
+            f"{g.job.per_day:.2f} interruptions a day at the {end} published failure rates) has "
+            f"an ETTR of {100 * g.useful:.1f}%, under the policy's {100 * limit:g}%; most is lost "
+            f"to {worst} "
             f"({terms}; a {g.write_s:.0f} s checkpoint write every "
             f"{(g.interval_s or 0) / 60:.1f} min)", _cause(plan, g, worst),
             hint=_HINTS[worst],
@@ -49,6 +52,7 @@ _HINTS = {
                          "or asynchronous checkpoints",
     "reload": "faster storage reads, or a smaller checkpoint",
     "rework": "checkpoint more often (the Daly interval in report.md), or fewer failures",
+    "persist in flight": "a faster checkpoint store, so an asynchronous checkpoint persists sooner",
     "detect": "detect failures sooner than the collective timeout (reliability.detect_s)",
     "drain": "drain failed nodes faster (reliability.drain_s)",
     "restart": "restart faster (reliability.restart_s)",
@@ -63,6 +67,11 @@ def _cause(plan: Plan, g: Goodput, term: str) -> SpecPath:
     written = plan.settings.reliability.model_fields_set
     if term == "rework" and not g.planned:
         term = "checkpoint writes"  # Daly's interval follows from the write time and M
+    work = plan.settings.workload
+    if term in ("checkpoint writes", "persist in flight") and work.checkpoint_store != "lustre":
+        return ("workload", "checkpoint_store_write_gbs")
+    if term == "persist in flight":
+        term = "checkpoint writes"
     if term in ("checkpoint writes", "reload") and lustre is not None:
         key = "write_gbs" if term == "checkpoint writes" else "read_gbs"
         if getattr(lustre, key) is not None:
@@ -108,3 +117,55 @@ def names(plan: Plan) -> Iterator[Diagnostic]:
                 "COST-UNKNOWN-ITEM", f"cost.prices names '{key}', which is not in the bill of "
                 f"materials", ("cost", "prices", key),
                 hint=did_you_mean(key, list(items)) or f"items: {', '.join(items)}")
+
+
+@check("goodput.job_sizes")
+def job_sizes(plan: Plan) -> Iterator[Diagnostic]:
+    """Every size policy.allreduce_job_sizes asks for fits each partition it is predicted for: a
+    size above a partition's GPUs has no prediction there, and is said so at its line."""
+    if not plan.settings.policy.allreduce_job_sizes:
+        return
+    # on demand: validate without job sizes never loads the collectives model (test_startup)
+    from cluster_iac.plan.job_sizes import sized_jobs
+
+    for partition, sizes in sized_jobs(plan).items():
+        for s in sizes:
+            if s.asked is None or s.gpus or s.index is None:
+                continue
+            yield Diagnostic(
+                "GOODPUT-JOB-SIZE",
+                f"policy.allreduce_job_sizes asks for a job of {s.asked:,} GPUs, more than "
+                f"partition {partition} holds ({s.available:,}): no busbw, MTTF or goodput for it "
+                f"there", ("policy", "allreduce_job_sizes", s.index), Severity.WARNING,
+                hint=f"ask for at most {s.available:,} GPUs, or add nodes to {partition}",
+                details={"measured": s.asked, "limit": s.available, "unit": "GPUs"})
+
+
+@check("goodput.checkpoint_store")
+def checkpoint_store(plan: Plan) -> Iterator[Diagnostic]:
+    """An object or NVMe checkpoint store gives its bandwidth; an asynchronous checkpoint's
+    persist (size / store write) ends within the planned interval (CheckFreq, FAST 2021, 4.2)."""
+    work = plan.settings.workload
+    if work.checkpoint_store != "lustre" and work.checkpoint_store_write_gbs is None:
+        per = "per node" if work.checkpoint_store == "nvme" else "aggregate"
+        yield Diagnostic(
+            "CHECKPOINT-STORE",
+            f"workload.checkpoint_store is '{work.checkpoint_store}' but gives no write "
+            f"bandwidth: no goodput can be computed for it", ("workload", "checkpoint_store"),
+            hint=f"add workload.checkpoint_store_write_gbs (GB/s, {per}, measured)")
+        return
+    if work.checkpoint_mode != "async" or work.checkpoint_interval_min is None:
+        return
+    for g in goodputs(plan):
+        if g.persist_fits:
+            continue
+        yield Diagnostic(
+            "CHECKPOINT-PERSIST",
+            f"partition {g.job.partition}: an asynchronous checkpoint of "
+            f"{work.checkpoint_size_gb:g} GB persists to the {g.store} store in "
+            f"{g.persist_s:.0f} s, longer than the {work.checkpoint_interval_min:g} min interval: "
+            f"the next checkpoint would start before it ends",
+            ("workload", "checkpoint_interval_min"),
+            hint=f"an interval of at least {math.ceil(g.persist_s / 60)} min, or a faster store",
+            details={"measured": round(g.persist_s, 1),
+                     "limit": work.checkpoint_interval_min * 60, "unit": "s"})

@@ -75,7 +75,8 @@ def checkpoint_interval(plan: Plan) -> Iterator[Diagnostic]:
         "STORAGE-CHECKPOINT-INTERVAL",
         f"checkpoint interval {fig.interval_min:g} min is {ratio:.1f}x the optimum: "
         f"Daly {fig.daly_min:.1f} min, Young {fig.young_min:.1f} min, for a {fig.write_s:.0f} s "
-        f"write and a cluster MTBF of {fig.cluster_mtbf_h:.2f} h ({fig.gpus} GPUs)",
+        f"write and an MTTF of {fig.job_mtbf_h:.2f} h (the largest job, {fig.job_gpus:,} GPUs of "
+        f"partition {fig.job_partition})",
         ("workload", "checkpoint_interval_min"), Severity.WARNING,
         details={"measured": fig.interval_min, "limit": round(fig.daly_min, 2), "unit": "min"})
 

@@ -1,4 +1,8 @@
-"""`cluster-iac acceptance ...`: the acceptance jobs' results against the plan's bars."""
+"""`cluster-iac acceptance ...`: the acceptance jobs' results against the plan's bars.
+
+cluster_iac.acceptance is imported inside the command, so that the other commands start
+without it.
+"""
 
 from __future__ import annotations
 

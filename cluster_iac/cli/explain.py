@@ -15,6 +15,7 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 from cluster_iac.base.suggest import did_you_mean
+from cluster_iac.checks import CHECKS
 
 CODES_FILE = Path(__file__).parent.parent / "codes.yaml"
 FIELDS = (("means", "What it means"), ("formula", "Formula"), ("sources", "Sources"),
@@ -31,8 +32,6 @@ def entries() -> dict[str, dict[str, str]]:
 
 def checks_reporting(code: str) -> list[tuple[str, str]]:
     """(check name, its docstring) of the validator's checks whose source reports ``code``."""
-    from cluster_iac.checks import CHECKS
-
     literal = f'"{code}"'
     return [(name, inspect.getdoc(fn) or "") for name, fn in sorted(CHECKS.items())
             if literal in inspect.getsource(fn)]

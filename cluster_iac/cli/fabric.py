@@ -1,4 +1,9 @@
-"""`cluster-iac fabric ...`: the InfiniBand fabric on site, compared with the plan."""
+"""`cluster-iac fabric ...`: the InfiniBand fabric on site, compared with the plan.
+
+What reads a discovery and compares it (reconcile/, formats/ibnetdiscover.py, plan/subnet.py)
+and the subnet manager's emitter are imported inside the commands that use them, so that the
+other commands start without them and validate loads no emitter (tests/test_startup.py).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
+
+from cluster_iac.cli.common import build_or_exit
+from cluster_iac.write.files import write_file
 
 if TYPE_CHECKING:
     from cluster_iac.formats.ibnetdiscover import Topology
@@ -44,7 +52,6 @@ def verify_command(spec: Path, discovered: Path, network: str | None) -> None:
 def _load(spec: Path, discovered: Path, network: str | None) -> tuple[Plan, str, Topology]:
     """SPEC's plan, the fabric DISCOVERED is of, and DISCOVERED read; exit 1 with a located
     error when one cannot be."""
-    from cluster_iac.cli.main import _build_or_exit
     from cluster_iac.formats.ibnetdiscover import TopologyError, parse
     from cluster_iac.plan.subnet import infiniband_fabrics
     from cluster_iac.reconcile.infiniband import fabric_of
@@ -57,7 +64,7 @@ def _load(spec: Path, discovered: Path, network: str | None) -> tuple[Plan, str,
         topology = parse(text)
     except TopologyError as exc:
         _fail(f"{discovered}:{exc.line}: error[FABRIC-DISCOVERY] {exc.reason}")
-    plan = _build_or_exit(spec, strict=False, emit=False).plan
+    plan = build_or_exit(spec, strict=False, emit=False).plan
     fabrics = infiniband_fabrics(plan)
     if network is not None and network not in fabrics:
         _fail(f"{spec}: error[FABRIC-DISCOVERY] no InfiniBand {network} fabric in the plan "
@@ -90,7 +97,6 @@ def guids_command(spec: Path, discovered: Path, out_dir: Path, network: str | No
     partition's adapter is not found (run `fabric verify` first)."""
     from cluster_iac.emit.subnet_manager import partition_members, partitions_conf
     from cluster_iac.reconcile.infiniband import discovered_guids
-    from cluster_iac.write.tree import write_file
 
     plan, network, topology = _load(spec, discovered, network)
     ports, nodes = discovered_guids(plan, network, topology)

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from cluster_iac import __version__
 from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.base.source import SourceMap, dotted
-from cluster_iac.cli.console import cites_whole, position
+from cluster_iac.cli.console import at_key, cites_whole, position
 
 __all__ = ["FORMATS", "SARIF_SCHEMA", "SCHEMA_VERSION", "FindingsLog", "span_end"]
 
@@ -290,8 +290,6 @@ def _flow_depth(prefix: str) -> int | None:
 
 def _key_of(diag: Diagnostic) -> str | None:
     """The mapping key a finding is cited at, when its caret is under a key."""
-    from cluster_iac.cli.console import at_key
-
     if at_key(diag) and diag.path and isinstance(diag.path[-1], str):
         return diag.path[-1]
     return None

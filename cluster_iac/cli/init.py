@@ -16,9 +16,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+
 from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.catalog import builtin_catalog
+from cluster_iac.checks import run_checks
+from cluster_iac.compile import compile_plan
 from cluster_iac.spec.hardware import PlatformModel
+from cluster_iac.spec.parse import parse_spec
 
 HEADER = ("Written by `cluster-iac init`: edit it, then run `cluster-iac validate` on it.\n"
           "Every key is described in the JSON Schema: `cluster-iac schema > "
@@ -220,10 +226,6 @@ def _lustre(name: str) -> dict[str, Any]:
 
 
 def _errors(data: dict[str, Any]) -> list[Diagnostic]:
-    from cluster_iac.checks import run_checks
-    from cluster_iac.compile import compile_plan
-    from cluster_iac.spec.parse import parse_spec
-
     try:
         plan = compile_plan(parse_spec(data))
         found = [f for f in run_checks(plan) if f.is_error]
@@ -248,9 +250,6 @@ def _entry(diag: Diagnostic) -> str | None:
 
 
 def _text(data: dict[str, Any]) -> str:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap
-
     yaml = YAML()  # round-trip: the header comment is part of the document
     yaml.default_flow_style = None  # short lists and mappings on one line
     yaml.width = 100

@@ -37,7 +37,10 @@ def plan_cabling(spec: ClusterSpec, plan: Plan) -> Plan:
     """plan.devices and plan.cables: every racked device, then every cable with its ends,
     length and medium; a cable no medium carries is a CompileError at the device."""
     placed = replace(plan, devices=device_table(plan))
-    return replace(placed, cables=planned_cables(placed))
+    try:
+        return replace(placed, cables=planned_cables(placed))
+    except CompileError as exc:  # with the placed plan, which `plan` prints beside the error
+        raise CompileError(exc.diagnostics, plan=placed) from None
 
 
 def planned_cables(plan: Plan) -> Cables:

@@ -69,7 +69,8 @@ def _fabric_configs(plan: Plan, network: str, underlay: Any,
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, ROLES[switch.tier], switch.rack,
             asns[switch.name], loopbacks[switch.name], interfaces,
-            _bgp(switch.name, asns, loopbacks[switch.name], interfaces, numbered), path)
+            _bgp(switch.name, asns, loopbacks[switch.name], interfaces, numbered), path,
+            str(blocks[switch.name]) if switch.name in blocks else "")
     return configs
 
 
@@ -165,7 +166,8 @@ class Identities:
         taken_asns = {e.value[0] for e in self.lock.of_kind("bgp", self.network)}
         taken_ips = {IPv4Address(e.value[1]) for e in self.lock.of_kind("bgp", self.network)}
         new_asns = _free_numbers(self.underlay.asn_base, taken_asns)
-        new_ips = self._free(self.underlay.loopback_pool, 1, taken_ips, "loopback_pool")
+        new_ips = self._free(self.underlay.loopback_pool, 1, taken_ips, "loopback_pool",
+                             len(switches) - len(kept))
         asns, loopbacks = {}, {}
         for switch in switches:
             entry = kept.get(switch.name)
@@ -185,24 +187,27 @@ class Identities:
                 if (e := self.lock.get("p2p", self.network, s.name)) is not None}
         size = 1 << (2 * max((s.ports for s in switches), default=1) * legs - 1).bit_length()
         taken = {IPv4Address(e.value[0]) for e in self.lock.of_kind("p2p", self.network)}
-        new = self._free(self.underlay.p2p_pool, size, taken, "p2p_pool")
+        new = self._free(self.underlay.p2p_pool, size, taken, "p2p_pool",
+                         len(switches) - len(kept))
         return {s.name: kept[s.name] if s.name in kept else next(new) for s in switches}
 
     def _free(self, pool: IPv4Network, size: int, taken: set[IPv4Address],
-              key: str) -> Iterator[IPv4Address]:
+              key: str, wanted: int) -> Iterator[IPv4Address]:
         """The pool's free blocks of ``size`` addresses, lowest first; a located error when
-        it runs out."""
+        it runs out (``wanted`` new blocks, for its message)."""
         start = int(pool.network_address)
         for first in range(start, start + pool.num_addresses - size + 1, size):
             if IPv4Address(first) not in taken:
                 yield IPv4Address(first)
+        blocks = (len(taken) + wanted) * size
+        prefix = 32 - (blocks - 1).bit_length()
         raise CompileError([Diagnostic(
-            "FABRIC-POOL-EXHAUSTED", f"{'.'.join(self.path)}.underlay.{key} {pool} holds "
-            f"{pool.num_addresses // size} block(s) of {size} address(es), fewer than the "
-            f"{self.network} fabric's switches need", (*self.path, "underlay", key),
-            hint=f"give underlay.{key} a larger prefix (a /{max(pool.prefixlen - 2, 1)} "
-                 "holds four times as many)",
-            details={"measured": pool.num_addresses // size, "limit": pool.num_addresses})])
+            "FABRIC-POOL-EXHAUSTED", f"{'.'.join(map(str, self.path))}.underlay.{key} {pool} holds "
+            f"{pool.num_addresses // size} block(s) of {size} address(es); the "
+            f"{self.network} fabric's switches need {len(taken) + wanted}",
+            (*self.path, "underlay", key),
+            hint=f"give underlay.{key} a /{prefix} or larger prefix",
+            details={"measured": len(taken) + wanted, "limit": pool.num_addresses // size})])
 
     def _refuse_shared(self, kept: dict[str, Any], switches: list[Any], wiring: Any) -> None:
         """Two switches with one loopback, or two switches that must differ (two leaves,

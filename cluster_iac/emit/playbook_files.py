@@ -75,6 +75,10 @@ NOT_INSTALLED = {
                   "switch configurations apply it",
     "opensm/*/topology.ibnetdiscover": "the fabric as planned, for `cluster-iac fabric verify` "
                                        "and ibsim; OpenSM discovers the fabric itself",
+    "switches/*": "each Ethernet fabric switch's own FRR and ifupdown2 configuration: the "
+                  "switches run their own network OS (Cumulus Linux, SONiC) and are not hosts "
+                  "of the cluster's playbook; copy them onto each switch "
+                  "(docs/ethernet-fabric.md, 'Apply the configurations')",
 }
 """Rendered files the playbook does not install (glob -> why)."""
 

@@ -226,10 +226,8 @@ def _storage(plan: Plan) -> dict[str, Any]:
         "interval": _opt(f.interval_min, "g"),
         "overhead": _opt(None if f.overhead is None else 100 * f.overhead, ".2f"),
         "max_overhead": f"{100 * policy.max_checkpoint_overhead:g}",
-        "mtbf_from": (f"workload.gpu_mtbf_hours {plan.settings.workload.gpu_mtbf_hours:g} / GPUs"
-                      if "gpu_mtbf_hours" in plan.settings.workload.model_fields_set
-                      else "from its parts' failure rates, as in Goodput"),
-        "cluster_mtbf": f"{f.cluster_mtbf_h:.2f}", "gpus": str(f.gpus),
+        "job_mtbf": _opt(f.job_mtbf_h if f.job_gpus else None, ".2f"),
+        "job_gpus": f"{f.job_gpus:,}", "job_partition": f.job_partition, "gpus": str(f.gpus),
         "young": _opt(f.young_min, ".1f"), "daly": _opt(f.daly_min, ".1f"),
         "lustre": report_storage.lustre_hardware(plan)}
 

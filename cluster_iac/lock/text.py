@@ -9,7 +9,7 @@ from typing import Any
 
 from cluster_iac.base.sorting import natural_key, natural_keys
 from cluster_iac.compile.build_management import access_positions, uplink_positions
-from cluster_iac.lock.read import HEADER, TARGET_KINDS
+from cluster_iac.lock.grammar import HEADER, TARGET_KINDS
 from cluster_iac.plan.kept import Lock, device_of, words
 from cluster_iac.plan.physical import link_ends
 
@@ -86,6 +86,11 @@ def identities(plan: Any) -> Groups:
     for device, psu, pdu, outlet in map(attrgetter("device", "psu", "pdu", "outlet"),
                                         plan.power_cords):
         psus[psu][device] = f"outlet {device} PSU{psu} {pdu} {outlet}"
+    for name, switch in plan.switch_configs.items():
+        group("bgp", switch.fabric)[name] = \
+            f"bgp {switch.fabric} {name} {switch.asn} {switch.loopback}"
+        if switch.p2p_block:
+            group("p2p", switch.fabric)[name] = f"p2p {switch.fabric} {name} {switch.p2p_block}"
     for server, target in lustre_targets(plan):
         group("lustre", target.kind)[str(target.index)] = \
             f"lustre {target.kind} {target.index} {server}"

@@ -8,7 +8,8 @@ in, so an unpriced item makes the capital a lower bound); per hour:
 IT kW is the plan's rack loads (each device at its maximum draw: an upper bound on the bill).
 Per GPU-hour: that / the compute GPUs. Per useful GPU-hour of a partition: per GPU-hour x the
 partition's GPUs / (its largest job's GPUs x the job's goodput), so hot spares and lost time
-both raise it.
+both raise it. With any item unpriced, or no price per kWh, each figure is a lower bound, and
+report.md prints it "at least".
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class Costs:
     currency: str
     items: tuple[Item, ...]
     capital: float  # of the priced items
-    complete: bool  # every item priced
+    complete: bool  # every item priced and the power too: else every cost is a lower bound
     years: float
     capital_per_h: float
     facility_kw: float  # IT load x PUE
@@ -94,7 +95,8 @@ def costs(plan: Plan) -> Costs | None:
     facility_kw = sum(rack_loads_w(plan).values()) / 1000 * plan.settings.power.pue
     power = facility_kw * cost.price_per_kwh if cost.price_per_kwh is not None else None
     return Costs(currency=cost.currency, items=items, capital=capital,
-                 complete=all(i.price is not None for i in items),
+                 complete=(all(i.price is not None for i in items)
+                           and cost.price_per_kwh is not None),
                  years=cost.amortization_years,
                  capital_per_h=capital / (cost.amortization_years * HOURS_A_YEAR),
                  facility_kw=facility_kw, power_per_h=power,

@@ -20,7 +20,7 @@ The values and where each comes from (docs/roce-qos.md has the same table):
   link-local IPv6 address, 2/3 v1/v2 of the IPv4 address; `show_gids`), the index NCCL's
   troubleshooting guide and the vendors' NCCL presets give NCCL_IB_GID_INDEX.
 - Host MTU: the underlay's host_mtu (9000 by default), at most the switch ports' 9216
-  (plan/switching.py FABRIC_MTU), which the spec's bound on host_mtu enforces.
+  (plan/switching.py FABRIC_MTU), which the FABRIC-MTU check enforces.
 """
 
 from __future__ import annotations

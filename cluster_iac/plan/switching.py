@@ -96,6 +96,7 @@ class SwitchConfig:
     interfaces: tuple[SwitchInterface, ...]
     bgp: BgpConfig
     spec_path: SpecPath
+    p2p_block: str = ""  # first address of the /31s it numbers below it ('' when none)
     qos: Any = None  # the RoCE QoS pass's per-switch record, a reference; None: no QoS
 
     @property

@@ -64,9 +64,9 @@ class Underlay(SpecModel):
         default=IPv4Network("10.254.0.0/15"), strict=False)
     """Pool of /31 point-to-point links: each switch a block with one /31 per port leg
     below it (host ports of a leaf; in 'numbered', a spine's and a core's downlinks)."""
-    host_mtu: int = Field(default=9000, ge=1280, le=9216)
-    """MTU of the hosts' fabric interfaces and of the leaf ports facing them (a switch port
-    carries at most 9216)."""
+    host_mtu: int = Field(default=9000, ge=1280, le=65535)
+    """MTU of the hosts' fabric interfaces and of the leaf ports facing them: at most what a
+    switch port carries, 9216 (FABRIC-MTU)."""
 
 
 class ComputeFabric(SpecModel):

@@ -63,6 +63,27 @@ class Workload(SpecModel):
     checkpoint_interval_min: Annotated[float, up_to(MINUTES_A_YEAR),
                                        at_most(MINUTES_A_YEAR, "minutes")] | None = None
     """Planned checkpoint interval, minutes (at most a year)."""
+    checkpoint_mode: Literal["sync", "async"] = "sync"
+    """'sync': training stops for the whole write to the store. 'async': training stops only
+    while each GPU copies its state to host memory (checkpoint_blocking_s), then the copy drains
+    to the store while training goes on, and must finish within the interval (CheckFreq's
+    snapshot and persist, Mohan et al., FAST 2021; PyTorch DCP async_save; DeepSpeed Nebula)."""
+    checkpoint_store: Literal["lustre", "object", "nvme"] = "lustre"
+    """Where checkpoints are written: 'lustre' (storage.lustre, its derived bandwidth), 'object'
+    (an object store: checkpoint_store_write_gbs and _read_gbs, aggregate), or 'nvme' (each
+    node's local drives: checkpoint_store_write_gbs per node x the job's nodes; a failed node's
+    drives are lost with it, so the reload reads Lustre)."""
+    checkpoint_store_write_gbs: BandwidthGbs | None = None
+    """Write bandwidth of an object or NVMe checkpoint store, GB/s (aggregate for 'object', per
+    node for 'nvme'): measured, as no store outside the spec has a derived figure."""
+    checkpoint_store_read_gbs: BandwidthGbs | None = None
+    """Read bandwidth of an object checkpoint store, GB/s, aggregate (default: its write)."""
+    checkpoint_blocking_s: Annotated[float, up_to(31_536_000, gt=None, ge=0),
+                                     at_most(31_536_000, "seconds")] | None = None
+    """'async': measured time training stops to copy its state to host memory, s. The derived
+    figure is each GPU's share of the checkpoint at its PCIe x16 line rate (Gen4 31.5 GB/s for
+    Ampere, Gen5 63 GB/s for Hopper and Blackwell, each way: PCI-SIG), a lower bound: a
+    measured figure may only raise it."""
     gpu_mtbf_hours: Annotated[float, up_to(MAX_MTBF_HOURS),
                               at_most(MAX_MTBF_HOURS, "hours")] = 50_000
     """Mean time between failures of one GPU (with its share of host and network), hours.
@@ -100,12 +121,17 @@ class Policy(SpecModel):
     `all_reduce_perf -b 8 -e 8G` sweep, where published results quote the large-message
     plateau (nccl-tests issues, CoreWeave's and Azure's result tables)."""
     allreduce_job_sizes: list[JobGpus] = Field(default=[], max_length=64)
-    """Further job sizes, in GPUs, to predict for each partition; report.md always shows one
-    node, one NVLink domain and one scalable unit (where they differ) and the partition."""
+    """Further job sizes, in GPUs, to predict for each partition (busbw, MTTF and goodput);
+    report.md always shows one node, one NVLink domain and one scalable unit (where they
+    differ) and the partition. A size is rounded up to whole nodes, and the report says so; a
+    size larger than a partition is a warning there (GOODPUT-JOB-SIZE)."""
     max_checkpoint_overhead: float = Field(default=0.1, gt=0, lt=1)
     """Largest share of time spent writing checkpoints (write time / interval)."""
     min_goodput: float | None = Field(default=None, gt=0, lt=1)
     """Smallest expected share of time the largest job of each partition spends on useful work,
     after failures, restarts, checkpoint writes and lost work (report.md, 'Goodput')."""
+    goodput_failure_rates: Literal["lowest", "expected", "highest"] = "highest"
+    """Which end of the published fleets' failure rates min_goodput judges against (report.md,
+    'Goodput', prints all three): default 'highest', the pessimistic end."""
     levels: dict[CheckCode, Level] = {}
     """Per-check level override by check code, e.g. {'COOLING-AIR': 'warning'}."""

@@ -1,4 +1,4 @@
-"""Write the rendered tree atomically as a whole, or compare it with what is on disk (--check).
+"""Write the rendered tree atomically as a whole (--check compares it instead: compare.py).
 
 The new tree is built in a staging folder beside the output folder while the files are rendered
 (each file written as soon as its family is made, by whichever process made it; unchanged files
@@ -14,22 +14,24 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import difflib
 import errno
 import fcntl
-import functools
-import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
-Text = str | Iterable[str]
-"""A file's text, whole or in pieces made as they are read (emit.formats.Chunks)."""
-MANIFEST = ".cluster-iac-manifest"
-"""Lists each file cluster-iac wrote with its SHA-256 (the format of ``sha256sum``), so a later
-render knows which files are its own and may replace or remove them."""
+from cluster_iac.write.files import (
+    Text,
+    file_digest,
+    file_mode,
+    folder_mode,
+    text_digest,
+    write_new,
+)
+from cluster_iac.write.manifest import MANIFEST, manifest_text, read_manifest
+
 _STAGING = ".cluster-iac-new."
 _PREVIOUS = ".cluster-iac-old."
 _RENAME_EXCHANGE = 2  # linux/fs.h
@@ -43,27 +45,6 @@ class OutputRefused(OSError):
         super().__init__(errno.EEXIST, f"{why}: {shown}")
         self.filename = str(folder)
         self.paths = paths
-
-
-def with_manifest(files: dict[str, str]) -> dict[str, str]:
-    return {**files, MANIFEST: _listing({path: _text_digest(text) for path, text in files.items()})}
-
-
-def stale_diff(out_dir: Path, files: dict[str, str]) -> str:
-    """Unified diff from what is on disk to what a render would write ('' when up to date)."""
-    files = with_manifest(files)
-    chunks: list[str] = []
-    for path in sorted(set(files) | set(_manifest(out_dir))):
-        old = _read(out_dir / path)
-        new = files.get(path)
-        if old == new:
-            continue
-        chunks.extend(difflib.unified_diff(
-            (old or "").splitlines(keepends=True), (new or "").splitlines(keepends=True),
-            fromfile=f"a/{path}" if old is not None else "/dev/null",
-            tofile=f"b/{path}" if new is not None else "/dev/null",
-        ))
-    return "".join(line if line.endswith("\n") else line + "\n" for line in chunks)
 
 
 def write_tree(out_dir: Path, files: dict[str, str]) -> list[str]:
@@ -91,7 +72,7 @@ def staged_tree(out_dir: Path) -> Iterator[StagedTree]:
             on_disk, listed = _own_files(out)
             stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_STAGING}"))
             try:
-                os.chmod(stage, _folder_mode(out))
+                os.chmod(stage, folder_mode(out))
                 yield StagedTree(out, stage, on_disk, listed)
             finally:
                 shutil.rmtree(stage, ignore_errors=True)  # the previous tree, or the unused stage
@@ -131,11 +112,11 @@ class StagedTree:
         self._folders(PurePosixPath(path))
         target = self.stage / path
         old = self._on_disk.get(path)
-        if old is not None and isinstance(text, str) and old == _text_digest(text):
+        if old is not None and isinstance(text, str) and old == text_digest(text):
             os.link(self.out / path, target)
             return old
         try:
-            digest = _write(target, text, _file_mode(self.out / path))
+            digest = write_new(target, text, file_mode(self.out / path))
         except FileExistsError:  # the staging folder is new: only a second write of the path
             raise ValueError(f"{path!r} is written twice") from None
         if digest == old:
@@ -149,7 +130,7 @@ class StagedTree:
                 continue
             with contextlib.suppress(FileExistsError):  # made by the other process
                 (self.stage / folder).mkdir()
-                os.chmod(self.stage / folder, _folder_mode(self.out / folder))  # keeps the mode
+                os.chmod(self.stage / folder, folder_mode(self.out / folder))  # keeps the mode
             self._made.add(folder)
 
     def commit(self, digests: dict[str, str]) -> list[str]:
@@ -164,10 +145,10 @@ class StagedTree:
                                 "changed since it wrote them; it will not remove them: move "
                                 "them away")
         changed = sorted(path for path, digest in digests.items() if on_disk.get(path) != digest)
-        listing = _listing(digests)
-        if not changed and not removed and on_disk.get(MANIFEST) == _text_digest(listing):
+        listing = manifest_text(digests)
+        if not changed and not removed and on_disk.get(MANIFEST) == text_digest(listing):
             return []
-        _write(self.stage / MANIFEST, listing, _file_mode(self.out / MANIFEST))
+        write_new(self.stage / MANIFEST, listing, file_mode(self.out / MANIFEST))
         _swap(self.stage, self.out)
         return changed + removed
 
@@ -200,11 +181,6 @@ def _turn(folder: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def _listing(digests: dict[str, str]) -> str:
-    """The manifest: each file's SHA-256 and path, in ``sha256sum`` format, by path."""
-    return "".join(f"{digests[path]}  {path}\n" for path in sorted(digests))
-
-
 def _own_files(out: Path) -> tuple[dict[str, str], dict[str, str | None]]:
     """The files in ``out`` (path -> SHA-256) and its manifest, after checking that all of
     them are the tool's."""
@@ -212,7 +188,7 @@ def _own_files(out: Path) -> tuple[dict[str, str], dict[str, str | None]]:
         return {}, {}
     if out.is_symlink() or not out.is_dir():
         raise OutputRefused(out, [str(out)], "the output is not a folder")
-    listed = _manifest(out)
+    listed = read_manifest(out)
     found: dict[str, str] = {}
     foreign: list[str] = []
     folders: set[str] = set()
@@ -226,7 +202,7 @@ def _own_files(out: Path) -> tuple[dict[str, str], dict[str, str | None]]:
             elif path.is_dir():
                 folders.add(rel)
             elif rel == MANIFEST or rel in listed:
-                found[rel] = _file_digest(path)
+                found[rel] = file_digest(path)
             else:
                 foreign.append(rel)
         dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
@@ -237,52 +213,6 @@ def _own_files(out: Path) -> tuple[dict[str, str], dict[str, str | None]]:
                             "not write (not in its manifest); move them away or choose another "
                             "folder")
     return found, listed
-
-
-_CHUNK = 1 << 16
-"""Text is encoded a slice at a time: encoding an 84 MiB file at once would take 84 MiB of
-fresh memory (page faults cost more than the copy), and the peak would hold it beside the
-text. A slice below glibc's mmap threshold (128 KiB) reuses one block of the heap; a 1 MiB
-slice is a fresh mapping each time, or the heap grown and trimmed each time, whose page
-faults took 3-4x the time of encoding, hashing and writing it (140 MiB of CSV: 0.55-0.64 s
-of CPU where 64 KiB slices take 0.16-0.19 s)."""
-
-
-def _chunks(text: Text) -> Iterator[bytes]:
-    for piece in (text,) if isinstance(text, str) else text:
-        for start in range(0, len(piece), _CHUNK):
-            yield piece[start:start + _CHUNK].encode("utf-8")
-
-
-def _text_digest(text: str) -> str:
-    digest = hashlib.sha256()
-    for chunk in _chunks(text):
-        digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _write(target: Path, text: Text, mode: int) -> str:
-    """Write ``text`` as UTF-8 into a new file; its SHA-256."""
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    digest = hashlib.sha256()
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as handle:
-            for chunk in _chunks(text):
-                digest.update(chunk)
-                handle.write(chunk)
-    except BaseException:
-        target.unlink(missing_ok=True)
-        raise
-    return digest.hexdigest()
 
 
 def _swap(stage: Path, out: Path) -> None:
@@ -331,96 +261,3 @@ def _recover(out: Path) -> None:
             os.rename(path, out)
         else:
             shutil.rmtree(path, ignore_errors=True)
-
-
-def _folder_mode(path: Path) -> int:
-    try:
-        return path.stat().st_mode & 0o7777 if path.is_dir() else _default(0o777)
-    except OSError:
-        return _default(0o777)
-
-
-def _file_mode(target: Path) -> int:
-    """Keep the mode of the file being replaced; a new file gets 0666 less the umask."""
-    try:
-        return target.stat().st_mode & 0o7777
-    except OSError:
-        return _default(0o666)
-
-
-def _default(mode: int) -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return mode & ~umask
-
-
-def write_file(target: Path, text: str) -> bool:
-    """Write one file through a temp file + rename; False when it already holds ``text``."""
-    if _read(target) == text:
-        return False
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    os.unlink(tmp)
-    try:
-        _write(Path(tmp), text, _file_mode(target))
-        os.replace(tmp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    return True
-
-
-class RenderedTree(Mapping[str, str]):
-    """A rendered folder's files as its manifest lists them, each read from disk when asked
-    and not kept."""
-
-    def __init__(self, out_dir: Path) -> None:
-        self.out_dir = out_dir
-        self.paths = [p for p in _manifest(out_dir) if (out_dir / p).is_file()]
-
-    def __getitem__(self, path: str) -> str:
-        if path not in self._listed:
-            raise KeyError(path)
-        # compared with what a render would write, never written back: a damaged byte reads
-        # as U+FFFD and the file is a change like any other
-        return (self.out_dir / path).read_text(encoding="utf-8", errors="replace")
-
-    @functools.cached_property
-    def _listed(self) -> set[str]:
-        return set(self.paths)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.paths)
-
-    def __len__(self) -> int:
-        return len(self.paths)
-
-
-def _manifest(out_dir: Path) -> dict[str, str | None]:
-    """Path -> SHA-256 of the files the last render wrote (None for a line without one, from
-    an older manifest: such a file may be replaced but never removed). Only plain relative
-    paths count, so a hand-edited manifest can never reach outside ``out_dir``."""
-    text = _read(out_dir / MANIFEST)
-    listed: dict[str, str | None] = {}
-    for line in (text or "").splitlines():
-        digest, sep, path = line.partition("  ")
-        if not sep or len(digest) != 64:
-            digest, path = "", line
-        if _inside(path):
-            listed[path] = digest or None
-    return listed
-
-
-def _inside(line: str) -> bool:
-    path = PurePosixPath(line)
-    return (bool(line) and not path.is_absolute() and ".." not in path.parts
-            and "\\" not in line and line != MANIFEST)
-
-
-def _read(path: Path) -> str | None:
-    try:
-        # A file that is not UTF-8 (edited by hand, or binary) simply differs from our text.
-        return path.read_bytes().decode("utf-8", errors="replace")
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        return None

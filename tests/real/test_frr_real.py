@@ -85,9 +85,9 @@ def test_generated_frr_fabric_converges_with_ecmp_over_every_uplink(
                     prefix = str(IPv4Network(port.address, strict=False))
                     hops = netns.wait_for(
                         f"{prefix} on {leaf.name}",
-                        lambda p=prefix, n=leaf.name: (
+                        lambda p=prefix, n=leaf.name, want=len(leaf.uplinks): (
                             h if len(h := netns.kernel_next_hops(lab, n, p))
-                            >= len(leaf.uplinks) else None), timeout=60)
+                            >= want else None), timeout=60)
                     assert len(hops) == len(leaf.uplinks), (leaf.name, prefix, hops)
                     assert {dev for dev, _ in hops} == {u.name for u in leaf.uplinks}
         # gpu A's NIC on leaf 1 to gpu B's NIC on leaf 2: through a spine

@@ -1,0 +1,125 @@
+"""`cluster-iac changes`: what the change from the rendered state to the spec does to the
+running cluster; and the head `render --check` prints above its diff, the same change in
+brief.
+
+cluster_iac.change.change_plan (tens of milliseconds to load) is imported inside the two
+functions that use it, so that validate, render and the other commands start without it.
+"""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from cluster_iac.cli.common import REALLOCATE, SPEC, STRICT, build_or_exit, json_text, output_folder
+from cluster_iac.render import Build
+from cluster_iac.write.compare import RenderedTree
+from cluster_iac.write.files import write_file
+from cluster_iac.write.manifest import MANIFEST
+
+
+@click.command()
+@SPEC
+@click.option("-o", "--output", "out_dir", required=True, callback=output_folder,
+              type=click.Path(file_okay=False),
+              help="The rendered folder: its tree (and the lock beside SPEC) is the state "
+                   "the change starts from.")
+@click.option("--base", metavar="GITREF",
+              help="Start from the tree and lock committed at GITREF instead of what is on "
+                   "disk (a pull request's base branch).")
+@click.option("--release", "releases", multiple=True, metavar="VERSION",
+              help="Slurm release to give the actions for (repeatable; default: the spec's).")
+@click.option("--work-order", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the cabling work order here: CSV (.csv) or Markdown.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="The plan as Markdown for people, or JSON.")
+@click.option("--lustre-new", is_flag=True,
+              help="The Lustre file system is new: rewriting its targets is allowed.")
+@STRICT
+@REALLOCATE
+def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ...],
+            work_order: Path | None, fmt: str, lustre_new: bool, strict: bool,
+            reallocate: tuple[str, ...]) -> None:
+    """What the change from the rendered state to SPEC does to the running cluster: objects
+    added, changed and removed, the cables to lay and pull, and what to run, per Slurm
+    release. Exit 1 when the change needs a Lustre target rewrite the spec does not allow."""
+    # on demand: see the module docstring
+    from cluster_iac.change.change_plan import (
+        as_json,
+        change_plan,
+        summary,
+        work_order_csv,
+        work_order_markdown,
+    )
+
+    result = build_or_exit(spec, strict=strict, emit=True, reallocate=reallocate)
+    lock, files = result.lock, result.files
+    assert lock is not None
+    lock.after  # noqa: B018  # made while the plan is here
+    releases = releases or (result.plan.slurm.release.version,)
+    del result  # the plan is not needed from here: its memory back before the trees are read
+    gc.collect()
+    old_files, old_lock = (_committed(base, out_dir, lock.path) if base
+                           else (_on_disk(out_dir), lock.before))
+    try:
+        plan = change_plan(old_files, files, old_lock, lock.after, releases, lustre_new)
+    except ValueError as exc:  # an unknown release
+        raise click.BadParameter(str(exc), param_hint="--release") from None
+    click.echo(json_text(as_json(plan)) if fmt == "json" else summary(plan), nl=False)
+    if work_order is not None:
+        write_file(work_order, work_order_csv(plan) if work_order.suffix == ".csv"
+                   else work_order_markdown(plan))
+    for action in plan.refused:
+        click.echo(f"{spec}: error[CHANGE-LUSTRE-REWRITE] {action.why}: "
+                   f"{'; '.join(action.causes)}", err=True)
+        click.echo("      = hint: a formatted target keeps its fsname, index and MGS NID; "
+                   "say --lustre-new only for a file system that holds no data yet", err=True)
+    if plan.refused:
+        sys.exit(1)
+
+
+def change_summary(out_dir: Path, result: Build) -> str:
+    """render --check's head: what the stale tree's change does (cluster-iac changes)."""
+    # on demand: see the module docstring
+    from cluster_iac.change.change_plan import change_plan, summary
+
+    assert result.lock is not None
+    plan = change_plan(_on_disk(out_dir), result.files, result.lock.before, result.lock.after,
+                       (result.plan.slurm.release.version,))
+    return summary(plan, objects=False)
+
+
+def _on_disk(out_dir: Path) -> dict[str, str] | None:
+    """The rendered tree in ``out_dir`` as its manifest lists it, each file read when asked
+    (a 100,000-GPU tree is 240 MiB); None when nothing was rendered there (a first
+    deployment)."""
+    if not (out_dir / MANIFEST).is_file():
+        return None
+    return RenderedTree(out_dir)  # type: ignore[return-value]
+
+
+def _committed(ref: str, out_dir: Path, lock: Path) -> tuple[dict[str, str] | None, str | None]:
+    """The tree and lock committed at git ``ref`` (paths as seen from here)."""
+    def show(path: Path) -> str | None:
+        run = subprocess.run(["git", "show", f"{ref}:./{path.as_posix()}"],
+                             capture_output=True, text=True, check=False)
+        return run.stdout if run.returncode == 0 else None
+
+    if subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
+                      capture_output=True, check=False).returncode != 0:
+        raise click.BadParameter(f"'{ref}' is not a commit of this repository",
+                                 param_hint="--base")
+    manifest = show(out_dir / MANIFEST)
+    if manifest is None:
+        return None, show(lock)
+    files = {}
+    for line in manifest.splitlines():
+        path = line.partition("  ")[2] or line
+        text = show(out_dir / path)
+        if text is not None:
+            files[path] = text
+    return files, show(lock)

@@ -1,0 +1,125 @@
+"""`cluster-iac validate` and `cluster-iac render` (with --check): the spec checked, its files
+rendered into a folder, or compared with the folder's."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import resource
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from cluster_iac.cli.changes import change_summary
+from cluster_iac.cli.common import (
+    FINDINGS,
+    REALLOCATE,
+    SPEC,
+    STRICT,
+    build_or_exit,
+    fail,
+    json_text,
+    keep_to_exit,
+    or_exit,
+    output_folder,
+    say,
+    summary,
+    write_failed,
+)
+from cluster_iac.render import PARALLEL_NODES, Build, render_into
+from cluster_iac.write.compare import stale_diff
+from cluster_iac.write.tree import OutputRefused
+
+if TYPE_CHECKING:
+    from cluster_iac.emit.parallel import WorkerUsage
+
+
+@click.command()
+@SPEC
+@STRICT
+@REALLOCATE
+@FINDINGS
+def validate(spec: Path, strict: bool, reallocate: tuple[str, ...]) -> None:
+    """Check SPEC, its lock and its design; exit 1 on any error. Writes nothing."""
+    result = build_or_exit(spec, strict=strict, emit=False, reallocate=reallocate)
+    say(f"{spec}: ok ({summary(result)})")
+
+
+@click.command()
+@SPEC
+@click.option("-o", "--output", "out_dir", required=True, callback=output_folder,
+              type=click.Path(file_okay=False), help="Output directory.")
+@click.option("--check", is_flag=True,
+              help="Write nothing; print a diff and exit 1 if the output directory is stale.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes that render the files: 1, or 2 (the default where two CPUs "
+                   f"are free and the plan has at least {PARALLEL_NODES} nodes; a smaller "
+                   "plan renders in one process, where a fork would cost more than it "
+                   "saves).")
+@STRICT
+@REALLOCATE
+@FINDINGS
+def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: bool,
+           reallocate: tuple[str, ...]) -> None:
+    """Render every output file of SPEC into the folder given by -o/--output, and write
+    SPEC's lock beside SPEC (the identities allocated: README, 'The lock file')."""
+    # Here, not at the top: the emitters (and jinja2) load only when rendering, never for
+    # validate (tests/test_startup.py).
+    from cluster_iac.emit.parallel import EmitWorkerError
+
+    try:
+        if check:
+            _check(spec, out_dir, keep_to_exit(build_or_exit(
+                spec, strict=strict, emit=True, jobs=jobs, reallocate=reallocate)))
+            return
+        result, written = keep_to_exit(or_exit(spec, lambda findings: render_into(
+            spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
+            reallocate=reallocate), writes=True))
+    except EmitWorkerError as exc:
+        fail(spec, "EMIT-WORKER", f"{exc}; nothing written")
+    except OutputRefused as exc:
+        fail(exc.filename, "IO-FOREIGN", f"nothing written: {exc.strerror}")
+    except OSError as exc:
+        write_failed(exc, out_dir)
+    say(f"{out_dir}: {written.files} files, {len(written.changed)} changed "
+        f"({summary(result)})")
+    if result.lock is not None and result.lock.stale:
+        say(f"{result.lock.path}: {'written' if result.lock.before is None else 'updated'}"
+            f" (commit it with the spec)")
+    _process_stats(written.workers)
+
+
+def _check(spec: Path, out_dir: Path, result: Build) -> None:
+    """--check: the files rendered in memory, compared with what is on disk."""
+    diff = stale_diff(out_dir, result.files)
+    lock = result.lock
+    if lock is not None and lock.stale:
+        name = str(lock.path)
+        diff += "".join(difflib.unified_diff(
+            (lock.before or "").splitlines(keepends=True), lock.after.splitlines(keepends=True),
+            "/dev/null" if lock.before is None else f"a/{name}", f"b/{name}"))
+    if diff:
+        say(change_summary(out_dir, result), nl=False)
+        say(diff, nl=False)
+        if lock is not None and lock.stale:
+            click.echo(f"{lock.path}: {'missing' if lock.before is None else 'stale'}", err=True)
+        click.echo(f"{out_dir}: stale; run 'cluster-iac render {spec} -o {out_dir}'", err=True)
+        sys.exit(1)
+    say(f"{out_dir}: up to date ({len(result.files)} files)")
+
+
+def _process_stats(workers: tuple[WorkerUsage, ...]) -> None:
+    """For tests/benchmarks/bench_scale.py: with CLUSTER_IAC_PROCESS_STATS=FILE, each
+    process's own peak resident set and CPU time (this one's, and the emitter worker's from
+    wait4), since a parent's wait4 of this process reports only the largest peak."""
+    target = os.environ.get("CLUSTER_IAC_PROCESS_STATS")
+    if not target:
+        return
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    Path(target).write_text(json_text({
+        "parent": {"peak_rss_kib": own.ru_maxrss, "cpu_s": own.ru_utime + own.ru_stime},
+        "workers": [{"peak_rss_kib": w.peak_rss_kib, "cpu_s": w.cpu_s,
+                     "forked_at_cpu_s": w.forked_at_cpu_s} for w in workers],
+    }))

@@ -1,0 +1,105 @@
+"""The lock file's grammar: every identity the compile allocated, kept beside the spec.
+
+The compile passes allocate identities from the spec's order (addresses from pools, rack
+units from the bottom and the top, Lustre target indices); on a cluster that is already
+cabled and formatted none of them may move because another device was added, removed or
+reordered. The lock records them, one per line, sorted, so a pull request shows each new
+allocation as one added line:
+
+    address <network> <device> <IPv4>     an address on management, bmc, ipoib or storage
+    place <device> <rack> <U> <height>    a racked device's rack, lowest U and height in U
+    lustre <mdt|ost> <index> <server>     a Lustre target index and the server holding it
+    fabric <fabric> <host> <position> <ports> <switch> <port>
+                                          a host's position on the compute or storage
+                                          fabric (its leaves and ports follow from it), the
+                                          ports it takes there and its first cable's end
+    access <network> <device> <rack> <position> <switch> <port>
+                                          a device's place among its rack's management
+                                          or BMC access ports, and that port
+    uplink <network> <switch> <level> <position>
+                                          a management switch's place under the
+                                          aggregation (agg1) or core (cor2...) pairs of
+                                          its level: the pair's port
+    outlet <device> <PSUn> <pdu> <outlet>  a power cord's PDU outlet (its circuit and
+                                          line follow from the PDU profile's wiring)
+    bgp <fabric> <switch> <asn> <loopback>
+                                          an Ethernet fabric switch's BGP ASN and loopback
+                                          (router-id) (compile/plan_switches.py)
+    p2p <fabric> <switch> <IPv4>          the first address of the block of /31s a switch
+                                          numbers its links below it from
+
+A device named in the lock keeps what it records whatever else changed; a device the lock
+does not name takes free identities by the passes' own rules (a first render writes the
+lock). A line whose device is gone becomes ``retired <line>``: its identity stays reserved,
+given to no other device, until ``--reallocate`` frees it (README, "The lock file").
+
+The lock is input too: a person pins or moves an identity by editing it, and every line is
+validated like the spec, errors located at its file:line:col.
+"""
+
+from __future__ import annotations
+
+import re
+from ipaddress import IPv4Address
+from typing import Any
+
+VERSION = 1
+HEADER = f"# cluster-iac lock {VERSION}"
+SUFFIX = ".lock"
+MAX_BYTES = 512 * 1024 * 1024
+NETWORKS = ("management", "bmc", "ipoib", "storage")
+TARGET_KINDS = ("mdt", "ost")
+# What each kind of line holds after its kind word, and what each field must be.
+FIELDS: dict[str, tuple[str, ...]] = {
+    "address": ("network", "device", "ipv4"),
+    "place": ("device", "rack", "unit", "height"),
+    "lustre": ("target", "index", "device"),
+    "fabric": ("fabric", "device", "position", "ports", "switch", "port"),
+    "access": ("network", "device", "rack", "position", "switch", "port"),
+    "outlet": ("device", "psu", "pdu", "outlet"),
+    "uplink": ("network", "device", "level", "position"),
+    "bgp": ("fabric", "device", "asn", "ipv4"),
+    "p2p": ("fabric", "device", "ipv4"),
+}
+MAX_ASN = 4_294_967_294  # 4-byte ASNs (RFC 6793); 4294967295 is reserved (RFC 7300)
+FABRICS = ("compute", "storage")
+# Names in a lock: what the spec allows in host, rack and switch names (no blank, quote,
+# control character or shell metacharacter can reach an output through the lock).
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_INT = re.compile(r"0|[1-9][0-9]{0,8}")
+_ASN = re.compile(r"[1-9][0-9]{0,9}")
+
+
+def field_value(name: str, word: str) -> Any:
+    """The field's value, or '!why' when ``word`` is not one."""
+    if name == "network":
+        return word if word in NETWORKS else f"!not a network ({', '.join(NETWORKS)})"
+    if name == "fabric":
+        return word if word in FABRICS else f"!not a fabric ({', '.join(FABRICS)})"
+    if name == "target":
+        return word if word in TARGET_KINDS else f"!not a target kind ({', '.join(TARGET_KINDS)})"
+    if name == "psu":
+        return word if re.fullmatch(r"PSU[1-9][0-9]?", word) else "!not a PSU (PSU1, PSU2, ...)"
+    if name in ("device", "rack", "switch", "port", "pdu", "level"):
+        return word if _NAME.fullmatch(word) else \
+            "!not a name (letters, digits, '.', '_', '-'; at most 128)"
+    if name == "ipv4":
+        try:
+            return str(IPv4Address(word))
+        except ValueError:
+            return "!not an IPv4 address"
+    if name == "asn":
+        return int(word) if _ASN.fullmatch(word) and 0 < int(word) <= MAX_ASN else \
+            f"!not an ASN (1-{MAX_ASN})"
+    if _INT.fullmatch(word) is None:
+        return "!not a whole number"
+    number = int(word)
+    if name in ("unit", "height") and not 0 < number <= 100:
+        return "!out of range (1-100)"
+    if name == "outlet" and not 0 < number <= 1000:
+        return "!out of range (1-1000)"
+    if name == "position" and number > 100_000:
+        return "!out of range (0-100000)"
+    if name == "ports" and not 0 < number <= 64:
+        return "!out of range (1-64)"
+    return number

@@ -1,0 +1,177 @@
+"""The Ethernet fabric switch model (plan/switching.py, compile/plan_switches.py) and its FRR
+writer (emit/frr.py): the ASN plan, ECMP width, ports and MTUs from the cable table, /31
+numbering, identities kept by the lock through growth, and lock edits refused at their line.
+Real FRR runs these files in tests/real/test_frr_real.py."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from ipaddress import IPv4Address
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+from cluster_iac.lock.read import lock_path
+from cluster_iac.render import Build, PipelineError, build
+
+ROOT = Path(__file__).parents[1]
+EXAMPLE = ROOT / "examples" / "spectrum-x-roce.yaml"
+# a line a new port or session of a spine brings (its description names the new leaf)
+NEW_PORT_LINE = re.compile(r"\+ (interface p\d+|  neighbor p\d+ activate|auto p\d+|"
+                           r" neighbor p\d+ interface remote-as 42\d{8}|"
+                           r"iface p\d+|    mtu 9216|!|exit|)")
+PRIVATE_4_BYTE = range(4_200_000_000, 4_294_967_295)  # RFC 6996
+
+
+def _spec(tmp_path: Path, name: str, change: Any = None) -> Path:
+    data = YAML(typ="safe").load(EXAMPLE.read_text())
+    if change is not None:
+        change(data)
+    path = tmp_path / f"{name}.yaml"
+    with path.open("w") as handle:
+        YAML(typ="safe").dump(data, handle)
+    return path
+
+
+def _numbered(data: dict[str, Any]) -> None:
+    data["fabric"]["compute"]["underlay"]["bgp"] = "numbered"
+
+
+@pytest.fixture(scope="module")
+def example() -> Build:
+    return build(EXAMPLE)
+
+
+def test_asn_plan_follows_rfc_7938(example: Build) -> None:
+    """Each leaf its own private 4-byte ASN, the spines of the 2-tier fabric one ASN, no
+    leaf sharing the spines'; every loopback distinct."""
+    configs = example.plan.switch_configs
+    leaves = [c for c in configs.values() if c.role == "leaf"]
+    spines = [c for c in configs.values() if c.role == "spine"]
+    assert len(leaves) == 16 and len(spines) == 2
+    assert len({c.asn for c in leaves}) == len(leaves)
+    assert len({c.asn for c in spines}) == 1
+    assert not {c.asn for c in leaves} & {c.asn for c in spines}
+    assert all(c.asn in PRIVATE_4_BYTE for c in configs.values())
+    assert len({c.loopback for c in configs.values()}) == len(configs)
+    assert all(c.bgp.router_id == c.loopback for c in configs.values())
+
+
+def test_ecmp_ports_and_mtus_follow_the_cable_table(example: Build) -> None:
+    plan = example.plan
+    cables = plan.cables
+    ends = {(b, bp): (a, ap, c) for n, a, ap, b, bp, c in zip(
+        cables.network, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
+        cables.cable_id, strict=True) if n == "compute"}
+    for config in plan.switch_configs.values():
+        uplinks = config.uplinks
+        assert config.bgp.maximum_paths >= max(1, len(uplinks))
+        for port in config.interfaces:
+            assert port.mtu == (9000 if port.kind == "host" else 9216)
+            if port.kind != "uplink":
+                assert ends[(config.name, port.name)] == (port.peer, port.peer_port,
+                                                          port.cable_id)
+            assert port.description == f"{port.peer}:{port.peer_port} {port.cable_id}"
+        if config.role == "leaf":
+            assert len(uplinks) == 8 and len(config.host_ports) == 16
+            assert all(p.name.startswith("p") and "s" in p.name for p in config.host_ports)
+            # every session's remote ASN is the far switch's own
+            assert {n.remote_asn for n in config.bgp.neighbors} == {
+                plan.switch_configs[u.peer].asn for u in uplinks}
+
+
+def test_unnumbered_leaf_announces_its_hosts_and_numbers_only_them(example: Build) -> None:
+    leaf = example.plan.switch_configs["eth-leaf-su1-r1"]
+    assert leaf.bgp.unnumbered and all(not p.address for p in leaf.uplinks)
+    assert leaf.bgp.networks == (f"{leaf.loopback}/32", *(
+        f"{IPv4Address(p.address.split('/')[0])}/31" for p in leaf.host_ports))
+    frr = example.files["switches/eth-leaf-su1-r1/frr.conf"]
+    assert "neighbor p57 interface remote-as 4200000000\n" in frr
+    assert f"router bgp {leaf.asn}\n" in frr and "  maximum-paths 8\n" in frr
+    interfaces = example.files["switches/eth-leaf-su1-r1/interfaces"]
+    assert "iface p1s1\n    alias gpu-01:rdma0 CF-r01.U01.rdma0\n" in interfaces
+
+
+def test_numbered_links_share_one_31_between_their_ends(tmp_path: Path) -> None:
+    configs = build(_spec(tmp_path, "numbered", _numbered), emit=False).plan.switch_configs
+    pairs = 0
+    for config in configs.values():
+        for port in config.uplinks:
+            far = next(p for p in configs[port.peer].interfaces if p.name == port.peer_port)
+            mine, theirs = port.address.split("/")[0], far.address.split("/")[0]
+            assert port.peer_address == theirs and far.peer_address == mine
+            assert int(IPv4Address(mine)) ^ int(IPv4Address(theirs)) == 1  # one /31
+            pairs += 1
+        assert {n.address for n in config.bgp.neighbors} == {
+            p.peer_address for p in config.interfaces if p.kind != "host"}
+    assert pairs == 16 * 8
+
+
+def test_a_new_unit_changes_only_the_ports_and_neighbours_it_adds(tmp_path: Path) -> None:
+    """One scalable unit first (the spines sized for two), then the second: no line of any
+    existing switch's files is removed or changed, and the new lines are the new leaves'
+    ports and sessions only; every ASN, loopback and block is the one the lock holds."""
+    def units(count: int) -> Any:
+        def change(data: dict[str, Any]) -> None:
+            data["fabric"]["compute"]["planned_scalable_units"] = 2
+            data["node_groups"][0]["count"] = 16 * count
+        return change
+
+    before = build(_spec(tmp_path, "one", units(1)))
+    spec = _spec(tmp_path, "two", units(2))
+    lock_path(spec).write_text(before.lock.after)
+    after = build(spec)
+    old, new = before.plan.switch_configs, after.plan.switch_configs
+    assert set(old) < set(new)
+    for name, config in old.items():
+        assert (new[name].asn, new[name].loopback, new[name].p2p_block) == (
+            config.asn, config.loopback, config.p2p_block)
+        for kind in ("frr.conf", "interfaces"):
+            path = f"switches/{name}/{kind}"
+            diff = list(difflib.ndiff(before.files[path].splitlines(),
+                                      after.files[path].splitlines()))
+            removed = [line for line in diff if line.startswith("- ")]
+            added = [line for line in diff if line.startswith("+ ")]
+            assert not removed, (path, removed)
+            if config.role == "leaf":
+                assert not added, (path, added)
+            else:
+                assert added and all("eth-leaf-su2" in line or NEW_PORT_LINE.fullmatch(line)
+                                     for line in added), (path, added)
+
+
+def _edited_lock(tmp_path: Path, edit: Any) -> Path:
+    spec = _spec(tmp_path, "edited")
+    first = build(spec, emit=False)
+    lock_path(spec).write_text(edit(first.lock.after))
+    return spec
+
+
+@pytest.mark.parametrize(("edit", "code"), [
+    (lambda text: text.replace("eth-leaf-su1-r2 4200000002", "eth-leaf-su1-r2 4200000001"),
+     "FABRIC-ASN-DUPLICATE"),
+    (lambda text: text.replace("eth-leaf-su1-r2 4200000002 10.255.0.3",
+                               "eth-leaf-su1-r2 4200000002 10.255.0.2"),
+     "FABRIC-LOOPBACK-DUPLICATE"),
+    (lambda text: text.replace("p2p compute eth-leaf-su1-r2 10.254.1.0",
+                               "p2p compute eth-leaf-su1-r2 10.254.0.0"), "LOCK-COLLISION"),
+])
+def test_a_hand_edited_lock_that_shares_an_identity_is_refused_at_its_line(
+        tmp_path: Path, edit: Any, code: str) -> None:
+    spec = _edited_lock(tmp_path, edit)
+    with pytest.raises(PipelineError) as raised:
+        build(spec, emit=False)
+    found = [d for d in raised.value.diagnostics if d.code == code]
+    assert found, raised.value.diagnostics
+    lines = lock_path(spec).read_text().splitlines()
+    assert "eth-leaf-su1-r2" in lines[found[0].line - 1]
+    assert found[0].hint
+
+
+def test_spines_may_share_their_asn_in_the_lock(example: Build) -> None:
+    """Two spines with one ASN is the plan, not a duplicate."""
+    assert "bgp compute eth-spine-1 4200000000" in example.lock.after
+    assert "bgp compute eth-spine-2 4200000000" in example.lock.after
