@@ -17,7 +17,7 @@ from typing import Any
 
 from cluster_iac.plan.qos import FabricQos
 
-QOS_PROFILE = "ROCE-LOSSLESS"
+QOS_PROFILE = "ROCE_LOSSLESS"
 NODE_TYPE = {"leaf": "l3leaf", "spine": "spine", "super-spine": "super_spine"}
 _PORT = re.compile(r"p(\d+)(?:s(\d+))?")
 
