@@ -100,7 +100,6 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
     ``emit`` nothing is rendered. ``lock_file`` (by default the spec's name with .lock,
     beside it) holds the identities the passes keep; Build.lock has the text this plan makes
     of it, which only render_into writes."""
-    lock_file = lock_file or lock_path(spec_file)
     plan, source = _compiled(spec_file, lock_file, reallocate)  # 1-3
     plan = _checked(plan, source, strict, on_findings)  # 4
     files: dict[str, str] = {}
@@ -108,7 +107,7 @@ def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
     if emit:  # 5. emit: every output file, in memory (report.md lists the findings)
         files, workers = _emitters().render_files(plan, _jobs(plan, jobs))
     return Build(plan=plan, findings=list(plan.findings), files=files, source=source,
-                 workers=workers, lock=_locked(plan, spec_file, lock_file))
+                 workers=workers, lock=_locked(plan, spec_file))
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,6 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     untouched, nothing made beside it), what the writer raises, and an emitter's error or
     EmitWorkerError with the output left as it was. The lock is written (atomically, beside
     the spec) once the tree is."""
-    lock_file = lock_file or lock_path(spec_file)
     plan, source = _compiled(spec_file, lock_file, reallocate)  # 1-3
     plan = _checked(plan, source, strict, on_findings)  # 4
     # 5-6. emit and write: each family's files into the staged tree, swapped in at the end
@@ -139,7 +137,7 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
                                                    chunked=True)
         changed = tree.commit(digests)
     # 7. the lock: the identities this plan holds, beside the spec
-    locked = _locked(plan, spec_file, lock_file)
+    locked = _locked(plan, spec_file)
     if locked.stale:
         write_file(locked.path, locked.after)
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
@@ -172,7 +170,7 @@ def _jobs(plan: Plan, jobs: int | None) -> int:
     return default_jobs(plan) if jobs is None else jobs
 
 
-def _compiled(spec_file: str | Path, lock_file: Path,
+def _compiled(spec_file: str | Path, lock_file: Path | None,
               reallocate: tuple[str, ...]) -> tuple[Plan, SourceMap]:
     """Stages 1-3; PipelineError on any error."""
     source = None
@@ -181,18 +179,25 @@ def _compiled(spec_file: str | Path, lock_file: Path,
         data, source = load_spec_file(spec_file)
         # 2. spec: validated pydantic models; the lock: the identities kept from before
         spec = parse_spec(data)
-        lock = read_lock(lock_file, reallocate)
+        lock = read_lock(lock_file or lock_path(spec_file), reallocate)
         # 3. compile: passes expand the spec into the plan and its graphs
         return compile_plan(spec, lock), source
     except CompileError as exc:
         plan = exc.plan if isinstance(exc.plan, Plan) else None
-        raise PipelineError(exc.diagnostics, source or exc.source, plan) from None
+        found = _unplaced_findings(plan) if plan is not None and exc.complete else []
+        raise PipelineError([*exc.diagnostics, *found], source or exc.source, plan) from None
 
 
-def _locked(plan: Plan, spec_file: str | Path, lock_file: Path) -> Locked:
-    old = plan.lock
+def _unplaced_findings(plan: Plan) -> list[Diagnostic]:
+    """The checks' findings on a plan compiled past a rack too short for its devices, but
+    those on cables, whose lengths follow the units the devices could not have."""
+    return [f for f in run_checks(plan) if not f.code.startswith("CABLE")]
+
+
+def _locked(plan: Plan, spec_file: str | Path) -> Locked:
+    old = plan.lock  # as read, from the file it names
     before = old.text if old.exists else None
-    return Locked(lock_file, before, lambda: lock_text(plan, old, Path(spec_file).name))
+    return Locked(Path(old.file), before, lambda: lock_text(plan, old, Path(spec_file).name))
 
 
 def _checked(plan: Plan, source: SourceMap, strict: bool,

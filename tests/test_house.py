@@ -67,9 +67,9 @@ def _imports(path: Path, module: str) -> list[tuple[str, bool, int]]:
                          for a in child.names]
             elif isinstance(child, ast.Import):
                 names = [a.name for a in child.names]
-            typing_only = isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            # an import for type checkers only still ties the two files (drawn as an arrow)
             found.extend((name, deeper, child.lineno) for name in names
-                         if name.startswith("cluster_iac") and not typing_only)
+                         if name.startswith("cluster_iac"))
             visit(child, deeper)
 
     visit(tree, False)

@@ -89,7 +89,7 @@ def test_init_refuses_to_overwrite_a_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args,words", [
-    (["--platform", "gb200-nvl72-tray"], "is not a GPU server platform of the catalog; one of"),
+    (["--platform", "azure-nd-h100-v5"], "is not a GPU server platform of the catalog; one of"),
     (["--platform", "hgx-h100"], "is not a GPU server platform of the catalog; one of"),
     (["--gpu", "h300"], "GPU 'h300' is not in the catalog; one of"),
     (["--name", "My Cluster"], "name 'My Cluster': lower-case letters"),

@@ -97,7 +97,9 @@ def test_readme_lists_every_command() -> None:
 
 
 def test_readme_output_table_matches_a_render() -> None:
-    files = example_build("dgx-h100-superpod-4su").files
+    # the SuperPOD (InfiniBand: opensm/) and the RoCE example (switches/)
+    files = [*example_build("dgx-h100-superpod-4su").files,
+             *example_build("spectrum-x-roce").files]
     top = {path.split("/", 1)[0] + ("/" if "/" in path else "") for path in files}
     listed = {row[0].strip("`") for row in _table_after("# Outputs", _page("outputs.md"))}
     assert listed == top

@@ -175,3 +175,49 @@ def test_spines_may_share_their_asn_in_the_lock(example: Build) -> None:
     """Two spines with one ASN is the plan, not a duplicate."""
     assert "bgp compute eth-spine-1 4200000000" in example.lock.after
     assert "bgp compute eth-spine-2 4200000000" in example.lock.after
+
+
+def _ethernet_storage(data: dict[str, Any]) -> None:
+    """The example with an Ethernet storage fabric (SN4700, /31 numbered, its own pools)."""
+    storage_nic = {"role": "storage", "model": "cx7-200gbe", "count": 1}
+    data["node_types"]["h200"]["nics"].append(storage_nic)
+    data["node_types"]["head"]["nics"] = [
+        {"role": "inband", "model": "cx6lx-25gbe", "count": 1},
+        {"role": "bmc", "model": "eth-1g", "count": 1}, storage_nic]
+    data["fabric"]["storage"] = {
+        "technology": "ethernet", "leaf_switch": "sn4700", "racks": "net[1-2]",
+        "underlay": {"bgp": "numbered", "loopback_pool": "10.253.0.0/16",
+                     "p2p_pool": "10.252.0.0/16"}}
+
+
+def test_an_ethernet_storage_fabric_gets_its_own_switch_configs(tmp_path: Path) -> None:
+    built = build(_spec(tmp_path, "storage", _ethernet_storage))
+    storage = {n: c for n, c in built.plan.switch_configs.items() if c.fabric == "storage"}
+    assert {c.role for c in storage.values()} == {"leaf", "spine"}
+    assert all(not c.bgp.unnumbered and c.loopback.startswith("10.253.")
+               for c in storage.values())
+    leaves = [c for c in storage.values() if c.role == "leaf"]
+    assert len({c.asn for c in leaves}) == len(leaves)
+    assert all(p.address.startswith("10.252.") for c in leaves for p in c.host_ports)
+    assert f"bgp storage {leaves[0].name} {leaves[0].asn} {leaves[0].loopback}" in \
+        built.lock.after
+    assert f"switches/{leaves[0].name}/frr.conf" in built.files
+
+
+def test_three_tiers_give_each_pod_of_spines_its_own_asn(tmp_path: Path) -> None:
+    """Under a core tier a route from one pod to another crosses two spines: one ASN for
+    every spine would make the second drop it (AS-path loop), so each pod's spines share
+    one ASN, the cores another (RFC 7938, section 5.2.1)."""
+    def three_tiers(data: dict[str, Any]) -> None:
+        data["fabric"]["compute"]["tiers"] = 3
+    configs = build(_spec(tmp_path, "three", three_tiers), emit=False).plan.switch_configs
+    spines = [c for c in configs.values() if c.role == "spine"]
+    cores = [c for c in configs.values() if c.role == "super-spine"]
+    assert cores and len({c.asn for c in cores}) == 1
+    pods: dict[int, set[frozenset[str]]] = {}
+    for spine in spines:
+        below = frozenset(p.peer for p in spine.interfaces if p.kind == "fabric")
+        pods.setdefault(spine.asn, set()).add(below)
+    assert len(pods) > 1  # one ASN per pod, each pod's spines above the same leaves
+    assert all(len(leaf_sets) == 1 for leaf_sets in pods.values())
+    assert not {c.asn for c in spines} & {c.asn for c in cores}

@@ -57,10 +57,12 @@ class CompileError(Exception):
     """Raised by a stage that found errors; carries every diagnostic of that stage."""
 
     def __init__(self, diagnostics: list[Diagnostic], source: SourceMap | None = None,
-                 plan: object = None):
+                 plan: object = None, complete: bool = False):
         self.diagnostics = diagnostics
         self.source = source  # a SourceMap when the stage knows the text (YAML syntax errors)
         self.plan = plan  # the plan so far, where a pass can show it (`plan` prints it)
+        # every pass ran (past deferred errors): the checks can still judge ``plan``
+        self.complete = complete
         super().__init__(f"{len(diagnostics)} error(s)")
 
     def __reduce__(self) -> tuple[type[CompileError], tuple[list[Diagnostic], SourceMap | None]]:

@@ -67,6 +67,36 @@ def psu_failover(plan: Plan) -> Iterator[Diagnostic]:
         yield Diagnostic(
             "POWER-PSU-FAILOVER", what,
             ("power", "pdu_profiles", profile_of[worst.rack], "layout"),
-            hint="spread each device's PSUs so that the PSUs on the live feeds still number "
-                 "at least its required PSUs (layout 'three' for 4+2 supplies)",
+            hint=_failover_hint(plan, key, worst),
             details={"measured": worst.live_psus, "limit": worst.required, "unit": "PSUs"})
+
+
+def _live_after_loss(psus: int, pdus: int) -> int:
+    """PSUs still fed when the PDU with the most of them is down: cords go round-robin over
+    the rack's PDUs (compile/build_power.py), so that PDU holds ceil(psus / pdus)."""
+    return psus - -(-psus // pdus)
+
+
+def _failover_hint(plan: Plan, key: str, worst: PowerOutage) -> str:
+    """A fix that works for this device: the PDU layout whose single loss leaves it enough
+    PSUs, else (a node type) the power cap its PSUs on one surviving side carry, else more
+    supplies or feeds."""
+    if worst.kind == "busbar":
+        return ("spread the power shelves over more PDUs, or add shelves, so that the shelves "
+                "on the live feeds carry the trays")
+    layout = next((plan.settings.power.pdu_profiles[r.pdu_profile].layout
+                   for r in plan.racks if r.name == worst.rack), "ab")
+    if layout != "three" and _live_after_loss(worst.psus, 3) >= worst.required:
+        return (f"layout 'three' (three PDUs a rack, any two carry it): {worst.psus} PSUs "
+                f"keep {_live_after_loss(worst.psus, 3)} live with one PDU down, of the "
+                f"{worst.required} required")
+    nt = plan.node_types.get(key)
+    if nt is not None and nt.psu_rating_w:
+        pdus = max((2, 3), key=lambda n: _live_after_loss(worst.psus, n))
+        live = _live_after_loss(worst.psus, pdus)
+        return (f"cap the node's draw to what {live} PSUs carry: node_types.{key}.max_power_w: "
+                f"{live * nt.psu_rating_w:g} ({live} x {nt.psu_rating_w:g} W), with layout "
+                f"'{'ab' if pdus == 2 else 'three'}' (one PDU down leaves {live} of "
+                f"{worst.psus}); the cap slows the GPUs. Or feed the PSUs from more PDUs")
+    return (f"feed the {worst.psus} PSUs from more PDUs, so that one PDU down leaves "
+            f"{worst.required} live")

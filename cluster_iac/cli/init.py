@@ -40,6 +40,13 @@ STORAGE_HCA = "cx7-ndr"  # one NDR HCA for the storage fabric, on platforms with
 RACK_U = 42  # a standard EIA-310 rack (the spec's default height_u)
 ROW_ENTRIES = ("gpu", "svc", "net")  # the rack entries of row a, in order
 MAX_TRIES = 60
+NVL72_TRAYS = 18  # compute trays of a GB200/GB300 NVL72 rack (NVIDIA GB200 NVL72 datasheet)
+NVL72_RACK = {"height_u": 48, "cooling": "liquid"}
+"""An NVL72 rack as NVIDIA's MGX rack is built (examples/gb200-nvl72.yaml): 48U, its trays
+and NVLink switch trays cooled by liquid, its power shelves fed by A and B PDUs of four 63 A
+circuits (eight 33 kW shelves, six inputs each)."""
+NVL72_PDU: dict[str, Any] = {"layout": "ab", "circuits": 4, "breaker_a": 63, "outlets": 36}
+NVL72_MAX_CIRCUITS = 8  # one cord a line: 24 shelf inputs a side on 8 three-phase circuits
 
 
 class InitError(ValueError):
@@ -72,16 +79,21 @@ def starting_spec(answers: Answers) -> str:
     platform = _platform(answers)
     racks = {"gpu": 0, "svc": 1, "net": 1}
     per_rack = max(1, min(answers.nodes, RACK_U // platform.height_u - 1))
+    if platform.kind == "compute-tray":  # one NVLink domain a rack: its 18 trays
+        per_rack = min(answers.nodes, NVL72_TRAYS)
+    circuits: int = NVL72_PDU["circuits"] if platform.kind == "compute-tray" else NVL72_MAX_CIRCUITS
     for _ in range(MAX_TRIES):
         racks["gpu"] = math.ceil(answers.nodes / per_rack)
-        data = spec_data(answers, platform, per_rack, racks)
+        data = spec_data(answers, platform, per_rack, racks, circuits)
         errors = _errors(data)
         if not errors:
             return _text(data)
         entries = {_entry(d) for d in errors}
         if None in entries or ("gpu" in entries and per_rack == 1):
             break  # not a matter of how many racks
-        if "gpu" in entries:
+        if "gpu" in entries and circuits < NVL72_MAX_CIRCUITS:
+            circuits += 2  # an NVL72 rack keeps its 18 trays: its PDUs get more circuits
+        elif "gpu" in entries:
             per_rack -= 1
         others = entries - {"gpu"}
         if any(racks[str(e)] >= max(4, answers.nodes) for e in others):
@@ -95,14 +107,17 @@ def starting_spec(answers: Answers) -> str:
 
 
 def spec_data(answers: Answers, platform: PlatformModel, per_rack: int,
-              racks: dict[str, int]) -> dict[str, Any]:
+              racks: dict[str, int], circuits: int | None = None) -> dict[str, Any]:
     """The spec as data, for ``per_rack`` GPU nodes a rack and ``racks`` racks of each
-    entry of the row."""
+    entry of the row (``circuits``: a PDU's circuits in an NVL72 rack)."""
     names = {"gpu": _hostlist("gpu", racks["gpu"]), "svc": _hostlist("svc", racks["svc"]),
              "net": _hostlist("net", racks["net"])}
     fabric = answers.fabric if answers.nodes > 1 else "none"
     digits = max(2, len(str(answers.nodes)))
     gpu_type: dict[str, Any] = {"platform": answers.platform}
+    cap = power_cap_w(platform)
+    if cap is not None:  # PSUs at N+1 do not carry the full draw with a feed down
+        gpu_type["max_power_w"] = cap
     if answers.gpu:
         gpu_type["gpu"] = {"model": answers.gpu}
     if fabric == "roce":  # the platform's list, its compute adapters the RoCE ones
@@ -124,23 +139,39 @@ def spec_data(answers: Answers, platform: PlatformModel, per_rack: int,
                    {"name": "oss", "role": "lustre_oss", "node_type": "oss",
                     "count": answers.oss, "hostname": "oss##", "racks": names["svc"]}]
     data: dict[str, Any] = {
-        "cluster": {"name": answers.name},
+        "cluster": _cluster(answers, platform),
         "node_types": node_types,
         "node_groups": groups,
-        "rows": [{"name": "a", "racks": [{"names": names[e], "pdu": f"{e}-pdu"}
-                                         for e in ROW_ENTRIES
+        "rows": [{"name": "a", "racks": [_rack(e, names[e], platform) for e in ROW_ENTRIES
                                          if e != "net" or _networked(answers, fabric)]}],
         "power": {"pdu_profiles": {f"{e}-pdu": _profile(answers, platform if e == "gpu"
-                                                        else None) for e in ROW_ENTRIES}},
+                                                        else None, circuits)
+                                   for e in ROW_ENTRIES}},
     }
+    if platform.kind == "compute-tray":
+        data["cooling"] = {"loops": _loops(racks["gpu"], platform, per_rack)}
     data.update(_fabrics(answers, fabric, names["net"]))
     data["networks"] = _networks(answers, fabric, racks)
+    if platform.kind == "compute-tray" and "compute" in data.get("fabric", {}):
+        # two NVL72 racks a scalable unit: no NVLink domain straddles two SUs
+        data["fabric"]["compute"]["scalable_unit_nodes"] = 2 * NVL72_TRAYS
     if answers.lustre:
         data["storage"] = {"lustre": _lustre(answers.name)}
     data["slurm"] = {"partitions": [{"name": "gpu", "node_groups": ["gpu"], "default": True}]}
     if answers.accounting:
         data["slurm"]["accounting"] = {"storage": {"password_env": "SLURMDBD_STORAGE_PASS"}}
     return data
+
+
+def _cluster(answers: Answers, platform: PlatformModel) -> dict[str, Any]:
+    cluster: dict[str, Any] = {"name": answers.name}
+    if platform.kind == "compute-tray":
+        # IMEX channels for jobs across an NVLink domain: switch/nvidia_imex, Slurm 24.05
+        cluster["slurm_version"] = "24.05"
+    gpu = builtin_catalog().gpus.get(answers.gpu or platform.gpu or "")
+    if gpu is not None and gpu.architecture == "blackwell":
+        cluster["nccl_version"] = "2.25"  # NCCL 2.25.1: Blackwell/SM100 support (checks/nccl.py)
+    return cluster
 
 
 def _platform(answers: Answers) -> PlatformModel:
@@ -162,10 +193,12 @@ def _platform(answers: Answers) -> PlatformModel:
 
 
 def _fits(platform: PlatformModel) -> bool:
-    """A server with GPUs, its own PSUs, air cooling and in-band and BMC adapters: what the
-    starting spec's racks and networks hold (GB200 trays: start from
-    examples/gb200-nvl72.yaml)."""
+    """A server with GPUs, its own PSUs, air cooling and in-band and BMC adapters, or an
+    NVL72 compute tray (liquid-cooled racks of 18, power shelves): what the starting spec's
+    racks and networks hold. Not a cloud VM, which has no feed or BMC of its own."""
     roles = {n.role for n in platform.nics}
+    if platform.kind == "compute-tray":
+        return platform.gpu_count > 0 and {"inband", "bmc"} <= roles
     return (platform.kind == "server" and platform.gpu_count > 0 and platform.psus is not None
             and platform.cooling != "liquid" and {"inband", "bmc"} <= roles)
 
@@ -180,13 +213,65 @@ def _hostlist(prefix: str, count: int) -> str:
             else f"{prefix}[{1:0{digits}d}-{count:0{digits}d}]")
 
 
-def _profile(answers: Answers, platform: PlatformModel | None) -> dict[str, Any]:
+def _rack(entry: str, names: str, platform: PlatformModel) -> dict[str, Any]:
+    rack: dict[str, Any] = {"names": names, "pdu": f"{entry}-pdu"}
+    if entry == "gpu" and platform.kind == "compute-tray":
+        rack.update(NVL72_RACK, liquid_capacity_kw=_tray_rack_kw(platform))
+    return rack
+
+
+def _tray_rack_kw(platform: PlatformModel) -> int:
+    """The rack's liquid capacity: its trays' draw plus the nine NVLink switch trays (GB300
+    NVL72: 18 x 6.46 + 9 x 2.86 = 142 kW), rounded up to 10 kW (what a CDU's rack port is
+    sold in); the validator judges it against the rack's load."""
+    return 10 * math.ceil((NVL72_TRAYS * platform.max_power_w + 9 * 2860) / 10000)
+
+
+def _loops(gpu_racks: int, platform: PlatformModel, per_rack: int) -> list[dict[str, Any]]:
+    """One in-row CDU a pair of NVL72 racks on a PG25 loop, 30 C supply, 10 K rise, with N+1
+    pumps; flow and capacity for the pair's racks (as examples/gb200-nvl72.yaml)."""
+    loops: list[dict[str, Any]] = []
+    for first in range(1, gpu_racks + 1, 2):
+        last = min(first + 1, gpu_racks)
+        racks = f"gpu{first:02d}" if first == last else f"gpu[{first:02d}-{last:02d}]"
+        kw = (last - first + 1) * _tray_rack_kw(platform)
+        # flow = P / (rho c_p dT): PG25 ~1.02 kg/l x 3.9 kJ/kg K x 10 K = 39.8 kW per l/s
+        lpm = 10 * math.ceil(kw / 39.8 * 60 * 1.05 / 10)
+        loops.append({"name": f"cdu{len(loops) + 1}", "racks": racks, "coolant": "pg25",
+                      "flow_lpm": lpm, "supply_c": 30, "return_c": 40,
+                      "cdu_capacity_kw": kw, "pumps": {"count": 2, "required": 1}})
+    return loops
+
+
+def _profile(answers: Answers, platform: PlatformModel | None,
+             circuits: int | None = None) -> dict[str, Any]:
     """Three PDUs where losing one of two would leave a GPU server fewer PSUs than it
-    requires (4+2 supplies: any two of three feeds keep four live), else an A/B pair."""
+    requires (4+2 supplies: any two of three feeds keep four live), else an A/B pair; an
+    NVL72 rack's A/B PDUs of four 63 A circuits."""
+    if platform is not None and platform.kind == "compute-tray":
+        return {**NVL72_PDU, "circuits": circuits or NVL72_PDU["circuits"],
+                "voltage_v": answers.voltage_v, "phases": answers.phases,
+                "breaker_a": max(answers.breaker_a, NVL72_PDU["breaker_a"])}
     psus = platform.psus if platform is not None else None
-    layout = "three" if psus is not None and psus.count // 2 < psus.required else "ab"
+    layout = "three" if psus is not None and _live(psus.count, 2) < psus.required else "ab"
     return {"layout": layout, "voltage_v": answers.voltage_v, "phases": answers.phases,
             "breaker_a": answers.breaker_a}
+
+
+def _live(psus: int, pdus: int) -> int:
+    """PSUs still fed with the PDU down that holds the most of them (cords round-robin over
+    the rack's PDUs, compile/build_power.py): psus - ceil(psus / pdus)."""
+    return psus - -(-psus // pdus)
+
+
+def power_cap_w(platform: PlatformModel) -> int | None:
+    """The draw the GPU server is capped at so that it survives one of its three PDUs down,
+    where its PSUs do not carry the full draw then (5+1 supplies, DGX/HGX B200 and DGX B300:
+    4 live x 3.3 kW = 13.2 kW of 14.3 kW): live PSUs x rating. None where no cap is needed."""
+    psus = platform.psus
+    if psus is None or _live(psus.count, 3) >= psus.required:
+        return None
+    return int(_live(psus.count, 3) * psus.rating_w)
 
 
 def _fabrics(answers: Answers, fabric: str, net_racks: str) -> dict[str, Any]:

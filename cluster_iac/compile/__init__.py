@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from cluster_iac.base.errors import CompileError
 from cluster_iac.catalog import merged_catalog
 from cluster_iac.compile.assign_addresses import assign_addresses
 from cluster_iac.compile.build_fabric import build_fabric
@@ -80,5 +81,13 @@ def compile_plan(spec: ClusterSpec, lock: Lock | None = None) -> Plan:
     plan = Plan(cluster=spec.cluster, catalog=merged_catalog(spec.catalog),
                 settings=Settings.from_spec(spec), lock=lock if lock is not None else Lock())
     for compile_pass in PASSES:
-        plan = compile_pass(spec, plan)
+        try:
+            plan = compile_pass(spec, plan)
+        except CompileError as exc:
+            if plan.deferred:  # the deferred errors first, as their pass ran first
+                raise CompileError([*plan.deferred, *exc.diagnostics], exc.source,
+                                   exc.plan) from None
+            raise
+    if plan.deferred:
+        raise CompileError(list(plan.deferred), plan=plan, complete=True)
     return plan

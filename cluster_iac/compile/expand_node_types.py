@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import NicPlan, NodeTypePlan, Plan
 from cluster_iac.spec import ClusterSpec
+from cluster_iac.spec.hardware import PsuSpec
 from cluster_iac.spec.nodes import NodeType
 
 
@@ -59,7 +61,7 @@ def _resolve(name: str, nt: NodeType, plan: Plan) -> NodeTypePlan:
         max_power_w=nt.max_power_w or platform.max_power_w,
         psu_count=psus.count if psus else 0,
         psu_rating_w=psus.rating_w if psus else 0,
-        psu_required=psus.required if psus else 0,
+        psu_required=_psus_required(nt, platform.max_power_w, psus),
         height_u=nt.height_u or platform.height_u,
         weight_kg=nt.weight_kg or platform.weight_kg,
         cooling=platform.cooling,
@@ -73,6 +75,20 @@ def _resolve(name: str, nt: NodeType, plan: Plan) -> NodeTypePlan:
         gpu_architecture=gpu.architecture if gpu and gpu_count else None,
         nvlink_sharp=platform.nvlink_sharp,
     )
+
+
+def _psus_required(nt: NodeType, platform_w: float, psus: PsuSpec | None) -> int:
+    """The PSUs the node needs: the vendor's count for the platform's full draw, or, under a
+    declared power cap (``max_power_w`` below the platform's, with the platform's PSUs),
+    ceil(cap / PSU rating): the supplies that carry the capped draw (DGX B200 capped at
+    9.9 kW: 3 of 6 x 3.3 kW, so either feed of an A/B pair carries it). Never more than the
+    vendor's count; explicit ``psus`` are taken as given."""
+    if psus is None:
+        return 0
+    cap = nt.max_power_w
+    if nt.psus is not None or cap is None or cap >= platform_w:
+        return psus.required
+    return max(1, min(psus.required, math.ceil(cap / psus.rating_w)))
 
 
 def _gpu_override(name: str, nt: NodeType, plan: Plan) -> list[Diagnostic]:

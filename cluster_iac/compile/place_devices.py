@@ -38,7 +38,43 @@ def place_devices(spec: ClusterSpec, plan: Plan) -> Plan:
     A device the lock places keeps its rack and units (a switch its rack too); the others
     take the free units the stacking order gives them."""
     racks = {r.name: r for r in plan.racks}
-    stacks = {r.name: _Stack(bottom=1, top=r.height_u) for r in plan.racks}
+    stacks, placements, switches, problems = _stacked(plan, {})
+    short = {name: stack.needed for name, stack in stacks.items()
+             if stack.needed > racks[name].height_u}
+    if short and not plan.lock.exists:
+        # stacked again as if the short racks were tall enough: the units above the top are
+        # nobody's twice, so cables and labels stay unique while the error is reported
+        _, placements, switches, problems = _stacked(plan, short)
+    overflow = [
+        Diagnostic("SPEC-RACK-HEIGHT",
+                   f"rack {name} needs {stack.needed} U for its devices but is "
+                   f"{racks[name].height_u} U high", (*racks[name].spec_path, "height_u"),
+                   details={"measured": stack.needed, "limit": racks[name].height_u, "unit": "U"})
+        for name, stack in stacks.items() if stack.needed > racks[name].height_u
+    ]
+    problems += [
+        Diagnostic("SPEC-RACK-HEIGHT",
+                   f"rack {name} has no free {height} U for {device}: the lock holds the "
+                   f"units of its other devices (and of retired ones until they are freed)",
+                   (*racks[name].spec_path, "height_u"),
+                   hint="free retired units with '--reallocate retired', or place the device "
+                        "in another rack")
+        for name, stack in stacks.items() if stack.needed <= racks[name].height_u
+        for device, height in stack.unplaced[:1]
+    ]
+    if problems or (overflow and plan.lock.exists):  # a lock leaves overflow unplaced
+        raise CompileError(problems + overflow)
+    # Without a lock every device got units (past the top where the rack is short): what does
+    # not depend on the units (power, cooling, the fabric) is still compiled and checked.
+    return replace(plan, placements=placements, switches=tuple(switches),
+                   deferred=(*plan.deferred, *overflow))
+
+
+def _stacked(plan: Plan, tops: dict[str, int],
+             ) -> tuple[dict[str, _Stack], dict[str, Placement], list[Switch], list[Diagnostic]]:
+    """Every device stacked in its rack (``tops``: a rack's top unit in place of its
+    height): the stacks, placements, switches (their locked racks) and the lock's conflicts."""
+    stacks = {r.name: _Stack(bottom=1, top=tops.get(r.name, r.height_u)) for r in plan.racks}
     placements: dict[str, Placement] = {}
     shelves = power_shelves(plan)
     shelf_u = plan.catalog.power_shelves[DEFAULT_SHELF].height_u
@@ -61,26 +97,7 @@ def place_devices(spec: ClusterSpec, plan: Plan) -> Plan:
         _top_down(stacks[switch.rack], placements, switch.name, switch.rack, switch.height_u)
     for rack, pdus in rack_pdus(plan).items():  # vertical PDUs: 0U at the rear (one record
         placements.update(dict.fromkeys(pdus, Placement(rack, 0, 0)))  # for a rack's PDUs)
-    problems += [
-        Diagnostic("SPEC-RACK-HEIGHT",
-                   f"rack {name} needs {stack.needed} U for its devices but is "
-                   f"{racks[name].height_u} U high", (*racks[name].spec_path, "height_u"),
-                   details={"measured": stack.needed, "limit": racks[name].height_u, "unit": "U"})
-        for name, stack in stacks.items() if stack.needed > racks[name].height_u
-    ]
-    problems += [
-        Diagnostic("SPEC-RACK-HEIGHT",
-                   f"rack {name} has no free {height} U for {device}: the lock holds the "
-                   f"units of its other devices (and of retired ones until they are freed)",
-                   (*racks[name].spec_path, "height_u"),
-                   hint="free retired units with '--reallocate retired', or place the device "
-                        "in another rack")
-        for name, stack in stacks.items() if stack.needed <= racks[name].height_u
-        for device, height in stack.unplaced[:1]
-    ]
-    if problems:
-        raise CompileError(problems)
-    return replace(plan, placements=placements, switches=tuple(switches))
+    return stacks, placements, switches, problems
 
 
 def _locked(plan: Plan, stacks: dict[str, _Stack], placements: dict[str, Placement],

@@ -7,7 +7,8 @@ from cluster_iac.plan import Plan
 
 
 def render(plan: Plan) -> dict[str, str]:
-    return {"terraform/cluster.auto.tfvars.json": json_text(tfvars(plan), sort_keys=True)}
+    variables = tfvars(plan)
+    return {"terraform/cluster.auto.tfvars.json": json_text(variables, sort_keys=True)}
 
 
 def tfvars(plan: Plan) -> dict[str, object]:

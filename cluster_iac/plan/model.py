@@ -226,6 +226,10 @@ class Plan:
     switch_configs: dict[str, SwitchConfig] = field(default_factory=dict)
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
+    # Errors a pass found but compiled past (a rack too short for its devices: they are
+    # stacked anyway), so that the checks still judge power, cooling and the fabric; the
+    # compile raises them at its end (compile/__init__.py)
+    deferred: tuple[Any, ...] = ()
     # The identities an earlier render allocated (cluster_iac/plan/kept.py Lock), which the
     # allocating passes keep; an empty Lock on a first render
     lock: Lock = field(default_factory=Lock)

@@ -73,7 +73,7 @@ def solve(consumers: tuple[Consumer, ...], circuitry: Circuitry, busbar_w: float
     case_loads = {case: flow.loads(case) for case in rack_cases}
     for i, cord in enumerate(cords):
         cord.allocated_w = case_loads[NORMAL][i]
-    needed = place_cords(flow, cords, [case_loads[c] for c in rack_cases], pins)
+    needed = place_cords(flow.circuitry, cords, [case_loads[c] for c in rack_cases], pins)
     cases = rack_cases + _psu_cases(consumers, cords, flow.first)
     return flow.currents(cases, case_loads, needed, every_case)
 

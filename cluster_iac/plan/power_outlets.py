@@ -6,22 +6,18 @@ and lines (outlet_lines, NetBox's feed legs). plan/power_flow.py calls place_cor
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING
 
 from cluster_iac.plan import electrical
 from cluster_iac.plan.rack_flow import NO_PINS, Circuitry, CordFlow, Pins
 
-if TYPE_CHECKING:  # the solver calls place_cords: an import at run time would close a circle
-    from cluster_iac.plan.power_flow import Flow
 
-def place_cords(flow: Flow, cords: list[CordFlow], case_loads: list[list[float]],
-                 pins: Pins | None = None) -> dict[int, int]:
+def place_cords(c: Circuitry, cords: list[CordFlow], case_loads: list[list[float]],
+                pins: Pins | None = None) -> dict[int, int]:
     """Each device's cords on one PDU to that PDU's least-loaded circuit with free outlets,
     then each cord to the line (line pair) of that circuit whose worst case stays lowest, then
     to the lowest free outlet wired to that line. Devices in rack order, so a device added
     to a rack leaves the cords before it where they are. Pinned cords take their own outlets
     first, and reserved outlets are given to none."""
-    c = flow.circuitry
     free = [_outlet_bank(c, n) for _ in range(c.pdus) for n in range(c.circuits)]
     assigned_w = [0.0] * len(free)
     slot_cases = [[[0.0] * len(case_loads) for _ in c.slots] for _ in free]

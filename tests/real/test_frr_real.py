@@ -43,6 +43,15 @@ def _sample(plan: object) -> tuple[list[str], list[str], list[tuple[str, str, st
     return sorted(switches), sorted(hosts), links
 
 
+def _wait_next_hops(lab: Lab, switch: str, prefix: str, want: int) -> list[tuple[str, str]]:
+    """The kernel's next hops for prefix on switch, once there are ``want`` of them."""
+    def probe() -> list[tuple[str, str]] | None:
+        hops = netns.kernel_next_hops(lab, switch, prefix)
+        return hops if len(hops) >= want else None
+    found: list[tuple[str, str]] = netns.wait_for(f"{prefix} on {switch}", probe, 60)
+    return found
+
+
 @pytest.mark.parametrize("bgp", ["unnumbered", "numbered"])
 def test_generated_frr_fabric_converges_with_ecmp_over_every_uplink(
         bgp: str, tmp_path: Path) -> None:
@@ -83,11 +92,7 @@ def test_generated_frr_fabric_converges_with_ecmp_over_every_uplink(
                     continue
                 for port in other.host_ports:
                     prefix = str(IPv4Network(port.address, strict=False))
-                    hops = netns.wait_for(
-                        f"{prefix} on {leaf.name}",
-                        lambda p=prefix, n=leaf.name, want=len(leaf.uplinks): (
-                            h if len(h := netns.kernel_next_hops(lab, n, p))
-                            >= want else None), timeout=60)
+                    hops = _wait_next_hops(lab, leaf.name, prefix, len(leaf.uplinks))
                     assert len(hops) == len(leaf.uplinks), (leaf.name, prefix, hops)
                     assert {dev for dev, _ in hops} == {u.name for u in leaf.uplinks}
         # gpu A's NIC on leaf 1 to gpu B's NIC on leaf 2: through a spine
