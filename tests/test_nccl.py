@@ -207,9 +207,10 @@ def test_infiniband_settings_of_the_superpod() -> None:
 def test_roce_sets_traffic_class_and_gid_only_for_old_nccl(tmp_path: Path) -> None:
     new = spec_build(tmp_path, technology="roce").plan.nccl["gpu"].env()
     assert new["NCCL_IB_TC"] == "106" and "NCCL_IB_GID_INDEX" not in new
+    # 105 is DSCP 26 with ECT(1): the fabric's class, other ECN bits
     old = spec_build(tmp_path, technology="roce", version="2.18",
-                     nccl="{traffic_class: 41}").plan.nccl["gpu"].env()
-    assert old["NCCL_IB_TC"] == "41" and old["NCCL_IB_GID_INDEX"] == "3"
+                     nccl="{traffic_class: 105}").plan.nccl["gpu"].env()
+    assert old["NCCL_IB_TC"] == "105" and old["NCCL_IB_GID_INDEX"] == "3"
 
 
 def test_spec_variables_override_and_extend(tmp_path: Path) -> None:

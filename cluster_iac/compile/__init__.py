@@ -25,6 +25,7 @@ from cluster_iac.compile.plan_imex import plan_imex
 from cluster_iac.compile.plan_mig import plan_mig
 from cluster_iac.compile.plan_nccl import plan_nccl
 from cluster_iac.compile.plan_partition_limits import plan_partition_limits
+from cluster_iac.compile.plan_qos import plan_qos
 from cluster_iac.compile.plan_scheduling import plan_scheduling
 from cluster_iac.compile.plan_slurm import plan_slurm
 from cluster_iac.compile.plan_switches import plan_switches
@@ -64,6 +65,7 @@ PASSES: tuple[Pass, ...] = (
     build_power,
     plan_cabling,
     plan_switches,
+    plan_qos,
     plan_nccl,
     plan_lustre,
     plan_slurm,

@@ -12,13 +12,8 @@ from cluster_iac.plan import NodeTypePlan, Plan
 from cluster_iac.plan.nccl import NcclNodeType, NcclSetting, compute_hcas, topo_path
 from cluster_iac.spec import ClusterSpec
 
-# RoCE traffic class when the spec gives none: DSCP 26, the RoCE class of NVIDIA's
-# lossless-RoCE switch defaults (Cumulus/Onyx 'roce lossless'), shifted past the two ECN
-# bits and marked ECN-capable (10b): 26 << 2 | 2 = 106.
-DEFAULT_ROCE_TC = 106
-# Before 2.21 NCCL used GID index 0 (RoCE v1, link-local); 3 is RoCE v2 over IPv4 on
-# MLNX_OFED (NVIDIA networking troubleshooting guide). 2.21 selects a RoCE v2 GID itself.
-LEGACY_ROCE_GID_INDEX = "3"
+# Before 2.21 NCCL used GID index 0 (RoCE v1, link-local); the fabric's QoS plan gives the
+# RoCE v2/IPv4 index (3 on MLNX_OFED, plan/qos.py). 2.21 selects a RoCE v2 GID itself.
 GID_AUTO_SINCE: Version = (2, 21)
 MAX_VALUE_CHARS = 1023  # src/misc/param.cc reads names and values up to 1023 characters
 
@@ -128,7 +123,7 @@ def _generated(spec: ClusterSpec, plan: Plan, nt: NodeTypePlan, hcas: tuple[str,
                           "the compute-fabric HCAs only, exact names ('=' so mlx5_1 does "
                           "not also match mlx5_10); storage and management ports stay out")
     if technology == "roce" and hcas:
-        yield from _roce(spec, target)
+        yield from _roce(spec, plan, target)
     compute = plan.settings.fabric.compute
     if technology == "infiniband" and compute is not None and compute.sharp:
         yield NcclSetting("NCCL_COLLNET_ENABLE", "1", "the compute fabric reduces in its "
@@ -144,15 +139,17 @@ def _generated(spec: ClusterSpec, plan: Plan, nt: NodeTypePlan, hcas: tuple[str,
         yield NcclSetting("NCCL_CUMEM_ENABLE", "1", "multi-node NVLink needs cuMem buffers")
 
 
-def _roce(spec: ClusterSpec, target: Version) -> Iterator[NcclSetting]:
-    tc = spec.nccl.traffic_class
-    yield NcclSetting("NCCL_IB_TC", str(DEFAULT_ROCE_TC if tc is None else tc),
-                      "traffic class of the fabric's lossless RDMA queue "
-                      + ("(nccl.traffic_class)" if tc is not None
-                         else "(default: DSCP 26 << 2 | ECN-capable = 106)"))
+def _roce(spec: ClusterSpec, plan: Plan, target: Version) -> Iterator[NcclSetting]:
+    qos = plan.qos["compute"]
+    given = spec.nccl.traffic_class
+    yield NcclSetting("NCCL_IB_TC", str(qos.traffic_class if given is None else given),
+                      "traffic class of the fabric's lossless RDMA queue: DSCP "
+                      f"{qos.roce_dscp} (fabric.compute.qos.dscp) << 2 | ECN-capable 2"
+                      + (" (nccl.traffic_class)" if given is not None else ""))
     if target < GID_AUTO_SINCE:
-        yield NcclSetting("NCCL_IB_GID_INDEX", LEGACY_ROCE_GID_INDEX,
-                          "NCCL before 2.21 defaults to GID 0 (RoCE v1); 3 is RoCE v2/IPv4")
+        yield NcclSetting("NCCL_IB_GID_INDEX", str(qos.gid_index),
+                          "NCCL before 2.21 defaults to GID 0 (RoCE v1); "
+                          f"{qos.gid_index} is RoCE v2/IPv4, as the hosts are set up")
 
 
 def fabric_technology(plan: Plan) -> str | None:

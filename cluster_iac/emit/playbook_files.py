@@ -38,6 +38,7 @@ from cluster_iac.emit.ansible import NCCL_TOPO_DIR, ROLE_GROUPS, group_name
 from cluster_iac.emit.dns import ZONE_DIR, zones
 from cluster_iac.emit.mig import CONFIG_FILE as MIG_CONFIG
 from cluster_iac.emit.mig import DROP_IN as MIG_DROP_IN
+from cluster_iac.emit.qos import host_script_path
 from cluster_iac.emit.slurmdbd import SLURM_USER
 from cluster_iac.plan import Plan
 from cluster_iac.plan.imex import CONFIG_DIR as IMEX_DIR
@@ -52,6 +53,7 @@ FSTAB = "/etc/fstab"
 SBIN = "/usr/local/sbin"
 OPENSM_DIR = "/etc/opensm"
 PROMETHEUS_DIR = "/etc/prometheus"
+ROCE_QOS_SCRIPT = f"{SBIN}/cluster-iac-roce-qos.sh"  # run as root at boot (its header)
 DCGM_COUNTERS = "/etc/dcgm-exporter/dcgm-counters.csv"
 # What emit/monitoring renders for Prometheus's host (a file a cluster lacks, such as
 # rules/fabric.yml without a fabric to watch, is skipped by the play)
@@ -83,6 +85,10 @@ NOT_INSTALLED = {
                     "their bars beside their results",
     "lustre/layouts.json": "the layouts of lustre/setstripe.sh as data, for tools; no host "
                            "program reads it",
+    "switches/avd/*": "Arista AVD eos_designs inputs, read by AVD (ansible-avd or pyavd) on "
+                       "the operator's machine, which makes and deploys the EOS configurations",
+    "qos/*.yaml": "the switches' RoCE QoS as data, for people and switch tooling; the "
+                  "switch configurations apply it",
     "opensm/*/topology.ibnetdiscover": "the fabric as planned, for `cluster-iac fabric verify` "
                                        "and ibsim; OpenSM discovers the fabric itself",
     "switches/*": "each Ethernet fabric switch's own FRR and ifupdown2 configuration: the "
@@ -148,6 +154,8 @@ def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
             file("monitoring/dcgm-counters.csv", DCGM_COUNTERS))
         if env.topo_file:
             add(group, file(f"nccl/{type_name}.topo.xml", "{{ nccl_topo_file }}"))
+        if "compute" in plan.qos and env.hcas:
+            add(group, file(host_script_path(type_name), ROCE_QOS_SCRIPT, mode="0755"))
     _lustre(plan, add, present)
     if plan.imex is not None:
         add(imex_pattern(plan), file("imex/config.cfg", f"{IMEX_DIR}/config.cfg"),

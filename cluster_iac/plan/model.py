@@ -192,6 +192,8 @@ class Plan:
     nvlink_domains: tuple[NvlinkDomain, ...] = ()
     # GPU node type -> its NCCL environment (plan/nccl.py NcclNodeType)
     nccl: dict[str, Any] = field(default_factory=dict)
+    # Ethernet fabric ('compute' / 'storage') -> its lossless RoCE QoS (plan/qos.py FabricQos)
+    qos: dict[str, Any] = field(default_factory=dict)
     # The power chain as flat tables (build_power, plan/power_tables.py): PDUs and power
     # shelves, every cord (with its line, outlet and draws), the feeds, the circuits, each
     # circuit line with its current in every case, each PDU's worst case, the devices that a

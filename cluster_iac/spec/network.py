@@ -33,6 +33,18 @@ class SubnetManager(SpecModel):
     members of it, with its own IPoIB broadcast group (partitions.conf)."""
 
 
+class RoceQos(SpecModel):
+    """Lossless RoCE v2 QoS of an Ethernet fabric, the same on switches, NICs and NCCL
+    (docs/roce-qos.md): the RoCE class on a PFC priority, CNPs on their own."""
+
+    dscp: int = Field(default=26, ge=0, le=63)
+    """DSCP of the RDMA traffic, mapped to the lossless priority 3 with PFC (default 26, the
+    class of NVIDIA's 'RoCE lossless' switch defaults); NCCL_IB_TC is dscp << 2 | 2."""
+    cnp_dscp: int = Field(default=48, ge=0, le=63)
+    """DSCP of the congestion notification packets (CNP), mapped to priority 6, strict
+    (default 48, as NVIDIA's RoCE defaults and the mlx5 NIC's roce_np/cnp_dscp)."""
+
+
 class Underlay(SpecModel):
     """An Ethernet fabric's routed underlay: eBGP between every leaf, spine and core
     (RFC 7938), each switch's ASN, loopback and point-to-point addresses allocated once and
@@ -88,6 +100,8 @@ class ComputeFabric(SpecModel):
     the aggregation manager running and the NCCL SHARP plugin on the hosts): NCCL may then
     use CollNet, and NVLS with IB SHARP across nodes; the generated NCCL environment sets
     NCCL_COLLNET_ENABLE=1. InfiniBand only."""
+    qos: RoceQos = Field(default_factory=RoceQos)
+    """RoCE: the lossless QoS of switches, NICs and NCCL (ignored on InfiniBand)."""
     racks: HostlistExpr | None = None
     """Racks that hold the fabric's switches, e.g. 'net-r[1-4]': leaves, then spines, then
     cores, dealt round-robin. Default: each leaf in the rack of the first node it serves,
@@ -109,6 +123,8 @@ class StorageFabric(SpecModel):
     """Catalog switch model of the spines (default: the leaf model)."""
     oversubscription: Ratio = "1:1"
     """Leaf downlink:uplink bandwidth ratio."""
+    qos: RoceQos = Field(default_factory=RoceQos)
+    """Ethernet: the lossless RoCE QoS of switches and NICs (ignored on InfiniBand)."""
     racks: HostlistExpr | None = None
     """Racks that hold the storage fabric's switches (as for the compute fabric)."""
     subnet_manager: SubnetManager | None = None

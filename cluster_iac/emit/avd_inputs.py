@@ -1,0 +1,160 @@
+"""Arista AVD ``eos_designs`` inputs of one Ethernet fabric, from the plan's switch model.
+
+Everything AVD could derive is given to it: each node's ``id``, ``bgp_as`` and
+``loopback_ipv4_address`` are the plan's (allocated once, kept by the lock), the uplinks are
+the plan's cables port for port, and the underlay is BGP unnumbered (``underlay_rfc5549``) or
+the plan's /31s (``structured_config`` on each port). The RoCE QoS is the plan's FabricQos as
+AVD structured configuration: a DSCP -> traffic class map, one ``qos_profiles`` entry (trust
+DSCP, PFC no-drop on the RoCE priority, WRED/ECN on its queue, CNP queue strict) applied to
+every fabric port. Only plain data here; emit/avd.py writes it as YAML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from cluster_iac.plan.qos import FabricQos
+
+QOS_PROFILE = "ROCE_LOSSLESS"
+NODE_TYPE = {"leaf": "l3leaf", "spine": "spine", "super-spine": "super_spine"}
+_PORT = re.compile(r"p(\d+)(?:s(\d+))?")
+
+
+def eos_port(name: str) -> str:
+    """The plan's port name as EOS names it: 'p57' -> 'Ethernet57', 'p1s2' -> 'Ethernet1/2'."""
+    match = _PORT.fullmatch(name)
+    if match is None:
+        raise ValueError(f"port {name!r} is not a plan port name (p<cage> or p<cage>s<leg>)")
+    cage, leg = match.groups()
+    return f"Ethernet{cage}" + (f"/{leg}" if leg else "")
+
+
+def fabric_name(network: str) -> str:
+    """AVD's fabric_name of a network: an upper-case name, the group of its switches."""
+    return f"{network.upper()}_FABRIC"
+
+
+def fabric_inputs(network: str, configs: Sequence[Any], qos: FabricQos | None) -> dict[str, Any]:
+    """The fabric-wide inputs: node types with their nodes, the underlay and the QoS."""
+    unnumbered = all(c.bgp.unnumbered for c in configs)
+    ids = {c.name: index for index, c in enumerate(configs, start=1)}
+    data: dict[str, Any] = {
+        "fabric_name": fabric_name(network),
+        "underlay_routing_protocol": "ebgp",
+        "overlay_routing_protocol": "none",
+        "underlay_rfc5549": unnumbered,
+        "p2p_uplinks_mtu": max((i.mtu for c in configs for i in c.uplinks), default=9216),
+    }
+    if qos is not None:
+        data["p2p_uplinks_qos_profile"] = QOS_PROFILE
+    if not unnumbered:
+        data["l3_edge"] = {"p2p_links": p2p_links(configs, qos)}
+    for role in NODE_TYPE:
+        nodes = [node(c, ids[c.name], qos, unnumbered) for c in configs if c.role == role]
+        if nodes:
+            data[NODE_TYPE[role]] = {"defaults": {"max_parallel_uplinks": _parallel(configs)},
+                                     "nodes": nodes}
+    return data
+
+
+def p2p_links(configs: Sequence[Any], qos: FabricQos | None) -> list[dict[str, Any]]:
+    """Numbered underlay: every switch-to-switch cable with the plan's /31 on each end and
+    the two ASNs, so AVD allocates no address of its own."""
+    asn = {c.name: c.asn for c in configs}
+    links = []
+    for config in configs:
+        for up in config.uplinks:
+            link: dict[str, Any] = {
+                "nodes": [config.name, up.peer],
+                "interfaces": [eos_port(up.name), eos_port(up.peer_port)],
+                "ip": [up.address, f"{up.peer_address}/31"],
+                "as": [str(config.asn), str(asn[up.peer])],
+                "include_in_underlay_protocol": True, "mtu": up.mtu,
+                "descriptions": [up.description, f"{config.name}:{up.name} {up.cable_id}"]}
+            if qos is not None:
+                link["qos_profile"] = QOS_PROFILE
+            links.append(link)
+    return links
+
+
+def node(config: Any, node_id: int, qos: FabricQos | None, unnumbered: bool) -> dict[str, Any]:
+    """One switch as an AVD node: its identity as the plan allocated it, its uplinks as cabled."""
+    found: dict[str, Any] = {"name": config.name, "id": node_id, "bgp_as": str(config.asn),
+                             "loopback_ipv4_address": config.loopback,
+                             # AVD wants a pool even beside the address: the address alone
+                             "loopback_ipv4_pool": f"{config.loopback}/32"}
+    if config.role == "leaf":
+        found["vtep"] = False  # a routed AI fabric: no VXLAN overlay
+    uplinks = config.uplinks if unnumbered else ()
+    if uplinks:
+        found["uplink_interfaces"] = [eos_port(i.name) for i in uplinks]
+        found["uplink_switches"] = [i.peer for i in uplinks]
+        found["uplink_switch_interfaces"] = [eos_port(i.peer_port) for i in uplinks]
+        found["max_uplink_switches"] = len({i.peer for i in uplinks})
+    structured = structured_config(config, qos)
+    if structured:
+        found["structured_config"] = structured
+    return found
+
+
+def structured_config(config: Any, qos: FabricQos | None) -> dict[str, Any]:
+    """What AVD's eos_designs does not model: the host ports and the QoS."""
+    # ECMP across every uplink: the plan's width (AVD's default is 4)
+    found: dict[str, Any] = {"router_bgp": {"maximum_paths": {
+        "paths": config.bgp.maximum_paths}}}
+    ports = [host_port(i, qos) for i in config.host_ports]
+    if config.bgp.unnumbered:  # AVD names its uplinks itself: the cable's label instead
+        ports += [{"name": eos_port(i.name), "description": i.description}
+                  for i in config.uplinks]
+    if ports:
+        found["ethernet_interfaces"] = ports
+    if qos is not None:
+        found.update(qos_config(qos, {i.speed_gbps for i in config.interfaces}))
+    return found
+
+
+def host_port(interface: Any, qos: FabricQos | None) -> dict[str, Any]:
+    """A leaf port down to a host NIC: routed, its /31, the host MTU, the QoS profile."""
+    port: dict[str, Any] = {"name": eos_port(interface.name),
+                            "description": interface.description, "shutdown": False,
+                            "mtu": interface.mtu, "switchport": {"enabled": False}}
+    if interface.address:
+        port["ip_address"] = interface.address
+    if qos is not None:
+        port["service_profile"] = QOS_PROFILE
+    return port
+
+
+def qos_config(qos: FabricQos, speeds: set[int]) -> dict[str, Any]:
+    """The switch's QoS: trust DSCP, RoCE -> its lossless queue with PFC and ECN, CNP strict."""
+    # one profile for every port: EOS applies ECN thresholds per queue, the speeds of one
+    # switch share the source's value (plan/qos.py); the slowest speed's is the safest
+    ecn = min((e for e in qos.ecn if e.speed_gbps in speeds), key=lambda e: e.speed_gbps,
+              default=qos.ecn[0])
+    return {
+        "qos": {"map": {"dscp": [f"{qos.roce_dscp} to traffic-class {qos.roce_priority}",
+                                 f"{qos.cnp_dscp} to traffic-class {qos.cnp_priority}"]}},
+        "priority_flow_control": {"all_off": False},
+        "qos_profiles": [{
+            "name": QOS_PROFILE,
+            "trust": "dscp",
+            "priority_flow_control": {
+                "enabled": True,
+                "priorities": [{"priority": qos.roce_priority, "no_drop": True}]},
+            "tx_queues": [
+                {"id": qos.roce_priority, "bandwidth_percent": 50,
+                 "random_detect": {"ecn": {"threshold": {
+                     "units": "kbytes", "min": ecn.min_bytes // 1000,
+                     "max": ecn.max_bytes // 1000,
+                     "max_probability": ecn.probability_pct}}}},
+                {"id": qos.cnp_priority, "priority": "priority strict"}]}],
+    }
+
+
+def _parallel(configs: Sequence[Any]) -> int:
+    """The most cables from one switch to one switch above it (AVD's max_parallel_uplinks)."""
+    counts = [sum(1 for i in c.uplinks if i.peer == peer)
+              for c in configs for peer in {i.peer for i in c.uplinks}]
+    return max(counts, default=1)

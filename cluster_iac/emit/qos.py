@@ -1,0 +1,62 @@
+"""Lossless RoCE QoS files: each RoCE node type's host script and each Ethernet fabric's switch QoS.
+
+``qos/<node type>.roce-host.sh`` sets the compute NICs to the classes the switches use (trust
+DSCP, PFC on the RoCE priority, ECN/CNP, the RDMA traffic class); ``qos/<fabric>.yaml`` is the
+switches' QoS as data (DSCP -> priority, PFC, ECN per port speed, each value's source), the
+table both switch dialects apply. The values are the plan's (plan/qos.py), never computed here.
+"""
+
+from __future__ import annotations
+
+from cluster_iac.emit.base import GENERATED_BY, render_template
+from cluster_iac.formats.shell import shell_word
+from cluster_iac.formats.yaml import yaml_text
+from cluster_iac.plan import Plan
+from cluster_iac.plan.qos import FabricQos
+
+
+def render(plan: Plan) -> dict[str, str]:
+    files = {f"qos/{network}.yaml": yaml_text(switch_qos(qos), [GENERATED_BY])
+             for network, qos in sorted(plan.qos.items())}
+    compute = plan.qos.get("compute")
+    if compute is not None:
+        for name, env in sorted(plan.nccl.items()):
+            if env.hcas:
+                files[host_script_path(name)] = host_script(name, env.hcas, compute)
+    return files
+
+
+def host_script_path(node_type: str) -> str:
+    """Where the tree holds a node type's host QoS script."""
+    return f"qos/{node_type}.roce-host.sh"
+
+
+def host_script(node_type: str, devices: tuple[str, ...], qos: FabricQos) -> str:
+    """The script that sets one node type's compute NICs to the fabric's QoS."""
+    variables = [("DEVICES", " ".join(devices)), ("PFC", qos.pfc), ("MTU", qos.host_mtu),
+                 ("TOS", qos.traffic_class), ("ROCE_PRIORITY", qos.roce_priority),
+                 ("CNP_DSCP", qos.cnp_dscp), ("CNP_PRIORITY", qos.cnp_priority)]
+    return render_template("qos/roce-host.sh.j2", node_type=node_type,
+                           generated_by=GENERATED_BY, switch_mtu=qos.switch_mtu,
+                           variables=[(name, shell_word(value)) for name, value in variables])
+
+
+def switch_qos(qos: FabricQos) -> dict[str, object]:
+    """The switches' QoS of one fabric as plain data."""
+    return {
+        "fabric": qos.network,
+        "trust": "dscp",
+        "classes": [
+            {"name": "roce", "dscp": qos.roce_dscp, "priority": qos.roce_priority,
+             "traffic_class": qos.roce_priority, "pfc": True, "scheduling": "wrr 50%"},
+            {"name": "cnp", "dscp": qos.cnp_dscp, "priority": qos.cnp_priority,
+             "traffic_class": qos.cnp_priority, "pfc": False, "scheduling": "strict"},
+            {"name": "default", "dscp": "other", "priority": 0, "traffic_class": 0,
+             "pfc": False, "scheduling": "wrr 50%"}],
+        "ecn": [{"speed_gbps": e.speed_gbps, "min_bytes": e.min_bytes,
+                 "max_bytes": e.max_bytes, "probability_pct": e.probability_pct,
+                 "source": e.source} for e in qos.ecn],
+        "host": {"traffic_class": qos.traffic_class, "gid_index": qos.gid_index,
+                 "mtu": qos.host_mtu},
+        "switch_port_mtu": qos.switch_mtu,
+    }
