@@ -14,6 +14,7 @@ from ruamel.yaml import YAML
 
 from cluster_iac.cli.main import main
 from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.trailer import sealed
 
 Spec = dict[str, Any]
 
@@ -137,10 +138,13 @@ def test_a_collision_after_a_merge_clears_with_its_hint(tmp_path: Path) -> None:
     merged = copy.deepcopy(one)
     merged["node_groups"][0]["count"] = 3
     spec = write(merged, tmp_path / "merged.yaml")
-    head = [line for line in locks[0] if line.startswith("#")]
+    head = [line for line in locks[0] if line.startswith("#") and not line.startswith("# end")]
     body = sorted({line for lines in locks for line in lines if not line.startswith("#")})
-    lock_path(spec).write_text("\n".join(head + body) + "\n")
+    lock_path(spec).write_text("\n".join(head + body) + "\n")  # both sides, one trailer lost
     result = render(spec, tmp_path / "o3")
+    assert result.exit_code == 1 and "error[LOCK-TRAILER]" in result.output, result.output
+    lock_path(spec).write_text(sealed("\n".join(head + body) + "\n"))  # the merge resolved
+    result = render(spec, tmp_path / "o4")
     assert result.exit_code == 1 and "error[LOCK-COLLISION]" in result.output, result.output
     assert follow(spec, result, tmp_path).exit_code == 0
 
@@ -161,3 +165,85 @@ def test_hints_after_removing_a_rack_the_lock_holds_devices_in(tmp_path: Path) -
     assert result.exit_code == 1 and "error[LOCK-CONFLICT]" in result.output
     last = follow(spec, result, tmp_path)
     assert "error[LOCK-" not in last.output and "error[" in last.output  # r02's power
+
+
+def test_cords_of_devices_removed_in_the_same_change_name_them_in_the_hint(
+        tmp_path: Path) -> None:
+    """Two nodes removed and two others added in one change: the removed ones' cords still
+    hold their outlets; the hint names them ('--reallocate gpu02', ...), and following it
+    powers every PSU."""
+    spec = write(FULL, tmp_path / "c.yaml")
+    assert render(spec, tmp_path / "o1").exit_code == 0
+    other = copy.deepcopy(FULL)
+    other["node_groups"][0]["count"] = 1
+    other["node_groups"].insert(1, {"name": "gpx", "node_type": "gpu", "count": 2,
+                                    "hostname": "gpx##", "racks": "r01"})
+    result = render(write(other, spec), tmp_path / "o2")
+    assert result.exit_code == 1 and "error[POWER-OUTLET]" in result.output, result.output
+    assert hints(result.output) == [["--reallocate", "gpu02"], ["--reallocate", "gpu03"]]
+    assert follow(spec, result, tmp_path).exit_code == 0
+    assert cords(lock_path(spec)) == {"gpu01": 6, "gpx01": 6, "gpx02": 6, "head1": 2}
+
+
+def _sealed_minimal(tmp_path: Path) -> tuple[Path, str]:
+    spec = write(_example("minimal"), tmp_path / "c.yaml")
+    assert render(spec, tmp_path / "o0").exit_code == 0
+    return spec, lock_path(spec).read_text()
+
+
+def test_a_lock_cut_short_is_a_located_error_and_nothing_is_written(tmp_path: Path) -> None:
+    """A lock cut at a line boundary (its trailer and the lines before it lost) or in the
+    middle of a line still parses, but its trailer is missing: LOCK-TRAILER at its last
+    line, nothing written, the lock untouched (it used to render and move identities)."""
+    spec, text = _sealed_minimal(tmp_path)
+    assert text.splitlines()[-1].startswith("# end: ")
+    lines = text.splitlines(keepends=True)
+    place = next(n for n, line in enumerate(lines) if line.startswith("place gpu02"))
+    cuts = {"line": "".join(lines[:place]), "mid-line": text[:text.index("place gpu02") + 9],
+            "trailer": "".join(lines[:-1])}
+    for what, cut in cuts.items():
+        lock_path(spec).write_text(cut)
+        out = tmp_path / f"out-{what}"
+        result = render(spec, out)
+        assert result.exit_code == 1, (what, result.output)
+        head = next(line for line in result.output.splitlines() if "error[LOCK-TRAILER]" in line)
+        assert head.startswith(f"{lock_path(spec)}:{len(cut.splitlines())}:"), (what, head)
+        assert not out.exists() and lock_path(spec).read_text() == cut, what
+
+
+def test_a_bad_merge_or_an_unsealed_edit_is_refused_at_the_trailer(tmp_path: Path) -> None:
+    """A line added (a merge), a line dropped and a line changed: each LOCK-TRAILER at the
+    trailer's line; a deliberate edit with the trailer the error prints renders."""
+    spec, text = _sealed_minimal(tmp_path)
+    lines = text.splitlines(keepends=True)
+    n = len(lines)
+    edits = {"added": "".join(lines[:-1]) + "place gpu09 r01 30 8\n" + lines[-1],
+             "dropped": "".join(lines[:3] + lines[4:]),
+             "changed": text.replace("place head1 r01 17 1", "place head1 r01 30 1")}
+    for what, edited in edits.items():
+        lock_path(spec).write_text(edited)
+        result = render(spec, tmp_path / f"out-{what}")
+        assert result.exit_code == 1, (what, result.output)
+        head = next(line for line in result.output.splitlines() if "error[LOCK-TRAILER]" in line)
+        number = int(head.split(":")[1])
+        assert number == len(edited.splitlines()) and abs(number - n) <= 1, (what, head)
+    printed = re.search(r"make its last line: (# end: .*)$", result.output, re.MULTILINE)
+    assert printed is not None
+    lock_path(spec).write_text("".join(edits["changed"].splitlines(keepends=True)[:-1])
+                               + printed.group(1) + "\n")
+    again = render(spec, tmp_path / "out-sealed")
+    assert again.exit_code == 0, again.output
+    assert "place head1 r01 30 1\n" in lock_path(spec).read_text()
+
+
+def test_a_lock_from_before_the_trailer_is_read_once_and_rewritten_with_it(
+        tmp_path: Path) -> None:
+    spec, text = _sealed_minimal(tmp_path)
+    old = "".join(text.splitlines(keepends=True)[:-1]).replace(
+        "# cluster-iac lock 2", "# cluster-iac lock 1", 1)
+    lock_path(spec).write_text(old)
+    check = CliRunner().invoke(main, ["render", "--check", str(spec), "-o",
+                                      str(tmp_path / "o0")])
+    assert check.exit_code != 0  # CI: the lock would change (it gains its trailer)
+    assert render(spec, tmp_path / "o1").exit_code == 0
+    assert lock_path(spec).read_text() == text  # the same identities, sealed

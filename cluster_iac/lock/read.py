@@ -17,7 +17,15 @@ from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.base.text import control_character
 from cluster_iac.lock.collisions import collisions
 from cluster_iac.lock.fast import fast_entries
-from cluster_iac.lock.grammar import FIELDS, HEADER, MAX_BYTES, SUFFIX, field_value
+from cluster_iac.lock.grammar import (
+    FIELDS,
+    HEADER,
+    MAX_BYTES,
+    OLD_HEADER,
+    SUFFIX,
+    field_value,
+)
+from cluster_iac.lock.trailer import trailer_problem
 from cluster_iac.plan.kept import Entry, Key, Lock, device_of
 
 
@@ -57,7 +65,10 @@ def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
     lock = Lock(file=file, text=text)
     head = text[:text.find("\n")] if "\n" in text else text
     problems: list[Diagnostic] = []
-    if not head.startswith(HEADER):
+    broken = trailer_problem(text, file) if head.startswith(HEADER) else None
+    if broken is not None:
+        problems.append(broken)  # after the lines' own problems, which the plain parser finds
+    elif not head.startswith((HEADER, OLD_HEADER)):
         problems.append(Diagnostic(
             "LOCK-VERSION", f"the lock does not start with '{HEADER}'", line=1, column=1,
             file=file, excerpt=head,
@@ -69,7 +80,7 @@ def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
         for number, text_line in enumerate(split_lines(text), start=1):
             problem = _parse_line(lock, number, text_line)
             if problem is not None:
-                problems.append(problem)
+                problems.insert(len(problems) - (broken is not None), problem)
     if "retired" in freed:
         freed.discard("retired")
         lock.groups = {scope: {name: entry for name, entry in group.items() if not entry.retired}

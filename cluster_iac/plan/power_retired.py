@@ -24,7 +24,7 @@ def unpowered(plan: Plan, names: dict[str, tuple[str, ...]],
     if plan.lock.exists:
         present = {name for devices in names.values() for name in devices}
         for entry in plan.lock.of_kind_all("outlet"):
-            if entry.retired and entry.key[2] not in present:
+            if entry.key[2] not in present:  # retired, or gone in this change
                 retired.setdefault(entry.value[0], []).append(entry)
     problems = []
     for rack, template in zip(plan.racks, templates, strict=True):
@@ -56,9 +56,12 @@ def _problem(plan: Plan, rack: str, pdu: str, cords: list[str], held: list[Entry
     held = sorted(held, key=plan.lock.line_of)
     shown = [f"{e.key[2]} {e.key[1]} outlet {e.value[1]}" for e in held]
     message += f"; the lock keeps {len(held)} outlet(s) of retired cords empty ({_listed(shown)})"
+    ways = (["'--reallocate retired'"] if any(e.retired for e in held) else []) + [
+        f"'--reallocate {name}'" for name in dict.fromkeys(e.key[2] for e in held
+                                                            if not e.retired)]
     return plan.lock.error(held[0], "POWER-OUTLET", message, hint=(
-        "free the retired cords' outlets with '--reallocate retired' (or delete their "
-        f"'retired outlet' lines in {plan.lock.file}), raise outlets in the PDU profile, or "
+        f"free the outlets of the devices that are gone with {' and '.join(ways)} (or delete "
+        f"their outlet lines in {plan.lock.file}), raise outlets in the PDU profile, or "
         f"put fewer devices in rack {rack}"))
 
 
