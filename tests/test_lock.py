@@ -25,6 +25,7 @@ from cluster_iac.lock import read as lock_module
 from cluster_iac.lock import text as lock_text_module
 from cluster_iac.lock.grammar import HEADER
 from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.render import Build, PipelineError, build
 from tests.conftest import EXAMPLE_IDS, ROOT, example_build
 from tests.test_growth import TOTALS
@@ -342,9 +343,15 @@ def _minimal(tmp_path: Path) -> tuple[Path, str]:
     return spec, build(spec).lock.after
 
 
+def edited(text: str, old: str, new: str) -> str:
+    """A deliberate edit of a sealed lock: ``old`` made ``new``, the trailer made again (as
+    docs/lock.md tells; the trailer's error prints the new one)."""
+    return sealed(unsealed(text).replace(old, new))
+
+
 def test_a_hand_edit_moves_a_node_to_a_free_unit_everywhere(tmp_path: Path) -> None:
     spec, text = _minimal(tmp_path)
-    lock_path(spec).write_text(text.replace("place head1 r01 17 1", "place head1 r01 30 1"))
+    lock_path(spec).write_text(edited(text, "place head1 r01 17 1", "place head1 r01 30 1"))
     result = build(spec)
     assert result.plan.placements["head1"].u == 30
     files = result.files
@@ -359,7 +366,7 @@ def test_a_hand_edit_moves_a_node_to_a_free_unit_everywhere(tmp_path: Path) -> N
 
 def test_a_hand_edit_onto_another_device_is_a_located_collision(tmp_path: Path) -> None:
     spec, text = _minimal(tmp_path)
-    lock_path(spec).write_text(text.replace("place head1 r01 17 1", "place head1 r01 5 1"))
+    lock_path(spec).write_text(edited(text, "place head1 r01 17 1", "place head1 r01 5 1"))
     with pytest.raises(PipelineError) as caught:
         build(spec)
     diag = caught.value.diagnostics[0]
@@ -421,8 +428,8 @@ def test_render_check_fails_on_a_missing_or_stale_lock(tmp_path: Path) -> None:
     missing = runner.invoke(main, ["render", str(spec), "-o", str(out), "--check"])
     assert missing.exit_code == 1 and "missing" in missing.output
     assert "+place head1 r01 17 1" in missing.output
-    lock.write_text(text.replace("place head1 r01 17 1", "place head1 r01 30 1")
-                    .replace("place gpu02 r01 9 8\n", ""))
+    lock.write_text(sealed(unsealed(text).replace("place head1 r01 17 1", "place head1 r01 30 1")
+                           .replace("place gpu02 r01 9 8\n", "")))
     stale = runner.invoke(main, ["render", str(spec), "-o", str(out), "--check"])
     assert stale.exit_code == 1 and "+place gpu02 r01 9 8" in stale.output
 
@@ -438,14 +445,14 @@ def test_a_lock_holding_the_same_lines_is_kept_and_one_line_more_is_stale(
     assert runner.invoke(main, ["render", str(spec), "-o", str(out)]).exit_code == 0
     lock = lock_path(spec)
     text = lock.read_text()
-    lines = text.splitlines(keepends=True)
-    reordered = "".join(lines[:2] + lines[:1:-1])  # the two head lines, then the rest reversed
+    lines = unsealed(text).splitlines(keepends=True)
+    reordered = sealed("".join(lines[:2] + lines[:1:-1]))  # the head, the rest reversed
     assert reordered != text
     lock.write_text(reordered)
     assert runner.invoke(main, ["render", str(spec), "-o", str(out), "--check"]).exit_code == 0
     assert runner.invoke(main, ["render", str(spec), "-o", str(out)]).exit_code == 0
     assert lock.read_text() == reordered
-    lock.write_text(reordered.replace("place gpu02 r01 9 8\n", ""))
+    lock.write_text(edited(reordered, "place gpu02 r01 9 8\n", ""))
     stale = runner.invoke(main, ["render", str(spec), "-o", str(out), "--check"])
     assert stale.exit_code == 1 and "+place gpu02 r01 9 8" in stale.output
     assert runner.invoke(main, ["render", str(spec), "-o", str(out)]).exit_code == 0

@@ -19,6 +19,7 @@ from cluster_iac.plan.power import (
     rack_pdus,
 )
 from cluster_iac.plan.power_flow import solve
+from cluster_iac.plan.power_retired import unpowered
 from cluster_iac.plan.power_rows import (
     Groups,
     RackGroup,
@@ -63,6 +64,7 @@ def build_power(spec: ClusterSpec, plan: Plan) -> Plan:
         line_groups.append((members, group))
     problems = [d for rack, t in zip(racks, templates, strict=True)
                 for d in _outlet_problems(rack, profiles[rack.pdu_profile], t.flow)]
+    problems += unpowered(plan, names, templates)
     if problems:
         raise CompileError(problems)
     shelf_devices = [PowerDevice(s, "power-shelf", rack, DEFAULT_SHELF, "")

@@ -94,6 +94,8 @@ def _stacked(plan: Plan, tops: dict[str, int],
         for name in names[len(names) // 2:]:
             _top_down(stacks[rack], placements, name, rack, shelf_u)
     for switch in sorted(switches, key=_band):
+        if switch.rack not in stacks:  # locked in a rack the spec removed: a conflict above
+            continue
         _top_down(stacks[switch.rack], placements, switch.name, switch.rack, switch.height_u)
     for rack, pdus in rack_pdus(plan).items():  # vertical PDUs: 0U at the rear (one record
         placements.update(dict.fromkeys(pdus, Placement(rack, 0, 0)))  # for a rack's PDUs)

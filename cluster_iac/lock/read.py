@@ -17,8 +17,16 @@ from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.base.text import control_character
 from cluster_iac.lock.collisions import collisions
 from cluster_iac.lock.fast import fast_entries
-from cluster_iac.lock.grammar import FIELDS, HEADER, MAX_BYTES, SUFFIX, field_value
-from cluster_iac.plan.kept import Entry, Key, Lock
+from cluster_iac.lock.grammar import (
+    FIELDS,
+    HEADER,
+    MAX_BYTES,
+    OLD_HEADER,
+    SUFFIX,
+    field_value,
+)
+from cluster_iac.lock.trailer import trailer_problem
+from cluster_iac.plan.kept import Entry, Key, Lock, device_of
 
 
 def lock_path(spec_file: str | Path) -> Path:
@@ -57,7 +65,10 @@ def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
     lock = Lock(file=file, text=text)
     head = text[:text.find("\n")] if "\n" in text else text
     problems: list[Diagnostic] = []
-    if not head.startswith(HEADER):
+    broken = trailer_problem(text, file) if head.startswith(HEADER) else None
+    if broken is not None:
+        problems.append(broken)  # after the lines' own problems, which the plain parser finds
+    elif not head.startswith((HEADER, OLD_HEADER)):
         problems.append(Diagnostic(
             "LOCK-VERSION", f"the lock does not start with '{HEADER}'", line=1, column=1,
             file=file, excerpt=head,
@@ -69,16 +80,26 @@ def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
         for number, text_line in enumerate(split_lines(text), start=1):
             problem = _parse_line(lock, number, text_line)
             if problem is not None:
-                problems.append(problem)
-    problems += collisions(lock)
+                problems.insert(len(problems) - (broken is not None), problem)
     if "retired" in freed:
         freed.discard("retired")
         lock.groups = {scope: {name: entry for name, entry in group.items() if not entry.retired}
                        for scope, group in lock.groups.items()}
+    # --reallocate before the lock's own checks: a device set free holds nothing it collides on
+    problems += collisions(_without(lock, freed) if freed else lock)
     if problems:
         raise CompileError(problems)
     lock.reallocated = frozenset(freed)
     return lock
+
+
+def _without(lock: Lock, freed: set[str]) -> Lock:
+    """The lock less the lines of the devices ``--reallocate`` sets free (what the collision
+    check sees: a hint to reallocate one of two colliding devices then clears the collision)."""
+    return Lock(file=lock.file, text=lock.text, groups={
+        scope: {name: entry for name, entry in group.items()
+                if device_of(entry.key, entry.value) not in freed}
+        for scope, group in lock.groups.items()})
 
 
 def _parse_line(lock: Lock, number: int, line: str) -> Diagnostic | None:

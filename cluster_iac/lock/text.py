@@ -10,6 +10,7 @@ from typing import Any
 from cluster_iac.base.sorting import natural_key, natural_keys
 from cluster_iac.compile.build_management import access_positions, uplink_positions
 from cluster_iac.lock.grammar import HEADER, TARGET_KINDS
+from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.plan.kept import Lock, device_of, words
 from cluster_iac.plan.physical import link_ends
 
@@ -34,7 +35,7 @@ def lock_text(plan: Any, old: Lock, spec_name: str) -> str:
     if _same_lines(old.text, head, [*lines, *(line for group in retired.values()
                                               for line in group.values())]):
         return old.text
-    return head + _sorted_text(groups) + _sorted_text(retired)
+    return sealed(head + _sorted_text(groups) + _sorted_text(retired))
 
 
 def _same_lines(text: str, head: str, lines: Collection[str]) -> bool:
@@ -45,7 +46,12 @@ def _same_lines(text: str, head: str, lines: Collection[str]) -> bool:
     holding the same identities is not stale."""
     if not text.startswith(head) or not text.endswith("\n"):
         return False
-    body = text[len(head):-1].split("\n")
+    inner = unsealed(text)  # read, so its trailer was checked
+    if inner == text:
+        return False  # no trailer: written again with one
+    if inner == head:
+        return not lines
+    body = inner[len(head):-1].split("\n")
     if len(body) != len(lines):
         return False
     held = set(body)
