@@ -15,6 +15,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.render import Build, PipelineError, build
 
 ROOT = Path(__file__).parents[1]
@@ -146,7 +147,8 @@ def test_a_new_unit_changes_only_the_ports_and_neighbours_it_adds(tmp_path: Path
 def _edited_lock(tmp_path: Path, edit: Any) -> Path:
     spec = _spec(tmp_path, "edited")
     first = build(spec, emit=False)
-    lock_path(spec).write_text(edit(first.lock.after))
+    # a deliberate edit, sealed again as docs/lock.md tells (an unsealed one is LOCK-TRAILER)
+    lock_path(spec).write_text(sealed(edit(unsealed(first.lock.after))))
     return spec
 
 
