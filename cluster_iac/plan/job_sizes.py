@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cluster_iac.plan.checkpoint import storage_figures
-from cluster_iac.plan.collectives.jobs import job_nodes
+from cluster_iac.plan.collectives.jobs import first_gpus, job_nodes
 from cluster_iac.plan.failures import JobFailures, RateContext, job_failures
 from cluster_iac.plan.fleets import ENDS
 from cluster_iac.plan.goodput import Goodput, job_goodput
@@ -45,16 +45,6 @@ class SizedJob:
         return f"{self.gpus:,} GPUs ({self.asked:,} asked, rounded up to whole nodes)"
 
 
-def _whole_nodes(plan: Plan, nodes: tuple[Node, ...], gpus: int) -> tuple[Node, ...]:
-    """Whole nodes in partition order until they hold ``gpus`` GPUs (none when they hold fewer)."""
-    out: list[Node] = []
-    total = 0
-    for node in nodes:
-        if total >= gpus:
-            break
-        out.append(node)
-        total += plan.node_types[node.node_type].gpu_count
-    return tuple(out) if total >= gpus else ()
 
 
 def partition_sizes(plan: Plan, partition: PartitionPlan,
@@ -70,7 +60,7 @@ def partition_sizes(plan: Plan, partition: PartitionPlan,
     too_big: list[SizedJob] = []
     asks: list[tuple[str, int | None, int | None, tuple[Node, ...]]]
     asks = [(job, None, None, nodes) for job, nodes in named]
-    asks += [("gpus", gpus, i, _whole_nodes(plan, everything, gpus))
+    asks += [("gpus", gpus, i, first_gpus(plan, everything, gpus))
              for i, gpus in enumerate(plan.settings.policy.allreduce_job_sizes)]
     for job, asked, index, nodes in asks:
         if not nodes:

@@ -156,7 +156,7 @@ def job_nodes(plan: Plan, partition: PartitionPlan, extra_gpus: Sequence[int],
     domain = next(tuple(g) for g in domain_groups(plan, nodes, owners).values() if first in g)
     unit = _same_unit(plan, nodes, scalable_unit(plan, first))
     jobs = [("node", (first,)), ("nvlink_domain", domain), ("scalable_unit", unit)]
-    jobs += [(_gpus_label(gpus), _first_gpus(plan, nodes, gpus)) for gpus in extra_gpus]
+    jobs += [(_gpus_label(gpus), first_gpus(plan, nodes, gpus)) for gpus in extra_gpus]
     return [*jobs, ("partition", nodes)]
 
 
@@ -181,7 +181,7 @@ def _gpu_total(plan: Plan, nodes: Sequence[Node]) -> int:
     return sum(plan.node_types[n.node_type].gpu_count for n in nodes)
 
 
-def _first_gpus(plan: Plan, nodes: Sequence[Node], gpus: int) -> tuple[Node, ...]:
+def first_gpus(plan: Plan, nodes: Sequence[Node], gpus: int) -> tuple[Node, ...]:
     """Whole nodes in partition order until they hold ``gpus`` GPUs (none when the partition
     holds fewer)."""
     out: list[Node] = []
