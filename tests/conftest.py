@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -108,6 +112,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.nodeid in groups and not any(item.iter_markers("xdist_group")):
             item.add_marker(pytest.mark.xdist_group(_group_name(groups[item.nodeid])))
+    folder = os.environ.get(GROUPS_ENV)
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if folder and worker:  # for the controller's scheduler (_GroupScheduling)
+        marked = {item.nodeid: "_".join(sorted(str(m.args[0]) for m in
+                                                item.iter_markers("xdist_group")))
+                  for item in items if any(item.iter_markers("xdist_group"))}
+        part = Path(folder) / f"{worker}.part"
+        part.write_text(json.dumps(marked))
+        part.rename(part.with_suffix(".json"))
 
 
 def _group_name(key: str) -> str:
@@ -117,9 +130,49 @@ def _group_name(key: str) -> str:
     return key.replace("@", "~").replace("[", "(").replace("]", ")")
 
 
+# pytest-xdist 3.8's loadgroup puts the group into the node id (item._nodeid), which pytest 9
+# no longer reads (Node.nodeid comes from item._id): every test became a group of its own and
+# each worker started the daemons of the tests it drew (seen: one policy example's MariaDB,
+# slurmdbd and slurmctld on two workers). So the workers write each marked test's group into
+# a folder the controller names, and the controller's scheduler reads them from there.
+GROUPS_ENV = "CLUSTER_IAC_XDIST_GROUPS"
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(_MatrixFromWorkers(), "cluster-iac-matrix-from-workers")
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    config.pluginmanager.register(_MatrixFromWorkers(), "cluster-iac-matrix-from-workers")
+    if getattr(config, "workerinput", None) is None and config.getoption("dist") == "loadgroup":
+        os.environ[GROUPS_ENV] = tempfile.mkdtemp(prefix="cluster-iac-xdist-groups-")
+        config.pluginmanager.register(_Scheduler(), "cluster-iac-group-scheduler")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = os.environ.get(GROUPS_ENV)
+    if folder and getattr(config, "workerinput", None) is None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Scheduler:
+    @pytest.hookimpl
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: object) -> object:
+        from xdist.scheduler import LoadGroupScheduling
+
+        class GroupScheduling(LoadGroupScheduling):  # type: ignore[misc]
+            """loadgroup, with the groups the workers wrote (GROUPS_ENV)."""
+
+            groups: dict[str, str] | None = None
+
+            def _split_scope(self, nodeid: str) -> str:
+                if self.groups is None:
+                    self.groups = {}
+                    for path in sorted(Path(os.environ[GROUPS_ENV]).glob("*.json")):
+                        self.groups.update(json.loads(path.read_text()))
+                if nodeid in self.groups:
+                    return self.groups[nodeid]
+                return str(super()._split_scope(nodeid))
+
+        return GroupScheduling(config, log)
 
 
 class _MatrixFromWorkers:
