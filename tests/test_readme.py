@@ -18,6 +18,9 @@ README = (ROOT / "README.md").read_text()
 DOCS = ROOT / "docs"
 BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```$", README, flags=re.M | re.S)
 CI_RUN = ROOT / ".ci" / "run"
+# The README's test command ends with this: the suite on 4 pytest-xdist workers, loadgroup so
+# that the tests sharing a daemon stay on one worker (tests/conftest.py's xdist_group marks)
+TEST_COMMAND = "python -m pytest -q -n 4 --dist loadgroup"
 
 
 def _page(name: str) -> str:
@@ -41,7 +44,13 @@ def test_readme_opens_with_the_two_newcomer_commands() -> None:
                                ". .venv/bin/activate && pip install . && "
                                "cluster-iac render examples/minimal.yaml -o out/")
     assert tests.strip().startswith(".ci/install-deps && python3 -m venv .venv")
-    assert "pip install '.[test]'" in tests and tests.strip().endswith("python -m pytest -q")
+    assert "pip install '.[test]'" in tests and tests.strip().endswith(f" && {TEST_COMMAND}")
+
+
+def test_the_test_extra_installs_what_the_test_command_runs() -> None:
+    """-n and --dist are pytest-xdist's options: '.[test]' must install it."""
+    extra = re.search(r"^test = \[(.*?)\]", (ROOT / "pyproject.toml").read_text(), re.M | re.S)
+    assert extra and re.search(r'"pytest-xdist\b', extra.group(1)), "no pytest-xdist in test"
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:

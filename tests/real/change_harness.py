@@ -206,10 +206,13 @@ class LiveSlurm:
 
 
 # Actions of services other than Slurm's (the file's hosts, not Slurm nodes): this sandbox has
-# no fabric, Lustre, IMEX or monitoring, and runs only Slurm's; tests/real/test_playbook_real.py
-# checks that the playbook asks for each of them on the right hosts.
+# no fabric, Lustre, IMEX, monitoring, switches or boot server, and runs only Slurm's;
+# tests/real/test_playbook_real.py checks that the playbook asks for each of them on the right
+# hosts. A node added to the spec changes the DNS zones and the DHCP reservations, so the plan
+# asks for reload-dns and reload-dhcp too.
 OTHER_SERVICES = ("restart-opensm", "restart-lnet", "restart-imex", "restart-dcgm-exporter",
-                  "restart-snmp-exporter", "reload-prometheus")
+                  "restart-snmp-exporter", "reload-prometheus", "reload-frr", "reload-dns",
+                  "reload-dhcp")
 
 
 def _value(text: str, key: str) -> str:

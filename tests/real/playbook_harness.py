@@ -29,7 +29,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -40,6 +39,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.real import slurm_harness as harness
 from tests.real.change_harness import SLURM_FILES, LiveSlurm
 
 HERE = Path(__file__).parent
@@ -163,9 +163,8 @@ class Services(RequestServer):
         binary = shutil.which("prometheus")
         if binary is None:
             return 1, "prometheus is not installed (apt-get install prometheus)\n"
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            self.prometheus_port = int(sock.getsockname()[1])
+        # below the ephemeral range, in this xdist worker's slice (slurm_harness.free_port)
+        self.prometheus_port = harness.free_port()
         work = self.live.work / "prometheus"
         work.mkdir(exist_ok=True)
         self.prometheus = subprocess.Popen(

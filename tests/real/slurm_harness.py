@@ -151,6 +151,7 @@ def _tool(name: str) -> str:
 
 
 _PORTS = random.Random()  # seeded from the OS: parallel runs draw different ports
+_HANDED_OUT: set[int] = set()  # this process's ports: never handed out twice
 
 
 def free_port() -> int:
@@ -160,17 +161,43 @@ def free_port() -> int:
     same time) could take it before the daemon bound it, or while a daemon that is not
     running (slurmd) left it free: slurmctld's agents and slurmdbd then talked to another
     run's daemon, which reset the connection ('Connection reset by peer'). Ports below the
-    range are never handed out by the kernel."""
-    low = _ephemeral_low()
+    range are never handed out by the kernel.
+
+    Under pytest-xdist each worker draws from a slice of its own (``worker_ports``): a port
+    is free when drawn but bound only later (a SlurmdPort, by the slurmd a test starts
+    seconds after, on a node's own loopback address), so two workers drawing from one range
+    could both hand out a port before either bound it, and the second slurmctld or slurmd
+    then failed to bind, or its node messages reached the other worker's slurmd. A port is
+    never handed out twice in one process either (SlurmctldPort and SlurmdPort of one
+    cluster, drawn before either daemon binds)."""
+    low, high = worker_ports()
     for _ in range(200):
-        port = _PORTS.randrange(max(1024, low - 20_000), low)
+        port = _PORTS.randrange(low, high)
+        if port in _HANDED_OUT:
+            continue
         with socket.socket() as sock:
             try:
                 sock.bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return port
-    raise HarnessError(f"no free port below {low}")
+        _HANDED_OUT.add(port)
+        return port
+    raise HarnessError(f"no free port in {low}-{high - 1}")
+
+
+def worker_ports() -> tuple[int, int]:
+    """This process's port range [low, high): the 20,000 ports below the ephemeral range,
+    split evenly between the pytest-xdist workers (PYTEST_XDIST_WORKER 'gw3' of
+    PYTEST_XDIST_WORKER_COUNT); the whole range outside xdist."""
+    top = _ephemeral_low()
+    bottom = max(1024, top - 20_000)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if not worker.startswith("gw") or not worker[2:].isdigit() or count < 2:
+        return bottom, top
+    index = int(worker[2:]) % count
+    size = (top - bottom) // count
+    return bottom + index * size, bottom + (index + 1) * size
 
 
 def _ephemeral_low() -> int:

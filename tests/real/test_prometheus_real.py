@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -22,6 +21,7 @@ import pytest
 from cluster_iac.formats.yaml import yaml_text
 from tests import monitoring_fixtures as mf
 from tests.conftest import EXAMPLE_IDS
+from tests.real import slurm_harness as harness
 
 pytestmark = pytest.mark.real
 
@@ -452,6 +452,7 @@ def _wait_for_targets(api: Any, count: int) -> list[dict[str, Any]]:
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """slurm_harness's: below the ephemeral range, where bind(0)'s port could be taken by
+    another worker's outgoing connection before Prometheus binds it, and in this xdist
+    worker's own slice (slurm_harness.worker_ports)."""
+    return harness.free_port()
