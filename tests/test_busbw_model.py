@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from cluster_iac.emit.report import _busbw
 from cluster_iac.plan.collectives import (
     JobShape,
     estimates,
@@ -122,6 +123,21 @@ def test_job_sizes_per_partition() -> None:
     assert [(job, p.shape.gpus) for job, p in jobs.items()] == [
         ("node", 8), ("16 GPUs", 16), ("scalable_unit", 256), ("512 GPUs", 512),
         ("partition", 1016)]
+
+
+def test_job_size_labels_say_what_whole_nodes_hold_and_keep_unheld_asks() -> None:
+    """100 GPUs on 8-GPU nodes is 13 nodes and 104 GPUs: the busbw table's label says 104 and
+    that 100 was asked; an ask above the partition is a row of its own, not dropped."""
+    data = example_data("dgx-h100-superpod-4su")
+    data["policy"]["allreduce_job_sizes"] = [100, 100000]
+    jobs = _jobs(data)
+    label = "104 GPUs (100 asked, rounded up to whole nodes)"
+    assert (jobs[label].shape.nodes, jobs[label].shape.gpus) == (13, 104)
+    rows = [r for t in _busbw(compile_data(data))["tables"] for r in t["rows"]]
+    assert [r["gpus"] for r in rows if r["job"] == label] == ["104"]
+    [unheld] = [r for r in rows if r["job"].startswith("100,000 GPUs")]
+    assert unheld["job"] == "100,000 GPUs (more than the partition's 1,016)"
+    assert unheld["busbw"] == "-" and "GOODPUT-JOB-SIZE" in unheld["limit"]
 
 
 def test_no_compute_fabric_leaves_multi_node_jobs_unpredicted() -> None:

@@ -172,6 +172,7 @@ def _busbw(plan: Plan) -> dict[str, Any]:
     tables = []
     for partition in plan.partitions:
         rows = [_busbw_row(p) for p in collectives.partition_predictions(plan, partition)]
+        rows += [_unheld_row(job) for job in collectives.oversized(plan, partition)]
         if rows:
             tables.append({"name": partition.name, "rows": rows})
     job = policy.min_allreduce_busbw_job
@@ -210,6 +211,13 @@ def _busbw_row(p: collectives.JobPrediction) -> dict[str, Any]:
         "busbw": f"{chosen.busbw_gbs:.1f}" if chosen else "-",
         "limit": chosen.limit if chosen else p.missing,
         "latency": f"{100 * chosen.latency_us / chosen.time_us:.1f}" if chosen else "-"}
+
+
+def _unheld_row(job: str) -> dict[str, Any]:
+    """A size policy.allreduce_job_sizes asks for that the partition cannot hold."""
+    return {"job": job, "nodes": "-", "gpus": "-", "domains": "-", "nics": "-", "oversub": "-",
+            "algorithms": ["-"] * len(collectives.ALGORITHMS), "picks": "-", "busbw": "-",
+            "limit": "the partition holds fewer GPUs (GOODPUT-JOB-SIZE)", "latency": "-"}
 
 
 def _opt(value: float | None, fmt: str) -> str:

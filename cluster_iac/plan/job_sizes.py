@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cluster_iac.plan.checkpoint import storage_figures
-from cluster_iac.plan.collectives.jobs import first_gpus, job_nodes
+from cluster_iac.plan.collectives.jobs import first_gpus, job_nodes, size_label
 from cluster_iac.plan.failures import JobFailures, RateContext, job_failures
 from cluster_iac.plan.fleets import ENDS
 from cluster_iac.plan.goodput import Goodput, job_goodput
@@ -38,11 +38,7 @@ class SizedJob:
     def label(self) -> str:
         if self.asked is None:
             return LABELS[self.job]
-        if not self.gpus:
-            return f"{self.asked:,} GPUs (more than the partition's {self.available:,})"
-        if self.gpus == self.asked:
-            return f"{self.gpus:,} GPUs"
-        return f"{self.gpus:,} GPUs ({self.asked:,} asked, rounded up to whole nodes)"
+        return size_label(self.asked, self.gpus, self.available)
 
 
 

@@ -13,6 +13,7 @@ from cluster_iac.plan.collectives.algorithms import (
 from cluster_iac.plan.collectives.jobs import (
     JobPrediction,
     message_bytes,
+    oversized,
     partition_jobs,
     partition_predictions,
     policy_job,
@@ -24,6 +25,6 @@ from cluster_iac.plan.collectives.shape import job_shape
 
 __all__ = [
     "ALGORITHMS", "LABELS", "Estimate", "JobPrediction", "JobShape", "estimates", "job_shape",
-    "message_bytes", "nccl_choice", "partition_jobs", "partition_predictions", "policy_job",
-    "predict", "predictions", "size_text",
+    "message_bytes", "nccl_choice", "oversized", "partition_jobs", "partition_predictions",
+    "policy_job", "predict", "predictions", "size_text",
 ]

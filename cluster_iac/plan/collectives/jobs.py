@@ -118,13 +118,20 @@ def policy_job(plan: Plan, partition: PartitionPlan) -> JobPrediction | None:
     """The prediction of the job policy.min_allreduce_busbw_job names in a partition (the
     whole partition where it holds less: a partition without a fabric has no SU)."""
     wanted = plan.settings.policy.min_allreduce_busbw_job
-    extra = [wanted] if isinstance(wanted, int) else []
     owners = nvlink_owners(plan)
-    jobs = dict(job_nodes(plan, partition, extra, owners))
-    job = wanted if isinstance(wanted, str) else _gpus_label(wanted)
-    if not jobs.get(job):
+    jobs = job_nodes(plan, partition, [wanted] if isinstance(wanted, int) else [], owners)
+    named = dict(jobs)
+    job = wanted if isinstance(wanted, str) else jobs[-2][0] if len(jobs) > 1 else ""
+    if not named.get(job):
         job = "partition"
-    return predict(plan, jobs.get(job, ()), partition.name, job, owners=owners)
+    return predict(plan, named.get(job, ()), partition.name, job, owners=owners)
+
+
+def oversized(plan: Plan, partition: PartitionPlan) -> list[str]:
+    """The labels of the policy.allreduce_job_sizes a partition cannot hold (shown as such,
+    never dropped; checks/goodput.py makes each a located warning)."""
+    candidates = job_nodes(plan, partition, plan.settings.policy.allreduce_job_sizes)
+    return [job for job, nodes in candidates if not nodes]
 
 
 def partition_jobs(plan: Plan, partition: PartitionPlan,
@@ -156,7 +163,10 @@ def job_nodes(plan: Plan, partition: PartitionPlan, extra_gpus: Sequence[int],
     domain = next(tuple(g) for g in domain_groups(plan, nodes, owners).values() if first in g)
     unit = _same_unit(plan, nodes, scalable_unit(plan, first))
     jobs = [("node", (first,)), ("nvlink_domain", domain), ("scalable_unit", unit)]
-    jobs += [(_gpus_label(gpus), first_gpus(plan, nodes, gpus)) for gpus in extra_gpus]
+    available = _gpu_total(plan, nodes)
+    for gpus in extra_gpus:
+        taken = first_gpus(plan, nodes, gpus)
+        jobs.append((size_label(gpus, _gpu_total(plan, taken), available), taken))
     return [*jobs, ("partition", nodes)]
 
 
@@ -173,8 +183,15 @@ def _same_unit(plan: Plan, nodes: Sequence[Node], su: object) -> tuple[Node, ...
     return tuple(compress(nodes, map(eq, numbered, repeat(su))))
 
 
-def _gpus_label(gpus: int) -> str:
-    return f"{gpus} GPUs"
+def size_label(asked: int, gpus: int, available: int) -> str:
+    """The label of a job size asked in GPUs: what whole nodes hold, and what was asked where
+    that differs ('4,104 GPUs (4,100 asked, rounded up to whole nodes)'); an ask above the
+    partition's ``available`` GPUs says so (``gpus`` 0)."""
+    if not gpus:
+        return f"{asked:,} GPUs (more than the partition's {available:,})"
+    if gpus == asked:
+        return f"{gpus:,} GPUs"
+    return f"{gpus:,} GPUs ({asked:,} asked, rounded up to whole nodes)"
 
 
 def _gpu_total(plan: Plan, nodes: Sequence[Node]) -> int:
