@@ -27,6 +27,8 @@ file goes where is emit/playbook_files.py's table.
 
 from __future__ import annotations
 
+import posixpath
+
 from cluster_iac.emit.ansible import SLURM_CONF_DIR
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.emit.playbook_files import file_hosts, imex_pattern, installs, plain
@@ -67,6 +69,21 @@ def _play_vars(plan: Plan, group: str) -> dict[str, object]:
                                         for node in domain.nodes}}
 
 
+def _directories(files: list[dict[str, str]]) -> list[dict[str, object]]:
+    """One item per directory the files go into, not one per file (each item is a task run
+    on every host: 42 seeds in one folder were 42 runs of the file module). The first file's
+    dest names the directory, made when any of its files is in the tree; a dest that is one
+    variable ('{{ nccl_conf_path }}') is a directory of its own until the play reads it."""
+    dests: dict[str, str] = {}
+    srcs: dict[str, list[str]] = {}
+    for f in files:
+        dest = f["dest"]
+        key = dest if dest.endswith("}}") and "/" not in dest else posixpath.dirname(dest)
+        dests.setdefault(key, dest)
+        srcs.setdefault(key, []).append(f["src"])
+    return [{"dest": dests[key], "srcs": srcs[key]} for key in dests]
+
+
 def _install_tasks(files: list[dict[str, str]]) -> list[dict[str, object]]:
     """The directories, the whole files, and the files whose lines go into a host's file
     (the Lustre fstab lines into /etc/fstab: each replaces the line of its mount point)."""
@@ -77,8 +94,9 @@ def _install_tasks(files: list[dict[str, str]]) -> list[dict[str, object]]:
         "name": "the directories",
         "ansible.builtin.file": {"path": f"{ROOT}{{{{ item.dest | dirname }}}}",
                                  "state": "directory", "mode": "0755"},
-        "loop": files, "loop_control": {"label": "{{ item.dest | dirname }}"},
-        "when": present}, {
+        "loop": _directories(files), "loop_control": {"label": "{{ item.dest | dirname }}"},
+        "when": "[playbook_dir ~ '/..'] | product(item.srcs) | map('join', '/') "
+                "| select('file') | list | length > 0"}, {
         "name": "the files",
         "ansible.builtin.copy": {
             "src": f"{TREE}/{{{{ item.src }}}}", "dest": f"{ROOT}{{{{ item.dest }}}}",

@@ -222,7 +222,11 @@ def run_playbook(tree: Path, plan: Path, release: str, sandbox_vars: Path, work:
     """ansible-playbook -i inventory.yml site.yml with the plan for ``release``."""
     config = work / "ansible.cfg"
     config.write_text("")
+    # ANSIBLE_PIPELINING: each module is piped to the interpreter instead of written to a
+    # temporary file first (a transport setting many sites turn on; nothing the playbook does
+    # changes): about a quarter less CPU per task on this 2-core machine
     env = {**os.environ, "ANSIBLE_CONFIG": str(config), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_PIPELINING": "True",
            "ANSIBLE_LOCAL_TEMP": str(work / "ansible-tmp"), "ANSIBLE_HOME": str(work / "home"),
            "ANSIBLE_REMOTE_TEMP": str(work / "ansible-remote"), "ANSIBLE_FORKS": "4",
            "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True", "ANSIBLE_DEPRECATION_WARNINGS": "True"}
