@@ -41,11 +41,20 @@ def test_both_forms_read_alike() -> None:
     """`-f json` and `-f json0` of one table give the same rows, each at its record's line."""
     plain = parse((DATA / "gpu-01.lldp.json").read_text())
     zero = parse((DATA / "json0" / "gpu-01.lldp.json").read_text())
-    rows = [(r.interface, r.system, r.port_descr, r.port_type) for r in plain.neighbors]
-    assert rows == [(r.interface, r.system, r.port_descr, r.port_type) for r in zero.neighbors]
-    assert rows == [("rdma0", "eth-leaf-su1-r1", "p1s1", "mac"),
-                    ("rdma1", "eth-leaf-su1-r2", "p1s1", "mac"),
-                    ("eth0", "mgmt-r01-1", "swp4", "mac")]
+    rows = [(r.interface, r.system, r.port_id, r.port_type, r.port_descr)
+            for r in plain.neighbors]
+    assert rows == [(r.interface, r.system, r.port_id, r.port_type, r.port_descr)
+                    for r in zero.neighbors]
+    # a switch port with an alias: its name as the id, the alias as the description
+    assert rows == [("rdma0", "eth-leaf-su1-r1", "p1s1", "ifname",
+                     "gpu-01:rdma0 CF-r01.U01.rdma0"),
+                    ("rdma1", "eth-leaf-su1-r2", "p1s1", "ifname",
+                     "gpu-01:rdma1 CF-r01.U01.rdma1"),
+                    ("eth0", "mgmt-r01-1", "swp4", "ifname", "gpu-01:eth0 MG-r01.U01.eth0")]
+    # a host's port (no alias): its MAC as the id, its name as the description
+    leaf = parse((DATA / "eth-leaf-su1-r1.lldp.json").read_text()).neighbors[0]
+    assert (leaf.interface, leaf.system, leaf.port_type, leaf.port_descr) == (
+        "p1s1", "gpu-01", "mac", "rdma0")
     text = (DATA / "gpu-01.lldp.json").read_text().splitlines()
     assert all('"via"' in text[r.line - 1] for r in plain.neighbors)
 
@@ -97,10 +106,12 @@ def _swap(tables: Path) -> None:
             record["port"]["descr"] = port
 
     edit(tables / "eth-leaf-su1-r1.lldp.json", change=neighbour)
-    for host, port in (("gpu-01", "p1s2"), ("gpu-02", "p1s1")):
+    # the hosts now hear the other leaf port: its name, and its alias (the switch's config)
+    for host, port, alias in (("gpu-01", "p1s2", "gpu-02:rdma0 CF-r01.U09.rdma0"),
+                              ("gpu-02", "p1s1", "gpu-01:rdma0 CF-r01.U01.rdma0")):
         edit(tables / f"{host}.lldp.json",
-             change=lambda name, record, port=port: name == "rdma0" and record["port"].update(
-                 descr=port))
+             change=lambda name, record, port=port, alias=alias: name == "rdma0" and
+             record["port"].update(id={"type": "ifname", "value": port}, descr=alias))
 
 
 def test_two_swapped_cables_are_both_miswired(spec: Path, tmp_path: Path) -> None:

@@ -2,8 +2,10 @@
 sample of the RoCE example (examples/spectrum-x-roce.yaml with 4 hosts of 2 rails, so 2
 leaves and 1 spine, and its management network) built as network namespaces, one per
 device, joined by veth pairs named as the plan names the ports, each running lldpd under its
-planned name. The cabling as planned gives no finding; one cable removed is MISSING by its
-label; two cables swapped at the leaf are MISWIRED, both named.
+planned name; a switch port has the alias a compute switch's switches/<name>/interfaces
+gives it (the management switches' alike), so lldpd sends it by name (port id subtype
+ifname). The cabling as planned gives no finding; one cable removed is MISSING by its label;
+two cables swapped at the leaf are MISWIRED, both named.
 
 The lab's clean tables are what tests/data/lldp/ holds (see its README): with
 CLUSTER_IAC_LLDP_CAPTURE=DIR this test writes them there again.
@@ -20,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from cluster_iac.cli.main import main
-from cluster_iac.formats.lldpcli import parse
+from cluster_iac.formats.lldpcli import Neighbor, parse
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cable
 from cluster_iac.reconcile.ethernet import SILENT
@@ -61,9 +63,38 @@ def _settled(lab: Lab, devices: list[str], wiring: list[tuple[str, str, str, str
 
         def probe(device: str = device, want: set[tuple[str, str, str]] = want) -> bool:
             rows = parse(_table(lab, device)).neighbors
-            return {(r.interface, r.system, r.port_descr) for r in rows} == want
+            return {(r.interface, r.system, _port(r)) for r in rows} == want
 
         netns.wait_for(f"{device}'s LLDP table", probe, timeout=30, step=0.5)
+
+
+def _port(row: Neighbor) -> str:
+    """A neighbour's port name: lldpd sends an interface with an alias by its name (subtype
+    ifname, the alias as description), one without by its MAC (the name as description)."""
+    return row.port_id if row.port_type == "ifname" else row.port_descr
+
+
+def _aliases(plan: Plan) -> dict[tuple[str, str], str]:
+    """Each switch port's alias as switches/<name>/interfaces sets it ('alias gpu-01:rdma0
+    CF-r01.U01.rdma0': the planned peer and the cable's label)."""
+    kinds = {d.name: d.kind for d in plan.devices}
+    out = {}
+    for c in _links(plan):
+        for here, port, there, far in ((c.a_device, c.a_port, c.b_device, c.b_port),
+                                       (c.b_device, c.b_port, c.a_device, c.a_port)):
+            if kinds[here] == "switch":
+                out[(here, port)] = f"{there}:{far} {c.cable_id}"
+    return out
+
+
+def _connect(lab: Lab, aliases: dict[tuple[str, str], str],
+             wiring: list[tuple[str, str, str, str]]) -> None:
+    """A veth per link; a switch port gets its planned alias whatever it is plugged into."""
+    for a, a_port, b, b_port in wiring:
+        lab.link((a, a_port), (b, b_port))
+        for device, port in ((a, a_port), (b, b_port)):
+            if (device, port) in aliases:
+                lab.ip(device, "link", "set", port, "alias", aliases[(device, port)])
 
 
 def _collect(lab: Lab, devices: list[str], folder: Path) -> Path:
@@ -80,12 +111,11 @@ def _verify(spec: Path, *args: str) -> tuple[int, list[str], str]:
     return result.exit_code, result.stdout.splitlines(), result.stderr
 
 
-def _rewire(lab: Lab, old: list[tuple[str, str, str, str]],
-            new: list[tuple[str, str, str, str]]) -> None:
+def _rewire(lab: Lab, aliases: dict[tuple[str, str], str],
+            old: list[tuple[str, str, str, str]], new: list[tuple[str, str, str, str]]) -> None:
     for a, a_port, _, _ in old:
         lab.ip(a, "link", "del", a_port)
-    for a, a_port, b, b_port in new:
-        lab.link((a, a_port), (b, b_port))
+    _connect(lab, aliases, new)
 
 
 def test_lldp_tables_of_a_roce_sample(tmp_path: Path) -> None:
@@ -98,8 +128,8 @@ def test_lldp_tables_of_a_roce_sample(tmp_path: Path) -> None:
     assert {"eth-leaf-su1-r1", "eth-leaf-su1-r2", "eth-spine-1", "gpu-04"} <= set(devices)
     assert len([c for c in cables if c.network == "compute"]) == 24
     with Lab(devices) as lab:
-        for a, a_port, b, b_port in wiring:
-            lab.link((a, a_port), (b, b_port))
+        aliases = _aliases(plan)
+        _connect(lab, aliases, wiring)
         for device in devices:
             netns.start_lldpd(lab, device, device)
         _settled(lab, devices, wiring)
@@ -131,7 +161,7 @@ def test_lldp_tables_of_a_roce_sample(tmp_path: Path) -> None:
 
         # one leaf-spine cable removed: MISSING by its label, nothing else
         gone = next(c for c in cables if c.tier == "leaf-spine")
-        _rewire(lab, [(gone.a_device, gone.a_port, gone.b_device, gone.b_port)], [])
+        _rewire(lab, aliases, [(gone.a_device, gone.a_port, gone.b_device, gone.b_port)], [])
         less = [w for w in wiring if w != (gone.a_device, gone.a_port, gone.b_device,
                                            gone.b_port)]
         _settled(lab, devices, less)
@@ -140,15 +170,15 @@ def test_lldp_tables_of_a_roce_sample(tmp_path: Path) -> None:
         assert [line.split(":")[0] for line in out] == [f"MISSING {gone.cable_id}"], out
         assert f"{gone.a_rack}/U{gone.a_u:02d} {gone.a_device} {gone.a_port}" in out[0], out
         assert "1 missing, 0 miswired, 0 extra" in err
-        _rewire(lab, [], [(gone.a_device, gone.a_port, gone.b_device, gone.b_port)])
+        _rewire(lab, aliases, [], [(gone.a_device, gone.a_port, gone.b_device, gone.b_port)])
 
         # two host cables swapped at the leaf: both MISWIRED, each with what is found
         one, two = [c for c in cables if c.b_device == "eth-leaf-su1-r1"
                     and c.tier == "node-leaf"][:2]
         swapped = [(one.a_device, one.a_port, one.b_device, two.b_port),
                    (two.a_device, two.a_port, two.b_device, one.b_port)]
-        _rewire(lab, [(one.a_device, one.a_port, "", ""), (two.a_device, two.a_port, "", "")],
-                swapped)
+        _rewire(lab, aliases, [(one.a_device, one.a_port, "", ""),
+                               (two.a_device, two.a_port, "", "")], swapped)
         now = [w for w in wiring if w[:2] not in {(one.a_device, one.a_port),
                                                  (two.a_device, two.a_port)}] + swapped
         _settled(lab, devices, now)
