@@ -62,7 +62,7 @@ def compare(plan: Plan, found: Sequence[Discovery]) -> Iterator[Finding]:
         tables.append((item.host, item.data))
         paths.setdefault(item.host, str(item.path))
     for mismatch in verify(plan, tables).mismatches:
-        yield finding(plan, mismatch, _path(mismatch, paths))
+        yield finding(plan, mismatch, _path(plan, mismatch, paths))
 
 
 def read_tables(plan: Plan, paths: Sequence[Path]
@@ -94,9 +94,13 @@ def read_tables(plan: Plan, paths: Sequence[Path]
     return tables, errors
 
 
-def _path(mismatch: Mismatch, paths: dict[str, str]) -> str:
-    """The file a finding is filed under: the table of a planned end, else of a found end."""
+def _path(plan: Plan, mismatch: Mismatch, paths: dict[str, str]) -> str:
+    """The file a finding is filed under: the table of a planned end, else of a found end;
+    a device not seen, the table of the first device planned to be cabled to it."""
     names = [mismatch.switch]
+    if mismatch.switch:
+        names += [c.b_device if c.a_device == mismatch.switch else c.a_device
+                  for c in plan.cables.rows() if mismatch.switch in (c.a_device, c.b_device)]
     if mismatch.planned is not None:
         names += [mismatch.planned.a_device, mismatch.planned.b_device]
     names += [end.device for ends in mismatch.found for end in ends]
