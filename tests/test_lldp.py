@@ -186,10 +186,9 @@ def test_whose_table_from_the_local_chassis(spec: Path, tmp_path: Path) -> None:
     """A file named after no device holding `show chassis` then `show neighbors` output is
     the local chassis' table; without it, the file is of no planned device: an error."""
     neighbors = (DATA / "gpu-01.lldp.json").read_text()
-    chassis = json.dumps({"local-chassis": {"chassis": {"gpu-01": {
-        "id": {"type": "mac", "value": "02:00:00:00:00:01"}}}}}, indent=2)
+    chassis = (DATA / "chassis" / "gpu-01.chassis.json").read_text()
     both = tmp_path / "table-17.json"
-    both.write_text(chassis + "\n" + neighbors)
+    both.write_text(chassis + neighbors)
     assert parse(both.read_text()).local == "gpu-01"
     assert _verify(spec, str(both))[0] == 0
     alone = tmp_path / "table-18.json"

@@ -49,9 +49,10 @@ def _expected(wiring: list[tuple[str, str, str, str]]) -> dict[str, set[tuple[st
     return out
 
 
-def _table(lab: Lab, device: str, form: str = "json") -> str:
+def _table(lab: Lab, device: str, form: str = "json", what: str = "neighbors") -> str:
+    """`lldpcli show WHAT -f FORM` on the device (WHAT: neighbors, or chassis: its own)."""
     socket = lab.rundir(device, "lldpd") / "lldpd.socket"
-    return lab.run(device, netns.tool("lldpcli"), "-u", str(socket), "show", "neighbors",
+    return lab.run(device, netns.tool("lldpcli"), "-u", str(socket), "show", what,
                    "-f", form).stdout
 
 
@@ -145,12 +146,21 @@ def test_lldp_tables_of_a_roce_sample(tmp_path: Path) -> None:
                                            *map(str, sorted(clean.glob("*.json")))])
         assert result.exit_code == 0, result.output
         assert "error[" not in result.output
+        # a file named after no device says whose table it is by `show chassis` beside it
+        own = tmp_path / "own" / "table.json"
+        own.parent.mkdir()
+        own.write_text(_table(lab, "gpu-01", what="chassis") + _table(lab, "gpu-01"))
+        code, out, err = _verify(spec, str(own))
+        assert code == 0 and "3 of 3 cables seen from 1 LLDP table(s)" in out[0], out + [err]
         capture = os.environ.get("CLUSTER_IAC_LLDP_CAPTURE")
         if capture:
             _collect(lab, devices, Path(capture))
-            (Path(capture) / "json0").mkdir(exist_ok=True)
+            for form in ("json0", "chassis"):
+                (Path(capture) / form).mkdir(exist_ok=True)
             (Path(capture) / "json0" / "gpu-01.lldp.json").write_text(
                 _table(lab, "gpu-01", "json0"))
+            (Path(capture) / "chassis" / "gpu-01.chassis.json").write_text(
+                _table(lab, "gpu-01", what="chassis"))
         # the saved real tables are what lldpd prints for this lab (but for MACs and clock)
         assert len(list(DATA.glob("*.lldp.json"))) == len(devices)
         for saved in sorted(DATA.glob("*.lldp.json")):
