@@ -14,7 +14,9 @@ from click.testing import CliRunner
 
 from cluster_iac.cli.main import main
 from cluster_iac.formats.lldpcli import LldpError, detect, parse
+from cluster_iac.reconcile.ethernet import silent_end
 from cluster_iac.reconcile.sources import detect as kind_of
+from tests.conftest import ROOT, example_build
 from tests.lldp_fixtures import DATA, edit, entries, sample_spec, saved_tables
 
 
@@ -64,7 +66,8 @@ def test_the_saved_tables_match_the_plan(spec: Path, tmp_path: Path) -> None:
     code, out, err = _verify(spec, str(tables))
     assert code == 0, out + [err]
     assert out == [f"{tables}: the Ethernet cabling matches the plan (40 of 52 cables seen "
-                   "from 14 LLDP table(s); 12 cable(s) to PDUs, which send no LLDP, not judged)"]
+                   "from 14 LLDP table(s); 12 cable(s) to PDUs or BMCs, which send no LLDP, "
+                   "not judged)"]
     code, out, err = _verify(spec, str(tables), "--network", "compute")
     assert code == 0 and "the compute cabling matches the plan (24 of 24 cables" in out[0]
     code, out, err = _reconcile(spec, *sorted(tables.iterdir()))
@@ -246,3 +249,62 @@ def test_control_characters_in_a_name_stay_on_one_line(spec: Path, tmp_path: Pat
     code, out, _ = _verify(spec, str(tables), "--network", "compute")
     assert code == 1 and all(not line.startswith("MISSING CF-forged") for line in out)
     assert any("'evil\\nMISSING CF-forged'" in line for line in out), out
+
+
+def _planned_tables(plan: Any, folder: Path, skip: frozenset[str] = frozenset()) -> Path:
+    """Tables of every switch and node of a plan, as lldpd would print them for the cabling
+    as planned: each record the saved real one of gpu-01 rdma0 with its names changed. The
+    ends that send no LLDP (PDUs, nodes' BMC ports) and the devices in ``skip`` give none."""
+    template = entries(json.loads((DATA / "gpu-01.lldp.json").read_text()))[0][1]
+    kinds = {d.name: d.kind for d in plan.devices}
+    rows: dict[str, list[dict[str, Any]]] = {}
+    for cable in plan.cables.rows():
+        if cable.link != "ethernet":
+            continue
+        for here, port, there, far in ((cable.a_device, cable.a_port, cable.b_device,
+                                        cable.b_port), (cable.b_device, cable.b_port,
+                                                        cable.a_device, cable.a_port)):
+            if (silent_end(kinds, cable, there) or silent_end(kinds, cable, here)
+                    or here in skip or there in skip):
+                continue
+            record = json.loads(json.dumps(template))
+            record["chassis"] = {there: next(iter(record["chassis"].values()))}
+            record["port"] = {"id": {"type": "ifname", "value": far}, "descr": "x"}
+            rows.setdefault(here, []).append({port: record})
+    folder.mkdir()
+    for device, items in rows.items():
+        (folder / f"{device}.lldp.json").write_text(json.dumps({"lldp": {"interface": items}}))
+    return folder
+
+
+@pytest.mark.parametrize("name", ["seed-64gpu-h100", "spectrum-x-roce"])
+def test_whole_examples_as_planned(name: str, tmp_path: Path) -> None:
+    """A whole example's tables as planned: no finding; the BMC network's node ports and the
+    PDUs' are counted as not judged, not reported missing."""
+    plan = example_build(name).plan
+    tables = _planned_tables(plan, tmp_path / "t")
+    code, out, err = _verify(ROOT / "examples" / f"{name}.yaml", str(tables))
+    assert code == 0, out[:5] + [err]
+    kinds = {d.name: d.kind for d in plan.devices}
+    silent = sum(1 for c in plan.cables.rows() if c.link == "ethernet" and (
+        silent_end(kinds, c, c.a_device) or silent_end(kinds, c, c.b_device)))
+    assert f"{silent} cable(s) to PDUs or BMCs" in out[0], out
+
+
+def test_a_bmc_port_on_another_bmc_port_is_miswired(tmp_path: Path) -> None:
+    """A BMC that sends LLDP, plugged into the switch port planned for another node's BMC,
+    is named; the BMCs that say nothing are not reported."""
+    name = "seed-64gpu-h100"
+    plan = example_build(name).plan
+    tables = _planned_tables(plan, tmp_path / "t")
+    one, two = [c for c in plan.cables.rows() if c.network == "bmc" and c.a_port == "bmc"][:2]
+    path = tables / f"{one.b_device}.lldp.json"
+    document = json.loads(path.read_text())
+    record = json.loads(json.dumps(entries(document)[0][1]))
+    record["chassis"] = {two.a_device: next(iter(record["chassis"].values()))}
+    record["port"] = {"id": {"type": "mac", "value": "02:00:00:00:00:02"}, "descr": "bmc"}
+    document["lldp"]["interface"].append({one.b_port: record})
+    path.write_text(json.dumps(document))
+    code, out, _ = _verify(ROOT / "examples" / f"{name}.yaml", str(tables))
+    assert code == 1
+    assert _kinds(out) == [f"MISWIRED {one.cable_id}", f"MISWIRED {two.cable_id}"], out

@@ -105,7 +105,7 @@ def _verify_ethernet(spec: Path, discovered: Path, network: str | None) -> None:
     if verdict.mismatches:
         _fail(f"{discovered}: the {what} cabling differs from the plan: "
               f"{_counts([m.kind for m in verdict.mismatches], 'device(s)')}")
-    note = (f"; {verdict.silent} cable(s) to PDUs, which send no LLDP, not judged"
+    note = (f"; {verdict.silent} cable(s) to PDUs or BMCs, which send no LLDP, not judged"
             if verdict.silent else "")
     click.echo(f"{discovered}: the {what} cabling matches the plan ({verdict.found} of "
                f"{verdict.judged} cables seen from {len(tables)} LLDP table(s){note})")

@@ -12,8 +12,10 @@ A planned cable is judged when a table of one of its ends is given: it is found 
 table shows the link, miswired when a port of it shows another link, missing when neither.
 A link no planned cable explains, on no planned port of another network, is extra. A device
 no table is of and no table lists (switched off, unplugged, lldpd not running) is reported
-once with the number of its cables, which are not listed again. PDUs rarely send LLDP
-(``SILENT``): a cable to one is judged only by what its other end shows.
+once with the number of its cables, which are not listed again. PDUs and BMCs often send no
+LLDP, and a host's lldpd does not run on its BMC's port (``silent``): a cable to one is
+judged only by what its other end shows (another neighbour there is a miswiring; nothing
+there is not reported, only counted).
 """
 
 from __future__ import annotations
@@ -28,13 +30,14 @@ from cluster_iac.reconcile.infiniband import End, Mismatch
 
 SILENT = frozenset({"pdu"})
 """Device kinds not expected to send LLDP: their cables are checked from the other end only."""
+BMC_NETWORK = "bmc"  # a node's port on this network is its BMC's (plan/physical.py's cabling)
 _NAMED = frozenset({"ifname", "local", "ifalias"})  # port id subtypes that are a port's name
 
 
 class Verdict(NamedTuple):
     """Every difference (infiniband.Mismatch, in the plan's order: devices not seen, then
     missing and miswired cables, then extra links), and counts: cables judged, found, and
-    left unjudged because their only seen end is a silent device's."""
+    left unjudged because nothing is seen on them and an end of them is silent."""
 
     mismatches: list[Mismatch]
     judged: int
@@ -91,12 +94,20 @@ def verify(plan: Plan, tables: Sequence[tuple[str, Table]],
             continue
         if i in miswired:
             out.append(Mismatch("miswired", cable, tuple(miswired[i])))
-        elif {kinds.get(cable.a_device), kinds.get(cable.b_device)} & SILENT:
+        elif silent_end(kinds, cable, cable.a_device) or silent_end(kinds, cable,
+                                                                    cable.b_device):
             silent += 1
         else:
             out.append(Mismatch("missing", cable))
     out += [Mismatch("extra", None, (ends,)) for ends in extra]
     return Verdict(out, len(judged), sum(1 for i in judged if i in found), silent)
+
+
+def silent_end(kinds: dict[str, str], cable: Cable, device: str) -> bool:
+    """Whether the cable's end on ``device`` may send no LLDP: a PDU's (``SILENT``), or a
+    node's port on the BMC network (its BMC's, not the host's)."""
+    kind = kinds.get(device)
+    return kind in SILENT or (kind == "node" and cable.network == BMC_NETWORK)
 
 
 def _ends(cable: Cable) -> tuple[End, End]:
@@ -156,11 +167,11 @@ def _planned(cables: list[Cable], by_end: dict[End, int], ends: tuple[End, End])
 
 def _unseen(plan: Plan, cables: list[Cable], judged: list[int], seen: set[str],
             kinds: dict[str, str]) -> dict[str, int]:
-    """The devices on judged cables that no table is of and no table lists (silent kinds
+    """The devices on judged cables that no table is of and no table lists (silent ends
     aside), in the plan's order, each with the number of its judged cables."""
     count: dict[str, int] = {}
     for i in judged:
         for device in (cables[i].a_device, cables[i].b_device):
-            if device not in seen and kinds.get(device) not in SILENT:
+            if device not in seen and not silent_end(kinds, cables[i], device):
                 count[device] = count.get(device, 0) + 1
     return {d.name: count[d.name] for d in plan.devices if d.name in count}
