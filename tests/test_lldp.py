@@ -73,6 +73,7 @@ def test_the_saved_tables_match_the_plan(spec: Path, tmp_path: Path) -> None:
     code, out, err = _reconcile(spec, *sorted(tables.iterdir()))
     assert code == 0 and "error[" not in out + err
     assert "(14 lldp judged)" in out
+    assert _reconcile(spec, tables)[1] == out  # a folder stands for its files
 
 
 def test_a_removed_cable_is_missing_by_its_label(spec: Path, tmp_path: Path) -> None:
