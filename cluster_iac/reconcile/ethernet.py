@@ -129,7 +129,7 @@ def _links(tables: Sequence[tuple[str, Table]], kinds: dict[str, str],
     for device, table in tables:
         for row in table.neighbors:
             ends = (End(device, _shown(row.interface)), _neighbor_end(row, kinds, ports))
-            out.setdefault(tuple(sorted(ends)), ends)  # type: ignore[arg-type]
+            out.setdefault((min(ends), max(ends)), ends)
     return list(out.values())
 
 
