@@ -1,4 +1,5 @@
-"""`cluster-iac fabric ...`: the InfiniBand fabric on site, compared with the plan.
+"""`cluster-iac fabric ...`: the fabrics on site (InfiniBand by ibnetdiscover, Ethernet by
+LLDP tables), compared with the plan.
 
 What reads a discovery and compares it (reconcile/, formats/ibnetdiscover.py, plan/subnet.py)
 and the subnet manager's emitter are imported inside the commands that use them, so that the
@@ -23,32 +24,91 @@ if TYPE_CHECKING:
 
 @click.group("fabric")
 def fabric() -> None:
-    """The InfiniBand fabrics on site: check a discovery against the plan."""
+    """The fabrics on site: check a discovery (ibnetdiscover, LLDP) against the plan."""
 
 
 @fabric.command("verify")
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
-@click.argument("discovered", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--network", type=click.Choice(["compute", "storage"]), default=None,
-              help="The fabric DISCOVERED is of (default: the one whose switches it holds).")
+@click.argument("discovered", type=click.Path(path_type=Path))
+@click.option("--network", type=click.Choice(["compute", "storage", "management"]),
+              default=None, help="The network to judge (default: InfiniBand, the fabric whose "
+              "switches DISCOVERED holds; LLDP, every Ethernet network).")
 def verify_command(spec: Path, discovered: Path, network: str | None) -> None:
-    """Compare DISCOVERED (`ibnetdiscover` output of one fabric) with SPEC's cables: print
-    every missing, miswired and extra link by cable label with both ends located (row/rack/U
-    device port), and each switch not seen at all once; exit 1 on any."""
+    """Compare DISCOVERED with SPEC's cables: `ibnetdiscover` output of one InfiniBand
+    fabric, or the Ethernet networks' LLDP tables (`lldpcli show neighbors -f json`, a file
+    per device named DEVICE.<anything>, or a folder of them). Print every missing, miswired
+    and extra link by cable label with both ends located (row/rack/U device port), and each
+    switch (or device) not seen at all once; exit 1 on any."""
     from cluster_iac.reconcile.infiniband import describe, verify
 
+    if discovered.is_dir() or _is_lldp(discovered):
+        _verify_ethernet(spec, discovered, network)
+        return
     plan, network, topology = _load(spec, discovered, network)
     mismatches = verify(plan, network, topology)
     for mismatch in mismatches:
         click.echo(describe(plan, mismatch))
     if mismatches:
-        kinds = [m.kind for m in mismatches]
-        counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("missing", "miswired", "extra"))
-        if "unseen" in kinds:
-            counts += f", {kinds.count('unseen')} switch(es) not seen"
-        _fail(f"{discovered}: the {network} fabric differs from the plan: {counts}")
+        _fail(f"{discovered}: the {network} fabric differs from the plan: "
+              f"{_counts([m.kind for m in mismatches])}")
     cables = sum(1 for n in plan.cables.network if n == network)
     click.echo(f"{discovered}: the {network} fabric matches the plan ({cables} cables)")
+
+
+def _counts(kinds: list[str], unseen: str = "switch(es)") -> str:
+    """'1 missing, 2 miswired, 0 extra[, 1 switch(es) not seen]'."""
+    counts = ", ".join(f"{kinds.count(k)} {k}" for k in ("missing", "miswired", "extra"))
+    if "unseen" in kinds:
+        counts += f", {kinds.count('unseen')} {unseen} not seen"
+    return counts
+
+
+def _is_lldp(path: Path) -> bool:
+    """Whether a file is lldpcli's JSON (a file that cannot be read is left to _load)."""
+    from cluster_iac.formats.lldpcli import detect
+
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return detect(handle.read(4096))
+    except OSError:
+        return False
+
+
+def _verify_ethernet(spec: Path, discovered: Path, network: str | None) -> None:
+    """The Ethernet networks' cables against LLDP tables (reconcile/ethernet.py)."""
+    from cluster_iac.reconcile.ethernet import ethernet_networks, verify
+    from cluster_iac.reconcile.infiniband import describe
+    from cluster_iac.reconcile.lldp import read_tables
+
+    paths = (sorted(p for p in discovered.iterdir() if p.is_file() and
+                    not p.name.startswith(".")) if discovered.is_dir() else [discovered])
+    plan = build_or_exit(spec, strict=False, emit=False).plan
+    networks = ethernet_networks(plan)
+    if network is not None and network not in networks:
+        _fail(f"{spec}: error[FABRIC-DISCOVERY] no Ethernet {network} network in the plan "
+              f"(its Ethernet networks: {', '.join(networks) or 'none'})")
+    tables, errors = read_tables(plan, paths)
+    for path, line, reason in errors:
+        click.echo(f"{path}{f':{line}' if line else ''}: error[FABRIC-DISCOVERY] {reason}",
+                   err=True)
+    if errors or not tables:
+        _fail(f"{discovered}: error[FABRIC-DISCOVERY] {len(errors)} file(s) not read, "
+              f"{len(tables)} LLDP table(s) read; nothing judged")
+    verdict = verify(plan, tables, None if network is None else [network])
+    if not verdict.judged:
+        _fail(f"{discovered}: error[FABRIC-DISCOVERY] no planned {network or 'Ethernet'} "
+              f"cable ends on a device whose LLDP table was given ("
+              f"{', '.join(device for device, _ in tables[:5])}); nothing judged")
+    for mismatch in verdict.mismatches:
+        click.echo(describe(plan, mismatch))
+    what = network or "Ethernet"
+    if verdict.mismatches:
+        _fail(f"{discovered}: the {what} cabling differs from the plan: "
+              f"{_counts([m.kind for m in verdict.mismatches], 'device(s)')}")
+    note = (f"; {verdict.silent} cable(s) to PDUs or BMCs, which send no LLDP, not judged"
+            if verdict.silent else "")
+    click.echo(f"{discovered}: the {what} cabling matches the plan ({verdict.found} of "
+               f"{verdict.judged} cables seen from {len(tables)} LLDP table(s){note})")
 
 
 def _load(spec: Path, discovered: Path, network: str | None) -> tuple[Plan, str, Topology]:

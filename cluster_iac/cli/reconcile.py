@@ -25,21 +25,34 @@ def _as(value: tuple[str, ...]) -> list[tuple[str, Path]]:
     return pairs
 
 
+def _files(paths: tuple[Path, ...]) -> list[Path]:
+    """The paths given, each folder replaced by the files in it (sorted; hidden ones and
+    subfolders left out)."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out += sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+        else:
+            out.append(path)
+    return out
+
+
 @click.command("reconcile")
 @click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
-@click.argument("discovery", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("discovery", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--as", "named", multiple=True, metavar="KIND=FILE",
               help="A discovery file and its kind (ibnetdiscover, slurmd, nvidia-smi, "
-                   "redfish), where its content does not tell it.")
+                   "redfish, lldp), where its content does not tell it.")
 def reconcile_command(spec: Path, discovery: tuple[Path, ...], named: tuple[str, ...]) -> None:
-    """Compare DISCOVERY files (any mix of `ibnetdiscover`, `slurmd -C`, `nvidia-smi -q -x`
-    and Redfish Systems/Power JSON, each told by its content; a per-host file named
-    HOST.<anything>) with SPEC's plan: print every difference by object and place with what
-    to do, and every file that cannot be read with its line; exit 1 on any, 0 when the
+    """Compare DISCOVERY files (any mix of `ibnetdiscover`, `slurmd -C`, `nvidia-smi -q -x`,
+    Redfish Systems/Power JSON and `lldpcli show neighbors -f json`, each told by its
+    content; a per-host or per-device file named HOST.<anything>; a folder stands for the
+    files in it) with SPEC's plan: print every difference by object and place with what to
+    do, and every file that cannot be read with its line; exit 1 on any, 0 when the
     delivered cluster is as planned."""
     from cluster_iac.reconcile.run import reconcile
 
-    files = [(None, path) for path in discovery] + _as(named)
+    files = [(None, path) for path in _files(discovery)] + _as(named)
     if not files:
         raise click.UsageError("give at least one DISCOVERY file")
     plan = build_or_exit(spec, strict=False, emit=False).plan

@@ -31,7 +31,8 @@ class End(NamedTuple):
 
 
 class Mismatch(NamedTuple):
-    """One difference: a 'missing', 'miswired' or 'extra' link, or an 'unseen' switch.
+    """One difference: a 'missing', 'miswired' or 'extra' link, or an 'unseen' switch (or,
+    in the Ethernet verify, any device).
     ``planned`` is the planned cable (None for an extra link or an unseen switch); ``found``
     the discovered links on its planned ends (a miswired cable: one or two), or the extra
     link itself; ``switch`` the unseen switch and ``cables`` how many of its cables are
@@ -214,7 +215,8 @@ def describe(plan: Plan, mismatch: Mismatch) -> str:
     if mismatch.kind == "unseen":
         d = where.get(mismatch.switch)
         place = "" if d is None else f" (rack {d.rack} {d.position or '-'})"
-        return (f"NOT-SEEN switch {mismatch.switch}{place} not seen: its {mismatch.cables} "
+        kind = "switch" if d is None or d.kind == "switch" else d.kind
+        return (f"NOT-SEEN {kind} {mismatch.switch}{place} not seen: its {mismatch.cables} "
                 f"cables are missing")
     cable = mismatch.planned
     text = mismatch.kind.upper()
