@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from cluster_iac.reconcile import ibnetdiscover, nvidia_smi, redfish, slurmd
+from cluster_iac.reconcile import ibnetdiscover, nvidia_smi, pdu, redfish, slurmd
 
 SOURCES: dict[str, ModuleType] = {module.KIND: module for module in (
     ibnetdiscover,
     slurmd,
     nvidia_smi,
     redfish,
+    pdu,
 )}
 
 
