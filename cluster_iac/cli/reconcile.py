@@ -82,15 +82,15 @@ def _facts(spec: Path, plan: Plan, new: list[Fact], conflicts: list[Finding],
     """Say what the lock does not hold yet; with ``accept`` and no conflict, write it."""
     from cluster_iac.reconcile.accept import accepted, by_kind
 
+    counts = ", ".join(f"{n} {kind}" for kind, n in by_kind(new))
+    if accept and conflicts:
+        click.echo(f"{counts or 'no new fact'} accepted: the lock is unchanged while a fact "
+                   "contradicts it", err=True)
+        return
     if not new:
         return
-    counts = ", ".join(f"{n} {kind}" for kind, n in by_kind(new))
     if not accept:
         click.echo(f"{counts} the lock does not hold yet: --accept records them", err=True)
-        return
-    if conflicts:
-        click.echo(f"{counts} not accepted: the lock is unchanged while a fact contradicts "
-                   "it", err=True)
         return
     lock = lock_path(spec)
     text = lock_text(accepted(plan, new), plan.lock, spec.name)
