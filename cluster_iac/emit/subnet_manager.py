@@ -76,8 +76,9 @@ def locked_port_guids(plan: Plan, network: str) -> dict[str, int] | None:
 
 def root_guids(plan: Plan, network: str) -> list[int]:
     """The node GUIDs of the fabric's top tier (core, else spine, else leaf) in plan order,
-    when the lock holds every one; else none. OpenSM's ftree and updn engines take the fabric's roots
-    from root_guid_file instead of guessing them (opensm(8), --root_guid_file)."""
+    when the lock holds every one; else none. OpenSM's ftree and updn engines take the
+    fabric's roots from root_guid_file instead of guessing them (opensm(8),
+    --root_guid_file)."""
     tier = plan.fabric_wiring[network].tier
     top = next((t for t in ("core", "spine", "leaf") if t in tier.values()), "")
     guids = plan.facts.guids if plan.facts is not None else {}

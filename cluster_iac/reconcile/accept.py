@@ -55,9 +55,9 @@ def judge(plan: Plan, facts: Iterable[Fact]) -> tuple[list[Fact], list[Finding]]
     lock = plan.lock
     held_by: dict[tuple[str, str, str], Entry] = {}  # (kind, unique scope, value) -> entry
     for kind in KINDS:
-        for entry in lock.of_kind_all(kind):
-            scope = entry.key[1] if kind == "mac" else ""
-            held_by[(kind, scope, str(entry.value[0]))] = entry
+        for line in lock.of_kind_all(kind):
+            scope = line.key[1] if kind == "mac" else ""
+            held_by[(kind, scope, str(line.value[0]))] = line
     new: dict[tuple[str, str, str], Fact] = {}
     owner: dict[tuple[str, str, str], Fact] = {}
     problems: list[Finding] = []
@@ -74,12 +74,12 @@ def judge(plan: Plan, facts: Iterable[Fact]) -> tuple[list[Fact], list[Finding]]
                 "device's", fact.file))
             continue
         value_key = (fact.kind, _unique_scope(fact), fact.value)
-        other = held_by.get(value_key)
-        if other is not None and other.key != key:
+        holder = held_by.get(value_key)
+        if holder is not None and holder.key != key:
             problems.append(Finding(
                 "RECONCILE-FACT-DUPLICATE", f"{place(plan, fact.device)} "
-                f"({lock.file}:{lock.line_of(other)})", f"{fact.what} reports "
-                f"{fact.value}, which the lock holds for {other.key[2]}",
+                f"({lock.file}:{lock.line_of(holder)})", f"{fact.what} reports "
+                f"{fact.value}, which the lock holds for {holder.key[2]}",
                 "check which device the file was collected on; if the part moved, delete "
                 "the old line of the lock and seal it (docs/lock.md)", fact.file))
             continue

@@ -120,21 +120,21 @@ def _outlets(plan: Plan, pdu: str, table: dict[tuple[int, int, int], int],
              planned: dict[int, PowerCord], file: str,
              drawing: dict[tuple[str, int], tuple[int, str]]) -> Iterator[Finding]:
     rack = next((c.rack for c in planned.values()), "")
-    for (unit, cord, outlet), watts in sorted(table.items()):
-        if watts > 0 and ((unit, cord) != (1, 1) or outlet not in planned):
-            at = f"outlet {outlet}" if (unit, cord) == (1, 1) else \
-                f"unit {unit} cord {cord} outlet {outlet}"
+    for (unit, inlet, outlet), watts in sorted(table.items()):
+        if watts > 0 and ((unit, inlet) != (1, 1) or outlet not in planned):
+            at = f"outlet {outlet}" if (unit, inlet) == (1, 1) else \
+                f"unit {unit} cord {inlet} outlet {outlet}"
             yield Finding("RECONCILE-PDU-UNPLANNED-DRAW", f"{pdu} {at}{_in(rack)}",
                           f"draws {watts} W where the plan has no cord", "find what is "
                           "plugged there and move it to its planned outlet "
                           "(facility/pdu_breakers.csv), or add it to the spec: its load is "
                           "in no breaker's sum", file)
     for outlet, cord in sorted(planned.items()):
-        watts = table.get((1, 1, outlet))
-        if watts is None or watts < 0:
+        reading = table.get((1, 1, outlet))
+        if reading is None or reading < 0:
             continue  # no reading of that outlet
-        drawing[(cord.device, cord.psu)] = (watts, file)
-        if watts == 0:
+        drawing[(cord.device, cord.psu)] = (reading, file)
+        if reading == 0:
             yield Finding("RECONCILE-PDU-NO-DRAW", f"{cord.device} PSU{cord.psu} "
                           f"({pdu} outlet {outlet}{_in(cord.rack)})", "the planned cord's "
                           "outlet draws 0 W", f"plug {cord.device}'s PSU{cord.psu} into "
