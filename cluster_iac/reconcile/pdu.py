@@ -73,15 +73,15 @@ def read(text: str) -> dict[Index, int]:
         try:
             index = ("st4UnitIndex", "st4InputCordIndex", "st4OutletIndex")
             unit, cord, outlet = (int(labels[name]) for name in index)
-            watts = float(prom.group(2))
+            value = float(prom.group(2))
         except (KeyError, ValueError):
             raise ReadError(number, f"an {METRIC} sample without its three index labels "
                                     "or with a value that is not a number") from None
-        if watts != watts or abs(watts) > 1e9:  # NaN, or no PDU's reading
+        if value != value or abs(value) > 1e9:  # NaN, or no PDU's reading
             raise ReadError(number, f"{prom.group(2)!r} is not an outlet's power in W")
         pdu = labels.get("pdu", "")
         out[(pdu if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", pdu) else "",
-             unit, cord, outlet)] = round(watts)
+             unit, cord, outlet)] = round(value)
     if not out:
         raise ReadError(0, f"no {METRIC} reading")
     return out
