@@ -94,7 +94,6 @@ SERIAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # 4.1.1: an EUI-64; 0 is no GUID)
 GUID = re.compile(r"0x[0-9a-f]{16}")
 ZERO_GUID = "0x0000000000000000"
-NODE_PORT = "node"  # a guid line's port word for a device's node GUID (a switch's)
 
 
 def field_value(name: str, word: str) -> Any:

@@ -36,14 +36,6 @@ class Fact(NamedTuple):
     file: str
     what: str
 
-    def line(self) -> str:
-        """The lock line the fact becomes."""
-        if self.kind == "serial":
-            return f"serial {self.device} {self.value}"
-        if self.kind == "guid":
-            return f"guid {self.device} {self.scope} {self.value}"
-        return f"mac {self.scope} {self.device} {self.value}"
-
 
 def _unique_scope(fact: Fact) -> str:
     """Where a value must be unique: a MAC on its network, a serial and a GUID anywhere."""
