@@ -74,21 +74,32 @@ def _finding(plan: Plan, mismatch: Mismatch, path: str) -> Finding:
     return Finding(_CODES[mismatch.kind], where, text, fix, path)
 
 
+LOCAL = 0x0200_0000_0000_0000  # the locally administered bit of an EUI-64's first octet
+
+
+def _delivered(guid: int) -> bool:
+    """A GUID a vendor burned in: not zero, and not locally administered (the plan's own
+    placeholders are, formats/ibnetdiscover.py: a discovery holding them is of the planned
+    topology file, loaded into ibsim, not of delivered hardware)."""
+    return guid != 0 and not guid & LOCAL
+
+
 def facts(plan: Plan, found: Sequence[Discovery]) -> Iterator[Fact]:
     """Each host adapter's port GUID and each switch's node GUID, of the cables found where
-    the plan has them (a miswired or missing cable's ends give none)."""
+    the plan has them (a miswired or missing cable's ends give none); locally administered
+    GUIDs (the plan's placeholders) are not offered."""
     for item in found:
         network = fabric_of(plan, item.data)
         if network is None:
             continue
         ports, nodes = discovered_guids(plan, network, item.data)
         for adapter, guid in ports.items():
-            if not guid:
-                continue  # 0 is no GUID
+            if not _delivered(guid):
+                continue
             host, _, port = adapter.partition(" ")
             yield Fact("guid", port, host, f"0x{guid:016x}", str(item.path),
                        f"adapter {adapter}'s port GUID")
         for name, guid in nodes.items():
-            if guid and " " not in name:  # a switch (an adapter's node GUID is not kept)
+            if _delivered(guid) and " " not in name:  # a switch (an adapter's node GUID is not kept)
                 yield Fact("guid", NODE, name, f"0x{guid:016x}", str(item.path),
                            f"switch {name}'s node GUID")
