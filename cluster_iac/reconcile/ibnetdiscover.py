@@ -100,6 +100,6 @@ def facts(plan: Plan, found: Sequence[Discovery]) -> Iterator[Fact]:
             yield Fact("guid", port, host, f"0x{guid:016x}", str(item.path),
                        f"adapter {adapter}'s port GUID")
         for name, guid in nodes.items():
-            if _delivered(guid) and " " not in name:  # a switch (an adapter's node GUID is not kept)
+            if _delivered(guid) and " " not in name:  # a switch (not an adapter's node GUID)
                 yield Fact("guid", NODE, name, f"0x{guid:016x}", str(item.path),
                            f"switch {name}'s node GUID")
