@@ -383,6 +383,8 @@ def test_a_hand_edit_onto_another_device_is_a_located_collision(tmp_path: Path) 
     ("address management gpu01 10.0.0.300", "LOCK-SYNTAX", 26, "IPv4"),
     ("place gpu01 r01 101 1", "LOCK-SYNTAX", 17, "out of range"),
     ("place gpu01 r01 1 8", "LOCK-DUPLICATE", 1, "also at line"),
+    ("serial gpu01 SN/1", "LOCK-SYNTAX", 14, "not a serial number"),
+    ("guid gpu01 ib0 0xB83FD20300A1B2C3", "LOCK-SYNTAX", 16, "not a GUID"),
 ])
 def test_hostile_or_broken_lock_lines_are_located(tmp_path: Path, line: str, code: str,
                                                   column: int, words: str) -> None:
@@ -476,6 +478,9 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
              "retired p2p storage gone-1 10.254.200.0\n")
     text += ("mac management gone-2 02:00:5e:00:00:0a\nmac bmc gone-2 7c:fe:90:12:34:56\n"
              "retired mac bmc gone-1 7c:fe:90:12:34:57\n")
+    text += ("serial gone-2 437XR1138R2\nretired serial gone-1 SN-1.a_b\n"
+             "guid gone-2 ib0 0xb83fd20300a1b2c3\nguid gone-3 ib0 0xb83fd20300a1b2c4\n"
+             "guid sw-1 node 0xb83fd20300a1b2c5\nretired guid gone-1 ib1 0xb83fd20300a1b2c6\n")
     fast = fast_module.fast_entries(text)
     assert fast is not None
     assert {entry.key: (entry.value, entry.retired) for group in fast.values()
@@ -495,6 +500,9 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
     "mac bmc a 7C:FE:90:12:34:56", "mac bmc a 01:00:5e:00:00:01", "mac bmc a 00:00:00:00:00:00",
     "mac bmc a 7c-fe-90-12-34-56", "mac bmc a 7c:fe:90:12:34", "mac ipx a 02:00:00:00:00:01",
     "mac bmc a 7c:fe:90:12:34:56 x",
+    "serial a", "serial a S/N1", "serial a -SN", "serial a " + "S" * 65, "serial a SN x",
+    "guid a ib0 0x0000000000000000", "guid a ib0 0xB83FD20300A1B2C3", "guid a ib0 b83fd20300a1b2c3",
+    "guid a ib0 0xb83fd20300a1b2c", "guid a 0xb83fd20300a1b2c3", "guid a ib0 0xb83fd20300a1b2c3 x",
 ])
 def test_the_fast_reader_leaves_every_odd_line_to_the_plain_one(line: str) -> None:
     """Anything the fast reader cannot read exactly as the plain one would, it refuses,
@@ -518,7 +526,7 @@ def test_the_quick_collision_check_agrees_with_the_plain_search() -> None:
         lines = []
         for n in range(chance.randint(1, 8)):
             kind = chance.choice(["place", "address", "fabric", "access", "uplink", "outlet",
-                                  "p2p"])
+                                  "p2p", "serial", "guid"])
             lines.append(
                 f"place d{n} r{chance.randint(1, 2)} {chance.randint(1, 6)} {chance.randint(1, 3)}"
                 if kind == "place" else
@@ -527,6 +535,9 @@ def test_the_quick_collision_check_agrees_with_the_plain_search() -> None:
                 f"access bmc d{n} r1 {chance.randint(0, 3)} s1 p1" if kind == "access" else
                 f"uplink bmc d{n} agg1 {chance.randint(0, 3)}" if kind == "uplink" else
                 f"p2p compute d{n} 10.254.{chance.randint(0, 3)}.0" if kind == "p2p" else
+                f"serial d{n} SN{chance.randint(1, 3)}" if kind == "serial" else
+                f"guid d{n} {chance.choice(['ib0', 'node'])} 0x{chance.randint(1, 3):016x}"
+                if kind == "guid" else
                 f"outlet d{n} PSU1 p{chance.randint(1, 2)} {chance.randint(1, 3)}")
         lock = lock_module.Lock(file="x", text="\n".join(lines) + "\n")
         for number, line in enumerate(lines, start=1):

@@ -1,14 +1,24 @@
 """`cluster-iac reconcile SPEC DISCOVERY...`: what a delivered cluster reports about itself
-against its design, as a punch list by object and place."""
+against its design, as a punch list by object and place; with --accept, the facts of
+delivered hardware (MACs, serials, GUIDs) recorded in the lock."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from cluster_iac.cli.common import build_or_exit
+from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.text import lock_text
+from cluster_iac.write.files import write_file
+
+if TYPE_CHECKING:
+    from cluster_iac.plan import Plan
+    from cluster_iac.reconcile.accept import Fact
+    from cluster_iac.reconcile.finding import Finding
 
 
 def _as(value: tuple[str, ...]) -> list[tuple[str, Path]]:
@@ -42,14 +52,22 @@ def _files(paths: tuple[Path, ...]) -> list[Path]:
 @click.argument("discovery", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--as", "named", multiple=True, metavar="KIND=FILE",
               help="A discovery file and its kind (ibnetdiscover, slurmd, nvidia-smi, "
-                   "redfish, lldp), where its content does not tell it.")
-def reconcile_command(spec: Path, discovery: tuple[Path, ...], named: tuple[str, ...]) -> None:
+                   "redfish, lldp, pdu), where its content does not tell it.")
+@click.option("--accept", is_flag=True,
+              help="Record the facts of delivered hardware the files report (MACs, serials, "
+                   "GUIDs) in SPEC's lock, from which render writes Kea's reservations, "
+                   "NetBox's serials and OpenSM's GUID files. Nothing is written when one "
+                   "contradicts the lock.")
+def reconcile_command(spec: Path, discovery: tuple[Path, ...], named: tuple[str, ...],
+                      accept: bool) -> None:
     """Compare DISCOVERY files (any mix of `ibnetdiscover`, `slurmd -C`, `nvidia-smi -q -x`,
-    Redfish Systems/Power JSON and `lldpcli show neighbors -f json`, each told by its
-    content; a per-host or per-device file named HOST.<anything>; a folder stands for the
-    files in it) with SPEC's plan: print every difference by object and place with what to
-    do, and every file that cannot be read with its line; exit 1 on any, 0 when the
-    delivered cluster is as planned."""
+    Redfish Systems/Power/EthernetInterface JSON, `lldpcli show neighbors -f json` and PDU
+    outlet readings, each told by its content; a per-host or per-device file named
+    HOST.<anything>; a folder stands for the files in it) with SPEC's plan: print every
+    difference by object and place with what to do, and every file that cannot be read with
+    its line; exit 1 on any, 0 when the delivered cluster is as planned. The facts the lock
+    does not hold yet are counted; --accept writes them to the lock."""
+    from cluster_iac.reconcile.accept import judge
     from cluster_iac.reconcile.run import reconcile
 
     files = [(None, path) for path in _files(discovery)] + _as(named)
@@ -57,13 +75,42 @@ def reconcile_command(spec: Path, discovery: tuple[Path, ...], named: tuple[str,
         raise click.UsageError("give at least one DISCOVERY file")
     plan = build_or_exit(spec, strict=False, emit=False).plan
     outcome = reconcile(plan, files)
+    new, conflicts = judge(plan, outcome.facts)
+    findings = outcome.findings + conflicts
     for error in outcome.errors:
         click.echo(error.text(), err=True)
-    for finding in outcome.findings:
+    for finding in findings:
         click.echo(f"{finding.file}: {finding.line()}")
+    _facts(spec, plan, new, conflicts, accept)
     judged = ", ".join(f"{n} {kind}" for kind, n in outcome.judged.items()) or "no file"
-    if outcome.findings or outcome.errors:
-        click.echo(f"{len(outcome.findings)} difference(s) from the plan, "
+    if findings or outcome.errors:
+        click.echo(f"{len(findings)} difference(s) from the plan, "
                    f"{len(outcome.errors)} file(s) not read ({judged} judged)", err=True)
         sys.exit(1)
     click.echo(f"the delivered cluster matches the plan ({judged} judged)")
+
+
+def _facts(spec: Path, plan: Plan, new: list[Fact], conflicts: list[Finding],
+           accept: bool) -> None:
+    """Say what the lock does not hold yet; with ``accept`` and no conflict, write it."""
+    from cluster_iac.reconcile.accept import accepted, by_kind
+
+    counts = ", ".join(f"{n} {kind}" for kind, n in by_kind(new))
+    if accept and conflicts:
+        click.echo(f"{counts or 'no new fact'} accepted: the lock is unchanged while a fact "
+                   "contradicts it", err=True)
+        return
+    if not new:
+        return
+    if not accept:
+        click.echo(f"{counts} the lock does not hold yet: --accept records them", err=True)
+        return
+    lock = lock_path(spec)
+    text = lock_text(accepted(plan, new), plan.lock, spec.name)
+    try:
+        write_file(lock, text)
+    except OSError as exc:
+        click.echo(f"{exc.filename or lock}: error[IO-WRITE] {exc.strerror or exc}", err=True)
+        sys.exit(1)
+    click.echo(f"{lock}: {counts} accepted; render writes them (Kea's reservations, "
+               "NetBox's serials, OpenSM's GUID files)", err=True)

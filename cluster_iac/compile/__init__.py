@@ -20,6 +20,7 @@ from cluster_iac.compile.expand_racks import expand_racks
 from cluster_iac.compile.place_devices import place_devices
 from cluster_iac.compile.plan_boot import plan_boot
 from cluster_iac.compile.plan_cabling import plan_cabling
+from cluster_iac.compile.plan_facts import plan_facts
 from cluster_iac.compile.plan_health import plan_health
 from cluster_iac.compile.plan_imex import plan_imex
 from cluster_iac.compile.plan_mig import plan_mig
@@ -74,6 +75,7 @@ PASSES: tuple[Pass, ...] = (
     plan_partition_limits,
     plan_health,
     plan_boot,
+    plan_facts,
 )
 
 

@@ -134,7 +134,11 @@ def render(plan: Plan) -> dict[str, str]:
             cut = [table[i:i + size] for i in range(0, max(len(table), 1), size)]
             files.update(zip(part_paths(name, len(cut)),
                              (csv_text(COLUMNS[name], part) for part in cut), strict=True))
-    devices = csv_parts(COLUMNS["devices"], _device_columns(plan, devs),
+    serials = plan.facts.serials if plan.facts is not None else {}
+    columns = _device_columns(plan, devs)
+    if serials:  # the facts the lock holds (reconcile --accept): a column only then
+        columns.append(tuple(serials.get(d.name, "") for d in devs))
+    devices = csv_parts((*COLUMNS["devices"], *(("serial",) if serials else ())), columns,
                         device_parts(plan, devs))
     files.update(zip(part_paths("devices", len(devices)), map(Chunks.text, devices),
                      strict=True))

@@ -2,6 +2,11 @@
 format (which ibsim loads and which diffs against a live fabric's discovery), opensm.conf
 for the master and the standbys, and partitions.conf.
 
+Once the lock holds the delivered GUIDs (``cluster-iac reconcile --accept`` on an
+ibnetdiscover file: 'guid' lines, plan/facts.py), partitions.conf lists the adapters' real
+port GUIDs (when the lock holds every member's), and root-guids lists the top tier's node
+GUIDs (when it holds every one), named by opensm.conf's root_guid_file.
+
 Every setting is written with its reason as a comment above it. The values are OpenSM
 3.3.23's option names (Debian 12's opensm; `opensm -c FILE` prints them all).
 """
@@ -16,6 +21,7 @@ from cluster_iac.emit.subnet_topology import topology_chunks
 from cluster_iac.formats.chunks import Chunks, whole
 from cluster_iac.formats.ibnetdiscover import port_guid
 from cluster_iac.plan import Plan
+from cluster_iac.plan.facts import NODE
 from cluster_iac.plan.subnet import infiniband_fabrics, routing, sm_hosts, topology
 
 MASTER_PRIORITY = 15
@@ -42,12 +48,42 @@ def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
         files[f"{folder}/topology.ibnetdiscover"] = Chunks(
             partial(topology_chunks, plan, network, _header(plan, network)))
         hosts = sm_hosts(plan, network)
-        files[f"{folder}/opensm.conf"] = opensm_conf(plan, network, master=True)
+        roots = root_guids(plan, network)
+        files[f"{folder}/opensm.conf"] = opensm_conf(plan, network, master=True,
+                                                     roots=bool(roots))
         if hosts[1:]:
-            files[f"{folder}/opensm-standby.conf"] = opensm_conf(plan, network, master=False)
+            files[f"{folder}/opensm-standby.conf"] = opensm_conf(plan, network, master=False,
+                                                                 roots=bool(roots))
+        real = locked_port_guids(plan, network)
         files[f"{folder}/partitions.conf"] = partitions_conf(
-            plan, network, placeholder_guids(plan, network), placeholders=True)
+            plan, network, real if real is not None else placeholder_guids(plan, network),
+            placeholders=real is None)
+        if roots:
+            files[f"{folder}/root-guids"] = "".join(f"0x{guid:016x}\n" for guid in roots)
     return files
+
+
+def locked_port_guids(plan: Plan, network: str) -> dict[str, int] | None:
+    """'host port' -> the real port GUID of every adapter a partition lists, when the lock
+    holds them all (reconcile --accept); None while one is missing (placeholders then)."""
+    members = partition_members(plan, network)
+    guids = plan.facts.guids if plan.facts is not None else {}
+    found = {m: guids.get((m.partition(" ")[0], m.partition(" ")[2])) for m in members}
+    if not members or any(guid is None for guid in found.values()):
+        return None
+    return {m: guid for m, guid in found.items() if guid is not None}
+
+
+def root_guids(plan: Plan, network: str) -> list[int]:
+    """The node GUIDs of the fabric's top tier (core, else spine, else leaf) in plan order,
+    when the lock holds every one; else none. OpenSM's ftree and updn engines take the
+    fabric's roots from root_guid_file instead of guessing them (opensm(8),
+    --root_guid_file)."""
+    tier = plan.fabric_wiring[network].tier
+    top = next((t for t in ("core", "spine", "leaf") if t in tier.values()), "")
+    guids = plan.facts.guids if plan.facts is not None else {}
+    found = [guids.get((name, NODE)) for name, level in tier.items() if level == top]
+    return [] if not found or None in found else [g for g in found if g is not None]
 
 
 def _comment(text: str) -> str:
@@ -74,7 +110,7 @@ def _header(plan: Plan, network: str) -> tuple[str, ...]:
     )
 
 
-def opensm_conf(plan: Plan, network: str, *, master: bool) -> str:
+def opensm_conf(plan: Plan, network: str, *, master: bool, roots: bool = False) -> str:
     """opensm.conf of the master (``master``) or of the standbys."""
     hosts = sm_hosts(plan, network)
     route = routing(plan, network)
@@ -113,6 +149,9 @@ def opensm_conf(plan: Plan, network: str, *, master: bool) -> str:
                   "cache), so running jobs keep their addresses", "reassign_lids", "FALSE"),
         *_setting("where the partitions are (partitions.conf beside this file)",
                   "partition_config_file", "/etc/opensm/partitions.conf"),
+        *(_setting("the fabric's roots, the top tier's switches by their delivered node "
+                   "GUIDs (root-guids beside this file, from the lock)", "root_guid_file",
+                   "/etc/opensm/root-guids") if roots else ()),
         *_setting("errors and informational messages (SUBNET UP, the routing engine's "
                   "result): the lines a check reads; verbose levels slow a large fabric's "
                   "sweeps", "log_flags", "0x03"),

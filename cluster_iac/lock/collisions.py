@@ -24,17 +24,20 @@ def _no_collision(lock: Lock) -> bool:
     search, _find_collisions, takes 0.15 s and is kept for saying where)."""
     spot = {"address": lambda v: v[0], "fabric": lambda v: v[0], "access": lambda v: v[:2],
             "uplink": lambda v: v, "outlet": lambda v: v, "p2p": lambda v: v[0],
-            "mac": lambda v: v[0]}
+            "mac": lambda v: v[0], "serial": lambda v: v[0], "guid": lambda v: v[0]}
     outlets: list[Any] = []
+    guids: list[Any] = []
     for (kind, _scope), group in lock.groups.items():
         entries = group.values()
         if kind == "outlet":  # one PDU's outlets are one spot whatever the PSU's scope
             outlets += [entry.value for entry in entries]
+        elif kind == "guid":  # one GUID is one port's or node's, whatever the port word
+            guids += [entry.value for entry in entries]
         elif kind in spot:
             held = list(map(spot[kind], (entry.value for entry in entries)))
             if len(set(held)) != len(held):
                 return False
-    if len(set(outlets)) != len(outlets):
+    if len(set(outlets)) != len(outlets) or len(set(guids)) != len(guids):
         return False
     places = sorted(entry.value for entry in lock.groups.get(("place", ""), {}).values())
     pairs = zip(places, places[1:], strict=False)
@@ -53,10 +56,10 @@ def _find_collisions(lock: Lock) -> list[Diagnostic]:
             spots: list[tuple[Any, ...]] = [("place", rack, u) for u in range(unit, unit + height)]
         else:
             spots = [(kind, entry.key[1], entry.value[0])] \
-                if kind in ("address", "fabric", "p2p", "mac") \
+                if kind in ("address", "fabric", "p2p", "mac", "serial") \
                 else [(kind, entry.key[1], *entry.value)] if kind == "uplink" \
                 else [(kind, entry.key[1], *entry.value[:2])] if kind == "access" \
-                else [(kind, *entry.value)] if kind == "outlet" else []
+                else [(kind, *entry.value)] if kind in ("outlet", "guid") else []
         for spot in spots:
             other = seen.get(spot)
             if other is not None and other.key != entry.key:
@@ -68,7 +71,8 @@ def _find_collisions(lock: Lock) -> list[Diagnostic]:
                         f"{entry.key[1]} access position {spot[3]} of rack {spot[2]}"
                         if kind == "access" else f"{spot[1]} outlet {spot[2]}"
                         if kind == "outlet" else f"{entry.key[1]} MAC {spot[2]}"
-                        if kind == "mac" else
+                        if kind == "mac" else f"serial {spot[2]}" if kind == "serial"
+                        else f"GUID {spot[1]}" if kind == "guid" else
                         f"{entry.key[1]} address {spot[2]}")
                 problems.append(lock.error(
                     entry, "LOCK-COLLISION", f"{entry.key[2]} and {other.key[2]} (line "

@@ -9,7 +9,17 @@ from itertools import groupby
 from operator import itemgetter
 
 from cluster_iac.base.text import CONTROL
-from cluster_iac.lock.grammar import FABRICS, MAC, MAX_ASN, NETWORKS, TARGET_KINDS, ZERO_MAC
+from cluster_iac.lock.grammar import (
+    FABRICS,
+    GUID,
+    MAC,
+    MAX_ASN,
+    NETWORKS,
+    SERIAL,
+    TARGET_KINDS,
+    ZERO_GUID,
+    ZERO_MAC,
+)
 from cluster_iac.plan.kept import Entry
 
 _N = r"([A-Za-z0-9][A-Za-z0-9._-]{0,127})"  # a name, as grammar.py's _NAME
@@ -33,6 +43,8 @@ _WHOLE = {
                       re.MULTILINE),
     "p2p": re.compile(rf"{_R}p2p ({'|'.join(FABRICS)}) {_N} {_IP}$", re.MULTILINE),
     "mac": re.compile(rf"{_R}mac ({'|'.join(NETWORKS)}) {_N} ({MAC.pattern})$", re.MULTILINE),
+    "serial": re.compile(rf"{_R}serial {_N} ({SERIAL.pattern})$", re.MULTILINE),
+    "guid": re.compile(rf"{_R}guid {_N} {_N} ({GUID.pattern})$", re.MULTILINE),
 }
 # CONTROL but for the line feed that ends each line
 _CONTROL = re.compile("[\x00-\x09\x0b-\x1f" + CONTROL.pattern[len("[\x00-\x1f"):])
@@ -76,7 +88,7 @@ def fast_entries(text: str) -> dict[tuple[str, str], dict[str, Entry]] | None:
 # none, 'place') and the key's last word
 _WORDS = {"address": (1, 2), "place": (0, 1), "lustre": (1, 2), "fabric": (1, 2),
           "access": (1, 2), "outlet": (2, 1), "uplink": (1, 2), "bgp": (1, 2), "p2p": (1, 2),
-          "mac": (1, 2)}
+          "mac": (1, 2), "serial": (0, 1), "guid": (2, 1)}
 
 
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
@@ -115,6 +127,12 @@ def _make(kind: str, rows: list[tuple[str, ...]]) -> list[Entry]:
         if any(row[3] == ZERO_MAC for row in rows):
             raise _OutOfRange(ZERO_MAC)
         return [Entry((kind, n, d), (m,), 0, r == "retired ") for r, n, d, m in rows]
+    if kind == "serial":
+        return [Entry((kind, "", d), (s,), 0, r == "retired ") for r, d, s in rows]
+    if kind == "guid":
+        if any(row[3] == ZERO_GUID for row in rows):
+            raise _OutOfRange(ZERO_GUID)
+        return [Entry((kind, port, d), (g,), 0, r == "retired ") for r, d, port, g in rows]
     if kind == "place":
         return [Entry((kind, "", d), (rack, _in(u, 100, 1), _in(h, 100, 1)), 0, r == "retired ")
                 for r, d, rack, u, h in rows]

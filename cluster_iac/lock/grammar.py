@@ -29,7 +29,16 @@ allocation as one added line:
                                           numbers its links below it from
     mac <network> <device> <MAC>          the MAC of a device's NIC on the management or BMC
                                           network, a fact imported by `cluster-iac macs
-                                          import` (never allocated): DHCP reserves its address
+                                          import` or `cluster-iac reconcile --accept` (never
+                                          allocated): DHCP reserves its address
+    serial <device> <serial>              a delivered device's chassis serial number, a fact
+                                          accepted from its Redfish ComputerSystem (NetBox's
+                                          devices.csv carries it)
+    guid <device> <port> <0xGUID>         an InfiniBand GUID, a fact accepted from
+                                          ibnetdiscover: a host adapter's port GUID ('port' is
+                                          the plan's port name, as in cabling/cables.csv) or a
+                                          switch's node GUID ('port' is 'node'); OpenSM's
+                                          partitions.conf and root-guids are written from them
 
 A device named in the lock keeps what it records whatever else changed; a device the lock
 does not name takes free identities by the passes' own rules (a first render writes the
@@ -65,6 +74,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "bgp": ("fabric", "device", "asn", "ipv4"),
     "p2p": ("fabric", "device", "ipv4"),
     "mac": ("network", "device", "mac"),
+    "serial": ("device", "serial"),
+    "guid": ("device", "port", "guid"),
 }
 MAX_ASN = 4_294_967_294  # 4-byte ASNs (RFC 6793); 4294967295 is reserved (RFC 7300)
 FABRICS = ("compute", "storage")
@@ -76,6 +87,13 @@ _ASN = re.compile(r"[1-9][0-9]{0,9}")
 # A MAC as the lock holds it: lower case, ':'-separated, unicast (the first octet even)
 MAC = re.compile(r"[0-9a-f][02468ace](?::[0-9a-f]{2}){5}")
 ZERO_MAC = "00:00:00:00:00:00"
+# A serial number as the lock holds it (and the MAC manifest reads it): letters, digits, '.',
+# '_' and '-', at most 64
+SERIAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# A GUID as the lock holds it: '0x' and 16 lower-case hex digits, not zero (IBA vol. 1,
+# 4.1.1: an EUI-64; 0 is no GUID)
+GUID = re.compile(r"0x[0-9a-f]{16}")
+ZERO_GUID = "0x0000000000000000"
 
 
 def field_value(name: str, word: str) -> Any:
@@ -94,6 +112,12 @@ def field_value(name: str, word: str) -> Any:
     if name == "mac":
         return word if MAC.fullmatch(word) and word != ZERO_MAC else \
             "!not a unicast MAC (six lower-case hex pairs joined by ':')"
+    if name == "serial":
+        return word if SERIAL.fullmatch(word) else \
+            "!not a serial number (letters, digits, '.', '_', '-'; at most 64)"
+    if name == "guid":
+        return word if GUID.fullmatch(word) and word != ZERO_GUID else \
+            "!not a GUID ('0x' and 16 lower-case hex digits, not zero)"
     if name == "ipv4":
         try:
             return str(IPv4Address(word))

@@ -133,12 +133,12 @@ def _parse_line(lock: Lock, number: int, line: str) -> Diagnostic | None:
         if isinstance(value, str) and value.startswith("!"):
             return error("LOCK-SYNTAX", f"{name} '{word[:60]}': {value[1:]}", column)
         values.append(value)
-    if kind == "place":
+    if kind in ("place", "serial"):
         key: Key = (kind, "", values[0])
         value_part = tuple(values[1:])
     elif kind in ("fabric", "access", "uplink", "bgp", "p2p"):
         key, value_part = (kind, values[0], values[1]), tuple(values[2:])
-    elif kind == "outlet":
+    elif kind in ("outlet", "guid"):
         key, value_part = (kind, values[1], values[0]), tuple(values[2:])
     else:
         key, value_part = (kind, values[0], str(values[1])), (values[2],)

@@ -100,6 +100,12 @@ def identities(plan: Any) -> Groups:
     boot = getattr(plan, "boot", None)
     for (network, device), mac in sorted(boot.macs.items()) if boot is not None else ():
         group("mac", network)[device] = f"mac {network} {device} {mac}"
+    facts = getattr(plan, "facts", None)
+    if facts is not None:
+        group("serial", "").update((device, f"serial {device} {serial}")
+                                   for device, serial in facts.serials.items())
+        for (device, port), guid in facts.guids.items():
+            group("guid", port)[device] = f"guid {device} {port} 0x{guid:016x}"
     for server, target in lustre_targets(plan):
         group("lustre", target.kind)[str(target.index)] = \
             f"lustre {target.kind} {target.index} {server}"

@@ -108,10 +108,10 @@ class Lock:
 
 
 def words(key: Key, value: tuple[Any, ...]) -> list[object]:
-    if key[0] == "place":
-        return ["place", key[2], *value]
-    if key[0] == "outlet":
-        return ["outlet", key[2], key[1], *value]
+    if key[0] in ("place", "serial"):
+        return [key[0], key[2], *value]
+    if key[0] in ("outlet", "guid"):
+        return [key[0], key[2], key[1], *value]
     return [*key, *value]
 
 

@@ -227,6 +227,9 @@ class Plan:
     # The boot path: DNS names, the boot server, MACs (plan/boot.py BootPlan), None before
     # compile/plan_boot.py
     boot: Any = None
+    # Facts of delivered hardware the lock holds (serials, InfiniBand GUIDs: plan/facts.py
+    # Facts), None before compile/plan_facts.py
+    facts: Any = None
     # The validator's findings (Diagnostics), set after the checks so report.md can list them
     findings: tuple[Any, ...] = ()
     # Errors a pass found but compiled past (a rack too short for its devices: they are

@@ -48,7 +48,9 @@ class Source(Protocol):
     """A reader and its comparison, one module each (registered in sources.SOURCES):
     ``detect`` tells its format from the text, ``read`` parses it (ReadError on a line it
     cannot), ``host`` names the host a file is about, ``compare`` judges every file of its
-    kind against the plan at once (an NVLink domain is judged across trays)."""
+    kind against the plan at once (an NVLink domain is judged across trays). A source that
+    reads facts of delivered hardware (MACs, serials, GUIDs) also has ``facts(plan, found)``
+    yielding accept.Fact, which ``reconcile --accept`` records in the lock."""
 
     KIND: str
 

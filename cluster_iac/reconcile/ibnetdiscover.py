@@ -1,5 +1,6 @@
 """`ibnetdiscover` output (one InfiniBand fabric) against the plan's cables: infiniband.py's
-verify as a reconcile source."""
+verify as a reconcile source; and the GUIDs of the delivered adapters and switches, found
+where the plan cables them, offered to the lock (``reconcile --accept``)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,16 @@ from collections.abc import Iterator, Sequence
 
 from cluster_iac.formats.ibnetdiscover import Topology, TopologyError, parse
 from cluster_iac.plan import Plan
+from cluster_iac.plan.facts import NODE
+from cluster_iac.reconcile.accept import Fact
 from cluster_iac.reconcile.finding import Discovery, Finding, ReadError
-from cluster_iac.reconcile.infiniband import Mismatch, describe, fabric_of, verify
+from cluster_iac.reconcile.infiniband import (
+    Mismatch,
+    describe,
+    discovered_guids,
+    fabric_of,
+    verify,
+)
 
 KIND = "ibnetdiscover"
 _CODES = {"missing": "RECONCILE-IB-MISSING", "miswired": "RECONCILE-IB-MISWIRED",
@@ -63,3 +72,34 @@ def _finding(plan: Plan, mismatch: Mismatch, path: str) -> Finding:
         fix = (f"move the cable to {cable.a_device} {cable.a_port} <-> {cable.b_device} "
                f"{cable.b_port} (label {cable.cable_id})")
     return Finding(_CODES[mismatch.kind], where, text, fix, path)
+
+
+LOCAL = 0x0200_0000_0000_0000  # the locally administered bit of an EUI-64's first octet
+
+
+def _delivered(guid: int) -> bool:
+    """A GUID a vendor burned in: not zero, and not locally administered (the plan's own
+    placeholders are, formats/ibnetdiscover.py: a discovery holding them is of the planned
+    topology file, loaded into ibsim, not of delivered hardware)."""
+    return guid != 0 and not guid & LOCAL
+
+
+def facts(plan: Plan, found: Sequence[Discovery]) -> Iterator[Fact]:
+    """Each host adapter's port GUID and each switch's node GUID, of the cables found where
+    the plan has them (a miswired or missing cable's ends give none); locally administered
+    GUIDs (the plan's placeholders) are not offered."""
+    for item in found:
+        network = fabric_of(plan, item.data)
+        if network is None:
+            continue
+        ports, nodes = discovered_guids(plan, network, item.data)
+        for adapter, guid in ports.items():
+            if not _delivered(guid):
+                continue
+            host, _, port = adapter.partition(" ")
+            yield Fact("guid", port, host, f"0x{guid:016x}", str(item.path),
+                       f"adapter {adapter}'s port GUID")
+        for name, guid in nodes.items():
+            if _delivered(guid) and " " not in name:  # a switch (not an adapter's node GUID)
+                yield Fact("guid", NODE, name, f"0x{guid:016x}", str(item.path),
+                           f"switch {name}'s node GUID")

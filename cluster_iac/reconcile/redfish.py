@@ -1,9 +1,10 @@
 """Redfish inventory (a BMC's `/redfish/v1/Systems/<id>` and `/Chassis/<id>/Power`, saved as
 JSON) against the plan: CPUs and memory of the node's type, and the PSUs its power plan
-counts on (how many, and their rating).
+counts on (how many, and their rating); and, from those and the EthernetInterface resources
+of the host and its BMC, the facts of delivered hardware (serial, MACs: redfish_facts.py).
 
-A file is one resource, told by its "@odata.type": '#ComputerSystem.v1_*' or '#Power.v1_*'
-(the DMTF's mockups, tests/data/reconcile/, are real payloads of both).
+A file is one resource, told by its "@odata.type": '#ComputerSystem.v1_*', '#Power.v1_*' or
+'#EthernetInterface.v1_*' (the DMTF's mockups, tests/data/reconcile/, are real payloads).
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from typing import Any
 from cluster_iac.plan import Plan
 from cluster_iac.reconcile.finding import Discovery, Finding, ReadError
 from cluster_iac.reconcile.places import node_type, place
+from cluster_iac.reconcile.redfish_facts import NIC, nic_findings, serial_findings
+from cluster_iac.reconcile.redfish_facts import facts as facts
 
 KIND = "redfish"
-_TYPES = ("#ComputerSystem.", "#Power.")
+_TYPES = ("#ComputerSystem.", "#Power.", NIC)
 
 
 def detect(text: str) -> bool:
-    """A Redfish ComputerSystem or Power resource."""
+    """A Redfish ComputerSystem, Power or EthernetInterface resource."""
     head = text[:4096]
     return '"@odata.type"' in head and any(t in head for t in _TYPES)
 
@@ -34,7 +37,8 @@ def read(text: str) -> dict[str, Any]:
         raise ReadError(exc.lineno, f"not JSON: {exc.msg}") from None
     kind = str(data.get("@odata.type", "")) if isinstance(data, dict) else ""
     if not kind.startswith(_TYPES):
-        raise ReadError(1, f"not a Redfish ComputerSystem or Power resource: {kind!r}")
+        raise ReadError(1, f"not a Redfish ComputerSystem, Power or EthernetInterface "
+                           f"resource: {kind!r}")
     return data
 
 
@@ -53,8 +57,11 @@ def compare(plan: Plan, found: Sequence[Discovery]) -> Iterator[Finding]:
                           "a planned node ('HOST.system.json')", str(item.path))
         elif item.data["@odata.type"].startswith("#Power."):
             yield from _power(plan, item, nt)
+        elif item.data["@odata.type"].startswith(NIC):
+            yield from nic_findings(plan, item)
         else:
             yield from _system(plan, item, nt)
+            yield from serial_findings(plan, item)
 
 
 def _system(plan: Plan, item: Discovery, nt: Any) -> Iterator[Finding]:

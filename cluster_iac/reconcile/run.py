@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from cluster_iac.plan import Plan
+from cluster_iac.reconcile.accept import Fact
 from cluster_iac.reconcile.finding import Discovery, Finding, ReadError
 from cluster_iac.reconcile.places import host_of
 from cluster_iac.reconcile.sources import SOURCES, detect
@@ -26,11 +27,13 @@ class FileError(NamedTuple):
 
 
 class Outcome(NamedTuple):
-    """Every finding, every file not read, and how many files of each kind were judged."""
+    """Every finding, every file not read, how many files of each kind were judged, and the
+    facts of delivered hardware the files report (accept.py judges them against the lock)."""
 
     findings: list[Finding]
     errors: list[FileError]
     judged: dict[str, int]
+    facts: list[Fact]
 
 
 def reconcile(plan: Plan, files: Sequence[tuple[str | None, Path]]) -> Outcome:
@@ -46,7 +49,14 @@ def reconcile(plan: Plan, files: Sequence[tuple[str | None, Path]]) -> Outcome:
         read.setdefault(found_kind, []).append(discovery)
     findings = [finding for kind, found in read.items()
                 for finding in SOURCES[kind].compare(plan, found)]
-    return Outcome(findings, errors, {kind: len(found) for kind, found in read.items()})
+    facts = [fact for kind, found in read.items()
+             for fact in getattr(SOURCES[kind], "facts", _no_facts)(plan, found)]
+    return Outcome(findings, errors, {kind: len(found) for kind, found in read.items()}, facts)
+
+
+def _no_facts(plan: Plan, found: Sequence[Discovery]) -> list[Fact]:
+    """A source that reports no fact of delivered hardware."""
+    return []
 
 
 def _read(plan: Plan, kind: str | None, path: Path) -> tuple[str, Discovery]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from cluster_iac.reconcile import ibnetdiscover, lldp, nvidia_smi, redfish, slurmd
+from cluster_iac.reconcile import ibnetdiscover, lldp, nvidia_smi, pdu, redfish, slurmd
 
 SOURCES: dict[str, ModuleType] = {module.KIND: module for module in (
     ibnetdiscover,
@@ -13,6 +13,7 @@ SOURCES: dict[str, ModuleType] = {module.KIND: module for module in (
     nvidia_smi,
     redfish,
     lldp,
+    pdu,
 )}
 
 

@@ -13,7 +13,8 @@ from cluster_iac.formats.csv import csv_records
 
 SNMP_MODULE = "sentry4"
 # ServerTech Sentry4-MIB (Sentry4.mib, revision 2017-06-15; OIDs as in its OID tree): real power
-# of each input cord, RMS current of each line of each cord and of each branch (breaker pole).
+# of each input cord, RMS current of each line of each cord and of each branch (breaker pole),
+# and real power of each outlet (what `cluster-iac reconcile` reads against the plan's cords).
 SENTRY4 = "1.3.6.1.4.1.1718.4.1"
 SNMP_METRICS = (
     ("st4InputCordActivePower", f"{SENTRY4}.3.3.1.3",
@@ -27,6 +28,9 @@ SNMP_METRICS = (
      "Measured RMS current on the branch (hundredths of an ampere; Sentry4-MIB "
      "st4BranchCurrent).",
      ("st4UnitIndex", "st4InputCordIndex", "st4BranchIndex")),
+    ("st4OutletActivePower", f"{SENTRY4}.8.3.1.7",
+     "Measured real power of the outlet (W; Sentry4-MIB st4OutletActivePower).",
+     ("st4UnitIndex", "st4InputCordIndex", "st4OutletIndex")),
 )
 
 # dcgm-exporter's collectors file (-f): the fields every rule reads, and power and utilisation.
@@ -60,7 +64,8 @@ DCGM_COUNTERS = (
 
 
 def snmp_config() -> dict[str, object]:
-    """snmp.yml: one module that walks the three Sentry4 columns the power rules read."""
+    """snmp.yml: one module that walks the Sentry4 columns the power rules and reconcile
+    read."""
     metrics = [{"name": name, "oid": oid, "type": "gauge", "help": help_text,
                 "indexes": [{"labelname": index, "type": "gauge"} for index in indexes]}
                for name, oid, help_text, indexes in SNMP_METRICS]
