@@ -372,7 +372,7 @@ def test_a_hand_edit_moves_a_node_to_a_free_unit_everywhere(tmp_path: Path) -> N
     files = result.files
     assert "rack_u: 30" in files["ansible/inventory.yml"] or "u: 30" in files[
         "ansible/inventory.yml"]
-    devices = files["netbox/devices.csv"].splitlines()
+    devices = files["netbox/devices/a/001.csv"].splitlines()
     assert any(line.startswith("head1,") and ",30," in line for line in devices)
     assert "r01.U30" in files["cabling/cables.csv"]
     assert any("head1" in line for line in files["facility/pdu_breakers.csv"].splitlines())

@@ -10,9 +10,12 @@ columns (netbox/dcim/forms/bulk_import.py, NetBox 4.x); side_a_site/side_b_site 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import fields, replace
+from operator import itemgetter
+from typing import Any
 
 from cluster_iac.catalog.cables import cable_catalog
-from cluster_iac.emit.netbox import STATUS, part_paths, rows_per_part
+from cluster_iac.emit.netbox import STATUS, by_rack, rack_parts
 from cluster_iac.formats.chunks import Chunks, whole
 from cluster_iac.formats.csv import Joined, Keyed, Runs, csv_parts, table_cells, table_stops
 from cluster_iac.plan import Plan
@@ -25,6 +28,7 @@ COLUMNS = ("side_a_site", "side_a_device", "side_a_type", "side_a_name", "side_b
 A_TYPES = {"power": "dcim.powerport"}
 B_TYPES = {"power": "dcim.poweroutlet"}
 INTERFACE = "dcim.interface"
+_STORED = {f.name for f in fields(Cables) if f.name not in ("devices", "memo")}
 
 
 def render(plan: Plan) -> dict[str, str]:
@@ -34,9 +38,22 @@ def render(plan: Plan) -> dict[str, str]:
 def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
     """The file as Chunks (written piece by piece), cut into parts that each import well
     inside NetBox's web server timeout (emit/netbox.py, rows_per_part)."""
-    parts = csv_parts(COLUMNS, _cable_columns(plan.cluster.site, plan.cables),
-                      rows_per_part("cables"))
-    return dict(zip(part_paths("cables", len(parts)), parts, strict=True))
+    cables = _in_rack_order(plan, plan.cables)
+    parts = rack_parts("cables", cables.a_row)
+    chunks = csv_parts(COLUMNS, _cable_columns(plan.cluster.site, cables),
+                       [(start, stop) for _, start, stop in parts])
+    return dict(zip([path for path, _, _ in parts], chunks, strict=True))
+
+
+def _in_rack_order(plan: Plan, cables: Cables) -> Cables:
+    """The cable table with its rows in the rack order of their A ends (emit/netbox.py
+    by_rack): each row of racks' cables are its own parts."""
+    order = by_rack(plan, cables.a_rack)
+    if order == list(range(len(order))):
+        return cables
+    pick = itemgetter(*order) if len(order) > 1 else lambda column: tuple(column[:1])
+    columns: dict[str, Any] = {name: tuple(pick(getattr(cables, name))) for name in _STORED}
+    return replace(cables, **columns)
 
 
 def _cable_columns(site: str, c: Cables) -> list[Sequence[object] | Keyed | Runs | Joined]:
