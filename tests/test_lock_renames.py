@@ -135,3 +135,34 @@ def test_a_new_group_beside_kept_ones_is_no_rename(tmp_path: Path) -> None:
     spec.write_text(text)
     result = render(spec, tmp_path / "o")
     assert result.exit_code == 0, result.output
+
+
+def test_a_lock_conflict_cites_the_spec_key_that_caused_it(tmp_path: Path) -> None:
+    """A subnet narrowed under a locked address: the error is at the lock line and cites
+    networks.management.cidr in the spec, with its line and a caret."""
+    spec = copied("hgx-h200", tmp_path)
+    spec.write_text(spec.read_text().replace("cidr: 10.50.0.0/24", "cidr: 10.50.0.0/26"))
+    result = render(spec, tmp_path / "o")
+    assert result.exit_code == 1, result.output
+    lines = spec.read_text().splitlines()
+    at = next(n for n, line in enumerate(lines, start=1) if "10.50.0.0/26" in line)
+    column = lines[at - 1].index("10.50.0.0/26") + 1
+    head = re.search(rf"^{re.escape(str(lock_path(spec)))}:\d+:\d+: error\[LOCK-CONFLICT\] "
+                     r"ib-leaf-1's management address 10\.50\.0\.160 .*$", result.output, re.M)
+    assert head, result.output
+    after = result.output[head.end():].splitlines()
+    assert f"      = caused by: {spec}:{at}:{column}" in after[:4], result.output
+    assert after[after.index(f"      = caused by: {spec}:{at}:{column}") + 2].index("^") == \
+        len("      | ") + column - 1
+
+
+def test_a_group_no_longer_in_its_locked_rack_cites_the_group_racks(tmp_path: Path) -> None:
+    spec = copied("hgx-h200", tmp_path)
+    spec.write_text(spec.read_text().replace(
+        'hostname: "h200-mig#", racks: r03}', 'hostname: "h200-mig#", racks: r02}'))
+    result = render(spec, tmp_path / "o")
+    assert result.exit_code == 1, result.output
+    assert "error[LOCK-CONFLICT] h200-mig1 is locked in rack r03" in result.output
+    line = next(n for n, text in enumerate(spec.read_text().splitlines(), start=1)
+                if "h200-mig#" in text)
+    assert re.search(rf"= caused by: {re.escape(str(spec))}:{line}:\d+", result.output)
