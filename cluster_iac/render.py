@@ -13,7 +13,7 @@ compile the plan, check it, emit every file, write the tree, then the lock.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
@@ -24,9 +24,12 @@ from cluster_iac.base.source import SourceMap
 from cluster_iac.checks import run_checks
 from cluster_iac.compile import compile_plan
 from cluster_iac.load.loader import load_spec_file
+from cluster_iac.lock.moves import apply_moves, unsaid_renames
 from cluster_iac.lock.read import lock_path, read_lock
 from cluster_iac.lock.text import lock_text
 from cluster_iac.plan import Plan
+from cluster_iac.plan.kept import Lock
+from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.parse import parse_spec
 from cluster_iac.write.files import write_file
 from cluster_iac.write.tree import staged_tree
@@ -180,12 +183,40 @@ def _compiled(spec_file: str | Path, lock_file: Path | None,
         # 2. spec: validated pydantic models; the lock: the identities kept from before
         spec = parse_spec(data)
         lock = read_lock(lock_file or lock_path(spec_file), reallocate)
+        lock, moves = apply_moves(spec, lock)  # the spec's renames, before any allocation
+        if moves:
+            raise CompileError(moves)
         # 3. compile: passes expand the spec into the plan and its graphs
-        return compile_plan(spec, lock), source
+        return _compiled_kept(spec, lock), source
     except CompileError as exc:
         plan = exc.plan if isinstance(exc.plan, Plan) else None
         found = _unplaced_findings(plan) if plan is not None and exc.complete else []
         raise PipelineError([*exc.diagnostics, *found], source or exc.source, plan) from None
+
+
+def _compiled_kept(spec: ClusterSpec, lock: Lock) -> Plan:
+    """Stage 3, refused when a node group was renamed without a move (lock/moves.py), even
+    where the lock's identities would otherwise conflict with the renamed hosts."""
+    try:
+        plan = compile_plan(spec, lock)
+    except CompileError:
+        renames = unsaid_renames(spec, lock, lambda: _devices_made(spec))
+        if renames:
+            raise CompileError(renames) from None
+        raise
+    renames = unsaid_renames(spec, lock, lambda: plan.placements)
+    if renames:
+        raise CompileError(renames)
+    return plan
+
+
+def _devices_made(spec: ClusterSpec) -> Iterable[str] | None:
+    """Every racked device of the spec's plan without the lock (None if it does not
+    compile): asked only when the plan with the lock failed and a group may be renamed."""
+    try:
+        return compile_plan(spec).placements
+    except CompileError:
+        return None
 
 
 def _unplaced_findings(plan: Plan) -> list[Diagnostic]:

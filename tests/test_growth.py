@@ -141,12 +141,13 @@ def _grew(old: str, new_lines: list[str], new: dict[str, set[str]]) -> bool:
     return any(_names_new(line, new) and words <= _named(line) for line in new_lines)
 
 
-_PART = re.compile(r"^(netbox/[a-z_]+)-\d{3,}\.csv$")
+_PART = re.compile(r"^(netbox/[a-z_]+)(?:-\d{3,}|/[^/]+/(?:[a-z]+-)?\d{3,})\.csv$")
 
 
 def _tables(files: dict[str, str]) -> dict[str, str]:
-    """The files, a NetBox table's parts (netbox/cables-001.csv ...) joined into the one table
-    they are cut from: a part boundary moves when rows are added before it, the rows do not."""
+    """The files, a NetBox table's parts (netbox/cables/<row>/power-001.csv, racks-001.csv
+    ...) joined into the one table they are cut from: a part boundary moves when rows are
+    added before it, the rows do not."""
     joined: dict[str, str] = {}
     for path in sorted(files):
         match = _PART.match(path)

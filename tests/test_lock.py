@@ -249,16 +249,31 @@ def test_a_removed_device_keeps_its_identities_reserved(tmp_path: Path) -> None:
     assert "retired address management login-02 " in after.lock.after
     assert "retired place login-02 " in after.lock.after
     logins["count"] += 1
-    logins["hostname"] = "lgn-##"  # a different node in the removed one's place
+    logins["hostname"] = "lgn-##"  # other nodes in the removed ones' places
     spec = _write(data, tmp_path / "c.yaml")
     lock_path(spec).write_text(after.lock.after)
+    with pytest.raises(PipelineError) as refused:  # a rename unless said otherwise
+        build(spec, emit=False)
+    assert [d.code for d in refused.value.diagnostics] == ["LOCK-RENAME"]
+    # new machines: the old group removed in one change, the new one added in the next
+    data["node_groups"].remove(logins)
+    spec = _write(data, tmp_path / "d.yaml")
+    lock_path(spec).write_text(after.lock.after)
+    gone = build(spec, emit=False)
+    assert "retired place login-01 " in gone.lock.after
+    data["node_groups"].append(logins)
+    dgx = next(g for g in data["node_groups"] if g["name"] == "dgx")
+    dgx["count"] -= 1  # a node retired by this change
+    spec = _write(data, tmp_path / "e.yaml")
+    lock_path(spec).write_text(gone.lock.after)
     again = build(spec, emit=False)
     old = before.plan.addresses["management"]["login-02"]
     assert again.plan.addresses["management"]["lgn-02"] != old
     assert again.plan.placements["lgn-02"] != before.plan.placements["login-02"]
     freed = build(spec, emit=False, reallocate=("retired",))
     assert "login-02" not in freed.lock.after  # what was retired is free now
-    assert "retired place login-01 " in freed.lock.after  # retired by this change: kept
+    last = f"dgx-{dgx['count'] + 1:03d}"
+    assert f"retired place {last} " in freed.lock.after  # retired by this change: kept
 
 
 # -- conflicts: each a located error in the lock, nothing written ---------------------------
@@ -357,7 +372,7 @@ def test_a_hand_edit_moves_a_node_to_a_free_unit_everywhere(tmp_path: Path) -> N
     files = result.files
     assert "rack_u: 30" in files["ansible/inventory.yml"] or "u: 30" in files[
         "ansible/inventory.yml"]
-    devices = files["netbox/devices.csv"].splitlines()
+    devices = files["netbox/devices/a/001.csv"].splitlines()
     assert any(line.startswith("head1,") and ",30," in line for line in devices)
     assert "r01.U30" in files["cabling/cables.csv"]
     assert any("head1" in line for line in files["facility/pdu_breakers.csv"].splitlines())

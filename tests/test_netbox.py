@@ -121,8 +121,9 @@ def _read(files: dict[str, str]) -> dict[str, Any]:
         if parts[1] == "device-types":
             types.append((parts[2], YAML(typ="safe").load(text)))
             continue
-        # a large table's parts (cables-001.csv ...) are one table, imported part by part
-        table = (folders[parts[1]] if len(parts) == 3
+        # a table's parts (cables/<row>/001.csv, racks-001.csv ...) are one table
+        table = (folders[parts[1]] if parts[1] in folders
+                 else parts[1] if len(parts) == 4  # netbox/<table>/<row of racks>/NNN.csv
                  else re.sub(r"-\d{3,}$", "", parts[1].removesuffix(".csv")))
         reader = csv.DictReader(io.StringIO(text))
         rows = list(reader)
@@ -251,9 +252,12 @@ def test_large_tables_come_in_parts_that_import_inside_the_timeout(name: str,
     files = _netbox(plan)
     assert netbox.IMPORT_SECONDS * 2 <= 120
     for table, rate in netbox.ROWS_PER_SECOND.items():
-        paths = sorted(p for p in files if re.fullmatch(rf"netbox/{table}(-\d{{3,}})?\.csv", p))
+        pattern = rf"netbox/{table}((-\d{{3,}})?|/[^/]+/([a-z]+-)?\d{{3}})\.csv"
+        paths = sorted(p for p in files if re.fullmatch(pattern, p))
         assert paths, table
-        assert len(paths) == 1 or all(re.search(r"-\d{3}\.csv$", p) for p in paths)
+        assert (len(paths) == 1 or all(re.search(r"-\d{3}\.csv$", p) for p in paths)
+                or all(re.fullmatch(rf"netbox/{table}/[^/]+/([a-z]+-)?\d{{3}}\.csv", p)
+                       for p in paths))
         rows: list[dict[str, str]] = []
         for path in paths:
             reader = csv.DictReader(io.StringIO(files[path]))
@@ -267,8 +271,9 @@ def test_large_tables_come_in_parts_that_import_inside_the_timeout(name: str,
             assert len(rows) == len(plan.cables)
         if table == "devices":
             assert len(rows) == len(plan.devices)
-    if name == "dgx-h100-superpod-4su":  # 4,287 cables: 15 parts of 300; one took 813 s
-        assert len([p for p in files if p.startswith("netbox/cables-")]) == 15
+    if name == "dgx-h100-superpod-4su":  # 4,287 cables (one POST took 813 s): 29 parts of
+        # at most 300, each of one network in one row of racks (mgmt 9, each unit's row 5)
+        assert len([p for p in files if p.startswith("netbox/cables/")]) == 29
 
 
 def test_every_power_port_and_outlet_has_a_type(read: tuple[Plan, dict[str, Any]]) -> None:
@@ -403,13 +408,16 @@ def test_device_parts_hold_at_most_the_components_an_import_minute_creates() -> 
     types = netbox_types.device_types(plan)
     components = {model: len(t.interfaces) + len(t.power_ports) + len(t.power_outlets)
                   for model, t in types.items()}
-    bounds = netbox.device_parts(plan, plan.devices)
+    devices = [plan.devices[i] for i in netbox.by_rack(plan, [d.rack for d in plan.devices])]
+    parts = netbox.device_parts(plan, devices)
+    bounds = [(start, stop) for _, start, stop in parts]
     assert bounds[0][0] == 0 and bounds[-1][1] == len(plan.devices)
     assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
     most = netbox.COMPONENTS_PER_SECOND * netbox.IMPORT_SECONDS
-    for start, stop in bounds:
+    for path, start, stop in parts:
         assert stop - start <= netbox.rows_per_part("devices")
-        weight = sum(components[d.model] for d in plan.devices[start:stop])
+        assert {d.row for d in devices[start:stop]} == {path.split("/")[2]}  # one row of racks
+        weight = sum(components[d.model] for d in devices[start:stop])
         assert weight <= most or stop - start == 1
     assert len(bounds) > -(-len(plan.devices) // netbox.rows_per_part("devices"))
 

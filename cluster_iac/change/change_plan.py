@@ -22,7 +22,7 @@ from cluster_iac.change.conf_lines import read_slurm_conf
 from cluster_iac.formats.csv import csv_text
 from cluster_iac.formats.markdown import markdown_row
 
-DEVICES_FILE = re.compile(r"netbox/devices(-[0-9]+)?\.csv")  # NetBox's table, or its parts
+DEVICES_FILE = re.compile(r"netbox/devices/[^/]+/[0-9]+\.csv")  # NetBox's table's parts
 OTHER_ROLES = ("pdu", "power-shelf")
 CABLES = "cabling/cables.csv"
 SLURM_CONF = "slurm/slurm.conf"
@@ -103,7 +103,7 @@ def change_plan(old_files: dict[str, str] | None, new_files: dict[str, str],
 
 
 def _devices(files: Mapping[str, str]) -> dict[str, dict[str, str]]:
-    """NetBox's device rows (devices.csv, or its parts devices-NNN.csv) by kind, then name:
+    """NetBox's device rows (its parts, netbox/devices/<row>/NNN.csv) by kind, then name:
     nodes, switches (a role ending in 'switch'), and the rest (PDUs, power shelves)."""
     found: dict[str, dict[str, str]] = {}
     for path in files:

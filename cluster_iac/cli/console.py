@@ -22,9 +22,23 @@ def format_diagnostic(diag: Diagnostic, source: SourceMap | None, fallback_file:
         caret = len(printable(text[:column - 1], keep_tabs=True))
         lines.append(f"{gutter} | {printable(text, keep_tabs=True)}")
         lines.append(f"{' ' * 5} | {' ' * caret}^")
+    lines += _cause(diag, source)
     if diag.hint:
         lines.append(f"      = hint: {printable(diag.hint)}")
     return "\n".join(lines)
+
+
+def _cause(diag: Diagnostic, source: SourceMap | None) -> list[str]:
+    """A lock line's error also cites the spec key whose change caused it (its path), with
+    that line and a caret."""
+    if diag.file is None or not diag.path or source is None or not source.has(diag.path[:1]):
+        return []
+    loc = source.locate(diag.path)
+    text = source.source_line(loc.line) or ""
+    caret = len(printable(text[:loc.column - 1], keep_tabs=True))
+    return [f"      = caused by: {printable(loc.file)}:{loc.line}:{loc.column}",
+            f"{str(loc.line).rjust(5)} | {printable(text, keep_tabs=True)}",
+            f"{' ' * 5} | {' ' * caret}^"]
 
 
 def printable(text: str, *, keep_tabs: bool = False) -> str:

@@ -151,7 +151,8 @@ def locked(lock: Lock, network: str, cidr: IPv4Network, members: dict[str, list[
                 problems.append(lock.error(
                     entry, "LOCK-CONFLICT", f"{device}'s {network} address {address} is not "
                     f"a usable address of networks.{network}.cidr {cidr}",
-                    lock.way_out(device), column=len(f"address {network} {device} ") + 1))
+                    lock.way_out(device), column=len(f"address {network} {device} ") + 1,
+                    cause=("networks", network, "cidr")))
             continue
         held.taken.add(number)
         if device in present:

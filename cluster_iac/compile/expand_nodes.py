@@ -85,7 +85,8 @@ def _locked_racks(lock: Lock, nodes: list[Node], group: NodeGroup, racks: list[s
             problems.append(lock.error(
                 entry, "LOCK-CONFLICT", f"{node.hostname} is locked in rack {rack}, which "
                 f"node group '{group.name}' no longer lists (racks: {group.racks})",
-                hint=lock.way_out(node.hostname), column=len(f"place {node.hostname} ") + 1))
+                hint=lock.way_out(node.hostname), column=len(f"place {node.hostname} ") + 1,
+                cause=(*node.spec_path, "racks")))
             continue
         rack_of[node.hostname] = rack
         room[rack] -= 1

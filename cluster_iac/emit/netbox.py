@@ -70,33 +70,78 @@ with 4,449 components took 119.5 s). A device part is cut at the slowest rate's
 IMPORT_SECONDS of components as well as at rows_per_part('devices')."""
 
 
-def device_parts(plan: Plan, devs: Sequence[Device]) -> list[tuple[int, int]]:
-    """The (start, stop) rows of each part of devices.csv: at most rows_per_part('devices')
-    devices and COMPONENTS_PER_SECOND x IMPORT_SECONDS components (a device with more is a
-    part of its own)."""
+def device_parts(plan: Plan, devs: Sequence[Device]) -> list[tuple[str, int, int]]:
+    """The parts of devices.csv for ``devs`` in rack order (by_rack): each part's path and
+    its (start, stop) rows, keyed by the row of racks its devices stand in (rack_parts), at
+    most rows_per_part('devices') devices and COMPONENTS_PER_SECOND x IMPORT_SECONDS
+    components (a device with more is a part of its own)."""
     types = netbox_types.device_types(plan)
     components = {model: len(t.interfaces) + len(t.power_ports) + len(t.power_outlets)
                   for model, t in types.items()}
-    most_rows, most = rows_per_part("devices"), COMPONENTS_PER_SECOND * IMPORT_SECONDS
-    bounds: list[tuple[int, int]] = []
+    return rack_parts("devices", [d.row for d in devs], [components[d.model] for d in devs],
+                      rows_per_part("devices"), COMPONENTS_PER_SECOND * IMPORT_SECONDS)
+
+
+def rack_order(plan: Plan) -> dict[str, tuple[int, int]]:
+    """Rack name -> (its row's place, its place in the row) in the plan's order of racks."""
+    rows: dict[str, int] = {}
+    order: dict[str, tuple[int, int]] = {}
+    for place, rack in enumerate(plan.racks):
+        order[rack.name] = (rows.setdefault(rack.row, len(rows)), place)
+    return order
+
+
+def by_rack(plan: Plan, racks: Sequence[str]) -> list[int]:
+    """The indices of a table's rows (each in the rack ``racks`` names) in rack order, rows of
+    one rack in the table's order: a rack added at the end of a row of racks adds rows at the
+    end of that row's rows, so only that row's last parts change (rack_parts)."""
+    order = rack_order(plan)
+    unracked = (len(order), len(order))
+    buckets: dict[tuple[int, int], list[int]] = {}
+    for index, rack in enumerate(racks):
+        buckets.setdefault(order.get(rack, unracked), []).append(index)
+    return [index for key in sorted(buckets) for index in buckets[key]]
+
+
+def rack_parts(table: str, rows: Sequence[str], weights: Sequence[int] | None = None,
+               most_rows: int = 0, most_weight: int = 0) -> list[tuple[str, int, int]]:
+    """The parts of a table whose rows are in rack order (by_rack), ``rows`` the row of racks
+    of each: each part's path ('netbox/<table>/<row>/001.csv', '002.csv', ... in the row's
+    order) and its (start, stop) rows. A part holds rows of one row of racks only, at most
+    ``most_rows`` of them (rows_per_part) and ``most_weight`` of ``weights``: growth of one
+    row of racks changes its own parts, never another's, and a new row is parts of its own."""
+    most_rows = most_rows or rows_per_part(table)
+    parts: list[tuple[str, int, int]] = []
     start = weight = 0
-    for row, device in enumerate(devs):
-        count = components[device.model]
-        if row > start and (row - start >= most_rows or weight + count > most):
-            bounds.append((start, row))
-            start, weight = row, 0
-        weight += count
-    bounds.append((start, len(devs)))
-    return bounds
+    count = 1
+    for index, row in enumerate(rows):
+        each = weights[index] if weights is not None else 0
+        if index > start:
+            if row != rows[start]:
+                parts.append((_part_path(table, rows[start], count), start, index))
+                start, weight, count = index, 0, 1
+            elif index - start >= most_rows or (weights is not None and weight + each >
+                                                most_weight):
+                parts.append((_part_path(table, row, count), start, index))
+                start, weight, count = index, 0, count + 1
+        weight += each
+    if rows:
+        parts.append((_part_path(table, rows[start], count), start, len(rows)))
+    return parts
 
 
 def part_paths(table: str, parts: int) -> list[str]:
     """'netbox/<table>.csv' for a table of one part, else 'netbox/<table>-001.csv' ...,
-    imported in that order."""
+    imported in that order (the tables that are not keyed by rack: racks, power panels and
+    feeds, their cables)."""
     if parts == 1:
         return [f"netbox/{table}.csv"]
     width = max(3, len(str(parts)))
     return [f"netbox/{table}-{n:0{width}d}.csv" for n in range(1, parts + 1)]
+
+
+def _part_path(table: str, row: str, count: int) -> str:
+    return f"netbox/{table}/{row or 'unracked'}/{count:03d}.csv"
 
 
 ROLE_COLORS = {"compute": "76b900", "controller": "2196f3", "login": "03a9f4",
@@ -134,14 +179,15 @@ def render(plan: Plan) -> dict[str, str]:
             cut = [table[i:i + size] for i in range(0, max(len(table), 1), size)]
             files.update(zip(part_paths(name, len(cut)),
                              (csv_text(COLUMNS[name], part) for part in cut), strict=True))
+    devs = tuple(devs[i] for i in by_rack(plan, [d.rack for d in devs]))
+    parts = device_parts(plan, devs)
     serials = plan.facts.serials if plan.facts is not None else {}
     columns = _device_columns(plan, devs)
     if serials:  # the facts the lock holds (reconcile --accept): a column only then
         columns.append(tuple(serials.get(d.name, "") for d in devs))
     devices = csv_parts((*COLUMNS["devices"], *(("serial",) if serials else ())), columns,
-                        device_parts(plan, devs))
-    files.update(zip(part_paths("devices", len(devices)), map(Chunks.text, devices),
-                     strict=True))
+                        [(start, stop) for _, start, stop in parts])
+    files.update(zip([path for path, _, _ in parts], map(Chunks.text, devices), strict=True))
     return dict(sorted(files.items()))
 
 

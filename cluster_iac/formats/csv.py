@@ -11,7 +11,7 @@ path, the text is the plain writer's: csv_cell of each cell, joined by ',' and '
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 
 from cluster_iac.formats.chunks import Chunks
@@ -36,7 +36,7 @@ from cluster_iac.formats.csv_cell import BREAKS, csv_cell
 
 __all__ = [
     "CHUNK", "Cells", "Joined", "Keyed", "RunStops", "Runs", "by_value", "cells", "csv_cell",
-    "csv_chunks", "csv_columns", "csv_parts", "csv_records", "csv_text", "lookup",
+    "csv_chunks", "csv_columns", "csv_parts", "csv_pieces", "csv_records", "csv_text", "lookup",
     "plain_column", "run_stops", "table_cells", "table_stops", "text_of",
 ]
 
@@ -84,6 +84,25 @@ def csv_parts(header: Sequence[str],
     bounds = per_part if not isinstance(per_part, int) else [
         (start, min(start + per_part, rows)) for start in range(0, max(rows, 1), per_part)]
     return [Chunks(partial(lines, start, stop)) for start, stop in bounds]
+
+
+def csv_pieces(header: Sequence[str],
+               columns: Sequence[Sequence[object] | Keyed | Runs | Joined],
+               parts: Sequence[Sequence[tuple[int, int]]]) -> list[Chunks]:
+    """csv_chunks' file cut into files each made of the given (start, stop) row ranges, in
+    that order, each with the header once: a part of rows that are not side by side in the
+    table, without a copy of the table in another order."""
+    _rows, lines = csv_lines(header, columns)
+    return [Chunks(partial(_ranges, lines, ranges)) for ranges in parts]
+
+
+def _ranges(lines: Callable[[int, int], Iterator[str]],
+            ranges: Sequence[tuple[int, int]]) -> Iterator[str]:
+    for n, (start, stop) in enumerate(ranges):
+        made = lines(start, stop)
+        if n:
+            next(made)  # the header, written once
+        yield from made
 
 
 def csv_columns(header: Sequence[str],

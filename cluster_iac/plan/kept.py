@@ -84,10 +84,11 @@ class Lock:
         return found
 
     def error(self, entry: Entry, code: str, message: str, hint: str | None = None,
-              column: int = 1) -> Diagnostic:
-        """A located error at ``entry``'s line of the lock."""
+              column: int = 1, cause: tuple[str | int, ...] = ()) -> Diagnostic:
+        """A located error at ``entry``'s line of the lock; ``cause``, the spec key whose
+        change made it (a group's racks, a network's cidr), is cited beside it."""
         line = self.line_of(entry)
-        return Diagnostic(code, message, hint=hint, line=line, column=column,
+        return Diagnostic(code, message, cause, hint=hint, line=line, column=column,
                           file=self.file, excerpt=self.lines[line - 1])
 
     def line_of(self, entry: Entry) -> int:

@@ -11,7 +11,7 @@ from cluster_iac.spec.facility import Cooling, Power, Row
 from cluster_iac.spec.hardware import Catalog
 from cluster_iac.spec.nccl import Nccl
 from cluster_iac.spec.network import Fabric, Networks
-from cluster_iac.spec.nodes import NodeGroup, NodeType
+from cluster_iac.spec.nodes import Move, NodeGroup, NodeType
 from cluster_iac.spec.policy import Policy, Workload
 from cluster_iac.spec.reliability import Cost, Reliability
 from cluster_iac.spec.slurm import Slurm
@@ -48,6 +48,10 @@ class ClusterSpec(SpecModel):
     """Node types by name."""
     node_groups: list[NodeGroup] = Field(min_length=1)
     """Groups of identical nodes: compute, controllers, login, storage servers."""
+    moved: list[Move] = Field(default=[], max_length=10_000)
+    """Hosts and hostname patterns renamed: each a ``from`` and a ``to``, applied to the
+    lock's lines before anything is allocated, so a renamed host keeps its identities
+    (docs/lock.md, 'Renames')."""
     rows: list[Row] = Field(min_length=1)
     """Rows of racks."""
     power: Power

@@ -4,9 +4,9 @@
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from cluster_iac.spec.base import SpecModel
+from cluster_iac.spec.base import SpecModel, fail, shown
 from cluster_iac.spec.hardware import NicSlot, PsuSpec
 from cluster_iac.spec.limits import (
     CoreCount,
@@ -21,7 +21,7 @@ from cluster_iac.spec.limits import (
     ThreadCount,
     WeightKg,
 )
-from cluster_iac.spec.strings import HostlistExpr, HostnamePattern, Name
+from cluster_iac.spec.strings import HostlistExpr, HostnamePattern, MoveName, Name
 
 Role = Literal["compute", "controller", "login", "lustre_mds", "lustre_oss", "service"]
 
@@ -117,3 +117,26 @@ class NodeGroup(SpecModel):
     per_rack: PerRack | None = None
     """Nodes per rack (default: spread evenly over the listed racks)."""
 
+
+
+class Move(SpecModel):
+    """A host, or a node group's hostname pattern, renamed: the lock's lines of the old name
+    are the new name's before anything is allocated, so the renamed hosts keep their rack,
+    U, ports, outlets and addresses (Terraform's ``moved`` block). Harmless once applied:
+    the lock then holds only the new names; a move whose old name is again a host of the
+    spec is not applied."""
+
+    from_: MoveName = Field(alias="from", description=(
+        "The old name: a host (gpu001) or a hostname pattern (gpu###), whose hosts keep "
+        "their index."))
+    to: MoveName
+    """The new name: a host (node001), or the new hostname pattern (node###) when ``from``
+    is a pattern."""
+
+    @model_validator(mode="after")
+    def _same_kind(self) -> "Move":
+        if ("#" in self.from_) != ("#" in self.to):
+            fail("hostname", f"moved from {shown(self.from_)} to {shown(self.to)}: a hostname "
+                 "pattern moves to a pattern, a host to a host",
+                 "write both with '#' (gpu### -> node###) or neither (gpu001 -> node001)")
+        return self

@@ -113,6 +113,17 @@ def _check_hostname_pattern(value: str) -> None:
              f"start it with a letter, e.g. 'n{value}'")
 
 
+def _check_move_name(value: str) -> None:
+    """A host name, or a hostname pattern (with a run of '#'): either end of a move."""
+    if "#" in value:
+        _check_hostname_pattern(value)
+        return
+    problem = hostname_problem(value)
+    if problem is not None:
+        fail("hostname", f"host name {shown(value)} {problem}",
+             "a host name (gpu001) or a group's hostname pattern (gpu###)")
+
+
 def _check_env_name(value: str) -> None:
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", value):
         fail("env_name", f"{shown(value)} is not an environment variable name: letters, digits "
@@ -230,6 +241,9 @@ RackName = Annotated[str, _validator(check_rack_name),
 HostnamePattern = Annotated[str, _validator(_check_hostname_pattern),
                             _schema(pattern="^[a-z0-9-]*#+[a-z0-9-]*$", maxLength=63)]
 """A host name with one run of '#' for the index."""
+MoveName = Annotated[str, _validator(_check_move_name),
+                     _schema(pattern="^[a-z0-9-]*#*[a-z0-9-]*$", maxLength=63)]
+"""A host name (gpu001) or a hostname pattern (gpu###): what a move renames."""
 EnvName = Annotated[str, _validator(_check_env_name), _schema(pattern="^[A-Za-z_][A-Za-z0-9_]*$")]
 """An environment variable name (POSIX: letters, digits, '_')."""
 CheckCode = Annotated[str, _validator(_check_code),
