@@ -1,0 +1,66 @@
+"""Single points of failure of the fabrics through the CLI: a storage fabric that is one
+switch (SPOF-FABRIC-SWITCH) and a leaf-spine fabric with one spine (SPOF-FABRIC-SPINE),
+each a located warning whose fix clears it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from ruamel.yaml import YAML
+
+from cluster_iac.catalog import builtin_catalog
+from cluster_iac.cli.main import main
+
+
+def _spec(nodes: int) -> dict[str, Any]:
+    text = CliRunner().invoke(main, ["init", "--platform", "dgx-h100", "--nodes",
+                                     str(nodes)]).output
+    data: dict[str, Any] = YAML(typ="safe").load(text)
+    data["rows"][0]["racks"][2]["names"] = data["fabric"]["compute"]["racks"] = "net[1-3]"
+    return data
+
+
+def _validate(tmp_path: Path, data: dict[str, Any], name: str) -> str:
+    path = tmp_path / name
+    with path.open("w") as stream:
+        YAML().dump(data, stream)
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_a_storage_fabric_of_one_switch(tmp_path: Path) -> None:
+    """8 DGX with two storage ports each and the head node's one: 17 ports on one QM9700."""
+    data = _spec(8)
+    data["fabric"]["storage"] = {"technology": "infiniband", "leaf_switch": "qm9700",
+                                 "racks": "net[1-3]"}
+    out = _validate(tmp_path, data, "a.yaml")
+    assert "warning[SPOF-FABRIC-SWITCH] storage fabric is one switch, sib-leaf-1 (qm9700): " \
+           "its 9 hosts' 17 ports are all on it" in out
+    assert "a storage leaf_switch with fewer than 17 ports builds leaves and spines" in out
+    # the hint: an 8-port model (a catalog entry of the spec) splits the fabric
+    data["catalog"] = {"switches": {"ib8": _small_switch()}}
+    data["fabric"]["storage"]["leaf_switch"] = "ib8"
+    out = _validate(tmp_path, data, "b.yaml")
+    assert "SPOF-FABRIC" not in out  # 5 leaves and 4 spines of 8 ports
+
+
+def _small_switch() -> dict[str, Any]:
+    """The built-in QM9700's entry with 8 ports."""
+    entry: dict[str, Any] = builtin_catalog().switches["qm9700"].model_dump(
+        mode="json", exclude_defaults=True)
+    entry["ports"] = 8
+    return entry
+
+
+def test_one_spine_is_a_warning_and_planned_units_clear_it(tmp_path: Path) -> None:
+    """8 DGX in units of 4: 16 rail leaves x 4 uplinks are one 64-port spine."""
+    data = _spec(8)
+    data["fabric"]["compute"]["scalable_unit_nodes"] = 4
+    out = _validate(tmp_path, data, "a.yaml")
+    assert "warning[SPOF-FABRIC-SPINE] compute fabric has one spine, ib-spine-1 (qm9700, 64 " \
+           "ports): all traffic between its 16 leaves crosses it" in out
+    data["fabric"]["compute"]["planned_scalable_units"] = 3
+    assert "SPOF-FABRIC-SPINE" not in _validate(tmp_path, data, "b.yaml")
