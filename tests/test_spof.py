@@ -64,3 +64,22 @@ def test_one_spine_is_a_warning_and_planned_units_clear_it(tmp_path: Path) -> No
            "ports): all traffic between its 16 leaves crosses it" in out
     data["fabric"]["compute"]["planned_scalable_units"] = 3
     assert "SPOF-FABRIC-SPINE" not in _validate(tmp_path, data, "b.yaml")
+
+
+def test_a_loop_with_one_cdu(tmp_path: Path) -> None:
+    """Two NVL72 racks (264.5 kW) on init's one 280 kW CDU: a warning at the loop; two CDUs
+    clear it; two of 200 kW (400 kW together) keep 200 kW with one down, under the heat."""
+    text = CliRunner().invoke(main, ["init", "--platform", "gb200-nvl72-tray", "--nodes",
+                                     "36"]).output
+    data: dict[str, Any] = YAML(typ="safe").load(text)
+    (loop,) = data["cooling"]["loops"]
+    out = _validate(tmp_path, data, "a.yaml")
+    assert "warning[SPOF-CDU] loop cdu1 has one CDU for 2 rack(s) (gpu01, gpu02, 264.5 kW): " \
+           "its failure stops the cooling of all of them" in out
+    loop["cdus"] = 2
+    assert "SPOF-CDU" not in _validate(tmp_path, data, "b.yaml")
+    loop["cdu_capacity_kw"] = 200
+    out = _validate(tmp_path, data, "c.yaml")
+    assert "warning[SPOF-CDU] loop cdu1 with one of its 2 CDUs down: the others exchange " \
+           "200 kW, less than the 264.5 kW of gpu01, gpu02" in out
+    assert "COOLING-CDU" not in out  # 400 kW together carry it
