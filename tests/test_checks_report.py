@@ -83,8 +83,11 @@ def test_report_has_the_model_its_sources_and_the_findings(tmp_path: Path) -> No
            "h100-hdr" in seed
     assert "| warning | NCCL-GUESSED-HCA | node type h100-hdr: NCCL_IB_HCA=mlx5_0 is a " \
            "guess" in seed
-    # with the names declared, none: the report says every check passed
+    assert "| warning | SPOF-FEED | PDU profile seed-415v is layout 'single'" in seed
+    assert "| warning | SPOF-CDU | loop cdu1 has one CDU for 1 rack(s)" in seed
+    # with the names declared and the one feed and one CDU accepted, none: every check passed
     data = example_data("seed-64gpu-h100")
+    data["policy"] = {"levels": {"SPOF-FEED": "ignore", "SPOF-CDU": "ignore"}}
     data["networks"]["management"]["interface"] = "enp170s0f0"
     data["nccl"] = {"node_types": {"h100-hdr": {"NCCL_IB_HCA": "=mlx5_0"}}}
     declared = CliRunner().invoke(main, ["report", str(_spec(tmp_path, data))])

@@ -83,3 +83,16 @@ def test_a_loop_with_one_cdu(tmp_path: Path) -> None:
     assert "warning[SPOF-CDU] loop cdu1 with one of its 2 CDUs down: the others exchange " \
            "200 kW, less than the 264.5 kW of gpu01, gpu02" in out
     assert "COOLING-CDU" not in out  # 400 kW together carry it
+
+
+def test_racks_on_one_feed(tmp_path: Path) -> None:
+    """The service rack's PDU profile made 'single': one PDU, one feed for the head node and
+    the rack's management switches; the init's 'ab' clears it."""
+    data = _spec(8)
+    data["power"]["pdu_profiles"]["svc-pdu"]["layout"] = "single"
+    out = _validate(tmp_path, data, "a.yaml")
+    assert "warning[SPOF-FEED] PDU profile svc-pdu is layout 'single': its 1 rack(s) (svc1) " \
+           "each have one PDU on one feed" in out
+    assert out.count("warning[SPOF-FEED]") == 1
+    data["power"]["pdu_profiles"]["svc-pdu"]["layout"] = "ab"
+    assert "SPOF-FEED" not in _validate(tmp_path, data, "b.yaml")

@@ -1,11 +1,13 @@
-"""Single points of failure of the fabrics: a storage fabric that is one switch, and a
-leaf-spine fabric with one spine (every path between two leaves crosses it)."""
+"""Single points of failure: a storage fabric that is one switch, a leaf-spine fabric with
+one spine (every path between two leaves crosses it), and racks on one power feed. (A
+loop's one CDU is checks/cooling_loops.py's.)"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from cluster_iac.base.errors import Diagnostic, Severity
+from cluster_iac.base.hostlist import fold
 from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
 
@@ -51,3 +53,33 @@ def fabric_switches(plan: Plan) -> Iterator[Diagnostic]:
                       f"a fabric.{network}.spine_switch with fewer ports than the leaves' "
                       f"uplinks spreads them over two or more spines"),
                 details={"measured": 1, "limit": 2, "unit": "spines"})
+
+
+@check("resilience.rack_feeds")
+def rack_feeds(plan: Plan) -> Iterator[Diagnostic]:
+    """A warning (SPOF-FEED) per PDU profile of layout 'single' that racks use: each such
+    rack has one PDU on one feed from one panel, so that feed, panel or PDU down stops every
+    device in the rack, whatever their PSUs' redundancy (the failover checks, which take
+    one side down, have no other side to move to there)."""
+    profiles = plan.settings.power.pdu_profiles
+    racks: dict[str, list[str]] = {}
+    for rack in plan.racks:
+        if profiles[rack.pdu_profile].layout == "single":
+            racks.setdefault(rack.pdu_profile, []).append(rack.name)
+    devices: dict[str, int] = {}
+    for node in plan.nodes:
+        devices[node.rack] = devices.get(node.rack, 0) + 1
+    for switch in plan.switches:
+        devices[switch.rack] = devices.get(switch.rack, 0) + 1
+    for name in sorted(racks):
+        names = racks[name]
+        count = sum(devices.get(r, 0) for r in names)
+        yield Diagnostic(
+            "SPOF-FEED",
+            f"PDU profile {name} is layout 'single': its {len(names)} rack(s) ({fold(names)}) "
+            f"each have one PDU on one feed, so that feed, its panel or the PDU down stops "
+            f"all {count} hosts and switches in them", ("power", "pdu_profiles", name),
+            Severity.WARNING,
+            hint="layout: ab (two PDUs on feeds from two panels; the PSUs' cords split over "
+                 "them) or layout: three, or accept it: policy: {levels: {SPOF-FEED: info}}",
+            details={"measured": 1, "limit": 2, "unit": "feeds"})
