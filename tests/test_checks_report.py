@@ -60,7 +60,8 @@ def test_strict_turns_warnings_into_errors(tmp_path: Path) -> None:
 def test_report_command_prints_report_md() -> None:
     result = CliRunner().invoke(main, ["report", str(ROOT / "examples" / "seed-64gpu-h100.yaml")])
     assert result.exit_code == 0
-    assert result.output == example_build("seed-64gpu-h100").files["report.md"]
+    # stdout alone: the example's warnings (NCCL-GUESSED-*) go to stderr before it
+    assert result.stdout == example_build("seed-64gpu-h100").files["report.md"]
 
 
 def test_report_has_the_model_its_sources_and_the_findings(tmp_path: Path) -> None:
@@ -77,7 +78,21 @@ def test_report_has_the_model_its_sources_and_the_findings(tmp_path: Path) -> No
     # 0.95) = 18.4 A of 25.6 A (72 %), margin 7.2 A.
     assert ("| r01 | r01-pdu-a | single | 45.10 | 45.10 | CB1 L1 | 18.4 | 25.6 | 72 | 7.2 | "
             "compute01 PSU2 failed |") in seed
-    assert "No findings: every check passed." in seed
+    # the seed's findings: the device names its NCCL files guess (issue 40)
+    assert "| warning | NCCL-GUESSED-IFNAME | NCCL_SOCKET_IFNAME is =eth0 for node type(s) " \
+           "h100-hdr" in seed
+    assert "| warning | NCCL-GUESSED-HCA | node type h100-hdr: NCCL_IB_HCA=mlx5_0 is a " \
+           "guess" in seed
+    assert "| warning | SPOF-FEED | PDU profile seed-415v is layout 'single'" in seed
+    assert "| warning | SPOF-CDU | loop cdu1 has one CDU for 1 rack(s)" in seed
+    # with the names declared and the one feed and one CDU accepted, none: every check passed
+    data = example_data("seed-64gpu-h100")
+    data["policy"] = {"levels": {"SPOF-FEED": "ignore", "SPOF-CDU": "ignore"}}
+    data["networks"]["management"]["interface"] = "enp170s0f0"
+    data["nccl"] = {"node_types": {"h100-hdr": {"NCCL_IB_HCA": "=mlx5_0"}}}
+    declared = CliRunner().invoke(main, ["report", str(_spec(tmp_path, data))])
+    assert declared.exit_code == 0
+    assert "No findings: every check passed." in declared.stdout
     result = CliRunner().invoke(main, ["report", str(_imbalance_warnings(tmp_path))])
     assert result.exit_code == 0
     assert "| warning | POWER-PHASE-IMBALANCE | rack mgmt-r3 PDU mgmt-r3-pdu-a" in result.output

@@ -22,12 +22,14 @@ from cluster_iac.checks import (
     cooling_loops,
     fabric,
     fabric_cost,
+    fabric_growth,
     facility,
     goodput,
     lustre,
     nccl,
     power,
     power_psus,
+    resilience,
     scheduling,
     slurm,
     storage,
@@ -39,8 +41,8 @@ __all__ = ["CHECKS", "FAMILIES", "Check", "check", "known_codes", "run_checks"]
 
 # Every family of checks; importing each registered its checks in CHECKS.
 FAMILIES: tuple[ModuleType, ...] = (
-    consistency, cooling, cooling_loops, fabric, fabric_cost, facility, goodput, lustre, nccl,
-    power, power_psus, scheduling, slurm, storage)
+    consistency, cooling, cooling_loops, fabric, fabric_cost, fabric_growth, facility, goodput,
+    lustre, nccl, power, power_psus, resilience, scheduling, slurm, storage)
 
 
 def run_checks(plan: Plan, *, strict: bool = False) -> list[Diagnostic]:

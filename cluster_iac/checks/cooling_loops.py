@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from cluster_iac.base.errors import Diagnostic
+from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.base.hostlist import HostlistError
 from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.checks.cooling import looped_racks, per_spec_path
@@ -143,7 +143,7 @@ def _loop_heat(fig: LoopFigures) -> Iterator[Diagnostic]:
         yield Diagnostic(
             "COOLING-CDU",
             f"loop {fig.name} must carry {heat:.1f} kW from {racks}, "
-            f"{100 * heat / fig.cdu_kw:.0f}% of its CDU's {fig.cdu_kw:g} kW; over by "
+            f"{100 * heat / fig.cdu_kw:.0f}% of {_cdus(fig)} {fig.cdu_kw:g} kW; over by "
             f"{heat - fig.cdu_kw:.1f} kW", (*fig.spec_path, "cdu_capacity_kw"),
             details={"measured": round(heat, 3), "limit": fig.cdu_kw, "unit": "kW"})
     if heat > fig.one_pump_down_kw:
@@ -155,3 +155,34 @@ def _loop_heat(fig: LoopFigures) -> Iterator[Diagnostic]:
             f"(N+1 needs one pump more than its required ones)", (*fig.spec_path, "pumps"),
             details={"measured": round(heat, 3), "limit": round(fig.one_pump_down_kw, 3),
                      "unit": "kW"})
+
+
+def _cdus(fig: LoopFigures) -> str:
+    return "its CDU's" if fig.cdus == 1 else f"its {fig.cdus} CDUs'"
+
+
+@check("cooling.cdu_redundancy")
+def cdu_redundancy(plan: Plan) -> Iterator[Diagnostic]:
+    """A warning (SPOF-CDU) for a loop with one CDU: its heat exchanger, controls and valves
+    (whatever its pumps' N+1) are a single point of failure of every rack on the loop; and for
+    a loop of several CDUs whose others do not exchange its heat with one down."""
+    for fig in loop_figures(plan):
+        racks = ", ".join(fig.racks) or "no racks"
+        if fig.cdus == 1:
+            yield Diagnostic(
+                "SPOF-CDU",
+                f"loop {fig.name} has one CDU for {len(fig.racks)} rack(s) ({racks}, "
+                f"{fig.heat_kw:.1f} kW): its failure stops the cooling of all of them, "
+                f"whatever its pumps' redundancy", fig.spec_path, Severity.WARNING,
+                hint="cdus: 2 (each of cdu_capacity_kw) where the loop has a second CDU in "
+                     "parallel, or accept it: policy: {levels: {SPOF-CDU: info}}",
+                details={"measured": 1, "limit": 2, "unit": "CDUs"})
+        elif fig.one_cdu_down_kw is not None and fig.heat_kw > fig.one_cdu_down_kw:
+            yield Diagnostic(
+                "SPOF-CDU",
+                f"loop {fig.name} with one of its {fig.cdus} CDUs down: the others exchange "
+                f"{fig.one_cdu_down_kw:g} kW, less than the {fig.heat_kw:.1f} kW of {racks}",
+                (*fig.spec_path, "cdus"), Severity.WARNING,
+                hint="one more CDU (cdus), or CDUs of a larger cdu_capacity_kw",
+                details={"measured": round(fig.heat_kw, 3),
+                         "limit": round(fig.one_cdu_down_kw, 3), "unit": "kW"})

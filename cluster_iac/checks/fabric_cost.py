@@ -20,7 +20,7 @@ from cluster_iac.plan.fattree import (
 from cluster_iac.plan.physical import link_ends
 
 
-class _Hosts(NamedTuple):
+class FabricHosts(NamedTuple):
     """A fabric's hosts as the builder sized them: how many, the most ports one has, all ports,
     the rates they run at, and each node type's (hosts, ports each)."""
 
@@ -31,7 +31,7 @@ class _Hosts(NamedTuple):
     types: dict[str, tuple[int, int]]
 
 
-def _hosts(plan: Plan, network: str) -> _Hosts:
+def fabric_hosts(plan: Plan, network: str) -> FabricHosts:
     per_host = Counter(a for _, a, _, _ in link_ends(plan.links, [network], "node-leaf"))
     node_type = {n.hostname: n.node_type for n in plan.nodes}
     types: dict[str, tuple[int, int]] = {}
@@ -41,7 +41,7 @@ def _hosts(plan: Plan, network: str) -> _Hosts:
     # each host's (Gb/s, cables to each leaf) from the wiring tables, one per host
     uplinks = plan.fabric_wiring[network].uplinks
     speeds = frozenset(uplinks[host][0] for host in per_host if host in uplinks)
-    return _Hosts(len(per_host), max(per_host.values(), default=0), sum(per_host.values()),
+    return FabricHosts(len(per_host), max(per_host.values(), default=0), sum(per_host.values()),
                   speeds, types)
 
 
@@ -68,7 +68,7 @@ def slow_hosts(plan: Plan) -> Iterator[Diagnostic]:
         if config is None or fabric.breakout_legs > 1:
             continue
         leaf = _leaf(plan, network)
-        hosts = _hosts(plan, network)
+        hosts = fabric_hosts(plan, network)
         if len(hosts.speeds) != 1 or min(hosts.speeds) >= leaf.port_speed_gbps:
             continue
         (speed,) = hosts.speeds
@@ -91,7 +91,7 @@ def slow_hosts(plan: Plan) -> Iterator[Diagnostic]:
             details={"measured": now[0], "limit": switches, "unit": "switches"})
 
 
-def _cheapest(plan: Plan, config: Any, fabric: FabricPlan, current: str, hosts: _Hosts,
+def _cheapest(plan: Plan, config: Any, fabric: FabricPlan, current: str, hosts: FabricHosts,
               speed: int) -> tuple[str, tuple[int, int], int] | None:
     """The catalog switch (of the fabric's link layer, at the hosts' rate or splitting to
     it) that builds the fabric smallest, when smaller than it is: (model, (switches,
@@ -133,7 +133,7 @@ def host_ports(plan: Plan) -> Iterator[Diagnostic]:
         if fabric.tiers < 2 or fabric.design == "rail-optimized":
             continue
         leaf = _leaf(plan, network)
-        hosts = _hosts(plan, network)
+        hosts = fabric_hosts(plan, network)
         cages = -(-hosts.ports // fabric.breakout_legs)
         if hosts.hosts > leaf.ports * fabric.breakout_legs or cages <= leaf.ports:
             continue

@@ -38,8 +38,10 @@ class LoopFigures:
     heat_kw: float  # IT load of the loop's racks
     flow_kw: float  # what the design flow carries at the rise
     one_pump_down_kw: float  # the same with one pump down
-    cdu_kw: float | None
+    cdu_kw: float | None  # what its CDUs exchange together (None: no capacity given)
     spec_path: SpecPath
+    cdus: int = 1  # CDUs on the loop in parallel
+    one_cdu_down_kw: float | None = None  # what the others exchange with one down
 
 
 def properties_at(points: Sequence[Any], temperature_c: float) -> tuple[float, float]:
@@ -88,6 +90,12 @@ def loop_figures(plan: Plan) -> list[LoopFigures]:
             name=loop.name, racks=racks, coolant=loop.coolant, mean_c=mean, density=density,
             cp=cp, rise_k=rise, flow_lpm=loop.flow_lpm,
             heat_kw=sum(loads[r] for r in racks) / 1000, flow_kw=flow_kw,
-            one_pump_down_kw=flow_kw * share, cdu_kw=loop.cdu_capacity_kw,
-            spec_path=("cooling", "loops", index)))
+            one_pump_down_kw=flow_kw * share, cdu_kw=_times(loop.cdu_capacity_kw, loop.cdus),
+            spec_path=("cooling", "loops", index), cdus=loop.cdus,
+            one_cdu_down_kw=_times(loop.cdu_capacity_kw, loop.cdus - 1)))
     return out
+
+
+def _times(kw: float | None, count: int) -> float | None:
+    """``count`` CDUs of ``kw`` each (None: no capacity given)."""
+    return None if kw is None else kw * count

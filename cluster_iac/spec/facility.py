@@ -8,6 +8,7 @@ from pydantic import Field
 
 from cluster_iac.spec.base import SpecModel
 from cluster_iac.spec.limits import (
+    CduCount,
     CircuitCount,
     CurrentA,
     FacilityKw,
@@ -137,7 +138,13 @@ class LiquidLoop(SpecModel):
     return_c: float = Field(ge=0, le=90)
     """Coolant temperature out of the racks at full heat, degrees C (above supply_c)."""
     cdu_capacity_kw: FacilityKw | None = None
-    """Heat the CDU's heat exchanger moves to the facility water at these temperatures, kW."""
+    """Heat the CDU's heat exchanger moves to the facility water at these temperatures, kW
+    (each CDU's, when ``cdus`` is more than one)."""
+    cdus: CduCount = 1
+    """CDUs serving the loop in parallel. With one, the CDU (its heat exchanger, controls and
+    valves, whatever its pumps) is a single point of failure of every rack on the loop
+    (SPOF-CDU); with more, the loop exchanges cdus x cdu_capacity_kw and keeps cooling with
+    one down when the others carry its heat."""
     pumps: Pumps = Pumps()
     """The loop's pumps."""
 

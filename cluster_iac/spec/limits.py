@@ -117,6 +117,9 @@ DriveCount = Annotated[int, _limit(MAX_DRIVES), _at_most(MAX_DRIVES, "drives")]
 SpareCount = Annotated[int, _limit(MAX_DRIVES, 0), _at_most(MAX_DRIVES, "drives")]
 TargetCount = Annotated[int, _limit(MAX_TARGETS), _at_most(MAX_TARGETS, "targets per server")]
 PumpCount = Annotated[int, _limit(MAX_PUMPS), _at_most(MAX_PUMPS, "pumps")]
+MAX_CDUS = 64
+"""CDUs joined on one secondary loop (an in-row pair or an N+1 set; a row holds a few)."""
+CduCount = Annotated[int, _limit(MAX_CDUS), _at_most(MAX_CDUS, "CDUs")]
 
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
