@@ -30,7 +30,8 @@ def _chunks(text: Text) -> Iterator[bytes]:
             yield piece[start:start + _CHUNK].encode("utf-8")
 
 
-def text_digest(text: str) -> str:
+def text_digest(text: Text) -> str:
+    """The SHA-256 of ``text`` as UTF-8 (Chunks are made again to be hashed)."""
     digest = hashlib.sha256()
     for chunk in _chunks(text):
         digest.update(chunk)

@@ -24,13 +24,13 @@ from pathlib import Path, PurePosixPath
 
 from cluster_iac.write.files import (
     Text,
-    file_digest,
     file_mode,
     folder_mode,
     text_digest,
     write_new,
 )
-from cluster_iac.write.manifest import MANIFEST, manifest_text, read_manifest
+from cluster_iac.write.manifest import MANIFEST, manifest_text
+from cluster_iac.write.scan import record, scan
 
 _STAGING = ".cluster-iac-new."
 _PREVIOUS = ".cluster-iac-old."
@@ -71,11 +71,14 @@ def staged_tree(out_dir: Path) -> Iterator[StagedTree]:
             _recover(out)
             on_disk, listed = _own_files(out)
             stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_STAGING}"))
+            tree = StagedTree(out, stage, on_disk, listed)
             try:
                 os.chmod(stage, folder_mode(out))
-                yield StagedTree(out, stage, on_disk, listed)
+                yield tree
             finally:
                 shutil.rmtree(stage, ignore_errors=True)  # the previous tree, or the unused stage
+            if tree.kept is not None:  # its files' stat, once the previous tree's links are gone
+                record(out, tree.kept)
     except BaseException:
         for folder in reversed(made):
             with contextlib.suppress(OSError):
@@ -95,6 +98,7 @@ class StagedTree:
         self._on_disk = on_disk  # path -> SHA-256 of each file the output holds now
         self._listed = listed  # what the manifest on disk says of them
         self._made: set[PurePosixPath] = set()
+        self.kept: dict[str, str] | None = None  # the files the output holds once committed
 
     def write_all(self, files: dict[str, Text]) -> list[tuple[str, str]]:
         """Write ``files`` (emptied as it goes, so each text is freed once it is on disk);
@@ -147,9 +151,11 @@ class StagedTree:
         changed = sorted(path for path, digest in digests.items() if on_disk.get(path) != digest)
         listing = manifest_text(digests)
         if not changed and not removed and on_disk.get(MANIFEST) == text_digest(listing):
+            self.kept = digests
             return []
         write_new(self.stage / MANIFEST, listing, file_mode(self.out / MANIFEST))
         _swap(self.stage, self.out)
+        self.kept = digests
         return changed + removed
 
 
@@ -182,37 +188,17 @@ def _turn(folder: Path) -> Iterator[None]:
 
 
 def _own_files(out: Path) -> tuple[dict[str, str], dict[str, str | None]]:
-    """The files in ``out`` (path -> SHA-256) and its manifest, after checking that all of
-    them are the tool's."""
-    if not out.exists():
-        return {}, {}
-    if out.is_symlink() or not out.is_dir():
+    """The files in ``out`` (path -> SHA-256, scan.py: only files whose stat changed since
+    they were recorded are read) and its manifest, after checking that all of them are the
+    tool's."""
+    if out.exists() and (out.is_symlink() or not out.is_dir()):
         raise OutputRefused(out, [str(out)], "the output is not a folder")
-    listed = read_manifest(out)
-    found: dict[str, str] = {}
-    foreign: list[str] = []
-    folders: set[str] = set()
-    for root, dirs, names in os.walk(out):
-        base = Path(root)
-        for name in sorted(dirs + names):
-            path = base / name
-            rel = path.relative_to(out).as_posix()
-            if path.is_symlink():
-                foreign.append(rel)
-            elif path.is_dir():
-                folders.add(rel)
-            elif rel == MANIFEST or rel in listed:
-                found[rel] = file_digest(path)
-            else:
-                foreign.append(rel)
-        dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
-    parents = {parent.as_posix() for path in found for parent in PurePosixPath(path).parents}
-    foreign += sorted(folders - parents)  # an empty folder the tool did not make
-    if foreign:
-        raise OutputRefused(out, sorted(foreign), "the output folder holds files cluster-iac did "
+    found = scan(out)
+    if found.foreign:
+        raise OutputRefused(out, found.foreign, "the output folder holds files cluster-iac did "
                             "not write (not in its manifest); move them away or choose another "
                             "folder")
-    return found, listed
+    return found.digests, found.listed
 
 
 def _swap(stage: Path, out: Path) -> None:
