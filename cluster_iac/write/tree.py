@@ -1,13 +1,16 @@
 """Write the rendered tree atomically as a whole (--check compares it instead: compare.py).
 
 The new tree is built in a staging folder beside the output folder while the files are rendered
-(each file written as soon as its family is made, by whichever process made it; unchanged files
-hard-linked, so they keep their inode, mode and time) and swapped with it in one rename (Linux
-renameat2 RENAME_EXCHANGE): a render killed at any moment leaves the whole previous tree or the
-whole new one, and the next render removes what a killed one left beside it; renders into one
-folder take turns (a lock on the folder that holds it). The output folder holds only what the
-manifest lists (each file with its SHA-256); anything else there, a symlink, or a listed file
-that changed since and would be removed, is refused, and the output folder is left as it was.
+(each changed file written as soon as its family is made, by whichever process made it; an
+unchanged file is never written, and is hard-linked into the staging folder only when something
+changed, so it keeps its inode, mode and time, and a render that changes nothing touches
+nothing) and swapped with it in one rename (Linux renameat2 RENAME_EXCHANGE): a render killed
+at any moment leaves the whole previous tree or the whole new one, and the next render removes
+what a killed one left beside it; renders into one folder take turns (a lock on the folder
+that holds it). The output folder holds only what the manifest lists (each file with its
+SHA-256; scan.py tells which files changed since without reading the others); anything else
+there, a symlink, or a listed file that changed since and would be removed, is refused, and
+the output folder is left as it was.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from cluster_iac.write.files import (
     file_mode,
     folder_mode,
     text_digest,
+    write_changed,
     write_new,
 )
 from cluster_iac.write.manifest import MANIFEST, manifest_text
@@ -109,24 +113,22 @@ class StagedTree:
         return digests
 
     def write(self, path: str, text: Text) -> str:
-        """One file into the staging folder; its SHA-256. A file already on disk is unchanged
-        when its SHA-256 is: it is hard-linked (same inode, mode and time), not written. A
-        text in pieces (emit.formats.Chunks, made as they are read) is written as they come,
-        and replaced by that link when it turns out unchanged."""
-        self._folders(PurePosixPath(path))
-        target = self.stage / path
+        """One file into the staging folder; its SHA-256. A file the output already holds is
+        not written: a whole text is compared by its SHA-256, a text in pieces
+        (formats.Chunks, made as they are read) byte for byte with the file as the pieces
+        come, and written from the first piece that differs; ``commit`` links the unchanged
+        files into the staging folder (same inode, mode and time) if anything changed."""
         old = self._on_disk.get(path)
-        if old is not None and isinstance(text, str) and old == text_digest(text):
-            os.link(self.out / path, target)
+        if old is not None and isinstance(text, str) and text_digest(text) == old:
             return old
+        self._folders(PurePosixPath(path))
+        target, mode = self.stage / path, file_mode(self.out / path)
         try:
-            digest = write_new(target, text, file_mode(self.out / path))
+            if old is None or isinstance(text, str):
+                return write_new(target, text, mode)
+            return write_changed(target, text, mode, self.out / path) or old
         except FileExistsError:  # the staging folder is new: only a second write of the path
             raise ValueError(f"{path!r} is written twice") from None
-        if digest == old:
-            target.unlink()
-            os.link(self.out / path, target)
-        return digest
 
     def _folders(self, path: PurePosixPath) -> None:
         for folder in reversed(path.parents[:-1]):
@@ -151,8 +153,11 @@ class StagedTree:
         changed = sorted(path for path, digest in digests.items() if on_disk.get(path) != digest)
         listing = manifest_text(digests)
         if not changed and not removed and on_disk.get(MANIFEST) == text_digest(listing):
-            self.kept = digests
-            return []
+            return []  # nothing was written, nothing is linked: the output as it was
+        for path in sorted(set(digests) - set(changed)):  # the unchanged files, as they are
+            self._folders(PurePosixPath(path))
+            with contextlib.suppress(FileExistsError):  # bytes written though the SHA-256 was
+                os.link(self.out / path, self.stage / path)
         write_new(self.stage / MANIFEST, listing, file_mode(self.out / MANIFEST))
         _swap(self.stage, self.out)
         self.kept = digests
