@@ -72,7 +72,7 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
 
     try:
         if check:
-            _check(spec, *keep_to_exit(or_exit(spec, lambda findings: check_against(
+            _check(spec, out_dir, *keep_to_exit(or_exit(spec, lambda findings: check_against(
                 spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
                 reallocate=reallocate))))
             return
@@ -93,10 +93,9 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
     _process_stats(written.workers)
 
 
-def _check(spec: Path, result: Build, checked: Checked) -> None:
+def _check(spec: Path, out_dir: Path, result: Build, checked: Checked) -> None:
     """--check: the change plan (the same as `cluster-iac changes` prints) and the diff of
     the files that differ, exit 1; or up to date."""
-    out_dir = checked.out_dir
     diff = checked.diff()
     lock = result.lock
     if lock is not None and lock.stale:
@@ -113,8 +112,10 @@ def _check(spec: Path, result: Build, checked: Checked) -> None:
         if lock is not None and lock.stale:
             click.echo(f"{lock.path}: {'missing' if lock.before is None else 'stale'}", err=True)
         click.echo(f"{out_dir}: stale; run 'cluster-iac render {spec} -o {out_dir}'", err=True)
+        _process_stats(result.workers)
         sys.exit(1)
     say(f"{out_dir}: up to date ({len(checked.rendered)} files)")
+    _process_stats(result.workers)
 
 
 def _process_stats(workers: tuple[WorkerUsage, ...]) -> None:
