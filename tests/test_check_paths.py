@@ -166,3 +166,14 @@ def test_a_render_rewrites_only_the_files_whose_bytes_changed(
             rewritten += 1
     assert kept and rewritten
     assert scan(out).hashed == []  # recorded after the swap: the next run reads nothing
+
+
+def test_the_check_on_two_processes_says_the_same(rendered: tuple[Path, Path]) -> None:
+    """The forked worker's sink answers the texts that differ through the pipe."""
+    spec, out = rendered
+    spec.write_text(spec.read_text().replace("count: 2,", "count: 1,"))
+    _edit_keeping_size_and_mtime(out / EDITED)
+    _, one = check_against(spec, out, jobs=1)
+    _, two = check_against(spec, out, jobs=2)
+    assert two.diff() == one.diff() == stale_diff(out, build(spec).files)
+    assert two.differ == one.differ and "slurm/slurm.conf" in two.differ

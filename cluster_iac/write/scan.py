@@ -53,7 +53,7 @@ class Scanned:
     digests: dict[str, str] = field(default_factory=dict)
     listed: dict[str, str | None] = field(default_factory=dict)
     foreign: list[str] = field(default_factory=list)
-    hashed: list[str] = field(default_factory=list)  # the files read again (not recorded)
+    hashed: list[str] = field(default_factory=list)  # read and hashed: stat not as recorded
 
 
 def scan(out: Path) -> Scanned:
