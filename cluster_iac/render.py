@@ -6,7 +6,8 @@ compile the plan, check it, emit every file, write the tree, then the lock.
     3. compile  compile/__init__.py   PASSES: spec -> plan
     4. check    checks/__init__.py    CHECKS: plan -> findings; any error stops here
     5. emit     emit/__init__.py      EMITTERS: plan -> files (emit/parallel.py on two cores)
-    6. write    write/tree.py         the tree swapped in whole, or compared (--check)
+    6. write    write/tree.py         the tree swapped in whole, or compared (--check:
+                write/compare.py, only the files whose bytes differ read)
     7. lock     lock/text.py          the identities this plan holds, beside the spec
 """
 
@@ -31,7 +32,9 @@ from cluster_iac.plan import Plan
 from cluster_iac.plan.kept import Lock
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.parse import parse_spec
+from cluster_iac.write.compare import Checked, TreeCheck
 from cluster_iac.write.files import write_file
+from cluster_iac.write.scan import scan
 from cluster_iac.write.tree import staged_tree
 
 if TYPE_CHECKING:  # the emitters load only when a command renders (_emitters)
@@ -146,6 +149,25 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
                   workers=workers, lock=locked)
     return built, Written(files=len(digests), changed=changed, workers=workers)
+
+
+def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
+                  jobs: int | None = None, on_findings: Findings | None = None,
+                  lock_file: Path | None = None, reallocate: tuple[str, ...] = (),
+                  ) -> tuple[Build, Checked]:
+    """render --check: the pipeline, each family's files compared with the folder's as soon
+    as they are made, nothing written (write/compare.py TreeCheck: the folder's SHA-256s from
+    its manifest and stat record, only the files that differ kept). Raises PipelineError."""
+    plan, source = _compiled(spec_file, lock_file, reallocate)  # 1-3
+    plan = _checked(plan, source, strict, on_findings)  # 4
+    # 5-6. emit and compare: each family's files hashed and dropped where the folder has them
+    out = Path(os.path.realpath(out_dir))  # as render_into writes it (write/tree.py)
+    found = scan(out)
+    made, workers = _emitters().render_each(plan, _jobs(plan, jobs),
+                                            TreeCheck(found).compare_all, chunked=True)
+    built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
+                  workers=workers, lock=_locked(plan, spec_file))
+    return built, Checked.of(out, found, made)
 
 
 def default_jobs(plan: Plan) -> int:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import settings
 
 from cluster_iac.render import Build, build
+from cluster_iac.write.scan import CACHE_ENV
 from tests.real.matrix import MATRIX
 
 # Property tests assert correctness, never time: hypothesis' default 200 ms deadline per example
@@ -138,7 +139,15 @@ def _group_name(key: str) -> str:
 GROUPS_ENV = "CLUSTER_IAC_XDIST_GROUPS"
 
 
+_CACHE: list[str] = []  # the cache folder this process made for the session
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    # render's stat records (cluster_iac/write/scan.py) go to a folder of the session's, not
+    # the user's cache; a worker inherits its controller's
+    if not os.environ.get(CACHE_ENV):
+        _CACHE.append(tempfile.mkdtemp(prefix="cluster-iac-cache-"))
+        os.environ[CACHE_ENV] = _CACHE[0]
     if not config.pluginmanager.hasplugin("xdist"):
         return
     config.pluginmanager.register(_MatrixFromWorkers(), "cluster-iac-matrix-from-workers")
@@ -148,6 +157,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    for made in _CACHE:
+        shutil.rmtree(made, ignore_errors=True)
     folder = os.environ.get(GROUPS_ENV)
     if folder and getattr(config, "workerinput", None) is None:
         shutil.rmtree(folder, ignore_errors=True)

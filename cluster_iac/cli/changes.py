@@ -1,6 +1,5 @@
 """`cluster-iac changes`: what the change from the rendered state to the spec does to the
-running cluster; and the head `render --check` prints above its diff, the same change in
-brief.
+running cluster; and the head `render --check` prints above its diff, the same plan.
 
 cluster_iac.change.change_plan (tens of milliseconds to load) is imported inside the two
 functions that use it, so that validate, render and the other commands start without it.
@@ -17,7 +16,7 @@ import click
 
 from cluster_iac.cli.common import REALLOCATE, SPEC, STRICT, build_or_exit, json_text, output_folder
 from cluster_iac.render import Build
-from cluster_iac.write.compare import RenderedTree
+from cluster_iac.write.compare import Checked, RenderedTree
 from cluster_iac.write.files import write_file
 from cluster_iac.write.manifest import MANIFEST
 
@@ -82,15 +81,17 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
         sys.exit(1)
 
 
-def change_summary(out_dir: Path, result: Build) -> str:
-    """render --check's head: what the stale tree's change does (cluster-iac changes)."""
+def change_summary(result: Build, checked: Checked) -> str:
+    """render --check's head: the plan `cluster-iac changes` prints for the same spec and
+    folder, from the files that differ (the others read from the folder when asked)."""
     # on demand: see the module docstring
     from cluster_iac.change.change_plan import change_plan, summary
 
     assert result.lock is not None
-    plan = change_plan(_on_disk(out_dir), result.files, result.lock.before, result.lock.after,
-                       (result.plan.slurm.release.version,))
-    return summary(plan, objects=False)
+    old, new = checked.trees()
+    plan = change_plan(old, new, result.lock.before,  # type: ignore[arg-type]
+                       result.lock.after, (result.plan.slurm.release.version,))
+    return summary(plan)
 
 
 def _on_disk(out_dir: Path) -> dict[str, str] | None:

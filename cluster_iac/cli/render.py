@@ -28,8 +28,8 @@ from cluster_iac.cli.common import (
     summary,
     write_failed,
 )
-from cluster_iac.render import PARALLEL_NODES, Build, render_into
-from cluster_iac.write.compare import stale_diff
+from cluster_iac.render import PARALLEL_NODES, Build, check_against, render_into
+from cluster_iac.write.compare import Checked
 from cluster_iac.write.tree import OutputRefused
 
 if TYPE_CHECKING:
@@ -52,7 +52,8 @@ def validate(spec: Path, strict: bool, reallocate: tuple[str, ...]) -> None:
 @click.option("-o", "--output", "out_dir", required=True, callback=output_folder,
               type=click.Path(file_okay=False), help="Output directory.")
 @click.option("--check", is_flag=True,
-              help="Write nothing; print a diff and exit 1 if the output directory is stale.")
+              help="Write nothing; print the change plan (as `cluster-iac changes` does) and "
+                   "a diff, and exit 1, if the output directory or the lock is stale.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Processes that render the files: 1, or 2 (the default where two CPUs "
                    f"are free and the plan has at least {PARALLEL_NODES} nodes; a smaller "
@@ -71,8 +72,9 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
 
     try:
         if check:
-            _check(spec, out_dir, keep_to_exit(build_or_exit(
-                spec, strict=strict, emit=True, jobs=jobs, reallocate=reallocate)))
+            _check(spec, out_dir, *keep_to_exit(or_exit(spec, lambda findings: check_against(
+                spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
+                reallocate=reallocate))))
             return
         result, written = keep_to_exit(or_exit(spec, lambda findings: render_into(
             spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
@@ -91,23 +93,29 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
     _process_stats(written.workers)
 
 
-def _check(spec: Path, out_dir: Path, result: Build) -> None:
-    """--check: the files rendered in memory, compared with what is on disk."""
-    diff = stale_diff(out_dir, result.files)
+def _check(spec: Path, out_dir: Path, result: Build, checked: Checked) -> None:
+    """--check: the change plan (the same as `cluster-iac changes` prints) and the diff of
+    the files that differ, exit 1; or up to date."""
+    diff = checked.diff()
     lock = result.lock
     if lock is not None and lock.stale:
         name = str(lock.path)
         diff += "".join(difflib.unified_diff(
             (lock.before or "").splitlines(keepends=True), lock.after.splitlines(keepends=True),
             "/dev/null" if lock.before is None else f"a/{name}", f"b/{name}"))
-    if diff:
-        say(change_summary(out_dir, result), nl=False)
+    if diff or checked.stale:
+        say(change_summary(result, checked), nl=False)
         say(diff, nl=False)
+        for path in checked.found.foreign:
+            click.echo(f"{out_dir / path}: not written by cluster-iac (not in its manifest); "
+                       "render refuses to run until it is moved away", err=True)
         if lock is not None and lock.stale:
             click.echo(f"{lock.path}: {'missing' if lock.before is None else 'stale'}", err=True)
         click.echo(f"{out_dir}: stale; run 'cluster-iac render {spec} -o {out_dir}'", err=True)
+        _process_stats(result.workers)
         sys.exit(1)
-    say(f"{out_dir}: up to date ({len(result.files)} files)")
+    say(f"{out_dir}: up to date ({len(checked.rendered)} files)")
+    _process_stats(result.workers)
 
 
 def _process_stats(workers: tuple[WorkerUsage, ...]) -> None:

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 Text = str | Iterable[str]
 """A file's text, whole or in pieces made as they are read (emit.formats.Chunks)."""
@@ -30,7 +32,8 @@ def _chunks(text: Text) -> Iterator[bytes]:
             yield piece[start:start + _CHUNK].encode("utf-8")
 
 
-def text_digest(text: str) -> str:
+def text_digest(text: Text) -> str:
+    """The SHA-256 of ``text`` as UTF-8 (Chunks are made again to be hashed)."""
     digest = hashlib.sha256()
     for chunk in _chunks(text):
         digest.update(chunk)
@@ -47,18 +50,52 @@ def file_digest(path: Path) -> str:
 
 def write_new(target: Path, text: Text, mode: int) -> str:
     """Write ``text`` as UTF-8 into a new file; its SHA-256."""
+    return _write_bytes(target, mode, _chunks(text))
+
+
+def _write_bytes(target: Path, mode: int, chunks: Iterable[bytes]) -> str:
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     digest = hashlib.sha256()
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as handle:
-            for chunk in _chunks(text):
+            for chunk in chunks:
                 digest.update(chunk)
                 handle.write(chunk)
     except BaseException:
         target.unlink(missing_ok=True)
         raise
     return digest.hexdigest()
+
+
+def write_changed(target: Path, text: Text, mode: int, old: Path) -> str | None:
+    """Write ``text`` into a new file unless the file ``old`` holds the same bytes: None when
+    it does, else the new file's SHA-256. Compared a slice at a time as the text is made (a
+    large file's Chunks, made once): an unchanged file is never written, and a changed one is
+    written from the bytes it shares with ``old`` and the rest of the text as it comes."""
+    chunks = _chunks(text)
+    shared = 0
+    with open(old, "rb") as held:
+        for chunk in chunks:
+            if held.read(len(chunk)) != chunk:
+                break
+            shared += len(chunk)
+        else:
+            if not held.read(1):
+                return None
+            chunk = b""
+        held.seek(0)
+        return _write_bytes(target, mode, itertools.chain(_prefix(held, shared), (chunk,),
+                                                          chunks))
+
+
+def _prefix(held: BinaryIO, size: int) -> Iterator[bytes]:
+    while size > 0:
+        piece = held.read(min(size, _CHUNK))
+        if not piece:
+            return
+        size -= len(piece)
+        yield piece
 
 
 def folder_mode(path: Path) -> int:

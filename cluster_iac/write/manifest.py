@@ -3,7 +3,7 @@ read back, only plain relative paths counted, by the next render and by --check.
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from cluster_iac.write.files import read_or_none, text_digest
 
@@ -39,6 +39,7 @@ def read_manifest(out_dir: Path) -> dict[str, str | None]:
 
 
 def _inside(line: str) -> bool:
-    path = PurePosixPath(line)
-    return (bool(line) and not path.is_absolute() and ".." not in path.parts
+    """A plain relative path: not absolute, no '..' part, no backslash (string tests, as
+    PurePosixPath would read it, at a tenth of the cost: a manifest has 40,000 lines)."""
+    return (bool(line) and not line.startswith("/") and ".." not in line.split("/")
             and "\\" not in line and line != MANIFEST)

@@ -1,13 +1,16 @@
 """Write the rendered tree atomically as a whole (--check compares it instead: compare.py).
 
 The new tree is built in a staging folder beside the output folder while the files are rendered
-(each file written as soon as its family is made, by whichever process made it; unchanged files
-hard-linked, so they keep their inode, mode and time) and swapped with it in one rename (Linux
-renameat2 RENAME_EXCHANGE): a render killed at any moment leaves the whole previous tree or the
-whole new one, and the next render removes what a killed one left beside it; renders into one
-folder take turns (a lock on the folder that holds it). The output folder holds only what the
-manifest lists (each file with its SHA-256); anything else there, a symlink, or a listed file
-that changed since and would be removed, is refused, and the output folder is left as it was.
+(each changed file written as soon as its family is made, by whichever process made it; an
+unchanged file is never written, and is hard-linked into the staging folder only when something
+changed, so it keeps its inode, mode and time, and a render that changes nothing touches
+nothing) and swapped with it in one rename (Linux renameat2 RENAME_EXCHANGE): a render killed
+at any moment leaves the whole previous tree or the whole new one, and the next render removes
+what a killed one left beside it; renders into one folder take turns (a lock on the folder
+that holds it). The output folder holds only what the manifest lists (each file with its
+SHA-256; scan.py tells which files changed since without reading the others); anything else
+there, a symlink, or a listed file that changed since and would be removed, is refused, and
+the output folder is left as it was.
 """
 
 from __future__ import annotations
@@ -24,13 +27,14 @@ from pathlib import Path, PurePosixPath
 
 from cluster_iac.write.files import (
     Text,
-    file_digest,
     file_mode,
     folder_mode,
     text_digest,
+    write_changed,
     write_new,
 )
-from cluster_iac.write.manifest import MANIFEST, manifest_text, read_manifest
+from cluster_iac.write.manifest import MANIFEST, manifest_text
+from cluster_iac.write.scan import record, scan
 
 _STAGING = ".cluster-iac-new."
 _PREVIOUS = ".cluster-iac-old."
@@ -71,11 +75,14 @@ def staged_tree(out_dir: Path) -> Iterator[StagedTree]:
             _recover(out)
             on_disk, listed = _own_files(out)
             stage = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}{_STAGING}"))
+            tree = StagedTree(out, stage, on_disk, listed)
             try:
                 os.chmod(stage, folder_mode(out))
-                yield StagedTree(out, stage, on_disk, listed)
+                yield tree
             finally:
                 shutil.rmtree(stage, ignore_errors=True)  # the previous tree, or the unused stage
+            if tree.kept is not None:  # its files' stat, once the previous tree's links are gone
+                record(out, tree.kept)
     except BaseException:
         for folder in reversed(made):
             with contextlib.suppress(OSError):
@@ -95,6 +102,7 @@ class StagedTree:
         self._on_disk = on_disk  # path -> SHA-256 of each file the output holds now
         self._listed = listed  # what the manifest on disk says of them
         self._made: set[PurePosixPath] = set()
+        self.kept: dict[str, str] | None = None  # the files the output holds once committed
 
     def write_all(self, files: dict[str, Text]) -> list[tuple[str, str]]:
         """Write ``files`` (emptied as it goes, so each text is freed once it is on disk);
@@ -105,24 +113,22 @@ class StagedTree:
         return digests
 
     def write(self, path: str, text: Text) -> str:
-        """One file into the staging folder; its SHA-256. A file already on disk is unchanged
-        when its SHA-256 is: it is hard-linked (same inode, mode and time), not written. A
-        text in pieces (emit.formats.Chunks, made as they are read) is written as they come,
-        and replaced by that link when it turns out unchanged."""
-        self._folders(PurePosixPath(path))
-        target = self.stage / path
+        """One file into the staging folder; its SHA-256. A file the output already holds is
+        not written: a whole text is compared by its SHA-256, a text in pieces
+        (formats.Chunks, made as they are read) byte for byte with the file as the pieces
+        come, and written from the first piece that differs; ``commit`` links the unchanged
+        files into the staging folder (same inode, mode and time) if anything changed."""
         old = self._on_disk.get(path)
-        if old is not None and isinstance(text, str) and old == text_digest(text):
-            os.link(self.out / path, target)
+        if old is not None and isinstance(text, str) and text_digest(text) == old:
             return old
+        self._folders(PurePosixPath(path))
+        target, mode = self.stage / path, file_mode(self.out / path)
         try:
-            digest = write_new(target, text, file_mode(self.out / path))
+            if old is None or isinstance(text, str):
+                return write_new(target, text, mode)
+            return write_changed(target, text, mode, self.out / path) or old
         except FileExistsError:  # the staging folder is new: only a second write of the path
             raise ValueError(f"{path!r} is written twice") from None
-        if digest == old:
-            target.unlink()
-            os.link(self.out / path, target)
-        return digest
 
     def _folders(self, path: PurePosixPath) -> None:
         for folder in reversed(path.parents[:-1]):
@@ -147,9 +153,14 @@ class StagedTree:
         changed = sorted(path for path, digest in digests.items() if on_disk.get(path) != digest)
         listing = manifest_text(digests)
         if not changed and not removed and on_disk.get(MANIFEST) == text_digest(listing):
-            return []
+            return []  # nothing was written, nothing is linked: the output as it was
+        for path in sorted(set(digests) - set(changed)):  # the unchanged files, as they are
+            self._folders(PurePosixPath(path))
+            with contextlib.suppress(FileExistsError):  # bytes written though the SHA-256 was
+                os.link(self.out / path, self.stage / path)
         write_new(self.stage / MANIFEST, listing, file_mode(self.out / MANIFEST))
         _swap(self.stage, self.out)
+        self.kept = digests
         return changed + removed
 
 
@@ -182,37 +193,17 @@ def _turn(folder: Path) -> Iterator[None]:
 
 
 def _own_files(out: Path) -> tuple[dict[str, str], dict[str, str | None]]:
-    """The files in ``out`` (path -> SHA-256) and its manifest, after checking that all of
-    them are the tool's."""
-    if not out.exists():
-        return {}, {}
-    if out.is_symlink() or not out.is_dir():
+    """The files in ``out`` (path -> SHA-256, scan.py: only files whose stat changed since
+    they were recorded are read) and its manifest, after checking that all of them are the
+    tool's."""
+    if out.exists() and (out.is_symlink() or not out.is_dir()):
         raise OutputRefused(out, [str(out)], "the output is not a folder")
-    listed = read_manifest(out)
-    found: dict[str, str] = {}
-    foreign: list[str] = []
-    folders: set[str] = set()
-    for root, dirs, names in os.walk(out):
-        base = Path(root)
-        for name in sorted(dirs + names):
-            path = base / name
-            rel = path.relative_to(out).as_posix()
-            if path.is_symlink():
-                foreign.append(rel)
-            elif path.is_dir():
-                folders.add(rel)
-            elif rel == MANIFEST or rel in listed:
-                found[rel] = file_digest(path)
-            else:
-                foreign.append(rel)
-        dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
-    parents = {parent.as_posix() for path in found for parent in PurePosixPath(path).parents}
-    foreign += sorted(folders - parents)  # an empty folder the tool did not make
-    if foreign:
-        raise OutputRefused(out, sorted(foreign), "the output folder holds files cluster-iac did "
+    found = scan(out)
+    if found.foreign:
+        raise OutputRefused(out, found.foreign, "the output folder holds files cluster-iac did "
                             "not write (not in its manifest); move them away or choose another "
                             "folder")
-    return found, listed
+    return found.digests, found.listed
 
 
 def _swap(stage: Path, out: Path) -> None:
