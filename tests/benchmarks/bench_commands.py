@@ -73,6 +73,10 @@ class Measured(NamedTuple):
         return self.cpu_s <= cpu and self.peak_mib <= gib * 1024
 
 
+class CommandFailed(Exception):
+    """A command exited non-zero: its size is reported without its later commands."""
+
+
 def budget(gpus: int) -> tuple[float, float]:
     """(CPU seconds, GiB) allowed to one command at ``gpus`` GPUs."""
     (n0, c0, m0), (n1, c1, m1) = BUDGET
@@ -95,7 +99,11 @@ def run_commands(sizes: Sequence[int], places: Sequence[Path], spec_yaml: Callab
                 spec = folder / "bench.yaml"
                 spec.write_text(spec_yaml(gpus))
                 for name, argv in COMMANDS:
-                    line = run_one(name, argv, spec, folder, gpus, kind)
+                    try:
+                        line = run_one(name, argv, spec, folder, gpus, kind)
+                    except CommandFailed as failed:  # the size's later commands need it
+                        print(f"  {kind:>5} {gpus:>8} {failed}", file=sys.stderr)
+                        break
                     print(f"  {kind:>5} {gpus:>8} {name:<28} {line.cpu_s:7.2f} s CPU "
                           f"{line.wall_s:7.2f} s wall {line.peak_mib:7.0f} MiB", file=sys.stderr)
                     results.append(line)
@@ -119,7 +127,7 @@ def run_one(name: str, argv: list[str], spec: Path, folder: Path, gpus: int,
     wall = time.perf_counter() - start
     error = child.stderr.read().decode() if child.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(args)} failed at {gpus} GPUs: {error[-2000:]}")
+        raise CommandFailed(f"{' '.join(args)} failed at {gpus} GPUs: {error[-2000:]}")
     peak_kib = float(usage.ru_maxrss)
     if stats.exists():  # a render: each process's own peak, summed
         report = json.loads(stats.read_text())
@@ -161,7 +169,7 @@ def table(results: Sequence[Measured]) -> str:
     for r in results:
         cpu, gib = budget(r.gpus)
         lines.append(f"| `{r.command}` | {r.gpus:,} | {r.where} | {r.cpu_s:.2f} | "
-                     f"{r.wall_s:.2f} | {r.peak_mib:,.0f} | {cpu:g}, {gib:g} | "
+                     f"{r.wall_s:.2f} | {r.peak_mib:,.0f} | {cpu:.3g}, {gib:.3g} | "
                      f"{'yes' if r.within() else 'no'} |")
     grown = exponents(results)
     if grown:
@@ -178,11 +186,12 @@ def table(results: Sequence[Measured]) -> str:
 def report(sizes: Sequence[int], places: Sequence[Path], out: Path | None,
            spec_yaml: Callable[[int], str]) -> None:
     """Measure, print the table (and write it to ``out``) with the date, machine and load."""
-    before = os.getloadavg()
+    before, started = os.getloadavg(), time.gmtime()
     results = run_commands(sizes, places, spec_yaml)
     after = os.getloadavg()
     cpus = os.cpu_count()
-    text = (f"Measured {time.strftime('%d %b %Y %H:%M UTC', time.gmtime())} on "
+    text = (f"Measured {time.strftime('%d %b %Y %H:%M', started)}-"
+            f"{time.strftime('%H:%M UTC', time.gmtime())} on "
             f"{os.uname().nodename} ({cpus} CPUs), load average before {before[0]:.2f}, "
             f"after {after[0]:.2f}, at niceness {os.nice(0)}.\n\n" + table(results))
     print(text)

@@ -58,12 +58,21 @@ sys.path.insert(0, str(ROOT))
 
 from tests.benchmarks.bench_commands import report as commands_report  # noqa: E402
 
+ROW_RACKS = 3125
+
 
 def spec_yaml(gpus: int) -> str:
     nodes = math.ceil(gpus / 8)
     racks = math.ceil(nodes / 4)
     # up to one 4U Q3400 per 2 nodes over three tiers; 10 per 48U network rack
     net_racks = max(1, math.ceil(nodes / 2 / 10))
+    # rows of at most ROW_RACKS racks (100,000 GPUs: one): one row of 6,250 racks (200,000
+    # GPUs) routes a node's cable to its leaf past 2 km, which no 400G medium reaches
+    compute_rows = "".join(
+        f"""  - name: compute{first // ROW_RACKS + 1 if racks > ROW_RACKS else ''}
+    racks: [{{names: "r[{first + 1}-{min(racks, first + ROW_RACKS)}]", height_u: 48,
+             cooling: liquid, liquid_capacity_kw: 80, max_power_kw: 80, pdu: three}}]
+""" for first in range(0, racks, ROW_RACKS))
     return f"""
 cluster: {{name: bench, slurm_version: "23.11"}}
 node_types:
@@ -74,10 +83,7 @@ node_groups:
      racks: "r[1-{racks}]", per_rack: 4}}
   - {{name: head, role: controller, node_type: head, count: 2, hostname: "head#", racks: svc1}}
 rows:
-  - name: compute
-    racks: [{{names: "r[1-{racks}]", height_u: 48, cooling: liquid, liquid_capacity_kw: 80,
-             max_power_kw: 80, pdu: three}}]
-  - name: network
+{compute_rows}  - name: network
     racks: [{{names: "net[1-{net_racks}]", height_u: 48, cooling: liquid,
              liquid_capacity_kw: 120, max_power_kw: 120, pdu: net}},
             {{names: svc1, height_u: 42, pdu: svc}}]
