@@ -6,14 +6,20 @@
   (``ds=nocloud;s=http://<server>/cloud-init/hosts/<address>/``, cloud-init docs, "NoCloud");
   GRUB rather than iPXE: the signed GRUB network images ship with Debian and Ubuntu for both
   architectures, so Secure Boot stays on;
-- ``cloud-init/node-types/<node type>.user-data``: the node type's ``#cloud-config``;
-- ``cloud-init/hosts/<host>/``: each host's seed (served at the host's management address,
-  ``/cloud-init/hosts/<address>/``, emit/playbook_files.py), ``meta-data`` (instance id and
-  hostname), ``network-config`` (network config version 2: the planned address, gateway, MTU
-  and DNS of each of its networks) and ``user-data`` (its node type's).
+- ``cloud-init/seeds/<node type>.user-data``: the node type's ``#cloud-config``, the same for
+  every host of the type;
+- ``cloud-init/seeds/<node type>.jsonl``: what is each host's own, one host a line (JSON
+  Lines): its management address (the seed's folder), hostname, ``meta-data`` (instance id
+  and hostname) and ``network-config`` (network config version 2: the planned address,
+  gateway, MTU and DNS of each of its networks);
+- ``cloud-init/cluster-iac-seeds.py``: the script the playbook runs on the boot server
+  (emit/playbook_files.py) that expands the tables into each host's seed folder under the
+  web root, ``/cloud-init/hosts/<address>/{meta-data,network-config,user-data}``, writing
+  only what changed. So a render writes two files per node type, not three per host (37,500
+  files at 100,000 GPUs before).
 The user-data writes /etc/cluster-iac/node.json, which names the host's Ansible groups: the
 Slurm and Lustre roles come from ansible/site.yml run against the host, not from cloud-init.
-YAML by the serializer; names are checked DNS labels, addresses from ``ipaddress``.
+YAML and JSON by the serializers; names are checked DNS labels, addresses from ``ipaddress``.
 """
 
 from __future__ import annotations
@@ -23,13 +29,15 @@ from typing import Any
 
 from cluster_iac.emit.ansible import ROLE_GROUPS, group_name
 from cluster_iac.emit.base import GENERATED_BY, render_template
-from cluster_iac.formats.json import json_text
+from cluster_iac.formats.json import json_lines, json_text
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.boot import ARCHITECTURES, BootHost, BootPlan
 
 NODE_FILE = "/etc/cluster-iac/node.json"
 MENU_TIMEOUT_S = 5
+SEEDS = "cloud-init/seeds"  # the tables and each node type's user-data
+SCRIPT = "cloud-init/cluster-iac-seeds.py"  # expands them on the boot server
 
 
 def render(plan: Plan) -> dict[str, str]:
@@ -37,20 +45,35 @@ def render(plan: Plan) -> dict[str, str]:
     if boot is None or boot.server_address is None:
         return {}
     files: dict[str, str] = {}
-    user_data = {nt: node_type_user_data(plan, nt)
-                 for nt in sorted({h.node_type for h in boot.hosts})}
-    for nt, text in user_data.items():
-        files[f"cloud-init/node-types/{nt}.user-data"] = text
     management = plan.addresses["management"]
+    by_type: dict[str, list[dict[str, Any]]] = {}
     for host in boot.hosts:
         if host.hostname not in management:
             continue  # no management address: no network boot
-        seed = f"cloud-init/hosts/{host.hostname}"
-        files[f"{seed}/meta-data"] = meta_data(boot, host, management[host.hostname])
-        files[f"{seed}/network-config"] = network_config(plan, boot, host)
-        files[f"{seed}/user-data"] = user_data[host.node_type]
+        address = management[host.hostname]
+        by_type.setdefault(host.node_type, []).append({
+            "address": address, "hostname": host.hostname,
+            "meta-data": meta_data(boot, host, address),
+            "network-config": network_config(plan, boot, host)})
+    for path in seed_files(plan):
+        nt, kind = path.removeprefix(f"{SEEDS}/").rsplit(".", 1)
+        files[path] = (node_type_user_data(plan, nt) if kind == "user-data" else "".join(
+            line + "\n" for line in json_lines(by_type[nt], sort_keys=True)))
+    files[SCRIPT] = render_template(
+        "cloud-init/seeds.py.j2",
+        comment="Expands cloud-init/seeds/ into each host's NoCloud seed (emit/cloud_init.py)")
     files.update(menus(boot))
     return files
+
+
+def seed_files(plan: Plan) -> list[str]:
+    """The paths of the seed tables and user-data a render writes: each node type's
+    user-data, and its table where one of its hosts has a management address."""
+    assert plan.boot is not None
+    management = plan.addresses["management"]
+    booted = {h.node_type for h in plan.boot.hosts if h.hostname in management}
+    return [path for nt in sorted({h.node_type for h in plan.boot.hosts})
+            for path in [f"{SEEDS}/{nt}.jsonl"] * (nt in booted) + [f"{SEEDS}/{nt}.user-data"]]
 
 
 def node_type_user_data(plan: Plan, node_type: str) -> str:
@@ -67,13 +90,14 @@ def node_type_user_data(plan: Plan, node_type: str) -> str:
                                                  GENERATED_BY])
 
 
-def meta_data(boot: BootPlan, host: BootHost, address: str) -> str:
-    return yaml_text({"instance-id": f"{host.hostname}-{address}",
-                      "local-hostname": f"{host.hostname}.{boot.domain}"},
-                     [f"NoCloud meta-data of {host.hostname}", GENERATED_BY])
+def meta_data(boot: BootPlan, host: BootHost, address: str) -> dict[str, str]:
+    """NoCloud's meta-data: the instance id (a new address is a new instance) and hostname."""
+    return {"instance-id": f"{host.hostname}-{address}",
+            "local-hostname": f"{host.hostname}.{boot.domain}"}
 
 
-def network_config(plan: Plan, boot: BootPlan, host: BootHost) -> str:
+def network_config(plan: Plan, boot: BootPlan, host: BootHost) -> dict[str, Any]:
+    """Network config version 2 of the host's networks but the BMC's."""
     ethernets: dict[str, Any] = {}
     for subnet in boot.subnets:
         address = plan.addresses[subnet.network].get(host.hostname)
@@ -82,13 +106,13 @@ def network_config(plan: Plan, boot: BootPlan, host: BootHost) -> str:
         prefix = IPv4Network(subnet.cidr).prefixlen
         config: dict[str, Any] = {"addresses": [f"{address}/{prefix}"], "mtu": subnet.mtu}
         if subnet.network == "management":
-            config["routes"] = [{"to": "default", "via": subnet.gateway}]
+            # 0.0.0.0/0, not netplan's 'default': cloud-init 22.4 (Debian 12) parses a route's
+            # 'to' as an address and refuses 'default' (network_state._normalize_route)
+            config["routes"] = [{"to": "0.0.0.0/0", "via": subnet.gateway}]
             config["nameservers"] = {"addresses": [boot.server_address],
                                      "search": [boot.domain]}
         ethernets[subnet.interface] = config
-    return yaml_text({"network": {"version": 2, "ethernets": ethernets}},
-                     [f"cloud-init network-config (version 2) of {host.hostname}",
-                      GENERATED_BY])
+    return {"network": {"version": 2, "ethernets": ethernets}}
 
 
 def menus(boot: BootPlan) -> dict[str, str]:

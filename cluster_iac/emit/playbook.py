@@ -85,10 +85,12 @@ def _directories(files: list[dict[str, str]]) -> list[dict[str, object]]:
 
 
 def _install_tasks(files: list[dict[str, str]]) -> list[dict[str, object]]:
-    """The directories, the whole files, and the files whose lines go into a host's file
-    (the Lustre fstab lines into /etc/fstab: each replaces the line of its mount point)."""
+    """The directories, the whole files, the files whose lines go into a host's file (the
+    Lustre fstab lines into /etc/fstab: each replaces the line of its mount point), and the
+    scripts run once their files are in place (the boot server's cloud-init seeds: changed
+    when the script says it wrote or removed something)."""
     present = "(playbook_dir ~ '/../' ~ item.src) is file"
-    copies = [f for f in files if f["how"] == "copy"]
+    copies = [f for f in files if f["how"] in ("copy", "run")]
     lines = [f for f in files if f["how"] == "lines"]
     tasks: list[dict[str, object]] = [{
         "name": "the directories",
@@ -116,6 +118,14 @@ def _install_tasks(files: list[dict[str, str]]) -> list[dict[str, object]]:
                     "| list }}",
             "loop_control": {"loop_var": "line",
                              "label": f"{item['src']} -> {item['dest']}"}})
+    for item in files:
+        if item["how"] == "run":
+            tasks.append({
+                "name": f"run {item['dest']}",
+                "ansible.builtin.command": {"argv": [
+                    f"{ROOT}{path}" for path in [item["dest"], *item["args"].split()]]},
+                "register": "_ran",
+                "changed_when": "' wrote 0 files, removed 0 folders' not in _ran.stdout"})
     return tasks
 
 

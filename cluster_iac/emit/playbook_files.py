@@ -25,8 +25,10 @@ Places on the hosts, each from the program that reads the file:
 - the boot server (networks.boot_server, plan/boot.py): the zones under /var/lib/bind/cluster-iac
   and their zone statements as /etc/bind/named.conf.cluster-iac (named.conf includes it; Debian
   12's bind9), Kea's configuration as /etc/kea/kea-dhcp4.conf (kea-dhcp4-server's default), the
-  GRUB menus under the TFTP root /srv/tftp/grub (tftpd-hpa's default root) and each host's
-  cloud-init seed under the web root /var/www/html/cloud-init/hosts (emit/cloud_init.py).
+  GRUB menus under the TFTP root /srv/tftp/grub (tftpd-hpa's default root), the cloud-init
+  seed tables and each node type's user-data under /var/lib/cluster-iac/cloud-init, and the
+  script that expands them into each host's seed under the web root
+  /var/www/html/cloud-init/hosts (emit/cloud_init.py), which the play runs (``how``: 'run').
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import fnmatch
 from collections.abc import Callable
 
 from cluster_iac.emit.ansible import NCCL_TOPO_DIR, ROLE_GROUPS, group_name
+from cluster_iac.emit.cloud_init import SCRIPT, seed_files
 from cluster_iac.emit.dns import ZONE_DIR, zones
 from cluster_iac.emit.mig import CONFIG_FILE as MIG_CONFIG
 from cluster_iac.emit.mig import DROP_IN as MIG_DROP_IN
@@ -65,13 +68,12 @@ NAMED_INCLUDE = "/etc/bind/named.conf.cluster-iac"
 KEA_CONF = "/etc/kea/kea-dhcp4.conf"
 TFTP_GRUB = "/srv/tftp/grub"
 SEED_ROOT = "/var/www/html/cloud-init/hosts"
+SEED_TABLES = "/var/lib/cluster-iac/cloud-init"
+SEED_SCRIPT = f"{SBIN}/cluster-iac-seeds"
 
 NOT_INSTALLED = {
     "dhcp/hosts-without-mac.txt": "the devices with no MAC in the lock yet, for the operator "
                                   "(cluster-iac macs import)",
-    "cloud-init/node-types/*": "each node type's user-data, for review: every host's seed "
-                              "(cloud-init/hosts/) holds a copy, which is installed",
-
     "ansible/*": "the playbook and inventory themselves: read by ansible-playbook on the "
                  "operator's machine",
     "cabling/*": "work orders, bills of material and labels for people",
@@ -123,7 +125,8 @@ def prometheus_host(plan: Plan) -> str:
 
 def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
     """Inventory pattern -> the files it gets: {src (in the tree), dest, owner, group, mode,
-    how}; ``how`` is 'copy' (the whole file) or 'lines' (each line into ``dest``)."""
+    how}; ``how`` is 'copy' (the whole file), 'lines' (each line into ``dest``) or 'run' (a
+    script copied, then run with the paths of ``args``, space-separated)."""
     found: dict[str, list[dict[str, str]]] = {}
 
     def add(group: str, *files: dict[str, str]) -> None:
@@ -195,11 +198,10 @@ def _boot(plan: Plan, add: Callable[..., None]) -> None:
     arches = sorted({h.arch for h in boot.hosts})
     add(server, *(file(f"pxe/grub/grub-{arch}.cfg", f"{TFTP_GRUB}/grub-{arch}.cfg")
                   for arch in arches))
-    management = plan.addresses["management"]
-    add(server, *(file(f"cloud-init/hosts/{h.hostname}/{name}",
-                       f"{SEED_ROOT}/{management[h.hostname]}/{name}")
-                  for h in boot.hosts if h.hostname in management
-                  for name in ("meta-data", "network-config", "user-data")))
+    add(server, *(file(path, f"{SEED_TABLES}/{path.rsplit('/', 1)[1]}")
+                  for path in seed_files(plan)),
+        {**file(SCRIPT, SEED_SCRIPT, mode="0755"), "how": "run",
+         "args": f"{SEED_TABLES} {SEED_ROOT}"})
 
 
 def _lustre(plan: Plan, add: Callable[..., None], present: set[str]) -> None:

@@ -26,6 +26,11 @@ the fork plus the larger of the parent's and the worker's after it: the wall tim
 cores would take, and the figure to compare for two processes on a busy machine. The growth
 exponents of the CLI's CPU and wall time from the first size to the last are printed last.
 
+With --commands it measures instead every command a user runs (validate, the first render, a
+render with the lock into a fresh folder, a render into its own tree, render --check, changes)
+at each size of --gpus, in each folder of --where, against issue 42's budget: see
+tests/benchmarks/bench_commands.py.
+
 The spec is a DGX H100 cluster (8 NDR NICs per node) on a rail-optimized Quantum-X800 (Q3400,
 144-port) fabric, four nodes per rack, fabric switches in network racks, management and BMC
 networks: the shape of a real 100k-GPU build. Not a test: timings are reported, never asserted.
@@ -51,12 +56,23 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from tests.benchmarks.bench_commands import report as commands_report  # noqa: E402
+
+ROW_RACKS = 3125
+
 
 def spec_yaml(gpus: int) -> str:
     nodes = math.ceil(gpus / 8)
     racks = math.ceil(nodes / 4)
     # up to one 4U Q3400 per 2 nodes over three tiers; 10 per 48U network rack
     net_racks = max(1, math.ceil(nodes / 2 / 10))
+    # rows of at most ROW_RACKS racks (100,000 GPUs: one): one row of 6,250 racks (200,000
+    # GPUs) routes a node's cable to its leaf past 2 km, which no 400G medium reaches
+    compute_rows = "".join(
+        f"""  - name: compute{first // ROW_RACKS + 1 if racks > ROW_RACKS else ''}
+    racks: [{{names: "r[{first + 1}-{min(racks, first + ROW_RACKS)}]", height_u: 48,
+             cooling: liquid, liquid_capacity_kw: 80, max_power_kw: 80, pdu: three}}]
+""" for first in range(0, racks, ROW_RACKS))
     return f"""
 cluster: {{name: bench, slurm_version: "23.11"}}
 node_types:
@@ -67,10 +83,7 @@ node_groups:
      racks: "r[1-{racks}]", per_rack: 4}}
   - {{name: head, role: controller, node_type: head, count: 2, hostname: "head#", racks: svc1}}
 rows:
-  - name: compute
-    racks: [{{names: "r[1-{racks}]", height_u: 48, cooling: liquid, liquid_capacity_kw: 80,
-             max_power_kw: 80, pdu: three}}]
-  - name: network
+{compute_rows}  - name: network
     racks: [{{names: "net[1-{net_racks}]", height_u: 48, cooling: liquid,
              liquid_capacity_kw: 120, max_power_kw: 120, pdu: net}},
             {{names: svc1, height_u: 42, pdu: svc}}]
@@ -186,6 +199,14 @@ def main() -> None:
                         help="Write each family's CPU seconds at the largest size into "
                              "cluster_iac/emit/costs.json (how the render splits the families "
                              "between two processes).")
+    parser.add_argument("--commands", action="store_true",
+                        help="Measure every command a user runs at each size against the "
+                             "budget (bench_commands.py) instead.")
+    parser.add_argument("--where", type=Path, nargs="+",
+                        default=[Path(tempfile.gettempdir())],
+                        help="With --commands: the folders to run in (e.g. /dev/shm and a "
+                             "disk folder); default the temporary folder.")
+    parser.add_argument("--out", type=Path, help="With --commands: write the table here too.")
     args = parser.parse_args()
     if args.one:
         print(json.dumps(measure(args.one)))
@@ -194,6 +215,9 @@ def main() -> None:
     # shell with PYTHONDONTWRITEBYTECODE set, or a tree just edited, would otherwise compile
     # the changed modules from source in every run (measured 0.2 s more before the fork).
     compileall.compile_dir(ROOT / "cluster_iac", quiet=1)
+    if args.commands:
+        commands_report(args.gpus, args.where, args.out, spec_yaml)
+        return
     print(f"{'GPUs':>8} {'nodes':>7} {'switches':>8} {'cables':>8} {'tiers':>5} "
           f"{'out MiB':>7} {'CLI s':>6} {'CLI cpu':>7} {'CLI path':>8} {'CLI MiB':>7} "
           f"{'PSS MiB':>7} {'stages cpu':>10} {'peak MiB':>8}")

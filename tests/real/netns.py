@@ -632,6 +632,27 @@ def cloud_init_schema(user_data: str, timeout: float = RUN_S) -> tuple[bool, str
     return done.returncode == 0, (done.stdout + done.stderr).strip()
 
 
+
+# cloud-init's own reading of a network-config (version 2), as its init stage does before it
+# renders the system's configuration: its YAML loader, the network state's parser with nothing
+# broken skipped, and the netplan renderer's text; run by the Python cloud-init is installed for
+CLOUD_INIT_NETWORK = """import sys
+from cloudinit import util
+from cloudinit.net import netplan, network_state
+config = util.load_yaml(sys.stdin.read())
+state = network_state.parse_net_config_data(config["network"], skip_broken=False)
+print(netplan.Renderer()._render_content(state))
+"""
+
+
+def cloud_init_network_config(text: str, timeout: float = RUN_S) -> tuple[bool, str]:
+    """cloud-init 22.4 parsing a network-config (its ``cloud-init schema`` has no network
+    schema): (ok, the netplan text it would write, or its error)."""
+    python = Path(tool("cloud-init")).read_text().splitlines()[0].removeprefix("#!").split()[0]
+    done = subprocess.run([python, "-c", CLOUD_INIT_NETWORK], input=text, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+    return done.returncode == 0, (done.stdout + done.stderr).strip()
+
 # --- ifupdown2 ----------------------------------------------------------------------------------
 
 # ifupdown2 3.0 (Debian 12) keeps a lock at the fixed path /run/network/.lock (taken without

@@ -1,13 +1,16 @@
 """The boot path's files read by the programs that serve them (tests/real/netns.py): BIND's
 named-checkzone on every zone of every example and named answering dig in a namespace; Kea's
 -t on every example's config and Kea handing a client with an imported MAC (a veth with that
-MAC, busybox udhcpc sending option 93) its planned address and boot file; cloud-init's schema
-on every user-data. Our files are used as rendered; the harness changes only sandbox paths."""
+MAC, busybox udhcpc sending option 93) its planned address and boot file; the seeds as the
+boot server serves them (the rendered script run on the rendered tables): cloud-init's schema
+on every user-data and cloud-init's network reader on every network-config. Our files are
+used as rendered; the harness changes only sandbox paths."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -61,14 +64,34 @@ def test_kea_accepts_every_config(name: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("name", EXAMPLE_IDS)
-def test_cloud_init_schema_accepts_every_user_data(name: str) -> None:
+@pytest.mark.parametrize("name", [n for n in EXAMPLE_IDS if n != "minimal"])  # no networks
+def test_cloud_init_reads_every_seed_the_boot_server_serves(name: str, tmp_path: Path) -> None:
+    """The rendered seed script run as the playbook runs it (the tables in, the web root out);
+    every served user-data passes `cloud-init schema`, every network-config is parsed by
+    cloud-init's own network reader, every meta-data names its host."""
     netns.require("cloud-init")
     built = example_build(name)
-    texts = {text for path, text in built.files.items() if path.endswith("user-data")}
-    for text in texts:
+    for path, text in built.files.items():
+        if path.startswith("cloud-init/"):
+            (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / path).write_text(text)
+    root = tmp_path / "www"
+    done = subprocess.run(["python3", str(tmp_path / "cloud-init/cluster-iac-seeds.py"),
+                           str(tmp_path / "cloud-init/seeds"), str(root)],
+                          capture_output=True, text=True, timeout=60, check=True)
+    management = built.plan.addresses["management"]
+    booted = {management[h.hostname]: h.hostname for h in built.plan.boot.hosts
+              if h.hostname in management}
+    assert sorted(p.name for p in root.iterdir()) == sorted(booted), done.stdout
+    user_data = {(seed / "user-data").read_text() for seed in root.iterdir()}
+    for text in user_data:  # one per node type: the same text in each host's seed
         ok, message = netns.cloud_init_schema(text)
         assert ok, message
+    for seed in root.iterdir():
+        ok, message = netns.cloud_init_network_config((seed / "network-config").read_text())
+        assert ok and f"- {seed.name}/" in message, f"{seed.name}: {message}"
+        meta = json.loads((seed / "meta-data").read_text())
+        assert meta["local-hostname"].split(".")[0] == booted[seed.name]
 
 
 def test_named_serves_every_zone_of_the_example() -> None:
