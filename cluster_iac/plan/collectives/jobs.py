@@ -130,8 +130,9 @@ def policy_job(plan: Plan, partition: PartitionPlan) -> JobPrediction | None:
 def oversized(plan: Plan, partition: PartitionPlan) -> list[str]:
     """The labels of the policy.allreduce_job_sizes a partition cannot hold (shown as such,
     never dropped; checks/goodput.py makes each a located warning)."""
-    candidates = job_nodes(plan, partition, plan.settings.policy.allreduce_job_sizes)
-    return [job for job, nodes in candidates if not nodes]
+    sizes = plan.settings.policy.allreduce_job_sizes
+    asked = job_nodes(plan, partition, sizes)[3:3 + len(sizes)]  # after node, domain, unit
+    return [job for job, nodes in asked if not nodes]
 
 
 def partition_jobs(plan: Plan, partition: PartitionPlan,
