@@ -147,7 +147,7 @@ def test_the_mig_layout_is_selected_at_boot(tmp_path: Path) -> None:
     assert list(layouts) == ["gpu"]  # the name the drop-in selects
     site = YAML(typ="safe", pure=True).load(files["ansible/site.yml"])
     play = next(p for p in site if p["hosts"] == "type_gpu")
-    items = [i for t in play["tasks"] if isinstance(t.get("loop"), list) for i in t["loop"]]
+    items = [i for t in play["tasks"] if t["name"] == "the files" for i in t["loop"]]
     dests = {i["src"]: i["dest"] for i in items}
     assert dests["mig/gpu.yaml"] == "/etc/nvidia-mig-manager/cluster-iac.yaml"
     assert dests["mig/gpu.override.conf"] == (
