@@ -38,7 +38,7 @@ def fabric_name(network: str) -> str:
 
 def fabric_inputs(network: str, configs: Sequence[Any], qos: FabricQos | None) -> dict[str, Any]:
     """The fabric-wide inputs: node types with their nodes, the underlay and the QoS."""
-    unnumbered = all(c.bgp.unnumbered for c in configs)
+    unnumbered = all(c.routing.unnumbered for c in configs)
     ids = {c.name: index for index, c in enumerate(configs, start=1)}
     data: dict[str, Any] = {
         "fabric_name": fabric_name(network),
@@ -103,9 +103,9 @@ def structured_config(config: Any, qos: FabricQos | None) -> dict[str, Any]:
     """What AVD's eos_designs does not model: the host ports and the QoS."""
     # ECMP across every uplink: the plan's width (AVD's default is 4)
     found: dict[str, Any] = {"router_bgp": {"maximum_paths": {
-        "paths": config.bgp.maximum_paths}}}
+        "paths": config.routing.maximum_paths}}}
     ports = [host_port(i, qos) for i in config.host_ports]
-    if config.bgp.unnumbered:  # AVD names its uplinks itself: the cable's label instead
+    if config.routing.unnumbered:  # AVD names its uplinks itself: the cable's label instead
         ports += [{"name": eos_port(i.name), "description": i.description}
                   for i in config.uplinks]
     if ports:
