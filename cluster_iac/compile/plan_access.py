@@ -20,7 +20,6 @@ the plan.
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from cluster_iac.compile.build_management import NETWORKS
@@ -32,10 +31,9 @@ from cluster_iac.plan.switching import (
     SwitchConfig,
     SwitchInterface,
     Vlan,
+    port_number,
 )
 from cluster_iac.spec import ClusterSpec
-
-_PORT = re.compile(r"swp(\d+)")
 
 
 def plan_access(spec: ClusterSpec, plan: Plan) -> Plan:
@@ -99,11 +97,3 @@ def _bonded(interfaces: list[SwitchInterface], mtu: int
                       g[0] != "uplink", port_number(g[1][0].name))))
     names = {member: bond.name for bond in bonds for member in bond.members}
     return tuple(port._replace(bond=names.get(port.name, "")) for port in interfaces), bonds
-
-
-def port_number(port: str) -> int:
-    """'swp47' -> 47."""
-    match = _PORT.fullmatch(port)
-    if match is None:
-        raise ValueError(f"not a management switch port name: {port!r}")
-    return int(match[1])

@@ -19,14 +19,16 @@ from cluster_iac.plan.qos import FabricQos
 
 QOS_PROFILE = "ROCE_LOSSLESS"
 NODE_TYPE = {"leaf": "l3leaf", "spine": "spine", "super-spine": "super_spine"}
-_PORT = re.compile(r"p(\d+)(?:s(\d+))?")
+_PORT = re.compile(r"(?:p|swp)(\d+)(?:s(\d+))?")
 
 
 def eos_port(name: str) -> str:
-    """The plan's port name as EOS names it: 'p57' -> 'Ethernet57', 'p1s2' -> 'Ethernet1/2'."""
+    """The plan's port name as EOS names it: 'p57' -> 'Ethernet57', 'p1s2' -> 'Ethernet1/2', a
+    management switch's 'swp47' -> 'Ethernet47'."""
     match = _PORT.fullmatch(name)
     if match is None:
-        raise ValueError(f"port {name!r} is not a plan port name (p<cage> or p<cage>s<leg>)")
+        raise ValueError(f"port {name!r} is not a plan port name (p<cage>, p<cage>s<leg>, "
+                         "swp<n>)")
     cage, leg = match.groups()
     return f"Ethernet{cage}" + (f"/{leg}" if leg else "")
 

@@ -35,6 +35,7 @@ template can loop over.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -56,6 +57,15 @@ VLANS = {"management": 10, "bmc": 20, "storage": 30}
 # A bridged network's MTU when the spec sets none (networks.<name>.mtu): Ethernet's 1500
 # (IEEE 802.3 maximum payload; RFC 894), which hosts, BMCs and PDUs use by default.
 DEFAULT_MTU = 1500
+_ACCESS_PORT = re.compile(r"swp(\d+)")
+
+
+def port_number(port: str) -> int:
+    """A management switch port's number: 'swp47' -> 47 (compile/build_management.py)."""
+    match = _ACCESS_PORT.fullmatch(port)
+    if match is None:
+        raise ValueError(f"not a management switch port name: {port!r}")
+    return int(match[1])
 
 
 class SwitchInterface(NamedTuple):
