@@ -8,9 +8,10 @@ BGP process (eBGP, one session per fabric cable on its port for BGP unnumbered, 
 end's /31 when numbered, the remote ASN the far switch holds, maximum-paths, the announced
 prefixes) and each port's description; interfaces holds the loopback, each port's alias
 (description), address and MTU. A bridged switch's interfaces holds one VLAN-aware bridge
-with its VLAN, each host port an access port of it, each LACP bond a trunk of it. FRR's syntax is line-oriented: every word comes from the
-plan's names (validated identifiers: switch, host and port names, cable ids), numbers and
-addresses, so no spec string can add a line.
+with its VLAN, each host port an access port of it, each LACP bond a trunk of it. FRR's and
+ifupdown2's syntax is line-oriented: every word comes from the plan's names (validated
+identifiers: switch, host and port names, cable ids), numbers and addresses, so no spec
+string can add a line.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ switches of each Ethernet fabric (compute ``technology: roce``, storage ``techno
 ethernet``), routed; compile/plan_access.py fills ``Plan.management_configs`` with the same
 records for the management and BMC networks' access, aggregation and core switches, bridged
 (a VLAN, LACP bonds, no BGP). Each writer (emit/frr.py for FRR and ifupdown2, emit/avd.py for
-Arista AVD) turns a SwitchConfig into its own syntax and decides nothing itself. What a writer needs and does not find here belongs here, not in the
-writer: so two dialects of one switch can never disagree.
+Arista AVD) turns a SwitchConfig into its own syntax and decides nothing itself. What a
+writer needs and does not find here belongs here, not in the writer: so two dialects of one
+switch can never disagree.
 
 The records:
 

@@ -1,9 +1,10 @@
 """Real pyavd (Arista AVD) reads the generated eos_designs inputs of the management and BMC
 networks (switches/avd/<network>/, emit/avd.py and emit/avd_access.py) of every example that
-has them: validate_inputs accepts every switch's merged variables with no violation, and
-get_avd_facts, get_device_structured_config and get_device_config compile each switch's EOS
-configuration. That configuration holds the plan (compile/plan_access.py): the network's
-VLAN by its id and name; each host port an access port of it with the cable's label and the
+has them, and of examples/hgx-h200.yaml on two racks (two access switches bonded to each
+other, no aggregation) with a 9000-byte management MTU: validate_inputs accepts every
+switch's merged variables with no violation, and get_avd_facts, get_device_structured_config
+and get_device_config compile each switch's EOS configuration. That configuration holds the
+plan (compile/plan_access.py): the network's VLAN by its id and name; each host port an access port of it with the cable's label and the
 network's MTU (``l2 mtu``); each LACP bond a port-channel numbered as the plan's bond, a trunk
 allowing the VLAN, over exactly its planned members (``channel-group <n> mode active``), each
 member with its cable's label; no BGP (a bridged switch routes nothing).
@@ -11,6 +12,7 @@ member with its cable's label; no BGP (a bridged switch routes nothing).
 
 from __future__ import annotations
 
+import os
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -21,21 +23,29 @@ from cluster_iac.emit.avd_inputs import eos_port
 from cluster_iac.plan.switching import port_number
 from cluster_iac.render import Build, build
 from tests.real.test_avd_real import _block, _host_inputs, _pyavd
+from tests.test_management_switches import two_racks
 
 pytestmark = pytest.mark.real
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
+TWO_RACKS = "two-racks-jumbo"  # access switches bonded to each other, MTU 9000
+
+
 @cache
 def _built(name: str) -> Build:
+    if name == TWO_RACKS:
+        folder = Path(os.environ.get("TMPDIR", "/tmp")) / f"avd-mgmt-{os.getpid()}"
+        folder.mkdir(exist_ok=True)
+        return build(two_racks(folder, 9000))
     return build(EXAMPLES / f"{name}.yaml")
 
 
 def _cases() -> list[tuple[str, str]]:
     return [(path.stem, network) for path in sorted(EXAMPLES.glob("*.yaml"))
             for network in sorted({c.fabric for c in _built(path.stem).plan
-                                   .management_configs.values()})]
+                                   .management_configs.values()})] + [(TWO_RACKS, "management")]
 
 
 def test_the_examples_have_management_and_bmc_networks() -> None:
