@@ -1,13 +1,14 @@
 """Real pyavd (Arista AVD) reads the generated eos_designs inputs of the management and BMC
-networks (switches/avd/<network>/, emit/avd.py and emit/avd_access.py) of every example that
-has them, and of examples/hgx-h200.yaml on two racks (two access switches bonded to each
-other, no aggregation) with a 9000-byte management MTU: validate_inputs accepts every
-switch's merged variables with no violation, and get_avd_facts, get_device_structured_config
-and get_device_config compile each switch's EOS configuration. That configuration holds the
-plan (compile/plan_access.py): the network's VLAN by its id and name; each host port an access port of it with the cable's label and the
-network's MTU (``l2 mtu``); each LACP bond a port-channel numbered as the plan's bond, a trunk
-allowing the VLAN, over exactly its planned members (``channel-group <n> mode active``), each
-member with its cable's label; no BGP (a bridged switch routes nothing).
+networks (switches/avd/<network>/, emit/avd.py and emit/avd_access.py) of every example that has
+them, and of examples/hgx-h200.yaml on two racks (two access switches bonded to each other, no
+aggregation) with a 9000-byte management MTU: validate_inputs accepts every switch's merged
+variables with no violation, and get_avd_facts, get_device_structured_config and
+get_device_config compile each switch's EOS configuration. That configuration holds the plan
+(compile/plan_access.py): the network's VLAN by its id and name; each host port an access port
+of it with the cable's label and the network's MTU (``l2 mtu``); each LACP bond a port-channel
+numbered as the plan's bond, a trunk allowing the VLAN, over exactly its planned members
+(``channel-group <n> mode active``), each member with its cable's label; no BGP (a bridged
+switch routes nothing).
 """
 
 from __future__ import annotations
