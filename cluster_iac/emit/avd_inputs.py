@@ -19,7 +19,7 @@ from cluster_iac.plan.qos import FabricQos
 
 QOS_PROFILE = "ROCE_LOSSLESS"
 NODE_TYPE = {"leaf": "l3leaf", "spine": "spine", "super-spine": "super_spine"}
-_PORT = re.compile(r"(?:p|swp)(\d+)(?:s(\d+))?")
+_PORT = re.compile(r"p(\d+)(?:s(\d+))?|swp(\d+)")
 
 
 def eos_port(name: str) -> str:
@@ -29,7 +29,9 @@ def eos_port(name: str) -> str:
     if match is None:
         raise ValueError(f"port {name!r} is not a plan port name (p<cage>, p<cage>s<leg>, "
                          "swp<n>)")
-    cage, leg = match.groups()
+    cage, leg, access = match.groups()
+    if access:
+        return f"Ethernet{access}"
     return f"Ethernet{cage}" + (f"/{leg}" if leg else "")
 
 
