@@ -1,8 +1,9 @@
 """Real ifupdown2 reads the generated management and BMC switch configurations
 (switches/<name>/interfaces of a bridged switch, emit/frr.py) in network namespaces.
 
-A sample of each case: the network's first two access switches of compute racks and the
-aggregation pair above them, one namespace each holding the switch's planned ports (veth
+A sample of each case: the network's first two access switches and the aggregation pair
+above them (and examples/hgx-h200.yaml on two racks, its two access switches bonded to each
+other, at a 9000-byte MTU), one namespace each holding the switch's planned ports (veth
 pairs, their peers loose in the namespace). In each, ifupdown2 ``ifup -a --syntax-check``
 parses the file and runs every addon's attribute validation (bond-mode values, VLAN ids
 1-4094, bridge and bond attributes, MTU on a bridge): no warning, no error, exit 0. Then
@@ -30,20 +31,24 @@ import pytest
 from cluster_iac.render import build
 from tests.real import netns
 from tests.real.netns import Lab
+from tests.test_management_switches import two_racks
 
 pytestmark = pytest.mark.real
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-CASES = [("spectrum-x-roce", "management"), ("mixed-a100-h100", "bmc")]
+# examples/hgx-h200.yaml on two racks: two access switches bonded to each other, MTU 9000
+TWO_RACKS = "two-racks-jumbo"
+CASES = [("spectrum-x-roce", "management"), ("mixed-a100-h100", "bmc"), (TWO_RACKS, "management")]
 
 
 def _sample(plan: Any, network: str) -> list[str]:
-    """Two access switches of compute racks and the aggregation switches above them."""
+    """Two access switches and the switches above them (the aggregation pair; with two racks,
+    none: the two are bonded to each other)."""
     configs = {n: c for n, c in plan.management_configs.items() if c.fabric == network}
-    compute = {n.rack for n in plan.nodes if n.role == "compute"}
-    access = [n for n, c in configs.items() if c.role == "access" and c.rack in compute][:2]
-    above = sorted({u.peer for n in access for u in configs[n].uplinks})
-    assert len(access) == 2 and len(above) == 2, (access, above)
+    access = [n for n, c in configs.items() if c.role == "access"][:2]
+    above = sorted({u.peer for n in access for u in configs[n].uplinks} - set(access))
+    assert len(access) == 2 and len(above) in (0, 2), (access, above)
+    assert all(configs[n].bonds for n in access)
     return [*access, *above]
 
 
@@ -59,9 +64,11 @@ def _syntax_check(lab: Lab, name: str, text: str) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize(("example", "network"), CASES)
-def test_ifupdown2_reads_the_generated_management_switches(example: str, network: str) -> None:
+def test_ifupdown2_reads_the_generated_management_switches(example: str, network: str,
+                                                           tmp_path: Path) -> None:
     netns.require("ip", "ifup", "ifquery", "unshare")
-    built = build(EXAMPLES / f"{example}.yaml")
+    built = build(two_racks(tmp_path, 9000) if example == TWO_RACKS
+                  else EXAMPLES / f"{example}.yaml")
     configs, files = built.plan.management_configs, built.files
     sample = _sample(built.plan, network)
     with Lab(sample) as lab:
