@@ -42,14 +42,16 @@ def two_racks(tmp_path: Path, mtu: int | None = 9000) -> Path:
 
 
 def stanzas(text: str) -> list[tuple[str, dict[str, str]]]:
-    """An ifupdown2 file's 'iface' stanzas in order: (name, {attribute: value})."""
+    """An ifupdown2 file's 'iface' stanzas in order: (name, {attribute: value}), comments
+    left out."""
     found: list[tuple[str, dict[str, str]]] = []
     for line in text.splitlines():
         if line.startswith("iface "):
             found.append((line.split()[1], {}))
-        elif line.startswith("    ") and found:
+        elif line.startswith("    ") and found and not line.strip().startswith("#"):
             key, _, value = line.strip().partition(" ")
-            found[-1][1][key] = value
+            attrs = found[-1][1]  # a repeated attribute's values joined, as ifupdown2 does
+            attrs[key] = f"{attrs[key]} {value}" if key in attrs else value
     return found
 
 

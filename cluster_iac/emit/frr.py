@@ -48,8 +48,10 @@ def bridged(config: SwitchConfig) -> dict[str, Any]:
         "mtu": max(v.mtu for v in config.vlans), "bonds": config.bonds,
         "interfaces": [{"name": i.name, "description": i.description, "mtu": i.mtu,
                         "vlan": i.vlan} for i in config.interfaces],
-        "bridge_ports": [*(i.name for i in config.interfaces if not i.bond),
-                         *(b.name for b in config.bonds)],
+        "bridge_ports": [*({"name": i.name, "description": i.description}
+                           for i in config.interfaces if not i.bond),
+                         *({"name": b.name, "description": b.description}
+                           for b in config.bonds)],
     }
 
 

@@ -103,5 +103,6 @@ def _assert_read_as_planned(config: Any, shown: list[dict[str, Any]]) -> None:
     bridge = stanzas.pop("bridge")
     assert bridge["bridge-vlan-aware"] == "yes" and bridge["bridge-vids"] == str(vlan.vid)
     members = [*(p.name for p in config.host_ports), *(b.name for b in config.bonds)]
-    assert sorted(bridge["bridge-ports"].split()) == sorted(members), bridge
+    ports = bridge["bridge-ports"]  # a line per port, in port order; one line: a string
+    assert ([ports] if isinstance(ports, str) else ports) == members, bridge
     assert not stanzas, f"{config.name}: stanzas the plan has not: {sorted(stanzas)}"
