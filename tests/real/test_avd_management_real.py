@@ -86,7 +86,7 @@ def _assert_bridged(eos: str, config: Any) -> None:
         channel = port_number(bond.members[0])
         block = _block(eos, f"interface Port-Channel{channel}").splitlines()
         for want in (f"   switchport trunk allowed vlan {vlan.vid}", "   switchport mode trunk",
-                     f"   l2 mtu {bond.mtu}"):
+                     f"   l2 mtu {bond.mtu}", f"   description {bond.description}"):
             assert want in block, (config.name, bond.name, want, block)
         members.update(dict.fromkeys(bond.members, channel))
     grouped = {port.name: int(line.split()[1]) for port in config.interfaces
