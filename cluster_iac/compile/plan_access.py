@@ -59,7 +59,9 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
             cables.speed_gbps, cables.cable_id, strict=True):
         if net != network or b not in names:
             continue
-        if a in names:  # a switch below b: b's downlink, a's uplink, both in a bond
+        # a switch below b (by its name and its port: a host may share a switch's name, a
+        # clash checks/ reports): b's downlink, a's uplink, both in a bond
+        if a in names and a_port.startswith("swp"):
             ports[b].append(SwitchInterface(b_port, "fabric", a, a_port, cable, speed,
                                             vlan.mtu, "", ""))
             ports[a].append(SwitchInterface(a_port, "uplink", b, b_port, cable, speed,
