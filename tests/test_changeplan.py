@@ -68,9 +68,10 @@ def test_the_plan_as_json(seed: Path) -> None:
     assert data["version"] == 1 and not data["first_deployment"]
     assert data["objects"]["nodes"]["added"] == ["dgx-128"]
     kinds = [a["kind"] for a in data["actions"]["22.05"]]
-    # the new node's names first (named reloads the zones), then Slurm
-    assert kinds[0] == "reload-dns"
-    assert kinds[1:3] == ["restart-slurmctld", "restart-slurmd"]
+    # the new node's access ports first (its management and BMC switches' interfaces), its
+    # names (named reloads the zones), then Slurm
+    assert kinds[:2] == ["reload-frr", "reload-dns"]
+    assert kinds[2:4] == ["restart-slurmctld", "restart-slurmd"]
 
 
 def test_a_first_deployment_is_the_bring_up_order(tmp_path: Path) -> None:

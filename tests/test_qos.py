@@ -86,8 +86,10 @@ def test_the_spec_may_set_nccl_traffic_class_with_other_ecn_bits() -> None:
 def test_avd_ports_are_eos_names() -> None:
     assert [eos_port(p) for p in ("p1", "p57", "p1s2")] == ["Ethernet1", "Ethernet57",
                                                             "Ethernet1/2"]
-    with pytest.raises(ValueError):
-        eos_port("swp1")
+    assert eos_port("swp47") == "Ethernet47"  # a management switch's port
+    for wrong in ("swp1s2", "eth0", "p"):
+        with pytest.raises(ValueError):
+            eos_port(wrong)
 
 
 def test_avd_nodes_carry_the_plans_identities() -> None:

@@ -40,7 +40,8 @@ WHY = {
     "lustre-rewrite": "rewrite the Lustre targets (fsname, index or MGS NID changed)",
     "restart-opensm": "restart opensm on the subnet-manager hosts of the changed files",
     "reload-frr": "on each switch of the changed switches/<name>/ files: ifreload -a, then "
-                  "reload FRR (frr-reload.py applies only the changed lines)",
+                  "reload FRR (frr-reload.py applies only the changed lines) where the switch "
+                  "has a frr.conf (a management switch has none: ifreload only)",
     "reload-dns": "reload named on the boot server (rndc reload), then rndc retransfer the "
                   "changed zones on any secondary",
     "reload-dhcp": "reload kea-dhcp4 on the boot server (its new reservations)",
@@ -71,7 +72,8 @@ COMMANDS = {
     "reconfigure": "scontrol reconfigure",
     "resume": "scontrol update nodename={hosts} state=RESUME",
     "restart-opensm": "systemctl restart opensm  # on the hosts of the changed files",
-    "reload-frr": "ifreload -a && systemctl reload frr  # on each switch of the changed files",
+    "reload-frr": "ifreload -a && systemctl reload frr  # on each switch of the changed files "
+                  "(a management switch: ifreload -a only)",
     "restart-lnet": "systemctl restart lnet  # on the hosts of the changed files",
     "restart-imex": "systemctl restart nvidia-imex  # on the hosts of the changed files",
     "restart-dcgm-exporter": "systemctl restart dcgm-exporter  # on the hosts of the file",

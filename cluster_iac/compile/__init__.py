@@ -18,6 +18,7 @@ from cluster_iac.compile.expand_nodes import expand_nodes
 from cluster_iac.compile.expand_partitions import expand_partitions
 from cluster_iac.compile.expand_racks import expand_racks
 from cluster_iac.compile.place_devices import place_devices
+from cluster_iac.compile.plan_access import plan_access
 from cluster_iac.compile.plan_boot import plan_boot
 from cluster_iac.compile.plan_cabling import plan_cabling
 from cluster_iac.compile.plan_facts import plan_facts
@@ -66,6 +67,7 @@ PASSES: tuple[Pass, ...] = (
     build_power,
     plan_cabling,
     plan_switches,
+    plan_access,
     plan_qos,
     plan_nccl,
     plan_lustre,

@@ -19,15 +19,19 @@ from cluster_iac.plan.qos import FabricQos
 
 QOS_PROFILE = "ROCE_LOSSLESS"
 NODE_TYPE = {"leaf": "l3leaf", "spine": "spine", "super-spine": "super_spine"}
-_PORT = re.compile(r"p(\d+)(?:s(\d+))?")
+_PORT = re.compile(r"p(\d+)(?:s(\d+))?|swp(\d+)")
 
 
 def eos_port(name: str) -> str:
-    """The plan's port name as EOS names it: 'p57' -> 'Ethernet57', 'p1s2' -> 'Ethernet1/2'."""
+    """The plan's port name as EOS names it: 'p57' -> 'Ethernet57', 'p1s2' -> 'Ethernet1/2', a
+    management switch's 'swp47' -> 'Ethernet47'."""
     match = _PORT.fullmatch(name)
     if match is None:
-        raise ValueError(f"port {name!r} is not a plan port name (p<cage> or p<cage>s<leg>)")
-    cage, leg = match.groups()
+        raise ValueError(f"port {name!r} is not a plan port name (p<cage>, p<cage>s<leg>, "
+                         "swp<n>)")
+    cage, leg, access = match.groups()
+    if access:
+        return f"Ethernet{access}"
     return f"Ethernet{cage}" + (f"/{leg}" if leg else "")
 
 
@@ -38,7 +42,7 @@ def fabric_name(network: str) -> str:
 
 def fabric_inputs(network: str, configs: Sequence[Any], qos: FabricQos | None) -> dict[str, Any]:
     """The fabric-wide inputs: node types with their nodes, the underlay and the QoS."""
-    unnumbered = all(c.bgp.unnumbered for c in configs)
+    unnumbered = all(c.routing.unnumbered for c in configs)
     ids = {c.name: index for index, c in enumerate(configs, start=1)}
     data: dict[str, Any] = {
         "fabric_name": fabric_name(network),
@@ -103,9 +107,9 @@ def structured_config(config: Any, qos: FabricQos | None) -> dict[str, Any]:
     """What AVD's eos_designs does not model: the host ports and the QoS."""
     # ECMP across every uplink: the plan's width (AVD's default is 4)
     found: dict[str, Any] = {"router_bgp": {"maximum_paths": {
-        "paths": config.bgp.maximum_paths}}}
+        "paths": config.routing.maximum_paths}}}
     ports = [host_port(i, qos) for i in config.host_ports]
-    if config.bgp.unnumbered:  # AVD names its uplinks itself: the cable's label instead
+    if config.routing.unnumbered:  # AVD names its uplinks itself: the cable's label instead
         ports += [{"name": eos_port(i.name), "description": i.description}
                   for i in config.uplinks]
     if ports:

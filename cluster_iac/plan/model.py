@@ -224,6 +224,8 @@ class Plan:
     imex: Any = None
     # Ethernet fabric switch -> its configuration (plan/switching.py, compile/plan_switches.py)
     switch_configs: dict[str, SwitchConfig] = field(default_factory=dict)
+    # management and BMC network switch -> its configuration, bridged (compile/plan_access.py)
+    management_configs: dict[str, SwitchConfig] = field(default_factory=dict)
     # The boot path: DNS names, the boot server, MACs (plan/boot.py BootPlan), None before
     # compile/plan_boot.py
     boot: Any = None

@@ -2,10 +2,12 @@
 
 compile/plan_switches.py fills ``Plan.switch_configs`` (switch name -> SwitchConfig) for the
 switches of each Ethernet fabric (compute ``technology: roce``, storage ``technology:
-ethernet``); each writer (emit/frr.py for FRR and ifupdown2; an Arista AVD writer, the
-management network's access switches later) turns a SwitchConfig into its own syntax and
-decides nothing itself. What a writer needs and does not find here belongs here, not in the
-writer: so two dialects of one switch can never disagree.
+ethernet``), routed; compile/plan_access.py fills ``Plan.management_configs`` with the same
+records for the management and BMC networks' access, aggregation and core switches, bridged
+(a VLAN, LACP bonds, no BGP). Each writer (emit/frr.py for FRR and ifupdown2, emit/avd.py for
+Arista AVD) turns a SwitchConfig into its own syntax and decides nothing itself. What a
+writer needs and does not find here belongs here, not in the writer: so two dialects of one
+switch can never disagree.
 
 The records:
 
@@ -21,7 +23,11 @@ The records:
 - ``BgpConfig`` and ``BgpNeighbor``: eBGP sessions, one per fabric cable (on the port for
   BGP unnumbered, on the far end's /31 address when numbered), maximum-paths at least the
   switch's uplink count, and the prefixes the switch announces (its loopback and, on a
-  leaf, its host links).
+  leaf, its host links). A bridged switch has none (``bgp`` None).
+- ``Vlan`` and ``Bond``: a bridged switch's VLAN (id from ``VLANS``, the network's MTU) and
+  its LACP bonds: ``uplink`` over its uplinks to the pair above it, ``bond<port>`` over the
+  cables from one switch below it; each bond a trunk tagged with the switch's VLANs. A
+  host port is an access port of the VLAN (``SwitchInterface.vlan``).
 
 Records are named tuples (as plan/physical.py's rows: a 100,000-GPU RoCE fabric has some
 half a million switch ports) and tuples of them, so a config is plain, ordered data that a
@@ -30,6 +36,7 @@ template can loop over.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -39,6 +46,27 @@ FABRIC_MTU = 9216  # every switch-to-switch port: the largest frame NVIDIA Spect
 # Arista EOS switches carry (SN5600 user manual, "MTU"; EOS "l2 mtu" maximum 9214 + 2 tags)
 
 ROLES = {"leaf": "leaf", "spine": "spine", "core": "super-spine"}  # plan tier -> role name
+
+# The VLAN of each bridged network, the same on every switch and every cluster: fixed, so a
+# switch's config never depends on which other networks a spec has. Not VLAN 1 (the
+# default VLAN every port of a switch joins untagged: IEEE 802.1Q-2018 section 9.6 gives
+# it as the default PVID; Cisco and NVIDIA Cumulus guides keep user traffic off it), and
+# tens apart so a site can add its own between them. 'storage' is reserved for a storage
+# network on Ethernet access switches; the plan cables none today (an Ethernet storage
+# fabric is routed, compile/plan_switches.py).
+VLANS = {"management": 10, "bmc": 20, "storage": 30}
+# A bridged network's MTU when the spec sets none (networks.<name>.mtu): Ethernet's 1500
+# (IEEE 802.3 maximum payload; RFC 894), which hosts, BMCs and PDUs use by default.
+DEFAULT_MTU = 1500
+_ACCESS_PORT = re.compile(r"swp(\d+)")
+
+
+def port_number(port: str) -> int:
+    """A management switch port's number: 'swp47' -> 47 (compile/build_management.py)."""
+    match = _ACCESS_PORT.fullmatch(port)
+    if match is None:
+        raise ValueError(f"not a management switch port name: {port!r}")
+    return int(match[1])
 
 
 class SwitchInterface(NamedTuple):
@@ -53,6 +81,8 @@ class SwitchInterface(NamedTuple):
     mtu: int  # FABRIC_MTU between switches, the underlay's host_mtu on host ports
     address: str  # this end's '10.254.0.0/31' on a numbered link or a host port, else ''
     peer_address: str  # the far end's address on that /31 (no prefix length), else ''
+    vlan: int = 0  # a bridged switch's host port: its VLAN, untagged (access); 0: none
+    bond: str = ""  # a bridged switch's port to a switch: the LACP bond it is a member of
 
     @property
     def description(self) -> str:
@@ -81,23 +111,57 @@ class BgpConfig(NamedTuple):
     networks: tuple[str, ...]  # prefixes announced: the loopback /32, a leaf's host /31s
 
 
+class Vlan(NamedTuple):
+    """One VLAN of a bridged switch: one network."""
+
+    vid: int  # VLANS[network]
+    name: str  # the network: 'management', 'bmc'
+    mtu: int  # networks.<name>.mtu, else DEFAULT_MTU
+
+
+class Bond(NamedTuple):
+    """One LACP (IEEE 802.1AX) bond of a bridged switch: a trunk of its VLANs, tagged."""
+
+    name: str  # 'uplink', or 'bond<n>': n the number of its first member port
+    kind: str  # 'uplink' (to the pair above) | 'fabric' (from one switch below)
+    members: tuple[str, ...]  # ports, in port order
+    peers: tuple[str, ...]  # far switches, one per member
+    mtu: int  # the largest of its VLANs' MTUs
+
+    @property
+    def description(self) -> str:
+        """'uplink to <pair>' or '<switch below>', what the bond leads to."""
+        far = ",".join(dict.fromkeys(self.peers))
+        return f"uplink {far}" if self.kind == "uplink" else far
+
+
 # Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
 @dataclass(frozen=True, eq=False, repr=False)
 class SwitchConfig:
-    """Everything one Ethernet fabric switch is configured with."""
+    """Everything one Ethernet switch is configured with: routed (a fabric's) or bridged
+    (a management network's)."""
 
     name: str
-    fabric: str  # 'compute' | 'storage' (later 'management')
+    fabric: str  # 'compute' | 'storage' | 'management' | 'bmc'
     model: str  # catalog switch key ('sn5600')
-    role: str  # 'leaf' | 'spine' | 'super-spine' (later 'access' | 'aggregation')
+    role: str  # 'leaf' | 'spine' | 'super-spine' | 'access' | 'aggregation' | 'core'
     rack: str
-    asn: int
-    loopback: str  # IPv4 address, /32 on the loopback interface; the BGP router-id
+    asn: int  # 0 on a bridged switch
+    loopback: str  # IPv4 address, /32 on the loopback interface; the BGP router-id ('': none)
     interfaces: tuple[SwitchInterface, ...]
-    bgp: BgpConfig
+    bgp: BgpConfig | None  # None: a bridged switch
     spec_path: SpecPath
     p2p_block: str = ""  # first address of the /31s it numbers below it ('' when none)
     qos: Any = None  # the RoCE QoS pass's per-switch record, a reference; None: no QoS
+    vlans: tuple[Vlan, ...] = ()  # a bridged switch's VLANs
+    bonds: tuple[Bond, ...] = ()  # a bridged switch's LACP bonds, uplink first
+
+    @property
+    def routing(self) -> BgpConfig:
+        """The BGP process of a routed switch (a bridged switch has none: an error)."""
+        if self.bgp is None:
+            raise ValueError(f"{self.name} is a bridged switch: it runs no BGP")
+        return self.bgp
 
     @property
     def uplinks(self) -> tuple[SwitchInterface, ...]:

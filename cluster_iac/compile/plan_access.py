@@ -1,0 +1,101 @@
+"""Each management and BMC network switch's configuration (plan/switching.py), bridged.
+
+compile/build_management.py places the switches (an access switch per rack, an aggregation
+pair above every 46 of them, core pairs above those) and cables them; this pass reads those
+cables and gives each switch, in the one switch model the Ethernet fabrics use:
+
+- one VLAN, its network's: the id from plan/switching.py ``VLANS`` (management 10, bmc 20),
+  the MTU the spec gives the network's hosts (``networks.<name>.mtu``), else 1500;
+- every port down to a device (host NIC, BMC, PDU, a fabric switch's mgmt0) an access port
+  of that VLAN, untagged, described by its cable (the cable table's label);
+- one LACP bond ``uplink`` over its uplinks (one cable to each switch of the pair above it)
+  and one LACP bond ``bond<n>`` per switch below it over that switch's cables (n: the first
+  member port's number), each a trunk of the VLAN, tagged: the aggregation pair carries
+  every VLAN of the switches below it.
+
+A switch's configuration holds no BGP (``bgp`` None): the management networks are one
+broadcast domain each, the hosts' gateway (the network's first reserved address) outside
+the plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from cluster_iac.compile.build_management import NETWORKS
+from cluster_iac.plan import Plan
+from cluster_iac.plan.switching import (
+    DEFAULT_MTU,
+    VLANS,
+    Bond,
+    SwitchConfig,
+    SwitchInterface,
+    Vlan,
+    port_number,
+)
+from cluster_iac.spec import ClusterSpec
+
+
+def plan_access(spec: ClusterSpec, plan: Plan) -> Plan:
+    """plan.management_configs for every switch of the management and BMC networks."""
+    configs: dict[str, SwitchConfig] = {}
+    for network in NETWORKS:
+        ipnet = getattr(plan.settings.networks, network)
+        if ipnet is None:
+            continue
+        vlan = Vlan(VLANS[network], network, ipnet.mtu or DEFAULT_MTU)
+        configs.update(network_configs(plan, network, vlan))
+    return replace(plan, management_configs=configs) if configs else plan
+
+
+def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchConfig]:
+    """The configurations of one management network's switches."""
+    switches = [s for s in plan.switches if s.network == network]
+    names = {s.name for s in switches}
+    ports: dict[str, list[SwitchInterface]] = {name: [] for name in names}
+    cables = plan.cables
+    for net, a, a_port, b, b_port, speed, cable in zip(
+            cables.network, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
+            cables.speed_gbps, cables.cable_id, strict=True):
+        if net != network or b not in names:
+            continue
+        # a switch below b (by its name and its port: a host may share a switch's name, a
+        # clash checks/ reports): b's downlink, a's uplink, both in a bond
+        if a in names and a_port.startswith("swp"):
+            ports[b].append(SwitchInterface(b_port, "fabric", a, a_port, cable, speed,
+                                            vlan.mtu, "", ""))
+            ports[a].append(SwitchInterface(a_port, "uplink", b, b_port, cable, speed,
+                                            vlan.mtu, "", ""))
+        else:
+            ports[b].append(SwitchInterface(b_port, "host", a, a_port, cable, speed,
+                                            vlan.mtu, "", "", vlan=vlan.vid))
+    path = ("networks", network)
+    configs = {}
+    for switch in switches:
+        interfaces, bonds = _bonded(sorted(ports[switch.name], key=lambda i: port_number(i.name)),
+                                    vlan.mtu)
+        configs[switch.name] = SwitchConfig(
+            switch.name, network, switch.model, switch.tier, switch.rack, 0, "", interfaces,
+            None, path, vlans=(vlan,), bonds=bonds)
+    return configs
+
+
+def _bonded(interfaces: list[SwitchInterface], mtu: int
+            ) -> tuple[tuple[SwitchInterface, ...], tuple[Bond, ...]]:
+    """The ports with the bond of each switch-to-switch port, and the bonds: 'uplink' over
+    the uplinks, 'bond<n>' over the cables from one switch below."""
+    bond_of: dict[str, str] = {}
+    groups: dict[str, list[SwitchInterface]] = {}
+    for port in interfaces:
+        if port.kind == "host":
+            continue
+        key = "uplink" if port.kind == "uplink" else port.peer
+        name = bond_of.setdefault(key, "uplink" if key == "uplink"
+                                  else f"bond{port_number(port.name)}")
+        groups.setdefault(name, []).append(port)
+    bonds = tuple(Bond(name, members[0].kind, tuple(p.name for p in members),
+                       tuple(p.peer for p in members), mtu)
+                  for name, members in sorted(groups.items(), key=lambda g: (
+                      g[0] != "uplink", port_number(g[1][0].name))))
+    names = {member: bond.name for bond in bonds for member in bond.members}
+    return tuple(port._replace(bond=names.get(port.name, "")) for port in interfaces), bonds
