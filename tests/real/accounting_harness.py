@@ -71,10 +71,15 @@ class MariaDB:
         return self.work / "mysqld.sock"
 
     def start(self, cnf: Path) -> None:
-        data = self.work / "data"
+        data, tmp = self.work / "data", self.work / "tmp"
         data.mkdir(parents=True)
+        tmp.mkdir()
+        # --tmpdir of its own: under pytest-xdist two bootstraps ran at once and one lost its
+        # temporary tables in the shared /tmp ("Could not remove temporary table
+        # '/tmp/#sql-temptable-...', error: 2", then "Installation of system tables failed")
         options = [f"--defaults-file={cnf}", f"--datadir={data}", f"--socket={self.socket}",
                    f"--pid-file={self.work / 'mysqld.pid'}", "--skip-networking",
+                   f"--tmpdir={tmp}",
                    f"--user={user()}", f"--log-error={self.work / 'mysqld.err'}"]
         install = subprocess.run([harness._tool("mariadb-install-db"), *options,
                                   "--auth-root-authentication-method=socket",
