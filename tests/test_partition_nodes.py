@@ -97,6 +97,8 @@ def test_a_count_above_the_groups_size_is_located(tmp_path: Path) -> None:
     ('nodes: "gpu[05-"', "SPEC-HOSTLIST", "bad node list: 'gpu[05-' is not a name with ranges "
      "in brackets"),
     ("nodes: []", "CONSISTENCY-PARTITION-EMPTY", "partition 'p' names no nodes"),
+    ('nodes: "gpu[0000001-9999999]"', "SPEC-LIMIT", "the partitions up to this one list "
+     "10,000,005 nodes; the limit is"),  # counted from the range, never expanded
 ])
 def test_partition_nodes_that_cannot_be_are_errors(tmp_path: Path, entry: str, code: str,
                                                     message: str) -> None:

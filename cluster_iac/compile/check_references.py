@@ -80,7 +80,7 @@ def _sizes(spec: ClusterSpec) -> list[Diagnostic]:
         counts[group.name] = counts.get(group.name, 0) + group.count
     places = 0
     for i, part in enumerate(spec.slurm.partitions):
-        path: SpecPath = ("slurm", "partitions", i)
+        part_path: SpecPath = ("slurm", "partitions", i)
         places += sum(counts.get(name, 0) for name in part.node_groups)
         for pick, where in partition_picks(part):
             if isinstance(pick, GroupNodes):
@@ -89,11 +89,12 @@ def _sizes(spec: ClusterSpec) -> list[Diagnostic]:
             try:
                 places += size(pick)
             except HostlistError as exc:
-                out.append(Diagnostic("SPEC-HOSTLIST", f"bad node list: {exc}", (*path, *where),
+                out.append(Diagnostic("SPEC-HOSTLIST", f"bad node list: {exc}",
+                                      (*part_path, *where),
                                       hint="write names and ranges, e.g. 'gpu[001-004]'"))
         if places > MAX_NAMES:
             out.append(_limit(f"the partitions up to this one list {places:,} nodes; the limit "
-                              f"is {MAX_NAMES:,}", path))
+                              f"is {MAX_NAMES:,}", part_path))
             break
     return out
 
