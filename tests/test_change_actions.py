@@ -188,6 +188,35 @@ def test_a_listening_port_needs_a_restart_on_every_release(release: str) -> None
     assert slurmd.hosts == "compute[01-08]"
 
 
+@pytest.mark.parametrize(("release", "kinds", "restarted"), [
+    ("22.05", ["restart-slurmctld", "restart-slurmd", "start-slurmd"], "compute[01-08]"),
+    ("24.11", ["reconfigure", "start-slurmd"], None),
+])
+def test_an_added_node_is_started_and_only_running_ones_restarted(
+        release: str, kinds: list[str], restarted: str | None) -> None:
+    """compute09's slurmd never ran: it is started (and enabled), not restarted; 22.05 also
+    restarts every slurmd that runs."""
+    files = _edit("slurm/slurm.conf", "compute[01-08]", "compute[01-09]")
+    plan = actions(_seed(), files, release)
+    assert _kinds(plan) == kinds
+    by_kind = {a.kind: a for a in plan}
+    start = by_kind["start-slurmd"]
+    assert start.hosts == "compute09"
+    assert start.commands == ("systemctl enable --now slurmd  # on compute09",)
+    assert start.tested and "slurm/slurm.conf: nodes added: compute09" in start.causes
+    assert (by_kind["restart-slurmd"].hosts if "restart-slurmd" in by_kind else None) == restarted
+
+
+def test_a_new_machine_under_an_old_name_is_started() -> None:
+    """A node the caller adds that slurm.conf listed before (a replaced machine) counts as
+    added: its slurmd is started, the other restarted nodes' restarted."""
+    files = _edit("slurm/slurm.conf", "compute[01-08]", "compute[01-09]")
+    plan = actions(_seed(), files, "22.05", nodes_added=["compute03"])
+    by_kind = {a.kind: a for a in plan}
+    assert by_kind["start-slurmd"].hosts == "compute[03,09]"
+    assert by_kind["restart-slurmd"].hosts == "compute[01-02,04-08]"
+
+
 def test_auth_type_restarts_every_daemon_on_every_release() -> None:
     files = _edit("slurm/slurm.conf", "AuthType=auth/munge", "AuthType=auth/slurm")
     for release in RELEASES:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cluster_iac.base.hostlist import expand
 from cluster_iac.cli.main import main
 from tests.conftest import ROOT
 
@@ -54,6 +55,11 @@ def test_a_node_added_is_its_objects_cables_and_the_release_actions(seed: Path) 
     head_2205, _, head_2411 = text.partition("## Actions for Slurm 24.11")
     assert "**restart-slurmctld**" in head_2205 and "**restart-slurmd**" in head_2205
     assert "**reconfigure**" in head_2411 and "**restart-slurmctld**" not in head_2411
+    # the new node's slurmd never ran: started on both, restarted on neither
+    for head in (head_2205, head_2411):
+        assert "**start-slurmd**" in head
+        assert "systemctl enable --now slurmd  # on dgx-128" in head
+    assert "**restart-slurmd**" not in head_2411
     rows = list(csv.DictReader(io.StringIO(order.read_text())))
     assert rows and {r["action"] for r in rows} == {"lay"}
     assert {r["a_device"] for r in rows} == {"dgx-128"}  # its data cables and cords
@@ -71,7 +77,11 @@ def test_the_plan_as_json(seed: Path) -> None:
     # the new node's access ports first (its management and BMC switches' interfaces), its
     # names (named reloads the zones), then Slurm
     assert kinds[:2] == ["reload-frr", "reload-dns"]
-    assert kinds[2:4] == ["restart-slurmctld", "restart-slurmd"]
+    assert kinds[2:5] == ["restart-slurmctld", "restart-slurmd", "start-slurmd"]
+    slurmd = {a["kind"]: a["hosts"] for a in data["actions"]["22.05"]}
+    assert slurmd["start-slurmd"] == "dgx-128"
+    restarted = expand(slurmd["restart-slurmd"])
+    assert "dgx-127" in restarted and "dgx-128" not in restarted
 
 
 def test_a_first_deployment_is_the_bring_up_order(tmp_path: Path) -> None:

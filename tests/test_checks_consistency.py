@@ -66,8 +66,8 @@ def test_partition_lists_a_group_twice() -> None:
     data = example_data("seed-64gpu-h100")
     data["slurm"]["partitions"][0]["node_groups"] = ["compute", "compute"]
     assert messages(data, "CONSISTENCY-PARTITION-DUPLICATE") == [
-        "partition gpu-training lists 8 node(s) more than once, e.g. compute01 (a node group "
-        "named twice)"]
+        "partition gpu-training lists 8 node(s) more than once, e.g. compute01 (named twice: "
+        "by a node group, a hostlist or a count)"]
 
 
 def test_partition_with_unknown_or_no_nodes() -> None:

@@ -42,7 +42,8 @@ KINDS = (
     "accounting",         # re-run accounting.sh: QOS a partition names exist before slurmctld
     "restart-slurmctld",
     "reconfigure",        # scontrol reconfigure (before slurmd starts on nodes it adds)
-    "restart-slurmd",     # on the named nodes (a hostlist)
+    "restart-slurmd",     # on the named nodes (a hostlist) whose slurmd runs
+    "start-slurmd",       # on the nodes a change adds: their slurmd never ran (enable --now)
     "resume",             # scontrol update state=RESUME on the nodes drained first
     "restart-dcgm-exporter",  # on the GPU nodes: it reads dcgm-counters.csv at start
     "restart-snmp-exporter",  # beside Prometheus: it reads snmp.yml at start
@@ -50,12 +51,16 @@ KINDS = (
     "new-jobs",           # nothing to run: jobs started after the change read it
     "none",
 )
-"""Action kinds, in run order. A start on a first deployment is the same kind as a restart."""
+"""Action kinds, in run order. A change starts the slurmd of the nodes it adds
+(``start-slurmd``) and restarts those that run; a first deployment's start of every slurmd is
+the ``restart-slurmd`` kind, as its other starts are their services' restart kinds."""
 
 ALL_NODES = "all"
-"""``restart-slurmd`` scope: every node of slurm.conf."""
+"""``restart-slurmd`` scope: every node of slurm.conf (change/actions.py starts, not restarts,
+the nodes the change adds)."""
 CHANGED_NODES = "changed"
-"""``restart-slurmd``/``drain`` scope: the nodes whose lines (or hardware) changed."""
+"""``restart-slurmd``/``start-slurmd``/``drain`` scope: the nodes whose lines (or hardware)
+changed, or that were added."""
 
 Need = tuple[str, str]  # (kind, node scope: '' for none, ALL_NODES or CHANGED_NODES)
 
@@ -143,12 +148,13 @@ ENTRIES: tuple[Entry, ...] = (
           '23.11-26.05 SwitchType: "All Slurm daemons, commands and running jobs must be '
           'restarted or reconfigured"; running jobs must end first (records may be lost)', None),
     # --- the node and partition lines of slurm.conf --------------------------------------------
-    Entry("nodes:added", "22.05", (*CTLD_SLURMD,), RECONF_2205 + ': "The slurmctld daemon and '
-          'all slurmd daemons must also be restarted if nodes are added to or removed from the '
-          'cluster"; measured: slurmctld 22.05 dies on such a reconfigure ("fatal: MaxNodeCount '
-          'has changed (7->8) during reconfig, slurmctld must be restarted")',
+    Entry("nodes:added", "22.05", (*CTLD_SLURMD, ("start-slurmd", CHANGED_NODES)),
+          RECONF_2205 + ': "The slurmctld daemon and all slurmd daemons must also be restarted '
+          'if nodes are added to or removed from the cluster" (the added nodes\' slurmd never '
+          'ran: it is started); measured: slurmctld 22.05 dies on such a reconfigure ("fatal: '
+          'MaxNodeCount has changed (7->8) during reconfig, slurmctld must be restarted")',
           TEST + "test_node_added"),
-    Entry("nodes:added", "23.11", (("reconfigure", ""), ("restart-slurmd", CHANGED_NODES)),
+    Entry("nodes:added", "23.11", (("reconfigure", ""), ("start-slurmd", CHANGED_NODES)),
           f'{MAN} 23.11-26.05 NODE CONFIGURATION: "Changes in node configuration (e.g. adding '
           'nodes, changing their processor count, etc.) require restarting or reconfiguring all '
           'slurmctld and slurmd daemons"; the new nodes\' slurmd is started',
@@ -290,6 +296,7 @@ LABELS = {
     ("restart-slurmctld", ""): "restart slurmctld",
     ("restart-slurmd", ALL_NODES): "restart every slurmd",
     ("restart-slurmd", CHANGED_NODES): "restart their slurmd",
+    ("start-slurmd", CHANGED_NODES): "start their slurmd",
     ("drain", ALL_NODES): "drain every node",
     ("drain", CHANGED_NODES): "drain them",
     ("restart-slurmdbd", ""): "restart slurmdbd",

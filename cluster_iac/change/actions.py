@@ -54,6 +54,8 @@ WHY = {
     "accounting": "run slurm/accounting.sh (QOS, accounts and users in slurmdbd)",
     "restart-slurmctld": "restart slurmctld",
     "restart-slurmd": "restart slurmd on the named nodes",
+    "start-slurmd": "start slurmd on the nodes the change adds (it never ran there) and enable "
+                    "it at boot",
     "reconfigure": "scontrol reconfigure: every daemon reads the new files",
     "resume": "resume the drained nodes",
     "restart-dcgm-exporter": "restart dcgm-exporter on the GPU nodes (dcgm-counters.csv)",
@@ -69,6 +71,7 @@ COMMANDS = {
     "accounting": "sh /etc/slurm/accounting.sh",
     "restart-slurmctld": "systemctl restart slurmctld",
     "restart-slurmd": "systemctl restart slurmd  # on {hosts}",
+    "start-slurmd": "systemctl enable --now slurmd  # on {hosts}",
     "reconfigure": "scontrol reconfigure",
     "resume": "scontrol update nodename={hosts} state=RESUME",
     "restart-opensm": "systemctl restart opensm  # on the hosts of the changed files",
@@ -233,8 +236,15 @@ class _Collector:
 
     def result(self, slurm_conf_changed: bool) -> list[Action]:
         pending = self.pending
+        slurmd = set().union(*(pending[k].hosts for k in ("restart-slurmd", "start-slurmd")
+                               if k in pending))
         restarted_all = ("restart-slurmctld" in pending and "restart-slurmd" in pending
-                         and pending["restart-slurmd"].hosts >= self.all_nodes)
+                         and slurmd >= self.all_nodes)
+        if "start-slurmd" in pending and "restart-slurmd" in pending:
+            # a node the change adds has no slurmd to restart: it is started, not restarted
+            pending["restart-slurmd"].hosts -= pending["start-slurmd"].hosts
+            if not pending["restart-slurmd"].hosts:
+                pending.pop("restart-slurmd")
         if slurm_conf_changed and not restarted_all:
             # every slurmd reads the same slurm.conf (slurm.conf(5): "should be consistent
             # across all nodes"): the daemons that are not restarted re-read it

@@ -102,7 +102,8 @@ def partitions(plan: Plan) -> Iterator[Diagnostic]:
             yield Diagnostic(
                 "CONSISTENCY-PARTITION-DUPLICATE",
                 f"partition {part.name} lists {len(twice)} node(s) more than once, e.g. "
-                f"{twice[0]} (a node group named twice)", (*part.spec_path, "node_groups"),
+                f"{twice[0]} (named twice: by a node group, a hostlist or a count)",
+                part.spec_path,
                 Severity.WARNING)
         scheduled.update(part.nodes)
     groups: dict[str, list[str]] = {}

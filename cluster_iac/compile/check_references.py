@@ -15,6 +15,7 @@ from cluster_iac.compile.check_names import name_problems
 from cluster_iac.plan import Plan
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.limits import MAX_NAMES, MAX_NODES, MAX_RACKS
+from cluster_iac.spec.slurm import GroupNodes, partition_picks
 from cluster_iac.spec.strings import check_rack_name
 
 
@@ -79,10 +80,21 @@ def _sizes(spec: ClusterSpec) -> list[Diagnostic]:
         counts[group.name] = counts.get(group.name, 0) + group.count
     places = 0
     for i, part in enumerate(spec.slurm.partitions):
+        part_path: SpecPath = ("slurm", "partitions", i)
         places += sum(counts.get(name, 0) for name in part.node_groups)
+        for pick, where in partition_picks(part):
+            if isinstance(pick, GroupNodes):
+                places += pick.count
+                continue
+            try:
+                places += size(pick)
+            except HostlistError as exc:
+                out.append(Diagnostic("SPEC-HOSTLIST", f"bad node list: {exc}",
+                                      (*part_path, *where),
+                                      hint="write names and ranges, e.g. 'gpu[001-004]'"))
         if places > MAX_NAMES:
             out.append(_limit(f"the partitions up to this one list {places:,} nodes; the limit "
-                              f"is {MAX_NAMES:,}", ("slurm", "partitions", i, "node_groups")))
+                              f"is {MAX_NAMES:,}", part_path))
             break
     return out
 
@@ -212,15 +224,34 @@ def _slurm_refs(spec: ClusterSpec) -> list[Diagnostic]:
     out = duplicates("partition", [(p.name, ("slurm", "partitions", i, "name"))
                                    for i, p in enumerate(parts)])
     for i, part in enumerate(parts):
-        for j, name in enumerate(part.node_groups):
-            path: SpecPath = ("slurm", "partitions", i, "node_groups", j)
+        named: list[tuple[str, SpecPath]] = [
+            (name, ("slurm", "partitions", i, "node_groups", j))
+            for j, name in enumerate(part.node_groups)]
+        picks = partition_picks(part)
+        for pick, where in picks:
+            if isinstance(pick, GroupNodes):
+                named.append((pick.group, ("slurm", "partitions", i, *where, "group")))
+                group = groups.get(pick.group)
+                if group is not None and pick.count > group.count:
+                    out.append(Diagnostic(
+                        "SPEC-PARTITION-COUNT",
+                        f"partition '{part.name}' takes {pick.count:,} nodes of node group "
+                        f"'{pick.group}', which has {group.count:,}",
+                        ("slurm", "partitions", i, *where, "count"),
+                        hint=f"take at most {group.count:,}, or the whole group by naming it "
+                             "in node_groups"))
+        for name, path in named:
             if name not in groups:
                 out.append(unknown("node group", name, groups, path))
             elif groups[name].role != "compute":
-                out.append(Diagnostic(
-                    "SPEC-PARTITION-ROLE",
-                    f"partition '{part.name}' lists node group '{name}', whose role is "
-                    f"'{groups[name].role}'; only compute nodes run jobs", path))
+                out.append(not_compute(part.name, f"node group '{name}'", groups[name].role,
+                                        path))
+        if not part.node_groups and not picks:
+            out.append(Diagnostic(
+                "CONSISTENCY-PARTITION-EMPTY", f"partition '{part.name}' names no nodes",
+                ("slurm", "partitions", i, "name"),
+                hint="name node groups in node_groups, or nodes in nodes (a hostlist such as "
+                     "'gpu[001-004]', or {group: gpu, count: 4})"))
     if not any(g.role == "controller" for g in spec.node_groups):
         out.append(Diagnostic("SPEC-NO-CONTROLLER",
                               "no node group has role 'controller' (the Slurm controller)",
@@ -230,6 +261,12 @@ def _slurm_refs(spec: ClusterSpec) -> list[Diagnostic]:
         out += [Diagnostic("SPEC-PARTITION-DEFAULT", "more than one partition is the default",
                            ("slurm", "partitions", i, "default")) for i in defaults[1:]]
     return out
+
+
+def not_compute(partition: str, what: str, role: str, path: SpecPath) -> Diagnostic:
+    """SPEC-PARTITION-ROLE: a partition names nodes that run no jobs."""
+    return Diagnostic("SPEC-PARTITION-ROLE", f"partition '{partition}' lists {what}, whose "
+                      f"role is '{role}'; only compute nodes run jobs", path)
 
 
 def _fabric_refs(spec: ClusterSpec, plan: Plan) -> list[Diagnostic]:

@@ -212,7 +212,7 @@ def actions(plan: Plan) -> list[dict[str, object]]:
     scontrol = _default("cluster_iac_scontrol", SCONTROL)
     nodes = "'nodename=' ~ planned.hosts"
     kinds = ["lustre-rewrite", "drain", "accounting", "restart-slurmctld", "reconfigure",
-             "restart-slurmd", "resume", "new-jobs", "none", *UNITS]
+             "restart-slurmd", "start-slurmd", "resume", "new-jobs", "none", *UNITS]
     dbd: list[dict[str, object]] = []
     if plan.scheduling.accounting is not None:
         kinds += ["restart-database", "restart-slurmdbd"]
@@ -252,13 +252,17 @@ def actions(plan: Plan) -> list[dict[str, object]]:
              environment={"CLUSTER_IAC_HOST": "{{ item }}"}),
         _cmd(f"{{{{ {scontrol} + ['reconfigure'] }}}}", "scontrol reconfigure", "reconfigure"),
         _wait_up(),
-        {"name": "the nodes of restart-slurmd", "ansible.builtin.command": {
+        {"name": "the nodes of restart-slurmd or start-slurmd", "ansible.builtin.command": {
             "argv": f"{{{{ {_default('cluster_iac_hostnames', HOSTNAMES)} + [planned.hosts] }}}}"},
          "register": "_nodes", "changed_when": False, "check_mode": False,
-         "when": "planned.kind == 'restart-slurmd'"},
+         "when": "planned.kind in ['restart-slurmd', 'start-slurmd']"},
         _cmd(f"{{{{ {service} + ['restart', 'slurmd'] }}}}",
              "restart slurmd on its nodes", "restart-slurmd", delegate_to="{{ item }}",
              loop="{{ _nodes.stdout_lines | default([]) }}",
+             environment={"CLUSTER_IAC_HOST": "{{ item }}"}),
+        _cmd(f"{{{{ {service} + ['enable', '--now', 'slurmd'] }}}}",
+             "start slurmd on the nodes the change adds", "start-slurmd",
+             delegate_to="{{ item }}", loop="{{ _nodes.stdout_lines | default([]) }}",
              environment={"CLUSTER_IAC_HOST": "{{ item }}"}),
         _cmd(f"{{{{ {scontrol} + ['update', {nodes}, 'state=RESUME'] }}}}",
              "resume", "resume"),

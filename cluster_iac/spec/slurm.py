@@ -8,9 +8,16 @@ from pydantic import AfterValidator, Field, WithJsonSchema
 
 from cluster_iac.spec.base import SpecModel, fail
 from cluster_iac.spec.health import HealthCheck
-from cluster_iac.spec.limits import MAX_CPUS, MAX_MEMORY_GIB, MAX_SLURM_NUMBER, at_most, up_to
+from cluster_iac.spec.limits import (
+    MAX_CPUS,
+    MAX_MEMORY_GIB,
+    MAX_SLURM_NUMBER,
+    NodeCount,
+    at_most,
+    up_to,
+)
 from cluster_iac.spec.scheduling import Account, Accounting, Preemption, Priority, Qos, SlurmName
-from cluster_iac.spec.strings import Name
+from cluster_iac.spec.strings import HostlistExpr, Name
 
 SLURM_NUMBER_SCHEMA = WithJsonSchema({"type": "integer", "minimum": -(1 << 63),
                                       "maximum": MAX_SLURM_NUMBER})
@@ -24,13 +31,30 @@ def _slurm_number(value: str | int) -> str | int:
     return value
 
 
+class GroupNodes(SpecModel):
+    """The first nodes of a node group, in the group's order (its hostnames' indices)."""
+
+    group: Name
+    """The node group."""
+    count: NodeCount
+    """How many of its nodes (at most the group's count)."""
+
+
+PartitionNodes = HostlistExpr | GroupNodes
+"""Some nodes: a hostlist of node names ('gpu[001-004]') or the first nodes of a group."""
+
+
 class Partition(SpecModel):
-    """A Slurm partition."""
+    """A Slurm partition: the nodes of its node_groups, then those its nodes name."""
 
     name: Name
     """Partition name."""
-    node_groups: list[Name] = Field(min_length=1)
-    """Node groups whose nodes are in the partition."""
+    node_groups: list[Name] = []
+    """Node groups all of whose nodes are in the partition."""
+    nodes: PartitionNodes | list[PartitionNodes] = []
+    """Further nodes: a hostlist of node names ('gpu[001-004]'), the first nodes of a group
+    ({group: gpu, count: 4}), or a list of these. A partition names at least one node, by
+    node_groups or nodes."""
     default: bool = False
     """The default partition (exactly one may be)."""
     max_time: str = "INFINITE"
@@ -112,3 +136,11 @@ class Slurm(SpecModel):
     slurm.conf keys of the targeted Slurm release; keys that a spec field sets are refused (the
     error names the field); a key the tool writes with a fixed value (e.g. SchedulerParameters)
     is replaced in place. Values are one line."""
+
+
+def partition_picks(part: Partition) -> list[tuple[str | GroupNodes, tuple[str | int, ...]]]:
+    """Each entry of a partition's nodes with its path under the partition ('nodes' for a
+    single entry, ('nodes', j) in a list)."""
+    if isinstance(part.nodes, list):
+        return [(pick, ("nodes", j)) for j, pick in enumerate(part.nodes)]
+    return [(part.nodes, ("nodes",))]

@@ -196,7 +196,9 @@ class LiveSlurm:
                 self.restart_slurmctld()
             elif action.kind == "reconfigure":
                 self.reconfigure()
-            elif action.kind == "restart-slurmd":
+            elif action.kind in ("restart-slurmd", "start-slurmd"):
+                # one slurmd runs here (one SlurmdPort): a start of the nodes the change adds
+                # names other nodes; the test starts one of them itself
                 if self.live in hosts:
                     node = self.live
                     self.stop_slurmd()

@@ -147,6 +147,9 @@ class Services(RequestServer):
             else:
                 return 0, f"{host}: not run here (one slurmd per sandbox)\n"
             return 0, ""
+        if argv == ["enable", "--now", "slurmd"]:  # start-slurmd: a node the change adds
+            self.log.append(("slurmd-start", host))
+            return 0, f"{host}: not run here (one slurmd per sandbox)\n"
         if argv[:2] == ["reload-or-restart", "prometheus"]:
             self.log.append(("prometheus", host))
             return self.reload_prometheus(host)

@@ -150,8 +150,9 @@ def _kinds(plan: list[Action]) -> list[str]:
 
 def test_node_added(live: tuple[str, LiveSlurm, dict[str, str]]) -> None:
     """The seed's eighth compute node added (and compute01's equipment changed: drained first).
-    22.05: slurmctld and every slurmd restart (a reconfigure refuses a new node count);
-    from 23.11 a reconfigure adds it. Then the new node's slurmd registers."""
+    22.05: slurmctld and every running slurmd restart (a reconfigure refuses a new node
+    count); from 23.11 a reconfigure adds it. The new node's slurmd is started, not restarted
+    (start-slurmd); then it registers."""
     release, sandbox, _ = live
     new = render(release)
 
@@ -159,8 +160,12 @@ def test_node_added(live: tuple[str, LiveSlurm, dict[str, str]]) -> None:
         return "compute08" in {r["NodeName"] for r in sandbox.ctl.records("nodes")}
 
     plan = apply(live, new, read, False, True, nodes_changed=("compute01",))
-    restarted = next(a for a in plan if a.kind == "restart-slurmd")
-    assert "compute08" in expand(restarted.hosts)
+    started = next(a for a in plan if a.kind == "start-slurmd")
+    assert expand(started.hosts) == ["compute08"]  # its slurmd never ran: started, enabled
+    restarted = expand(next(a for a in plan if a.kind == "restart-slurmd").hosts)
+    # 22.05 restarts every running slurmd; from 23.11 only compute01's (its equipment)
+    assert "compute08" not in restarted and "compute01" in restarted
+    assert (restarted == [f"compute{n:02d}" for n in range(1, 8)]) == (release == "22.05")
     slurm = [k for k in _kinds(plan) if k not in OTHER_SERVICES]
     assert slurm[0] == "drain" and slurm[-1] == "resume"
     # the new node's HCA joins its Slurm partition's P_Key: OpenSM re-reads partitions.conf

@@ -143,6 +143,8 @@ def _expected_log(actions: list[dict[str, Any]], tree: Path) -> list[tuple[str, 
             log.append(("slurmctld", CONTROLLER))
         elif a["kind"] == "restart-slurmd":
             log += [("slurmd", host) for host in expand(a["hosts"])]
+        elif a["kind"] == "start-slurmd":
+            log += [("slurmd-start", host) for host in expand(a["hosts"])]
         elif a["kind"] in UNITS:
             log += [(UNITS[a["kind"]], host) for host in _unit_hosts(tree, a["causes"])]
         else:

@@ -64,9 +64,20 @@ SPECS: dict[str, Callable[[str], dict[str, Any]]] = {
         "name": "superpod", "slurm_version": v}},
     "gb200-beside-h100": lambda v: _mixed(v),
     "gb200-uneven-racks": lambda v: _uneven(v),
+    "partitions-of-some-nodes": lambda v: _some_nodes(v),
 }
 SPEC_TARGETS = {"superpod-16su-3tier": ["22.05"], "superpod-2su-plain": ["22.05"],
-                "gb200-beside-h100": ["26.05"], "gb200-uneven-racks": ["24.11"]}
+                "gb200-beside-h100": ["26.05"], "gb200-uneven-racks": ["24.11"],
+                "partitions-of-some-nodes": ["22.05"]}
+
+
+def _some_nodes(version: str) -> dict[str, Any]:
+    """Partitions of a hostlist and of the first node of a group, beside the whole group."""
+    data = example_data("minimal", version)
+    data["slurm"]["partitions"][0]["default"] = True  # one of three: it is not by itself
+    data["slurm"]["partitions"] += [{"name": "debug", "nodes": "gpu02"},
+                                    {"name": "first", "nodes": [{"group": "gpu", "count": 1}]}]
+    return data
 
 
 def _uneven(version: str) -> dict[str, Any]:
