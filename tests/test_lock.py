@@ -400,6 +400,9 @@ def test_a_hand_edit_onto_another_device_is_a_located_collision(tmp_path: Path) 
     ("place gpu01 r01 1 8", "LOCK-DUPLICATE", 1, "also at line"),
     ("serial gpu01 SN/1", "LOCK-SYNTAX", 14, "not a serial number"),
     ("guid gpu01 ib0 0xB83FD20300A1B2C3", "LOCK-SYNTAX", 16, "not a GUID"),
+    ("zone x.internal 4294967296 " + "0" * 64, "LOCK-SYNTAX", 17, "not an SOA serial"),
+    ("zone x.internal 7 " + "0" * 63, "LOCK-SYNTAX", 19, "not a SHA-256"),
+    ("zone x;internal 7 " + "0" * 64, "LOCK-SYNTAX", 6, "not a zone name"),
 ])
 def test_hostile_or_broken_lock_lines_are_located(tmp_path: Path, line: str, code: str,
                                                   column: int, words: str) -> None:
@@ -496,6 +499,8 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
     text += ("serial gone-2 437XR1138R2\nretired serial gone-1 SN-1.a_b\n"
              "guid gone-2 ib0 0xb83fd20300a1b2c3\nguid gone-3 ib0 0xb83fd20300a1b2c4\n"
              "guid sw-1 node 0xb83fd20300a1b2c5\nretired guid gone-1 ib1 0xb83fd20300a1b2c6\n")
+    text += ("zone gone.example 4294967295 " + "a" * 64 + "\n"
+             "retired zone 9.9.10.in-addr.arpa 1 " + "0" * 64 + "\n")
     fast = fast_module.fast_entries(text)
     assert fast is not None
     assert {entry.key: (entry.value, entry.retired) for group in fast.values()
@@ -518,6 +523,10 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
     "serial a", "serial a S/N1", "serial a -SN", "serial a " + "S" * 65, "serial a SN x",
     "guid a ib0 0x0000000000000000", "guid a ib0 0xB83FD20300A1B2C3", "guid a ib0 b83fd20300a1b2c3",
     "guid a ib0 0xb83fd20300a1b2c", "guid a 0xb83fd20300a1b2c3", "guid a ib0 0xb83fd20300a1b2c3 x",
+    "zone a 0 " + "0" * 64, "zone a 4294967296 " + "0" * 64, "zone a 01 " + "0" * 64,
+    "zone a 1 " + "0" * 63, "zone a 1 " + "A" * 64, "zone a..b 1 " + "0" * 64,
+    "zone a_b 1 " + "0" * 64, "zone " + "a." * 127 + "ab 1 " + "0" * 64,
+    "zone a 1 " + "0" * 64 + " x",
 ])
 def test_the_fast_reader_leaves_every_odd_line_to_the_plain_one(line: str) -> None:
     """Anything the fast reader cannot read exactly as the plain one would, it refuses,

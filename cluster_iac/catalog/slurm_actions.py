@@ -248,8 +248,9 @@ ENTRIES: tuple[Entry, ...] = (
           "test_playbook_deploys_grows_and_restarts_only_what_the_plan_names"),
     Entry("file:dns/*", "22.05", (("reload-dns", ""),), "rndc(8) reload: \"Reload the "
           "configuration file and zones\"; a zone is reloaded when its SOA serial changed "
-          "(emit/dns.py derives the serial from the records, so a changed zone has a new one); "
-          "secondaries take it by a full transfer (rndc retransfer ZONE)",
+          "(plan/zones.py: the lock keeps each zone's serial and raises it by one when its "
+          "records change); secondaries, NOTIFYed, transfer it: RFC 1982 counts the new serial "
+          "greater",
           "tests/real/test_boot_real.py::test_named_serves_every_zone_of_the_example"),
     Entry("file:dhcp/kea-dhcp4.conf", "22.05", (("reload-dhcp", ""),), "Kea ARM, "
           "\"config-reload\": the server re-reads its configuration file (kea-shell or the "

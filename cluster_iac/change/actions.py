@@ -42,8 +42,8 @@ WHY = {
     "reload-frr": "on each switch of the changed switches/<name>/ files: ifreload -a, then "
                   "reload FRR (frr-reload.py applies only the changed lines) where the switch "
                   "has a frr.conf (a management switch has none: ifreload only)",
-    "reload-dns": "reload named on the boot server (rndc reload), then rndc retransfer the "
-                  "changed zones on any secondary",
+    "reload-dns": "reload named on the boot server (rndc reload): a changed zone's serial rose "
+                  "by one (the lock's zone line), so the secondaries it NOTIFYs transfer it",
     "reload-dhcp": "reload kea-dhcp4 on the boot server (its new reservations)",
     "drain": "drain the nodes and wait for their jobs to end",
     "restart-lnet": "restart lnet on the hosts of the changed LNet files (unmount Lustre there "

@@ -1,4 +1,5 @@
-"""The boot path: every planned address's DNS name, the boot server, each host's architecture,
+"""The boot path: every planned address's DNS name and zone (its serial kept by the lock:
+plan/zones.py), the boot server, each host's architecture,
 the subnets as hosts configure them and the MACs the lock records (plan/boot.py)."""
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from cluster_iac.plan.boot import (
     Subnet,
     dns_name,
 )
+from cluster_iac.plan.zones import kept_zones
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.strings import hostname_problem
 
@@ -34,10 +36,14 @@ def plan_boot(spec: ClusterSpec, plan: Plan) -> Plan:
     hosts = tuple(BootHost(n.hostname, n.node_type, plan.node_types[n.node_type].cpu.arch,
                            n.role) for n in natural_sorted(plan.nodes, lambda n: n.hostname))
     management = plan.addresses.get("management", {})
+    nets = subnets(spec, plan)
+    # the zones and their serials here, in the main process that reads and writes the lock
+    zones = kept_zones(domain, (s.cidr for s in nets), records, plan.lock) \
+        if records and server is not None else {}
     boot = BootPlan(domain=domain, server=server,
                     server_address=management.get(server) if server else None,
-                    records=records, hosts=hosts, subnets=subnets(spec, plan),
-                    macs=lock_macs(plan))
+                    records=records, hosts=hosts, subnets=nets, macs=lock_macs(plan),
+                    zones=zones)
     return replace(plan, boot=boot)
 
 

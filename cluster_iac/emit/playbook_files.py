@@ -38,7 +38,7 @@ from collections.abc import Callable
 
 from cluster_iac.emit.ansible import NCCL_TOPO_DIR, ROLE_GROUPS, group_name
 from cluster_iac.emit.cloud_init import SCRIPT, seed_files
-from cluster_iac.emit.dns import ZONE_DIR, zones
+from cluster_iac.emit.dns import ZONE_DIR
 from cluster_iac.emit.mig import CONFIG_FILE as MIG_CONFIG
 from cluster_iac.emit.mig import DROP_IN as MIG_DROP_IN
 from cluster_iac.emit.qos import host_script_path
@@ -191,7 +191,7 @@ def _boot(plan: Plan, add: Callable[..., None]) -> None:
     if boot is None or boot.server is None or boot.server_address is None:
         return
     server = plain(boot.server)
-    add(server, *(file(f"dns/{zone}.zone", f"{ZONE_DIR}/{zone}.zone") for zone in zones(boot)),
+    add(server, *(file(f"dns/{zone}.zone", f"{ZONE_DIR}/{zone}.zone") for zone in boot.zones),
         file("dns/named.conf.zones", NAMED_INCLUDE),
         file("dhcp/kea-dhcp4.conf", KEA_CONF, mode="0640"),
         file("pxe/grub/grub.cfg", f"{TFTP_GRUB}/grub.cfg"))

@@ -16,9 +16,12 @@ from cluster_iac.lock.grammar import (
     MAX_ASN,
     NETWORKS,
     SERIAL,
+    SOA_MAX,
     TARGET_KINDS,
     ZERO_GUID,
     ZERO_MAC,
+    ZONE,
+    ZONE_MAX,
 )
 from cluster_iac.plan.kept import Entry
 
@@ -45,6 +48,8 @@ _WHOLE = {
     "mac": re.compile(rf"{_R}mac ({'|'.join(NETWORKS)}) {_N} ({MAC.pattern})$", re.MULTILINE),
     "serial": re.compile(rf"{_R}serial {_N} ({SERIAL.pattern})$", re.MULTILINE),
     "guid": re.compile(rf"{_R}guid {_N} {_N} ({GUID.pattern})$", re.MULTILINE),
+    "zone": re.compile(rf"{_R}zone ({ZONE.pattern}) ([1-9][0-9]{{0,9}}) ([0-9a-f]{{64}})$",
+                       re.MULTILINE),
 }
 # CONTROL but for the line feed that ends each line
 _CONTROL = re.compile("[\x00-\x09\x0b-\x1f" + CONTROL.pattern[len("[\x00-\x1f"):])
@@ -88,7 +93,7 @@ def fast_entries(text: str) -> dict[tuple[str, str], dict[str, Entry]] | None:
 # none, 'place') and the key's last word
 _WORDS = {"address": (1, 2), "place": (0, 1), "lustre": (1, 2), "fabric": (1, 2),
           "access": (1, 2), "outlet": (2, 1), "uplink": (1, 2), "bgp": (1, 2), "p2p": (1, 2),
-          "mac": (1, 2), "serial": (0, 1), "guid": (2, 1)}
+          "mac": (1, 2), "serial": (0, 1), "guid": (2, 1), "zone": (0, 1)}
 
 
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
@@ -133,6 +138,11 @@ def _make(kind: str, rows: list[tuple[str, ...]]) -> list[Entry]:
         if any(row[3] == ZERO_GUID for row in rows):
             raise _OutOfRange(ZERO_GUID)
         return [Entry((kind, port, d), (g,), 0, r == "retired ") for r, d, port, g in rows]
+    if kind == "zone":
+        if any(len(row[1]) > ZONE_MAX for row in rows):
+            raise _OutOfRange(ZONE_MAX)
+        return [Entry((kind, "", z), (_in(n, SOA_MAX, 1), h), 0, r == "retired ")
+                for r, z, n, h in rows]
     if kind == "place":
         return [Entry((kind, "", d), (rack, _in(u, 100, 1), _in(h, 100, 1)), 0, r == "retired ")
                 for r, d, rack, u, h in rows]

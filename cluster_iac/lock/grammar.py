@@ -39,6 +39,10 @@ allocation as one added line:
                                           the plan's port name, as in cabling/cables.csv) or a
                                           switch's node GUID ('port' is 'node'); OpenSM's
                                           partitions.conf and root-guids are written from them
+    zone <zone> <serial> <digest>         a DNS zone's SOA serial and the SHA-256 of the
+                                          records it was served with (plan/zones.py): the
+                                          same records keep the serial, changed ones take
+                                          the next (RFC 1982), so secondaries transfer them
 
 A device named in the lock keeps what it records whatever else changed; a device the lock
 does not name takes free identities by the passes' own rules (a first render writes the
@@ -76,6 +80,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "mac": ("network", "device", "mac"),
     "serial": ("device", "serial"),
     "guid": ("device", "port", "guid"),
+    "zone": ("zone", "soa", "digest"),
 }
 MAX_ASN = 4_294_967_294  # 4-byte ASNs (RFC 6793); 4294967295 is reserved (RFC 7300)
 FABRICS = ("compute", "storage")
@@ -94,6 +99,13 @@ SERIAL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # 4.1.1: an EUI-64; 0 is no GUID)
 GUID = re.compile(r"0x[0-9a-f]{16}")
 ZERO_GUID = "0x0000000000000000"
+# A zone name as the lock holds it: dot-separated labels of letters, digits and '-' (the
+# cluster's domain, an in-addr.arpa zone), at most 253 characters (RFC 1035 2.3.4)
+ZONE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*")
+ZONE_MAX = 253
+SOA_MAX = 2**32 - 1  # an SOA serial: 32 bits (RFC 1982), never 0 here (plan/zones.py)
+_SOA = re.compile(r"[1-9][0-9]{0,9}")
+DIGEST = re.compile(r"[0-9a-f]{64}")  # a SHA-256, lower-case hex
 
 
 def field_value(name: str, word: str) -> Any:
@@ -118,6 +130,15 @@ def field_value(name: str, word: str) -> Any:
     if name == "guid":
         return word if GUID.fullmatch(word) and word != ZERO_GUID else \
             "!not a GUID ('0x' and 16 lower-case hex digits, not zero)"
+    if name == "zone":
+        return word if ZONE.fullmatch(word) and len(word) <= ZONE_MAX else \
+            "!not a zone name (labels of letters, digits and '-' joined by '.'; at most 253)"
+    if name == "soa":
+        return int(word) if _SOA.fullmatch(word) and int(word) <= SOA_MAX else \
+            f"!not an SOA serial (1-{SOA_MAX})"
+    if name == "digest":
+        return word if DIGEST.fullmatch(word) else \
+            "!not a SHA-256 (64 lower-case hex digits)"
     if name == "ipv4":
         try:
             return str(IPv4Address(word))

@@ -106,6 +106,9 @@ def identities(plan: Any) -> Groups:
                                    for device, serial in facts.serials.items())
         for (device, port), guid in facts.guids.items():
             group("guid", port)[device] = f"guid {device} {port} 0x{guid:016x}"
+    zones = boot.zones if boot is not None else {}
+    group("zone", "").update((name, f"zone {name} {zone.serial} {zone.digest}")
+                             for name, zone in zones.items())
     for server, target in lustre_targets(plan):
         group("lustre", target.kind)[str(target.index)] = \
             f"lustre {target.kind} {target.index} {server}"

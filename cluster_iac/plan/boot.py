@@ -1,11 +1,13 @@
-"""The boot path of a node as planned: its DNS names, the MACs the lock knows, the boot server
-and each host's architecture and interfaces (compile/plan_boot.py), read by the DNS, DHCP,
+"""The boot path of a node as planned: its DNS names and zones, the MACs the lock knows, the boot
+server and each host's architecture and interfaces (compile/plan_boot.py), read by the DNS, DHCP,
 cloud-init and PXE emitters."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+from cluster_iac.plan.zones import Zone
 
 # DHCP option 93 (client system architecture, RFC 4578 and IANA's "Processor Architecture
 # Types" registry): 7 is x64 UEFI, 11 is ARM 64-bit UEFI (Grace); the boot file each gets from
@@ -58,6 +60,8 @@ class BootPlan:
     subnets: tuple[Subnet, ...] = ()
     # (network, device) -> MAC (lower case, colon-separated), from the lock's 'mac' lines
     macs: dict[tuple[str, str], str] = field(default_factory=dict)
+    # zone name -> its records and the SOA serial the lock keeps (plan/zones.py), in name order
+    zones: dict[str, Zone] = field(default_factory=dict)
 
 
 def dns_name(network: str, device: str, hosts: set[str]) -> str:
