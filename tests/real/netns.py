@@ -499,6 +499,12 @@ def start_named(lab: Lab, short: str, zones: dict[str, str], address: str = "127
     _run([tool("named-checkconf"), str(conf)], timeout=timeout)
     lab.start(short, "named", [tool("named"), "-g", "-c", str(conf)])
     wait_ready(lab, short, "named", lambda d: "running" in d.output(), timeout)
+    # "running" can come before every zone is served: under a loaded machine (four xdist
+    # workers) a query right after it got SERVFAIL. Ready is each zone's SOA answered.
+    for zone in sorted(zones):
+        wait_for(f"named in {short} serving {zone}",
+                 lambda zone=zone: dig(lab, short, address, zone, "SOA", port).status
+                 == "NOERROR", timeout)
     return rundir
 
 
