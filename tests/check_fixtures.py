@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from click.testing import CliRunner
+from ruamel.yaml import YAML
 
 from cluster_iac.base.errors import Diagnostic
 from cluster_iac.checks import run_checks
+from cluster_iac.cli.main import main
 from cluster_iac.plan import Plan
 from tests.facility_fixtures import compile_data
 
@@ -23,3 +28,13 @@ def errors_of(data: dict[str, Any] | Plan) -> list[Diagnostic]:
 
 def messages(data: dict[str, Any] | Plan, code: str) -> list[str]:
     return [f.message for f in findings_of(data, code)]
+
+
+def validate_spec(tmp_path: Path, data: dict[str, Any], name: str) -> str:
+    """Write data as tmp_path/name, run `cluster-iac validate` on it (exit 0), its output."""
+    path = tmp_path / name
+    with path.open("w") as stream:
+        YAML().dump(data, stream)
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 0, result.output
+    return result.output

@@ -11,21 +11,13 @@ from click.testing import CliRunner
 from ruamel.yaml import YAML
 
 from cluster_iac.cli.main import main
+from tests.check_fixtures import validate_spec as _validate
 
 
 def _init(platform: str) -> dict[str, Any]:
     text = CliRunner().invoke(main, ["init", "--platform", platform]).output
     data: dict[str, Any] = YAML(typ="safe").load(text)
     return data
-
-
-def _validate(tmp_path: Path, data: dict[str, Any], name: str) -> str:
-    path = tmp_path / name
-    with path.open("w") as stream:
-        YAML().dump(data, stream)
-    result = CliRunner().invoke(main, ["validate", str(path)])
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def test_the_default_eth0_is_a_guess_until_the_interface_is_declared(tmp_path: Path) -> None:

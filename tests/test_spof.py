@@ -12,6 +12,7 @@ from ruamel.yaml import YAML
 
 from cluster_iac.catalog import builtin_catalog
 from cluster_iac.cli.main import main
+from tests.check_fixtures import validate_spec as _validate
 
 
 def _spec(nodes: int) -> dict[str, Any]:
@@ -20,15 +21,6 @@ def _spec(nodes: int) -> dict[str, Any]:
     data: dict[str, Any] = YAML(typ="safe").load(text)
     data["rows"][0]["racks"][2]["names"] = data["fabric"]["compute"]["racks"] = "net[1-3]"
     return data
-
-
-def _validate(tmp_path: Path, data: dict[str, Any], name: str) -> str:
-    path = tmp_path / name
-    with path.open("w") as stream:
-        YAML().dump(data, stream)
-    result = CliRunner().invoke(main, ["validate", str(path)])
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 def test_a_storage_fabric_of_one_switch(tmp_path: Path) -> None:

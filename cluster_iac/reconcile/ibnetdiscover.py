@@ -12,6 +12,7 @@ from cluster_iac.plan.facts import NODE
 from cluster_iac.reconcile.accept import Fact
 from cluster_iac.reconcile.finding import Discovery, Finding, ReadError
 from cluster_iac.reconcile.infiniband import (
+    CABLE_FIXES,
     Mismatch,
     describe,
     discovered_guids,
@@ -22,9 +23,7 @@ from cluster_iac.reconcile.infiniband import (
 KIND = "ibnetdiscover"
 _CODES = {"missing": "RECONCILE-IB-MISSING", "miswired": "RECONCILE-IB-MISWIRED",
           "extra": "RECONCILE-IB-EXTRA", "unseen": "RECONCILE-IB-SWITCH-UNSEEN"}
-_FIXES = {"missing": "plug in the cable by its label, both ends as planned",
-          "miswired": "move the cable so that each end is in the port its label names",
-          "extra": "remove the cable (the plan has none there)",
+_FIXES = {**CABLE_FIXES,
           "unseen": "power the switch on and check its management link; every cable of it "
                     "is then checked again"}
 

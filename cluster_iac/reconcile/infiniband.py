@@ -46,6 +46,11 @@ class Mismatch(NamedTuple):
 
 
 _WORDS = re.compile(r"[\s;:/]+")
+# What to do about a cable found missing, miswired or extra, whichever discovery saw it
+# (ibnetdiscover, LLDP); each source adds its own "unseen" device.
+CABLE_FIXES = {"missing": "plug in the cable by its label, both ends as planned",
+               "miswired": "move the cable so that each end is in the port its label names",
+               "extra": "remove the cable (the plan has none there)"}
 
 
 def fabric_of(plan: Plan, discovered: Topology) -> str | None:

@@ -17,15 +17,13 @@ from cluster_iac.formats.lldpcli import LldpError, Table
 from cluster_iac.plan import Plan
 from cluster_iac.reconcile.ethernet import verify
 from cluster_iac.reconcile.finding import Discovery, Finding, ReadError
-from cluster_iac.reconcile.infiniband import Mismatch, describe
+from cluster_iac.reconcile.infiniband import CABLE_FIXES, Mismatch, describe
 from cluster_iac.reconcile.places import device, host_of, place
 
 KIND = "lldp"
 CODES = {"missing": "RECONCILE-LLDP-MISSING", "miswired": "RECONCILE-LLDP-MISWIRED",
          "extra": "RECONCILE-LLDP-EXTRA", "unseen": "RECONCILE-LLDP-UNSEEN"}
-FIXES = {"missing": "plug in the cable by its label, both ends as planned",
-         "miswired": "move the cable so that each end is in the port its label names",
-         "extra": "remove the cable (the plan has none there)",
+FIXES = {**CABLE_FIXES,
          "unseen": "power the device on, plug its cables and run lldpd on it (or collect its "
                    "table); every cable of it is then checked again"}
 
