@@ -53,3 +53,23 @@ def test_planned_growth_is_not_over_building() -> None:
     plan = compile_data(data)
     assert plan.fabrics["compute"].tiers == 2
     assert not [d for d in run_checks(plan) if d.code == "FABRIC-OVERBUILT"]
+
+
+def test_a_fabric_s_hosts_are_counted_once_a_plan_and_let_go_with_it() -> None:
+    """The cost and growth checks read one count of a fabric's hosts (at 100,000 GPUs each
+    count reads 300,000 links); the count is the uncached one, and a plan let go takes it
+    with it."""
+    import gc
+    import weakref
+
+    from cluster_iac.checks import fabric_cost
+
+    plan = compile_data(example_data("seed-64gpu-h100"))
+    first = fabric_cost.fabric_hosts(plan, "compute")
+    assert first == fabric_cost._fabric_hosts(plan, "compute")
+    run_checks(plan)
+    assert fabric_cost.fabric_hosts(plan, "compute") is first
+    gone = weakref.ref(plan)
+    del plan, first
+    gc.collect()
+    assert gone() is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any, NamedTuple
+from weakref import WeakKeyDictionary
 
 from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.checks.registry import check
@@ -32,6 +33,20 @@ class FabricHosts(NamedTuple):
 
 
 def fabric_hosts(plan: Plan, network: str) -> FabricHosts:
+    """A fabric's hosts, counted once per plan and network (_HOSTS): the cost and growth
+    checks each ask for them, and at 100,000 GPUs a count reads 300,000 links."""
+    counted = _HOSTS.setdefault(plan, {})
+    if network not in counted:
+        counted[network] = _fabric_hosts(plan, network)
+    return counted[network]
+
+
+_HOSTS: WeakKeyDictionary[Plan, dict[str, FabricHosts]] = WeakKeyDictionary()
+"""Each plan's fabric hosts by network, by the plan's identity; held by a weak reference, so
+a plan let go takes its counts with it."""
+
+
+def _fabric_hosts(plan: Plan, network: str) -> FabricHosts:
     per_host = Counter(a for _, a, _, _ in link_ends(plan.links, [network], "node-leaf"))
     node_type = {n.hostname: n.node_type for n in plan.nodes}
     types: dict[str, tuple[int, int]] = {}
