@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import csv
 import dataclasses
 import io
@@ -123,30 +124,30 @@ def test_bom_counts_every_cable_once(name: str, plan: Plan) -> None:
     legs = sum(int(r["quantity"]) * (port // int(r["speed_gbps"])) for r in bom
                if r["item"] == "splitter cable")
     assert sum(int(r["quantity"]) for r in bom if r["item"] == "cable") + legs == len(cables)
-    if name == "spectrum-x-roce":
-        # Known and open (stop 44's note): on the RoCE example's SN5600 and its 400G legs the
-        # BOM buys 339 optics where this cable-by-cable count makes 426; which one is right
-        # (twin-port cages on the switch side) is not settled, so the count is not asserted
-        # here until it is. Fails loudly once they agree, so the exception is removed then.
-        modules = sum(int(r["quantity"]) for r in bom if r["item"].startswith("transceiver"))
-        assert modules != _modules(plan, cables), "the optics now agree: drop this exception"
-        return
     assert sum(int(r["quantity"]) for r in bom
                if r["item"].startswith("transceiver")) == _modules(plan, cables)
 
 
 def _modules(plan: Plan, cables: list[dict[str, str]]) -> int:
     """The optics a bill of materials buys, counted cable by cable from the cable table and
-    the catalog: a module per link end at single-port cages (the table's two a link), and
+    the catalog: one multi-port module in each switch cage of a split port (breakout legs
+    'p5s1', 'p5s2' share cage p5, and the table gives them one medium), a module per link
+    end at single-port cages (the table's two a link), and
     ceil(links / k) per device, medium and rate where the catalog puts k ports in a cage
     (a switch model's cage_ports; a node type's NICs of the network's role)."""
     ends: Counter[tuple[str, str, str, str]] = Counter()
+    split = {name for name, f in plan.fabrics.items() if f.breakout_legs > 1}
+    cages: set[tuple[str, str]] = set()  # the switch cages of split ports, a module each
     for c in cables:
-        if int(c["transceivers"]):
-            for device in (c["a_device"], c["b_device"]):
-                ends[(c["network"], c["medium"], c["speed_gbps"], device)] += 1
+        if not int(c["transceivers"]):
+            continue
+        ends[(c["network"], c["medium"], c["speed_gbps"], c["a_device"])] += 1
+        if c["network"] in split and re.fullmatch(r".*\ds\d+", c["b_port"]):
+            cages.add((c["b_device"], c["b_port"].rpartition("s")[0]))
+        else:
+            ends[(c["network"], c["medium"], c["speed_gbps"], c["b_device"])] += 1
     devices = {d.name: d for d in plan.devices}
-    total = 0
+    total = len(cages)
     for (network, _medium, _speed, name), links in ends.items():
         d = devices[name]
         if d.kind == "switch":
@@ -284,3 +285,27 @@ def test_ansible_source_paths_name_rendered_files(name: str) -> None:
     assert {s for s in sources if s.endswith(".nccl.conf")} == {
         f"nccl/{t}.nccl.conf" for t in gpu_types if t in result.plan.nccl
         and any(n.node_type == t for n in result.plan.compute_nodes)}
+
+
+@pytest.mark.parametrize(("name", "plan"), PLANS, ids=IDS)
+def test_the_legs_of_one_split_port_share_its_cage_s_medium(name: str, plan: Plan) -> None:
+    """A split switch port's cage takes one plug: a copper splitter (one part, so one length)
+    or one multi-port module with a fiber per leg. The cable table gives every leg of a cage
+    the medium of its longest leg, each fiber its own stocked length; the RoCE example has
+    cages where copper would reach one leg alone (before: 5 legs 'dac-active' beside a
+    fiber, where the bill of materials bought fibers)."""
+    split = {n for n, f in plan.fabrics.items() if f.breakout_legs > 1}
+    cages: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for c in _rows(cabling.render(plan)["cabling/cables.csv"]):
+        if c["network"] in split and re.fullmatch(r".*\ds\d+", c["b_port"]):
+            cages.setdefault((c["b_device"], c["b_port"].rpartition("s")[0]), []).append(c)
+    assert bool(cages) == bool(split)
+    mixed = 0
+    for legs in cages.values():
+        assert len({leg["medium"] for leg in legs}) == 1, legs
+        if int(legs[0]["transceivers"]):
+            mixed += any(float(leg["estimated_m"]) <= 5 for leg in legs)
+        else:
+            assert len({leg["length_m"] for leg in legs}) == 1, legs
+    if name == "spectrum-x-roce":
+        assert mixed >= 5

@@ -142,3 +142,39 @@ def allowed(medium: CableMedium, speed_gbps: int, length_m: float) -> bool:
         return length_m <= max(medium.stocked_m)
     reach = medium.reach_at(speed_gbps)
     return reach is not None and length_m <= reach
+
+
+
+def cage_media(catalog: CableCatalog, split: set[str], network: tuple[str, ...],
+               tier: tuple[str, ...], b_device: tuple[str, ...], b_port: tuple[str, ...],
+               estimated: tuple[float, ...],
+               chosen: tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...]]
+               ) -> tuple[tuple[str, ...], tuple[float, ...], tuple[int, ...]]:
+    """The media of ``chosen`` with the legs of each split switch port ('swp5s0', 'swp5s1':
+    cage swp5) of the fabrics in ``split`` in one medium: the longest leg's (the first of
+    the longest on a tie), as the bill of materials buys them (emit/cabling.py
+    _split_items). A cage takes one plug: a copper splitter cable, whose legs are one part
+    of one length (the longest leg's), or one multi-port module with a fiber per leg, each
+    fiber in the stocked length of that medium its own run needs. So a leg that copper would
+    reach alone is a fiber where another leg of its cage needs optics."""
+    media, lengths, transceivers = (list(column) for column in chosen)
+    longest: dict[tuple[str, str], int] = {}
+    legs: dict[tuple[str, str], list[int]] = {}
+    for i, (net, kind) in enumerate(zip(network, tier, strict=False)):
+        if kind != "node-leaf" or net not in split:
+            continue
+        cage = (b_device[i], b_port[i].rpartition("s")[0])
+        legs.setdefault(cage, []).append(i)
+        if cage not in longest or lengths[i] > lengths[longest[cage]]:
+            longest[cage] = i
+    for cage, members in legs.items():
+        first = longest[cage]
+        medium = catalog.medium(media[first])
+        for i in members:
+            if media[i] == medium.key and (medium.transceivers or lengths[i] == lengths[first]):
+                continue
+            # a fiber of its own within the longest leg's reach, or the splitter's length
+            own = medium.stocked_length(estimated[i]) if medium.transceivers else None
+            media[i], lengths[i], transceivers[i] = medium.key, own or lengths[first], \
+                medium.transceivers
+    return tuple(media), tuple(lengths), tuple(transceivers)

@@ -22,7 +22,7 @@ from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.base.runs import runs
 from cluster_iac.catalog.cables import CableCatalog, cable_catalog
 from cluster_iac.compile.cable_lengths import Geometry
-from cluster_iac.compile.cable_media import NoMedium, candidates, carried
+from cluster_iac.compile.cable_media import NoMedium, cage_media, candidates, carried
 from cluster_iac.compile.cable_media import media as choose_media
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables, Device, position
@@ -200,6 +200,11 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
              if (kind, rate, metres) == (exc.link, exc.speed_gbps, exc.estimated_m)
              and not carried(catalog, kind, rate, psu_w, metres)), None)
         raise
+    split = {name for name, fabric in plan.fabrics.items() if fabric.breakout_legs > 1}
+    if split:  # a split port's legs share its cage: one medium and length
+        media, lengths, transceivers = cage_media(
+            catalog, split, network, links.tier, links.b_device, links.b_port, estimated,
+            (media, lengths, transceivers))
     return Cables(
         id_head=_id_heads(network, a_device, a_port, devices), network=network,
         tier=links.tier + ("power",) * n_cords, a_device=a_device, a_port=a_port,

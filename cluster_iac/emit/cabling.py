@@ -321,23 +321,21 @@ def _split_items(c: Cables, split_runs: list[tuple[int, int]],
                  splitters: Counter[tuple[str, int, float]],
                  optics: Counter[tuple[str, str, int]]) -> None:
     """What the legs of split switch ports ('p5s1', 'p5s2': cage p5) are bought as, cage by
-    cage, each cage in the medium and length of its longest leg: a copper splitter cable of
-    the catalog's part (one for the cage's legs), or by optics one twin-port transceiver in
-    the cage at the cage's rate, and per leg one fiber and one transceiver at the host."""
-    longest: dict[tuple[str, str], tuple[float, str, int, int]] = {}
+    cage, in the medium the cable table gives all legs of a cage (compile/cable_media.py
+    cage_media: its longest leg's): a copper splitter cable of the catalog's part (one for
+    the cage's legs, of the longest leg's length), or by optics one twin-port transceiver in
+    the cage at the cage's rate, and per leg one fiber of its own length and one transceiver
+    at the host."""
+    cages: dict[tuple[str, str], list[int]] = {}
     for start, stop in split_runs:
         for i in range(start, stop):
-            cage = (c.b_device[i], c.b_port[i].partition("s")[0])
-            was = longest.get(cage)
-            legs = (was[3] if was else 0) + 1
-            if was is None or c.length_m[i] > was[0]:
-                longest[cage] = (c.length_m[i], c.medium[i], c.speed_gbps[i], legs)
-            else:
-                longest[cage] = (*was[:3], legs)
-    for length, key, speed, legs in longest.values():
+            cages.setdefault((c.b_device[i], c.b_port[i].rpartition("s")[0]), []).append(i)
+    for legs in cages.values():
+        key, speed = c.medium[legs[0]], c.speed_gbps[legs[0]]
         if cable_catalog().medium(key).transceivers:
-            cables[(key, speed, length)] += legs
-            optics[(TRANSCEIVER, key, speed)] += legs
-            optics[(TRANSCEIVER, key, speed * legs)] += 1
+            for i in legs:
+                cables[(key, speed, c.length_m[i])] += 1
+            optics[(TRANSCEIVER, key, speed)] += len(legs)
+            optics[(TRANSCEIVER, key, speed * len(legs))] += 1
         else:
-            splitters[(key, speed, length)] += 1
+            splitters[(key, speed, max(c.length_m[i] for i in legs))] += 1
