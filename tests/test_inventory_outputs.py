@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import csv
 import dataclasses
 import io
 import json
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
