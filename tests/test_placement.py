@@ -12,8 +12,11 @@ from cluster_iac.base.errors import CompileError
 from cluster_iac.checks.facility import rack_power, rack_weight, rack_weights_kg
 from cluster_iac.compile import compile_plan
 from cluster_iac.load.loader import load_spec_file
+from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import rack_loads_w
+from cluster_iac.render import build
 from cluster_iac.spec.parse import parse_spec
 from tests.conftest import ROOT, example_build
 
@@ -202,3 +205,18 @@ def test_adding_racks_switches_stack_in_bands() -> None:
     assert tiers[0] == "access"
     assert tiers.index("leaf") > max(i for i, t in enumerate(tiers) if t in ("spine", "core",
                                                                               "aggregation"))
+
+
+def test_a_locked_nvl72_tray_keeps_its_units(tmp_path: Path) -> None:
+    """The lock wins over the layout: a tray pinned elsewhere (a delivery drawing's unit)
+    stays there, the other devices keep their slots."""
+    spec = tmp_path / "nvl72.yaml"
+    spec.write_text((ROOT / "examples" / "gb200-nvl72.yaml").read_text())
+    first = build(spec)
+    text = unsealed(first.lock.after)
+    assert "place gb-001 nvl1 5 1\n" in text
+    lock_path(spec).write_text(sealed(text.replace("place gb-001 nvl1 5 1\n",
+                                                   "place gb-001 nvl1 40 1\n")))
+    plan = build(spec).plan
+    assert plan.placements["gb-001"].u == 40
+    assert plan.placements["gb-002"].u == 6 and plan.placements["nvl1-nvsw1"].u == 13
