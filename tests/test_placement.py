@@ -12,9 +12,13 @@ from cluster_iac.base.errors import CompileError
 from cluster_iac.checks.facility import rack_power, rack_weight, rack_weights_kg
 from cluster_iac.compile import compile_plan
 from cluster_iac.load.loader import load_spec_file
+from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.trailer import sealed, unsealed
+from cluster_iac.plan import Plan
 from cluster_iac.plan.power import rack_loads_w
+from cluster_iac.render import build
 from cluster_iac.spec.parse import parse_spec
-from tests.conftest import example_build
+from tests.conftest import ROOT, example_build
 
 INVALID = sorted((Path(__file__).parent / "data" / "invalid" / "facility").glob("*.yaml"))
 
@@ -47,15 +51,67 @@ def test_nodes_bottom_up_switches_top_down() -> None:
     assert plan.placements[top[0].name].u + top[0].height_u - 1 == 48
 
 
-def test_nvl72_racks_get_power_shelves_at_both_ends() -> None:
+# The NVL72 rack as delivered, from U1 up (catalog platforms.yaml rack_layout, with its
+# sources: NVIDIA DGX GB200 User Guide "Rack Configuration", NVIDIA BCM "Power Shelf
+# Integration", SemiAnalysis and ServeTheHome on the Oberon rack's order): written out here
+# so that a change of the catalog's layout, or of the placement, fails this test.
+NVL72_FRONT = ["shelf"] * 4 + ["tray"] * 8 + ["nvswitch"] * 9 + ["tray"] * 10 + ["shelf"] * 4
+
+
+def _rack_front(plan: Plan, rack: str) -> dict[int, str]:
+    """Unit -> the kind of device there, in one rack."""
+    kinds = {n.hostname: "tray" for n in plan.nodes}
+    kinds.update((s.name, "nvswitch" if s.tier == "nvswitch-tray" else s.tier)
+                 for s in plan.switches)
+    kinds.update((d.name, "shelf") for d in plan.power_devices if d.kind == "power-shelf")
+    return {place.u: kinds[name] for name, place in plan.placements.items()
+            if place.rack == rack and place.height_u}
+
+
+def test_nvl72_trays_switch_trays_and_shelves_sit_at_the_catalog_units() -> None:
     plan = example_build("gb200-nvl72").plan
-    shelves = sorted((d.name for d in plan.power_devices
-                      if d.kind == "power-shelf" and d.rack == "nvl1"),
-                     key=lambda n: int(n.rsplit("ps", 1)[1]))
-    # 18 trays x 5.9 kW need four 33 kW shelves per feed: N+N on A/B is eight.
-    assert len(shelves) == 8
-    units = [plan.placements[s].u for s in shelves]
-    assert units[:4] == [1, 2, 3, 4] and units[4:] == [48, 47, 46, 45]
+    layout = plan.catalog.platforms["gb200-nvl72-tray"].rack_layout
+    kind = {"power-shelf": "shelf", "compute-tray": "tray", "nvlink-switch-tray": "nvswitch"}
+    front = [kind[run.part] for run in layout for _ in range(run.count)]
+    assert front == NVL72_FRONT
+    for rack in ("nvl1", "nvl2", "nvl3", "nvl4"):
+        units = _rack_front(plan, rack)
+        assert [units.get(u) for u in range(1, 36)] == NVL72_FRONT, rack
+        # the rack's own management switches stack from the top, above the layout
+        assert {units[47], units[48]} == {"access"} and set(units) == {*range(1, 36), 47, 48}
+    # each tray at its own slot, in name order from the bottom: 8 below the switch trays
+    trays = [n.hostname for n in plan.nodes if n.rack == "nvl1"]
+    assert [plan.placements[t].u for t in trays] == [*range(5, 13), *range(22, 32)]
+    assert [plan.placements[f"nvl1-nvsw{k}"].u for k in range(1, 10)] == list(range(13, 22))
+    assert [plan.placements[f"nvl1-ps{k}"].u for k in range(1, 9)] == [1, 2, 3, 4, 32, 33, 34, 35]
+
+
+def test_nvl72_switch_trays_sit_between_compute_trays() -> None:
+    plan = example_build("gb200-nvl72").plan
+    for domain in plan.nvlink_domains:
+        if domain.kind != "rack":
+            continue
+        trays = [plan.placements[h].u for h in domain.nodes]
+        switches = [plan.placements[s].u for s in domain.switch_trays]
+        below = [u for u in trays if u < min(switches)]
+        above = [u for u in trays if u > max(switches)]
+        assert (len(below), len(above)) == (8, 10), domain.name
+        # the switch trays are one unbroken run (the NVLink spine's cartridges)
+        assert sorted(switches) == list(range(min(switches), min(switches) + 9))
+        assert max(below) + 1 == min(switches) and max(switches) + 1 == min(above)
+
+
+def test_nvl72_partial_rack_keeps_the_delivered_slots() -> None:
+    """A rack of fewer trays (no lock) keeps the delivered slots; the rest stay empty."""
+    data, _ = load_spec_file(ROOT / "examples" / "gb200-nvl72.yaml")
+    data["node_groups"][0].update(count=64, per_rack=16)
+    plan = compile_plan(parse_spec(data))
+    trays = [n.hostname for n in plan.nodes if n.rack == "nvl1"]
+    assert len(trays) == 16
+    assert [plan.placements[t].u for t in trays] == [*range(5, 13), *range(22, 30)]
+    assert [plan.placements[f"nvl1-nvsw{k}"].u for k in range(1, 10)] == list(range(13, 22))
+    units = _rack_front(plan, "nvl1")
+    assert 30 not in units and 31 not in units  # the two empty tray slots stay free
 
 
 @pytest.mark.parametrize("case", INVALID, ids=lambda p: p.stem)
@@ -149,3 +205,18 @@ def test_adding_racks_switches_stack_in_bands() -> None:
     assert tiers[0] == "access"
     assert tiers.index("leaf") > max(i for i, t in enumerate(tiers) if t in ("spine", "core",
                                                                               "aggregation"))
+
+
+def test_a_locked_nvl72_tray_keeps_its_units(tmp_path: Path) -> None:
+    """The lock wins over the layout: a tray pinned elsewhere (a delivery drawing's unit)
+    stays there, the other devices keep their slots."""
+    spec = tmp_path / "nvl72.yaml"
+    spec.write_text((ROOT / "examples" / "gb200-nvl72.yaml").read_text())
+    first = build(spec)
+    text = unsealed(first.lock.after)
+    assert "place gb-001 nvl1 5 1\n" in text
+    lock_path(spec).write_text(sealed(text.replace("place gb-001 nvl1 5 1\n",
+                                                   "place gb-001 nvl1 40 1\n")))
+    plan = build(spec).plan
+    assert plan.placements["gb-001"].u == 40
+    assert plan.placements["gb-002"].u == 6 and plan.placements["nvl1-nvsw1"].u == 13

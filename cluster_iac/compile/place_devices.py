@@ -1,5 +1,7 @@
 """Rack units for every node, switch, power shelf and PDU: nodes bottom-up, switches top-down.
 
+A rack that arrives integrated (GB200/GB300 NVL72) first gets its trays, NVLink switch trays
+and power shelves at the slots its platform's layout gives (compile/rack_layouts.py).
 Switches stack from the top in bands, so that what a cluster grows by comes last and moves
 nothing already racked: NVLink switch trays, then the rack's own management switches (top
 of rack), then upper tiers (spines, cores, aggregation), then leaves (a new scalable unit
@@ -11,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from cluster_iac.base.errors import CompileError, Diagnostic
+from cluster_iac.compile.rack_layouts import Slot, rack_slots
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Placement, Switch
 from cluster_iac.plan.power import DEFAULT_SHELF, power_shelves, rack_pdus
@@ -81,25 +84,50 @@ def _stacked(plan: Plan, tops: dict[str, int],
     switches, problems = list(plan.switches), list[Diagnostic]()
     if plan.lock.exists:
         switches, problems = _locked(plan, stacks, placements, shelves, shelf_u)
-    # NVL72 racks put power shelves at both ends, around the trays (half bottom, half top).
-    for rack, names in shelves.items():
-        half = len(names) // 2
-        for name in names[:half]:
+    laid = set[str]()  # devices at their layout's slots (or locked where they are)
+    for rack, slots in rack_slots(plan, shelves, shelf_u, switches).items():
+        laid |= _laid_out(stacks[rack], placements, rack, slots)
+    # Other racks with shelves put them at both ends, around the trays (half bottom, half top).
+    spare = {rack: [n for n in names if n not in laid] for rack, names in shelves.items()}
+    for rack, names in spare.items():
+        for name in names[:len(names) // 2]:
             _bottom_up(stacks[rack], placements, name, rack, shelf_u)
     heights = {name: nt.height_u for name, nt in plan.node_types.items()}
     for node in plan.nodes:
-        _bottom_up(stacks[node.rack], placements, node.hostname, node.rack,
-                   heights[node.node_type])
-    for rack, names in shelves.items():
+        if node.hostname not in laid:
+            _bottom_up(stacks[node.rack], placements, node.hostname, node.rack,
+                       heights[node.node_type])
+    for rack, names in spare.items():
         for name in names[len(names) // 2:]:
             _top_down(stacks[rack], placements, name, rack, shelf_u)
     for switch in sorted(switches, key=_band):
-        if switch.rack not in stacks:  # locked in a rack the spec removed: a conflict above
-            continue
+        if switch.rack not in stacks or switch.name in laid:  # a rack the spec removed: a
+            continue  # conflict above
         _top_down(stacks[switch.rack], placements, switch.name, switch.rack, switch.height_u)
     for rack, pdus in rack_pdus(plan).items():  # vertical PDUs: 0U at the rear (one record
         placements.update(dict.fromkeys(pdus, Placement(rack, 0, 0)))  # for a rack's PDUs)
     return stacks, placements, switches, problems
+
+
+def _laid_out(stack: _Stack, placements: dict[str, Placement], rack: str,
+              slots: list[Slot]) -> set[str]:
+    """Each slot's device at the slot; an empty slot reserved for the rack's own part. A
+    device the lock places keeps its units; one whose slot the lock gives to another device,
+    like a device the layout has no slot for, is left to the stacking. Returns the devices
+    placed (or kept) here."""
+    laid = set[str]()
+    for unit, height, device in slots:
+        units = range(unit, unit + height)
+        if device is not None and device in placements:  # locked: counted where it is
+            stack.needed += placements[device].height_u
+            laid.add(device)
+        elif stack.free(unit, height):
+            stack.needed += height
+            stack.taken.update(units)
+            if device is not None:
+                placements[device] = Placement(rack, unit, height)
+                laid.add(device)
+    return laid
 
 
 def _locked(plan: Plan, stacks: dict[str, _Stack], placements: dict[str, Placement],

@@ -32,6 +32,7 @@ from cluster_iac.spec.limits import (
     at_most,
     up_to,
 )
+from cluster_iac.spec.rack_layout import RackSlots
 from cluster_iac.spec.strings import Name, Source, Text
 
 LinkLayer = Literal["infiniband", "ethernet", "nvlink"]
@@ -351,6 +352,13 @@ class PlatformModel(SpecModel):
     """CPU socket each GPU hangs off (PCIe root), for gres.conf Cores= affinity."""
     pcie: PcieLayout | None = None
     """PCIe layout for the NCCL topology XML."""
+    rack_layout: list[RackSlots] = []
+    """Compute trays of a rack-scale system (nvlink_domain 'rack'): the rack's slots from its
+    lowest unit up, as the integrated rack is delivered (its NVLink spine fixes them); a rack
+    of these trays places them, its NVLink switch trays and power shelves there. Empty: the
+    devices stack from the bottom and the top like any other."""
+    rack_layout_source: Source | None = None
+    """Where the rack layout comes from (document and section)."""
     source: Source
     """Where the numbers come from: datasheet, standard or document (with the section)."""
 
