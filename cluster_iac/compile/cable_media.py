@@ -157,7 +157,7 @@ def cage_media(catalog: CableCatalog, split: set[str], network: tuple[str, ...],
     of one length (the longest leg's), or one multi-port module with a fiber per leg, each
     fiber in the stocked length of that medium its own run needs. So a leg that copper would
     reach alone is a fiber where another leg of its cage needs optics."""
-    media, lengths, transceivers = (list(column) for column in chosen)
+    media, lengths, transceivers = list(chosen[0]), list(chosen[1]), list(chosen[2])
     longest: dict[tuple[str, str], int] = {}
     legs: dict[tuple[str, str], list[int]] = {}
     for i, (net, kind) in enumerate(zip(network, tier, strict=False)):
