@@ -175,3 +175,31 @@ def test_llama3_ettr_range_holds_the_published_figure() -> None:
     ettr = {end: goodputs(plan, end)[0].useful for end in ENDS}
     assert ettr["highest"] < fleets()["llama3"].ettr_at_least < ettr["lowest"]
     assert ettr["expected"] > 0.90
+
+
+def test_the_busbw_policy_job_and_the_unheld_sizes_are_found_by_their_labels(
+        tmp_path: Path) -> None:
+    """policy.min_allreduce_busbw_job in GPUs judges that size (rounded up to whole nodes),
+    whatever other sizes allreduce_job_sizes asks; a size no partition holds is its own row of
+    the busbw table, and as the policy's job falls back to the whole partition."""
+    spec = _spec(tmp_path, "allreduce_job_sizes: [64]",
+                 "allreduce_job_sizes: [64, 4100, 100]\n  min_allreduce_busbw_job: 100")
+    spec.write_text(spec.read_text().replace("min_allreduce_busbw_gbs: 300 ",
+                                             "min_allreduce_busbw_gbs: 3000 "))
+    result = _cli("validate", spec)
+    assert re.search(r"error\[FABRIC-BUSBW\] partition batch: predicted all_reduce busbw of "
+                     r"104 GPUs \(100 asked, rounded up to whole nodes\) is", result.output)
+    spec.write_text(spec.read_text().replace("min_allreduce_busbw_job: 100",
+                                             "min_allreduce_busbw_job: 4100"))
+    result = _cli("validate", spec)
+    assert "busbw of the whole partition (1016 GPUs) is" in result.output
+    spec.write_text(spec.read_text().replace("min_allreduce_busbw_gbs: 3000 ",
+                                             "min_allreduce_busbw_gbs: 300 "))
+    result = _cli("report", spec)
+    assert result.exit_code == 0, result.output
+    busbw = result.output[result.output.index("Predicted `busbw`"):
+                          result.output.index("## Goodput")]
+    unheld = re.findall(r"^\| ([^|]+) \|.*the partition holds fewer GPUs \(GOODPUT-JOB-SIZE\)",
+                        busbw, re.M)
+    assert unheld == ["4,100 GPUs (more than the partition's 1,016)"]
+    assert "| 104 GPUs (100 asked, rounded up to whole nodes) | 13 | 104 |" in busbw

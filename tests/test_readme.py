@@ -142,3 +142,95 @@ def test_install_deps_waits_for_the_dpkg_lock() -> None:
     calls = [line for line in code if re.search(r"\bapt-get\b", line) and "clean" not in line]
     assert len(calls) == 3 and all('"${APT_WAIT[@]}"' in line for line in calls), calls
     assert not any("apt-get update" in line for line in code)  # only through apt_update
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _same(printed: str, value: float) -> bool:
+    """``value`` printed at the precision of ``printed`` ('1,024', '0.08', '13.0')."""
+    decimals = len(printed.split(".", 1)[1]) if "." in printed else 0
+    return f"{value:,.{decimals}f}" == printed
+
+
+def _fleet_table() -> tuple[list[list[str]], str]:
+    """The README's fleet table (rows, header left out) and the text shared with the site."""
+    match = re.search(r"^<!-- docs: fleets -->\n(.*?)^<!-- /docs: fleets -->$", README,
+                      re.M | re.S)
+    assert match, "README.md has no section marked '<!-- docs: fleets -->'"
+    rows = [line for line in match.group(1).splitlines() if line.startswith("| ")]
+    return [[cell.strip() for cell in row.split("|")[1:-1]] for row in rows[1:]], match.group(1)
+
+
+def test_the_fleet_table_is_written_once() -> None:
+    """docs/goodput.md shows the README's table (docs/hooks/readme.py), with none of its own."""
+    page = _page("goodput.md")
+    assert page.count("<!-- readme: fleets -->") == 1
+    assert "| fleet (source) |" not in page and "| fleet (source) |" in README
+
+
+def test_the_fleet_table_is_what_the_model_predicts() -> None:
+    """Every figure of the README's table of published fleets, against the catalog and the
+    model (plan/fleets.py; the Llama 3 job's ETTR from its spec): each fleet in catalog order,
+    its shape, published figure, the predicted expected, lowest and highest figures, the ratio,
+    and each published figure within the printed range."""
+    from cluster_iac.plan.fleets import ENDS, fleets, predicted_per_day, scale
+    from cluster_iac.plan.goodput import goodputs
+
+    rows, shared = _fleet_table()
+    order = iter(fleets().values())
+    fleet = None
+    seen: set[tuple[str, int]] = set()
+    ettr_rows = 0
+    for name, shape, published, tool, ratio in rows:
+        if name != "same":
+            fleet = next(order)
+            generation, gpus = re.match(r"(\w+), ([\d,]+) GPUs", shape).groups()  # type: ignore[union-attr]
+            assert (generation.lower(), _number(gpus)) == (fleet.generation, fleet.gpus), name
+            given = re.search(r"([\d.]+)(?: interruptions)?/day", published)
+            assert given and _same(given.group(1), fleet.per_day), (name, published)
+            per_1000 = re.match(r"([\d.]+) per 1,000 node-days", published)
+            assert per_1000 is None or _same(per_1000.group(1), fleet.per_node_day * 1000)
+            figures = {end: predicted_per_day(fleet.gpus, fleet.generation, end, fleet.covers)
+                       for end in ENDS}
+            reference = fleet.per_day
+            pattern = r"([\d.]+)(?:/day)? \(([\d.]+) - ([\d.]+)\)"
+        elif "ETTR" in shape:
+            assert fleet is not None and fleet.ettr_at_least is not None
+            at_least = re.fullmatch(r"above (\d+) %", published)
+            assert at_least and _same(at_least.group(1), 100 * fleet.ettr_at_least)
+            spec = ROOT / re.search(r"`(tests/data/goodput/[\w.-]+)`", tool).group(1)  # type: ignore[union-attr]
+            plan = build(spec, emit=False).plan
+            figures = {end: 100 * (goodputs(plan, end)[0].useful or 0) for end in ENDS}
+            printed = re.match(r"([\d.]+) % \(([\d.]+) - ([\d.]+)\)", tool)
+            assert printed, tool
+            assert all(_same(p, figures[end]) for p, end in
+                       zip(printed.groups(), ("expected", "lowest", "highest"), strict=True))
+            assert figures["highest"] < 100 * fleet.ettr_at_least < figures["lowest"]
+            ettr_rows += 1
+            continue
+        else:
+            assert fleet is not None
+            size = int(_number(re.fullmatch(r"job of ([\d,]+) GPUs", shape).group(1)))  # type: ignore[union-attr]
+            mttf = re.match(r"MTTF ([\d.]+) h", published)
+            assert mttf and _same(mttf.group(1), fleet.mttf_h[size]), (fleet.key, size)
+            seen.add((fleet.key, size))
+            figures = {end: 24 / predicted_per_day(size, fleet.generation, end) for end in ENDS}
+            reference = fleet.mttf_h[size]
+            pattern = r"([\d.]+) h \(([\d.]+) - ([\d.]+)\)"
+        printed = re.fullmatch(pattern, tool)
+        assert printed, (name, shape, tool)
+        expected, low_rates, high_rates = printed.groups()
+        assert _same(expected, figures["expected"]), (name, shape, tool)
+        assert _same(low_rates, figures["lowest"]) and _same(high_rates, figures["highest"])
+        assert _same(ratio.split(" ", 1)[0], figures["expected"] / reference), (name, shape)
+        # the spread shown honestly: the published figure lies within the printed range
+        ends = sorted((_number(low_rates), _number(high_rates)))
+        assert ends[0] <= reference <= ends[1], (name, shape)
+    assert next(order, None) is None, "a catalog fleet the README's table does not show"
+    assert seen == {(f.key, size) for f in fleets().values() for size in f.mttf_h}
+    assert ettr_rows == sum(1 for f in fleets().values() if f.ettr_at_least is not None)
+    spread = re.search(r"RSC-2 to OPT-175B is ([\d.]+)x per node", shared)
+    assert spread and _same(spread.group(1),
+                            scale(fleets()["opt175b"]) / scale(fleets()["rsc2"]))

@@ -171,8 +171,9 @@ def _busbw(plan: Plan) -> dict[str, Any]:
     size = collectives.message_bytes(policy.allreduce_message_size)
     tables = []
     for partition in plan.partitions:
-        rows = [_busbw_row(p) for p in collectives.partition_predictions(plan, partition)]
-        rows += [_unheld_row(job) for job in collectives.oversized(plan, partition)]
+        jobs = collectives.asked_jobs(plan, partition)
+        rows = [_busbw_row(p) for p in collectives.partition_predictions(plan, partition, jobs)]
+        rows += [_unheld_row(job) for job in collectives.oversized(jobs)]
         if rows:
             tables.append({"name": partition.name, "rows": rows})
     job = policy.min_allreduce_busbw_job

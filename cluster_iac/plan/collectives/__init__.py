@@ -12,6 +12,7 @@ from cluster_iac.plan.collectives.algorithms import (
 )
 from cluster_iac.plan.collectives.jobs import (
     JobPrediction,
+    asked_jobs,
     message_bytes,
     oversized,
     partition_jobs,
@@ -24,7 +25,7 @@ from cluster_iac.plan.collectives.jobs import (
 from cluster_iac.plan.collectives.shape import job_shape
 
 __all__ = [
-    "ALGORITHMS", "LABELS", "Estimate", "JobPrediction", "JobShape", "estimates", "job_shape",
-    "message_bytes", "nccl_choice", "oversized", "partition_jobs", "partition_predictions",
-    "policy_job", "predict", "predictions", "size_text",
+    "ALGORITHMS", "LABELS", "Estimate", "JobPrediction", "JobShape", "asked_jobs", "estimates",
+    "job_shape", "message_bytes", "nccl_choice", "oversized", "partition_jobs",
+    "partition_predictions", "policy_job", "predict", "predictions", "size_text",
 ]

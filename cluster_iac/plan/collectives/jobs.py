@@ -25,6 +25,7 @@ from cluster_iac.plan.model import Node, PartitionPlan, Plan
 _SIZE = re.compile(r"^([1-9][0-9]*)([KMG]?)$")
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 NAMED_JOBS = ("node", "nvlink_domain", "scalable_unit", "partition")
+Jobs = list[tuple[str, tuple[Node, ...]]]  # (job, its nodes): a named job or a size's label
 
 
 # Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
@@ -98,11 +99,13 @@ def predict(plan: Plan, nodes: Sequence[Node], partition: str = "", job: str = "
     return JobPrediction(partition, job, shape, size, found, nccl_choice(found), types)
 
 
-def partition_predictions(plan: Plan, partition: PartitionPlan) -> list[JobPrediction]:
-    """One prediction per job size of a partition, smallest first, duplicates dropped."""
+def partition_predictions(plan: Plan, partition: PartitionPlan,
+                          candidates: Jobs | None = None) -> list[JobPrediction]:
+    """One prediction per job size of a partition, smallest first, duplicates dropped.
+    ``candidates``: the partition's asked_jobs, where the caller has them already."""
     out = []
     owners = nvlink_owners(plan)  # each job's NVLink domains from one table
-    for job, nodes in partition_jobs(plan, partition, owners):
+    for job, nodes in partition_jobs(plan, partition, owners, candidates):
         prediction = predict(plan, nodes, partition.name, job, owners=owners)
         if prediction is not None:
             out.append(prediction)
@@ -121,26 +124,34 @@ def policy_job(plan: Plan, partition: PartitionPlan) -> JobPrediction | None:
     owners = nvlink_owners(plan)
     jobs = job_nodes(plan, partition, [wanted] if isinstance(wanted, int) else [], owners)
     named = dict(jobs)
-    job = wanted if isinstance(wanted, str) else jobs[-2][0] if len(jobs) > 1 else ""
+    # an asked size is the one job whose label is not one of the named jobs
+    asked = next((label for label, _ in jobs if label not in NAMED_JOBS), "")
+    job = wanted if isinstance(wanted, str) else asked
     if not named.get(job):
         job = "partition"
     return predict(plan, named.get(job, ()), partition.name, job, owners=owners)
 
 
-def oversized(plan: Plan, partition: PartitionPlan) -> list[str]:
-    """The labels of the policy.allreduce_job_sizes a partition cannot hold (shown as such,
-    never dropped; checks/goodput.py makes each a located warning)."""
-    sizes = plan.settings.policy.allreduce_job_sizes
-    asked = job_nodes(plan, partition, sizes)[3:3 + len(sizes)]  # after node, domain, unit
-    return [job for job, nodes in asked if not nodes]
+def oversized(candidates: Jobs) -> list[str]:
+    """The labels of the policy.allreduce_job_sizes a partition cannot hold, from its
+    asked_jobs (shown as such, never dropped; checks/goodput.py makes each a located warning)."""
+    return [job for job, nodes in candidates if job not in NAMED_JOBS and not nodes]
+
+
+def asked_jobs(plan: Plan, partition: PartitionPlan,
+               owners: Mapping[str, str] | None = None) -> Jobs:
+    """job_nodes with the sizes policy.allreduce_job_sizes asks for."""
+    return job_nodes(plan, partition, plan.settings.policy.allreduce_job_sizes, owners)
 
 
 def partition_jobs(plan: Plan, partition: PartitionPlan,
                    owners: Mapping[str, str] | None = None,
-                   ) -> list[tuple[str, tuple[Node, ...]]]:
+                   candidates: Jobs | None = None) -> Jobs:
     """The distinct jobs of a partition, smallest first: a job with the same nodes as a
-    smaller one is dropped, except the partition, which takes its place."""
-    candidates = job_nodes(plan, partition, plan.settings.policy.allreduce_job_sizes, owners)
+    smaller one is dropped, except the partition, which takes its place. ``candidates``: the
+    partition's asked_jobs, made here when not given."""
+    if candidates is None:
+        candidates = asked_jobs(plan, partition, owners)
     out: dict[tuple[str, ...], str] = {}
     members: dict[tuple[str, ...], tuple[Node, ...]] = {}
     for job, nodes in sorted(candidates, key=lambda c: _gpu_total(plan, c[1])):
@@ -152,7 +163,7 @@ def partition_jobs(plan: Plan, partition: PartitionPlan,
 
 
 def job_nodes(plan: Plan, partition: PartitionPlan, extra_gpus: Sequence[int],
-              owners: Mapping[str, str] | None = None) -> list[tuple[str, tuple[Node, ...]]]:
+              owners: Mapping[str, str] | None = None) -> Jobs:
     """(job, nodes) of one node, one NVLink domain, one scalable unit (the first node's),
     ``extra_gpus`` sizes and the whole partition."""
     hosts = {n.hostname: n for n in plan.nodes}
