@@ -83,9 +83,12 @@ def test_partition_with_unknown_or_no_nodes() -> None:
 
 def test_empty_rack() -> None:
     data = example_data("seed-64gpu-h100")
-    # r03 takes the BMC aggregation pair (a third rack gets its own access switches); r04
-    # holds nothing but its access switches.
+    # r03 takes both aggregation pairs (a third rack gets its own access switches); r04
+    # holds nothing but its access switches. ('together': the default, apart, would put each
+    # pair's second switch in r04, the other rack without hosts.)
     data["rows"][0]["racks"].append({"names": "r[03-04]", "pdu": "mgmt-208v"})
+    for network in ("management", "bmc"):
+        data["networks"][network]["aggregation_racks"] = "together"
     found = findings_of(data, "CONSISTENCY-EMPTY-RACK")
     assert [f.message for f in found] == [
         "rack r04 holds no node and no fabric or aggregation switch"]

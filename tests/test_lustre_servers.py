@@ -227,7 +227,8 @@ def test_read_gbs_10000_with_four_servers_is_rejected_at_its_line() -> None:
     found = findings_of(data, "STORAGE-BANDWIDTH-CLAIM")
     assert [f.message for f in found] == [
         "read_gbs 10000 GB/s is more than the hardware can move, 126.0 GB/s (limited by the "
-        "drives: drives 126.0, server NICs 200.0, client NICs 200.0, fabric 200.0 GB/s)"]
+        "drives: drives 126.0, RAID engine (software, 4 core(s) per server) not a limit, "
+        "server NICs 200.0, client NICs 200.0, fabric 200.0 GB/s)"]
     assert found[0].path == ("storage", "lustre", "read_gbs") and found[0].is_error
     data["storage"]["lustre"]["read_gbs"] = 120  # a measured figure below the bound narrows it
     plan = compile_data(data)

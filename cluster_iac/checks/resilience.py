@@ -1,6 +1,7 @@
 """Single points of failure: a storage fabric that is one switch, a leaf-spine fabric with
-one spine (every path between two leaves crosses it), and racks on one power feed. (A
-loop's one CDU is checks/cooling_loops.py's.)"""
+one spine (every path between two leaves crosses it), racks on one power feed, and both
+switches of a management aggregation (or core) pair in one rack. (A loop's one CDU is
+checks/cooling_loops.py's.)"""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.base.hostlist import fold
 from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
+from cluster_iac.plan.physical import link_ends
 
 
 @check("resilience.fabric_switches")
@@ -83,3 +85,49 @@ def rack_feeds(plan: Plan) -> Iterator[Diagnostic]:
             hint="layout: ab (two PDUs on feeds from two panels; the PSUs' cords split over "
                  "them) or layout: three, or accept it: policy: {levels: {SPOF-FEED: info}}",
             details={"measured": 1, "limit": 2, "unit": "feeds"})
+
+
+@check("resilience.management_pairs")
+def management_pairs(plan: Plan) -> Iterator[Diagnostic]:
+    """A warning (SPOF-MGMT-AGG-RACK) per management aggregation or core pair whose two
+    switches share a rack: every access switch below uplinks to both so that one can fail,
+    but that rack's power, cooling or a mistake in it takes both, and with them every rack's
+    in-band (or BMC) reach above its access switch."""
+    uppers = {s.name: s for s in plan.switches
+              if s.network in ("management", "bmc") and s.tier in ("aggregation", "core")}
+    switches = {s.name for s in plan.switches}
+    below: dict[str, int] = {}  # the switches under each upper switch
+    for _, device, switch, _ in link_ends(plan.links, ("management", "bmc")):
+        if switch in uppers and device in switches:
+            below[switch] = below.get(switch, 0) + 1
+    for name, first in sorted(uppers.items()):
+        stem, _, n = name.rpartition("-")
+        if int(n) % 2 == 0:
+            continue
+        second = uppers.get(f"{stem}-{int(n) + 1}")
+        if second is None or second.rack != first.rack:
+            continue
+        network = first.network
+        option = getattr(plan.settings.networks, network).aggregation_racks
+        yield Diagnostic(
+            "SPOF-MGMT-AGG-RACK",
+            f"{network} {first.tier} pair {first.name} and {second.name} are both in rack "
+            f"{first.rack}: its {below.get(first.name, 0)} downlink switch(es) each uplink to "
+            f"both, but that rack's power, cooling or a mistake in it takes the pair down "
+            f"together", ("networks", network), Severity.WARNING,
+            hint=_pair_hint(plan, network, second.name, option) +
+            "; or accept it: policy: {levels: {SPOF-MGMT-AGG-RACK: info}}",
+            details={"measured": 1, "limit": 2, "unit": "racks"})
+
+
+def _pair_hint(plan: Plan, network: str, second: str, option: str) -> str:
+    """What moves the pair's second switch to another rack, in this design."""
+    key = f"networks.{network}.aggregation_racks"
+    if option == "together":
+        return (f"{key}: apart (the default) puts the pair's switches in two racks (two "
+                f"network racks, or a service or storage rack beside the first)")
+    if plan.lock.exists and plan.lock.get("place", "", second) is not None:
+        return (f"the lock places {second} there: 'render --reallocate {second}' lets {key}: "
+                f"apart move it to another rack")
+    return ("no second rack takes it: a second rack without hosts (a network rack), or a "
+            "service or storage rack, takes the pair's second switch")

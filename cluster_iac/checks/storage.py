@@ -101,8 +101,37 @@ def bandwidth_claims(plan: Plan) -> Iterator[Diagnostic]:
             details={"measured": bw.claimed, "limit": round(bw.bound, 3), "unit": "GB/s"})
 
 
+@check("storage.raid_engine")
+def raid_engine(plan: Plan) -> Iterator[Diagnostic]:
+    """A note (STORAGE-RAID-ENGINE) where the OSSs' RAID engine sets a derived bound: the
+    servers' parity work, not their drives or network, is what limits that direction."""
+    hardware = plan.lustre.hardware if plan.lustre is not None else None
+    if hardware is None:
+        return
+    for bw in (hardware.read, hardware.write):
+        if bw.limit != "RAID engine" or bw.raid is None:
+            continue
+        software = bw.engine.startswith("software")
+        yield Diagnostic(
+            "STORAGE-RAID-ENGINE",
+            f"the Lustre {bw.spec_key.removesuffix('_gbs')} bound, {bw.bound:.1f} GB/s, is set "
+            f"by the OSSs' RAID engine ({bw.engine}), below the other terms: {_terms(bw)}",
+            ("storage", "lustre", "raid_engine") if not software else ("storage", "lustre", "ost"),
+            Severity.INFO,
+            hint=("Linux md computes each RAID 5/6 array's parity on one core: more OSTs per "
+                  "OSS (smaller groups) spread it over more cores; or declare a hardware or "
+                  "declustered engine in storage.lustre.raid_engine with its figures"
+                  if software else "the declared engine's figures set it: check them "
+                  "against the vendor's"),
+            details={"measured": round(bw.raid, 3), "limit": round(min(
+                v for v in (bw.drives, bw.server_nics, bw.client_nics, bw.fabric)
+                if v is not None), 3), "unit": "GB/s"})
+
+
 def _terms(bw: Bandwidth) -> str:
     parts = [f"drives {bw.drives:.1f}" if bw.drives is not None else "drives not declared",
+             f"RAID engine ({bw.engine}) {bw.raid:.1f}" if bw.raid is not None
+             else f"RAID engine ({bw.engine}) not a limit",
              f"server NICs {bw.server_nics:.1f}", f"client NICs {bw.client_nics:.1f}"]
     if bw.fabric is not None:
         parts.append(f"fabric {bw.fabric:.1f}")

@@ -263,12 +263,8 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
     for g in range(math.ceil(len(slots) / down)):
         group = slots[g * down:(g + 1) * down]
         first = next(sw for sw in group if sw is not None) if any(group) else lower[0]
-        # Aggregation and core pairs go to network racks in turn, as the fabric's spines do;
-        # without one, to the rack of the group's first access switch.
-        racks = net.network_racks
-        rack = racks[g % len(racks)] if racks else first.rack
         pair = [net.switch(f"{net.prefix}-{tier[:3]}{level}-{2 * g + s + 1}", tier, rack)
-                for s in range(2)]
+                for s, rack in enumerate(_pair_racks(net, g, first, group))]
         upper += pair
         # each child to each of the pair in turn: its uplink s to port <child's place> of s
         places = [(j, child) for j, child in enumerate(group) if child is not None]
@@ -276,6 +272,28 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
                       uplinks * len(places), [parent.name for parent in pair] * len(places),
                       [port for j, _ in places for port in _ports(j + 1, 1) for _ in pair])
     return upper
+
+
+def _pair_racks(net: _Net, g: int, first: Switch, group: Sequence[Switch | None]
+                ) -> tuple[str, str]:
+    """The racks of pair g. Together: a network rack in turn, as the fabric's spines go;
+    without one, the rack of the group's first access switch. Apart (the default): two
+    network racks in turn where there are two or more, else the first switch as together and
+    the second beside the group's first access switch in another rack without compute nodes
+    (a service or storage rack: a compute rack's PDUs and units are sized for its servers),
+    else together (checks/resilience.py warns). The lock's racks win later (place_devices),
+    so a locked pair stays where it is."""
+    racks = net.network_racks
+    ipnet = getattr(net.plan.settings.networks, net.network)
+    if ipnet.aggregation_racks == "apart" and len(racks) >= 2:
+        return racks[2 * g % len(racks)], racks[(2 * g + 1) % len(racks)]
+    rack = racks[g % len(racks)] if racks else first.rack
+    if ipnet.aggregation_racks == "together":
+        return rack, rack
+    compute = {node.rack for node in net.plan.nodes if node.role == "compute"}
+    other = next((sw.rack for sw in group if sw is not None and sw.rack != rack
+                  and sw.rack not in compute), rack)
+    return rack, other
 
 
 def uplink_positions(plan: Plan) -> Iterator[tuple[str, str, str, int]]:

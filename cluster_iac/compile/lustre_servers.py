@@ -10,6 +10,7 @@ import networkx as nx
 
 from cluster_iac.base.errors import Diagnostic, SpecPath
 from cluster_iac.base.suggest import did_you_mean
+from cluster_iac.compile.lustre_engine import engine_problems, server_engine
 from cluster_iac.plan import Plan
 from cluster_iac.plan.lustre import Bandwidth, LnetPlan, LustreServer, LustreServers, LustreTarget
 from cluster_iac.plan.lustre_bandwidth import (
@@ -21,6 +22,7 @@ from cluster_iac.plan.lustre_bandwidth import (
     link_gbs,
     max_flow_gbs,
 )
+from cluster_iac.plan.raid_engine import cap_by_engine, describe
 from cluster_iac.spec.storage import Lustre, TargetDevices
 
 BASE: SpecPath = ("storage", "lustre")
@@ -38,7 +40,9 @@ chunk over the 4 KiB block (Lustre manual, 'Computing file system parameters for
 
 
 def device_problems(lustre: Lustre, plan: Plan) -> Iterator[Diagnostic]:
-    """Unknown drive models and RAID groups smaller than their level allows."""
+    """Unknown drive models, RAID groups smaller than their level allows, and RAID engine
+    figures that do not fit the engine's kind."""
+    yield from engine_problems(lustre)
     for key in ("mgt", "mdt", "ost"):
         target: TargetDevices | None = getattr(lustre, key)
         if target is None:
@@ -334,14 +338,17 @@ def _bandwidths(lustre: Lustre, plan: Plan, servers: list[LustreServer], lnet: L
     client_nics = sum(client_caps.values())
     fabric = (max_flow_gbs(graph, {s.hostname: None for s in oss}, readers)
               if graph is not None else None)
+    engines = {s.hostname: server_engine(lustre, plan, s) for s in oss}
     out = []
     for direction, claimed in (("read", lustre.read_gbs), ("write", lustre.write_gbs)):
-        per_server = {s.hostname: _server_drives(s, direction, lustre.ost is not None)
+        declared = lustre.ost is not None
+        per_server = {s.hostname: cap_by_engine(_server_drives(s, direction, declared),
+                                                getattr(engines[s.hostname], f"{direction}_gbs"))
                       for s in oss}
-        drives = (sum(min(v, s.nic_gbs) if v is not None else 0.0 for s, v in
-                      zip(oss, per_server.values(), strict=True))
-                  if lustre.ost is not None else None)
-        drives_total = (sum(v for v in per_server.values() if v is not None)
+        engine_terms = [getattr(e, f"{direction}_gbs") for e in engines.values()]
+        engine = (sum(v for v in engine_terms if v is not None)
+                  if oss and all(v is not None for v in engine_terms) else None)
+        drives_total = (sum(_server_drives(s, direction, True) or 0.0 for s in oss)
                         if lustre.ost is not None else None)
         if graph is not None:  # each end capped at what its LNet interfaces carry
             capped: dict[str, float | None] = {
@@ -349,10 +356,13 @@ def _bandwidths(lustre: Lustre, plan: Plan, servers: list[LustreServer], lnet: L
                 for s, v in zip(oss, per_server.values(), strict=True)}
             bound = max_flow_gbs(graph, capped, client_caps)
         else:  # management network: no switch graph, each server's NICs and the clients'
-            bound = min(drives if drives is not None else server_nics, client_nics)
-        terms = {"drives": drives_total, "server NICs": server_nics,
+            served = sum(min(v, s.nic_gbs) if v is not None else s.nic_gbs
+                         for s, v in zip(oss, per_server.values(), strict=True))
+            bound = min(served, client_nics)
+        terms = {"drives": drives_total, "RAID engine": engine, "server NICs": server_nics,
                  "client NICs": client_nics, "fabric": fabric}
-        out.append(Bandwidth(drives=drives_total, server_nics=server_nics,
+        out.append(Bandwidth(drives=drives_total, raid=engine, engine=describe(engines),
+                             server_nics=server_nics,
                              client_nics=client_nics, fabric=fabric, bound=bound,
                              limit=limiting_term(terms, bound), claimed=claimed,
                              spec_key=f"{direction}_gbs"))

@@ -371,7 +371,8 @@ def _partition_files(shared: _Shared, partition: PartitionPlan,
             direction: {"bound_gbs": round(bw.effective, 2),
                         "bar_gbs": round(bw.effective * (1 - STORAGE_MARGIN), 2),
                         "limit": bw.limit,
-                        "source": f"derived Lustre {direction} bound (plan/lustre_bandwidth.py, "
+                        "source": f"derived Lustre {direction} bound (plan/lustre_bandwidth.py"
+                                  f"{', plan/raid_engine.py' if bw.raid is not None else ''}, "
                                   f"set by {bw.limit}) x (1 - {STORAGE_MARGIN})"}
             for direction, bw in (("write", hardware.write), ("read", hardware.read))}
         files[f"{base}/storage.sbatch"] = render_template(

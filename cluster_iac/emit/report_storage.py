@@ -7,6 +7,7 @@ from typing import Any
 from cluster_iac.plan import Plan
 from cluster_iac.plan.cooling import loop_figures
 from cluster_iac.plan.lustre import Bandwidth
+from cluster_iac.plan.raid_engine import MIB, PARITY_MIBS_PER_CORE, SOURCE
 
 
 def _gbs(value: float | None) -> str:
@@ -15,6 +16,8 @@ def _gbs(value: float | None) -> str:
 
 def _direction(name: str, bw: Bandwidth) -> dict[str, str]:
     return {"name": name, "drives": _gbs(bw.drives) if bw.drives is not None else "not declared",
+            "raid": (f"{bw.raid:.1f} ({bw.engine})" if bw.raid is not None
+                     else f"not a limit ({bw.engine})"),
             "server": _gbs(bw.server_nics), "client": _gbs(bw.client_nics),
             "fabric": _gbs(bw.fabric), "bound": _gbs(bw.bound), "limit": bw.limit,
             "measured": f"{bw.claimed:g}" if bw.claimed else "-", "used": _gbs(bw.effective)}
@@ -44,8 +47,16 @@ def lustre_hardware(plan: Plan) -> dict[str, Any] | None:
         "ip_network": hw.lnet.ip_network, "mgs": ", ".join(hw.lnet.mgs_nids) or "-",
         "clients": str(len(hw.lnet.clients)), "targets": targets,
         "directions": [_direction("read", hw.read), _direction("write", hw.write)],
+        "parity_per_core": _parity_per_core(),
         "capacity": f"{hw.capacity_tb:.1f}" if hw.capacity_tb is not None else "-",
         "raw": f"{hw.raw_tb:.1f}" if hw.raw_tb is not None else "-"}
+
+
+def _parity_per_core() -> str:
+    """The per-core parity rates the software term uses, with their source."""
+    rates = ", ".join(f"{arch} {mibs * MIB / 1e9:.1f} GB/s" for arch, mibs in
+                      sorted(PARITY_MIBS_PER_CORE.items()))
+    return f"{rates}; other architectures: not derived; {SOURCE}"
 
 
 def loops(plan: Plan) -> list[dict[str, str]]:

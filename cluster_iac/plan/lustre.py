@@ -95,11 +95,13 @@ class Bandwidth:
     """Aggregate bandwidth of one direction, GB/s: each term and the bound they make."""
 
     drives: float | None  # sum over OSSs of min(OST groups, drive controllers); None: no OST drives
+    raid: float | None  # the OSSs' RAID engines (plan/raid_engine.py); None: not a limit
+    engine: str  # what computes parity: 'software, 2 core(s) per server', 'hardware', ...
     server_nics: float  # the OSSs' NICs on the LNet network
     client_nics: float  # the compute nodes' NICs on the LNet network
     fabric: float | None  # max flow from every OSS port to every client port; None: no graph
     bound: float  # max flow with the drives as sources: never above any term
-    limit: str  # the term that sets the bound ('drives', 'server NICs', 'client NICs', 'fabric')
+    limit: str  # the term that sets the bound ('drives', 'RAID engine', 'server NICs', ...)
     claimed: float | None  # the spec's measured figure
     spec_key: str  # 'read_gbs' | 'write_gbs'
 

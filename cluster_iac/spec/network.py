@@ -153,6 +153,13 @@ class IpNetwork(SpecModel):
     """Catalog switch model of this network's access switches (one per rack when set)."""
     interface: InterfaceName = "eth0"
     """Host interface name on this network (NCCL_SOCKET_IFNAME uses the in-band one)."""
+    aggregation_racks: Literal["apart", "together"] = "apart"
+    """management and bmc: where the two switches of each aggregation (and core) pair go.
+    apart: in two racks (network racks, those without hosts, in turn when there are two or
+    more; else the second in a service or storage rack with an access switch; else, with no
+    such rack, together and the warning SPOF-MGMT-AGG-RACK), so one rack's power or a mistake
+    in it does not take both; together: both in one rack, as before. A switch the lock places
+    stays where it is (render --reallocate <switch> moves it)."""
     mtu: int | None = Field(default=None, ge=576, le=65520)
     """Interface MTU the hosts set (cloud-init network-config, DHCP option 26); default 1500,
     4092 on IPoIB (datagram mode under a 4096-byte IB MTU); 9000 for jumbo frames."""

@@ -82,6 +82,22 @@ class TargetDevices(SpecModel):
     a full stripe (RAID 5/6), or 128 KiB (mdadm's default) for mirrors."""
 
 
+class RaidEngine(SpecModel):
+    """What computes the OSTs' RAID parity on each OSS: the servers' CPUs (Linux md, which the
+    generated setup builds), a hardware RAID controller, or a declustered RAID engine."""
+
+    kind: Literal["software", "hardware", "declustered"] = "software"
+    """software: Linux md on the server's cores (the bound derives from the CPU's cores and a
+    published per-core parity rate); hardware or declustered: the figures below, which
+    replace that term."""
+    write_gbs: BandwidthGbs | None = None
+    """hardware or declustered: sustained full-stripe write one server's engine sustains,
+    GB/s (the vendor's figure). Required for those kinds, not allowed for software."""
+    read_gbs: BandwidthGbs | None = None
+    """hardware or declustered: sustained read through one server's engine, GB/s (default:
+    not a limit). Not allowed for software."""
+
+
 class Lnet(SpecModel):
     """The LNet network Lustre runs on."""
 
@@ -128,6 +144,8 @@ class Lustre(SpecModel):
     from /etc/vdev_id.conf, stable across reboots)."""
     lnet: Lnet = Lnet()
     """LNet network, name and interfaces."""
+    raid_engine: RaidEngine = RaidEngine()
+    """What computes the OSTs' parity on each OSS: its term joins the write (and read) bound."""
     read_gbs: BandwidthGbs | None = None
     """Measured aggregate sustained read bandwidth, GB/s: it may only narrow the bound derived
     from the drives, servers' NICs, fabric and clients' NICs (a larger figure is an error)."""
