@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from cluster_iac.emit import frr
 from cluster_iac.plan.switching import DEFAULT_MTU, VLANS
 from cluster_iac.render import Build, build
 from tests.conftest import EXAMPLE_IDS, example_build
@@ -165,3 +166,19 @@ def test_management_switches_run_no_bgp(tmp_path: Path) -> None:
     assert not set(built.plan.management_configs) & set(built.plan.switch_configs)
     lock = (ROOT / "examples" / "spectrum-x-roce.lock").read_text()
     assert "bgp management" not in lock
+
+
+@pytest.mark.parametrize("name", [*MANAGED, "two-racks"])
+def test_bridge_writer_writes_the_templates_bytes(name: str, tmp_path: Path) -> None:
+    """emit/frr.py's bridge_text (lines written in Python, what render() uses) against
+    templates/switches/bridge.j2 (bridge_template), its oracle: the same bytes for every
+    management and BMC switch of every example, and of two racks whose access switches bond
+    to each other (an access switch with a bond below it)."""
+    built = example_build(name) if name != "two-racks" else build(two_racks(tmp_path))
+    assert frr.BRIDGE_WRITER is frr.bridge_text
+    configs = built.plan.management_configs
+    assert {c.role for c in configs.values()} >= {"access"}
+    assert any(b.kind == "fabric" for c in configs.values() for b in c.bonds)
+    for switch, config in configs.items():
+        text = built.files[f"switches/{switch}/interfaces"]
+        assert text == frr.bridge_template(config), switch

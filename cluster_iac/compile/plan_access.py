@@ -21,6 +21,8 @@ the plan.
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import compress
+from operator import itemgetter
 
 from cluster_iac.compile.build_management import NETWORKS
 from cluster_iac.plan import Plan
@@ -52,50 +54,53 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
     """The configurations of one management network's switches."""
     switches = [s for s in plan.switches if s.network == network]
     names = {s.name for s in switches}
-    ports: dict[str, list[SwitchInterface]] = {name: [] for name in names}
+    ports: dict[str, list[_Port]] = {name: [] for name in names}
     cables = plan.cables
-    for net, a, a_port, b, b_port, speed, cable in zip(
-            cables.network, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
-            cables.speed_gbps, cables.cable_id, strict=True):
-        if net != network or b not in names:
+    # the network's cables only (a tenth of the table), each id made here (Cables.cable_id)
+    rows = list(compress(range(len(cables.network)), map(network.__eq__, cables.network)))
+    for a, a_port, b, b_port, speed, head in zip(*(map(column.__getitem__, rows) for column in (
+            cables.a_device, cables.a_port, cables.b_device, cables.b_port, cables.speed_gbps,
+            cables.id_head)), strict=True):
+        if b not in names:
             continue
+        cable = head + a_port
         # a switch below b (by its name and its port: a host may share a switch's name, a
         # clash checks/ reports): b's downlink, a's uplink, both in a bond
         if a in names and a_port.startswith("swp"):
-            ports[b].append(SwitchInterface(b_port, "fabric", a, a_port, cable, speed,
-                                            vlan.mtu, "", ""))
-            ports[a].append(SwitchInterface(a_port, "uplink", b, b_port, cable, speed,
-                                            vlan.mtu, "", ""))
+            ports[b].append((port_number(b_port), b_port, "fabric", a, a_port, cable, speed))
+            ports[a].append((port_number(a_port), a_port, "uplink", b, b_port, cable, speed))
         else:
-            ports[b].append(SwitchInterface(b_port, "host", a, a_port, cable, speed,
-                                            vlan.mtu, "", "", vlan=vlan.vid))
+            ports[b].append((port_number(b_port), b_port, "host", a, a_port, cable, speed))
     path = ("networks", network)
     configs = {}
     for switch in switches:
-        interfaces, bonds = _bonded(sorted(ports[switch.name], key=lambda i: port_number(i.name)),
-                                    vlan.mtu)
+        interfaces, bonds = _bonded(ports[switch.name], vlan)
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, switch.tier, switch.rack, 0, "", interfaces,
             None, path, vlans=(vlan,), bonds=bonds)
     return configs
 
 
-def _bonded(interfaces: list[SwitchInterface], mtu: int
+_Port = tuple[int, str, str, str, str, str, int]
+"""A cabled port before its bond is known: (port number, port, kind, far device, far port,
+cable label, speed)."""
+
+
+def _bonded(ports: list[_Port], vlan: Vlan
             ) -> tuple[tuple[SwitchInterface, ...], tuple[Bond, ...]]:
-    """The ports with the bond of each switch-to-switch port, and the bonds: 'uplink' over
-    the uplinks, 'bond<n>' over the cables from one switch below."""
-    bond_of: dict[str, str] = {}
-    groups: dict[str, list[SwitchInterface]] = {}
-    for port in interfaces:
-        if port.kind == "host":
-            continue
-        key = "uplink" if port.kind == "uplink" else port.peer
-        name = bond_of.setdefault(key, "uplink" if key == "uplink"
-                                  else f"bond{port_number(port.name)}")
-        groups.setdefault(name, []).append(port)
-    bonds = tuple(Bond(name, members[0].kind, tuple(p.name for p in members),
-                       tuple(p.peer for p in members), mtu)
-                  for name, members in sorted(groups.items(), key=lambda g: (
-                      g[0] != "uplink", port_number(g[1][0].name))))
-    names = {member: bond.name for bond in bonds for member in bond.members}
-    return tuple(port._replace(bond=names.get(port.name, "")) for port in interfaces), bonds
+    """The ports in port order, each made once with its bond (a switch-to-switch port) or its
+    VLAN (a host port), and the bonds: 'uplink' over the uplinks, 'bond<n>' over the cables
+    from one switch below (n: its first member's number)."""
+    ports.sort(key=itemgetter(0))
+    groups: dict[str, list[_Port]] = {}  # 'uplink' or the switch below -> its ports
+    for port in ports:
+        if port[2] != "host":
+            groups.setdefault("uplink" if port[2] == "uplink" else port[3], []).append(port)
+    bonds = tuple(Bond("uplink" if key == "uplink" else f"bond{members[0][0]}", members[0][2],
+                       tuple(p[1] for p in members), tuple(p[3] for p in members), vlan.mtu)
+                  for key, members in sorted(groups.items(), key=lambda g: (
+                      g[0] != "uplink", g[1][0][0])))
+    bond_of = {member: bond.name for bond in bonds for member in bond.members}
+    return tuple(SwitchInterface(name, kind, peer, peer_port, cable, speed, vlan.mtu, "", "",
+                                 vlan.vid if kind == "host" else 0, bond_of.get(name, ""))
+                 for _number, name, kind, peer, peer_port, cable, speed in ports), bonds

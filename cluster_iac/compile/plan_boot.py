@@ -21,7 +21,7 @@ from cluster_iac.plan.boot import (
 )
 from cluster_iac.plan.zones import kept_zones
 from cluster_iac.spec import ClusterSpec
-from cluster_iac.spec.strings import hostname_problem
+from cluster_iac.spec.strings import hostname_problem, hostnames_valid
 
 
 def plan_boot(spec: ClusterSpec, plan: Plan) -> Plan:
@@ -51,25 +51,30 @@ def dns_records(plan: Plan) -> tuple[tuple[DnsRecord, ...], list[Diagnostic]]:
     """Every address's name; two devices with one name is DNS-NAME-CLASH at the second's
     network (a host 'x-bmc' beside host x's BMC name)."""
     hosts = {n.hostname for n in plan.nodes}
+    made = [DnsRecord(dns_name(network, device, hosts), address, network, device)
+            for network in NETWORKS
+            for device, address in plan.addresses.get(network, {}).items()]
+    names = [record.name for record in made]
+    if len(set(names)) == len(names) and hostnames_valid(names):  # all of them at once
+        return tuple(natural_sorted(made, lambda r: r.name)), []
     seen: dict[str, DnsRecord] = {}
     problems: list[Diagnostic] = []
-    for network in NETWORKS:
-        for device, address in plan.addresses.get(network, {}).items():
-            record = DnsRecord(dns_name(network, device, hosts), address, network, device)
-            other = seen.setdefault(record.name, record)
-            problem = hostname_problem(record.name)
-            if problem:
-                problems.append(Diagnostic(
-                    "DNS-NAME-CLASH", f"the DNS name '{record.name}' of {device} on the "
-                    f"{network} network {problem}", ("networks", network),
-                    hint="shorten the host name pattern or the rack name"))
-            elif other is not record:
-                problems.append(Diagnostic(
-                    "DNS-NAME-CLASH", f"{device} on the {network} network and {other.device} "
-                    f"on the {other.network} network would both be '{record.name}' in DNS",
-                    ("networks", network),
-                    hint="rename the host group whose names end like another network's suffix "
-                         "(-bmc, -ib, -stor)"))
+    for record in made:
+        network, device = record.network, record.device
+        other = seen.setdefault(record.name, record)
+        problem = hostname_problem(record.name)
+        if problem:
+            problems.append(Diagnostic(
+                "DNS-NAME-CLASH", f"the DNS name '{record.name}' of {device} on the "
+                f"{network} network {problem}", ("networks", network),
+                hint="shorten the host name pattern or the rack name"))
+        elif other is not record:
+            problems.append(Diagnostic(
+                "DNS-NAME-CLASH", f"{device} on the {network} network and {other.device} "
+                f"on the {other.network} network would both be '{record.name}' in DNS",
+                ("networks", network),
+                hint="rename the host group whose names end like another network's suffix "
+                     "(-bmc, -ib, -stor)"))
     return tuple(natural_sorted(seen.values(), lambda r: r.name)), problems
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from cluster_iac.plan.qos import FabricQos
@@ -22,6 +23,7 @@ NODE_TYPE = {"leaf": "l3leaf", "spine": "spine", "super-spine": "super_spine"}
 _PORT = re.compile(r"p(\d+)(?:s(\d+))?|swp(\d+)")
 
 
+@cache  # a few hundred names (swp1-swp48, p1-p64 and their legs) on 100,000s of ports
 def eos_port(name: str) -> str:
     """The plan's port name as EOS names it: 'p57' -> 'Ethernet57', 'p1s2' -> 'Ethernet1/2', a
     management switch's 'swp47' -> 'Ethernet47'."""

@@ -24,7 +24,6 @@ YAML and JSON by the serializers; names are checked DNS labels, addresses from `
 
 from __future__ import annotations
 
-from ipaddress import IPv4Network
 from typing import Any
 
 from cluster_iac.emit.ansible import ROLE_GROUPS, group_name
@@ -103,7 +102,7 @@ def network_config(plan: Plan, boot: BootPlan, host: BootHost) -> dict[str, Any]
         address = plan.addresses[subnet.network].get(host.hostname)
         if address is None or subnet.network == "bmc":
             continue  # the BMC has its own NIC, configured by DHCP
-        prefix = IPv4Network(subnet.cidr).prefixlen
+        prefix = subnet.cidr.partition("/")[2]  # as IPv4Network writes it: 'a.b.c.d/n'
         config: dict[str, Any] = {"addresses": [f"{address}/{prefix}"], "mtu": subnet.mtu}
         if subnet.network == "management":
             # 0.0.0.0/0, not netplan's 'default': cloud-init 22.4 (Debian 12) parses a route's

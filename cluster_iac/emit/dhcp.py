@@ -18,6 +18,7 @@ Written by the JSON serializer; every name is a checked DNS label, every MAC par
 
 from __future__ import annotations
 
+from socket import inet_aton
 from typing import Any
 
 from cluster_iac.formats.json import json_text
@@ -43,9 +44,10 @@ def render(plan: Plan) -> dict[str, str]:
 
 
 def sorted_devices(plan: Plan, network: str) -> list[str]:
-    """The devices on a network in address order."""
+    """The devices on a network in address order (an address as inet_aton's four bytes,
+    big-endian: compared as the number)."""
     addresses = plan.addresses.get(network, {})
-    return sorted(addresses, key=lambda d: tuple(int(x) for x in addresses[d].split(".")))
+    return sorted(addresses, key=lambda d: inet_aton(addresses[d]))
 
 
 def config(plan: Plan, boot: BootPlan) -> dict[str, Any]:

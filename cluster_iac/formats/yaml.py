@@ -171,6 +171,10 @@ class _Yaml:
             return by_shape(values,  # type: ignore[arg-type]
                              lambda alike, keys: self._alike(alike, keys, indent),
                              lambda mixed: self._entries(mixed, indent))
+        if kind is bool:
+            return [" true" if value else " false" for value in values]
+        if kind is list or kind is tuple:
+            return self._sequences(values, indent)  # type: ignore[arg-type]
         return [self._tail(value, indent) for value in values]
 
     def _strings(self, values: Sequence[object]) -> list[str]:
@@ -268,10 +272,21 @@ class _Yaml:
         return list(map("".join, zip(*parts, strict=False)))  # type: ignore[call-overload]  # repeat() is endless
 
     def _sequence(self, items: Sequence[object], indent: int) -> str:
+        return self._sequences([items], indent)[0]
+
+    def _sequences(self, values: Sequence[Sequence[object]], indent: int) -> list[str]:
+        """Lists' tails: their items as one column (every node's ports at once, not a column
+        per node), cut back into lists."""
         dash, cut = "\n" + " " * indent + "- ", indent + 3
         # a scalar's tail ' x' gives '- x'; None '- null'; a block's first line goes after '- '
-        return "".join([dash + (tail[1:] if tail[:1] == " " else tail[cut:] if tail else "null")
-                        for tail in self.tails(items, indent + 2)])
+        items = [dash + (tail[1:] if tail[:1] == " " else tail[cut:] if tail else "null")
+                 for tail in self.tails(list(chain.from_iterable(values)), indent + 2)]
+        texts: list[str] = []
+        start = 0
+        for size in map(len, values):
+            texts.append("".join(items[start:start + size]) if size else " []")
+            start += size
+        return texts
 
 
 # --- ruamel.yaml's layout -----------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from ipaddress import IPv4Network
+from socket import inet_aton
 from typing import Any, NamedTuple
 
 Record = tuple[str, str, str]  # owner relative to the zone, type, data
@@ -40,19 +41,19 @@ def zone_records(domain: str, cidrs: Iterable[str],
     every subnet (reverse_zones), empty ones too, so that a grown cluster adds records, never
     zones. ``records`` are the plan's DnsRecords (name, address)."""
     out: dict[str, list[Record]] = {domain: []}
-    prefixes: dict[str, int] = {}
+    heads: dict[str, str] = {}  # '10.0.1' -> '1.0.10.in-addr.arpa'
     for cidr in cidrs:
         for zone, prefix in reverse_zones(IPv4Network(cidr)):
             out.setdefault(zone, [])
-            prefixes[zone] = prefix
-    forward = out[domain]
-    for record in records:
-        forward.append((record.name, "A", record.address))
-        zone, owner = reverse_name(record.address, prefixes)
+            heads[".".join(reversed(zone.split(".")[:prefix // 8]))] = zone
+    records = list(records)
+    out[domain] += [(record.name, "A", record.address) for record in records]
+    # each reverse zone's records in address order (a zone's addresses share their first
+    # octets, so its owners' order is theirs): the records taken by address, as the four
+    # bytes inet_aton makes (big-endian, so compared as numbers), fill each zone in order
+    for record in sorted(records, key=lambda r: inet_aton(r.address)):
+        zone, owner = reverse_name(record.address, heads)
         out[zone].append((owner, "PTR", f"{record.name}.{domain}."))
-    for zone, held in out.items():
-        if zone != domain:
-            held.sort(key=lambda r: [int(x) for x in reversed(r[0].split("."))])
     return dict(sorted(out.items()))
 
 
@@ -72,22 +73,23 @@ def _zone_name(block: IPv4Network) -> str:
     return ".".join(reversed(octets)) + ".in-addr.arpa"
 
 
-def reverse_name(address: str, prefixes: dict[str, int]) -> tuple[str, str]:
+def reverse_name(address: str, heads: dict[str, str]) -> tuple[str, str]:
     """The reverse zone holding an address and its owner name there: 10.0.1.7 in
-    '1.0.10.in-addr.arpa' is '7'. ``address`` is as the plan holds it, written by
-    ``ipaddress`` (dotted quad, no leading zeros), so it is split, not parsed again (parsing
-    took 0.3 s of the 0.5 s of a 100,000-GPU plan's 60,000 records)."""
-    octets = address.split(".")
-    for size in (3, 2, 1):
-        zone = ".".join(reversed(octets[:size])) + ".in-addr.arpa"
-        if zone in prefixes:
-            return zone, ".".join(reversed(octets[size:]))
+    '1.0.10.in-addr.arpa' is '7'. ``heads``: each reverse zone by its octets in forward order
+    ('10.0.1'). ``address`` is as the plan holds it, written by ``ipaddress`` (dotted quad, no
+    leading zeros), so it is cut, not parsed again (parsing took 0.3 s of the 0.5 s of a
+    100,000-GPU plan's 60,000 records)."""
+    for cut in (1, 2, 3):  # a /24 zone's first, then a /16's, then a /8's
+        head, *owner = address.rsplit(".", cut)
+        zone = heads.get(head)
+        if zone is not None:
+            return zone, ".".join(reversed(owner))
     raise ValueError(f"{address} is in no subnet's reverse zone")
 
 
 def digest(records: list[Record]) -> str:
     """The SHA-256 (hex) of a zone's records, one per line, SOA excluded."""
-    return hashlib.sha256("\n".join(" ".join(r) for r in records).encode()).hexdigest()
+    return hashlib.sha256("\n".join(map(" ".join, records)).encode()).hexdigest()
 
 
 def hash_serial(hex_digest: str) -> int:

@@ -11,7 +11,7 @@ located diagnostic.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 from pydantic import Field, WithJsonSchema
@@ -93,6 +93,18 @@ def hostname_problem(value: str) -> str | None:
     if not _HOST.fullmatch(value):
         return "holds a character other than lower-case letters, digits and '-'"
     return None
+
+
+# Lines of host labels: what hostname_problem passes (1 to 63 characters, letters, digits and
+# '-' inside), each line ended by a line break.
+_HOST_LINES = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\n)*")
+
+
+def hostnames_valid(values: Sequence[str]) -> bool:
+    """Whether hostname_problem finds nothing in any of ``values``, decided by one scan of
+    their text joined by line breaks (60,000 DNS names at 100,000 GPUs)."""
+    text = "\n".join([*values, ""])  # each value followed by a line break
+    return text.count("\n") == len(values) and _HOST_LINES.fullmatch(text) is not None
 
 
 def _check_hostname_pattern(value: str) -> None:

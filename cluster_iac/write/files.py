@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import itertools
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -48,12 +49,12 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_new(target: Path, text: Text, mode: int) -> str:
+def write_new(target: str | Path, text: Text, mode: int) -> str:
     """Write ``text`` as UTF-8 into a new file; its SHA-256."""
     return _write_bytes(target, mode, _chunks(text))
 
 
-def _write_bytes(target: Path, mode: int, chunks: Iterable[bytes]) -> str:
+def _write_bytes(target: str | Path, mode: int, chunks: Iterable[bytes]) -> str:
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     digest = hashlib.sha256()
     try:
@@ -63,12 +64,13 @@ def _write_bytes(target: Path, mode: int, chunks: Iterable[bytes]) -> str:
                 digest.update(chunk)
                 handle.write(chunk)
     except BaseException:
-        target.unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(target)
         raise
     return digest.hexdigest()
 
 
-def write_changed(target: Path, text: Text, mode: int, old: Path) -> str | None:
+def write_changed(target: str | Path, text: Text, mode: int, old: Path) -> str | None:
     """Write ``text`` into a new file unless the file ``old`` holds the same bytes: None when
     it does, else the new file's SHA-256. Compared a slice at a time as the text is made (a
     large file's Chunks, made once): an unchanged file is never written, and a changed one is
@@ -98,11 +100,13 @@ def _prefix(held: BinaryIO, size: int) -> Iterator[bytes]:
         yield piece
 
 
-def folder_mode(path: Path) -> int:
+def folder_mode(path: str | Path) -> int:
+    """Keep the mode of the folder being replaced; a new folder gets 0777 less the umask."""
     try:
-        return path.stat().st_mode & 0o7777 if path.is_dir() else _default(0o777)
+        found = os.stat(path)
     except OSError:
         return _default(0o777)
+    return found.st_mode & 0o7777 if stat.S_ISDIR(found.st_mode) else _default(0o777)
 
 
 def file_mode(target: Path) -> int:
@@ -110,7 +114,12 @@ def file_mode(target: Path) -> int:
     try:
         return target.stat().st_mode & 0o7777
     except OSError:
-        return _default(0o666)
+        return new_file_mode()
+
+
+def new_file_mode() -> int:
+    """A new file's mode: 0666 less the umask."""
+    return _default(0o666)
 
 
 def _default(mode: int) -> int:

@@ -23,12 +23,13 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from cluster_iac.write.files import (
     Text,
     file_mode,
     folder_mode,
+    new_file_mode,
     text_digest,
     write_changed,
     write_new,
@@ -101,7 +102,8 @@ class StagedTree:
         self.out, self.stage = out, stage
         self._on_disk = on_disk  # path -> SHA-256 of each file the output holds now
         self._listed = listed  # what the manifest on disk says of them
-        self._made: set[PurePosixPath] = set()
+        self._made: set[str] = set()  # folders made, as 'a/b'
+        self._stage, self._out = str(stage), str(out)  # paths joined as strings: 100,000s
         self.kept: dict[str, str] | None = None  # the files the output holds once committed
 
     def write_all(self, files: dict[str, Text]) -> list[tuple[str, str]]:
@@ -121,22 +123,33 @@ class StagedTree:
         old = self._on_disk.get(path)
         if old is not None and isinstance(text, str) and text_digest(text) == old:
             return old
-        self._folders(PurePosixPath(path))
-        target, mode = self.stage / path, file_mode(self.out / path)
+        self._folders(path)
+        target = f"{self._stage}/{path}"
         try:
-            if old is None or isinstance(text, str):
+            if old is None:  # the output holds no such file (it holds only on_disk's)
+                return write_new(target, text, new_file_mode())
+            mode = file_mode(self.out / path)
+            if isinstance(text, str):
                 return write_new(target, text, mode)
             return write_changed(target, text, mode, self.out / path) or old
         except FileExistsError:  # the staging folder is new: only a second write of the path
             raise ValueError(f"{path!r} is written twice") from None
 
-    def _folders(self, path: PurePosixPath) -> None:
-        for folder in reversed(path.parents[:-1]):
+    def _folders(self, path: str) -> None:
+        """The staging folder's folders above ``path`` ('a/b/c.txt': 'a', 'a/b'), outermost
+        first, each made once with its mode in the output; a file's folder made already
+        (a folder's files come one after another) has all of its own made."""
+        parts = path.split("/")[:-1]
+        if not parts or "/".join(parts) in self._made:
+            return
+        for depth in range(1, len(parts) + 1):
+            folder = "/".join(parts[:depth])
             if folder in self._made:
                 continue
             with contextlib.suppress(FileExistsError):  # made by the other process
-                (self.stage / folder).mkdir()
-                os.chmod(self.stage / folder, folder_mode(self.out / folder))  # keeps the mode
+                made = f"{self._stage}/{folder}"
+                os.mkdir(made)
+                os.chmod(made, folder_mode(f"{self._out}/{folder}"))  # keeps the mode
             self._made.add(folder)
 
     def commit(self, digests: dict[str, str]) -> list[str]:
@@ -155,9 +168,9 @@ class StagedTree:
         if not changed and not removed and on_disk.get(MANIFEST) == text_digest(listing):
             return []  # nothing was written, nothing is linked: the output as it was
         for path in sorted(set(digests) - set(changed)):  # the unchanged files, as they are
-            self._folders(PurePosixPath(path))
+            self._folders(path)
             with contextlib.suppress(FileExistsError):  # bytes written though the SHA-256 was
-                os.link(self.out / path, self.stage / path)
+                os.link(f"{self._out}/{path}", f"{self._stage}/{path}")
         write_new(self.stage / MANIFEST, listing, file_mode(self.out / MANIFEST))
         _swap(self.stage, self.out)
         self.kept = digests
