@@ -37,9 +37,10 @@ class Reliability(SpecModel):
 
     failure_rates: dict[ComponentClass, Rate] = {}
     """Failures that interrupt a job, per unit per million hours, by component class; each
-    replaces the built-in figure (catalog/failure_rates.yaml). The unit of each class: gpu,
-    hbm and software per GPU, host and psu per node, nic and link per compute-fabric NIC port,
-    switch per switch of the compute fabric and NVLink trays, pdu per PDU, cdu per liquid loop."""
+    replaces the built-in figure (catalog/failure_rates.yaml). The unit of each class: gpu
+    and hbm per GPU, software per job (once, whatever its size), host and psu per node, nic
+    and link per compute-fabric NIC port, switch per switch of the compute fabric and NVLink
+    trays, pdu per PDU, cdu per liquid loop."""
     detect_s: Seconds = 600
     """Time from a failure to the job knowing it, s. Default 600: PyTorch's ProcessGroupNCCL
     default timeout (10 minutes since pytorch/pytorch#110947,
