@@ -65,7 +65,7 @@ def test_the_saved_tables_match_the_plan(spec: Path, tmp_path: Path) -> None:
     tables = saved_tables(tmp_path)
     code, out, err = _verify(spec, str(tables))
     assert code == 0, out + [err]
-    assert out == [f"{tables}: the Ethernet cabling matches the plan (40 of 52 cables seen "
+    assert out == [f"{tables}: the Ethernet cabling matches the plan (42 of 54 cables seen "
                    "from 14 LLDP table(s); 12 cable(s) to PDUs or BMCs, which send no LLDP, "
                    "not judged)"]
     code, out, err = _verify(spec, str(tables), "--network", "compute")

@@ -11,7 +11,11 @@ cables and gives each switch, in the one switch model the Ethernet fabrics use:
 - one LACP bond ``uplink`` over its uplinks (one cable to each switch of the pair above it)
   and one LACP bond ``bond<n>`` per switch below it over that switch's cables (n: the first
   member port's number), each a trunk of the VLAN, tagged: the aggregation pair carries
-  every VLAN of the switches below it.
+  every VLAN of the switches below it;
+- on each aggregation or core pair, its MLAG (plan/switching.py ``Mlag``): the peer link's
+  ports in a bond ``peerlink`` (a trunk of the VLAN, as Cumulus's and Arista's MLAG guides
+  carry every VLAN over it), and each bond down to a switch below an MLAG bond, its
+  ``clag_id`` its number (the child's port, the same on both switches of the pair).
 
 A switch's configuration holds no BGP (``bgp`` None): the management networks are one
 broadcast domain each, the hosts' gateway (the network's first reserved address) outside
@@ -22,15 +26,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from cluster_iac.compile.build_management import NETWORKS
+from cluster_iac.compile.build_management import NETWORKS, PEER_LINK, peer_links
 from cluster_iac.plan import Plan
 from cluster_iac.plan.switching import (
     DEFAULT_MTU,
     VLANS,
     Bond,
+    Mlag,
     SwitchConfig,
     SwitchInterface,
     Vlan,
+    mlag_system_mac,
     port_number,
 )
 from cluster_iac.spec import ClusterSpec
@@ -54,10 +60,15 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
     names = {s.name for s in switches}
     ports: dict[str, list[SwitchInterface]] = {name: [] for name in names}
     cables = plan.cables
-    for net, a, a_port, b, b_port, speed, cable in zip(
-            cables.network, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
-            cables.speed_gbps, cables.cable_id, strict=True):
+    for net, tier, a, a_port, b, b_port, speed, cable in zip(
+            cables.network, cables.tier, cables.a_device, cables.a_port, cables.b_device,
+            cables.b_port, cables.speed_gbps, cables.cable_id, strict=True):
         if net != network or b not in names:
+            continue
+        if tier == PEER_LINK:  # the two switches of an MLAG pair
+            for one, port, other, far in ((a, a_port, b, b_port), (b, b_port, a, a_port)):
+                ports[one].append(SwitchInterface(port, "peerlink", other, far, cable, speed,
+                                                  vlan.mtu, "", ""))
             continue
         # a switch below b (by its name and its port: a host may share a switch's name, a
         # clash checks/ reports): b's downlink, a's uplink, both in a bond
@@ -70,32 +81,54 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
             ports[b].append(SwitchInterface(b_port, "host", a, a_port, cable, speed,
                                             vlan.mtu, "", "", vlan=vlan.vid))
     path = ("networks", network)
+    mlags = _mlags(plan, network)
     configs = {}
     for switch in switches:
         interfaces, bonds = _bonded(sorted(ports[switch.name], key=lambda i: port_number(i.name)),
                                     vlan.mtu)
+        mlag = mlags.get(switch.name)
+        if mlag is not None:  # every bond down to a switch below is dual-homed on the pair
+            bonds = tuple(b._replace(clag_id=port_number(b.members[0])) if b.kind == "fabric"
+                          else b for b in bonds)
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, switch.tier, switch.rack, 0, "", interfaces,
-            None, path, vlans=(vlan,), bonds=bonds)
+            None, path, vlans=(vlan,), bonds=bonds, mlag=mlag)
     return configs
+
+
+def _mlags(plan: Plan, network: str) -> dict[str, Mlag]:
+    """Each pair switch's MLAG: 'oob-agg1-1' and 'oob-agg1-2' are pair 1 of level 1."""
+    found = {}
+    for net, first, second, ports in peer_links(plan):
+        if net != network:
+            continue
+        head, _, number = first.rpartition("-")
+        level = head.rpartition("-")[2]
+        pair = (int(number) + 1) // 2
+        domain = f"{head}-pair{pair}"
+        mac = mlag_system_mac(network, int(level[3:]), pair)
+        found[first] = Mlag(domain, second, ports, mac, True)
+        found[second] = Mlag(domain, first, ports, mac, False)
+    return found
 
 
 def _bonded(interfaces: list[SwitchInterface], mtu: int
             ) -> tuple[tuple[SwitchInterface, ...], tuple[Bond, ...]]:
     """The ports with the bond of each switch-to-switch port, and the bonds: 'uplink' over
-    the uplinks, 'bond<n>' over the cables from one switch below."""
+    the uplinks, 'peerlink' over an MLAG pair's peer link, 'bond<n>' over the cables from
+    one switch below."""
     bond_of: dict[str, str] = {}
     groups: dict[str, list[SwitchInterface]] = {}
     for port in interfaces:
         if port.kind == "host":
             continue
-        key = "uplink" if port.kind == "uplink" else port.peer
-        name = bond_of.setdefault(key, "uplink" if key == "uplink"
+        key = port.kind if port.kind in ("uplink", "peerlink") else port.peer
+        name = bond_of.setdefault(key, key if key in ("uplink", "peerlink")
                                   else f"bond{port_number(port.name)}")
         groups.setdefault(name, []).append(port)
     bonds = tuple(Bond(name, members[0].kind, tuple(p.name for p in members),
                        tuple(p.peer for p in members), mtu)
                   for name, members in sorted(groups.items(), key=lambda g: (
-                      g[0] != "uplink", port_number(g[1][0].name))))
+                      g[0] != "uplink", g[0] != "peerlink", port_number(g[1][0].name))))
     names = {member: bond.name for bond in bonds for member in bond.members}
     return tuple(port._replace(bond=names.get(port.name, "")) for port in interfaces), bonds

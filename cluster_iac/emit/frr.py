@@ -20,7 +20,7 @@ from typing import Any
 
 from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.plan import Plan
-from cluster_iac.plan.switching import FABRIC_MTU, SwitchConfig
+from cluster_iac.plan.switching import FABRIC_MTU, PEER_VLAN, SwitchConfig
 
 FOLDER = "switches"
 
@@ -46,6 +46,7 @@ def bridged(config: SwitchConfig) -> dict[str, Any]:
         "fabric": config.fabric, "model": config.model, "rack": config.rack,
         "vlans": config.vlans, "vids": " ".join(str(v.vid) for v in config.vlans),
         "mtu": max(v.mtu for v in config.vlans), "bonds": config.bonds,
+        "mlag": config.mlag, "peer_vlan": PEER_VLAN,
         "interfaces": [{"name": i.name, "description": i.description, "mtu": i.mtu,
                         "vlan": i.vlan} for i in config.interfaces],
         "bridge_ports": [*({"name": i.name, "description": i.description}
