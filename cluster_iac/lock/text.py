@@ -87,8 +87,9 @@ def identities(plan: Any) -> Groups:
             f"access {network} {device} {rack} {slot} {switch} {port}"
     for network, switch, level, slot in uplink_positions(plan):
         group("uplink", network)[switch] = f"uplink {network} {switch} {level} {slot}"
-    for network, switch, _peer, ports in peer_links(plan):
-        group("peerlink", network)[switch] = f"peerlink {network} {switch} {' '.join(ports)}"
+    for network, switch, _peer, peer_ports in peer_links(plan):
+        group("peerlink", network)[switch] = \
+            f"peerlink {network} {switch} {' '.join(peer_ports)}"
     psus = {psu: group("outlet", f"PSU{psu}")
             for psu in sorted(set(map(attrgetter("psu"), plan.power_cords)))}
     for device, psu, pdu, outlet in map(attrgetter("device", "psu", "pdu", "outlet"),
