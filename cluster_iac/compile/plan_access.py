@@ -1,7 +1,7 @@
 """Each management and BMC network switch's configuration (plan/switching.py), bridged.
 
 compile/build_management.py places the switches (an access switch per rack, an aggregation
-pair above every 46 of them, core pairs above those) and cables them; this pass reads those
+pair above every 44 of them, core pairs above those) and cables them; this pass reads those
 cables and gives each switch, in the one switch model the Ethernet fabrics use:
 
 - one VLAN, its network's: the id from plan/switching.py ``VLANS`` (management 10, bmc 20),
