@@ -18,6 +18,7 @@ from cluster_iac.compile.build_management import peer_links
 from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.plan.switching import DEFAULT_MTU, PEER_LINK_PORTS, VLANS, mlag_system_mac
 from cluster_iac.render import Build, PipelineError, build
+from tests.benchmarks.bench_scale import spec_yaml
 from tests.conftest import EXAMPLE_IDS, example_build
 
 ROOT = Path(__file__).parents[1]
@@ -235,3 +236,23 @@ def test_a_peer_link_the_lock_holds_elsewhere_is_a_located_conflict(tmp_path: Pa
     assert "oob-agg1-1's bmc MLAG peer link would move from swp43 swp44 to swp45 swp46" \
         in problem.message
     assert problem.file is not None and problem.file.endswith("m.lock") and problem.line > 0
+
+
+def test_a_lock_from_before_the_peer_link_moves_no_switch_silently(tmp_path: Path) -> None:
+    """A lock written when pairs took 46 switches below them (no 'peerlink' lines) placed
+    switches on the ports the peer link now takes: with more than 44 under a pair, the
+    compile stops at the first such switch's lock line instead of moving it."""
+    spec = tmp_path / "big.yaml"
+    spec.write_text(spec_yaml(2048))  # 65 racks: two aggregation pairs per network
+    lock = tmp_path / "big.lock"
+    lock.write_text(build(spec, emit=False).lock.after)
+    held = unsealed(lock.read_text())
+    assert "\npeerlink management mgmt-agg1-1 swp45 swp46\n" in held
+    lock.write_text(sealed("".join(line for line in held.splitlines(keepends=True)
+                                   if not line.startswith("peerlink "))))
+    with pytest.raises(PipelineError) as raised:
+        build(spec, emit=False)
+    (problem,) = raised.value.diagnostics
+    assert problem.code == "LOCK-CONFLICT" and problem.file == str(lock)
+    assert "(position 44) and every switch after it would move" in problem.message
+    assert problem.excerpt is not None and problem.excerpt.endswith(" agg1 44")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from click.testing import CliRunner
 from cluster_iac.cli.main import main
 from cluster_iac.render import build
 from tests.conftest import ROOT, example_build
+from tests.lldp_fixtures import DATA, sample_spec
 
 README = (ROOT / "README.md").read_text()
 DOCS = ROOT / "docs"
@@ -154,11 +157,6 @@ def test_the_boot_path_of_a_new_node_runs(tmp_path: Path, monkeypatch: pytest.Mo
     the playbook lines pass, and the playbook asks for exactly the variables they pass. (No
     node is added here, so the plan's actions are the reservations' reload-dhcp alone; the
     added node's reload-dns and start-slurmd are tests/test_changeplan.py's.)"""
-    import shlex
-    import shutil
-
-    from tests.lldp_fixtures import DATA, sample_spec
-
     block = _block_after("The commands, in order")
     monkeypatch.chdir(tmp_path)
     spec = sample_spec(tmp_path)

@@ -268,6 +268,7 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
     if net.plan.lock.exists:
         held = {e.key[2]: e.value[1] for e in net.plan.lock.of_kind("uplink", net.network)
                 if e.value[0] == f"{tier[:3]}{level}"}
+        _check_before_mlag(net, held, down, f"{tier[:3]}{level}")
         slots = [end[1] if end is not None else None
                  for end in _positions(held, [(sw.name, sw) for sw in lower])]
     upper: list[Switch] = []
@@ -301,6 +302,25 @@ def _check_peer_link(net: _Net, first: str, ports: list[str]) -> None:
         raise CompileError([lock.error(
             entry, "LOCK-CONFLICT", f"{first}'s {net.network} MLAG peer link would move from "
             f"{' '.join(entry.value)} to {' '.join(ports)}", lock.way_out(first))])
+
+
+def _check_before_mlag(net: _Net, held: dict[str, int], down: int, level: str) -> None:
+    """A lock written before pairs had a peer link (no 'peerlink' line of the network) placed
+    PEER_LINK_PORTS more switches under each pair: a held position past the first pair's
+    ports now falls to another pair or port, a move the lock must not make silently."""
+    lock = net.plan.lock
+    if not held or max(held.values()) < down or any(lock.of_kind("peerlink", net.network)):
+        return
+    device = min((name for name, place in held.items() if place >= down), key=held.__getitem__)
+    entry = lock.get("uplink", net.network, device)
+    assert entry is not None  # held is read from these entries
+    raise CompileError([lock.error(
+        entry, "LOCK-CONFLICT", f"the lock places {net.network} switches under pairs of "
+        f"{down + PEER_LINK_PORTS} (before MLAG peer links); with {PEER_LINK_PORTS} ports of "
+        f"each pair for its peer link a pair takes {down}, so {device} (position "
+        f"{held[device]}) and every switch after it would move to other ports",
+        f"remove the 'uplink {net.network} ... {level} ...' lines from {lock.file}: the "
+        f"switches of level {level} take new places, and the work order re-cables them")])
 
 
 def peer_links(plan: Plan) -> Iterator[tuple[str, str, str, tuple[str, ...]]]:
