@@ -289,7 +289,7 @@ def test_adding_a_scalable_unit_changes_only_its_lines(tmp_path: Path, sus: int)
 def _superpod(sus: int) -> dict[str, Any]:
     """DGX H100 SuperPOD SUs of 32 nodes (8 racks of four), planned for eight SUs: compute
     racks in a row of their own, the fabric's racks in another (five SUs keep the management
-    networks under 46 access switches, one aggregation pair)."""
+    networks under 44 access switches, one aggregation pair)."""
     return {
         "cluster": {"name": "pod", "slurm_version": "22.05"},
         "node_types": {"dgx": {"platform": "dgx-h100"}, "head": {"platform": "mgmt-1u"}},

@@ -65,7 +65,7 @@ def test_the_saved_tables_match_the_plan(spec: Path, tmp_path: Path) -> None:
     tables = saved_tables(tmp_path)
     code, out, err = _verify(spec, str(tables))
     assert code == 0, out + [err]
-    assert out == [f"{tables}: the Ethernet cabling matches the plan (40 of 52 cables seen "
+    assert out == [f"{tables}: the Ethernet cabling matches the plan (42 of 54 cables seen "
                    "from 14 LLDP table(s); 12 cable(s) to PDUs or BMCs, which send no LLDP, "
                    "not judged)"]
     code, out, err = _verify(spec, str(tables), "--network", "compute")
@@ -83,13 +83,13 @@ def test_a_removed_cable_is_missing_by_its_label(spec: Path, tmp_path: Path) -> 
     edit(tables / "eth-spine-1.lldp.json", keep=lambda name, _: name != "p1")
     code, out, err = _verify(spec, str(tables))
     assert code == 1
-    assert out == ["MISSING CF-net1.U38.p57: planned a/net1/U38 eth-leaf-su1-r1 p57 <-> "
-                   "a/net1/U40 eth-spine-1 p1"]
+    assert out == ["MISSING CF-net1.U37.p57: planned a/net1/U37 eth-leaf-su1-r1 p57 <-> "
+                   "a/net1/U39 eth-spine-1 p1"]
     assert err.strip().endswith("1 missing, 0 miswired, 0 extra")
     code, out, _ = _reconcile(spec, *sorted(tables.iterdir()))
     assert code == 1
     assert out.startswith(f"{tables / 'eth-leaf-su1-r1.lldp.json'}: "
-                          "error[RECONCILE-LLDP-MISSING] CF-net1.U38.p57: MISSING")
+                          "error[RECONCILE-LLDP-MISSING] CF-net1.U37.p57: MISSING")
     assert "fix: plug in the cable by its label" in out
 
 
@@ -124,9 +124,9 @@ def test_two_swapped_cables_are_both_miswired(spec: Path, tmp_path: Path) -> Non
     code, out, err = _verify(spec, str(tables))
     assert code == 1 and _kinds(out) == ["MISWIRED CF-r01.U01.rdma0", "MISWIRED CF-r01.U09.rdma0"]
     assert out[0].startswith("MISWIRED CF-r01.U01.rdma0: planned a/r01/U01 gpu-01 rdma0 <-> "
-                             "a/net1/U38 eth-leaf-su1-r1 p1s1; found ")
-    assert "a/r01/U01 gpu-01 rdma0 <-> a/net1/U38 eth-leaf-su1-r1 p1s2" in out[0]
-    assert "a/r01/U09 gpu-02 rdma0 <-> a/net1/U38 eth-leaf-su1-r1 p1s1" in out[0]
+                             "a/net1/U37 eth-leaf-su1-r1 p1s1; found ")
+    assert "a/r01/U01 gpu-01 rdma0 <-> a/net1/U37 eth-leaf-su1-r1 p1s2" in out[0]
+    assert "a/r01/U09 gpu-02 rdma0 <-> a/net1/U37 eth-leaf-su1-r1 p1s1" in out[0]
     assert "0 missing, 2 miswired, 0 extra" in err
     code, out_text, _ = _reconcile(spec, *sorted(tables.iterdir()))
     assert re.findall(r"error\[(\S+)\] (\S+):", out_text) == [
@@ -165,7 +165,7 @@ def test_an_unplanned_link_is_extra(spec: Path, tmp_path: Path) -> None:
     path.write_text(json.dumps(document))
     code, out, _ = _verify(spec, str(tables))
     assert code == 1
-    assert out == ["EXTRA (no planned cable): found a/net1/U38 eth-leaf-su1-r1 p30 <-> ?/?/? "
+    assert out == ["EXTRA (no planned cable): found a/net1/U37 eth-leaf-su1-r1 p30 <-> ?/?/? "
                    "laptop.example enp0s31f6"]
 
 

@@ -14,9 +14,12 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from cluster_iac.compile.build_management import peer_links
 from cluster_iac.emit import frr
-from cluster_iac.plan.switching import DEFAULT_MTU, VLANS
-from cluster_iac.render import Build, build
+from cluster_iac.lock.trailer import sealed, unsealed
+from cluster_iac.plan.switching import DEFAULT_MTU, PEER_LINK_PORTS, VLANS, mlag_system_mac
+from cluster_iac.render import Build, PipelineError, build
+from tests.benchmarks.bench_scale import spec_yaml
 from tests.conftest import EXAMPLE_IDS, example_build
 
 ROOT = Path(__file__).parents[1]
@@ -129,7 +132,7 @@ def test_access_switches_bond_up_to_the_aggregation_pair() -> None:
             assert {p.bond for p in config.uplinks} == {"uplink"}
             assert all(p.bond == "" and p.vlan == VLANS[network] for p in config.host_ports)
         for name in pair:  # one bond per access switch, over its one cable to this switch
-            bonds = configs[name].bonds
+            bonds = [b for b in configs[name].bonds if b.kind != "peerlink"]
             assert sorted(b.peers[0] for b in bonds) == sorted(c.name for c in access)
             for bond in bonds:
                 (member,) = bond.members
@@ -182,3 +185,89 @@ def test_bridge_writer_writes_the_templates_bytes(name: str, tmp_path: Path) -> 
     for switch, config in configs.items():
         text = built.files[f"switches/{switch}/interfaces"]
         assert text == frr.bridge_template(config), switch
+@pytest.mark.parametrize("name", ["mixed-a100-h100", "dgx-h100-superpod-4su"])
+def test_each_pair_has_one_peer_link_and_each_access_bond_one_clag_id(name: str) -> None:
+    """Every aggregation pair: one peer link (PEER_LINK_PORTS cables, the same ports on both,
+    kept by the lock), an MLAG on both with the same system MAC (locally administered,
+    unicast, different for every pair), and every access switch's uplink bond an MLAG bond
+    on the pair: the same clag-id on both peers, on the member cabled to it."""
+    built = example_build(name)
+    configs = built.plan.management_configs
+    links = list(peer_links(built.plan))
+    pairs = sorted(n for n, c in configs.items() if c.role == "aggregation")
+    assert len(links) * 2 == len(pairs) > 0
+    assert sorted(n for _net, a, b, _p in links for n in (a, b)) == pairs
+    lock = (ROOT / "examples" / f"{name}.lock").read_text()
+    macs = set()
+    for network, first, second, ports in links:
+        assert len(ports) == PEER_LINK_PORTS
+        assert f"peerlink {network} {first} {' '.join(ports)}\n" in lock
+        one, two = configs[first], configs[second]
+        assert (one.mlag.peer, two.mlag.peer) == (second, first)
+        assert one.mlag.system_mac == two.mlag.system_mac
+        assert one.mlag.primary and not two.mlag.primary
+        assert int(one.mlag.system_mac[:2], 16) & 3 == 2  # locally administered, unicast
+        macs.add(one.mlag.system_mac)
+        for config in (one, two):
+            (peerlink,) = [b for b in config.bonds if b.kind == "peerlink"]
+            assert (peerlink.name, peerlink.members, peerlink.clag_id) == ("peerlink", ports, 0)
+        clag = [{b.peers[0]: (b.clag_id, b.members) for b in c.bonds if b.kind == "fabric"}
+                for c in (one, two)]
+        below = [c for c in configs.values() if set(u.peer for u in c.uplinks) == {first,
+                                                                                    second}]
+        assert below and clag[0].keys() == clag[1].keys() == {c.name for c in below}
+        for child in below:
+            (uplink,) = [b for b in child.bonds if b.kind == "uplink"]
+            assert uplink.clag_id == 0 and sorted(uplink.peers) == [first, second]
+            ids = {clag[0][child.name][0], clag[1][child.name][0]}
+            assert len(ids) == 1 and ids != {0}, (child.name, clag[0][child.name])
+            ports_there = {u.peer_port for u in child.uplinks}
+            assert {clag[0][child.name][1], clag[1][child.name][1]} == {tuple(ports_there)}
+    assert len(macs) == len(links)
+    assert mlag_system_mac("bmc", 1, 1) == "02:4d:14:01:00:01"
+    assert mlag_system_mac("management", 2, 300) == "02:4d:0a:02:01:2c"
+
+
+def test_two_racks_have_no_mlag(tmp_path: Path) -> None:
+    built = build(two_racks(tmp_path))
+    assert not list(peer_links(built.plan))
+    assert all(c.mlag is None and all(b.clag_id == 0 for b in c.bonds)
+               for c in built.plan.management_configs.values())
+
+
+def test_a_peer_link_the_lock_holds_elsewhere_is_a_located_conflict(tmp_path: Path) -> None:
+    """The lock keeps the peer link's ports: a lock naming others (a switch model with another
+    port count) stops the compile at that lock line, never moving the link silently."""
+    for suffix in (".yaml", ".lock"):
+        text = (ROOT / "examples" / f"mixed-a100-h100{suffix}").read_text()
+        if suffix == ".lock":
+            assert "peerlink bmc oob-agg1-1 swp45 swp46\n" in text
+            text = sealed(unsealed(text).replace("peerlink bmc oob-agg1-1 swp45 swp46\n",
+                                                 "peerlink bmc oob-agg1-1 swp43 swp44\n"))
+        (tmp_path / f"m{suffix}").write_text(text)
+    with pytest.raises(PipelineError) as raised:
+        build(tmp_path / "m.yaml")
+    (problem,) = [d for d in raised.value.diagnostics if d.code == "LOCK-CONFLICT"]
+    assert "oob-agg1-1's bmc MLAG peer link would move from swp43 swp44 to swp45 swp46" \
+        in problem.message
+    assert problem.file is not None and problem.file.endswith("m.lock") and problem.line > 0
+
+
+def test_a_lock_from_before_the_peer_link_moves_no_switch_silently(tmp_path: Path) -> None:
+    """A lock written when pairs took 46 switches below them (no 'peerlink' lines) placed
+    switches on the ports the peer link now takes: with more than 44 under a pair, the
+    compile stops at the first such switch's lock line instead of moving it."""
+    spec = tmp_path / "big.yaml"
+    spec.write_text(spec_yaml(2048))  # 65 racks: two aggregation pairs per network
+    lock = tmp_path / "big.lock"
+    lock.write_text(build(spec, emit=False).lock.after)
+    held = unsealed(lock.read_text())
+    assert "\npeerlink management mgmt-agg1-1 swp45 swp46\n" in held
+    lock.write_text(sealed("".join(line for line in held.splitlines(keepends=True)
+                                   if not line.startswith("peerlink "))))
+    with pytest.raises(PipelineError) as raised:
+        build(spec, emit=False)
+    (problem,) = raised.value.diagnostics
+    assert problem.code == "LOCK-CONFLICT" and problem.file == str(lock)
+    assert "(position 44) and every switch after it would move" in problem.message
+    assert problem.excerpt is not None and problem.excerpt.endswith(" agg1 44")

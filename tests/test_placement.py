@@ -173,9 +173,10 @@ def test_management_switch_per_rack_with_hosts() -> None:
     assert access == [("bmc", "r01"), ("bmc", "r02"), ("bmc", "s01"), ("management", "r01"),
                       ("management", "r02"), ("management", "s01")]
     # 14 hosts, one cable each, plus each of the three access switches' two uplinks to the
-    # aggregation pair that a third rack brings.
+    # aggregation pair that a third rack brings, and the pair's two-cable MLAG peer link.
     links = _links(plan, "management")
-    assert len(links) == 14 + 3 * 2
+    assert len(links) == 14 + 3 * 2 + 2
+    assert [link.tier for link in links].count("peer-link") == 2
     assert all(link.a_port and link.b_port for link in links)
 
 
@@ -183,8 +184,9 @@ def test_management_aggregation_sized_from_ports() -> None:
     plan = example_build("dgx-h100-superpod-4su").plan
     access = [s for s in plan.switches if s.network == "management" and s.tier == "access"]
     agg = [s for s in plan.switches if s.network == "management" and s.tier == "aggregation"]
-    # 46 downlinks per 48-port aggregation switch (two ports uplink): one pair per 46 racks.
-    assert len(agg) == 2 * -(-len(access) // 46)
+    # 44 downlinks per 48-port aggregation switch (two ports uplink, two the MLAG peer link):
+    # one pair per 44 racks.
+    assert len(agg) == 2 * -(-len(access) // 44)
     agg_names = {a.name for a in agg}
     links = _links(plan, "management")
     for sw in access:

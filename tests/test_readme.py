@@ -3,8 +3,11 @@ sample match the tool. Text that moved from the README to a page under docs/ is 
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from click.testing import CliRunner
 from cluster_iac.cli.main import main
 from cluster_iac.render import build
 from tests.conftest import ROOT, example_build
+from tests.lldp_fixtures import DATA, sample_spec
 
 README = (ROOT / "README.md").read_text()
 DOCS = ROOT / "docs"
@@ -234,3 +238,48 @@ def test_the_fleet_table_is_what_the_model_predicts() -> None:
     spread = re.search(r"RSC-2 to OPT-175B is ([\d.]+)x per node", shared)
     assert spread and _same(spread.group(1),
                             scale(fleets()["opt175b"]) / scale(fleets()["rsc2"]))
+def test_the_boot_path_of_a_new_node_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    """The README's boot path, its cluster-iac lines run in order on the RoCE sample (the new
+    node played by gpu-01, its rack's switch by mgmt-r01-1, whose real `ip -j link` and LLDP
+    table tests/data holds; the manifest gives gpu-02's MAC on its planned port): each exits
+    0, the lock gains the MACs, Kea reserves them, the change plan is JSON with the release
+    the playbook lines pass, and the playbook asks for exactly the variables they pass. (No
+    node is added here, so the plan's actions are the reservations' reload-dhcp alone; the
+    added node's reload-dns and start-slurmd are tests/test_changeplan.py's.)"""
+    block = _block_after("The commands, in order")
+    monkeypatch.chdir(tmp_path)
+    spec = sample_spec(tmp_path)
+    spec.rename(tmp_path / "cluster.yaml")
+    assert CliRunner().invoke(main, ["render", "cluster.yaml", "-o", "out/"]).exit_code == 0
+    shutil.copy(ROOT / "tests" / "data" / "iplink" / "gpu-01.ip-link.json", tmp_path)
+    shutil.copy(DATA / "mgmt-r01-1.lldp.json", tmp_path)
+    Path("manifest.csv").write_text("serial,host,mac,port\n"
+                                    "SN-2,gpu-02,5a:41:9f:09:37:70,mgmt-r01-1:swp5\n")
+    ran = []
+    for line in block.splitlines():
+        if not line.startswith("cluster-iac "):
+            continue
+        line = line.replace("gpu-05", "gpu-01").replace("mgmt-r03-1", "mgmt-r01-1")
+        words = shlex.split(line, comments=True)
+        into = words[words.index(">") + 1] if ">" in words else None
+        args = words[1:words.index(">")] if into else words[1:]
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, (line, result.output)
+        if into:
+            Path(into).write_text(result.stdout)
+        ran.append(args[0])
+    assert ran == ["changes", "macs", "macs", "changes", "render"]
+    lock = Path("cluster.lock").read_text()
+    assert "mac management gpu-01 96:33:57:2b:e7:33\n" in lock
+    assert "mac management gpu-02 5a:41:9f:09:37:70\n" in lock
+    kea = Path("out/dhcp/kea-dhcp4.conf").read_text()
+    assert "96:33:57:2b:e7:33" in kea and "5a:41:9f:09:37:70" in kea
+    changes = json.loads(Path("changes.json").read_text())
+    playbook = [line for line in block.splitlines() if "-e cluster_iac_" in line]
+    releases = {re.search(r"cluster_iac_release=(\S+)", line)[1] for line in playbook}
+    assert len(playbook) == 2 and releases <= set(changes["actions"]), releases
+    kinds = [action["kind"] for action in changes["actions"][releases.pop()]]
+    assert kinds == ["reload-dhcp"]  # the new reservations (no node added here: no zone change)
+    site = Path("out/ansible/site.yml").read_text()
+    assert "pass -e cluster_iac_changes=FILE" in site and "-e cluster_iac_release=" in site

@@ -1,5 +1,6 @@
-"""`cluster-iac macs import`: MAC addresses from vendor shipping manifests into the lock, each
-checked against the plan first (reconcile/macs.py); any problem changes nothing.
+"""`cluster-iac macs import`: MAC addresses from vendor shipping manifests and from discovery
+(a node's `ip -j link`, an access switch's LLDP table) into the lock, each checked against
+the plan first (reconcile/macs.py, reconcile/mac_discovery.py); any problem changes nothing.
 
 The manifest reader is imported inside the command, so that the other commands start without
 it (tests/test_startup.py)."""
@@ -33,27 +34,28 @@ def macs() -> None:
 @click.argument("manifests", nargs=-1, required=True,
                 type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def import_command(spec: Path, manifests: tuple[Path, ...]) -> None:
-    """Check each MANIFEST (CSV: serial,host,mac,port; docs/boot.md) against SPEC's plan and
-    record its MACs in SPEC's lock ('mac <network> <device> <MAC>' lines), from which render
-    writes Kea's reservations. A serial on no planned device, a MAC on another device's port,
-    a MAC twice: located errors, exit 1, the lock untouched."""
-    from cluster_iac.reconcile.macs import import_manifest
+    """Check each MANIFEST against SPEC's plan and record its MACs in SPEC's lock ('mac
+    <network> <device> <MAC>' lines), from which render writes Kea's reservations. A MANIFEST
+    is a vendor's CSV (serial,host,mac,port), a node's `ip -j link` output saved as
+    <hostname or serial>.ip-link.json, or an access switch's `lldpcli show neighbors -f json`
+    saved as <switch>.lldp.json (docs/boot.md). An unknown serial or host, a MAC on another
+    device's port, a MAC twice: located errors, exit 1, the lock untouched."""
+    from cluster_iac.reconcile.mac_discovery import import_any
 
     built = build_or_exit(spec, strict=False, emit=False)
     plan = built.plan
     problems: list[Diagnostic] = []
-    rows: list[Row] = []
+    rows: list[tuple[Path, Row]] = []
     for manifest in manifests:
-        found, wrong = import_manifest(plan, manifest.read_text(errors="replace"),
-                                       str(manifest))
-        rows += found
+        found, wrong = import_any(plan, manifest.read_text(errors="replace"), str(manifest))
+        rows += [(manifest, row) for row in found]
         problems += wrong
     macs_now = dict(plan.boot.macs)
     owners = {mac: key for key, mac in macs_now.items()}
-    for row in rows:  # across manifests: one MAC, one device
+    for manifest, row in rows:  # across manifests: one MAC, one device
         other = owners.get(row.mac)
         if other is not None and other != (row.network, row.device):
-            problems.append(_across(row, other))
+            problems.append(_across(row, other, manifest))
         owners[row.mac] = (row.network, row.device)
         macs_now[(row.network, row.device)] = row.mac
     if problems:
@@ -68,7 +70,8 @@ def import_command(spec: Path, manifests: tuple[Path, ...]) -> None:
     say(f"{lock}: {len(rows)} MAC(s) checked and kept; render writes their reservations")
 
 
-def _across(row: Row, other: tuple[str, str]) -> Diagnostic:
-    return Diagnostic("MAC-DUPLICATE", f"MAC {row.mac} of {row.device} (line {row.line}) is "
-                      f"already {other[1]}'s on the {other[0]} network",
-                      hint="each NIC has its own MAC: check the manifests' rows")
+def _across(row: Row, other: tuple[str, str], manifest: Path) -> Diagnostic:
+    """A MAC another file (or the lock) gives another device, at this file's row."""
+    return Diagnostic("MAC-DUPLICATE", f"MAC {row.mac} of {row.device} is already "
+                      f"{other[1]}'s on the {other[0]} network", line=row.line, column=1,
+                      file=str(manifest), hint="each NIC has its own MAC: check the files' rows")

@@ -10,11 +10,13 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 from cluster_iac.base.errors import CompileError, Diagnostic
+from cluster_iac.base.runs import runs
 from cluster_iac.base.sorting import natural_sorted
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Switch
 from cluster_iac.plan.physical import LinkBuilder, link_ends
 from cluster_iac.plan.power import rack_pdus
+from cluster_iac.plan.switching import PEER_LINK_PORTS
 from cluster_iac.spec import ClusterSpec
 
 # A 48-port 1GbE switch serves a rack when the spec names none (NVIDIA SN2201, the DGX
@@ -23,6 +25,11 @@ DEFAULT_SWITCH = "sn2201"
 # Each access or aggregation switch has two uplinks, one to each switch of the pair above it,
 # so losing one upper switch never cuts a rack off. They take the switch's last two ports.
 UPLINKS = 2
+# The two switches of an aggregation or core pair are an MLAG pair, joined by a peer link of
+# PEER_LINK_PORTS cables (plan/switching.py) on the ports just below the uplinks (swp45 and
+# swp46 of a 48-port switch), the same on both; the pair's ports below those take the
+# switches below it. The lock keeps the peer link's ports ('peerlink' lines).
+PEER_LINK = "peer-link"  # the peer link cables' tier in the cable table
 NETWORKS = ("management", "bmc")
 # Fabric switches' management ports (mgmt0) go out of band, to the BMC network, as the DGX
 # SuperPOD reference architecture cables them; without a BMC network, to the in-band one.
@@ -44,9 +51,10 @@ def build_management(spec: ClusterSpec, plan: Plan) -> Plan:
             problems.append(Diagnostic("SPEC-UNKNOWN-SWITCH", f"networks.{network}.switch "
                                        f"'{model}' is not in the switch catalog", path))
             continue
-        if plan.catalog.switches[model].ports <= UPLINKS + 1:
+        if plan.catalog.switches[model].ports <= UPLINKS + PEER_LINK_PORTS:
             problems.append(Diagnostic("SPEC-SWITCH-RADIX", f"switch '{model}' has too few ports "
-                                       f"for {UPLINKS} uplinks and a host", path))
+                                       f"for {UPLINKS} uplinks, a {PEER_LINK_PORTS}-port MLAG "
+                                       "peer link and a switch below", path))
             continue
         made += _build_network(plan, network, model, path, cables)
     if problems:
@@ -114,12 +122,13 @@ class _Net:
         return Switch(name, self.model, self.network, tier, rack, *self.fixed)
 
     def cables_up(self, a: Sequence[str], a_ports: Sequence[str], b: Iterable[str],
-                  b_ports: Iterable[str]) -> None:
-        """Cables from each ``a`` (a device, or a lower switch) up to switch ``b``, appended
-        to the network's columns together (some 50,000 cables per network)."""
+                  b_ports: Iterable[str], tier: str = "link") -> None:
+        """Cables from each ``a`` (a device, or a lower switch) up to switch ``b`` (or, tier
+        PEER_LINK, across to the other switch of its pair), appended to the network's columns
+        together (some 50,000 cables per network)."""
         n = len(a)
         values_of: tuple[Iterable[Any], ...] = (
-            repeat(self.network, n), repeat("link", n), a, a_ports, b, b_ports,
+            repeat(self.network, n), repeat(tier, n), a, a_ports, b, b_ports,
             repeat(self.speed_gbps, n), repeat("ethernet", n))
         for column, values in zip(self.cables.columns, values_of, strict=True):
             column.extend(values)
@@ -250,13 +259,16 @@ def _ports(first: int, n: int) -> list[str]:
 
 def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[Switch]:
     """Pairs of switches above ``lower``; each lower switch uplinks to both of its pair, on
-    the pair's port of its position (the lock's, or the first free one in growth order)."""
-    down = net.entry.ports - UPLINKS
+    the pair's port of its position (the lock's, or the first free one in growth order); the
+    two of each pair joined by their peer link."""
+    down = net.entry.ports - UPLINKS - PEER_LINK_PORTS
+    peer_ports = _ports(down + 1, PEER_LINK_PORTS)
     uplinks = _uplink_ports(net)
     slots: list[Switch | None] = list(lower)
     if net.plan.lock.exists:
         held = {e.key[2]: e.value[1] for e in net.plan.lock.of_kind("uplink", net.network)
                 if e.value[0] == f"{tier[:3]}{level}"}
+        _check_before_mlag(net, held, down, f"{tier[:3]}{level}")
         slots = [end[1] if end is not None else None
                  for end in _positions(held, [(sw.name, sw) for sw in lower])]
     upper: list[Switch] = []
@@ -266,6 +278,9 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
         pair = [net.switch(f"{net.prefix}-{tier[:3]}{level}-{2 * g + s + 1}", tier, rack)
                 for s, rack in enumerate(_pair_racks(net, g, first, group))]
         upper += pair
+        _check_peer_link(net, pair[0].name, peer_ports)
+        net.cables_up([pair[0].name] * PEER_LINK_PORTS, peer_ports,
+                      [pair[1].name] * PEER_LINK_PORTS, peer_ports, PEER_LINK)
         # each child to each of the pair in turn: its uplink s to port <child's place> of s
         places = [(j, child) for j, child in enumerate(group) if child is not None]
         net.cables_up([child.name for _, child in places for _ in pair],
@@ -294,6 +309,48 @@ def _pair_racks(net: _Net, g: int, first: Switch, group: Sequence[Switch | None]
     other = next((sw.rack for sw in group if sw is not None and sw.rack != rack
                   and sw.rack not in compute), rack)
     return rack, other
+def _check_peer_link(net: _Net, first: str, ports: list[str]) -> None:
+    """A pair whose peer link would take other ports than the lock records (the switch
+    model's port count changed) is a conflict, never a silent move."""
+    lock = net.plan.lock
+    entry = lock.get("peerlink", net.network, first) if lock.exists else None
+    if entry is not None and list(entry.value) != ports:
+        raise CompileError([lock.error(
+            entry, "LOCK-CONFLICT", f"{first}'s {net.network} MLAG peer link would move from "
+            f"{' '.join(entry.value)} to {' '.join(ports)}", lock.way_out(first))])
+
+
+def _check_before_mlag(net: _Net, held: dict[str, int], down: int, level: str) -> None:
+    """A lock written before pairs had a peer link (no 'peerlink' line of the network) placed
+    PEER_LINK_PORTS more switches under each pair: a held position past the first pair's
+    ports now falls to another pair or port, a move the lock must not make silently."""
+    lock = net.plan.lock
+    if not held or max(held.values()) < down or any(lock.of_kind("peerlink", net.network)):
+        return
+    device = min((name for name, place in held.items() if place >= down), key=held.__getitem__)
+    entry = lock.get("uplink", net.network, device)
+    assert entry is not None  # held is read from these entries
+    raise CompileError([lock.error(
+        entry, "LOCK-CONFLICT", f"the lock places {net.network} switches under pairs of "
+        f"{down + PEER_LINK_PORTS} (before MLAG peer links); with {PEER_LINK_PORTS} ports of "
+        f"each pair for its peer link a pair takes {down}, so {device} (position "
+        f"{held[device]}) and every switch after it would move to other ports",
+        f"remove the 'uplink {net.network} ... {level} ...' lines from {lock.file}: the "
+        f"switches of level {level} take new places, and the work order re-cables them")])
+
+
+def peer_links(plan: Plan) -> Iterator[tuple[str, str, str, tuple[str, ...]]]:
+    """(network, first switch, second switch, ports) of every MLAG pair's peer link, as the
+    plan cables it (the same ports on both switches)."""
+    links = plan.links
+    found: dict[tuple[str, str, str], list[str]] = {}
+    for start, stop in runs(links.network, links.tier):
+        if links.tier[start] == PEER_LINK:
+            for i in range(start, stop):
+                key = (links.network[i], links.a_device[i], links.b_device[i])
+                found.setdefault(key, []).append(links.a_port[i])
+    for (network, first, second), ports in found.items():
+        yield network, first, second, tuple(ports)
 
 
 def uplink_positions(plan: Plan) -> Iterator[tuple[str, str, str, int]]:
@@ -301,13 +358,13 @@ def uplink_positions(plan: Plan) -> Iterator[tuple[str, str, str, int]]:
     or core pair: the level's name ('agg1', 'cor2') and its place among the switches of
     that level (pair g's port n: g x down + n - 1)."""
     tiers = {sw.name: sw for sw in plan.switches if sw.network in NETWORKS}
-    for network, device, switch, port in link_ends(plan.links, NETWORKS):
+    for network, device, switch, port in link_ends(plan.links, NETWORKS, "link"):
         upper, lower = tiers.get(switch), tiers.get(device)
         if upper is None or lower is None or upper.tier not in ("aggregation", "core"):
             continue
         if not switch.endswith("-1") and int(switch.rpartition("-")[2]) % 2 == 0:
             continue  # the pair's second switch: the same place
-        down = upper.ports - UPLINKS
+        down = upper.ports - UPLINKS - PEER_LINK_PORTS
         level, _, n = switch.rpartition("-")
         g = (int(n) - 1) // 2
         yield network, device, level.rpartition("-")[2], g * down + int(port.removeprefix(

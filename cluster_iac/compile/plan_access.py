@@ -1,7 +1,7 @@
 """Each management and BMC network switch's configuration (plan/switching.py), bridged.
 
 compile/build_management.py places the switches (an access switch per rack, an aggregation
-pair above every 46 of them, core pairs above those) and cables them; this pass reads those
+pair above every 44 of them, core pairs above those) and cables them; this pass reads those
 cables and gives each switch, in the one switch model the Ethernet fabrics use:
 
 - one VLAN, its network's: the id from plan/switching.py ``VLANS`` (management 10, bmc 20),
@@ -11,7 +11,11 @@ cables and gives each switch, in the one switch model the Ethernet fabrics use:
 - one LACP bond ``uplink`` over its uplinks (one cable to each switch of the pair above it)
   and one LACP bond ``bond<n>`` per switch below it over that switch's cables (n: the first
   member port's number), each a trunk of the VLAN, tagged: the aggregation pair carries
-  every VLAN of the switches below it.
+  every VLAN of the switches below it;
+- on each aggregation or core pair, its MLAG (plan/switching.py ``Mlag``): the peer link's
+  ports in a bond ``peerlink`` (a trunk of the VLAN, as Cumulus's and Arista's MLAG guides
+  carry every VLAN over it), and each bond down to a switch below an MLAG bond, its
+  ``clag_id`` its number (the child's port, the same on both switches of the pair).
 
 A switch's configuration holds no BGP (``bgp`` None): the management networks are one
 broadcast domain each, the hosts' gateway (the network's first reserved address) outside
@@ -24,15 +28,17 @@ from dataclasses import replace
 from itertools import compress
 from operator import itemgetter
 
-from cluster_iac.compile.build_management import NETWORKS
+from cluster_iac.compile.build_management import NETWORKS, PEER_LINK, peer_links
 from cluster_iac.plan import Plan
 from cluster_iac.plan.switching import (
     DEFAULT_MTU,
     VLANS,
     Bond,
+    Mlag,
     SwitchConfig,
     SwitchInterface,
     Vlan,
+    mlag_system_mac,
     port_number,
 )
 from cluster_iac.spec import ClusterSpec
@@ -58,12 +64,17 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
     cables = plan.cables
     # the network's cables only (a tenth of the table), each id made here (Cables.cable_id)
     rows = list(compress(range(len(cables.network)), map(network.__eq__, cables.network)))
-    for a, a_port, b, b_port, speed, head in zip(*(map(column.__getitem__, rows) for column in (
-            cables.a_device, cables.a_port, cables.b_device, cables.b_port, cables.speed_gbps,
-            cables.id_head)), strict=True):
+    columns = (cables.tier, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
+               cables.speed_gbps, cables.id_head)
+    for tier, a, a_port, b, b_port, speed, head in zip(
+            *(map(column.__getitem__, rows) for column in columns), strict=True):
         if b not in names:
             continue
         cable = head + a_port
+        if tier == PEER_LINK:  # the two switches of an MLAG pair
+            for one, port, other, far in ((a, a_port, b, b_port), (b, b_port, a, a_port)):
+                ports[one].append((port_number(port), port, "peerlink", other, far, cable, speed))
+            continue
         # a switch below b (by its name and its port: a host may share a switch's name, a
         # clash checks/ reports): b's downlink, a's uplink, both in a bond
         if a in names and a_port.startswith("swp"):
@@ -72,13 +83,34 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
         else:
             ports[b].append((port_number(b_port), b_port, "host", a, a_port, cable, speed))
     path = ("networks", network)
+    mlags = _mlags(plan, network)
     configs = {}
     for switch in switches:
         interfaces, bonds = _bonded(ports[switch.name], vlan)
+        mlag = mlags.get(switch.name)
+        if mlag is not None:  # every bond down to a switch below is dual-homed on the pair
+            bonds = tuple(b._replace(clag_id=port_number(b.members[0])) if b.kind == "fabric"
+                          else b for b in bonds)
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, switch.tier, switch.rack, 0, "", interfaces,
-            None, path, vlans=(vlan,), bonds=bonds)
+            None, path, vlans=(vlan,), bonds=bonds, mlag=mlag)
     return configs
+
+
+def _mlags(plan: Plan, network: str) -> dict[str, Mlag]:
+    """Each pair switch's MLAG: 'oob-agg1-1' and 'oob-agg1-2' are pair 1 of level 1."""
+    found = {}
+    for net, first, second, ports in peer_links(plan):
+        if net != network:
+            continue
+        head, _, number = first.rpartition("-")
+        level = head.rpartition("-")[2]
+        pair = (int(number) + 1) // 2
+        domain = f"{head}-pair{pair}"
+        mac = mlag_system_mac(network, int(level[3:]), pair)
+        found[first] = Mlag(domain, second, ports, mac, True)
+        found[second] = Mlag(domain, first, ports, mac, False)
+    return found
 
 
 _Port = tuple[int, str, str, str, str, str, int]
@@ -89,17 +121,20 @@ cable label, speed)."""
 def _bonded(ports: list[_Port], vlan: Vlan
             ) -> tuple[tuple[SwitchInterface, ...], tuple[Bond, ...]]:
     """The ports in port order, each made once with its bond (a switch-to-switch port) or its
-    VLAN (a host port), and the bonds: 'uplink' over the uplinks, 'bond<n>' over the cables
-    from one switch below (n: its first member's number)."""
+    VLAN (a host port), and the bonds: 'uplink' over the uplinks, 'peerlink' over an MLAG
+    pair's peer link, 'bond<n>' over the cables from one switch below (n: its first member's
+    number)."""
     ports.sort(key=itemgetter(0))
     groups: dict[str, list[_Port]] = {}  # 'uplink' or the switch below -> its ports
     for port in ports:
         if port[2] != "host":
-            groups.setdefault("uplink" if port[2] == "uplink" else port[3], []).append(port)
-    bonds = tuple(Bond("uplink" if key == "uplink" else f"bond{members[0][0]}", members[0][2],
+            key = port[2] if port[2] in ("uplink", "peerlink") else port[3]
+            groups.setdefault(key, []).append(port)
+    bonds = tuple(Bond(key if key in ("uplink", "peerlink") else f"bond{members[0][0]}",
+                       members[0][2],
                        tuple(p[1] for p in members), tuple(p[3] for p in members), vlan.mtu)
                   for key, members in sorted(groups.items(), key=lambda g: (
-                      g[0] != "uplink", g[1][0][0])))
+                      g[0] != "uplink", g[0] != "peerlink", g[1][0][0])))
     bond_of = {member: bond.name for bond in bonds for member in bond.members}
     return tuple(SwitchInterface(name, kind, peer, peer_port, cable, speed, vlan.mtu, "", "",
                                  vlan.vid if kind == "host" else 0, bond_of.get(name, ""))

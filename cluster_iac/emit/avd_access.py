@@ -9,6 +9,11 @@ LACP port-channel (``uplink_port_channel_id``: its first uplink port's number, t
 ``tenants`` l2vlan, which AVD allows on every uplink trunk. What eos_designs does not model
 is structured configuration: each host port an access port of the VLAN with the cable's
 label and the network's MTU (EOS ``l2 mtu``), and the cable's label on every uplink member.
+Each aggregation or core pair is an l2spine ``node_group`` with ``mlag: true``: its peer link's
+ports (``mlag_interfaces``, port-channel numbered as the plan's first peer-link port), the
+peer VLAN 4094's addresses from the link-local pool (the peer link is one isolated link per
+pair, so every pair may reuse it); AVD then makes each port-channel down to a switch below
+an MLAG port-channel (``mlag <n>``, n the channel's number, the same on both switches).
 Only plain data here; emit/avd.py writes it as YAML.
 """
 
@@ -21,6 +26,9 @@ from cluster_iac.emit.avd_inputs import eos_port, fabric_name
 from cluster_iac.plan.switching import port_number
 
 NODE_TYPE = {"access": "l2leaf", "aggregation": "l2spine", "core": "l2spine"}
+# The MLAG peer VLAN's addresses: IPv4 link-local (RFC 3927), never routed, as Cumulus's
+# 'clagd-peer-ip linklocal' uses IPv6's; AVD numbers each pair from its nodes' ids.
+MLAG_PEER_POOL = "169.254.0.0/16"
 
 
 def network_inputs(network: str, configs: Sequence[Any]) -> dict[str, Any]:
@@ -39,7 +47,31 @@ def network_inputs(network: str, configs: Sequence[Any]) -> dict[str, Any]:
             data.setdefault(node_type, {"defaults": {"mlag": False}, "nodes": []})
             data[node_type]["nodes"] += [node(c, index) for index, c in enumerate(
                 configs, start=1) if c.role == role]
+    mlags = {c.name: c.mlag for c in configs if c.mlag is not None}
+    if mlags:
+        data["l2spine"] = mlag_groups(data["l2spine"], mlags)
     return data
+
+
+def mlag_groups(spines: dict[str, Any], mlags: dict[str, Any]) -> dict[str, Any]:
+    """The l2spine nodes of MLAG pairs as node groups, one per pair, MLAG on."""
+    groups: dict[str, dict[str, Any]] = {}
+    alone = []
+    for found in spines["nodes"]:
+        mlag = mlags.get(found["name"])
+        if mlag is None:
+            alone.append(found)
+            continue
+        groups.setdefault(mlag.domain, {
+            "group": mlag.domain, "mlag": True, "mlag_peer_ipv4_pool": MLAG_PEER_POOL,
+            "mlag_interfaces": [eos_port(p) for p in mlag.ports],
+            "mlag_port_channel_id": port_number(mlag.ports[0]), "nodes": []})["nodes"].append(
+                found)
+    result: dict[str, Any] = {"defaults": spines["defaults"],
+                              "node_groups": list(groups.values())}
+    if alone:
+        result["nodes"] = alone
+    return result
 
 
 def node(config: Any, node_id: int) -> dict[str, Any]:

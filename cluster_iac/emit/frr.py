@@ -27,7 +27,7 @@ from typing import Any
 
 from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.plan import Plan
-from cluster_iac.plan.switching import FABRIC_MTU, SwitchConfig
+from cluster_iac.plan.switching import FABRIC_MTU, PEER_VLAN, SwitchConfig
 
 FOLDER = "switches"
 
@@ -60,6 +60,14 @@ def bridge_text(config: SwitchConfig) -> str:
         "changes only",
         "# lines that name it; no BGP, no frr.conf",
     ]
+    mlag = config.mlag
+    if mlag:
+        lines += [
+            f"# MLAG (Cumulus CLAG) pair {mlag.domain} with {mlag.peer}: peer link bond "
+            f"'peerlink', clagd on",
+            f"# peerlink.{PEER_VLAN} (IPv6 link-local peer address), system MAC "
+            f"{mlag.system_mac} on both; each bond to a",
+            "# switch below is dual-homed, clag-id the same on both switches"]
     for port in config.interfaces:
         lines += [f"auto {port.name}", f"iface {port.name}", f"    alias {port.description}",
                   f"    mtu {port.mtu}"]
@@ -70,8 +78,14 @@ def bridge_text(config: SwitchConfig) -> str:
         lines += [f"auto {bond.name}", f"iface {bond.name}", f"    alias {bond.description}",
                   f"    bond-slaves {' '.join(bond.members)}", "    bond-mode 802.3ad",
                   "    bond-lacp-rate fast", "    bond-miimon 100",
-                  "    bond-xmit-hash-policy layer3+4", f"    mtu {bond.mtu}",
-                  f"    bridge-vids {vids}", ""]
+                  "    bond-xmit-hash-policy layer3+4"]
+        if bond.clag_id:
+            lines.append(f"    clag-id {bond.clag_id}")
+        lines += [f"    mtu {bond.mtu}", f"    bridge-vids {vids}", ""]
+    if mlag:
+        lines += [f"auto peerlink.{PEER_VLAN}", f"iface peerlink.{PEER_VLAN}",
+                  f"    alias clagd {mlag.domain} {mlag.peer}", "    clagd-peer-ip linklocal",
+                  f"    clagd-sys-mac {mlag.system_mac}", ""]
     lines += ["auto bridge", "iface bridge", "    bridge-vlan-aware yes", f"    bridge-vids {vids}"]
     for port in config.interfaces:
         if not port.bond:
@@ -98,6 +112,7 @@ def bridged(config: SwitchConfig) -> dict[str, Any]:
         "fabric": config.fabric, "model": config.model, "rack": config.rack,
         "vlans": config.vlans, "vids": " ".join(str(v.vid) for v in config.vlans),
         "mtu": max(v.mtu for v in config.vlans), "bonds": config.bonds,
+        "mlag": config.mlag, "peer_vlan": PEER_VLAN,
         "interfaces": [{"name": i.name, "description": i.description, "mtu": i.mtu,
                         "vlan": i.vlan} for i in config.interfaces],
         "bridge_ports": [*({"name": i.name, "description": i.description}

@@ -42,6 +42,8 @@ _WHOLE = {
                          re.MULTILINE),
     "outlet": re.compile(rf"{_R}outlet {_N} (PSU[1-9][0-9]?) {_N} {_I}$", re.MULTILINE),
     "uplink": re.compile(rf"{_R}uplink ({'|'.join(NETWORKS)}) {_N} {_N} {_I}$", re.MULTILINE),
+    "peerlink": re.compile(rf"{_R}peerlink ({'|'.join(NETWORKS)}) {_N} {_N} {_N}$",
+                           re.MULTILINE),
     "bgp": re.compile(rf"{_R}bgp ({'|'.join(FABRICS)}) {_N} ([1-9][0-9]{{0,9}}) {_IP}$",
                       re.MULTILINE),
     "p2p": re.compile(rf"{_R}p2p ({'|'.join(FABRICS)}) {_N} {_IP}$", re.MULTILINE),
@@ -92,7 +94,8 @@ def fast_entries(text: str) -> dict[tuple[str, str], dict[str, Entry]] | None:
 # Where each kind's matched row (its first group is 'retired ' or '') holds its scope (0:
 # none, 'place') and the key's last word
 _WORDS = {"address": (1, 2), "place": (0, 1), "lustre": (1, 2), "fabric": (1, 2),
-          "access": (1, 2), "outlet": (2, 1), "uplink": (1, 2), "bgp": (1, 2), "p2p": (1, 2),
+          "access": (1, 2), "outlet": (2, 1), "uplink": (1, 2), "peerlink": (1, 2),
+          "bgp": (1, 2), "p2p": (1, 2),
           "mac": (1, 2), "serial": (0, 1), "guid": (2, 1), "zone": (0, 1)}
 
 
@@ -162,6 +165,8 @@ def _make(kind: str, rows: list[tuple[str, ...]]) -> list[Entry]:
                 for r, f, d, asn, ip in rows]
     if kind == "p2p":
         return [Entry((kind, f, d), (ip,), 0, r == "retired ") for r, f, d, ip in rows]
+    if kind == "peerlink":
+        return [Entry((kind, n, d), (a, b), 0, r == "retired ") for r, n, d, a, b in rows]
     return [Entry((kind, n, d), (level, _in(p, 100_000)), 0, r == "retired ")  # uplink
             for r, n, d, level, p in rows]
 

@@ -20,6 +20,10 @@ allocation as one added line:
                                           a management switch's place under the
                                           aggregation (agg1) or core (cor2...) pairs of
                                           its level: the pair's port
+    peerlink <network> <switch> <port> <port>
+                                          the ports of an aggregation or core pair's MLAG
+                                          peer link (the same on both; 'switch' is the
+                                          pair's first)
     outlet <device> <PSUn> <pdu> <outlet>  a power cord's PDU outlet (its circuit and
                                           line follow from the PDU profile's wiring)
     bgp <fabric> <switch> <asn> <loopback>
@@ -75,6 +79,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "access": ("network", "device", "rack", "position", "switch", "port"),
     "outlet": ("device", "psu", "pdu", "outlet"),
     "uplink": ("network", "device", "level", "position"),
+    "peerlink": ("network", "device", "port", "port"),
     "bgp": ("fabric", "device", "asn", "ipv4"),
     "p2p": ("fabric", "device", "ipv4"),
     "mac": ("network", "device", "mac"),

@@ -8,7 +8,7 @@ from operator import attrgetter
 from typing import Any
 
 from cluster_iac.base.sorting import natural_key, natural_keys
-from cluster_iac.compile.build_management import access_positions, uplink_positions
+from cluster_iac.compile.build_management import access_positions, peer_links, uplink_positions
 from cluster_iac.lock.grammar import HEADER, TARGET_KINDS
 from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.plan.kept import Lock, device_of, words
@@ -87,6 +87,9 @@ def identities(plan: Any) -> Groups:
             f"access {network} {device} {rack} {slot} {switch} {port}"
     for network, switch, level, slot in uplink_positions(plan):
         group("uplink", network)[switch] = f"uplink {network} {switch} {level} {slot}"
+    for network, switch, _peer, peer_ports in peer_links(plan):
+        group("peerlink", network)[switch] = \
+            f"peerlink {network} {switch} {' '.join(peer_ports)}"
     psus = {psu: group("outlet", f"PSU{psu}")
             for psu in sorted(set(map(attrgetter("psu"), plan.power_cords)))}
     for device, psu, pdu, outlet in map(attrgetter("device", "psu", "pdu", "outlet"),

@@ -28,6 +28,13 @@ The records:
   its LACP bonds: ``uplink`` over its uplinks to the pair above it, ``bond<port>`` over the
   cables from one switch below it; each bond a trunk tagged with the switch's VLANs. A
   host port is an access port of the VLAN (``SwitchInterface.vlan``).
+- ``Mlag``: an aggregation or core pair's MLAG (Cumulus CLAG, Arista MLAG): the peer, the
+  pair's name (its domain), the peer link's ports (bonded as ``peerlink``, kind
+  ``peerlink``) and the system MAC both switches present to LACP partners
+  (``mlag_system_mac``). Each bond of the pair down to a switch below is dual-homed (that
+  switch's ``uplink`` bond has one member on each peer): an MLAG bond, its ``clag_id`` the
+  same on both peers (the bond's number, the child's port, which the plan makes the same
+  on both switches of the pair).
 
 Records are named tuples (as plan/physical.py's rows: a 100,000-GPU RoCE fabric has some
 half a million switch ports) and tuples of them, so a config is plain, ordered data that a
@@ -58,6 +65,15 @@ VLANS = {"management": 10, "bmc": 20, "storage": 30}
 # A bridged network's MTU when the spec sets none (networks.<name>.mtu): Ethernet's 1500
 # (IEEE 802.3 maximum payload; RFC 894), which hosts, BMCs and PDUs use by default.
 DEFAULT_MTU = 1500
+# An MLAG pair's peer link: this many cables between its two switches, bonded; the control
+# VLAN on it is 4094, the highest usable id (IEEE 802.1Q-2018 9.6: 4095 is reserved), as
+# Cumulus Linux's MLAG guide (peerlink.4094) and Arista AVD (mlag_peer_vlan) default to.
+PEER_LINK_PORTS = 2
+PEER_VLAN = 4094
+# The first two octets of every MLAG system MAC: 0x02 sets the locally administered bit and
+# clears the group bit (IEEE 802-2014 8.2.2: a unicast address no vendor's OUI assigns);
+# 0x4d ('M') marks it as this tool's MLAG address.
+MLAG_MAC_PREFIX = (0x02, 0x4D)
 _ACCESS_PORT = re.compile(r"swp(\d+)")
 
 
@@ -69,11 +85,24 @@ def port_number(port: str) -> int:
     return int(match[1])
 
 
+def mlag_system_mac(network: str, level: int, pair: int) -> str:
+    """The MLAG system MAC of a pair, derived from where the pair is, so that it is the same
+    on every render and differs between every two pairs of a cluster: MLAG_MAC_PREFIX, then
+    the network's VLAN id (VLANS: management 10, bmc 20), the pair's level (1: aggregation,
+    2 and up: core) and its number within the level (1, 2, ...; 16 bits).
+    'oob-agg1-1'/'oob-agg1-2' (bmc, level 1, pair 1) -> 02:4d:14:01:00:01."""
+    if not 0 < pair < 2**16 or not 0 < level < 256:
+        raise ValueError(f"no MLAG system MAC for pair {pair} of level {level}")
+    octets = (*MLAG_MAC_PREFIX, VLANS[network], level, pair >> 8, pair & 0xFF)
+    return ":".join(f"{octet:02x}" for octet in octets)
+
+
 class SwitchInterface(NamedTuple):
     """One cabled port of a switch."""
 
     name: str  # the plan's port name: 'p57', a breakout leg 'p1s2'
-    kind: str  # 'host' | 'fabric' (down to a switch) | 'uplink' (up to a switch)
+    kind: str  # 'host' | 'fabric' (down to a switch) | 'uplink' (up to a switch) |
+    # 'peerlink' (to the other switch of an MLAG pair)
     peer: str  # far device
     peer_port: str  # far device's port
     cable_id: str  # the cable table's id (its label)
@@ -122,17 +151,30 @@ class Vlan(NamedTuple):
 class Bond(NamedTuple):
     """One LACP (IEEE 802.1AX) bond of a bridged switch: a trunk of its VLANs, tagged."""
 
-    name: str  # 'uplink', or 'bond<n>': n the number of its first member port
-    kind: str  # 'uplink' (to the pair above) | 'fabric' (from one switch below)
+    name: str  # 'uplink', 'peerlink', or 'bond<n>': n the number of its first member port
+    kind: str  # 'uplink' (to the pair above) | 'fabric' (from one switch below) |
+    # 'peerlink' (an MLAG pair's peer link)
     members: tuple[str, ...]  # ports, in port order
     peers: tuple[str, ...]  # far switches, one per member
     mtu: int  # the largest of its VLANs' MTUs
+    clag_id: int = 0  # an MLAG pair's bond down to a switch below: its MLAG id; 0: none
 
     @property
     def description(self) -> str:
         """'uplink to <pair>' or '<switch below>', what the bond leads to."""
         far = ",".join(dict.fromkeys(self.peers))
-        return f"uplink {far}" if self.kind == "uplink" else far
+        return f"uplink {far}" if self.kind == "uplink" else \
+            f"peerlink {far}" if self.kind == "peerlink" else far
+
+
+class Mlag(NamedTuple):
+    """An aggregation or core pair's MLAG, as one of its two switches sees it."""
+
+    domain: str  # the pair's name: its level's and its number ('oob-agg1-pair1')
+    peer: str  # the other switch of the pair
+    ports: tuple[str, ...]  # the peer link's ports (the same on both switches)
+    system_mac: str  # mlag_system_mac(network, level, pair): the same on both switches
+    primary: bool  # the pair's first switch (Cumulus clagd-priority, AVD's mlag primary)
 
 
 # Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
@@ -155,6 +197,7 @@ class SwitchConfig:
     qos: Any = None  # the RoCE QoS pass's per-switch record, a reference; None: no QoS
     vlans: tuple[Vlan, ...] = ()  # a bridged switch's VLANs
     bonds: tuple[Bond, ...] = ()  # a bridged switch's LACP bonds, uplink first
+    mlag: Mlag | None = None  # a switch of an aggregation or core pair: its MLAG
 
     @property
     def routing(self) -> BgpConfig:

@@ -8,7 +8,10 @@ get_device_config compile each switch's EOS configuration. That configuration ho
 of it with the cable's label and the network's MTU (``l2 mtu``); each LACP bond a port-channel
 numbered as the plan's bond, a trunk allowing the VLAN, over exactly its planned members
 (``channel-group <n> mode active``), each member with its cable's label; no BGP (a bridged
-switch routes nothing).
+switch routes nothing). On each aggregation pair, MLAG: ``mlag configuration`` with the
+pair's domain and its peer link (the port-channel of the planned peer-link ports, a trunk
+of group MLAG), and each port-channel down to an access switch an MLAG port-channel
+(``mlag <n>``, n the plan's clag-id, the same on both switches of the pair).
 """
 
 from __future__ import annotations
@@ -85,10 +88,20 @@ def _assert_bridged(eos: str, config: Any) -> None:
     for bond in config.bonds:
         channel = port_number(bond.members[0])
         block = _block(eos, f"interface Port-Channel{channel}").splitlines()
-        for want in (f"   switchport trunk allowed vlan {vlan.vid}", "   switchport mode trunk",
+        allowed = ("   switchport trunk group MLAG" if bond.kind == "peerlink"  # every VLAN
+                   else f"   switchport trunk allowed vlan {vlan.vid}")
+        for want in (allowed, "   switchport mode trunk",
                      f"   l2 mtu {bond.mtu}", f"   description {bond.description}"):
             assert want in block, (config.name, bond.name, want, block)
+        assert (f"   mlag {bond.clag_id}" in block) == bool(bond.clag_id), (config.name, block)
         members.update(dict.fromkeys(bond.members, channel))
+    if config.mlag is not None:
+        mlag = _block(eos, "mlag configuration").splitlines()
+        for want in (f"   domain-id {config.mlag.domain}",
+                     f"   peer-link Port-Channel{port_number(config.mlag.ports[0])}"):
+            assert want in mlag, (config.name, want, mlag)
+    else:
+        assert "mlag configuration" not in lines, config.name
     grouped = {port.name: int(line.split()[1]) for port in config.interfaces
                for line in _block(eos, f"interface {eos_port(port.name)}").splitlines()
                if line.startswith("   channel-group ")}

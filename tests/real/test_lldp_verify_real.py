@@ -198,7 +198,7 @@ def test_lldp_tables_of_a_roce_sample(tmp_path: Path) -> None:
         assert [line.split(":")[0] for line in out] == [f"MISWIRED {one.cable_id}",
                                                         f"MISWIRED {two.cable_id}"], out
         assert f"found a/r01/U01 {one.a_device} {one.a_port} <-> " \
-               f"a/net1/U38 eth-leaf-su1-r1 {two.b_port}" in out[0], out
+               f"a/net1/U37 eth-leaf-su1-r1 {two.b_port}" in out[0], out
         assert "0 missing, 2 miswired, 0 extra" in err
         result = CliRunner().invoke(main, ["reconcile", str(spec),
                                            *map(str, sorted(folder.glob("*.json")))])

@@ -10,14 +10,19 @@ parses the file and runs every addon's attribute validation (bond-mode values, V
 ``ifquery -a -o json`` (ifupdown2's own reading of the file) holds the plan: each host port
 ``bridge-access`` its VLAN with the cable's label as alias, each bond 802.3ad over its
 planned members, tagged with the VLAN, the bridge VLAN-aware over the host ports and bonds,
-every MTU the network's. A file with a VLAN id out of range is refused by the same check
-(so the check can fail).
+every MTU the network's; on the aggregation pair, its MLAG (Cumulus CLAG): the ``peerlink``
+bond over the planned peer-link ports, ``peerlink.4094`` with ``clagd-peer-ip linklocal``
+and the pair's system MAC (the same on both), and each bond down to an access switch with
+``clag-id``, the same on both switches of the pair. A file with a VLAN id out of range is
+refused by the same check (so the check can fail).
 
 What this sandbox cannot do: apply the files to the kernel. Its kernel is built without
 bonding (CONFIG_BONDING), 802.1Q (CONFIG_VLAN_8021Q) and bridge VLAN filtering (``ip link
-add type bridge vlan_filtering 1``: Operation not supported), which ``ifup -a`` needs; the
-plan cables no MLAG peer link and Cumulus's clagd is not in Debian, so the bonds are plain
-LACP (docs/ethernet-fabric.md, 'Management and BMC switches').
+add type bridge vlan_filtering 1``: Operation not supported), which ``ifup -a`` needs; and
+Cumulus's clagd (with the ifupdown2 addon that validates the ``clagd-*`` attributes) is not
+in Debian: Debian's ifupdown2 reads ``clag-id`` and ``clagd-*`` without checking their
+values (an attribute it does not know is no error to ``--syntax-check``), so what is proved
+here is that ifupdown2 reads the MLAG lines as planned, not that clagd accepts them.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 
 import pytest
 
+from cluster_iac.plan.switching import port_number
 from cluster_iac.render import build
 from tests.real import netns
 from tests.real.netns import Lab
@@ -71,6 +77,7 @@ def test_ifupdown2_reads_the_generated_management_switches(example: str, network
                   else EXAMPLES / f"{example}.yaml")
     configs, files = built.plan.management_configs, built.files
     sample = _sample(built.plan, network)
+    read: dict[str, dict[str, Any]] = {}
     with Lab(sample) as lab:
         for name in sample:
             _ports(lab, configs[name])
@@ -79,6 +86,8 @@ def test_ifupdown2_reads_the_generated_management_switches(example: str, network
             assert code == 0 and "warning" not in said and "error" not in said, said
             shown = netns.ifupdown2(lab, name, text, "ifquery", "-a", "-o", "json").stdout
             _assert_read_as_planned(configs[name], json.loads(shown))
+            read[name] = {s["name"]: s["config"] for s in json.loads(shown)}
+        _assert_mlag_pair(configs, read)
         broken = files[f"switches/{sample[0]}/interfaces"].replace(
             f"bridge-access {configs[sample[0]].vlans[0].vid}", "bridge-access 5000")
         with pytest.raises(netns.LabError, match='bridge-access: value of out range "5000"'):
@@ -100,9 +109,36 @@ def _assert_read_as_planned(config: Any, shown: list[dict[str, Any]]) -> None:
         assert found["bond-slaves"] == " ".join(bond.members), found
         assert found["bond-mode"] == "802.3ad" and found["bridge-vids"] == str(vlan.vid)
         assert found["mtu"] == str(vlan.mtu)
+        assert found.get("clag-id") == (str(bond.clag_id) if bond.clag_id else None), found
+        if config.mlag is not None and bond.kind == "fabric":
+            assert int(found["clag-id"]) == port_number(bond.members[0])  # the child's port
+    if config.mlag is not None:
+        control = stanzas.pop("peerlink.4094")
+        assert control["clagd-peer-ip"] == "linklocal"
+        assert control["clagd-sys-mac"] == config.mlag.system_mac
+        peerlink = next(b for b in config.bonds if b.name == "peerlink")
+        assert peerlink.members == config.mlag.ports
     bridge = stanzas.pop("bridge")
     assert bridge["bridge-vlan-aware"] == "yes" and bridge["bridge-vids"] == str(vlan.vid)
     members = [*(p.name for p in config.host_ports), *(b.name for b in config.bonds)]
     ports = bridge["bridge-ports"]  # a line per port, in port order; one line: a string
     assert ([ports] if isinstance(ports, str) else ports) == members, bridge
     assert not stanzas, f"{config.name}: stanzas the plan has not: {sorted(stanzas)}"
+
+
+def _assert_mlag_pair(configs: dict[str, Any], read: dict[str, dict[str, Any]]) -> None:
+    """As ifupdown2 read them: both switches of the sampled pair name one system MAC, bond
+    the same peer-link ports, and give each access switch's bond one clag-id."""
+    pair = sorted(n for n in read if configs[n].mlag is not None)
+    if not pair:
+        return
+    one, two = (read[n] for n in pair)
+    assert one["peerlink.4094"]["clagd-sys-mac"] == two["peerlink.4094"]["clagd-sys-mac"]
+    assert one["peerlink"]["bond-slaves"] == two["peerlink"]["bond-slaves"]
+    for switch in read:
+        if configs[switch].role != "access":
+            continue
+        ids = {name: next(stanza["clag-id"] for stanza in read[name].values()
+                          if stanza.get("alias") == switch and "clag-id" in stanza)
+               for name in pair}
+        assert len(set(ids.values())) == 1, (switch, ids)
