@@ -109,8 +109,31 @@ def _power(plan: Plan) -> dict[str, Any]:
     capacity = (f"capacity {cap:g} kW, margin {cap - facility / 1000:.2f} kW" if cap else
                 "no facility capacity declared (power.facility_capacity_kw)")
     return {"racks": rack_rows, "pdus": pdu_rows, "it": _kw(it_w), "pue": f"{power.pue:g}",
-            "facility": _kw(facility), "capacity": capacity,
+            "facility": _kw(facility), "capacity": capacity, "feeds": _feeds(plan),
             "continuous": f"{plan.settings.policy.breaker_continuous_percent:g}"}
+
+
+def _feeds(plan: Plan) -> str:
+    """Which feeds are given (their profile states inlet_a, POWER-FEED checks them) and which
+    assumed (rated breaker_a x circuits, unchecked; POWER-FEED-ASSUMED)."""
+    given: Counter[str] = Counter()
+    assumed: dict[str, tuple[int, float, float]] = {}  # profile -> (feeds, rating, worst A)
+    for feed in plan.power_feeds:
+        profile = str(feed.spec_path[2])
+        if feed.checked:
+            given[profile] += 1
+            continue
+        n, rating, worst = assumed.get(profile, (0, feed.amperage_a, 0.0))
+        assumed[profile] = (n + 1, rating, max(worst, *feed.worst_a))
+    parts = [f"{md_cell(name)} ({n} feed(s) of {rating:g} A assumed, worst {worst:.1f} A per "
+             f"phase)" for name, (n, rating, worst) in sorted(assumed.items())]
+    text = (f"Feeds assumed, not given (no inlet_a: rated breaker_a x circuits and not "
+            f"checked, POWER-FEED-ASSUMED): {'; '.join(parts)}." if parts
+            else "Every feed's rating is given (inlet_a) and checked.")
+    if given and parts:
+        text += (" Feeds given (inlet_a, checked): " +
+                 ", ".join(f"{md_cell(name)} ({n})" for name, n in sorted(given.items())) + ".")
+    return text
 
 
 def _pdu_rows(pdus: list[PduLoad]) -> list[str]:
