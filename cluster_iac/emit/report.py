@@ -15,6 +15,7 @@ from cluster_iac.plan.collectives import constants
 from cluster_iac.plan.dump import counts
 from cluster_iac.plan.goodput import goodputs
 from cluster_iac.plan.power import pdu_loads, rack_loads_w
+from cluster_iac.plan.power_cap import SOURCES, cap_effects, effect_text
 from cluster_iac.plan.power_tables import PduLoad
 
 
@@ -44,7 +45,19 @@ def report_context(plan: Plan) -> dict[str, Any]:
         "goodput": report_goodput.goodput(plan, jobs),
         "cost": report_goodput.cost(plan, jobs),
         "findings": _findings(plan),
+        "caps": _caps(plan),
     }
+
+
+def _caps(plan: Plan) -> dict[str, Any] | None:
+    """The GPU power caps' predicted speed (plan/power_cap.py), or None without a cap."""
+    effects = cap_effects(plan)
+    if not effects:
+        return None
+    return {"lines": [md_cell(f"node type {e.node_type}: {effect_text(e)}; a job on it takes "
+                              f"up to {1 / e.speed:.3f} x as long to train")
+                      for e in effects],
+            "sources": md_cell(SOURCES)}
 
 
 def _kw(watts: float) -> str:
