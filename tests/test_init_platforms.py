@@ -28,6 +28,28 @@ def test_init_for_every_gpu_platform_validates(platform: str, tmp_path: Path) ->
     assert "error[" not in checked.output
 
 
+@pytest.mark.parametrize("platform", GPU_PLATFORMS)
+def test_init_with_lustre_for_every_gpu_platform_validates(platform: str,
+                                                           tmp_path: Path) -> None:
+    """--lustre puts the storage fabric on InfiniBand: a platform whose storage ports are
+    Ethernet (DGX B200's ConnectX-7, DGX B300's and the NVL72 trays' BlueField-3) gets NDR
+    HCAs in their place (FABRIC-LINK-LAYER otherwise, and init found no design)."""
+    spec = tmp_path / "cluster.yaml"
+    made = CliRunner().invoke(main, ["init", "--platform", platform, "--nodes", "8",
+                                     "--lustre", "-o", str(spec)])
+    assert made.exit_code == 0, made.output
+    checked = CliRunner().invoke(main, ["validate", str(spec)])
+    assert checked.exit_code == 0 and "error[" not in checked.output, checked.output
+    data = YAML(typ="safe").load(spec.read_text())
+    nics = builtin_catalog().nics
+    gpu = data["node_types"]["gpu"]
+    listed = gpu.get("nics") or [n.model_dump() for n in
+                                 builtin_catalog().platforms[platform].nics]
+    storage = [n["model"] for n in [*listed, *gpu.get("nics_add", [])]
+               if n["role"] == "storage"]
+    assert storage and all(nics[m].link == "infiniband" for m in storage), storage
+
+
 @pytest.mark.parametrize("platform", ["gb200-nvl72-tray", "gb300-nvl72-tray"])
 def test_nvl72_trays_fill_whole_racks(platform: str) -> None:
     """72 trays: four NVL72 racks of 18, each one NVLink domain, on liquid loops."""

@@ -120,9 +120,15 @@ def spec_data(answers: Answers, platform: PlatformModel, per_rack: int,
         gpu_type["max_power_w"] = cap
     if answers.gpu:
         gpu_type["gpu"] = {"model": answers.gpu}
-    if fabric == "roce":  # the platform's list, its compute adapters the RoCE ones
-        gpu_type["nics"] = [{"role": n.role, "model": ROCE_NIC if n.role == "compute"
-                             else n.model, "count": n.count} for n in platform.nics]
+    nics = builtin_catalog().nics
+    # the storage fabric is InfiniBand: Ethernet storage ports (DGX B200's ConnectX-7, B300's
+    # BlueField-3; VPI cards, either link) become NDR HCAs, as the ports would be set
+    ethernet_storage = answers.lustre and any(
+        n.role == "storage" and nics[n.model].link != "infiniband" for n in platform.nics)
+    if fabric == "roce" or ethernet_storage:  # the platform's list, adapters replaced
+        gpu_type["nics"] = [{"role": n.role, "model": _nic_model(n.role, n.model, fabric,
+                                                                  bool(ethernet_storage)),
+                             "count": n.count} for n in platform.nics]
     if answers.lustre and not any(n.role == "storage" for n in platform.nics):
         gpu_type["nics_add"] = [{"role": "storage", "model": STORAGE_HCA}]
     node_types: dict[str, Any] = {"gpu": gpu_type, "head": {"platform": "mgmt-1u"}}
@@ -161,6 +167,17 @@ def spec_data(answers: Answers, platform: PlatformModel, per_rack: int,
     if answers.accounting:
         data["slurm"]["accounting"] = {"storage": {"password_env": "SLURMDBD_STORAGE_PASS"}}
     return data
+
+
+def _nic_model(role: str, model: str, fabric: str, ethernet_storage: bool) -> str:
+    """An adapter of the platform as init lists it: the compute ones the RoCE NIC on a RoCE
+    fabric, the storage ones the NDR HCA where they were Ethernet and Lustre's fabric is
+    InfiniBand."""
+    if role == "compute" and fabric == "roce":
+        return ROCE_NIC
+    if role == "storage" and ethernet_storage:
+        return STORAGE_HCA
+    return model
 
 
 def _cluster(answers: Answers, platform: PlatformModel) -> dict[str, Any]:
