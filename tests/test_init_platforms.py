@@ -70,32 +70,39 @@ def _write(tmp_path: Path, data: dict, name: str) -> Path:  # type: ignore[type-
 def test_blackwell_5_plus_1_supplies_get_three_pdus_and_a_cap_they_carry(
         tmp_path: Path) -> None:
     """DGX B200: 6 x 3.3 kW at 5+1 for 14.3 kW. One of three PDUs down leaves 4 PSUs, 13.2 kW:
-    init caps the node there; without the cap validate fails and its hint is that cap."""
+    init caps each B200 at 1,000 - ceil(1,100 / 8) = 862 W (the node: 13,196 W); without the
+    cap validate fails and its hint is that cap; with it, POWER-GPU-CAP says its speed."""
     text = CliRunner().invoke(main, ["init", "--platform", "dgx-b200"]).output
     data = YAML(typ="safe").load(text)
-    assert data["node_types"]["gpu"]["max_power_w"] == 13200
+    assert data["node_types"]["gpu"]["gpu_power_limit_w"] == 862
+    assert "max_power_w" not in data["node_types"]["gpu"]
     assert data["power"]["pdu_profiles"]["gpu-pdu"]["layout"] == "three"
-    del data["node_types"]["gpu"]["max_power_w"]
+    del data["node_types"]["gpu"]["gpu_power_limit_w"]
     data["power"]["pdu_profiles"]["gpu-pdu"]["layout"] = "ab"
     failing = CliRunner().invoke(main, ["validate", str(_write(tmp_path, data, "a.yaml"))])
     assert failing.exit_code == 1
     assert "error[POWER-PSU-FAILOVER]" in failing.output
-    assert "max_power_w: 13200" in failing.output and "layout 'three'" in failing.output
+    assert "gpu_power_limit_w: 862 (of 1000 W)" in failing.output
+    assert "layout 'three'" in failing.output
     # the hint, applied, is a working fix
-    data["node_types"]["gpu"]["max_power_w"] = 13200
+    data["node_types"]["gpu"]["gpu_power_limit_w"] = 862
     data["power"]["pdu_profiles"]["gpu-pdu"]["layout"] = "three"
     fixed = CliRunner().invoke(main, ["validate", str(_write(tmp_path, data, "b.yaml"))])
     assert fixed.exit_code == 0, fixed.output
+    assert "warning[POWER-GPU-CAP] node type gpu" in fixed.output
+    assert "up to 5.1 % slower" in fixed.output
 
 
 def test_4_plus_2_supplies_on_an_ab_pair_are_told_layout_three(tmp_path: Path) -> None:
     text = CliRunner().invoke(main, ["init", "--platform", "dgx-h100"]).output
     data = YAML(typ="safe").load(text)
     assert "max_power_w" not in data["node_types"]["gpu"]
+    assert "gpu_power_limit_w" not in data["node_types"]["gpu"]
     data["power"]["pdu_profiles"]["gpu-pdu"]["layout"] = "ab"
     failing = CliRunner().invoke(main, ["validate", str(_write(tmp_path, data, "a.yaml"))])
     assert "error[POWER-PSU-FAILOVER]" in failing.output
     assert "layout 'three'" in failing.output and "max_power_w" not in failing.output
+    assert "gpu_power_limit_w" not in failing.output
 
 
 def test_blackwell_on_the_default_nccl_is_an_error_init_avoids(tmp_path: Path) -> None:

@@ -58,9 +58,10 @@ def test_a_cap_is_a_warning_with_its_speed_and_the_report_states_it(tmp_path: Pa
 
 def test_a_gpu_cap_sets_the_psus_a_node_needs(tmp_path: Path) -> None:
     """DGX B200 (6 x 3.3 kW at 5+1, 14.3 kW) on three PDUs: uncapped, a PDU down leaves 4
-    PSUs for 14.3 kW; with each B200 held to 862 W the node draws 13,196 W, which 4 carry."""
+    PSUs for 14.3 kW; with each B200 held to 862 W (what init writes) the node draws
+    13,196 W, which 4 carry."""
     data = _spec("dgx-b200")
-    del data["node_types"]["gpu"]["max_power_w"]
+    assert data["node_types"]["gpu"].pop("gpu_power_limit_w") == 862
     result = _run(tmp_path, data, "a.yaml", "validate")
     assert result.exit_code != 0 and "error[POWER-PSU-FAILOVER]" in result.output
     data["node_types"]["gpu"]["gpu_power_limit_w"] = 862

@@ -23,6 +23,7 @@ from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.catalog import builtin_catalog
 from cluster_iac.checks import run_checks
 from cluster_iac.compile import compile_plan
+from cluster_iac.plan.power_cap import gpu_limit_w
 from cluster_iac.spec.hardware import PlatformModel
 from cluster_iac.spec.parse import parse_spec
 
@@ -116,8 +117,16 @@ def spec_data(answers: Answers, platform: PlatformModel, per_rack: int,
     digits = max(2, len(str(answers.nodes)))
     gpu_type: dict[str, Any] = {"platform": answers.platform}
     cap = power_cap_w(platform)
-    if cap is not None:  # PSUs at N+1 do not carry the full draw with a feed down
-        gpu_type["max_power_w"] = cap
+    if cap is not None:  # PSUs at N+1 do not carry the full draw with a feed down: the GPUs
+        # are capped so that the node draws what the live PSUs carry (POWER-GPU-CAP says
+        # what it costs), or, where the GPUs cannot give that up, the node
+        gpu = builtin_catalog().gpus.get(answers.gpu or platform.gpu or "")
+        limit = gpu_limit_w(platform.max_power_w, platform.gpu_count,
+                            gpu.max_power_w if gpu else 0, cap)
+        if limit is not None:
+            gpu_type["gpu_power_limit_w"] = limit
+        else:
+            gpu_type["max_power_w"] = cap
     if answers.gpu:
         gpu_type["gpu"] = {"model": answers.gpu}
     nics = builtin_catalog().nics

@@ -19,6 +19,7 @@ arXiv:2402.18593). Collectives keep their bandwidth: NVLink and the network are 
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 from cluster_iac.plan.model import Plan
@@ -50,6 +51,16 @@ class CapEffect(NamedTuple):
     def slower_percent(self) -> float:
         """How much longer such a step takes, at most: 1 / speed - 1, in %."""
         return 100 * (1 / self.speed - 1)
+
+
+def gpu_limit_w(platform_w: int, gpus: int, gpu_max_w: int, node_w: float) -> int | None:
+    """The highest whole GPU power limit under which the node draws at most ``node_w``: each
+    GPU gives up ceil((platform - node_w) / gpus) W of its maximum. None without GPUs, or
+    where the GPUs alone cannot give up that much."""
+    if not gpus or not gpu_max_w:
+        return None
+    limit = gpu_max_w - math.ceil((platform_w - node_w) / gpus)
+    return limit if 0 < limit <= gpu_max_w else None
 
 
 def cap_effects(plan: Plan) -> list[CapEffect]:
