@@ -59,6 +59,9 @@ def test_seed_rack_accepted_at_415v_three_phase() -> None:
     """The seed guide: breakers A-D of 32 A, two 5.6 kW nodes on each, 415 V three-phase."""
     data = example_data("seed-64gpu-h100")
     assert data["power"]["pdu_profiles"]["seed-415v"]["voltage_v"] == 415
+    # its feeds' ratings given (POWER-FEED-ASSUMED's hint), every line and feed within them
+    for profile, inlet in (("seed-415v", 128), ("mgmt-208v", 30), ("storage-415v", 32)):
+        data["power"]["pdu_profiles"][profile]["inlet_a"] = inlet
     assert not [f for f in findings_of(data) if f.code.startswith("POWER")]
     # Its busiest line, CB1 L1 of r01 (4 node cords and a switch cord): 3,808.3 W / (239.6 V x
     # 0.95) = 16.73 A normal, 4,181.7 W -> 18.37 A with a PSU of compute01 failed; 25.6 A limit.

@@ -85,8 +85,12 @@ def test_report_has_the_model_its_sources_and_the_findings(tmp_path: Path) -> No
            "guess" in seed
     assert "| warning | SPOF-FEED | PDU profile seed-415v is layout 'single'" in seed
     assert "| warning | SPOF-CDU | loop cdu1 has one CDU for 1 rack(s)" in seed
-    # with the names declared and the one feed and one CDU accepted, none: every check passed
+    assert "| warning | POWER-FEED-ASSUMED | PDU profile seed-415v states no inlet_a" in seed
+    # with the names and the feeds' ratings declared and the one feed and one CDU accepted,
+    # none: every check passed
     data = example_data("seed-64gpu-h100")
+    for profile, inlet in (("seed-415v", 128), ("mgmt-208v", 30), ("storage-415v", 32)):
+        data["power"]["pdu_profiles"][profile]["inlet_a"] = inlet
     data["policy"] = {"levels": {"SPOF-FEED": "ignore", "SPOF-CDU": "ignore"}}
     data["networks"]["management"]["interface"] = "enp170s0f0"
     data["nccl"] = {"node_types": {"h100-hdr": {"NCCL_IB_HCA": "=mlx5_0"}}}

@@ -341,8 +341,10 @@ def test_plan_to_a_refused_path_is_an_error_not_a_traceback(spec: Path) -> None:
 
 def test_strict_turns_a_warning_into_an_error_and_writes_nothing(spec: Path,
                                                                  tmp_path: Path) -> None:
-    # The minimal example has no compute fabric: an info finding the policy raises to a warning.
-    spec.write_text(spec.read_text() + "\npolicy:\n  levels: {FABRIC-NONE: warning}\n")
+    # The minimal example has no compute fabric: an info finding the policy raises to a warning
+    # (its assumed feed, a warning, is left out).
+    spec.write_text(spec.read_text() + "\npolicy:\n  levels: {FABRIC-NONE: warning, "
+                    "POWER-FEED-ASSUMED: ignore}\n")
     out = tmp_path / "out"
     relaxed = _cli("validate", spec)
     assert relaxed.exit_code == 0 and "warning[FABRIC-NONE]" in relaxed.output

@@ -133,7 +133,7 @@ def test_sarif_carries_code_level_message_region_and_hint() -> None:
 def test_a_warning_is_a_finding_and_the_exit_code_stays(tmp_path: Path) -> None:
     spec = tmp_path / "minimal.yaml"
     spec.write_text((ROOT / "examples" / "minimal.yaml").read_text()
-                    + "\npolicy:\n  levels: {FABRIC-NONE: warning}\n")
+                    + "\npolicy:\n  levels: {FABRIC-NONE: warning, POWER-FEED-ASSUMED: ignore}\n")
     ok = _cli("validate", spec, "--format", "json")
     assert ok.exit_code == 0
     document = json.loads(ok.stdout)

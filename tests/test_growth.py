@@ -117,9 +117,18 @@ def _is_total(old: str, new_lines: list[str], existing: set[str], totals: bool) 
     return any(_shape(line) == shape for line in new_lines)
 
 
+_FINDING = re.compile(r"^(?:\| |<tr><td>)(error|warning|info)(?: \| |</td><td>)([A-Z0-9-]+)"
+                      r"(?: \| |</td><td>).*(?:`([^`]*)` \||<code>([^<]*)</code></td></tr>)$")
+
+
 def _row_key(line: str) -> tuple[str, ...]:
     """The first cells of a CSV, Markdown or HTML table row: which rack, PDU or breaker it is;
-    for a drawing's tooltip, what it is the tooltip of (its text up to the first ':')."""
+    for a drawing's tooltip, what it is the tooltip of (its text up to the first ':'); for a
+    row of report's findings, its severity, code and spec path (a finding of a PDU profile
+    names its worst rack, which a device added to another rack may change)."""
+    finding = _FINDING.match(line)
+    if finding:
+        return ("finding", finding[1], finding[2], finding[3] or finding[4])
     if line.lstrip().startswith("<title>") and ":" in line:
         return ("title", line.split(":", 1)[0])
     if line.startswith("<tr>"):  # report.html: the cells between the tags

@@ -28,6 +28,28 @@ def test_init_for_every_gpu_platform_validates(platform: str, tmp_path: Path) ->
     assert "error[" not in checked.output
 
 
+@pytest.mark.parametrize("platform", GPU_PLATFORMS)
+def test_init_with_lustre_for_every_gpu_platform_validates(platform: str,
+                                                           tmp_path: Path) -> None:
+    """--lustre puts the storage fabric on InfiniBand: a platform whose storage ports are
+    Ethernet (DGX B200's ConnectX-7, DGX B300's and the NVL72 trays' BlueField-3) gets NDR
+    HCAs in their place (FABRIC-LINK-LAYER otherwise, and init found no design)."""
+    spec = tmp_path / "cluster.yaml"
+    made = CliRunner().invoke(main, ["init", "--platform", platform, "--nodes", "8",
+                                     "--lustre", "-o", str(spec)])
+    assert made.exit_code == 0, made.output
+    checked = CliRunner().invoke(main, ["validate", str(spec)])
+    assert checked.exit_code == 0 and "error[" not in checked.output, checked.output
+    data = YAML(typ="safe").load(spec.read_text())
+    nics = builtin_catalog().nics
+    gpu = data["node_types"]["gpu"]
+    listed = gpu.get("nics") or [n.model_dump() for n in
+                                 builtin_catalog().platforms[platform].nics]
+    storage = [n["model"] for n in [*listed, *gpu.get("nics_add", [])]
+               if n["role"] == "storage"]
+    assert storage and all(nics[m].link == "infiniband" for m in storage), storage
+
+
 @pytest.mark.parametrize("platform", ["gb200-nvl72-tray", "gb300-nvl72-tray"])
 def test_nvl72_trays_fill_whole_racks(platform: str) -> None:
     """72 trays: four NVL72 racks of 18, each one NVLink domain, on liquid loops."""
@@ -48,32 +70,39 @@ def _write(tmp_path: Path, data: dict, name: str) -> Path:  # type: ignore[type-
 def test_blackwell_5_plus_1_supplies_get_three_pdus_and_a_cap_they_carry(
         tmp_path: Path) -> None:
     """DGX B200: 6 x 3.3 kW at 5+1 for 14.3 kW. One of three PDUs down leaves 4 PSUs, 13.2 kW:
-    init caps the node there; without the cap validate fails and its hint is that cap."""
+    init caps each B200 at 1,000 - ceil(1,100 / 8) = 862 W (the node: 13,196 W); without the
+    cap validate fails and its hint is that cap; with it, POWER-GPU-CAP says its speed."""
     text = CliRunner().invoke(main, ["init", "--platform", "dgx-b200"]).output
     data = YAML(typ="safe").load(text)
-    assert data["node_types"]["gpu"]["max_power_w"] == 13200
+    assert data["node_types"]["gpu"]["gpu_power_limit_w"] == 862
+    assert "max_power_w" not in data["node_types"]["gpu"]
     assert data["power"]["pdu_profiles"]["gpu-pdu"]["layout"] == "three"
-    del data["node_types"]["gpu"]["max_power_w"]
+    del data["node_types"]["gpu"]["gpu_power_limit_w"]
     data["power"]["pdu_profiles"]["gpu-pdu"]["layout"] = "ab"
     failing = CliRunner().invoke(main, ["validate", str(_write(tmp_path, data, "a.yaml"))])
     assert failing.exit_code == 1
     assert "error[POWER-PSU-FAILOVER]" in failing.output
-    assert "max_power_w: 13200" in failing.output and "layout 'three'" in failing.output
+    assert "gpu_power_limit_w: 862 (of 1000 W)" in failing.output
+    assert "layout 'three'" in failing.output
     # the hint, applied, is a working fix
-    data["node_types"]["gpu"]["max_power_w"] = 13200
+    data["node_types"]["gpu"]["gpu_power_limit_w"] = 862
     data["power"]["pdu_profiles"]["gpu-pdu"]["layout"] = "three"
     fixed = CliRunner().invoke(main, ["validate", str(_write(tmp_path, data, "b.yaml"))])
     assert fixed.exit_code == 0, fixed.output
+    assert "warning[POWER-GPU-CAP] node type gpu" in fixed.output
+    assert "up to 5.1 % slower" in fixed.output
 
 
 def test_4_plus_2_supplies_on_an_ab_pair_are_told_layout_three(tmp_path: Path) -> None:
     text = CliRunner().invoke(main, ["init", "--platform", "dgx-h100"]).output
     data = YAML(typ="safe").load(text)
     assert "max_power_w" not in data["node_types"]["gpu"]
+    assert "gpu_power_limit_w" not in data["node_types"]["gpu"]
     data["power"]["pdu_profiles"]["gpu-pdu"]["layout"] = "ab"
     failing = CliRunner().invoke(main, ["validate", str(_write(tmp_path, data, "a.yaml"))])
     assert "error[POWER-PSU-FAILOVER]" in failing.output
     assert "layout 'three'" in failing.output and "max_power_w" not in failing.output
+    assert "gpu_power_limit_w" not in failing.output
 
 
 def test_blackwell_on_the_default_nccl_is_an_error_init_avoids(tmp_path: Path) -> None:

@@ -57,13 +57,15 @@ def test_init_edit_validate_render(tmp_path: Path) -> None:
     assert made.exit_code == 0 and f"next: cluster-iac validate {spec}" in made.output
     first = _run("validate", spec)
     assert first.exit_code == 0, first.output
-    assert "ok (37 nodes, 256 GPUs" in first.output and "3 finding(s)" in first.output
-    # no error; three warnings are design questions init cannot answer (issue 40): growth
-    # room on the spines, the in-band interface's name, the storage fabric's one switch
+    assert "ok (37 nodes, 256 GPUs" in first.output and "6 finding(s)" in first.output
+    # no error; six warnings are design questions init cannot answer (issue 40): growth
+    # room on the spines, the in-band interface's name, the storage fabric's one switch,
+    # and the facility feed of each of its three PDU profiles (no inlet_a)
     assert not _errors(first.output)
     assert [code for code in ("FABRIC-GROWTH", "NCCL-GUESSED-IFNAME", "SPOF-FABRIC-SWITCH")
             if f"warning[{code}]" in first.output] == ["FABRIC-GROWTH", "NCCL-GUESSED-IFNAME",
                                                        "SPOF-FABRIC-SWITCH"]
+    assert first.output.count("warning[POWER-FEED-ASSUMED]") == 3
 
     # 2. a NIC list of one's own (the storage HCA with the fabric HCAs) drops the in-band
     # and BMC adapters the platform had: each is an error that points at nics_add

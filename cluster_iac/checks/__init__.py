@@ -28,6 +28,8 @@ from cluster_iac.checks import (
     lustre,
     nccl,
     power,
+    power_cap,
+    power_feeds,
     power_psus,
     resilience,
     scheduling,
@@ -42,7 +44,7 @@ __all__ = ["CHECKS", "FAMILIES", "Check", "check", "known_codes", "run_checks"]
 # Every family of checks; importing each registered its checks in CHECKS.
 FAMILIES: tuple[ModuleType, ...] = (
     consistency, cooling, cooling_loops, fabric, fabric_cost, fabric_growth, facility, goodput,
-    lustre, nccl, power, power_psus, resilience, scheduling, slurm, storage)
+    lustre, nccl, power, power_cap, power_feeds, power_psus, resilience, scheduling, slurm, storage)
 
 
 def run_checks(plan: Plan, *, strict: bool = False) -> list[Diagnostic]:

@@ -20,8 +20,9 @@ from cluster_iac.plan import Plan
 from cluster_iac.plan.electrical import phase_imbalance
 from cluster_iac.plan.power_tables import NORMAL, PowerCircuit, PowerLine
 
-HINT = ("a larger breaker_a, more circuits per PDU (cords spread over more lines), or fewer "
-        "devices in the rack")
+HINT = ("a larger breaker_a, more circuits per PDU (cords spread over more lines), more PDUs "
+        "a side (pdus_per_side: 2 splits each side's cords over two PDUs), or fewer devices in "
+        "the rack")
 
 
 def _line_where(line: PowerLine) -> str:
@@ -98,6 +99,9 @@ def feed_load(plan: Plan) -> Iterator[Diagnostic]:
             f"{100 * amps / feed.limit_a:.0f}% of its {feed.limit_a:.1f} A limit "
             f"({feed.amperage_a:g} A inlet x {100 * feed.limit_a / feed.amperage_a:g} %); "
             f"over by {amps - feed.limit_a:.1f} A", (*feed.spec_path, "inlet_a"),
+            hint="a larger inlet_a where the facility feed is larger, or more PDUs a side "
+                 "(pdus_per_side: 2 splits each side's cords over two PDUs, each on its own "
+                 "feed)",
             details={"measured": round(amps, 1), "limit": round(feed.limit_a, 2),
                      "unit": "A"})))
     yield from worst_per_profile(found, "feed(s)")

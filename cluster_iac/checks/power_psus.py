@@ -9,6 +9,7 @@ from cluster_iac.base.errors import Diagnostic
 from cluster_iac.checks.power_text import case_text
 from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
+from cluster_iac.plan.power_cap import gpu_limit_w
 from cluster_iac.plan.power_tables import PowerOutage
 
 
@@ -94,9 +95,19 @@ def _failover_hint(plan: Plan, key: str, worst: PowerOutage) -> str:
     if nt is not None and nt.psu_rating_w:
         pdus = max((2, 3), key=lambda n: _live_after_loss(worst.psus, n))
         live = _live_after_loss(worst.psus, pdus)
+        carried = live * nt.psu_rating_w
+        layout = (f"with layout '{'ab' if pdus == 2 else 'three'}' (one PDU down leaves "
+                  f"{live} of {worst.psus})")
+        limit = gpu_limit_w(nt.platform_max_power_w or nt.max_power_w, nt.gpu_count,
+                            nt.gpu_max_power_w, carried)
+        if limit is not None and limit < (nt.gpu_power_limit_w or nt.gpu_max_power_w):
+            return (f"cap the GPUs so the node draws what {live} PSUs carry ({live} x "
+                    f"{nt.psu_rating_w:g} W = {carried:g} W): node_types.{key}."
+                    f"gpu_power_limit_w: {limit} (of {nt.gpu_max_power_w} W), {layout}; the "
+                    f"cap slows the GPUs (POWER-GPU-CAP says how much). Or feed the PSUs from "
+                    f"more PDUs")
         return (f"cap the node's draw to what {live} PSUs carry: node_types.{key}.max_power_w: "
-                f"{live * nt.psu_rating_w:g} ({live} x {nt.psu_rating_w:g} W), with layout "
-                f"'{'ab' if pdus == 2 else 'three'}' (one PDU down leaves {live} of "
-                f"{worst.psus}); the cap slows the GPUs. Or feed the PSUs from more PDUs")
+                f"{carried:g} ({live} x {nt.psu_rating_w:g} W), {layout}; the cap slows the "
+                f"GPUs. Or feed the PSUs from more PDUs")
     return (f"feed the {worst.psus} PSUs from more PDUs, so that one PDU down leaves "
             f"{worst.required} live")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cluster_iac.plan.power import shares_its_panel
 from cluster_iac.plan.power_tables import NORMAL, PowerCircuit, PowerFeed
 
 
@@ -26,11 +27,17 @@ def amps_formula(c: PowerCircuit, amps: float) -> str:
 
 
 def case_text(case: str, feeds: dict[str, PowerFeed]) -> str:
-    """A failure case as a finding says it: a PDU down names its feed and panel too."""
+    """A failure case as a finding says it: a PDU down names its feed and panel too (its feed
+    only, when its side has several PDUs: the panel down is then the case 'panel P down', all
+    of that side's PDUs)."""
     if case == NORMAL:
         return "all feeds up"
     if case.startswith("PDU ") and case.endswith(" down"):
         feed = feeds.get(case[4:-5])
+        if feed is not None and shares_its_panel(feed.pdu):
+            return f"{case} (or its feed {feed.name})"
         if feed is not None:
             return f"{case} (or its feed {feed.name}, or panel {feed.panel})"
+    if case.startswith("panel ") and case.endswith(" down"):
+        return f"{case} (every PDU of its side in the rack)"
     return case

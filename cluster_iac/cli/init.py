@@ -23,6 +23,7 @@ from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.catalog import builtin_catalog
 from cluster_iac.checks import run_checks
 from cluster_iac.compile import compile_plan
+from cluster_iac.plan.power_cap import gpu_limit_w
 from cluster_iac.spec.hardware import PlatformModel
 from cluster_iac.spec.parse import parse_spec
 
@@ -116,13 +117,27 @@ def spec_data(answers: Answers, platform: PlatformModel, per_rack: int,
     digits = max(2, len(str(answers.nodes)))
     gpu_type: dict[str, Any] = {"platform": answers.platform}
     cap = power_cap_w(platform)
-    if cap is not None:  # PSUs at N+1 do not carry the full draw with a feed down
-        gpu_type["max_power_w"] = cap
+    if cap is not None:  # PSUs at N+1 do not carry the full draw with a feed down: the GPUs
+        # are capped so that the node draws what the live PSUs carry (POWER-GPU-CAP says
+        # what it costs), or, where the GPUs cannot give that up, the node
+        gpu = builtin_catalog().gpus.get(answers.gpu or platform.gpu or "")
+        limit = gpu_limit_w(platform.max_power_w, platform.gpu_count,
+                            gpu.max_power_w if gpu else 0, cap)
+        if limit is not None:
+            gpu_type["gpu_power_limit_w"] = limit
+        else:
+            gpu_type["max_power_w"] = cap
     if answers.gpu:
         gpu_type["gpu"] = {"model": answers.gpu}
-    if fabric == "roce":  # the platform's list, its compute adapters the RoCE ones
-        gpu_type["nics"] = [{"role": n.role, "model": ROCE_NIC if n.role == "compute"
-                             else n.model, "count": n.count} for n in platform.nics]
+    nics = builtin_catalog().nics
+    # the storage fabric is InfiniBand: Ethernet storage ports (DGX B200's ConnectX-7, B300's
+    # BlueField-3; VPI cards, either link) become NDR HCAs, as the ports would be set
+    ethernet_storage = answers.lustre and any(
+        n.role == "storage" and nics[n.model].link != "infiniband" for n in platform.nics)
+    if fabric == "roce" or ethernet_storage:  # the platform's list, adapters replaced
+        gpu_type["nics"] = [{"role": n.role, "model": _nic_model(n.role, n.model, fabric,
+                                                                  bool(ethernet_storage)),
+                             "count": n.count} for n in platform.nics]
     if answers.lustre and not any(n.role == "storage" for n in platform.nics):
         gpu_type["nics_add"] = [{"role": "storage", "model": STORAGE_HCA}]
     node_types: dict[str, Any] = {"gpu": gpu_type, "head": {"platform": "mgmt-1u"}}
@@ -161,6 +176,17 @@ def spec_data(answers: Answers, platform: PlatformModel, per_rack: int,
     if answers.accounting:
         data["slurm"]["accounting"] = {"storage": {"password_env": "SLURMDBD_STORAGE_PASS"}}
     return data
+
+
+def _nic_model(role: str, model: str, fabric: str, ethernet_storage: bool) -> str:
+    """An adapter of the platform as init lists it: the compute ones the RoCE NIC on a RoCE
+    fabric, the storage ones the NDR HCA where they were Ethernet and Lustre's fabric is
+    InfiniBand."""
+    if role == "compute" and fabric == "roce":
+        return ROCE_NIC
+    if role == "storage" and ethernet_storage:
+        return STORAGE_HCA
+    return model
 
 
 def _cluster(answers: Answers, platform: PlatformModel) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from cluster_iac.plan.power import (
     DEFAULT_SHELF,
     SIDES,
     busbar_fed,
+    pdu_labels,
     pdu_name,
     power_shelves,
     rack_pdus,
@@ -127,9 +128,9 @@ def _pins(plan: Plan, names: dict[str, tuple[str, ...]],
 
 
 def _circuitry(profile: Any) -> Circuitry:
-    return Circuitry(len(SIDES[profile.layout]), profile.circuits, profile.outlets,
-                     profile.outlet_wiring == "banked", profile.voltage_v, profile.phases,
-                     profile.power_factor)
+    return Circuitry(len(SIDES[profile.layout]) * profile.pdus_per_side, profile.circuits,
+                     profile.outlets, profile.outlet_wiring == "banked", profile.voltage_v,
+                     profile.phases, profile.power_factor, profile.pdus_per_side)
 
 
 def _consumers_by_rack(plan: Plan, fed: dict[str, list[tuple[str, int]]],
@@ -198,10 +199,10 @@ def _rack_loads(plan: Plan) -> dict[str, float]:
 
 def _outlet_problems(rack: Any, profile: Any, flow: RackFlow) -> list[Diagnostic]:
     """A PDU with more cords than outlets is a located spec error."""
-    sides = SIDES[profile.layout]
+    labels = pdu_labels(profile)
     return [Diagnostic(
         "SPEC-PDU-OUTLETS",
-        f"rack {rack.name} PDU {pdu_name(rack.name, sides[k])} needs {used} outlets but profile "
+        f"rack {rack.name} PDU {pdu_name(rack.name, labels[k])} needs {used} outlets but profile "
         f"'{rack.pdu_profile}' gives {profile.outlets}",
         ("power", "pdu_profiles", rack.pdu_profile, "outlets"),
         details={"measured": used, "limit": profile.outlets})

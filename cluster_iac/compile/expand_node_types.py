@@ -8,7 +8,7 @@ from dataclasses import replace
 from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import NicPlan, NodeTypePlan, Plan
 from cluster_iac.spec import ClusterSpec
-from cluster_iac.spec.hardware import PsuSpec
+from cluster_iac.spec.hardware import GpuModel, PsuSpec
 from cluster_iac.spec.nodes import NodeType
 
 
@@ -58,10 +58,11 @@ def _resolve(name: str, nt: NodeType, plan: Plan) -> NodeTypePlan:
         memory_gib=nt.memory_gib or platform.memory_gib,
         nics=tuple(_nic(slot, cat) for slot in [
             *(nt.nics if nt.nics is not None else platform.nics), *nt.nics_add]),
-        max_power_w=nt.max_power_w or platform.max_power_w,
+        max_power_w=nt.max_power_w or capped_power_w(nt, platform.max_power_w, gpu, gpu_count),
         psu_count=psus.count if psus else 0,
         psu_rating_w=psus.rating_w if psus else 0,
-        psu_required=_psus_required(nt, platform.max_power_w, psus),
+        psu_required=_psus_required(nt, platform.max_power_w, psus,
+                                    capped_power_w(nt, platform.max_power_w, gpu, gpu_count)),
         height_u=nt.height_u or platform.height_u,
         weight_kg=nt.weight_kg or platform.weight_kg,
         cooling=platform.cooling,
@@ -74,18 +75,33 @@ def _resolve(name: str, nt: NodeType, plan: Plan) -> NodeTypePlan:
         spec_path=("node_types", name),
         gpu_architecture=gpu.architecture if gpu and gpu_count else None,
         nvlink_sharp=platform.nvlink_sharp,
+        gpu_power_limit_w=nt.gpu_power_limit_w or 0,
+        platform_max_power_w=platform.max_power_w,
     )
 
 
-def _psus_required(nt: NodeType, platform_w: float, psus: PsuSpec | None) -> int:
+def capped_power_w(nt: NodeType, platform_w: int, gpu: GpuModel | None,
+                   gpu_count: int) -> int:
+    """The node's maximum draw under a GPU power cap: the platform's, less what each GPU no
+    longer draws (its catalog maximum less the limit); the platform's without a cap."""
+    limit = nt.gpu_power_limit_w
+    gpu_w = gpu.max_power_w if gpu else 0
+    if limit is None or not gpu_count or limit >= gpu_w:
+        return platform_w
+    return max(1, platform_w - gpu_count * (gpu_w - limit))
+
+
+def _psus_required(nt: NodeType, platform_w: float, psus: PsuSpec | None,
+                   capped_w: float) -> int:
     """The PSUs the node needs: the vendor's count for the platform's full draw, or, under a
     declared power cap (``max_power_w`` below the platform's, with the platform's PSUs),
     ceil(cap / PSU rating): the supplies that carry the capped draw (DGX B200 capped at
     9.9 kW: 3 of 6 x 3.3 kW, so either feed of an A/B pair carries it). Never more than the
-    vendor's count; explicit ``psus`` are taken as given."""
+    vendor's count; explicit ``psus`` are taken as given. A GPU power cap
+    (``gpu_power_limit_w``) caps the node at ``capped_w`` the same way."""
     if psus is None:
         return 0
-    cap = nt.max_power_w
+    cap = nt.max_power_w or (capped_w if capped_w < platform_w else None)
     if nt.psus is not None or cap is None or cap >= platform_w:
         return psus.required
     return max(1, min(psus.required, math.ceil(cap / psus.rating_w)))

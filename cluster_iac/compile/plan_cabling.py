@@ -26,6 +26,7 @@ from cluster_iac.compile.cable_media import NoMedium, cage_media, candidates, ca
 from cluster_iac.compile.cable_media import media as choose_media
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cables, Device, position
+from cluster_iac.plan.power import pdu_place
 from cluster_iac.plan.power_tables import PowerCord
 from cluster_iac.spec import ClusterSpec
 
@@ -131,7 +132,8 @@ def device_table(plan: Plan) -> tuple[Device, ...]:
     parts += [(sw.name, "switch", f"{sw.network}-{sw.tier}", sw.model, sw.rack, sw.height_u,
                "") for sw in plan.switches]
     # racked like a PDU; a shelf's role says what it is
-    parts += [(part.name, "pdu", part.kind, part.model, part.rack, 0, part.side)
+    parts += [(part.name, "pdu", part.kind, part.model, part.rack, 0,
+               pdu_place(part.rack, part.name) if part.side else "")
               for part in plan.power_devices]
     parts.sort(key=itemgetter(0))
     names, kinds, roles, models, racks, height, sides = (

@@ -15,6 +15,7 @@ from cluster_iac.plan.collectives import constants
 from cluster_iac.plan.dump import counts
 from cluster_iac.plan.goodput import goodputs
 from cluster_iac.plan.power import pdu_loads, rack_loads_w
+from cluster_iac.plan.power_cap import SOURCES, cap_effects, effect_text
 from cluster_iac.plan.power_tables import PduLoad
 
 
@@ -44,7 +45,19 @@ def report_context(plan: Plan) -> dict[str, Any]:
         "goodput": report_goodput.goodput(plan, jobs),
         "cost": report_goodput.cost(plan, jobs),
         "findings": _findings(plan),
+        "caps": _caps(plan),
     }
+
+
+def _caps(plan: Plan) -> dict[str, Any] | None:
+    """The GPU power caps' predicted speed (plan/power_cap.py), or None without a cap."""
+    effects = cap_effects(plan)
+    if not effects:
+        return None
+    return {"lines": [md_cell(f"node type {e.node_type}: {effect_text(e)}; a job on it takes "
+                              f"up to {1 / e.speed:.3f} x as long to train")
+                      for e in effects],
+            "sources": md_cell(SOURCES)}
 
 
 def _kw(watts: float) -> str:
@@ -109,8 +122,31 @@ def _power(plan: Plan) -> dict[str, Any]:
     capacity = (f"capacity {cap:g} kW, margin {cap - facility / 1000:.2f} kW" if cap else
                 "no facility capacity declared (power.facility_capacity_kw)")
     return {"racks": rack_rows, "pdus": pdu_rows, "it": _kw(it_w), "pue": f"{power.pue:g}",
-            "facility": _kw(facility), "capacity": capacity,
+            "facility": _kw(facility), "capacity": capacity, "feeds": _feeds(plan),
             "continuous": f"{plan.settings.policy.breaker_continuous_percent:g}"}
+
+
+def _feeds(plan: Plan) -> str:
+    """Which feeds are given (their profile states inlet_a, POWER-FEED checks them) and which
+    assumed (rated breaker_a x circuits, unchecked; POWER-FEED-ASSUMED)."""
+    given: Counter[str] = Counter()
+    assumed: dict[str, tuple[int, float, float]] = {}  # profile -> (feeds, rating, worst A)
+    for feed in plan.power_feeds:
+        profile = str(feed.spec_path[2])
+        if feed.checked:
+            given[profile] += 1
+            continue
+        n, rating, worst = assumed.get(profile, (0, feed.amperage_a, 0.0))
+        assumed[profile] = (n + 1, rating, max(worst, *feed.worst_a))
+    parts = [f"{md_cell(name)} ({n} feed(s) of {rating:g} A assumed, worst {worst:.1f} A per "
+             f"phase)" for name, (n, rating, worst) in sorted(assumed.items())]
+    text = (f"Feeds assumed, not given (no inlet_a: rated breaker_a x circuits and not "
+            f"checked, POWER-FEED-ASSUMED): {'; '.join(parts)}." if parts
+            else "Every feed's rating is given (inlet_a) and checked.")
+    if given and parts:
+        text += (" Feeds given (inlet_a, checked): " +
+                 ", ".join(f"{md_cell(name)} ({n})" for name, n in sorted(given.items())) + ".")
+    return text
 
 
 def _pdu_rows(pdus: list[PduLoad]) -> list[str]:

@@ -66,6 +66,8 @@ class NodeTypePlan:
     gpu_architecture: str | None = None  # 'ampere' | 'hopper' | 'blackwell' (NCCL's tuning key)
     nvlink_sharp: bool = False  # the NVSwitches reduce in the switch (NCCL's NVLS algorithms)
     mig: tuple[Any, ...] = ()  # MIG instances (plan/mig.py MigDevice), by GPU and start
+    gpu_power_limit_w: int = 0  # the declared cap on each GPU (0: none)
+    platform_max_power_w: int = 0  # the platform's maximum draw, before any cap
 
     @property
     def gres_gpus(self) -> int:

@@ -33,24 +33,46 @@ PDU_NAME, FEED_NAME, PANEL_NAME = "{}-pdu-{}", "{}-feed-{}", "{}-panel-{}"
 
 
 def pdu_name(rack: str, side: str) -> str:
+    """A PDU's name from its label ('a', or 'a1' with several PDUs a side)."""
     return PDU_NAME.format(rack, side.lower())
 
 
+def pdu_sides(profile: Any) -> tuple[str, ...]:
+    """The side of each PDU of a profile, in PDU order: ('A', 'B') with one PDU a side,
+    ('A', 'A', 'B', 'B') with two (pdus_per_side)."""
+    return tuple(side for side in SIDES[profile.layout] for _ in range(profile.pdus_per_side))
+
+
+def pdu_labels(profile: Any) -> tuple[str, ...]:
+    """Each PDU's label in PDU order: 'a', 'b' with one PDU a side (the names as before),
+    'a1', 'a2', 'b1', 'b2' with two."""
+    n = profile.pdus_per_side
+    return tuple(side.lower() + (str(i + 1) if n > 1 else "")
+                 for side in SIDES[profile.layout] for i in range(n))
+
+
+def pdu_place(rack: str, pdu: str) -> str:
+    """Where a PDU hangs in its rack as its labels print it ('A', or 'A1' with several PDUs
+    a side): its label, what pdu_name added to the rack's name."""
+    return pdu[len(PDU_NAME.format(rack, "")):].upper()
+
+
+def shares_its_panel(pdu: str) -> bool:
+    """Whether a PDU is one of several on its side of the rack (its label, pdu_labels, then
+    ends in its number): its panel down is then a case of its own, not the same as it down."""
+    return pdu[-1:].isdigit()
+
+
 def rack_pdus(plan: Any) -> dict[str, list[str]]:
-    """Rack -> its PDUs' names in side order (A, B, C), from its profile's layout: what the
-    placement, addressing, management and power passes each need of every rack."""
-    layouts = {name: profile.layout for name, profile in plan.settings.power.pdu_profiles.items()}
-    return {rack.name: pdu_names(rack.name, layouts[rack.pdu_profile]) for rack in plan.racks}
-
-
-def pdu_names(rack: str, layout: str) -> list[str]:
-    """pdu_name of each side of a layout, in side order (a suffix added to the rack's name:
-    a 100,000-GPU cluster names its 11,000 PDUs three times before the fork)."""
-    return list(map(rack.__add__, _PDU_SUFFIXES[layout]))
-
-
-_PDU_SUFFIXES = {layout: tuple(PDU_NAME.format("", side.lower()) for side in sides)
-                 for layout, sides in SIDES.items()}
+    """Rack -> its PDUs' names in PDU order (side A's, then B's, C's), from its profile's
+    layout and PDUs a side: what the placement, addressing, management and power passes
+    each need of every rack."""
+    suffixes = {name: tuple(PDU_NAME.format("", label) for label in pdu_labels(profile))
+                for name, profile in plan.settings.power.pdu_profiles.items()}
+    # a suffix added to the rack's name: a 100,000-GPU cluster names its 11,000 PDUs three
+    # times before the fork
+    return {rack.name: list(map(rack.name.__add__, suffixes[rack.pdu_profile]))
+            for rack in plan.racks}
 
 
 def feed_name(rack: str, side: str) -> str:

@@ -10,6 +10,9 @@ Single-failure cases of a rack:
   state: that PDU dark. A panel failure darkens that side of every rack of the row at once, but
   racks share no circuit, so each rack's lines see exactly their own 'PDU down' case. (What a
   panel itself can carry is the row budget, rows[].max_power_kw.)
+- **A side's panel down**, with several PDUs a side (pdus_per_side): all of that side's PDUs
+  dark at once, a case of its own beside each PDU down (a device with PSUs on two PDUs of a
+  side loses both).
 - **One PSU failed**: the device's other PSUs share its draw. Only one case per distinct
   PDU, circuit and line of the failed PSU is computed (the others give the same currents).
 - A tripped branch breaker is not a case of its own: a device's cords on one PDU share one
@@ -60,7 +63,7 @@ def solve(consumers: tuple[Consumer, ...], circuitry: Circuitry, busbar_w: float
     keeps its PDU and outlet (and so its circuit and line); the others are planned around
     them."""
     pins = pins or NO_PINS
-    cords = _psu_pdus(consumers, circuitry.pdus)
+    cords = _psu_pdus(consumers, circuitry)
     if pins.cords:
         first: dict[int, int] = {}
         for n, cord in enumerate(cords):
@@ -68,8 +71,10 @@ def solve(consumers: tuple[Consumer, ...], circuitry: Circuitry, busbar_w: float
         for device, psu, pdu, _ in pins.cords:
             cords[first[device] + psu].pdu = pdu
     flow = Flow(consumers, circuitry, busbar_w, cords)
+    sides = circuitry.pdus // circuitry.per_side
     rack_cases = [NORMAL] + ([("pdu", k) for k in range(circuitry.pdus)]
-                             if circuitry.pdus > 1 else [])
+                             if circuitry.pdus > 1 else []) \
+        + ([("side", s) for s in range(sides)] if circuitry.per_side > 1 and sides > 1 else [])
     case_loads = {case: flow.loads(case) for case in rack_cases}
     for i, cord in enumerate(cords):
         cord.allocated_w = case_loads[NORMAL][i]
@@ -78,16 +83,24 @@ def solve(consumers: tuple[Consumer, ...], circuitry: Circuitry, busbar_w: float
     return flow.currents(cases, case_loads, needed, every_case)
 
 
-def _psu_pdus(consumers: tuple[Consumer, ...], pdus: int) -> list[CordFlow]:
-    """PSUs round-robin over the PDUs (A, B, A, ... or A, B, C, ...), continuing from device to
-    device so one-PSU devices alternate too; a power shelf's PSUs all go to one PDU (its
-    rectifiers share one AC input group) and shelves alternate."""
+def _psu_pdus(consumers: tuple[Consumer, ...], c: Circuitry) -> list[CordFlow]:
+    """PSUs round-robin over the sides (A, B, A, ... or A, B, C, ...), continuing from device
+    to device so one-PSU devices alternate too; a power shelf's PSUs all go to one PDU (its
+    rectifiers share one AC input group) and shelves alternate. With several PDUs a side, a
+    side's cords (a shelf's as one) take its PDUs in turn, A1, A2, A1, ..."""
     cords = []
     cursor = 0
+    sides = c.pdus // c.per_side
+    taken = [0] * sides  # cords (shelves) each side has given out
     for d, consumer in enumerate(consumers):
         shelf = consumer.kind == SHELF
         for j in range(consumer.psus):
-            cords.append(CordFlow(d, j, (cursor + (0 if shelf else j)) % pdus))
+            side = (cursor + (0 if shelf else j)) % sides
+            cords.append(CordFlow(d, j, side * c.per_side + taken[side] % c.per_side))
+            if not shelf:
+                taken[side] += 1
+        if shelf and consumer.psus:
+            taken[cursor % sides] += 1
         cursor += 1 if shelf else consumer.psus
     return cords
 
@@ -148,8 +161,9 @@ class Flow:
         return loads
 
     def _failed(self, case: Case) -> set[int]:
-        if case[0] == "pdu":
-            return {i for i, cord in enumerate(self.cords) if cord.pdu == case[1]}
+        if case[0] in ("pdu", "side"):
+            dark = self.circuitry.dark
+            return {i for i, cord in enumerate(self.cords) if dark(case, cord.pdu)}
         if case[0] == "psu":
             return {self.first[int(case[1])] + int(case[2])}  # type: ignore[call-overload]
         return set()
@@ -275,10 +289,10 @@ class Flow:
             if watts > cord.maximum_w + 1e-9:
                 cord.maximum_w, cord.maximum_case = watts, case
         for flow, slots in zip(circuits, slot_w, strict=True):
-            if case[0] != "pdu" or case[1] != flow.pdu:
+            if not c.dark(case, flow.pdu):
                 _record_circuit(flow, case, slots, c)
         for feed in feeds:
-            if case[0] != "pdu" or case[1] != feed.pdu:
+            if not c.dark(case, feed.pdu):
                 start = feed.pdu * c.circuits
                 totals = [sum(col) for col in zip(*slot_w[start:start + c.circuits],
                                                   strict=True)]

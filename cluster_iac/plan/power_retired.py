@@ -11,7 +11,7 @@ from typing import Any
 from cluster_iac.base.errors import Diagnostic
 from cluster_iac.plan import Plan
 from cluster_iac.plan.kept import Entry
-from cluster_iac.plan.power import SIDES, pdu_name
+from cluster_iac.plan.power import pdu_labels, pdu_name
 
 _SHOWN = 6  # retired cords named in one message; the rest counted
 
@@ -29,7 +29,7 @@ def unpowered(plan: Plan, names: dict[str, tuple[str, ...]],
     problems = []
     for rack, template in zip(plan.racks, templates, strict=True):
         profile = profiles[rack.pdu_profile]
-        sides = SIDES[profile.layout]
+        labels = pdu_labels(profile)
         devices = names.get(rack.name, ())
         short: dict[int, list[str]] = {}
         for cord in template.flow.cords:
@@ -38,8 +38,8 @@ def unpowered(plan: Plan, names: dict[str, tuple[str, ...]],
         for k, cords in sorted(short.items()):
             if template.flow.outlets_needed.get(k, 0) > profile.outlets:
                 continue  # more cords than outlets at all: SPEC-PDU-OUTLETS says so
-            problems.append(_problem(plan, rack.name, pdu_name(rack.name, sides[k]), cords,
-                                     retired.get(pdu_name(rack.name, sides[k]), []),
+            problems.append(_problem(plan, rack.name, pdu_name(rack.name, labels[k]), cords,
+                                     retired.get(pdu_name(rack.name, labels[k]), []),
                                      rack.pdu_profile))
     return problems
 

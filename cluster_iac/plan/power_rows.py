@@ -14,7 +14,16 @@ from operator import itemgetter
 from typing import Any, TypeVar
 
 from cluster_iac.plan import electrical
-from cluster_iac.plan.power import FEED_NAME, INLET, PANEL_NAME, PDU_NAME, SIDES, side_names
+from cluster_iac.plan.power import (
+    FEED_NAME,
+    INLET,
+    PANEL_NAME,
+    PDU_NAME,
+    SIDES,
+    pdu_labels,
+    pdu_sides,
+    side_names,
+)
 from cluster_iac.plan.power_tables import (
     NORMAL,
     PduLoad,
@@ -120,16 +129,24 @@ class RackGroup:
         self.racks = [r.name for r in racks]
         self.rows = [r.row for r in racks]
         self.profile = racks[0].pdu_profile
-        self.sides = SIDES[profile.layout]
-        self.pdus = [side_names(PDU_NAME, self.racks, side) for side in self.sides]
-        self.feed_names = [side_names(FEED_NAME, self.racks, side) for side in self.sides]
+        self.sides = pdu_sides(profile)  # each PDU's side, in PDU order
+        labels = pdu_labels(profile)
+        self.pdus = [side_names(PDU_NAME, self.racks, label) for label in labels]
+        self.feed_names = [side_names(FEED_NAME, self.racks, label) for label in labels]
         self.panels = [side_names(PANEL_NAME, self.rows, side) for side in self.sides]
+        # each side's panel (a case of its own with several PDUs a side)
+        self.side_panels = [side_names(PANEL_NAME, self.rows, side)
+                            for side in SIDES[profile.layout]]
         self.spec_path = ("power", "pdu_profiles", self.profile)
         self.devices = list(zip(*devices, strict=True))  # device d of each rack
         self.named = _CaseNames(self)
 
     def case(self, case: Case) -> list[str]:
-        """'normal', 'PDU r01-pdu-a down' or 'gpu01 PSU3 failed', in each rack."""
+        """'normal', 'PDU r01-pdu-a down', 'panel a-panel-a down' (all of a side's PDUs, with
+        several a side) or 'gpu01 PSU3 failed', in each rack."""
+        if case[0] == "side":
+            side = int(case[1])  # type: ignore[call-overload]
+            return list(map("panel {} down".format, self.side_panels[side]))
         if case[0] == "pdu":
             pdu = int(case[1])  # type: ignore[call-overload]
             return list(map("PDU {} down".format, self.pdus[pdu]))

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from cluster_iac.plan import electrical
 
-Case = tuple[object, ...]  # ('normal',) | ('pdu', k) | ('psu', device, psu)
+Case = tuple[object, ...]  # ('normal',) | ('pdu', k) | ('side', s) | ('psu', device, psu)
 NORMAL: Case = ("normal",)
 SHELF = "power-shelf"
 
@@ -30,7 +30,8 @@ class Consumer(NamedTuple):
 # Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
 @dataclass(frozen=True, eq=False, repr=False)
 class Circuitry:
-    """What the solver needs of a PDU profile."""
+    """What the solver needs of a PDU profile: ``pdus`` in all, ``per_side`` of them on each
+    side (PDU k is on side k // per_side)."""
 
     pdus: int
     circuits: int
@@ -39,6 +40,13 @@ class Circuitry:
     volts: float
     phases: int
     power_factor: float
+    per_side: int = 1
+
+    def dark(self, case: Case, pdu: int) -> bool:
+        """Whether PDU ``pdu`` is down in ``case`` (its own, or its side's panel)."""
+        if case[0] == "pdu":
+            return case[1] == pdu
+        return case[0] == "side" and case[1] == pdu // self.per_side
 
     @property
     def slots(self) -> tuple[str, ...]:

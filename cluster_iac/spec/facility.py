@@ -65,6 +65,12 @@ class PduProfile(SpecModel):
     layout: Literal["single", "ab", "three"] = "ab"
     """'single': one PDU set, no redundancy; 'ab': A and B feeds (2N), either alone carries the
     rack; 'three': three PDUs per rack as in NVIDIA's DGX racks, any two carry the rack."""
+    pdus_per_side: int = Field(default=1, ge=1, le=4)
+    """PDUs on each side (feed) of the layout: 2 gives A1, A2, B1, B2 for 'ab', the usual way
+    to feed a 40-60 kW rack. The rack's cords on a side are split over its PDUs (a device's
+    PSUs alternate between them); each PDU has its own feed from the side's row panel, so one
+    PDU down and the side's panel down (all its PDUs) are both single failures. PDUs are
+    named <rack>-pdu-a1, -a2, ... (with 1, <rack>-pdu-a as before)."""
     circuits: CircuitCount = 1
     """Branch circuits (each with its own breaker) per PDU."""
     voltage_v: VoltageV = 415

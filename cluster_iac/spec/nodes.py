@@ -81,6 +81,12 @@ class NodeType(SpecModel):
     ``nics_add: [{role: storage, model: cx7-ndr}]``."""
     max_power_w: PowerW | None = None
     """Maximum power draw of the node in watts."""
+    gpu_power_limit_w: PowerW | None = None
+    """A power cap on each GPU, W: the limit the nodes hold each GPU to (nvidia-smi -pl, or
+    the BMC's GPU power limit), below the catalog GPU's max_power_w. The node then draws the
+    platform's maximum less gpus x (GPU maximum - limit) (unless max_power_w is given), and
+    needs the PSUs that carry that; report.md predicts the speed it costs and POWER-GPU-CAP
+    says so."""
     psus: PsuSpec | None = None
     """Power supplies and their redundancy."""
     height_u: HeightU | None = None
