@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import copy
 import csv
+import re
 from collections import Counter
 from pathlib import Path
 
 from click.testing import CliRunner
+from ruamel.yaml import YAML
 
 from cluster_iac.cli.main import main
 from cluster_iac.lock.read import lock_path
 from cluster_iac.lock.trailer import sealed, unsealed
+from tests.conftest import ROOT
 from tests.test_lock_edges import Spec, render, write
 
 SMALL: Spec = {  # compute racks in one row, the storage fabric's switch in another
@@ -104,3 +107,57 @@ def test_a_row_line_is_input_its_errors_located(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "LOCK-SYNTAX" in result.output and "position 'x'" in result.output
     assert f"{lock.name}:" in result.output
+
+
+def _superpod(sus: int, planned: int | None) -> Spec:
+    """The SuperPOD example with ``sus`` scalable units (a new unit's row after the
+    management row), its storage fabric planned for ``planned`` units of 32 hosts."""
+    data: Spec = YAML(typ="safe").load((ROOT / "examples" / "dgx-h100-superpod-4su.yaml")
+                                       .read_text())
+    data["node_groups"][0].update(count=32 * sus - 1 if sus == 4 else 32 * sus,
+                                  racks=f"su[1-{sus}]-r[1-8]")
+    compute = [row for row in data["rows"] if row["name"].startswith("su")]
+    data["rows"] = [row for row in data["rows"] if not row["name"].startswith("su")]
+    data["rows"][:0] = compute[:3]
+    data["rows"] += compute[3:sus]
+    if planned:
+        data["fabric"]["storage"].update(scalable_unit_nodes=32, planned_scalable_units=planned)
+    return data
+
+
+def _storage_pulls(tmp_path: Path, planned: int | None) -> tuple[int, str]:
+    """Render three units, grow to four, and count the storage cables the change pulls;
+    and what the render of three said."""
+    tmp_path.mkdir()
+    spec, out = tmp_path / "pod.yaml", tmp_path / "out"
+    first = render(write(_superpod(3, planned), spec), out)
+    assert first.exit_code == 0, first.output
+    write(_superpod(4, planned), spec)
+    order = tmp_path / "work.csv"
+    result = CliRunner().invoke(main, ["changes", str(spec), "-o", str(out),
+                                       "--work-order", str(order)])
+    assert result.exit_code == 0, result.output
+    with order.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return sum(row["action"] == "pull" and row["network"] == "storage" for row in rows), \
+        first.output
+
+
+def test_a_storage_fabric_planned_as_its_warning_says_moves_no_cable_when_a_unit_is_added(
+        tmp_path: Path) -> None:
+    """The issue's case: three scalable units grown to four re-spread the storage fabric's
+    leaf-spine uplinks over twice the spines (220 cables pulled and laid again), with no
+    word. Now the render of three warns (FABRIC-GROWTH at fabric.storage), and its hint,
+    followed, sizes the spines for the final cluster: the fourth unit pulls none."""
+    pulled, said = _storage_pulls(tmp_path / "as-is", None)
+    assert pulled == 220
+    warning = next(line for line in said.splitlines()
+                   if "FABRIC-GROWTH" in line and "storage fabric" in line)
+    assert "one more compute scalable unit" in warning
+    hint = re.search(r"fabric\.storage\.scalable_unit_nodes: (\d+) and "
+                     r"planned_scalable_units: N \(.*?(\d+) or more\)", said)
+    assert hint is not None, said
+    assert hint.group(1) == "32"
+    pulled, said = _storage_pulls(tmp_path / "planned", int(hint.group(2)))
+    assert pulled == 0
+    assert "storage fabric has no room" not in said
