@@ -199,6 +199,11 @@ def test_facility_budget_with_pue() -> None:
     assert messages(data, "POWER-FACILITY") == [
         "the cluster draws 53.9 kW IT load x PUE 1.1 = 59.3 kW, 108% of the facility's 55 kW; "
         "over by 4.3 kW"]
+    hint = findings_of(data, "POWER-FACILITY")[0].hint
+    assert hint is not None and "power.facility_capacity_kw: 60 or more" in hint
+    data["power"]["facility_capacity_kw"] = 60  # the hint followed: fits
+    assert findings_of(data, "POWER-FACILITY") == []
+    data["power"]["facility_capacity_kw"] = 55
     data["power"]["pue"] = 1.01  # 53.94 x 1.01 = 54.5 kW: fits
     assert findings_of(data, "POWER-FACILITY") == []
 

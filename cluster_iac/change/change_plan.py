@@ -33,16 +33,18 @@ ORDER = ("action", "cable_id", "network", "a_row", "a_rack", "a_u", "a_device", 
 
 @dataclass(frozen=True)
 class Delta:
-    """One kind of object: the names added, changed and removed (natural order)."""
+    """One kind of object: the names added, changed and removed (natural order), and those
+    renamed ('old -> new'; a cable: its id, whose label names a renamed device)."""
 
     kind: str
     added: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
+    renamed: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.added or self.changed or self.removed)
+        return not (self.added or self.changed or self.removed or self.renamed)
 
 
 @dataclass(frozen=True)
@@ -76,30 +78,119 @@ def change_plan(old_files: dict[str, str] | None, new_files: dict[str, str],
     devices = Delta("devices", *(tuple(sorted((n for d in by_kind for n in getattr(d, what)),
                                               key=natural_key))
                                  for what in ("added", "changed", "removed")))
+    moved = renames(old_lock, new_lock, devices.removed, devices.added)
     cables_old, cables_new = _lines(old.get(CABLES)), _lines(new_files.get(CABLES))
     power = {k for k, line in {**cables_old, **cables_new}.items()
              if line.startswith(k + ",power,")}
-    data = _diff("cables", *({k: v for k, v in rows.items() if k not in power}
-                             for rows in (cables_old, cables_new)))
-    cords = _diff("cords and outlets", *({k: v for k, v in rows.items() if k in power}
-                                         for rows in (cables_old, cables_new)))
+    relabel = _relabelled(cables_old, cables_new, moved)
+    data_old, data_new = ({k: v for k, v in rows.items() if k not in power}
+                          for rows in (cables_old, cables_new))
+    cords_old, cords_new = ({k: v for k, v in rows.items() if k in power}
+                            for rows in (cables_old, cables_new))
+    data = _diff("cables", data_old, data_new, moved, relabel)
+    cords = _diff("cords and outlets", cords_old, cords_new, moved, relabel)
     slurm_old = read_slurm_conf(old.get(SLURM_CONF, ""))
     slurm_new = read_slurm_conf(new_files.get(SLURM_CONF, ""))
     deltas = (
-        *by_kind, data, cords,
-        _diff("addresses", _lock_lines(old_lock, "address"), _lock_lines(new_lock, "address")),
-        _diff("Slurm nodes", slurm_old.nodes, slurm_new.nodes),
+        *(_renamed(d, moved) for d in by_kind), data, cords,
+        _diff("addresses", _lock_lines(old_lock, "address"), _lock_lines(new_lock, "address"),
+              moved),
+        _renamed(_diff("Slurm nodes", slurm_old.nodes, slurm_new.nodes), moved),
         _diff("Slurm partitions", slurm_old.partitions, slurm_new.partitions),
-        _diff("Lustre targets", _lock_lines(old_lock, "lustre"), _lock_lines(new_lock, "lustre")),
+        _diff("Lustre targets", _lock_lines(old_lock, "lustre"), _lock_lines(new_lock, "lustre"),
+              moved),
     )
     changed_nodes = set(devices.changed) & set(slurm_new.nodes)
+    # Slurm knows a node by its name: a renamed one leaves and joins (its actions as such)
     found = {release: actions(old_files, new_files, release,
                               nodes_added=devices.added, nodes_removed=devices.removed,
                               nodes_changed=sorted(changed_nodes), lustre_new=lustre_new)
              for release in releases}
     order = _work_order(_header(old.get(CABLES)), cables_old,
-                        _header(new_files.get(CABLES)), cables_new)
+                        _header(new_files.get(CABLES)), cables_new, relabel)
     return ChangePlan(old_files is None, deltas, order, found)
+
+
+def renames(old_lock: str | None, new_lock: str, removed: Sequence[str],
+            added: Sequence[str]) -> dict[str, str]:
+    """Devices renamed (the spec's ``moved``), old name -> new: a device gone from the lock
+    (not even retired) whose every line, its name aside, is a line of a device new to it.
+    A device removed keeps its lines as retired ones, so a removal and an addition in one
+    change are never taken for a rename. Read only when a change both adds and removes
+    devices."""
+    if not removed or not added or not old_lock:
+        return {}
+    gone, fresh = set(removed), set(added)
+    old_lines, old_all = _lines_of(old_lock, gone)
+    new_lines, new_all = _lines_of(new_lock, fresh)
+    candidates = {_signature(name, lines): name for name, lines in new_lines.items()
+                  if name not in old_all}
+    found: dict[str, str] = {}
+    for name, lines in old_lines.items():
+        new = candidates.get(_signature(name, lines))
+        if new is not None and name not in new_all:
+            found[name] = new
+    return found
+
+
+def _lines_of(text: str, wanted: set[str]) -> tuple[dict[str, list[list[str]]], set[str]]:
+    """The active lines (as words) of the devices in ``wanted``, and every device the lock
+    names (retired ones too)."""
+    lines: dict[str, list[list[str]]] = {}
+    names: set[str] = set()
+    for line in text.splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        retired = words[0] == "retired"
+        body = words[1:] if retired else words
+        if len(body) < 2:
+            continue
+        kind = body[0]
+        name = body[-1] if kind == "lustre" else body[1] if kind in _NAME_FIRST or \
+            len(body) < 3 else body[2]
+        names.add(name)
+        if not retired and name in wanted:
+            lines.setdefault(name, []).append(body)
+    return lines, names
+
+
+# lock lines whose device is their second word (grammar.py; the others name a network or
+# fabric first, and a Lustre target names its server last)
+_NAME_FIRST = frozenset(("place", "serial", "outlet", "guid", "row", "zone"))
+
+
+def _signature(name: str, lines: list[list[str]]) -> tuple[str, ...]:
+    return tuple(sorted(" ".join("*" if w == name else w for w in words) for words in lines))
+
+
+def _renamed(delta: Delta, moved: Mapping[str, str]) -> Delta:
+    """``delta`` with each renamed device out of its removed and added names, as a rename."""
+    pairs = [(old, new) for old, new in moved.items()
+             if old in delta.removed and new in delta.added]
+    if not pairs:
+        return delta
+    olds, news = {old for old, _ in pairs}, {new for _, new in pairs}
+    return Delta(delta.kind, tuple(n for n in delta.added if n not in news), delta.changed,
+                 tuple(n for n in delta.removed if n not in olds),
+                 tuple(f"{old} -> {new}" for old, new in sorted(
+                     pairs, key=lambda pair: natural_key(pair[0]))))
+
+
+def _rename_words(line: str, moved: Mapping[str, str]) -> str:
+    """``line`` with every renamed device's name (a whole cell or word) its new one."""
+    return _WORD.sub(lambda m: moved.get(m.group(), m.group()), line)
+
+
+_WORD = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def _relabelled(old: dict[str, str], new: dict[str, str], moved: Mapping[str, str]) -> set[str]:
+    """Cables that stay where they are but name a renamed device: relabelled, not re-laid."""
+    if not moved:
+        return set()
+    return {k for k in old.keys() & new.keys()
+            if old[k] != new[k] and _rename_words(old[k], moved) == new[k]}
 
 
 def _devices(files: Mapping[str, str]) -> dict[str, dict[str, str]]:
@@ -141,25 +232,64 @@ def _lock_lines(text: str | None, kind: str) -> dict[str, str]:
     return found
 
 
-def _diff(kind: str, old: Mapping[str, object], new: Mapping[str, object]) -> Delta:
+def _diff(kind: str, old: Mapping[str, object], new: Mapping[str, object],
+          moved: Mapping[str, str] | None = None, relabel: set[str] | None = None) -> Delta:
+    """The names added, changed and removed; with ``moved``, a key that names a renamed
+    device (a lock line's) is the same object under its new name, and the cables in
+    ``relabel`` are renamed, not changed."""
     def names(keys: Iterable[str]) -> tuple[str, ...]:
         return tuple(sorted(keys, key=natural_key))
 
+    if moved and relabel is None:
+        keyed = {_rename_words(k, moved): k for k in old}
+        pairs = {k: keyed[k] for k in new.keys() - old.keys() if keyed.get(k, k) != k
+                 and _rename_words(str(old[keyed[k]]), moved) == str(new[k])}
+        gone = set(pairs.values())
+        both = [k for k in new.keys() & old.keys() if new[k] != old[k]]
+        held = [k for k in both if _rename_words(str(old[k]), moved) == str(new[k])]
+        return Delta(kind, names(new.keys() - old.keys() - pairs.keys()),
+                     names(set(both) - set(held)), names(old.keys() - new.keys() - gone),
+                     tuple(f"{pairs[k]} -> {k}" for k in names(pairs)) + names(held))
+    relabel = relabel or set()
     return Delta(kind, names(new.keys() - old.keys()),
-                 names(k for k in new.keys() & old.keys() if new[k] != old[k]),
-                 names(old.keys() - new.keys()))
+                 names(k for k in new.keys() & old.keys()
+                       if new[k] != old[k] and k not in relabel),
+                 names(old.keys() - new.keys()), names(relabel & old.keys() & new.keys()))
 
 
 def _work_order(old_header: str, old: dict[str, str], new_header: str, new: dict[str, str],
-                ) -> tuple[dict[str, str], ...]:
-    """Every cable to pull (gone, or changed: pulled and laid again) and to lay."""
-    pull = _read(old_header, [old[k] for k in old if k not in new or new[k] != old[k]])
-    lay = _read(new_header, [new[k] for k in new if k not in old or new[k] != old[k]])
-    order = sorted(pull, key=lambda r: natural_key(r["cable_id"]))
-    rows = [{"action": "pull", **{c: r.get(c, "") for c in ORDER[1:]}} for r in order]
-    rows += [{"action": "lay", **{c: r.get(c, "") for c in ORDER[1:]}}
-             for r in sorted(lay, key=lambda r: natural_key(r["cable_id"]))]
+                relabel: set[str] | None = None) -> tuple[dict[str, str], ...]:
+    """Every cable to pull (gone, or changed: pulled and laid again), to lay, and to
+    relabel (in place, naming a renamed device: its new label, cabling/labels.csv)."""
+    relabel = relabel or set()
+    pull = _read(old_header, [old[k] for k in old if k not in relabel and (
+        k not in new or new[k] != old[k])])
+    lay = _read(new_header, [new[k] for k in new if k not in relabel and (
+        k not in old or new[k] != old[k])])
+    rows: list[dict[str, str]] = []
+    for action, found in (("pull", pull), ("lay", lay),
+                          ("relabel", _read(new_header, [new[k] for k in relabel]))):
+        rows += [{"action": action, **{c: r.get(c, "") for c in ORDER[1:]}}
+                 for r in sorted(found, key=lambda r: natural_key(r["cable_id"]))]
     return tuple(rows)
+
+
+def work_totals(plan: ChangePlan) -> str:
+    """The work order's totals, data cables and power cords apart, a cable pulled and laid
+    again (its ends or its length changed) counted once as a re-lay, not as one of each."""
+    counts: dict[str, dict[str, set[str]]] = {
+        kind: {"lay": set(), "pull": set(), "relabel": set()} for kind in ("cables", "cords")}
+    for row in plan.work_order:
+        kind = "cords" if row["network"] == "power" else "cables"
+        counts[kind][row["action"]].add(row["cable_id"])
+    parts = []
+    for kind, label in (("cables", "data cables"), ("cords", "power cords")):
+        found = counts[kind]
+        again = found["lay"] & found["pull"]
+        parts.append(f"{label}: {len(found['lay'] - again)} to lay, "
+                     f"{len(found['pull'] - again)} to pull, {len(again)} to re-lay "
+                     f"(pulled and laid again), {len(found['relabel'])} to relabel")
+    return "Cabling work order: " + "; ".join(parts) + "."
 
 
 def _read(header: str, lines: list[str]) -> list[dict[str, str]]:
@@ -187,17 +317,16 @@ def summary(plan: ChangePlan, *, objects: bool = True, limit: int = 50) -> str:
     """The plan for people (Markdown): counts per kind, the objects (at most ``limit`` names
     of each list), then each release's actions in order."""
     out = ["# Change plan" + (": a first deployment" if plan.first else ""), "",
-           markdown_row(("objects", "added", "changed", "removed")),
-           markdown_row(("---", "---:", "---:", "---:"))]
+           markdown_row(("objects", "added", "changed", "removed", "renamed")),
+           markdown_row(("---", "---:", "---:", "---:", "---:"))]
     for d in plan.deltas:
         out.append(markdown_row((d.kind, str(len(d.added)), str(len(d.changed)),
-                                 str(len(d.removed)))))
-    pulls = sum(1 for r in plan.work_order if r["action"] == "pull")
-    out += ["", f"Cabling work order: {len(plan.work_order) - pulls} to lay, {pulls} to pull."]
+                                 str(len(d.removed)), str(len(d.renamed)))))
+    out += ["", work_totals(plan)]
     if objects:
         for d in plan.deltas:
             for what, names in (("added", d.added), ("changed", d.changed),
-                                ("removed", d.removed)):
+                                ("removed", d.removed), ("renamed", d.renamed)):
                 if names and not (plan.first and what == "added" and len(names) > limit):
                     shown = ", ".join(names[:limit])
                     more = f" and {len(names) - limit} more" if len(names) > limit else ""
@@ -224,7 +353,8 @@ def as_json(plan: ChangePlan) -> dict[str, object]:
     return {
         "version": 1, "first_deployment": plan.first,
         "objects": {d.kind: {"added": list(d.added), "changed": list(d.changed),
-                             "removed": list(d.removed)} for d in plan.deltas},
+                             "removed": list(d.removed), "renamed": list(d.renamed)}
+                    for d in plan.deltas},
         "work_order": list(plan.work_order),
         "actions": {release: [{"kind": a.kind, "hosts": a.hosts, "why": a.why,
                                "commands": list(a.commands), "causes": list(a.causes),

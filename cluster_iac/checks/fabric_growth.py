@@ -110,7 +110,10 @@ def growth_headroom(plan: Plan) -> Iterator[Diagnostic]:
         planned = getattr(config, "planned_scalable_units", None)
         if planned is not None and planned > tree.sus:
             continue
-        more = tree.su_nodes  # one more scalable unit of the largest hosts
+        # one more scalable unit of the largest hosts; the storage fabric grows with the
+        # compute nodes, so by a compute scalable unit when that is larger (a storage
+        # fabric's own unit is one leaf's hosts)
+        more = max(tree.su_nodes, _compute_unit(plan) if network == "storage" else 0)
         grown = _size(plan, config, fabric, hosts.hosts + more, hosts.most,
                       hosts.ports + more * hosts.most, None)
         if grown is None:
@@ -118,11 +121,22 @@ def growth_headroom(plan: Plan) -> Iterator[Diagnostic]:
         leaf_spine, spine_core = moved_cables(tree, grown)
         if leaf_spine + spine_core == 0:
             continue
-        yield _growth_finding(plan, network, fabric, tree, grown, leaf_spine, spine_core)
+        yield _growth_finding(plan, network, fabric, tree, grown, leaf_spine, spine_core,
+                              math.ceil((hosts.hosts + more) / more) if more != tree.su_nodes
+                              else 0)
+
+
+def _compute_unit(plan: Plan) -> int:
+    """Nodes of one compute scalable unit (0 without one)."""
+    config = plan.settings.fabric.compute
+    return (getattr(config, "scalable_unit_nodes", None) or 0) if config is not None else 0
 
 
 def _growth_finding(plan: Plan, network: str, fabric: FabricPlan, tree: FatTree,
-                    grown: FatTree, leaf_spine: int, spine_core: int) -> Diagnostic:
+                    grown: FatTree, leaf_spine: int, spine_core: int,
+                    units: int = 0) -> Diagnostic:
+    """FABRIC-GROWTH; ``units``: where the step is a compute scalable unit on a storage
+    fabric, the units of that size the grown fabric fills (0: the fabric's own units)."""
     config = getattr(plan.settings.fabric, network)
     _, spine, _ = _models(plan, config)
     model = getattr(config, "spine_switch", None) or config.leaf_switch
@@ -134,16 +148,29 @@ def _growth_finding(plan: Plan, network: str, fabric: FabricPlan, tree: FatTree,
         moves += f" and {spine_core} of its {tree.spine_core_cables} spine-core cables"
     first = "before the first render writes the lock, " if not plan.lock.exists else ""
     goal = tree.sus + 1
+    unit = f"one more scalable unit of {tree.su_nodes} nodes"
+    growing = f"growing from {tree.sus} to {goal} units"
+    plan_it = f"fabric.{network}.planned_scalable_units: N (the units the cluster will grow to, " \
+              f"{goal} or more)"
+    if units:  # a storage fabric, by a compute scalable unit of ``more`` hosts
+        more = grown.leaves - tree.leaves
+        need = more * tree.leaf_up
+        unit = f"one more compute scalable unit ({more} storage leaves)"
+        growing = "growing by it"
+        size = _compute_unit(plan)
+        plan_it = f"fabric.{network}.scalable_unit_nodes: {size} and planned_scalable_units: " \
+                  f"N (the units of {size} hosts it will grow to, {units} or more)"
+        leaves = f"{more} more leaves"
+    else:
+        leaves = f"the unit's {tree.leaves_per_su} leaves"
     return Diagnostic(
         "FABRIC-GROWTH",
-        f"{network} fabric has no room on its spines for one more scalable unit of "
-        f"{tree.su_nodes} nodes: its {tree.spines} spines ({model}, {spine.ports} ports) have "
-        f"{free} free port(s), where the unit's {tree.leaves_per_su} leaves need {need} "
-        f"uplinks spread evenly over them; growing from {tree.sus} to {goal} units takes "
+        f"{network} fabric has no room on its spines for {unit}: its {tree.spines} spines "
+        f"({model}, {spine.ports} ports) have {free} free port(s), where {leaves} need "
+        f"{need} uplinks spread evenly over them; {growing} takes "
         f"{grown.spines} spines{cores} and moves {moves} to other switches",
         fabric.spec_path, Severity.WARNING,
-        hint=f"{first}plan the growth: fabric.{network}.planned_scalable_units: N (the units "
-             f"the cluster will grow to, {goal} or more) sizes the spines for N now, and each "
+        hint=f"{first}plan the growth: {plan_it} sizes the spines for N now, and each "
              f"unit added adds its leaves and their cables and moves none; or ignore "
              f"FABRIC-GROWTH in policy.levels if the fabric will not grow",
         details={"measured": leaf_spine + spine_core, "limit": 0, "unit": "cables"})

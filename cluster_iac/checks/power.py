@@ -9,6 +9,7 @@ One finding per PDU profile and code: the worst line, and how many more share th
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
@@ -198,4 +199,8 @@ def facility_budget(plan: Plan) -> Iterator[Diagnostic]:
             f"{total_kw:.1f} kW, {100 * total_kw / capacity:.0f}% of the facility's "
             f"{capacity:g} kW; over by {total_kw - capacity:.1f} kW",
             ("power", "facility_capacity_kw"),
+            hint=f"fewer or lower-power devices (the cluster may draw {capacity:g} kW / PUE "
+                 f"{plan.settings.power.pue:g} = {capacity / plan.settings.power.pue:.1f} kW "
+                 f"of IT load), or power.facility_capacity_kw: {math.ceil(total_kw):d} or "
+                 f"more where the site has that capacity",
             details={"measured": round(total_kw, 3), "limit": capacity, "unit": "kW"})

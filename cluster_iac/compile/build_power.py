@@ -205,6 +205,8 @@ def _outlet_problems(rack: Any, profile: Any, flow: RackFlow) -> list[Diagnostic
         f"rack {rack.name} PDU {pdu_name(rack.name, labels[k])} needs {used} outlets but profile "
         f"'{rack.pdu_profile}' gives {profile.outlets}",
         ("power", "pdu_profiles", rack.pdu_profile, "outlets"),
+        hint=f"outlets: {used} or more in profile '{rack.pdu_profile}' where its PDUs have "
+             f"them, or fewer devices in rack {rack.name} (another rack in the group's racks)",
         details={"measured": used, "limit": profile.outlets})
         for k, used in flow.outlets_needed.items() if used > profile.outlets]
 

@@ -14,13 +14,35 @@ from cluster_iac.plan.physical import Device
 _OTHER = -math.inf  # a sum with it stays -inf: marks a route the column sum does not cover
 
 
+def row_positions(rows: Any, lock: Any = None) -> dict[str, int]:
+    """Each row's place on the floor (0 first): the lock's (``row`` lines, active or
+    retired), else the next free place after every one the lock holds, rows in the spec's
+    order. Without a lock the spec's order. A row listed before existing ones when the
+    cluster grows (a new scalable unit beside its siblings) is laid at the end of the floor,
+    so no cable between rows in service changes length (issue 39)."""
+    held = {entry.key[2]: entry.value[0] for entry in lock.of_kind("row", "")} \
+        if lock is not None and lock.exists else {}
+    taken = set(held.values())
+    positions: dict[str, int] = {}
+    free = 0
+    for row in rows:
+        if row.name in held:
+            positions[row.name] = held[row.name]
+            continue
+        while free in taken:
+            free += 1
+        positions[row.name] = free
+        taken.add(free)
+    return positions
+
+
 class Geometry:
     """Rack positions on the floor and the Manhattan cable route between two ports."""
 
-    def __init__(self, racks: Any, rows: Any, catalog: CableCatalog) -> None:
+    def __init__(self, racks: Any, rows: Any, catalog: CableCatalog, lock: Any = None) -> None:
         g = catalog.geometry
         self.g = g
-        row_index = {row.name: i for i, row in enumerate(rows)}
+        row_index = row_positions(rows, lock)
         self.xy = {r.name: (r.position * g.rack_width_mm, row_index[r.row] * g.row_pitch_mm)
                    for r in racks}
         self.top = {r.name: r.height_u * g.u_height_mm for r in racks}

@@ -184,7 +184,8 @@ def cable_table(plan: Plan, devices: dict[str, Device], catalog: CableCatalog) -
     b_device = links.b_device + _cord_column(cords, "pdu")
     link = links.link + ("power",) * n_cords
     speed = links.speed_gbps + (0,) * n_cords
-    estimated = Geometry(plan.racks, plan.rows, catalog).lengths(a_device, b_device, devices)
+    estimated = Geometry(plan.racks, plan.rows, catalog, plan.lock).lengths(
+        a_device, b_device, devices)
     # the builders append a kind of cable together; the cords are a run of their own, with
     # their supplies' ratings as the cords have them (an int keys a table as its float would)
     ratings = _cord_column(cords, "rating_w")

@@ -130,14 +130,27 @@ def rack_parts(table: str, rows: Sequence[str], weights: Sequence[int] | None = 
     return parts
 
 
-def part_paths(table: str, parts: int) -> list[str]:
-    """'netbox/<table>.csv' for a table of one part, else 'netbox/<table>-001.csv' ...,
-    imported in that order (the tables that are not keyed by rack: racks, power panels and
-    feeds, their cables)."""
-    if parts == 1:
-        return [f"netbox/{table}.csv"]
-    width = max(3, len(str(parts)))
-    return [f"netbox/{table}-{n:0{width}d}.csv" for n in range(1, parts + 1)]
+ROW_CELL = {"racks": 1, "power_panels": 1, "power_feeds": 2, "power_feed_cables": 10}
+"""Where each of the other tables cut into parts names the row of racks of its row: the
+location of a rack, a panel or a feed; a feed's cable, its label, is its feed's name."""
+
+
+def by_row(plan: Plan, name: str, table: list[list[str]]) -> tuple[list[list[str]], list[str]]:
+    """The table's rows grouped by row of racks, in the plan's order of rows (a row's rows in
+    the table's order), and the row of racks of each: racks, power panels, feeds and their
+    cables are cut into parts per row of racks (rack_parts), so a rack added changes only
+    its row's parts, and a new row is parts of its own. Before, they were cut by count: a
+    rack added shifted the racks after it across every later part."""
+    names = {netbox_power.location_name(row.name): row.name for row in plan.rows}
+    order = {row.name: i for i, row in enumerate(plan.rows)}
+    cell = ROW_CELL[name]
+    if name == "power_feed_cables":  # a feed's cable: its feed's row
+        feeds = {f.name: f.row for f in plan.power_feeds}
+        rows = [feeds.get(row[cell], "") for row in table]
+    else:
+        rows = [names.get(row[cell], "") for row in table]
+    ranked = sorted(range(len(table)), key=lambda i: order.get(rows[i], len(order)))
+    return [table[i] for i in ranked], [rows[i] for i in ranked]
 
 
 def _part_path(table: str, row: str, count: int) -> str:
@@ -160,7 +173,7 @@ def render(plan: Plan) -> dict[str, str]:
                                          {netbox_power.location_name(r.row)
                                           for r in plan.racks})],
         "racks": [[site, netbox_power.location_name(r.row), r.name, STATUS, "19",
-                   str(r.height_u)] for r in plan.racks],
+                   str(r.height_u)] for r in plan.racks],  # rack order: by row
         **_vocabulary(plan, devs),
         "power_panels": netbox_power.panels(plan),
         "power_feeds": netbox_power.feeds(plan),
@@ -174,11 +187,12 @@ def render(plan: Plan) -> dict[str, str]:
                 files[f"netbox/{VOCABULARY[name]}/{key}.csv"] = csv_text(COLUMNS[name], [row])
         elif name not in ROWS_PER_SECOND:
             files[f"netbox/{name}.csv"] = csv_text(COLUMNS[name], table)
-        else:
-            size = rows_per_part(name)
-            cut = [table[i:i + size] for i in range(0, max(len(table), 1), size)]
-            files.update(zip(part_paths(name, len(cut)),
-                             (csv_text(COLUMNS[name], part) for part in cut), strict=True))
+        else:  # parts per row of racks, as the devices' (by_row)
+            table, of_row = by_row(plan, name, table)
+            for path, start, stop in rack_parts(name, of_row):
+                files[path] = csv_text(COLUMNS[name], table[start:stop])
+            if not table:
+                files[f"netbox/{name}.csv"] = csv_text(COLUMNS[name], [])
     devs = tuple(devs[i] for i in by_rack(plan, [d.rack for d in devs]))
     parts = device_parts(plan, devs)
     serials = plan.facts.serials if plan.facts is not None else {}

@@ -52,6 +52,7 @@ _WHOLE = {
     "guid": re.compile(rf"{_R}guid {_N} {_N} ({GUID.pattern})$", re.MULTILINE),
     "zone": re.compile(rf"{_R}zone ({ZONE.pattern}) ([1-9][0-9]{{0,9}}) ([0-9a-f]{{64}})$",
                        re.MULTILINE),
+    "row": re.compile(rf"{_R}row {_N} {_I}$", re.MULTILINE),
 }
 # CONTROL but for the line feed that ends each line
 _CONTROL = re.compile("[\x00-\x09\x0b-\x1f" + CONTROL.pattern[len("[\x00-\x1f"):])
@@ -96,7 +97,8 @@ def fast_entries(text: str) -> dict[tuple[str, str], dict[str, Entry]] | None:
 _WORDS = {"address": (1, 2), "place": (0, 1), "lustre": (1, 2), "fabric": (1, 2),
           "access": (1, 2), "outlet": (2, 1), "uplink": (1, 2), "peerlink": (1, 2),
           "bgp": (1, 2), "p2p": (1, 2),
-          "mac": (1, 2), "serial": (0, 1), "guid": (2, 1), "zone": (0, 1)}
+          "mac": (1, 2), "serial": (0, 1), "guid": (2, 1), "zone": (0, 1),
+          "row": (0, 1)}
 
 
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n"
@@ -146,6 +148,8 @@ def _make(kind: str, rows: list[tuple[str, ...]]) -> list[Entry]:
             raise _OutOfRange(ZONE_MAX)
         return [Entry((kind, "", z), (_in(n, SOA_MAX, 1), h), 0, r == "retired ")
                 for r, z, n, h in rows]
+    if kind == "row":
+        return [Entry((kind, "", w), (_in(p, 100_000),), 0, r == "retired ") for r, w, p in rows]
     if kind == "place":
         return [Entry((kind, "", d), (rack, _in(u, 100, 1), _in(h, 100, 1)), 0, r == "retired ")
                 for r, d, rack, u, h in rows]

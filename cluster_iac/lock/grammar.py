@@ -43,6 +43,10 @@ allocation as one added line:
                                           the plan's port name, as in cabling/cables.csv) or a
                                           switch's node GUID ('port' is 'node'); OpenSM's
                                           partitions.conf and root-guids are written from them
+    row <row> <position>                  a row's place on the floor (0 first): cable lengths
+                                          between rows follow from it, so a row listed
+                                          before an existing one in the spec is laid at the
+                                          end of the floor and moves no row in service
     zone <zone> <serial> <digest>         a DNS zone's SOA serial and the SHA-256 of the
                                           records it was served with (plan/zones.py): the
                                           same records keep the serial, changed ones take
@@ -86,6 +90,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "serial": ("device", "serial"),
     "guid": ("device", "port", "guid"),
     "zone": ("zone", "soa", "digest"),
+    "row": ("row", "position"),
 }
 MAX_ASN = 4_294_967_294  # 4-byte ASNs (RFC 6793); 4294967295 is reserved (RFC 7300)
 FABRICS = ("compute", "storage")
@@ -123,7 +128,7 @@ def field_value(name: str, word: str) -> Any:
         return word if word in TARGET_KINDS else f"!not a target kind ({', '.join(TARGET_KINDS)})"
     if name == "psu":
         return word if re.fullmatch(r"PSU[1-9][0-9]?", word) else "!not a PSU (PSU1, PSU2, ...)"
-    if name in ("device", "rack", "switch", "port", "pdu", "level"):
+    if name in ("device", "rack", "switch", "port", "pdu", "level", "row"):
         return word if _NAME.fullmatch(word) else \
             "!not a name (letters, digits, '.', '_', '-'; at most 128)"
     if name == "mac":

@@ -133,7 +133,7 @@ def _parse_line(lock: Lock, number: int, line: str) -> Diagnostic | None:
         if isinstance(value, str) and value.startswith("!"):
             return error("LOCK-SYNTAX", f"{name} '{word[:60]}': {value[1:]}", column)
         values.append(value)
-    if kind in ("place", "serial", "zone"):
+    if kind in ("place", "serial", "zone", "row"):
         key: Key = (kind, "", values[0])
         value_part = tuple(values[1:])
     elif kind in ("fabric", "access", "uplink", "peerlink", "bgp", "p2p"):

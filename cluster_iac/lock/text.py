@@ -9,6 +9,7 @@ from typing import Any
 
 from cluster_iac.base.sorting import natural_key, natural_keys
 from cluster_iac.compile.build_management import access_positions, peer_links, uplink_positions
+from cluster_iac.compile.cable_lengths import row_positions
 from cluster_iac.lock.grammar import HEADER, TARGET_KINDS
 from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.plan.kept import Lock, device_of, words
@@ -109,6 +110,8 @@ def identities(plan: Any) -> Groups:
                                    for device, serial in facts.serials.items())
         for (device, port), guid in facts.guids.items():
             group("guid", port)[device] = f"guid {device} {port} 0x{guid:016x}"
+    group("row", "").update((row, f"row {row} {place}")
+                            for row, place in row_positions(plan.rows, plan.lock).items())
     zones = boot.zones if boot is not None else {}
     group("zone", "").update((name, f"zone {name} {zone.serial} {zone.digest}")
                              for name, zone in zones.items())

@@ -109,7 +109,7 @@ class Lock:
 
 
 def words(key: Key, value: tuple[Any, ...]) -> list[object]:
-    if key[0] in ("place", "serial", "zone"):
+    if key[0] in ("place", "serial", "zone", "row"):
         return [key[0], key[2], *value]
     if key[0] in ("outlet", "guid"):
         return [key[0], key[2], key[1], *value]

@@ -123,6 +123,14 @@ class StorageFabric(SpecModel):
     """Catalog switch model of the spines (default: the leaf model)."""
     oversubscription: Ratio = "1:1"
     """Leaf downlink:uplink bandwidth ratio."""
+    scalable_unit_nodes: NodeCount | None = None
+    """Hosts per unit of growth (a compute scalable unit's nodes, e.g. 32): the fabric is
+    built in whole units, as the compute fabric; default: as many as one leaf holds."""
+    planned_scalable_units: UnitCount | None = None
+    """Units the spine tier is sized for (default: those the hosts fill). The storage fabric
+    grows with the compute nodes: sized for the final cluster, adding a compute scalable
+    unit adds storage leaves and their cables and moves no storage leaf-spine cable in
+    service (without it, the SuperPOD example grown from 3 to 4 units re-spreads 220)."""
     qos: RoceQos = Field(default_factory=RoceQos)
     """Ethernet: the lossless RoCE QoS of switches and NICs (ignored on InfiniBand)."""
     racks: HostlistExpr | None = None
