@@ -104,6 +104,11 @@ def port_guid(node: IbNode) -> int:
     return node.guid + 1
 
 
+def _port_guid(topology: Topology, node: IbNode, port: int) -> int:
+    """A host adapter port's GUID: the topology's, else the placeholders' (port_guid)."""
+    return topology.port_guids.get(IbEnd(node.node_id, port), port_guid(node))
+
+
 def check_description(text: str) -> None:
     """A NodeDescription the file can quote: a quote or line break would end the field (and
     could add a record), so such a name is refused (ValueError) rather than written."""
@@ -137,8 +142,9 @@ def topology_text(topology: Topology, header: Iterable[str] = ()) -> str:
             if peer is None:
                 continue
             other = nodes[peer.node_id]
-            own = f"({port_guid(node):x})" if node.kind == "Ca" else ""
-            theirs = f"({port_guid(other):x})" if other.kind == "Ca" else ""
+            own = f"({_port_guid(topology, node, port):x})" if node.kind == "Ca" else ""
+            theirs = (f"({_port_guid(topology, other, peer.port):x})" if other.kind == "Ca"
+                      else "")
             lines.append(f'[{port}]{own}\t"{other.node_id}"[{peer.port}]{theirs}\t\t'
                          f'# "{_description(other.description)}"')
     return "\n".join(lines) + "\n"
