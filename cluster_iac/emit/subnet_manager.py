@@ -96,6 +96,7 @@ def _comment(text: str) -> str:
 
 def _header(plan: Plan, network: str) -> tuple[str, ...]:
     held, total = delivered_count(plan, network)
+    guids: tuple[str, ...]
     if held == total:
         guids = ("GUIDs are the delivered ones, as the lock holds them (reconcile --accept).",)
     elif not held:

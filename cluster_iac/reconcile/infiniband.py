@@ -93,7 +93,8 @@ def _host_ports(plan: Plan) -> dict[str, set[str]]:
     cables = plan.cables
     for network in infiniband_fabrics(plan):
         tier = plan.fabric_wiring[network].tier
-        for name, device, port in zip(cables.network, cables.a_device, cables.a_port):
+        for name, device, port in zip(cables.network, cables.a_device, cables.a_port,
+                                      strict=True):
             if name == network and tier.get(device) == "node":
                 ports.setdefault(device, set()).add(port)
     return ports

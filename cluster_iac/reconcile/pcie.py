@@ -81,8 +81,8 @@ def read(text: str) -> Topo:
             if found := _NIC_LEGEND.match(line):
                 legend[found.group(1)] = found.group(2)
         elif words[0] in columns and words[0] not in rows:
-            cells = words[1:len(columns) + 1]
-            if len(cells) < len(columns) or not all(_CELL.fullmatch(c) for c in cells):
+            values = words[1:len(columns) + 1]
+            if len(values) < len(columns) or not all(_CELL.fullmatch(c) for c in values):
                 raise ReadError(number, f"row {words[0]} is not {len(columns)} link types "
                                         "(X, NV#, PIX, PXB, PHB, NODE, SYS)")
             rows[words[0]] = (number, words[1:])

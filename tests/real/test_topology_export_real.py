@@ -107,3 +107,25 @@ def test_accepted_guids_are_exported_and_discovered_back(tmp_path: Path) -> None
     assert code == 0, out + err
     assert " accepted;" not in err and "does not hold" not in err, out + err
     assert out.splitlines() == [CLEAN], out
+
+
+def test_the_benchmarks_discovery_is_what_ibnetdiscover_prints(tmp_path: Path) -> None:
+    """tests/benchmarks/bench_commands.py reconciles 100,000 GPUs against a discovery it
+    generates from the export (ibsim cannot hold that fabric): line for line, it is what the
+    real ibnetdiscover prints for the fabric ibsim builds from the export (records in
+    another order; its header comment aside)."""
+    from collections import Counter
+
+    from tests.benchmarks.bench_commands import discovery
+
+    exported = render(example_build("mixed-a100-h100").plan)[
+        "opensm/compute/topology.ibnetdiscover"]
+    with Simulator(exported, tmp_path) as sim:
+        real = sim.discover()
+
+    def lines(text: str) -> Counter[str]:
+        return Counter(line for line in text.splitlines() if line and line[0] != "#")
+
+    assert lines(discovery(exported)) == lines(real)
+    assert any(line.endswith(" lid 0 4xSDR") and '"S-' in line.split("\t")[1]
+               for line in real.splitlines() if line.startswith("[")), "switch-switch links"
