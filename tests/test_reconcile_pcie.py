@@ -117,6 +117,8 @@ def test_the_older_form_reads() -> None:
     (REAL.replace("NIC1    NODE    NODE    PHB     PIX      X", "NIC1    NODE"), 6,
      "row NIC1 is not 5 link types"),
     (REAL.replace("GPU1    NV4 ", "rm -rf / "), 3, "not a row of the matrix"),
+    (REAL.replace("PHB     PIX      X\n", "PHB     PIX      X      0-7\n"), 6,
+     "row NIC1 has values past the matrix"),
     (REAL.partition("\nNIC Legend:")[0], 1, "NIC0, NIC1 not named"),
     ("$ nvidia-smi topo -m\n" + REAL, 1, "not a line of `nvidia-smi topo -m`"),
     (REAL.replace("64-71   1               N/A\nGPU2", "64-71   1   N/A  7  8\nGPU2"), 3,
@@ -132,3 +134,17 @@ def test_unreadable_matrices_are_refused_at_their_line(text: str, line: int, rea
     path = write(tmp_path, "gpu01.topo", text)
     code, out, err = _run(SPEC, path, "--as", f"nvidia-smi-topo={path}")
     assert code == 1 and f"{path}:{line}: error[RECONCILE-READ]" in err, err
+
+
+def test_every_damaged_copy_reads_or_is_refused_at_a_line() -> None:
+    """Each line of the real matrix cut short, emptied, doubled or given a stray word:
+    read, or a ReadError with a line of the file, never another exception."""
+    lines = REAL.splitlines()
+    for i, line in enumerate(lines):
+        for damaged in (line[: len(line) // 2], "", line + "\n" + line, line + " SYS",
+                        "GPU9" + line[4:], line.replace("X", "NV#")):
+            text = "\n".join([*lines[:i], damaged, *lines[i + 1:]])
+            try:
+                pcie.read(text)
+            except ReadError as exc:
+                assert 0 <= exc.line <= text.count("\n") + 1, (i, damaged, exc)

@@ -85,6 +85,9 @@ def read(text: str) -> Topo:
             if len(values) < len(columns) or not all(_CELL.fullmatch(c) for c in values):
                 raise ReadError(number, f"row {words[0]} is not {len(columns)} link types "
                                         "(X, NV#, PIX, PXB, PHB, NODE, SYS)")
+            if not words[0].startswith("GPU") and len(words) > len(columns) + 1:
+                raise ReadError(number, f"row {words[0]} has values past the matrix (only "
+                                        "a GPU's row has affinities)")
             rows[words[0]] = (number, words[1:])
         else:
             raise ReadError(number, f"not a row of the matrix: {line[:80]!r}")
