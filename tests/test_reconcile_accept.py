@@ -157,7 +157,17 @@ def test_guids_from_ibnetdiscover_make_opensm_files(tmp_path: Path) -> None:
     after = _render(spec, tmp_path / "after")
     changed = sorted(name for name in after if after[name] != before.get(name))
     assert changed == ["opensm/compute/opensm-standby.conf", "opensm/compute/opensm.conf",
-                       "opensm/compute/partitions.conf", "opensm/compute/root-guids"], changed
+                       "opensm/compute/partitions.conf", "opensm/compute/root-guids",
+                       "opensm/compute/topology.ibnetdiscover"], changed
+    # the exported topology carries the accepted GUIDs: no placeholder is left, and read
+    # back as a discovery it matches the plan and offers the lock nothing new
+    exported = after["opensm/compute/topology.ibnetdiscover"]
+    assert "GUIDs are the delivered ones" in exported and "PLACEHOLDERS" not in exported
+    assert not re.search(r"(guid=0x|\(|[SH]-)0?2[0-9a-f]{14}\b", exported)
+    found.write_text(exported)
+    code, out, err = _cli("reconcile", spec, found, "--accept")
+    assert code == 0 and "accepted" not in err, out + err
+    assert exported.count("\ncaguid=0x") == len(lines) - exported.count("\nswitchguid=")
     partitions = after["opensm/compute/partitions.conf"]
     assert "PLACEHOLDERS" not in partitions and "0xb8" in partitions
     assert "0x020" not in partitions.split("Default=")[1]

@@ -184,6 +184,32 @@ def test_the_fast_topology_writer_is_the_plain_ones_text(name: str) -> None:
         assert files[f"opensm/{network}/topology.ibnetdiscover"] == oracle
 
 
+def test_accepted_guids_are_written_where_the_lock_holds_them() -> None:
+    """Some GUIDs accepted (a switch's node GUID, an adapter's port GUID): the export writes
+    those, placeholders for the rest, says how many are delivered, and the fast writer is
+    still the oracle's text."""
+    from dataclasses import replace
+
+    from cluster_iac.emit.subnet_manager import _header
+    from cluster_iac.plan.facts import NODE, Facts
+
+    plan = example_build("seed-64gpu-h100").plan
+    held = {("ib-leaf-1", NODE): 0x0002_C903_00AB_0010, ("compute01", "ib0"): 0x0002_C903_00AB_0021}
+    plan = replace(plan, facts=Facts({}, held))
+    text = render(plan)["opensm/compute/topology.ibnetdiscover"]
+    assert text == topology_text(topology(plan, "compute"), _header(plan, "compute"))
+    assert "# GUIDs: 2 of the 19 nodes' are the delivered ones the lock holds" in text
+    assert "THE OTHER NODES' GUIDS ARE PLACEHOLDERS" in text
+    top = parse(text)
+    leaf = next(n for n in top.nodes.values() if n.description == "ib-leaf-1")
+    assert leaf.guid == 0x0002_C903_00AB_0010
+    adapter = next(i for i, n in top.nodes.items() if n.description == "compute01 ib0")
+    assert top.port_guids[IbEnd(adapter, 1)] == 0x0002_C903_00AB_0021
+    assert top.nodes[adapter].guid == 0x0002_C903_00AB_0020  # ibsim's port 1: node + 1
+    others = [n.guid for n in top.nodes.values() if n.node_id not in (leaf.node_id, adapter)]
+    assert others and all(guid >> 56 == 0x02 for guid in others)
+
+
 def test_two_partitions_with_one_key_are_refused(tmp_path: Path) -> None:
     debug = "  partitions:\n    - {name: debug, node_groups: [compute]}\n"
     text = re.sub(r"  partitions:\n", debug, SEED.read_text(), count=1)

@@ -19,10 +19,10 @@ from functools import partial
 
 from cluster_iac.emit.subnet_topology import topology_chunks
 from cluster_iac.formats.chunks import Chunks, whole
-from cluster_iac.formats.ibnetdiscover import port_guid
+from cluster_iac.formats.ibnetdiscover import CA_GUID_BASE, placeholder_guid
 from cluster_iac.plan import Plan
 from cluster_iac.plan.facts import NODE
-from cluster_iac.plan.subnet import infiniband_fabrics, routing, sm_hosts, topology
+from cluster_iac.plan.subnet import delivered_count, infiniband_fabrics, routing, sm_hosts
 
 MASTER_PRIORITY = 15
 """sm_priority of the master: the highest OpenSM takes (0-15), so it wins every election
@@ -95,18 +95,30 @@ def _comment(text: str) -> str:
 
 
 def _header(plan: Plan, network: str) -> tuple[str, ...]:
+    held, total = delivered_count(plan, network)
+    guids: tuple[str, ...]
+    if held == total:
+        guids = ("GUIDs are the delivered ones, as the lock holds them (reconcile --accept).",)
+    elif not held:
+        guids = ("GUIDS ARE PLACEHOLDERS (locally administered, 0x02 in the first octet): real "
+                 "ones",
+                 "exist only on delivered hardware.")
+    else:
+        guids = (f"GUIDs: {held} of the {total} nodes' are the delivered ones the lock holds "
+                 "(reconcile --accept);",
+                 "THE OTHER NODES' GUIDS ARE PLACEHOLDERS (locally administered, 0x02 in the "
+                 "first octet).")
     return (
         f"The {network} fabric of {plan.cluster.name} as planned (cluster-iac): "
         "ibnetdiscover's format.",
         "Node descriptions are the plan's device names ('host port' for a host adapter);",
         "port numbers are the plan's ports ('p7' is port 7; a host port is a one-port adapter).",
-        "GUIDS ARE PLACEHOLDERS (locally administered, 0x02 in the first octet): real ones",
-        "exist only on delivered hardware. After the crew has cabled the fabric, run",
-        "'ibnetdiscover > discovered.txt' on a host of the fabric and",
-        "'cluster-iac fabric verify SPEC discovered.txt' to compare it with this plan;",
-        "'cluster-iac fabric guids SPEC discovered.txt -o DIR' then writes partitions.conf,",
-        "node-name-map and root-guids with the real GUIDs the discovery holds.",
-        "ibsim loads this file as it is: 'ibsim -s topology.ibnetdiscover'.",
+        *guids,
+        "After the crew has cabled the fabric, run 'ibnetdiscover > discovered.txt' on a host",
+        "of the fabric and 'cluster-iac reconcile SPEC discovered.txt' to compare it with this",
+        "plan ('--accept' keeps the delivered GUIDs in the lock; the next render writes them",
+        "here and in partitions.conf and root-guids). ibsim loads this file as it is:",
+        "'ibsim -s topology.ibnetdiscover'.",
     )
 
 
@@ -187,8 +199,9 @@ def partitions_conf(plan: Plan, network: str, guids: Mapping[str, int], *,
     if keys and placeholders:
         lines += ["", _comment(
             "THE GUIDS BELOW ARE PLACEHOLDERS (those of topology.ibnetdiscover): after the "
-            "fabric is cabled, 'ibnetdiscover > discovered.txt' and 'cluster-iac fabric guids "
-            "SPEC discovered.txt -o DIR' write this file with the adapters' real port GUIDs.")]
+            "fabric is cabled, 'ibnetdiscover > discovered.txt' and 'cluster-iac reconcile "
+            "SPEC discovered.txt --accept' keeps the adapters' real port GUIDs in the lock, "
+            "and the next render writes them here.")]
     adapters: dict[str, list[str]] = {}
     for description in guids:
         adapters.setdefault(description.partition(" ")[0], []).append(description)
@@ -212,8 +225,7 @@ def placeholder_guids(plan: Plan, network: str) -> dict[str, int]:
     members = set(partition_members(plan, network))
     if not members:
         return {}
-    return {node.description: port_guid(node) for node in topology(plan, network).nodes.values()
-            if node.description in members}
+    return {name: placeholder_guid(name, CA_GUID_BASE) + 1 for name in members}
 
 
 def partition_members(plan: Plan, network: str) -> list[str]:

@@ -12,15 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from cluster_iac.formats.ibnetdiscover import (
-    CA_GUID_BASE,
-    SWITCH_GUID_BASE,
-    check_description,
-    check_guids,
-    placeholder_guid,
-)
+from cluster_iac.formats.ibnetdiscover import check_description
 from cluster_iac.plan import Plan
-from cluster_iac.plan.subnet import sm_hosts, switch_port
+from cluster_iac.plan.subnet import node_guids, sm_hosts, switch_port
 
 RECORDS_PER_CHUNK = 512
 """Records joined into one piece of the file (a few hundred kB): fewer writes than one a
@@ -46,12 +40,10 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...]) -> Iterat
     adapters.sort(key=lambda i: a_device[i] not in masters)
     adapter_of = {i: n for n, i in enumerate(adapters)}
     names = [f"{checked(a_device[i])} {checked(a_port[i])}" for i in adapters]
-    guids = {name: placeholder_guid(name, CA_GUID_BASE) for name in names}
-    guids |= {name: placeholder_guid(name, SWITCH_GUID_BASE) for name in switches}
-    check_guids(guids)
+    guids, port_guids = node_guids(plan, names, switches)
     ca_number = [guids[name] for name in names]
     ca_ref = [f'"H-{guid:016x}"' for guid in ca_number]
-    ca_guid = [f"({guid + 1:x})" for guid in ca_number]
+    ca_guid = [f"({port_guids[name]:x})" for name in names]
     ca_tail = [f'\t\t# "{name}"' for name in names]
     ca_line = [""] * len(adapters)
     ref = {name: f'"S-{guids[name]:016x}"' for name in switches}

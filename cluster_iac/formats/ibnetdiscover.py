@@ -104,6 +104,11 @@ def port_guid(node: IbNode) -> int:
     return node.guid + 1
 
 
+def _port_guid(topology: Topology, node: IbNode, port: int) -> int:
+    """A host adapter port's GUID: the topology's, else the placeholders' (port_guid)."""
+    return topology.port_guids.get(IbEnd(node.node_id, port), port_guid(node))
+
+
 def check_description(text: str) -> None:
     """A NodeDescription the file can quote: a quote or line break would end the field (and
     could add a record), so such a name is refused (ValueError) rather than written."""
@@ -137,8 +142,9 @@ def topology_text(topology: Topology, header: Iterable[str] = ()) -> str:
             if peer is None:
                 continue
             other = nodes[peer.node_id]
-            own = f"({port_guid(node):x})" if node.kind == "Ca" else ""
-            theirs = f"({port_guid(other):x})" if other.kind == "Ca" else ""
+            own = f"({_port_guid(topology, node, port):x})" if node.kind == "Ca" else ""
+            theirs = (f"({_port_guid(topology, other, peer.port):x})" if other.kind == "Ca"
+                      else "")
             lines.append(f'[{port}]{own}\t"{other.node_id}"[{peer.port}]{theirs}\t\t'
                          f'# "{_description(other.description)}"')
     return "\n".join(lines) + "\n"
@@ -147,6 +153,7 @@ def topology_text(topology: Topology, header: Iterable[str] = ()) -> str:
 _HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]*)"\s*(?:#\s*"([^"]*)")?')
 _PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-F]+)\))?(?:\[ext \d+\])?\s+"([^"]*)"\[(\d+)\]')
 _GUID = re.compile(r"^(?:switchguid|caguid|rtguid)=0x([0-9a-fA-F]+)")
+_IDS = re.compile(r"^(vendid|devid|sysimgguid)=")
 
 
 class TopologyError(ValueError):
@@ -171,21 +178,23 @@ def parse(text: str) -> Topology:
         if not line or line.startswith("#"):
             current = None if not line else current
             continue
-        if found := _GUID.match(line):
+        # port lines first: most lines of a fabric are
+        if line[0] == "[" and (found := _PORT.match(line)):
+            if current is None:
+                raise TopologyError(number, "a port line outside a node record")
+            port, guid_text, peer, peer_port = found.groups()
+            end = IbEnd(current, int(port))
+            ends.append((end, IbEnd(peer, int(peer_port))))
+            if guid_text:
+                topology.port_guids[end] = int(guid_text, 16)
+        elif found := _GUID.match(line):
             guid = int(found.group(1), 16)
         elif found := _HEADER.match(line):
             kind, ports, node_id, desc = found.groups()
             topology.nodes[node_id] = IbNode("Ca" if kind == "Ca" else kind, node_id, guid,
                                              int(ports), desc or "")
             current = node_id
-        elif found := _PORT.match(line):
-            if current is None:
-                raise TopologyError(number, "a port line outside a node record")
-            port, guid_text, peer, peer_port = found.groups()
-            ends.append((IbEnd(current, int(port)), IbEnd(peer, int(peer_port))))
-            if guid_text:
-                topology.port_guids[IbEnd(current, int(port))] = int(guid_text, 16)
-        elif not re.match(r"^(vendid|devid|sysimgguid)=", line):
+        elif not _IDS.match(line):
             raise TopologyError(number, f"not a line of ibnetdiscover's format: {raw[:80]!r}")
     for a, b in ends:
         for end in (a, b):

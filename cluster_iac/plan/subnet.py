@@ -5,8 +5,9 @@ engine the topology calls for, with the reason.
 Port numbers are the plan's: a switch's 'p7' is port 7, a host's adapter has one port (a
 host port such as 'ib0' is one single-port adapter, as on a DGX's ConnectX-7 cards). Node
 descriptions are the plan's device names, a host adapter's 'host port' ('dgx-001 ib0').
-GUIDs are placeholders made from the names (ibnetdiscover.placeholder_guid): real ones exist
-only on delivered hardware and are read from its discovery.
+GUIDs are the delivered ones where the lock holds them (``reconcile --accept``: a switch's
+node GUID, an adapter's port GUID), else placeholders made from the names
+(ibnetdiscover.placeholder_guid): real ones exist only on delivered hardware.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from cluster_iac.formats.ibnetdiscover import (
     check_guids,
     placeholder_guid,
 )
+from cluster_iac.plan.facts import NODE
 from cluster_iac.plan.model import Plan
 
 _SWITCH_PORT = re.compile(r"p([1-9][0-9]*)")
@@ -50,6 +52,47 @@ def sm_hosts(plan: Plan, network: str) -> tuple[str, ...]:
     return tuple(manager.hosts) if manager is not None else ()
 
 
+def node_guids(plan: Plan, adapters: list[str],
+               switches: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """(each adapter's ('host port') and switch's node GUID, each adapter's port GUID).
+
+    A GUID the lock holds (plan.facts, ``reconcile --accept``) is the delivered one: a
+    switch's node GUID as it is, an adapter's port GUID as it is. The lock holds no
+    adapter's node GUID (partitions.conf, reconcile and ibnetdiscover's port lines know an
+    adapter by its port GUID), so it is written as the port GUID - 1: ibsim numbers a node's
+    ports from its node GUID (port n is node GUID + n, whatever the file says), and the
+    fabric it builds from the file then reports the accepted port GUID back. (A ConnectX-4
+    or later reports its node GUID equal to its port GUID; a compare by node GUID against a
+    live fabric has to read the port GUID.) Any other GUID is a placeholder
+    (ibnetdiscover.placeholder_guid; port GUID = node GUID + 1 likewise). Two nodes with one
+    GUID raise ValueError.
+    """
+    held = plan.facts.guids if plan.facts is not None else {}
+    nodes: dict[str, int] = {}
+    ports: dict[str, int] = {}
+    for name in adapters:
+        host, _, port = name.partition(" ")
+        real = held.get((host, port))
+        nodes[name] = real - 1 if real is not None else placeholder_guid(name, CA_GUID_BASE)
+        ports[name] = nodes[name] + 1
+    for name in switches:
+        real = held.get((name, NODE))
+        nodes[name] = real if real is not None else placeholder_guid(name, SWITCH_GUID_BASE)
+    check_guids(nodes)
+    return nodes, ports
+
+
+def delivered_count(plan: Plan, network: str) -> tuple[int, int]:
+    """(how many of the fabric's switches and host adapters have a GUID the lock holds,
+    how many there are)."""
+    held = plan.facts.guids if plan.facts is not None else {}
+    tier = plan.fabric_wiring[network].tier
+    names = [(link.a_device, link.a_port) for link in plan.links.rows()
+             if link.network == network and tier.get(link.a_device) == "node"]
+    names += [(name, NODE) for name, level in tier.items() if level != "node"]
+    return sum(1 for key in names if key in held), len(names)
+
+
 def topology(plan: Plan, network: str) -> Topology:
     """The fabric's nodes and links. The first subnet manager host's first adapter comes
     first (ibsim runs the subnet manager from the first node of its file), then the
@@ -62,12 +105,10 @@ def topology(plan: Plan, network: str) -> Topology:
                   if wiring.tier.get(link.a_device) == "node"]
     masters = sm_hosts(plan, network)[:1]
     host_ports.sort(key=lambda end: end[0] not in masters)  # stable: the master's first
-    guids = {f"{host} {port}": placeholder_guid(f"{host} {port}", CA_GUID_BASE)
-             for host, port in host_ports}
     switches = [name for tier in ("leaf", "spine", "core")
                 for name, t in wiring.tier.items() if t == tier]
-    guids |= {name: placeholder_guid(name, SWITCH_GUID_BASE) for name in switches}
-    check_guids(guids)
+    guids, port_guids = node_guids(plan, [f"{host} {port}" for host, port in host_ports],
+                                   switches)
     adapters = {end: IbNode("Ca", f"H-{guids[f'{end[0]} {end[1]}']:016x}",
                             guids[f"{end[0]} {end[1]}"], 1, f"{end[0]} {end[1]}")
                 for end in host_ports}
@@ -76,6 +117,8 @@ def topology(plan: Plan, network: str) -> Topology:
     nodes = first + [IbNode("Switch", f"S-{guids[name]:016x}", guids[name], ports[name], name)
                      for name in switches] + ordered
     top.nodes = {node.node_id: node for node in nodes}
+    top.port_guids = {IbEnd(node.node_id, 1): port_guids[node.description]
+                      for node in adapters.values()}
     ids = {name: f"S-{guids[name]:016x}" for name in switches}
     for link in links:
         a = adapters.get((link.a_device, link.a_port))

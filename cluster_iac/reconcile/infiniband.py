@@ -90,11 +90,13 @@ def _end(discovered: Topology, end: IbEnd, known: set[str], ports: dict[str, set
 def _host_ports(plan: Plan) -> dict[str, set[str]]:
     """Every planned host's InfiniBand ports by name, on every fabric."""
     ports: dict[str, set[str]] = {}
+    cables = plan.cables
     for network in infiniband_fabrics(plan):
         tier = plan.fabric_wiring[network].tier
-        for cable in plan.cables.rows():
-            if cable.network == network and tier.get(cable.a_device) == "node":
-                ports.setdefault(cable.a_device, set()).add(cable.a_port)
+        for name, device, port in zip(cables.network, cables.a_device, cables.a_port,
+                                      strict=True):
+            if name == network and tier.get(device) == "node":
+                ports.setdefault(device, set()).add(port)
     return ports
 
 
@@ -137,10 +139,12 @@ def match(plan: Plan, network: str, discovered: Topology) -> Matching:
     return Matching(cables, found, strays, by_end)
 
 
-def verify(plan: Plan, network: str, discovered: Topology) -> list[Mismatch]:
+def verify(plan: Plan, network: str, discovered: Topology,
+           matching: Matching | None = None) -> list[Mismatch]:
     """Every missing, miswired and extra link of ``network`` in ``discovered``, in the
-    plan's cable order (missing and miswired), then extra links in discovery order."""
-    cables, found, strays, by_end = match(plan, network, discovered)
+    plan's cable order (missing and miswired), then extra links in discovery order;
+    ``matching``: match()'s result for them, where the caller has it already."""
+    cables, found, strays, by_end = matching or match(plan, network, discovered)
     miswired: dict[int, list[tuple[End, End]]] = {}
     extra: list[tuple[End, End]] = []
     for ends in strays:
@@ -168,13 +172,13 @@ def _unseen_switches(plan: Plan, network: str, discovered: Topology) -> list[str
     return [name for name, level in tier.items() if level != "node" and name not in seen]
 
 
-def discovered_guids(plan: Plan, network: str, discovered: Topology
-                     ) -> tuple[dict[str, int], dict[str, int]]:
+def discovered_guids(plan: Plan, network: str, discovered: Topology,
+                     matching: Matching | None = None) -> tuple[dict[str, int], dict[str, int]]:
     """The real GUIDs of the plan's devices, from the cables found where they were
     planned: (host adapter 'host port' -> port GUID, device or adapter -> node GUID). An
     adapter is known by the switch port its cable lands on, so this holds even where the
-    hosts' node descriptions are the driver's ('dgx-001 mlx5_0')."""
-    matching = match(plan, network, discovered)
+    hosts' node descriptions are the driver's ('dgx-001 mlx5_0'). ``matching`` as verify's."""
+    matching = matching or match(plan, network, discovered)
     ports: dict[str, int] = {}
     nodes: dict[str, int] = {}
     for i, (a, b) in matching.found.items():

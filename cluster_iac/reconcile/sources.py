@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from cluster_iac.reconcile import ibnetdiscover, lldp, nvidia_smi, pdu, redfish, slurmd
+from cluster_iac.reconcile import ibnetdiscover, lldp, nvidia_smi, pcie, pdu, redfish, slurmd
 
 SOURCES: dict[str, ModuleType] = {module.KIND: module for module in (
     ibnetdiscover,
     slurmd,
     nvidia_smi,
+    pcie,
     redfish,
     lldp,
     pdu,

@@ -14,7 +14,13 @@ runs it (``python -m cluster_iac ...``, bytecode compiled first):
 3. ``render SPEC -o out``: with the lock, into a fresh folder;
 4. ``render SPEC -o out``: again into its own tree, nothing changed;
 5. ``render SPEC -o out --check``: nothing written, exit 0 as nothing differs;
-6. ``changes SPEC -o out``: the change plan from the rendered tree to the spec (none).
+6. ``changes SPEC -o out``: the change plan from the rendered tree to the spec (none);
+7. ``reconcile SPEC DISCOVERY...``: the design against a full discovery of every InfiniBand
+   fabric, exit 0 as nothing differs. The discovery is generated, not measured: each fabric's
+   exported topology (``out/opensm/<fabric>/topology.ibnetdiscover``) rewritten into the form
+   the real ibnetdiscover prints (``discovery``: vendid/devid/sysimgguid lines, each port's
+   ``lid 0 4xSDR`` tail and an adapter port's ``lid 0 lmc 0``, as it prints ibsim's fabrics in
+   tests/real), every cable where the plan has it.
 
 Each is measured by wait4 on the command: CPU time (user + system, of the process and every
 child it reaped: the render's second process included), wall time, and peak RSS. A render on two
@@ -35,6 +41,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -57,7 +64,34 @@ COMMANDS = (
     ("render (again, unchanged)", ["render", "{spec}", "-o", "{dir}/out"]),
     ("render --check", ["render", "{spec}", "-o", "{dir}/out", "--check"]),
     ("changes", ["changes", "{spec}", "-o", "{dir}/out"]),
+    ("reconcile (full discovery)", ["reconcile", "{spec}", "{discoveries}"]),
 )
+
+_SWITCH_PORT = re.compile(r'^(\[\d+\]\t"[SH]-[0-9a-f]+"\[\d+\](?:\([0-9a-f]+\))?)(\t\t# "[^"]*")$',
+                          re.MULTILINE)
+_CA_PORT = re.compile(r'^(\[1\]\([0-9a-f]+\))(\t"S-[0-9a-f]+"\[\d+\])\t\t# ("[^"]*")$',
+                      re.MULTILINE)
+_RECORD = re.compile(r"^(switchguid|caguid)=0x([0-9a-f]+)", re.MULTILINE)
+
+
+def discovery(exported: str) -> str:
+    """An exported topology as the real ibnetdiscover prints the fabric (see the docstring)."""
+    text = _SWITCH_PORT.sub(lambda m: f"{m.group(1)}{' ' if '(' in m.group(1) else ''}"
+                            f"{m.group(2)} lid 0 4xSDR", exported)
+    text = _CA_PORT.sub(r"\1 \2\t\t# lid 0 lmc 0 \3 lid 0 4xSDR", text)
+    return _RECORD.sub(r"vendid=0x0\ndevid=0x0\nsysimgguid=0x\2\n\1=0x\2", text)
+
+
+def write_discoveries(folder: Path) -> list[Path]:
+    """``folder``/discovered/<fabric>.ibnetdiscover from the rendered tree in out/."""
+    target = folder / "discovered"
+    target.mkdir(exist_ok=True)
+    written = []
+    for exported in sorted((folder / "out" / "opensm").glob("*/topology.ibnetdiscover")):
+        path = target / f"{exported.parent.name}.ibnetdiscover"
+        path.write_text(discovery(exported.read_text()))
+        written.append(path)
+    return written
 
 
 class Measured(NamedTuple):
@@ -118,7 +152,9 @@ def run_one(name: str, argv: list[str], spec: Path, folder: Path, gpus: int,
             kind: str) -> Measured:
     stats = folder / "stats.json"
     stats.unlink(missing_ok=True)
-    args = [a.format(spec=spec, dir=folder) for a in argv]
+    found = write_discoveries(folder) if "{discoveries}" in argv else []
+    args = [a.format(spec=spec, dir=folder) for a in argv if a != "{discoveries}"]
+    args += [str(path) for path in found]
     start = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "cluster_iac", *args], cwd=ROOT,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
