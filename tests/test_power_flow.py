@@ -248,6 +248,8 @@ def test_identical_racks_share_one_plan_and_a_new_node_moves_no_node() -> None:
     assert shape["su1-r1"] == shape["su2-r1"]
     data = example_data("dgx-h100-superpod-4su")
     data["node_groups"][0]["count"] += 1  # dgx-128: the last rack's fourth node
+    for network in ("management", "bmc"):  # the example's lock holds each pair in one rack
+        data["networks"][network]["aggregation_racks"] = "together"
     grown = compile_data(data)
     before = {(c.device, c.psu): (c.pdu, c.outlet, c.line) for c in plan.power_cords}
     after = {(c.device, c.psu): (c.pdu, c.outlet, c.line) for c in grown.power_cords}

@@ -35,7 +35,8 @@ def test_each_fault_of_the_guide_is_one_finding_at_its_line() -> None:
     assert "carries 51.9 A in normal operation" in messages["POWER-BREAKER"]
     assert "280% of their 2 kW rating" in messages["POWER-PSU-REDUNDANCY"]
     assert "52.7 kW IT load x PUE 1.3 = 68.6 kW" in messages["POWER-FACILITY"]
-    assert ("100.0 GB/s (limited by the server NICs: drives 126.0, server NICs 100.0"
+    assert ("100.0 GB/s (limited by the server NICs: drives 126.0, RAID engine (software, "
+            "8 core(s) per server) not a limit, server NICs 100.0"
             in messages["STORAGE-BANDWIDTH-CLAIM"])
     assert "1.562 GB/s per GPU, 16% of the workload's 10 GB/s" in messages["STORAGE-READ"]
     assert ("must carry 45.0 kW from r01, but 60 L/min of water x 991.2 kg/m3 x 4.179 kJ/(kg K)"
