@@ -28,7 +28,6 @@ from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.qos import FabricQos
 
-
 SCRIPT_DEST = "/usr/local/sbin/cluster-iac-roce-qos.sh"  # where the playbook installs it
 UNIT_NAME = "cluster-iac-roce-qos.service"
 UNIT_PATH = f"qos/{UNIT_NAME}"  # in the rendered tree
