@@ -51,8 +51,8 @@ def test_pools_keep_their_block_and_name_order() -> None:
     assert bmc["ib-spine-01"] == "10.1.2.128"  # fabric: 10.1.2.128/25, spines before leaves
     assert bmc["mgmt-r1-pdu-a"] == "10.1.3.128"  # PDUs: 10.1.3.128/25
     fabric = pools(plan, "bmc")["fabric"]
-    assert fabric.index("sib-spine-1") < fabric.index("ib-leaf-su1-r1") < fabric.index(
-        "ib-leaf-su4-r8") < fabric.index("sib-leaf-1")
+    assert fabric.index("seth-spine-01") < fabric.index("ib-leaf-su1-r1") < fabric.index(
+        "ib-leaf-su4-r8") < fabric.index("seth-leaf-01")
     assert pools(plan, "bmc")["pdus"][:3] == ["mgmt-r1-pdu-a", "mgmt-r1-pdu-b", "mgmt-r2-pdu-a"]
 
 

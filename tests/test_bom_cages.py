@@ -100,14 +100,15 @@ def test_superpod_compute_optics_follow_nvidias_cable_counts() -> None:
     assert flat == 127 * 8 // 2
     per_leaf = Counter(c["b_device"] for c in fibers)
     assert len(per_leaf) == 32 and set(per_leaf.values()) <= {31, 32}
-    # the switch ends: the compute leaves' 512, and the storage fabric's few fibers (their
-    # hosts' ends single-port modules), two a cage at its QM9700 switches
+    # the switch ends: the compute leaves' 512 twin-port modules; the Ethernet storage
+    # fabric's few fibers (the Lustre servers' 400GbE) end in single-port modules at both
+    # ends, its SN4700 holding one port a QSFP-DD cage
     storage = Counter(c["b_device"] for c in cables
                       if c["network"] == "storage" and c["medium"] == "mmf-om4")
-    assert storage
+    assert storage and all(name.startswith("seth-leaf") for name in storage)
     twin = sum(int(r["quantity"]) for r in bom if r["item"] == "transceiver, twin-port")
-    assert twin == 32 * 16 + sum(-(-n // 2) for n in storage.values())
+    assert twin == 32 * 16
     single = sum(int(r["quantity"]) for r in bom if r["item"] == "transceiver")
-    assert single == sum(storage.values())
+    assert single == 2 * sum(storage.values())
     md = files["cabling/bom.md"]
     assert "MMA4Z00-NS twin-port 2 x 400G OSFP" in md and "MFP7E10" in md

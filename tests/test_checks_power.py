@@ -30,10 +30,11 @@ BUSIEST_LINES = {
     # PSU of compute01 failed on another line: its 5 live carry 1,120 W each, 2 x 1,120 + 2 x
     # 933.3 + 75 = 4,181.7 W -> 18.37 A. A single PDU: no PDU-down case.
     "seed-64gpu-h100": ("r01-pdu-a", "CB1", "L1", 16.73, 18.37, 25.6, "compute01 PSU2 failed"),
-    # A network rack's 32 A line: three 1,720 W switches (2 PSUs, 1+1) and a 150 W management
-    # switch, one cord each. Normal 3 x 860 + 75 = 2,655 W -> 11.66 A; PDU B down doubles every
-    # cord: 5,310 W -> 23.33 A of 25.6 A.
-    "dgx-h100-superpod-4su": ("net-r1-pdu-a", "CB1", "L1", 11.66, 23.33, 25.6,
+    # A network rack's 32 A line: two 1,720 W QM9700 (2 PSUs, 1+1) and a 150 W management
+    # switch, one cord each (the storage switches moved to net-r5 and net-r6 with the fabric's
+    # move to Ethernet). Normal 2 x 860 + 75 = 1,795 W -> 7.89 A; PDU B down doubles every
+    # cord: 3,590 W -> 15.77 A of 25.6 A.
+    "dgx-h100-superpod-4su": ("net-r1-pdu-a", "CB1", "L1", 7.89, 15.77, 25.6,
                               "PDU net-r1-pdu-b down"),
     # NVL72: 8 power shelves of 6 PSUs share the 131.94 kW busbar, 2,748.75 W per PSU; L1 holds
     # 2 cords of shelf 5 and the switch's 75 W: 5,572.5 W -> 24.48 A. Feed B down: the 4 A

@@ -19,13 +19,15 @@ from cluster_iac.lock.read import lock_path
 from cluster_iac.plan import Plan
 from cluster_iac.render import build
 from tests.facility_fixtures import compile_data, example_data
+from tests.superpod_fixtures import infiniband_storage
 
 
 def _superpod_with_27_dgx(storage_ports: int | None) -> dict[str, Any]:
-    """The SuperPOD example cut to 27 DGX: its storage fabric has 41 hosts (27 DGX, 10
+    """The SuperPOD example cut to 27 DGX, its storage fabric on InfiniBand (as NVIDIA builds
+    it: tests/superpod_fixtures.py): the storage fabric has 41 hosts (27 DGX, 10
     Lustre servers, 2 head and 2 login nodes); ``storage_ports``: each DGX's and Lustre
     server's storage ports on it (None: the platforms' two)."""
-    data = example_data("dgx-h100-superpod-4su")
+    data = infiniband_storage(example_data("dgx-h100-superpod-4su"))
     data["node_groups"][0]["count"] = 27
     if storage_ports is not None:
         others = [{"role": "inband", "model": "eth-1g"}, {"role": "bmc", "model": "eth-1g"}]

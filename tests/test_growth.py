@@ -17,6 +17,7 @@ import difflib
 import re
 from collections import Counter
 from dataclasses import replace
+from ipaddress import IPv4Network
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,7 @@ def _unexpected(small: Build, large: Build) -> list[str]:
                     problems.append(f"{path}: - {line}")
             unexplained = [line for line in added
                            if not _install_field(path, line, old)
+                           and not _announces_new_host(large, path, line, new["devices"])
                            and not any(_shape(line) == _shape(r)
                                       or (totals and _row_key(line) == _row_key(r))
                                       for r in removed)]
@@ -207,6 +209,20 @@ def _unexpected(small: Build, large: Build) -> list[str]:
                                         and set(path.split("/")) & new["devices"])):
                 problems += [f"{path}: + {line}" for line in unexplained]
     return problems
+
+
+def _announces_new_host(large: Build, path: str, line: str, devices: set[str]) -> bool:
+    """A leaf's frr.conf announcing the /31 of a port now cabled to a new host ('network
+    10.254.4.84/31'): the line names no device, but the host port it announces is the new
+    device's (a leaf announces each host link it numbers, plan/switching.py)."""
+    match = re.fullmatch(r"switches/([^/]+)/frr\.conf", path)
+    words = line.split()
+    if match is None or words[:1] != ["network"] or len(words) != 2:
+        return False
+    config = large.plan.switch_configs.get(match[1])
+    return config is not None and any(
+        p.peer in devices and p.address and str(IPv4Network(p.address, strict=False)) == words[1]
+        for p in config.host_ports)
 
 
 def _install_field(path: str, line: str, old: list[str]) -> bool:

@@ -28,6 +28,7 @@ from cluster_iac.lock.read import lock_path
 from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.render import Build, PipelineError, build
 from tests.conftest import EXAMPLE_IDS, ROOT, example_build
+from tests.superpod_fixtures import infiniband_storage
 from tests.test_growth import TOTALS
 from tests.test_growth import _unexpected as unexpected_lines
 
@@ -571,13 +572,20 @@ def test_the_quick_collision_check_agrees_with_the_plain_search() -> None:
 
 
 def test_a_tenth_leaf_keeps_the_nine_names_the_lock_holds(tmp_path: Path) -> None:
-    """The SuperPOD's storage fabric has nine leaves, sib-leaf-1 to sib-leaf-9; four more
+    """The SuperPOD's storage fabric on InfiniBand (tests/superpod_fixtures.py; the example
+    runs it on Ethernet, 18 leaves) has nine leaves, sib-leaf-1 to sib-leaf-9; four more
     OSS make a tenth. A first render of ten names them sib-leaf-01 to -10, but with the
     lock the nine keep their names (build_fabric._locked_widths) and the tenth is
     sib-leaf-10: no identity moves."""
-    oss = next(i for i, g in enumerate(_load("dgx-h100-superpod-4su")["node_groups"])
-               if g["name"] == "oss")
-    before, after = changed("dgx-h100-superpod-4su", _count(4, oss), tmp_path)
+    data = infiniband_storage(_load("dgx-h100-superpod-4su"))
+    oss = next(i for i, g in enumerate(data["node_groups"]) if g["name"] == "oss")
+    before = build(_write(data, tmp_path / "before.yaml"))
+    assert [s.name for s in before.plan.switches if s.name.startswith("sib-leaf")] == [
+        f"sib-leaf-{n}" for n in range(1, 10)]
+    _count(4, oss)(data)
+    spec = _write(data, tmp_path / "after.yaml")
+    lock_path(spec).write_text(before.lock.after)
+    after = build(spec, emit=False)
     leaves = [s.name for s in after.plan.switches if s.name.startswith("sib-leaf")]
     assert leaves == [f"sib-leaf-{n}" for n in range(1, 11)]
     assert moved(before, after) == []

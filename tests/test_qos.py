@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 from cluster_iac.base.errors import CompileError
 from cluster_iac.emit import playbook_files
 from cluster_iac.emit.avd_inputs import eos_port
-from cluster_iac.emit.qos import host_script_path
+from cluster_iac.emit.qos import SCRIPT_DEST, UNIT_NAME, UNIT_PATH, host_script_path
 from cluster_iac.plan.qos import ecn_threshold, traffic_class
 from cluster_iac.render import build
 from tests.conftest import example_build
@@ -47,10 +47,34 @@ def test_the_host_script_and_the_playbook_agree_with_the_switches() -> None:
     installed = playbook_files.installs(built.plan)["type_h200"]
     assert {"src": host_script_path("h200"), "dest": playbook_files.ROCE_QOS_SCRIPT,
             "owner": "root", "group": "root", "mode": "0755", "how": "copy"} in installed
+    assert {"src": UNIT_PATH, "dest": playbook_files.ROCE_QOS_UNIT, "owner": "root",
+            "group": "root", "mode": "0644", "how": "enable"} in installed
     switch = YAML(typ="safe").load(built.files["qos/compute.yaml"])
     assert switch["trust"] == "dscp" and switch["host"]["traffic_class"] == 106
     assert [(c["dscp"], c["priority"], c["pfc"]) for c in switch["classes"]] == [
         (26, 3, True), (48, 6, False), ("other", 0, False)]
+
+
+def test_the_boot_unit_runs_the_script_before_slurmd_and_the_playbook_enables_it() -> None:
+    """The unit's order and the playbook's tasks (real systemd and ansible-playbook read them
+    in tests/real/test_roce_qos_boot_real.py)."""
+    built = example_build(EXAMPLE)
+    unit = dict(line.split("=", 1) for line in built.files[UNIT_PATH].splitlines()
+                if "=" in line and not line.startswith("#"))
+    assert unit["ExecStart"] == SCRIPT_DEST and unit["Type"] == "oneshot"
+    assert unit["RemainAfterExit"] == "yes" and unit["After"] == "openibd.service"
+    assert set(unit["Before"].split()) == {"network-online.target", "slurmd.service"}
+    assert set(unit["WantedBy"].split()) == {"multi-user.target", "network-online.target"}
+    play = next(p for p in YAML(typ="safe").load(built.files["ansible/site.yml"])
+                if p["hosts"] == "type_h200")
+    commands = [t["ansible.builtin.command"]["argv"] for t in play["tasks"]
+                if "ansible.builtin.command" in t]
+    assert any(c.endswith("+ ['daemon-reload'] }}") for c in commands)
+    enable = next(t for t in play["tasks"] if t.get("name") == "the units enabled and started")
+    assert enable["loop"] == [UNIT_NAME]
+    assert enable["ansible.builtin.command"]["argv"].endswith("+ ['enable', '--now', item] }}")
+    # an InfiniBand example has no host script and no unit
+    assert UNIT_PATH not in example_build("hgx-h200").files
 
 
 def test_a_chosen_dscp_reaches_nccl_the_hosts_and_avd(tmp_path: Path) -> None:

@@ -4,10 +4,13 @@ own fabric, a switch not seen reported once, a known host located where the plan
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from cluster_iac.formats.ibnetdiscover import IbEnd, IbNode, Topology
 from cluster_iac.plan.subnet import topology
 from cluster_iac.reconcile.infiniband import describe, fabric_of, verify
-from tests.conftest import example_build
+from cluster_iac.render import build
+from tests.conftest import ROOT, example_build
 
 EXAMPLE = "mixed-a100-h100"
 
@@ -39,8 +42,23 @@ def test_docs_example_description_is_matched_when_the_fabric_is_picked() -> None
     assert verify(plan, "compute", top) == []
 
 
-def test_storage_port_where_the_compute_port_belongs_is_miswired() -> None:
-    plan = example_build("dgx-h100-superpod-4su").plan
+# The SuperPOD example with its storage fabric back on InfiniBand (as NVIDIA's reference
+# architecture builds it; the example runs it on Ethernet): a host on two InfiniBand fabrics
+INFINIBAND_STORAGE = (("technology: ethernet\n    leaf_switch: sn4700", "technology: infiniband\n"
+                       "    leaf_switch: qm9700"), ("    underlay: {bgp: unnumbered}\n", ""),
+                      ("model: cx7-200gbe", "model: cx7-200g-ib"),
+                      ("model: cx7-400gbe", "model: cx7-ndr"))
+
+
+def test_storage_port_where_the_compute_port_belongs_is_miswired(tmp_path: Path) -> None:
+    text = (ROOT / "examples" / "dgx-h100-superpod-4su.yaml").read_text()
+    for old, new in INFINIBAND_STORAGE:
+        assert old in text, old
+        text = text.replace(old, new)
+    spec = tmp_path / "superpod.yaml"
+    spec.write_text(text)
+    plan = build(spec, lock_file=tmp_path / "none.lock", emit=False).plan
+    assert plan.fabrics["storage"].technology == "infiniband"
     top = topology(plan, "compute")
     host = next(c for c in plan.cables.rows() if c.network == "storage"
                 and any(d.a_device == c.a_device for d in plan.cables.rows()

@@ -35,8 +35,9 @@ def fabric() -> None:
               "switches DISCOVERED holds; LLDP, every Ethernet network).")
 def verify_command(spec: Path, discovered: Path, network: str | None) -> None:
     """Compare DISCOVERED with SPEC's cables: `ibnetdiscover` output of one InfiniBand
-    fabric, or the Ethernet networks' LLDP tables (`lldpcli show neighbors -f json`, a file
-    per device named DEVICE.<anything>, or a folder of them). Print every missing, miswired
+    fabric, or the Ethernet networks' LLDP tables (`lldpcli show neighbors -f json`, or an
+    Arista switch's `show lldp neighbors detail | json`, a file per device named
+    DEVICE.<anything>, or a folder of them). Print every missing, miswired
     and extra link by cable label with both ends located (row/rack/U device port), and each
     switch (or device) not seen at all once; exit 1 on any."""
     from cluster_iac.reconcile.infiniband import describe, verify
@@ -64,8 +65,9 @@ def _counts(kinds: list[str], unseen: str = "switch(es)") -> str:
 
 
 def _is_lldp(path: Path) -> bool:
-    """Whether a file is lldpcli's JSON (a file that cannot be read is left to _load)."""
-    from cluster_iac.formats.lldpcli import detect
+    """Whether a file is an LLDP table, lldpcli's or EOS's JSON (a file that cannot be read is
+    left to _load)."""
+    from cluster_iac.reconcile.lldp import detect
 
     try:
         with path.open(encoding="utf-8", errors="replace") as handle:

@@ -61,12 +61,13 @@ def _files(paths: tuple[Path, ...]) -> list[Path]:
 def reconcile_command(spec: Path, discovery: tuple[Path, ...], named: tuple[str, ...],
                       accept: bool) -> None:
     """Compare DISCOVERY files (any mix of `ibnetdiscover`, `slurmd -C`, `nvidia-smi -q -x`,
-    Redfish Systems/Power/EthernetInterface JSON, `lldpcli show neighbors -f json` and PDU
-    outlet readings, each told by its content; a per-host or per-device file named
-    HOST.<anything>; a folder stands for the files in it) with SPEC's plan: print every
-    difference by object and place with what to do, and every file that cannot be read with
-    its line; exit 1 on any, 0 when the delivered cluster is as planned. The facts the lock
-    does not hold yet are counted; --accept writes them to the lock."""
+    Redfish Systems/Power/EthernetInterface JSON, `lldpcli show neighbors -f json` (or EOS's
+    `show lldp neighbors detail | json`) and PDU outlet readings, each told by its content;
+    a per-host or per-device file named HOST.<anything>; a folder stands for the files in
+    it) with SPEC's plan: print every difference by object and place with what to do, and
+    every file that cannot be read with its line; exit 1 on any, 0 when the delivered
+    cluster is as planned. The facts the lock does not hold yet are counted; --accept writes
+    them to the lock."""
     from cluster_iac.reconcile.accept import judge
     from cluster_iac.reconcile.run import reconcile
 

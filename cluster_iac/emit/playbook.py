@@ -90,7 +90,7 @@ def _install_tasks(files: list[dict[str, str]]) -> list[dict[str, object]]:
     scripts run once their files are in place (the boot server's cloud-init seeds: changed
     when the script says it wrote or removed something)."""
     present = "(playbook_dir ~ '/../' ~ item.src) is file"
-    copies = [f for f in files if f["how"] in ("copy", "run")]
+    copies = [f for f in files if f["how"] in ("copy", "run", "enable")]
     lines = [f for f in files if f["how"] == "lines"]
     tasks: list[dict[str, object]] = [{
         "name": "the directories",
@@ -126,7 +126,29 @@ def _install_tasks(files: list[dict[str, str]]) -> list[dict[str, object]]:
                     f"{ROOT}{path}" for path in [item["dest"], *item["args"].split()]]},
                 "register": "_ran",
                 "changed_when": "' wrote 0 files, removed 0 folders' not in _ran.stdout"})
+    tasks += _enable_tasks([f for f in files if f["how"] == "enable"])
     return tasks
+
+
+def _enable_tasks(units: list[dict[str, str]]) -> list[dict[str, object]]:
+    """Each unit copied (above) enabled and started: systemd reads the new file
+    (daemon-reload), then ``enable --now`` links it into its targets' wants (so it runs at
+    every boot) and starts it (a oneshot that stays active starts once). Through
+    ``cluster_iac_service`` as the actions' restarts, so a sandbox can stand in; changed only
+    when systemctl created a link."""
+    if not units:
+        return []
+    service = _default("cluster_iac_service", SERVICE)
+    names = [posixpath.basename(u["dest"]) for u in units]
+    host = {"CLUSTER_IAC_HOST": "{{ inventory_hostname }}"}  # for a sandbox's stand-in
+    return [{"name": "systemd reads the units", "ansible.builtin.command": {
+                "argv": f"{{{{ {service} + ['daemon-reload'] }}}}"},
+             "environment": host, "changed_when": False},
+            {"name": "the units enabled and started",
+             "ansible.builtin.command": {
+                 "argv": f"{{{{ {service} + ['enable', '--now', item] }}}}"},
+             "loop": names, "register": "_enabled", "environment": host,
+             "changed_when": "'Created symlink' in _enabled.stdout ~ _enabled.stderr"}]
 
 
 def site(plan: Plan) -> list[dict[str, object]]:

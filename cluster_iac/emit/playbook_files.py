@@ -41,7 +41,7 @@ from cluster_iac.emit.cloud_init import SCRIPT, seed_files
 from cluster_iac.emit.dns import ZONE_DIR
 from cluster_iac.emit.mig import CONFIG_FILE as MIG_CONFIG
 from cluster_iac.emit.mig import DROP_IN as MIG_DROP_IN
-from cluster_iac.emit.qos import host_script_path
+from cluster_iac.emit.qos import SCRIPT_DEST, UNIT_DEST, UNIT_PATH, host_script_path
 from cluster_iac.emit.slurmdbd import SLURM_USER
 from cluster_iac.plan import Plan
 from cluster_iac.plan.imex import CONFIG_DIR as IMEX_DIR
@@ -56,7 +56,8 @@ FSTAB = "/etc/fstab"
 SBIN = "/usr/local/sbin"
 OPENSM_DIR = "/etc/opensm"
 PROMETHEUS_DIR = "/etc/prometheus"
-ROCE_QOS_SCRIPT = f"{SBIN}/cluster-iac-roce-qos.sh"  # run as root at boot (its header)
+ROCE_QOS_SCRIPT = SCRIPT_DEST  # run as root at every boot by ROCE_QOS_UNIT
+ROCE_QOS_UNIT = UNIT_DEST
 DCGM_COUNTERS = "/etc/dcgm-exporter/dcgm-counters.csv"
 # What emit/monitoring renders for Prometheus's host (a file a cluster lacks, such as
 # rules/fabric.yml without a fabric to watch, is skipped by the play)
@@ -125,8 +126,10 @@ def prometheus_host(plan: Plan) -> str:
 
 def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
     """Inventory pattern -> the files it gets: {src (in the tree), dest, owner, group, mode,
-    how}; ``how`` is 'copy' (the whole file), 'lines' (each line into ``dest``) or 'run' (a
-    script copied, then run with the paths of ``args``, space-separated)."""
+    how}; ``how`` is 'copy' (the whole file), 'lines' (each line into ``dest``), 'run' (a
+    script copied, then run with the paths of ``args``, space-separated) or 'enable' (a systemd
+    unit copied, then enabled and started: ``systemctl daemon-reload``, ``systemctl enable
+    --now``)."""
     found: dict[str, list[dict[str, str]]] = {}
 
     def add(group: str, *files: dict[str, str]) -> None:
@@ -158,7 +161,8 @@ def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
         if env.topo_file:
             add(group, file(f"nccl/{type_name}.topo.xml", "{{ nccl_topo_file }}"))
         if "compute" in plan.qos and env.hcas:
-            add(group, file(host_script_path(type_name), ROCE_QOS_SCRIPT, mode="0755"))
+            add(group, file(host_script_path(type_name), ROCE_QOS_SCRIPT, mode="0755"),
+                {**file(UNIT_PATH, ROCE_QOS_UNIT), "how": "enable"})
     _lustre(plan, add, present)
     if plan.imex is not None:
         add(imex_pattern(plan), file("imex/config.cfg", f"{IMEX_DIR}/config.cfg"),

@@ -1,9 +1,23 @@
-"""Lossless RoCE QoS files: each RoCE node type's host script and each Ethernet fabric's switch QoS.
+"""Lossless RoCE QoS files: each RoCE node type's host script, the systemd unit that runs it at
+boot, and each Ethernet fabric's switch QoS.
 
 ``qos/<node type>.roce-host.sh`` sets the compute NICs to the classes the switches use (trust
 DSCP, PFC on the RoCE priority, ECN/CNP, the RDMA traffic class); ``qos/<fabric>.yaml`` is the
 switches' QoS as data (DSCP -> priority, PFC, ECN per port speed, each value's source), the
 table both switch dialects apply. The values are the plan's (plan/qos.py), never computed here.
+
+``qos/cluster-iac-roce-qos.service`` runs the installed script once at every boot (mlnx_qos
+and the sysfs values last until the next driver load), a oneshot that stays active
+(systemd.service(5): Type=oneshot, RemainAfterExit=yes). Its order (systemd.unit(5) After=,
+Before=; systemd.special(7)):
+
+- after ``openibd.service``, MLNX_OFED's unit that loads the mlx5 driver and creates the
+  HCAs' netdevs the script walks (an ordering only: a host without it is not held up);
+- before ``network-online.target`` (and wanted by it): what waits for the network, such as
+  Lustre's ``_netdev`` mounts over LNet o2ib, starts on lossless NICs;
+- before ``slurmd.service``: no job is started on a NIC still lossy.
+
+Every line is a constant of this module (no spec string reaches the unit).
 """
 
 from __future__ import annotations
@@ -14,6 +28,19 @@ from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.qos import FabricQos
 
+SCRIPT_DEST = "/usr/local/sbin/cluster-iac-roce-qos.sh"  # where the playbook installs it
+UNIT_NAME = "cluster-iac-roce-qos.service"
+UNIT_PATH = f"qos/{UNIT_NAME}"  # in the rendered tree
+UNIT_DEST = f"/etc/systemd/system/{UNIT_NAME}"  # systemd.unit(5): the local administrator's
+UNIT = {  # section -> (key, value), in order
+    "Unit": (("Description", "Lossless RoCE QoS of the compute NICs (cluster-iac)"),
+             ("After", "openibd.service"),
+             ("Before", "network-online.target slurmd.service")),
+    "Service": (("Type", "oneshot"), ("RemainAfterExit", "yes"),
+                ("ExecStart", SCRIPT_DEST)),
+    "Install": (("WantedBy", "multi-user.target network-online.target"),),
+}
+
 
 def render(plan: Plan) -> dict[str, str]:
     files = {f"qos/{network}.yaml": yaml_text(switch_qos(qos), [GENERATED_BY])
@@ -23,7 +50,17 @@ def render(plan: Plan) -> dict[str, str]:
         for name, env in sorted(plan.nccl.items()):
             if env.hcas:
                 files[host_script_path(name)] = host_script(name, env.hcas, compute)
+    if any(path.endswith(".roce-host.sh") for path in files):
+        files[UNIT_PATH] = boot_unit()
     return files
+
+
+def boot_unit() -> str:
+    """The systemd unit that runs the host script at boot (the module docstring's order)."""
+    lines = [f"# {GENERATED_BY}", f"# Runs {SCRIPT_DEST} once at every boot; docs/roce-qos.md."]
+    for section, keys in UNIT.items():
+        lines += ["", f"[{section}]", *(f"{key}={value}" for key, value in keys)]
+    return "\n".join(lines) + "\n"
 
 
 def host_script_path(node_type: str) -> str:

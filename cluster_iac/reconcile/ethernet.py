@@ -1,8 +1,10 @@
 """Cabling verify of the Ethernet networks (a RoCE compute fabric, the management network):
-devices' LLDP neighbour tables (`lldpcli show neighbors -f json`) against the plan's cables.
+devices' LLDP neighbour tables (`lldpcli show neighbors -f json`, or a switch's own: Arista
+EOS's `show lldp neighbors detail | json`) against the plan's cables.
 
 Each table is one device's: every row is a link from the device's port (the local interface,
-named as the plan names the port) to a neighbour's port. A neighbour is the plan's device its
+named as the plan names the port, or as the switch's OS does: reconcile/port_names.py) to a
+neighbour's port. A neighbour is the plan's device its
 system name is (or the first dot-separated part of it: 'gpu-01.cluster.example'); its port is
 the port id where that is a name (subtype ifname or local, as switches send it) or the port
 description (which lldpd on Linux sets to the interface name, sending the MAC as the id),
@@ -27,6 +29,7 @@ from cluster_iac.formats.lldpcli import Neighbor, Table
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cable
 from cluster_iac.reconcile.infiniband import End, Mismatch
+from cluster_iac.reconcile.port_names import plan_port
 
 SILENT = frozenset({"pdu"})
 """Device kinds not expected to send LLDP: their cables are checked from the other end only."""
@@ -128,7 +131,8 @@ def _links(tables: Sequence[tuple[str, Table]], kinds: dict[str, str],
     out: dict[tuple[End, End], tuple[End, End]] = {}
     for device, table in tables:
         for row in table.neighbors:
-            ends = (End(device, _shown(row.interface)), _neighbor_end(row, kinds, ports))
+            local = plan_port(row.interface, ports.get(device, ()))
+            ends = (End(device, _shown(local)), _neighbor_end(row, kinds, ports))
             out.setdefault((min(ends), max(ends)), ends)
     return list(out.values())
 
@@ -142,7 +146,8 @@ def _neighbor_end(row: Neighbor, kinds: dict[str, str], ports: dict[str, set[str
     names = [row.port_id] if row.port_type in _NAMED and row.port_id else []
     names += [row.port_descr] if row.port_descr else []
     planned = ports.get(device, set())
-    port = next((p for p in names if p in planned), names[0] if names else "")
+    port = next((plan_port(p, planned) for p in names if plan_port(p, planned) in planned),
+                names[0] if names else "")
     return End(device, _shown(port))
 
 

@@ -1,5 +1,6 @@
-"""LLDP neighbour tables (`lldpcli show neighbors -f json`, one file per switch or host)
-against the plan's Ethernet cables: ethernet.py's verify as a reconcile source.
+"""LLDP neighbour tables (`lldpcli show neighbors -f json`, one file per switch or host, or an
+Arista switch's own `show lldp neighbors detail | json`: formats/eos_lldp.py) against the
+plan's Ethernet cables: ethernet.py's verify as a reconcile source.
 
 Whose table a file is: the first dot-separated part of its name where that is a planned
 device ('eth-leaf-su1-r1.lldp.json'), else the local chassis' name where the file also holds
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from cluster_iac.formats import lldpcli
+from cluster_iac.formats import eos_lldp, lldpcli
 from cluster_iac.formats.lldpcli import LldpError, Table
 from cluster_iac.plan import Plan
 from cluster_iac.reconcile.ethernet import verify
@@ -29,14 +30,14 @@ FIXES = {**CABLE_FIXES,
 
 
 def detect(text: str) -> bool:
-    """`lldpcli ... -f json` (or json0) output."""
-    return lldpcli.detect(text)
+    """`lldpcli ... -f json` (or json0) output, or EOS's `show lldp neighbors detail | json`."""
+    return lldpcli.detect(text) or eos_lldp.detect(text)
 
 
 def read(text: str) -> Table:
-    """The neighbour table; what is not lldpcli's JSON is refused at its line."""
+    """The neighbour table; what is not lldpcli's (or EOS's) JSON is refused at its line."""
     try:
-        return lldpcli.parse(text)
+        return eos_lldp.parse(text) if eos_lldp.detect(text) else lldpcli.parse(text)
     except LldpError as exc:
         raise ReadError(exc.line, exc.reason) from None
 
@@ -76,7 +77,8 @@ def read_tables(plan: Plan, paths: Sequence[Path]
             errors.append((path, 0, f"cannot read: {exc.strerror or exc}"))
             continue
         if not detect(text):
-            errors.append((path, 1, "not lldpcli's JSON (`lldpcli show neighbors -f json`)"))
+            errors.append((path, 1, "not an LLDP table: `lldpcli show neighbors -f json`, or "
+                                    "Arista EOS's `show lldp neighbors detail | json`"))
             continue
         try:
             table = read(text)

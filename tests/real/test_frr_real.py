@@ -1,8 +1,11 @@
 """Real FRR runs the generated switch configurations (switches/<name>/frr.conf and
-interfaces, emit/frr.py) of examples/spectrum-x-roce.yaml in network namespaces.
+interfaces, emit/frr.py) of the Ethernet examples' fabrics in network namespaces: the RoCE
+compute fabric of examples/spectrum-x-roce.yaml and the RoCE storage fabric of
+examples/dgx-h100-superpod-4su.yaml.
 
-One namespace per switch and per host of the first scalable unit, and every spine (the one
-spine plane that unit's leaves are cabled to), a veth pair per planned cable of the plan's
+One namespace per switch and per host of the first scalable units (as many as hold two
+leaves: a storage unit has one), and every spine (the one spine plane those leaves are
+cabled to), a veth pair per planned cable of the plan's
 cable table between them; each switch's interfaces applied by ifupdown2 and its frr.conf by
 FRR as generated (tests/real/netns.py adds only the sandbox's paths), each host NIC given its
 planned /31 address. Then: every BGP session between two switches of the lab Established;
@@ -24,22 +27,32 @@ from tests.real.netns import Lab
 
 pytestmark = pytest.mark.real
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "spectrum-x-roce.yaml"
-FABRIC = "compute"
+EXAMPLES = Path(__file__).parents[2] / "examples"
+# (example, its Ethernet fabric, underlay): each example's BGP as written, and the RoCE
+# example's also switched to /31 numbered
+CASES = [("spectrum-x-roce", "compute", "unnumbered"), ("spectrum-x-roce", "compute", "numbered"),
+         ("dgx-h100-superpod-4su", "storage", "unnumbered")]
 
 
-def _sample(plan: object) -> tuple[list[str], list[str], list[tuple[str, str, str, str]]]:
-    """The first scalable unit's leaves and hosts, every spine, and the cables among them."""
-    wiring = plan.fabric_wiring[FABRIC]  # type: ignore[attr-defined]
-    unit = {name for name, su in wiring.su.items() if su == 1}
-    switches = [n for n, c in plan.switch_configs.items()  # type: ignore[attr-defined]
-                if c.role != "leaf" or n in unit]
+def _sample(plan: object, fabric: str) -> tuple[list[str], list[str],
+                                                list[tuple[str, str, str, str]]]:
+    """The first scalable units' leaves and hosts (units taken in order until they hold two
+    leaves), every spine of the fabric, and the cables among them."""
+    wiring = plan.fabric_wiring[fabric]  # type: ignore[attr-defined]
+    configs = {n: c for n, c in plan.switch_configs.items()  # type: ignore[attr-defined]
+               if c.fabric == fabric}
+    unit: set[str] = set()
+    for su in sorted(set(wiring.su.values())):
+        unit |= {name for name, at in wiring.su.items() if at == su}
+        if sum(configs[n].role == "leaf" for n in unit if n in configs) >= 2:
+            break
+    switches = [n for n, c in configs.items() if c.role != "leaf" or n in unit]
     hosts = [n for n in unit if wiring.tier[n] == "node"]
     inside = set(switches) | set(hosts)
     cables = plan.cables  # type: ignore[attr-defined]
     links = [(a, a_port, b, b_port) for net, a, a_port, b, b_port in zip(
         cables.network, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
-        strict=True) if net == FABRIC and a in inside and b in inside]
+        strict=True) if net == fabric and a in inside and b in inside]
     return sorted(switches), sorted(hosts), links
 
 
@@ -52,20 +65,24 @@ def _wait_next_hops(lab: Lab, switch: str, prefix: str, want: int) -> list[tuple
     return found
 
 
-@pytest.mark.parametrize("bgp", ["unnumbered", "numbered"])
+@pytest.mark.parametrize(("example", "fabric", "bgp"), CASES)
 def test_generated_frr_fabric_converges_with_ecmp_over_every_uplink(
-        bgp: str, tmp_path: Path) -> None:
-    """BGP unnumbered as the example has it, and the example switched to /31 numbered."""
+        example: str, fabric: str, bgp: str, tmp_path: Path) -> None:
+    """BGP unnumbered as the examples have it, and the RoCE example switched to /31
+    numbered."""
     netns.require("ip", "zebra", "bgpd", "vtysh", "ifup", "unshare", "busybox")
-    spec, lock = EXAMPLE, EXAMPLE.with_suffix(".lock")
+    spec = EXAMPLES / f"{example}.yaml"
+    lock = spec.with_suffix(".lock")
     if bgp == "numbered":
-        spec, lock = tmp_path / EXAMPLE.name, tmp_path / "none.lock"
-        spec.write_text(EXAMPLE.read_text().replace("{bgp: unnumbered}", "{bgp: numbered}"))
+        text = spec.read_text()
+        spec, lock = tmp_path / spec.name, tmp_path / "none.lock"
+        spec.write_text(text.replace("{bgp: unnumbered}", "{bgp: numbered}"))
     built = build(spec, lock_file=lock)
-    assert {c.bgp.unnumbered for c in built.plan.switch_configs.values()} == {
-        bgp == "unnumbered"}
+    assert {c.bgp.unnumbered for c in built.plan.switch_configs.values()
+            if c.fabric == fabric} == {bgp == "unnumbered"}
     plan, files = built.plan, built.files
-    switches, hosts, links = _sample(plan)
+    switches, hosts, links = _sample(plan, fabric)
+    assert sum(plan.switch_configs[n].role == "leaf" for n in switches) >= 2
     configs = plan.switch_configs
     with Lab([*switches, *hosts]) as lab:
         for a, a_port, b, b_port in links:
