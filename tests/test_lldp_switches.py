@@ -101,7 +101,7 @@ def test_an_eos_table_is_judged_as_lldpds(eos_tables: tuple[Path, Path]) -> None
     spec, tables = eos_tables
     code, out, err = _verify(spec, tables)
     assert code == 0, out + [err]
-    assert "the Ethernet cabling matches the plan (40 of 52 cables seen from 14 LLDP" in out[0]
+    assert "the Ethernet cabling matches the plan (42 of 54 cables seen from 14 LLDP" in out[0]
 
 
 def test_a_swap_seen_only_by_the_eos_switch_is_miswired(eos_tables: tuple[Path, Path]) -> None:
