@@ -97,3 +97,19 @@ def test_a_broken_line_is_located() -> None:
 def test_a_pdu_the_plan_does_not_have(tmp_path: Path) -> None:
     code, found = _run(tmp_path, SAMPLE, "r99-pdu-z.snmpwalk")
     assert code == 1 and found[0].startswith("error[RECONCILE-UNKNOWN-HOST] r99-pdu-z")
+
+
+def test_a_real_sentry4_walk_is_read_column_by_column() -> None:
+    """A real Sentry4 walk as published (tests/data/reconcile/README.md): every st4Outlet
+    column of two linked units' first outlets. The reader takes the two st4OutletActivePower
+    readings by unit, cord and outlet, and passes over the other columns, the ActivePower
+    status column among them."""
+    real = (DATA / "pdu-sentry4-snmpwalk-real-excerpt.txt").read_text()
+    assert pdu.detect(real)
+    assert pdu.read(real) == {("", 1, 1, 1): 0, ("", 2, 1, 1): 0}
+    broken = real.replace("st4OutletActivePower.2.1.1 = INTEGER: 0 Watts",
+                          "st4OutletActivePower.2.1.1 = STRING: 0 Watts")
+    with pytest.raises(ReadError) as raised:
+        pdu.read(broken)
+    assert raised.value.line == real.splitlines().index(
+        "Sentry4-MIB::st4OutletActivePower.2.1.1 = INTEGER: 0 Watts") + 1
