@@ -20,8 +20,8 @@ from tests.lldp_fixtures import DATA, sample_spec
 IPLINK = Path(__file__).parent / "data" / "iplink"
 # what the saved captures hold: gpu-01's and gpu-02's eth0 (ip -j link), and the management
 # access switches' neighbours' port MACs (lldpcli -f json)
-GPU01, GPU02 = "96:33:57:2b:e7:33", "5a:41:9f:09:37:70"
-GPU03, GPU04, HEAD1 = "2a:1f:4f:6b:0e:d6", "46:35:70:9a:65:c2", "fa:64:2e:b7:11:3c"
+GPU01, GPU02 = "ce:80:80:44:d2:ba", "9e:c9:5a:1d:e7:f2"
+GPU03, GPU04, HEAD1 = "9e:3f:35:38:12:c1", "4e:12:b6:2e:87:b4", "2e:91:4d:d8:96:f2"
 
 
 @pytest.fixture()

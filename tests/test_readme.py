@@ -255,7 +255,7 @@ def test_the_boot_path_of_a_new_node_runs(tmp_path: Path, monkeypatch: pytest.Mo
     shutil.copy(ROOT / "tests" / "data" / "iplink" / "gpu-01.ip-link.json", tmp_path)
     shutil.copy(DATA / "mgmt-r01-1.lldp.json", tmp_path)
     Path("manifest.csv").write_text("serial,host,mac,port\n"
-                                    "SN-2,gpu-02,5a:41:9f:09:37:70,mgmt-r01-1:swp5\n")
+                                    "SN-2,gpu-02,9e:c9:5a:1d:e7:f2,mgmt-r01-1:swp5\n")
     ran = []
     for line in block.splitlines():
         if not line.startswith("cluster-iac "):
@@ -271,10 +271,10 @@ def test_the_boot_path_of_a_new_node_runs(tmp_path: Path, monkeypatch: pytest.Mo
         ran.append(args[0])
     assert ran == ["changes", "macs", "macs", "changes", "render"]
     lock = Path("cluster.lock").read_text()
-    assert "mac management gpu-01 96:33:57:2b:e7:33\n" in lock
-    assert "mac management gpu-02 5a:41:9f:09:37:70\n" in lock
+    assert "mac management gpu-01 ce:80:80:44:d2:ba\n" in lock
+    assert "mac management gpu-02 9e:c9:5a:1d:e7:f2\n" in lock
     kea = Path("out/dhcp/kea-dhcp4.conf").read_text()
-    assert "96:33:57:2b:e7:33" in kea and "5a:41:9f:09:37:70" in kea
+    assert "ce:80:80:44:d2:ba" in kea and "9e:c9:5a:1d:e7:f2" in kea
     changes = json.loads(Path("changes.json").read_text())
     playbook = [line for line in block.splitlines() if "-e cluster_iac_" in line]
     releases = {re.search(r"cluster_iac_release=(\S+)", line)[1] for line in playbook}

@@ -10,14 +10,18 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from ruamel.yaml import YAML
 
 from cluster_iac.cli.main import main
 from cluster_iac.emit.subnet_manager import render
 from cluster_iac.formats.ibnetdiscover import IbEnd, IbNode, Topology, topology_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.subnet import topology
+from cluster_iac.render import build
 from tests.conftest import ROOT, example_build
+from tests.facility_fixtures import example_data
 from tests.real.ibsim_harness import Simulator, lids, log_problems, pkeys
+from tests.superpod_fixtures import infiniband_storage
 
 pytestmark = pytest.mark.real
 
@@ -186,9 +190,12 @@ def test_a_dead_switch_is_one_line(tmp_path: Path) -> None:
 
 
 def test_storage_port_in_the_compute_ports_place(tmp_path: Path) -> None:
-    """A host's storage adapter cabled where its ib0 belongs (ib0 left empty): miswired."""
-    name = "dgx-h100-superpod-4su"
-    plan = example_build(name).plan
+    """A host's storage adapter cabled where its ib0 belongs (ib0 left empty): miswired. The
+    SuperPOD with its storage fabric on InfiniBand (tests/superpod_fixtures.py; the example
+    runs it on Ethernet), where a storage port is an InfiniBand port too."""
+    spec = tmp_path / "superpod-ib.yaml"
+    YAML().dump(infiniband_storage(example_data("dgx-h100-superpod-4su")), spec)
+    plan = build(spec, emit=False).plan
     top = topology(plan, "compute")
     node_id, node = next((i, n) for i, n in top.nodes.items()
                          if n.kind == "Ca" and n.description.endswith(" ib0"))
@@ -198,8 +205,7 @@ def test_storage_port_in_the_compute_ports_place(tmp_path: Path) -> None:
         discovered = sim.discover()
     path = tmp_path / "discovered.txt"
     path.write_text(discovered)
-    result = CliRunner().invoke(main, ["fabric", "verify",
-                                       str(ROOT / "examples" / f"{name}.yaml"), str(path)])
+    result = CliRunner().invoke(main, ["fabric", "verify", str(spec), str(path)])
     assert result.exit_code == 1, result.output
     lines = result.stdout.splitlines()
     assert len(lines) == 1 and lines[0].startswith("MISWIRED ") and f"{host} stor0" in lines[0]
