@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+from click.testing import CliRunner
+from ruamel.yaml import YAML
 
 from cluster_iac.base.errors import Severity
+from cluster_iac.cli.main import main
 from tests.check_fixtures import errors_of, findings_of, messages
 from tests.conftest import EXAMPLE_IDS, example_build
 from tests.facility_fixtures import compile_data, example_data
@@ -243,3 +249,27 @@ def test_policy_level_override_and_ignore() -> None:
         (Severity.WARNING, 57.4, 25.6)]
     data["policy"] = {"levels": {"POWER-BREAKER": "ignore"}}
     assert findings_of(data, "POWER-BREAKER") == []
+
+
+def test_too_few_outlets_is_located_and_its_hint_followed_renders(tmp_path: Path) -> None:
+    """SPEC-PDU-OUTLETS (found without a hint by tests/test_lock_property.py): a profile with
+    fewer outlets than a rack's PDU needs is refused at the profile's outlets, and the hint's
+    figure, written in, renders."""
+    data = example_data("seed-64gpu-h100")
+    (profile,) = [name for name, p in data["power"]["pdu_profiles"].items()
+                  if p.get("outlets") == 54]
+    data["power"]["pdu_profiles"][profile]["outlets"] = 20
+    spec = tmp_path / "seed.yaml"
+    YAML().dump(data, spec)
+    refused = CliRunner().invoke(main, ["validate", str(spec)])
+    assert refused.exit_code == 1
+    head = next(line for line in refused.output.splitlines() if "error[SPEC-PDU-OUTLETS]" in line)
+    line = int(head.split(":")[1])
+    assert spec.read_text().splitlines()[line - 1].strip().startswith("outlets: 20"), head
+    hint = re.search(rf"outlets: (\d+) or more in profile '{profile}'", refused.output)
+    assert hint is not None, refused.output
+    data["power"]["pdu_profiles"][profile]["outlets"] = int(hint.group(1))
+    YAML().dump(data, spec)
+    followed = CliRunner().invoke(main, ["validate", str(spec)])
+    assert "SPEC-PDU-OUTLETS" not in followed.output
+    assert followed.exit_code == 0, followed.output
