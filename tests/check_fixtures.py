@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from ruamel.yaml import YAML
 
 from cluster_iac.base.errors import Diagnostic
@@ -30,11 +30,17 @@ def messages(data: dict[str, Any] | Plan, code: str) -> list[str]:
     return [f.message for f in findings_of(data, code)]
 
 
-def validate_spec(tmp_path: Path, data: dict[str, Any], name: str) -> str:
-    """Write data as tmp_path/name, run `cluster-iac validate` on it (exit 0), its output."""
+def cli_on_spec(tmp_path: Path, data: dict[str, Any], name: str, command: str,
+                *args: str) -> Result:
+    """Write data as tmp_path/name and run `cluster-iac COMMAND SPEC ARGS...` on it."""
     path = tmp_path / name
     with path.open("w") as stream:
         YAML().dump(data, stream)
-    result = CliRunner().invoke(main, ["validate", str(path)])
+    return CliRunner().invoke(main, [command, str(path), *args])
+
+
+def validate_spec(tmp_path: Path, data: dict[str, Any], name: str) -> str:
+    """Write data as tmp_path/name, run `cluster-iac validate` on it (exit 0), its output."""
+    result = cli_on_spec(tmp_path, data, name, "validate")
     assert result.exit_code == 0, result.output
     return result.output

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from ruamel.yaml import YAML
 
 from cluster_iac.cli.main import main
+from tests.check_fixtures import cli_on_spec
 
 
 def _spec(platform: str) -> dict[str, Any]:
@@ -21,17 +22,10 @@ def _spec(platform: str) -> dict[str, Any]:
     return data
 
 
-def _run(tmp_path: Path, data: dict[str, Any], name: str, *args: str) -> Any:
-    path = tmp_path / name
-    with path.open("w") as stream:
-        YAML().dump(data, stream)
-    return CliRunner().invoke(main, [args[0], str(path), *args[1:]])
-
-
 def test_a_cap_is_a_warning_with_its_speed_and_the_report_states_it(tmp_path: Path) -> None:
     data = _spec("dgx-h100")
     data["node_types"]["gpu"]["gpu_power_limit_w"] = 600
-    result = _run(tmp_path, data, "a.yaml", "validate")
+    result = cli_on_spec(tmp_path, data, "a.yaml", "validate")
     assert result.exit_code == 0, result.output
     # (600 / 700)^(1/3) = 0.9499: 1 / 0.9499 - 1 = 5.3 %; 10,200 W - 8 x 100 W = 9,400 W
     assert re.search(r"a\.yaml:\d+:\d+: warning\[POWER-GPU-CAP\] node type gpu: each of its 8 "
@@ -42,7 +36,7 @@ def test_a_cap_is_a_warning_with_its_speed_and_the_report_states_it(tmp_path: Pa
                      r"10200 W", result.output), result.output
     assert "gpu_power_limit_w: 700 (the GPU's maximum)" in result.output
     out = tmp_path / "out"
-    assert _run(tmp_path, data, "a.yaml", "render", "-o", str(out)).exit_code == 0
+    assert cli_on_spec(tmp_path, data, "a.yaml", "render", "-o", str(out)).exit_code == 0
     report = (out / "report.md").read_text()
     assert "A GPU power cap leaves these figures as they are" in report  # busbw
     assert "a job on it takes up to 1.053 x as long to train" in report  # goodput
@@ -52,7 +46,7 @@ def test_a_cap_is_a_warning_with_its_speed_and_the_report_states_it(tmp_path: Pa
     assert "| gpu01 | a | 28.50 |" in report and "| gpu02 | a | 9.70 |" in report
     # the hint followed: no cap, no finding
     data["node_types"]["gpu"]["gpu_power_limit_w"] = 700
-    result = _run(tmp_path, data, "b.yaml", "validate")
+    result = cli_on_spec(tmp_path, data, "b.yaml", "validate")
     assert result.exit_code == 0 and "POWER-GPU-CAP" not in result.output, result.output
 
 
@@ -62,10 +56,10 @@ def test_a_gpu_cap_sets_the_psus_a_node_needs(tmp_path: Path) -> None:
     13,196 W, which 4 carry."""
     data = _spec("dgx-b200")
     assert data["node_types"]["gpu"].pop("gpu_power_limit_w") == 862
-    result = _run(tmp_path, data, "a.yaml", "validate")
+    result = cli_on_spec(tmp_path, data, "a.yaml", "validate")
     assert result.exit_code != 0 and "error[POWER-PSU-FAILOVER]" in result.output
     data["node_types"]["gpu"]["gpu_power_limit_w"] = 862
-    result = _run(tmp_path, data, "b.yaml", "validate")
+    result = cli_on_spec(tmp_path, data, "b.yaml", "validate")
     assert result.exit_code == 0, result.output
     assert "POWER-PSU-FAILOVER" not in result.output
     assert "warning[POWER-GPU-CAP] node type gpu: each of its 8 NVIDIA B200" in result.output

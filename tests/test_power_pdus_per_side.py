@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from ruamel.yaml import YAML
 
 from cluster_iac.cli.main import main
+from tests.check_fixtures import cli_on_spec
 
 
 def _spec(per_side: int | None = None, breaker_a: float = 32) -> dict[str, Any]:
@@ -30,15 +31,8 @@ def _spec(per_side: int | None = None, breaker_a: float = 32) -> dict[str, Any]:
     return data
 
 
-def _run(tmp_path: Path, data: dict[str, Any], name: str, *args: str) -> Any:
-    path = tmp_path / name
-    with path.open("w") as stream:
-        YAML().dump(data, stream)
-    return CliRunner().invoke(main, [args[0], str(path), *args[1:]])
-
-
 def test_one_pdu_a_side_overloads_and_the_hint_names_pdus_per_side(tmp_path: Path) -> None:
-    result = _run(tmp_path, _spec(), "a.yaml", "validate")
+    result = cli_on_spec(tmp_path, _spec(), "a.yaml", "validate")
     assert result.exit_code != 0
     out = result.output
     assert ("error[POWER-REDUNDANCY] rack gpu01 PDU gpu01-pdu-a breaker CB1 line L1 carries "
@@ -47,7 +41,7 @@ def test_one_pdu_a_side_overloads_and_the_hint_names_pdus_per_side(tmp_path: Pat
     assert "more PDUs a side (pdus_per_side: 2 splits each side's cords over two PDUs)" in out
     assert "error[POWER-FEED] rack gpu01 feed gpu01-feed-a" in out
     # the hint followed: two PDUs a side
-    result = _run(tmp_path, _spec(2), "b.yaml", "validate")
+    result = cli_on_spec(tmp_path, _spec(2), "b.yaml", "validate")
     assert result.exit_code == 0, result.output
     assert "error[" not in result.output
     assert not [code for code in ("POWER-REDUNDANCY", "POWER-BREAKER", "POWER-FEED]",
@@ -56,7 +50,7 @@ def test_one_pdu_a_side_overloads_and_the_hint_names_pdus_per_side(tmp_path: Pat
 
 def test_two_pdus_a_side_split_the_cords_and_each_pdu_has_its_tables(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = _run(tmp_path, _spec(2), "c.yaml", "render", "-o", str(out))
+    result = cli_on_spec(tmp_path, _spec(2), "c.yaml", "render", "-o", str(out))
     assert result.exit_code == 0, result.output
     with (out / "facility" / "pdus.csv").open() as stream:
         pdus = [row for row in csv.DictReader(stream) if row["rack"] == "gpu01"]
@@ -79,7 +73,7 @@ def test_two_pdus_a_side_split_the_cords_and_each_pdu_has_its_tables(tmp_path: P
                     if psu.startswith(f"{node}:"))
         assert on == [p["pdu"] for p in pdus], (node, on)
     # the lock keeps every outlet: rendered again, the tree is unchanged
-    again = _run(tmp_path, _spec(2), "c.yaml", "render", "-o", str(out), "--check")
+    again = cli_on_spec(tmp_path, _spec(2), "c.yaml", "render", "-o", str(out), "--check")
     assert again.exit_code == 0, again.output
     assert "gpu01-pdu-a2" in (tmp_path / "c.lock").read_text()
 
@@ -87,12 +81,12 @@ def test_two_pdus_a_side_split_the_cords_and_each_pdu_has_its_tables(tmp_path: P
 def test_each_pdus_lines_are_checked(tmp_path: Path) -> None:
     """Two 20 A PDUs a side carry normal operation (14.9 A of 16 A on the busiest line) but
     not a side's panel down; 16 A ones not even normal operation."""
-    result = _run(tmp_path, _spec(2, breaker_a=20), "d.yaml", "validate")
+    result = cli_on_spec(tmp_path, _spec(2, breaker_a=20), "d.yaml", "validate")
     assert result.exit_code != 0
     assert ("error[POWER-REDUNDANCY] rack gpu01 PDU gpu01-pdu-a1 breaker CB1 line L1 carries "
             "22.4 A with panel a-panel-b down (every PDU of its side in the rack), 140% of its "
             "16.0 A limit") in result.output
     assert "POWER-BREAKER" not in result.output
-    result = _run(tmp_path, _spec(2, breaker_a=16), "e.yaml", "validate")
+    result = cli_on_spec(tmp_path, _spec(2, breaker_a=16), "e.yaml", "validate")
     assert ("error[POWER-BREAKER] rack gpu01 PDU gpu01-pdu-a1 breaker CB1 line L1 carries "
             "14.9 A in normal operation, 117% of its 12.8 A limit") in result.output
