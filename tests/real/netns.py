@@ -45,6 +45,7 @@ TOOLS = {
     "named-checkconf": "bind9-utils", "dig": "bind9-dnsutils", "kea-dhcp4": "kea-dhcp4-server",
     "busybox": "busybox", "cloud-init": "cloud-init", "ifup": "ifupdown2",
     "ifreload": "ifupdown2", "ifquery": "ifupdown2", "unshare": "util-linux",
+    "systemd-analyze": "systemd", "systemctl": "systemd",
 }
 FRR_DIR = Path("/usr/lib/frr")  # FRR's daemons live here, not on PATH
 PREFIX = "cin"  # every namespace this harness makes is named cin<pid>-<n>-<name>

@@ -26,7 +26,7 @@ import pytest
 from cluster_iac.emit.avd_inputs import eos_port
 from cluster_iac.plan.switching import port_number
 from cluster_iac.render import Build, build
-from tests.real.test_avd_real import _block, _host_inputs, _pyavd
+from tests.real.test_avd_real import _block, _pyavd, compiled_eos
 from tests.test_management_switches import two_racks
 
 pytestmark = pytest.mark.real
@@ -61,17 +61,10 @@ def test_pyavd_compiles_every_management_switch_as_planned(name: str, network: s
     pyavd = _pyavd()
     built = _built(name)
     configs = {n: c for n, c in built.plan.management_configs.items() if c.fabric == network}
-    inputs = {}
-    for host, variables in sorted(_host_inputs(built.files, network).items()):
-        result = pyavd.validate_inputs(variables)
-        assert not result.validation_result.violations, (host, [
-            (v.path, v.message) for v in result.validation_result.violations][:5])
-        inputs[host] = result.validated_data
-    assert set(inputs) == set(configs)
-    facts = pyavd.get_avd_facts(inputs)
+    compiled = compiled_eos(pyavd, built.files, network)
+    assert set(compiled) == set(configs)
     for host, config in sorted(configs.items()):
-        structured = pyavd.get_device_structured_config(host, inputs[host], facts)
-        _assert_bridged(pyavd.get_device_config(structured), config)
+        _assert_bridged(compiled[host], config)
 
 
 def _assert_bridged(eos: str, config: Any) -> None:

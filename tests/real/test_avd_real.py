@@ -75,6 +75,21 @@ def _host_inputs(files: dict[str, str], network: str) -> dict[str, dict[str, Any
     return found
 
 
+def compiled_eos(pyavd: Any, files: dict[str, str], network: str) -> dict[str, str]:
+    """Each switch of a network's AVD inputs (switches/avd/<network>/), validated by pyavd
+    with no violation, and compiled into its EOS configuration: host -> EOS text."""
+    inputs = {}
+    for host, variables in sorted(_host_inputs(files, network).items()):
+        result = pyavd.validate_inputs(variables)
+        assert not result.validation_result.violations, (host, [
+            (v.path, v.message) for v in result.validation_result.violations][:5])
+        inputs[host] = result.validated_data
+    facts = pyavd.get_avd_facts(inputs)
+    return {host: pyavd.get_device_config(
+                pyavd.get_device_structured_config(host, inputs[host], facts))
+            for host in inputs}
+
+
 CASES = [(name, underlay) for name in _ethernet_examples() for underlay in ("as-is", "numbered")]
 
 
@@ -91,17 +106,10 @@ def test_pyavd_compiles_every_switch_as_planned(name: str, underlay: str) -> Non
         configs = {n: c for n, c in plan.switch_configs.items() if c.fabric == network}
         loopbacks = [c.loopback for c in configs.values()]
         assert len(set(loopbacks)) == len(loopbacks), "two switches share a loopback"
-        inputs = {}
-        for host, variables in sorted(_host_inputs(built.files, network).items()):
-            result = pyavd.validate_inputs(variables)
-            assert not result.validation_result.violations, (host, [
-                (v.path, v.message) for v in result.validation_result.violations][:5])
-            inputs[host] = result.validated_data
-        assert set(inputs) == set(configs)
-        facts = pyavd.get_avd_facts(inputs)
+        compiled = compiled_eos(pyavd, built.files, network)
+        assert set(compiled) == set(configs)
         for host, config in sorted(configs.items()):
-            structured = pyavd.get_device_structured_config(host, inputs[host], facts)
-            eos = pyavd.get_device_config(structured)
+            eos = compiled[host]
             _assert_routing(eos, config)
             _assert_qos(eos, config, plan.qos[network])
             _assert_same_as_frr(built.files[f"switches/{host}/frr.conf"], config)

@@ -25,6 +25,7 @@ import pytest
 
 from cluster_iac.emit.qos import SCRIPT_DEST, UNIT_DEST, UNIT_NAME, UNIT_PATH
 from tests.conftest import example_build
+from tests.real.netns import tool
 from tests.real.playbook_harness import RequestServer, extra_vars, recap, run_playbook
 from tests.real.test_playbook_real import _example_tree, _inventory
 
@@ -32,15 +33,6 @@ pytestmark = pytest.mark.real
 
 EXAMPLE = "spectrum-x-roce"
 SYSTEM_UNITS = Path("/usr/lib/systemd/system")
-
-
-def _require(program: str) -> str:
-    path = shutil.which(program)
-    if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{program} is missing (Debian: apt-get install systemd)")
-        pytest.skip(f"{program} is not installed")
-    return path
 
 
 def _root(tmp_path: Path, unit: str, script: str) -> Path:
@@ -61,7 +53,7 @@ def _root(tmp_path: Path, unit: str, script: str) -> Path:
 
 
 def _verify(root: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([_require("systemd-analyze"), "verify", f"--root={root}", UNIT_DEST],
+    return subprocess.run([tool("systemd-analyze"), "verify", f"--root={root}", UNIT_DEST],
                           capture_output=True, text=True, timeout=60)
 
 
@@ -76,7 +68,7 @@ def test_systemd_verifies_the_unit_and_enables_it_at_boot(tmp_path: Path) -> Non
     broken = _verify(root)
     assert broken.returncode != 0 and "is not executable" in broken.stderr, broken.stderr
     (root / SCRIPT_DEST.lstrip("/")).chmod(0o755)
-    enabled = subprocess.run([_require("systemctl"), f"--root={root}", "enable", UNIT_NAME],
+    enabled = subprocess.run([tool("systemctl"), f"--root={root}", "enable", UNIT_NAME],
                              capture_output=True, text=True, timeout=60)
     assert enabled.returncode == 0, enabled.stderr
     for target in ("multi-user.target", "network-online.target"):
@@ -92,7 +84,7 @@ class _Systemd(RequestServer):
         self.log.append((*argv, host))
         if argv[:1] != ["enable"]:
             return 0, ""
-        done = subprocess.run([_require("systemctl"), f"--root={self.roots / host}", "enable",
+        done = subprocess.run([tool("systemctl"), f"--root={self.roots / host}", "enable",
                                argv[-1]], capture_output=True, text=True, timeout=60)
         return done.returncode, done.stdout + done.stderr
 
