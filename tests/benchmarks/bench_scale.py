@@ -33,7 +33,10 @@ tests/benchmarks/bench_commands.py.
 
 The spec is a DGX H100 cluster (8 NDR NICs per node) on a rail-optimized Quantum-X800 (Q3400,
 144-port) fabric, four nodes per rack, fabric switches in network racks, management and BMC
-networks: the shape of a real 100k-GPU build. Not a test: timings are reported, never asserted.
+networks: the shape of a real 100k-GPU build. With --fabric roce the same cluster's compute
+fabric is RoCE instead: eight ConnectX-7 400GbE NICs per node on Spectrum-4 SN5600 (64 x 800G)
+leaves and spines, BGP unnumbered, as examples/spectrum-x-roce.yaml (every switch's FRR, AVD
+and QoS files are rendered then). Not a test: timings are reported, never asserted.
 The package's modules are compiled to bytecode first, as an installed package's are.
 """
 
@@ -59,9 +62,19 @@ sys.path.insert(0, str(ROOT))
 from tests.benchmarks.bench_commands import report as commands_report  # noqa: E402
 
 ROW_RACKS = 3125
+FABRICS = {  # --fabric: the compute fabric's spec and the node type's NICs
+    "infiniband": ("{technology: infiniband, design: rail-optimized, leaf_switch: q3400", ""),
+    "roce": ("{technology: roce, design: rail-optimized, leaf_switch: sn5600, "
+             "underlay: {bgp: unnumbered}",
+             ", nics: [{role: compute, model: cx7-400gbe, count: 8}, "
+             "{role: storage, model: cx7-200g-ib, count: 2}, "
+             "{role: inband, model: eth-1g, count: 1}, {role: bmc, model: eth-1g, count: 1}]"),
+}
+fabric_choice = "infiniband"  # main() sets it from --fabric; the child processes get it too
 
 
 def spec_yaml(gpus: int) -> str:
+    fabric, nics = FABRICS[fabric_choice]
     nodes = math.ceil(gpus / 8)
     racks = math.ceil(nodes / 4)
     # up to one 4U Q3400 per 2 nodes over three tiers; 10 per 48U network rack
@@ -76,7 +89,7 @@ def spec_yaml(gpus: int) -> str:
     return f"""
 cluster: {{name: bench, slurm_version: "23.11"}}
 node_types:
-  dgx: {{platform: dgx-h100}}
+  dgx: {{platform: dgx-h100{nics}}}
   head: {{platform: mgmt-1u}}
 node_groups:
   - {{name: gpu, node_type: dgx, count: {nodes}, hostname: "g#####",
@@ -95,7 +108,7 @@ power:
           rated_100_percent: true, outlets: 60}}
     svc: {{layout: ab, voltage_v: 415, phases: 3, breaker_a: 32}}
 fabric:
-  compute: {{technology: infiniband, design: rail-optimized, leaf_switch: q3400,
+  compute: {fabric},
             racks: "net[1-{net_racks}]"}}
 networks:
   management: {{cidr: 10.0.0.0/14}}
@@ -187,6 +200,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gpus", type=int, nargs="+", default=[100_000])
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # child process
+    parser.add_argument("--fabric", choices=sorted(FABRICS), default="infiniband",
+                        help="The compute fabric's technology (default infiniband).")
     parser.add_argument("--stages", action="store_true", help="Print per-stage times.")
     parser.add_argument("--jobs", type=int, default=2, help="The CLI's --jobs (default 2).")
     parser.add_argument("--runs", type=int, default=1,
@@ -208,6 +223,8 @@ def main() -> None:
                              "disk folder); default the temporary folder.")
     parser.add_argument("--out", type=Path, help="With --commands: write the table here too.")
     args = parser.parse_args()
+    global fabric_choice
+    fabric_choice = args.fabric
     if args.one:
         print(json.dumps(measure(args.one)))
         return
@@ -241,7 +258,8 @@ def main() -> None:
 def write_costs(gpus: int) -> None:
     """emit/costs.json: each family's CPU seconds at ``gpus`` GPUs, measured now in a process
     of its own."""
-    child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
+    child = subprocess.run([sys.executable, __file__, "--one", str(gpus),
+                            "--fabric", fabric_choice],
                            capture_output=True, text=True, check=True)
     stages = json.loads(child.stdout)["stages_s"]
     cpu = {stage.removeprefix("emit."): seconds for stage, seconds in stages.items()
@@ -269,7 +287,8 @@ def cli_runs(gpus: int, args: argparse.Namespace, folder: Path) -> CliRun:
 def report(gpus: int, cli: CliRun, args: argparse.Namespace) -> tuple[int, float, float]:
     """Print the line of ``gpus`` GPUs (and their stages, measured now in a process of its
     own); (GPUs, wall, CPU)."""
-    child = subprocess.run([sys.executable, __file__, "--one", str(gpus)],
+    child = subprocess.run([sys.executable, __file__, "--one", str(gpus),
+                            "--fabric", fabric_choice],
                            capture_output=True, text=True, check=True)
     r = json.loads(child.stdout)
     print(f"{r['gpus']:>8} {r['nodes']:>7} {r['switches']:>8} {r['cables']:>8} "
