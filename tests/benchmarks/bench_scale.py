@@ -65,7 +65,7 @@ ROW_RACKS = 3125
 FABRICS = {  # --fabric: the compute fabric's spec and the node type's NICs
     "infiniband": ("{technology: infiniband, design: rail-optimized, leaf_switch: q3400", ""),
     "roce": ("{technology: roce, design: rail-optimized, leaf_switch: sn5600, "
-             "underlay: {bgp: unnumbered}",
+             "underlay: {bgp: unnumbered, p2p_pool: 10.240.0.0/13}",
              ", nics: [{role: compute, model: cx7-400gbe, count: 8}, "
              "{role: storage, model: cx7-200g-ib, count: 2}, "
              "{role: inband, model: eth-1g, count: 1}, {role: bmc, model: eth-1g, count: 1}]"),
