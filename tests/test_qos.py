@@ -41,9 +41,11 @@ def test_traffic_class_is_dscp_shifted_past_the_ecn_bits() -> None:
 def test_the_host_script_and_the_playbook_agree_with_the_switches() -> None:
     built = example_build(EXAMPLE)
     script = built.files[host_script_path("h200")]
-    assert "PFC=0,0,0,1,0,0,0,0" in script and "TOS=106" in script
-    assert "CNP_DSCP=48" in script and "MTU=9000" in script
-    assert "DEVICES='mlx5_0 mlx5_1 mlx5_2 mlx5_3 mlx5_4 mlx5_5 mlx5_6 mlx5_7'" in script
+    assert "for dev in mlx5_0 mlx5_1 mlx5_2 mlx5_3 mlx5_4 mlx5_5 mlx5_6 mlx5_7; do" in script
+    # each compute port: PFC on priority 3, ToS 106, CNPs on DSCP 48; its MTU checked, not set
+    assert 'roce_port "${path##*/}" "$dev" 0,0,0,1,0,0,0,0 106 48' in script
+    assert 'mtu_is "${path##*/}" 9000 || failed=1' in script
+    assert "ip link set" not in script and script.rstrip().endswith('exit "$failed"')
     installed = playbook_files.installs(built.plan)["type_h200"]
     assert {"src": host_script_path("h200"), "dest": playbook_files.ROCE_QOS_SCRIPT,
             "owner": "root", "group": "root", "mode": "0755", "how": "copy"} in installed
@@ -84,7 +86,7 @@ def test_a_chosen_dscp_reaches_nccl_the_hosts_and_avd(tmp_path: Path) -> None:
                                  "underlay: {bgp: unnumbered}\n    qos: {dscp: 24}"))
     built = build(path)
     assert built.plan.nccl["h200"].env()["NCCL_IB_TC"] == "98"
-    assert "TOS=98" in built.files[host_script_path("h200")]
+    assert '"$dev" 0,0,0,1,0,0,0,0 98 48' in built.files[host_script_path("h200")]
     fabric = YAML(typ="safe").load(built.files["switches/avd/compute/group_vars/"
                                                "COMPUTE_FABRIC.yml"])
     leaf = fabric["l3leaf"]["nodes"][0]["structured_config"]

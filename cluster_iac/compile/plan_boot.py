@@ -97,14 +97,20 @@ def boot_server(plan: Plan, wanted: str | None, problems: list[Diagnostic]) -> s
 
 
 def subnets(spec: ClusterSpec, plan: Plan) -> tuple[Subnet, ...]:
+    """Each addressed network as the hosts configure it. The MTU: the spec's, else the host
+    MTU of the Ethernet fabric that carries the network (the storage network on a RoCE storage
+    fabric: plan/qos.py; the OS network configuration is where the hosts' MTU is set, and
+    plan_qos refuses a spec MTU that differs, QOS-HOST-MTU), else the network's default."""
     out = []
     for network in NETWORKS:
         ipnet = getattr(spec.networks, network)
         if ipnet is None or network not in plan.addresses:
             continue
         cidr: IPv4Network = ipnet.cidr
+        fabric = plan.qos.get(network)  # the networks' names are their fabrics' (storage)
+        default = fabric.host_mtu if fabric is not None else DEFAULT_MTU.get(network, 1500)
         out.append(Subnet(network, str(cidr), str(cidr.network_address + 1), ipnet.interface,
-                          ipnet.mtu or DEFAULT_MTU.get(network, 1500)))
+                          ipnet.mtu or default))
     return tuple(out)
 
 

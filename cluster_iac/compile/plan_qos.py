@@ -1,4 +1,6 @@
-"""Plan the lossless RoCE QoS of every Ethernet fabric; refuse a setting that disagrees with it."""
+"""Plan the lossless RoCE QoS of every Ethernet fabric and the hosts' RoCE ports on it; refuse a
+setting that disagrees with it (NCCL's traffic class and GID index on the compute fabric, the
+MTU the spec gives a network an Ethernet fabric carries)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from dataclasses import replace
 
 from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.plan import Plan
+from cluster_iac.plan.nccl import compute_hcas
 from cluster_iac.plan.qos import FabricQos, ecn_threshold
 from cluster_iac.spec import ClusterSpec
 
@@ -15,10 +18,11 @@ ETHERNET = ("roce", "ethernet")
 
 def plan_qos(spec: ClusterSpec, plan: Plan) -> Plan:
     """One FabricQos per Ethernet fabric; a DSCP or NCCL setting that breaks it is an error."""
-    qos = {network: _fabric_qos(plan, network) for network, built in sorted(plan.fabrics.items())
-           if built.technology in ETHERNET}
+    qos = {network: _fabric_qos(spec, plan, network)
+           for network, built in sorted(plan.fabrics.items()) if built.technology in ETHERNET}
     problems = [*(p for q in qos.values() for p in _fabric_problems(q)),
-                *_nccl_problems(spec, qos.get("compute"))]
+                *_nccl_problems(spec, qos.get("compute")),
+                *_mtu_problems(spec, qos.get("storage"))]
     if problems:
         raise CompileError(problems)
     # each switch of the fabric points at its fabric's record (plan/switching.py SwitchConfig.qos)
@@ -27,16 +31,42 @@ def plan_qos(spec: ClusterSpec, plan: Plan) -> Plan:
     return replace(plan, qos=qos, switch_configs=configs)
 
 
-def _fabric_qos(plan: Plan, network: str) -> FabricQos:
+def _fabric_qos(spec: ClusterSpec, plan: Plan, network: str) -> FabricQos:
     declared = getattr(plan.settings.fabric, network)
     built = plan.fabrics[network]
     wiring = plan.fabric_wiring.get(network)
     speeds = {built.link_speed_gbps} | {speed for speed, _count in
                                         (wiring.uplinks.values() if wiring else ())}
+    ports, kind = (_compute_ports(plan) if network == "compute"
+                   else (_storage_ports(spec, plan), "interface"))
     return FabricQos(network=network, roce_dscp=declared.qos.dscp,
                      cnp_dscp=declared.qos.cnp_dscp, host_mtu=declared.underlay.host_mtu,
                      ecn=tuple(ecn_threshold(s) for s in sorted(speeds)),
-                     spec_path=("fabric", network, "qos"))
+                     spec_path=("fabric", network, "qos"), host_ports=ports, port_kind=kind)
+
+
+def _compute_ports(plan: Plan) -> tuple[dict[str, tuple[str, ...]], str]:
+    """Each node type's compute RDMA devices, as NCCL_IB_HCA names them (plan/nccl.py)."""
+    used = {node.node_type for node in plan.nodes}
+    return {name: compute_hcas(nt) for name, nt in sorted(plan.node_types.items())
+            if name in used and nt.nic_count("compute")}, "device"
+
+
+def _storage_ports(spec: ClusterSpec, plan: Plan) -> dict[str, tuple[str, ...]]:
+    """Each node type's interfaces on the storage network: the network's ``interface`` on
+    the types of the hosts it addresses, and the interfaces LNet is given there (several:
+    multi-rail), in that order, each once."""
+    hosts = plan.addresses.get("storage", {})
+    types = {node.node_type for node in plan.nodes if node.hostname in hosts}
+    declared = spec.networks.storage
+    ports = {name: [declared.interface] if declared is not None else [] for name in types}
+    lustre = spec.storage.lustre
+    if lustre is not None and lustre.lnet.network in (None, "storage"):
+        for name, interfaces in lustre.lnet.interfaces.items():
+            if name in types:
+                ports[name] += interfaces
+    return {name: tuple(dict.fromkeys(found)) for name, found in sorted(ports.items())
+            if found}
 
 
 def _fabric_problems(qos: FabricQos) -> Iterator[Diagnostic]:
@@ -62,6 +92,22 @@ def _nccl_problems(spec: ClusterSpec, qos: FabricQos | None) -> Iterator[Diagnos
             yield from _tc_problem(qos, env["NCCL_IB_TC"], (*path, "NCCL_IB_TC"))
         if "NCCL_IB_GID_INDEX" in env:
             yield from _gid_problem(qos, env["NCCL_IB_GID_INDEX"], (*path, "NCCL_IB_GID_INDEX"))
+
+
+def _mtu_problems(spec: ClusterSpec, qos: FabricQos | None) -> Iterator[Diagnostic]:
+    """The storage network's MTU, where the spec sets it, must be the storage fabric's host
+    MTU: the OS network configuration sets that MTU on the hosts (plan/boot.py), the leaf
+    ports facing them carry the fabric's, and the host script checks the two agree."""
+    declared = spec.networks.storage
+    if qos is None or declared is None or declared.mtu in (None, qos.host_mtu):
+        return
+    yield Diagnostic("QOS-HOST-MTU", f"networks.storage.mtu is {declared.mtu}, but the storage "
+                     f"fabric's hosts and leaf ports are {qos.host_mtu} (fabric.storage."
+                     "underlay.host_mtu): the hosts' RoCE ports would send or receive frames "
+                     "of another size than the leaf ports facing them",
+                     ("networks", "storage", "mtu"),
+                     hint=f"remove it (the hosts then get {qos.host_mtu}), or set "
+                          f"fabric.storage.underlay.host_mtu: {declared.mtu}")
 
 
 def _tc_problem(qos: FabricQos, value: object, path: SpecPath) -> Iterator[Diagnostic]:

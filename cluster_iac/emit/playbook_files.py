@@ -41,7 +41,8 @@ from cluster_iac.emit.cloud_init import SCRIPT, seed_files
 from cluster_iac.emit.dns import ZONE_DIR
 from cluster_iac.emit.mig import CONFIG_FILE as MIG_CONFIG
 from cluster_iac.emit.mig import DROP_IN as MIG_DROP_IN
-from cluster_iac.emit.qos import SCRIPT_DEST, UNIT_DEST, UNIT_PATH, host_script_path
+from cluster_iac.emit.qos import (SCRIPT_DEST, UNIT_DEST, UNIT_PATH, host_script_path,
+                                  roce_node_types)
 from cluster_iac.emit.slurmdbd import SLURM_USER
 from cluster_iac.plan import Plan
 from cluster_iac.plan.imex import CONFIG_DIR as IMEX_DIR
@@ -160,9 +161,10 @@ def installs(plan: Plan) -> dict[str, list[dict[str, str]]]:
             file("monitoring/dcgm-counters.csv", DCGM_COUNTERS))
         if env.topo_file:
             add(group, file(f"nccl/{type_name}.topo.xml", "{{ nccl_topo_file }}"))
-        if "compute" in plan.qos and env.hcas:
-            add(group, file(host_script_path(type_name), ROCE_QOS_SCRIPT, mode="0755"),
-                {**file(UNIT_PATH, ROCE_QOS_UNIT), "how": "enable"})
+    for type_name in roce_node_types(plan):  # every node type with a RoCE port, on any fabric
+        add(group_name("type", type_name),
+            file(host_script_path(type_name), ROCE_QOS_SCRIPT, mode="0755"),
+            {**file(UNIT_PATH, ROCE_QOS_UNIT), "how": "enable"})
     _lustre(plan, add, present)
     if plan.imex is not None:
         add(imex_pattern(plan), file("imex/config.cfg", f"{IMEX_DIR}/config.cfg"),

@@ -1,8 +1,12 @@
 """Lossless RoCE QoS files: each RoCE node type's host script, the systemd unit that runs it at
 boot, and each Ethernet fabric's switch QoS.
 
-``qos/<node type>.roce-host.sh`` sets the compute NICs to the classes the switches use (trust
-DSCP, PFC on the RoCE priority, ECN/CNP, the RDMA traffic class); ``qos/<fabric>.yaml`` is the
+``qos/<node type>.roce-host.sh`` sets every RoCE port of the node type, on each Ethernet fabric
+(plan/qos.py FabricQos.host_ports: the compute HCAs, the storage network's interfaces), to the
+classes that fabric's switches use (trust DSCP, PFC on the RoCE priority, ECN/CNP, the RDMA
+traffic class), and checks each port's MTU is the fabric's host MTU, which the OS network
+configuration sets (cloud-init network-config, DHCP option 26: one owner, no race between
+two writers at boot); ``qos/<fabric>.yaml`` is the
 switches' QoS as data (DSCP -> priority, PFC, ECN per port speed, each value's source), the
 table both switch dialects apply. The values are the plan's (plan/qos.py), never computed here.
 
@@ -29,11 +33,15 @@ from cluster_iac.plan import Plan
 from cluster_iac.plan.qos import FabricQos
 
 SCRIPT_DEST = "/usr/local/sbin/cluster-iac-roce-qos.sh"  # where the playbook installs it
+# How long the script waits for a port's MTU to be the fabric's before it reports it: the OS
+# network configuration (systemd-networkd, ifupdown) may still be configuring the port when
+# the unit runs (it is ordered before network-online.target, not after the configuration).
+MTU_WAIT_S = 30
 UNIT_NAME = "cluster-iac-roce-qos.service"
 UNIT_PATH = f"qos/{UNIT_NAME}"  # in the rendered tree
 UNIT_DEST = f"/etc/systemd/system/{UNIT_NAME}"  # systemd.unit(5): the local administrator's
 UNIT = {  # section -> (key, value), in order
-    "Unit": (("Description", "Lossless RoCE QoS of the compute NICs (cluster-iac)"),
+    "Unit": (("Description", "Lossless RoCE QoS of the RoCE NICs (cluster-iac)"),
              ("After", "openibd.service"),
              ("Before", "network-online.target slurmd.service")),
     "Service": (("Type", "oneshot"), ("RemainAfterExit", "yes"),
@@ -45,11 +53,9 @@ UNIT = {  # section -> (key, value), in order
 def render(plan: Plan) -> dict[str, str]:
     files = {f"qos/{network}.yaml": yaml_text(switch_qos(qos), [GENERATED_BY])
              for network, qos in sorted(plan.qos.items())}
-    compute = plan.qos.get("compute")
-    if compute is not None:
-        for name, env in sorted(plan.nccl.items()):
-            if env.hcas:
-                files[host_script_path(name)] = host_script(name, env.hcas, compute)
+    for name in roce_node_types(plan):
+        files[host_script_path(name)] = host_script(name, [
+            qos for _network, qos in sorted(plan.qos.items()) if name in qos.host_ports])
     if any(path.endswith(".roce-host.sh") for path in files):
         files[UNIT_PATH] = boot_unit()
     return files
@@ -68,14 +74,29 @@ def host_script_path(node_type: str) -> str:
     return f"qos/{node_type}.roce-host.sh"
 
 
-def host_script(node_type: str, devices: tuple[str, ...], qos: FabricQos) -> str:
-    """The script that sets one node type's compute NICs to the fabric's QoS."""
-    variables = [("DEVICES", " ".join(devices)), ("PFC", qos.pfc), ("MTU", qos.host_mtu),
-                 ("TOS", qos.traffic_class), ("ROCE_PRIORITY", qos.roce_priority),
-                 ("CNP_DSCP", qos.cnp_dscp), ("CNP_PRIORITY", qos.cnp_priority)]
-    return render_template("qos/roce-host.sh.j2", node_type=node_type,
-                           generated_by=GENERATED_BY, switch_mtu=qos.switch_mtu,
-                           variables=[(name, shell_word(value)) for name, value in variables])
+def roce_node_types(plan: Plan) -> list[str]:
+    """The node types with a RoCE port on some Ethernet fabric: each gets a host script."""
+    return sorted({name for qos in plan.qos.values() for name in qos.host_ports})
+
+
+def host_script(node_type: str, fabrics: list[FabricQos]) -> str:
+    """The script that sets one node type's RoCE ports, on each fabric in ``fabrics``, to that
+    fabric's QoS, and checks their MTU. The priorities are the same constants on every fabric
+    (plan/qos.py); the DSCPs, and so the ToS, each fabric's own."""
+    first = fabrics[0]
+    variables = [("ROCE_PRIORITY", first.roce_priority), ("CNP_PRIORITY", first.cnp_priority),
+                 ("MTU_WAIT_S", MTU_WAIT_S)]
+    assert all((q.roce_priority, q.cnp_priority) == (first.roce_priority, first.cnp_priority)
+               for q in fabrics)
+    return render_template(
+        "qos/roce-host.sh.j2", node_type=node_type, generated_by=GENERATED_BY,
+        switch_mtu=first.switch_mtu,
+        variables=[(name, shell_word(value)) for name, value in variables],
+        fabrics=[{"network": q.network, "dscp": q.roce_dscp, "kind": q.port_kind,
+                  "ports": " ".join(shell_word(p) for p in q.host_ports[node_type]),
+                  "pfc": shell_word(q.pfc), "tos": shell_word(q.traffic_class),
+                  "cnp_dscp": shell_word(q.cnp_dscp), "mtu": shell_word(q.host_mtu)}
+                 for q in fabrics])
 
 
 def switch_qos(qos: FabricQos) -> dict[str, object]:

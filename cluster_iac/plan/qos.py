@@ -20,12 +20,20 @@ The values and where each comes from (docs/roce-qos.md has the same table):
   link-local IPv6 address, 2/3 v1/v2 of the IPv4 address; `show_gids`), the index NCCL's
   troubleshooting guide and the vendors' NCCL presets give NCCL_IB_GID_INDEX.
 - Host MTU: the underlay's host_mtu (9000 by default), at most the switch ports' 9216
-  (plan/switching.py FABRIC_MTU), which the FABRIC-MTU check enforces.
+  (plan/switching.py FABRIC_MTU), which the FABRIC-MTU check enforces. The hosts' OS network
+  configuration sets it (cloud-init network-config, DHCP option 26: plan/boot.py Subnet.mtu,
+  the fabric's host_mtu on a network the fabric carries); the host script only checks it.
+- Host ports: each node type's RoCE ports on the fabric (``host_ports``), as the host script
+  finds them. On the compute fabric the RDMA devices NCCL uses (plan/nccl.py compute_hcas,
+  ``port_kind`` 'device'); on the storage fabric the network interfaces the OS configures on
+  the storage network (networks.storage.interface) and those LNet uses there
+  (storage.lustre.lnet.interfaces), ``port_kind`` 'interface': the ports that carry an
+  address, which RoCE v2 needs (its GID is the IPv4 address).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cluster_iac.base.errors import SpecPath
 from cluster_iac.plan.switching import FABRIC_MTU
@@ -83,6 +91,9 @@ class FabricQos:
     cnp_priority: int = CNP_PRIORITY
     gid_index: int = GID_INDEX_ROCE_V2_IPV4
     switch_mtu: int = FABRIC_MTU  # the switch-to-switch ports' (plan/switching.py)
+    # node type -> its RoCE ports on this fabric (RDMA devices or interfaces, port_kind)
+    host_ports: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    port_kind: str = "device"  # 'device': RDMA device names; 'interface': netdev names
 
     @property
     def traffic_class(self) -> int:
