@@ -1,6 +1,8 @@
 """The hosts' RoCE QoS at boot: the rendered systemd unit (qos/cluster-iac-roce-qos.service,
 emit/qos.py) read by real systemd tools, and installed and enabled by the real playbook.
 
+- ``dash -n`` (Debian's /bin/sh) parses the script of a RoCE compute node and of a Lustre
+  server of the SuperPOD, whose RoCE ports are its storage fabric's;
 - ``systemd-analyze verify`` loads the unit beside the script it runs, in a root of the test's
   holding the system's own targets (copied from /usr/lib/systemd/system): no error, and a unit
   broken on purpose (its script not executable) is refused, so the check can fail;
@@ -57,9 +59,21 @@ def _verify(root: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=60)
 
 
-def test_systemd_verifies_the_unit_and_enables_it_at_boot(tmp_path: Path) -> None:
-    files = example_build(EXAMPLE).files
-    root = _root(tmp_path, files[UNIT_PATH], files["qos/h200.roce-host.sh"])
+# (example, node type): the RoCE compute fabric's hosts; the SuperPOD's Lustre servers, whose
+# only RoCE ports are on its Ethernet storage fabric
+SCRIPTS = [(EXAMPLE, "h200"), ("dgx-h100-superpod-4su", "lustre")]
+
+
+@pytest.mark.parametrize(("example", "node_type"), SCRIPTS)
+def test_systemd_verifies_the_unit_and_enables_it_at_boot(tmp_path: Path, example: str,
+                                                          node_type: str) -> None:
+    files = example_build(example).files
+    script = files[f"qos/{node_type}.roce-host.sh"]
+    # the shell that runs it at boot parses it (dash, Debian's /bin/sh)
+    parsed = subprocess.run([tool("dash"), "-n"], input=script, capture_output=True,
+                            text=True, timeout=60)
+    assert parsed.returncode == 0, parsed.stderr
+    root = _root(tmp_path, files[UNIT_PATH], script)
     checked = _verify(root)
     assert checked.returncode == 0, checked.stderr
     assert UNIT_NAME not in checked.stderr, checked.stderr  # no warning about it either
