@@ -41,8 +41,13 @@ from cluster_iac.emit.cloud_init import SCRIPT, seed_files
 from cluster_iac.emit.dns import ZONE_DIR
 from cluster_iac.emit.mig import CONFIG_FILE as MIG_CONFIG
 from cluster_iac.emit.mig import DROP_IN as MIG_DROP_IN
-from cluster_iac.emit.qos import (SCRIPT_DEST, UNIT_DEST, UNIT_PATH, host_script_path,
-                                  roce_node_types)
+from cluster_iac.emit.qos import (
+    SCRIPT_DEST,
+    UNIT_DEST,
+    UNIT_PATH,
+    host_script_path,
+    roce_node_types,
+)
 from cluster_iac.emit.slurmdbd import SLURM_USER
 from cluster_iac.plan import Plan
 from cluster_iac.plan.imex import CONFIG_DIR as IMEX_DIR

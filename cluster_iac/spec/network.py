@@ -170,7 +170,9 @@ class IpNetwork(SpecModel):
     stays where it is (render --reallocate <switch> moves it)."""
     mtu: int | None = Field(default=None, ge=576, le=65520)
     """Interface MTU the hosts set (cloud-init network-config, DHCP option 26); default 1500,
-    4092 on IPoIB (datagram mode under a 4096-byte IB MTU); 9000 for jumbo frames."""
+    4092 on IPoIB (datagram mode under a 4096-byte IB MTU), and on a network an Ethernet
+    fabric carries (storage) the fabric's underlay.host_mtu, which it must equal
+    (QOS-HOST-MTU); 9000 for jumbo frames."""
 
 
 class Networks(SpecModel):
