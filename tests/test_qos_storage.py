@@ -18,7 +18,8 @@ from ruamel.yaml import YAML
 
 from cluster_iac.base.errors import CompileError
 from cluster_iac.emit import playbook_files
-from cluster_iac.emit.qos import UNIT_PATH, host_script_path
+from cluster_iac.emit.qos import UNIT_PATH, host_script, host_script_path
+from cluster_iac.plan.qos import FabricQos
 from cluster_iac.render import Build, build
 from tests.conftest import example_build
 from tests.facility_fixtures import compile_data, example_data
@@ -107,3 +108,20 @@ def test_nccl_is_left_to_the_compute_fabric() -> None:
     storage fabric gets none, whatever the storage DSCP."""
     env = example_build(EXAMPLE).plan.nccl["dgx-h100"].env()
     assert "NCCL_IB_TC" not in env and "NCCL_IB_GID_INDEX" not in env
+
+
+def test_a_host_on_two_roce_fabrics_gets_each_fabrics_own_classes() -> None:
+    """A node type with compute HCAs on a RoCE compute fabric and a storage port on an Ethernet
+    storage fabric of another DSCP: one script, each fabric's ports in its own classes."""
+    compute = FabricQos(network="compute", roce_dscp=26, cnp_dscp=48, host_mtu=9000, ecn=(),
+                        spec_path=("fabric", "compute", "qos"),
+                        host_ports={"gpu": ("mlx5_0", "mlx5_1")}, port_kind="device")
+    storage = FabricQos(network="storage", roce_dscp=24, cnp_dscp=46, host_mtu=9100, ecn=(),
+                        spec_path=("fabric", "storage", "qos"),
+                        host_ports={"gpu": ("enp41s0f0",)}, port_kind="interface")
+    script = host_script("gpu", [compute, storage])
+    head, _, tail = script.partition("# fabric storage:")
+    assert "for dev in mlx5_0 mlx5_1; do" in head and '"$dev" 0,0,0,1,0,0,0,0 106 48' in head
+    assert 'mtu_is "${path##*/}" 9000' in head and "enp41s0f0" not in head
+    assert "for netdev in enp41s0f0; do" in tail and '"${path##*/}" 0,0,0,1,0,0,0,0 98 46' in tail
+    assert 'mtu_is "$netdev" 9100' in tail and "mlx5_0" not in tail
