@@ -122,6 +122,6 @@ def test_a_host_on_two_roce_fabrics_gets_each_fabrics_own_classes() -> None:
     script = host_script("gpu", [compute, storage])
     head, _, tail = script.partition("# fabric storage:")
     assert "for dev in mlx5_0 mlx5_1; do" in head and '"$dev" 0,0,0,1,0,0,0,0 106 48' in head
-    assert 'mtu_is "${path##*/}" 9000' in head and "enp41s0f0" not in head
+    assert 'ip link set dev "${path##*/}" mtu 9000' in head and "enp41s0f0" not in head
     assert "for netdev in enp41s0f0; do" in tail and '"${path##*/}" 0,0,0,1,0,0,0,0 98 46' in tail
-    assert 'mtu_is "$netdev" 9100' in tail and "mlx5_0" not in tail
+    assert 'mtu_is "$netdev" 9100' in tail and "ip link set" not in tail and "mlx5_0" not in tail

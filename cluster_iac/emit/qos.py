@@ -81,11 +81,14 @@ def roce_node_types(plan: Plan) -> list[str]:
 
 def host_script(node_type: str, fabrics: list[FabricQos]) -> str:
     """The script that sets one node type's RoCE ports, on each fabric in ``fabrics``, to that
-    fabric's QoS, and checks their MTU. The priorities are the same constants on every fabric
-    (plan/qos.py); the DSCPs, and so the ToS, each fabric's own."""
+    fabric's QoS; it sets the MTU of the ports no OS configuration of ours names (a compute
+    fabric's RDMA devices) and checks the others' (a storage network's interfaces). The
+    priorities are the same constants on every fabric (plan/qos.py); the DSCPs, and so the
+    ToS, each fabric's own."""
     first = fabrics[0]
-    variables = [("ROCE_PRIORITY", first.roce_priority), ("CNP_PRIORITY", first.cnp_priority),
-                 ("MTU_WAIT_S", MTU_WAIT_S)]
+    variables = [("ROCE_PRIORITY", first.roce_priority), ("CNP_PRIORITY", first.cnp_priority)]
+    if any(q.port_kind != "device" for q in fabrics):
+        variables.append(("MTU_WAIT_S", MTU_WAIT_S))
     assert all((q.roce_priority, q.cnp_priority) == (first.roce_priority, first.cnp_priority)
                for q in fabrics)
     return render_template(

@@ -20,9 +20,10 @@ The values and where each comes from (docs/roce-qos.md has the same table):
   link-local IPv6 address, 2/3 v1/v2 of the IPv4 address; `show_gids`), the index NCCL's
   troubleshooting guide and the vendors' NCCL presets give NCCL_IB_GID_INDEX.
 - Host MTU: the underlay's host_mtu (9000 by default), at most the switch ports' 9216
-  (plan/switching.py FABRIC_MTU), which the FABRIC-MTU check enforces. The hosts' OS network
-  configuration sets it (cloud-init network-config, DHCP option 26: plan/boot.py Subnet.mtu,
-  the fabric's host_mtu on a network the fabric carries); the host script only checks it.
+  (plan/switching.py FABRIC_MTU), which the FABRIC-MTU check enforces. Where the tool writes a
+  port's OS network configuration (cloud-init network-config, DHCP option 26: plan/boot.py
+  Subnet.mtu, the fabric's host_mtu on a network the fabric carries) that sets it and the host
+  script only checks it; a compute fabric's RDMA ports have none, and the script sets theirs.
 - Host ports: each node type's RoCE ports on the fabric (``host_ports``), as the host script
   finds them. On the compute fabric the RDMA devices NCCL uses (plan/nccl.py compute_hcas,
   ``port_kind`` 'device'); on the storage fabric the network interfaces the OS configures on

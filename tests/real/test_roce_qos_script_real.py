@@ -3,14 +3,18 @@ the mlx5 driver lays it out, in a mount namespace of the test's own (``unshare -
 of the test's bound over /sys/class there only; the machine's own sysfs is never written).
 
 MLNX_OFED's ``mlnx_qos`` and ``cma_roce_tos`` need a ConnectX NIC: two stand-ins on PATH log
-their arguments instead. What is under test is the generated script: which ports it finds on
-each fabric (a storage port by its interface, a compute port by its RDMA device), the values
-it gives each (the fabric's own), that it leaves every MTU as the OS network configuration set
-it, and that a port whose MTU is not the fabric's fails the run, named.
+their arguments instead. ``ip`` is the real one, in a network namespace of the test's own
+(``unshare --net``) holding links of the ports' names (each a veth pair's end: this
+sandbox's kernel has no dummy links). What is under test is the
+generated script: which ports it finds on each fabric (a storage port by its interface, a
+compute port by its RDMA device), the values it gives each (the fabric's own), that it sets the
+MTU of the ports no OS configuration of ours names (the compute fabric's) and leaves the others'
+as the OS network configuration set it, and that such a port at another MTU fails the run, named.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -44,8 +48,11 @@ def _sysfs(root: Path, ports: dict[str, tuple[str, int]]) -> Path:
     return sys_class
 
 
-def _run(tmp_path: Path, script: str, sys_class: Path) -> tuple[subprocess.CompletedProcess[str],
-                                                                list[str]]:
+def _run(tmp_path: Path, script: str, sys_class: Path, links: tuple[str, ...] = ()
+         ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Run ``script`` with dash in new mount and network namespaces: ``links`` made there at
+    MTU 1500 first (each a veth pair with a ``peer<n>`` end), ``sys_class`` bound over
+    /sys/class, and the namespace's links written to ``links.json`` (``ip -j link``) after."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name in ("mlnx_qos", "cma_roce_tos"):
@@ -56,12 +63,21 @@ def _run(tmp_path: Path, script: str, sys_class: Path) -> tuple[subprocess.Compl
     path.write_text(script.replace("\nMTU_WAIT_S=30\n", "\nMTU_WAIT_S=1\n"))
     log = tmp_path / "qos.log"
     log.touch()
+    inner = ('n=0; for link in $4; do n=$((n + 1)); '
+             '"$5" link add "$link" mtu 1500 type veth peer name "peer$n"; done; '
+             'mount --bind "$1" /sys/class && "$2" "$3"; code=$?; '
+             '"$5" -j link >"$6"; exit $code')
     done = subprocess.run(
-        [tool("unshare"), "--mount", "sh", "-c", 'mount --bind "$1" /sys/class && exec "$2" "$3"',
-         "_", str(sys_class), tool("dash"), str(path)],
+        [tool("unshare"), "--mount", "--net", "sh", "-c", inner, "_", str(sys_class),
+         tool("dash"), str(path), " ".join(links), tool("ip"), str(tmp_path / "links.json")],
         capture_output=True, text=True, timeout=60,
         env={"PATH": f"{bin_dir}:/usr/sbin:/usr/bin:/sbin:/bin", "QOS_LOG": str(log)})
     return done, log.read_text().splitlines()
+
+
+def _mtus(tmp_path: Path) -> dict[str, int]:
+    return {link["ifname"]: link["mtu"]
+            for link in json.loads((tmp_path / "links.json").read_text())}
 
 
 def test_a_storage_port_gets_its_fabrics_qos_and_its_mtu_is_only_checked(tmp_path: Path) -> None:
@@ -87,17 +103,31 @@ def test_a_storage_port_gets_its_fabrics_qos_and_its_mtu_is_only_checked(tmp_pat
     assert (net / "mtu").read_text() == "9000\n"  # as the OS network configuration left it
 
 
-def test_a_port_at_another_mtu_fails_the_run_and_is_named(tmp_path: Path) -> None:
-    """A RoCE compute node whose second rail's MTU the OS left at 1500: every port still gets
-    its QoS, the MTU is not touched, and the run fails naming that port."""
+def test_a_compute_port_gets_its_mtu_from_the_script(tmp_path: Path) -> None:
+    """A RoCE compute node: no OS configuration of the tool's names its RDMA ports, so the
+    script sets each one's MTU to the fabric's host MTU (real ip, links at 1500)."""
     script = example_build("spectrum-x-roce").files["qos/h200.roce-host.sh"]
-    ports = {f"enp{n}s0": (f"mlx5_{n}", 1500 if n == 1 else 9000) for n in range(8)}
+    ports = {f"enp{n}s0": (f"mlx5_{n}", 1500) for n in range(8)}
     sys_class = _sysfs(tmp_path / "sys", ports)
-    done, log = _run(tmp_path, script, sys_class)
-    assert done.returncode == 1
-    assert done.stderr.strip() == ("enp1s0: MTU 1500, not the fabric's 9000: set it in the OS "
-                                   "network configuration (the switch ports carry at most 9216)")
+    done, log = _run(tmp_path, script, sys_class, tuple(ports))
+    assert done.returncode == 0, done.stderr
     assert sorted(line for line in log if line.startswith("mlnx_qos")) == sorted(
         f"mlnx_qos -i enp{n}s0 --trust dscp --pfc 0,0,0,1,0,0,0,0" for n in range(8))
     assert sum(line.startswith("cma_roce_tos") and line.endswith("-t 106") for line in log) == 8
-    assert (sys_class / "net/enp1s0/mtu").read_text() == "1500\n"
+    assert {name: mtu for name, mtu in _mtus(tmp_path).items() if name in ports} == {
+        name: 9000 for name in ports}
+
+
+def test_a_storage_port_at_another_mtu_fails_the_run_and_is_named(tmp_path: Path) -> None:
+    """A SuperPOD Lustre server whose storage port the OS left at 1500: its QoS is still set,
+    the MTU is not touched (the OS configuration owns it), and the run fails naming the port."""
+    script = example_build("dgx-h100-superpod-4su").files["qos/lustre.roce-host.sh"]
+    sys_class = _sysfs(tmp_path / "sys", {"enp41s0f0": ("mlx5_7", 1500)})
+    done, log = _run(tmp_path, script, sys_class, ("enp41s0f0",))
+    assert done.returncode == 1
+    assert done.stderr.strip() == ("enp41s0f0: MTU 1500, not the fabric's 9000: set it in the "
+                                   "OS network configuration (the switch ports carry at most "
+                                   "9216)")
+    assert log[0] == "mlnx_qos -i enp41s0f0 --trust dscp --pfc 0,0,0,1,0,0,0,0"
+    assert (sys_class / "net/enp41s0f0/mtu").read_text() == "1500\n"
+    assert _mtus(tmp_path)["enp41s0f0"] == 1500
