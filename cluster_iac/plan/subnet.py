@@ -59,7 +59,7 @@ def sm_hosts(plan: Plan, network: str) -> tuple[str, ...]:
 def fabric_stretches(plan: Plan, network: str) -> list[tuple[int, int]]:
     """The (start, stop) runs of plan.links on the fabric's network, in table order: the
     builders lay a network's cables together, so a 100,000-GPU plan's 355,000 links hold the
-    compute fabric's in three runs, read as slices instead of row by row."""
+    compute fabric's 300,000 in one run, read as slices instead of row by row."""
     links = plan.links
     return [(start, stop) for start, stop in runs(links.network)
             if links.network[start] == network]
