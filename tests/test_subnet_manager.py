@@ -165,6 +165,36 @@ def test_a_port_cabled_twice_is_refused() -> None:
         top.add_link(IbEnd("S-1", 1), IbEnd("S-1", 3))
 
 
+def _rewired(b_port: dict[int, str]) -> str:
+    """The seed's compute topology written by the fast writer with some links' switch ports
+    replaced (link row -> port)."""
+    from dataclasses import replace
+
+    from cluster_iac.emit.subnet_manager import _header
+    from cluster_iac.emit.subnet_topology import topology_chunks
+
+    plan = example_build("seed-64gpu-h100").plan
+    ports = tuple(b_port.get(i, port) for i, port in enumerate(plan.links.b_port))
+    plan = replace(plan, links=replace(plan.links, b_port=ports))
+    return "".join(topology_chunks(plan, "compute", _header(plan, "compute")))
+
+
+def test_the_fast_writer_refuses_a_switch_port_cabled_twice_or_missing() -> None:
+    """The writer places each line in its switch's slot for its port: a second cable in a
+    port, or a port beyond the switch's, is refused, naming the port, as the plain
+    Topology.add_link refuses it."""
+    plan = example_build("seed-64gpu-h100").plan
+    links = plan.links
+    rows = [i for i, net in enumerate(links.network) if net == "compute"]
+    first = rows[0]
+    second = next(i for i in rows[1:] if links.b_device[i] == links.b_device[first])
+    with pytest.raises(ValueError, match=f"port {links.b_port[first][1:]} of "
+                                         f"{links.b_device[first]} is cabled twice"):
+        _rewired({second: links.b_port[first]})
+    with pytest.raises(ValueError, match=f"{links.b_device[second]} has no port 999"):
+        _rewired({second: "p999"})
+
+
 def test_a_file_not_in_the_format_names_its_line() -> None:
     with pytest.raises(TopologyError) as info:
         parse('Switch\t4 "S-1"\t\t# "leaf"\n[1]\t"S-2"[1]\nrm -rf /\n')

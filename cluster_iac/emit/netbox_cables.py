@@ -10,8 +10,8 @@ columns (netbox/dcim/forms/bulk_import.py, NetBox 4.x); side_a_site/side_b_site 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import groupby
 
+from cluster_iac.base.runs import runs
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.netbox import STATUS, rows_per_part
 from cluster_iac.formats.chunks import Chunks, whole
@@ -52,9 +52,8 @@ def cable_parts(rows: Sequence[str], networks: Sequence[str],
     rows, and of the cells the cabling files made of it, cost 0.7 s of CPU)."""
     parts: dict[str, list[tuple[int, int]]] = {}
     filling: dict[tuple[str, str], tuple[int, int]] = {}  # key -> (its parts, rows in the last)
-    start = 0
-    for key, run in groupby(zip(rows, networks, strict=True)):
-        stop = start + sum(1 for _ in run)
+    for start, stop in runs(rows, networks):
+        key = (rows[start], networks[start])
         while start < stop:
             count, held = filling.get(key, (0, most))
             if held == most:

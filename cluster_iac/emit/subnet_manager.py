@@ -22,7 +22,13 @@ from cluster_iac.formats.chunks import Chunks, whole
 from cluster_iac.formats.ibnetdiscover import CA_GUID_BASE, placeholder_guid
 from cluster_iac.plan import Plan
 from cluster_iac.plan.facts import NODE
-from cluster_iac.plan.subnet import delivered_count, infiniband_fabrics, routing, sm_hosts
+from cluster_iac.plan.subnet import (
+    delivered_count,
+    fabric_stretches,
+    infiniband_fabrics,
+    routing,
+    sm_hosts,
+)
 
 MASTER_PRIORITY = 15
 """sm_priority of the master: the highest OpenSM takes (0-15), so it wins every election
@@ -234,8 +240,10 @@ def partition_members(plan: Plan, network: str) -> list[str]:
     if not keys:
         return []
     hosts = {host for part in plan.partitions if part.name in keys for host in part.nodes}
-    return [f"{link.a_device} {link.a_port}" for link in plan.links.rows()
-            if link.network == network and link.a_device in hosts]
+    a_device, a_port = plan.links.a_device, plan.links.a_port
+    return [f"{device} {port}" for start, stop in fabric_stretches(plan, network)
+            for device, port in zip(a_device[start:stop], a_port[start:stop], strict=True)
+            if device in hosts]
 
 
 def _rows(items: list[str], width: int) -> list[tuple[int, list[str]]]:

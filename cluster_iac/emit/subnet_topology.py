@@ -10,11 +10,12 @@ lines land in a slot per port, so the records come out in port order without sor
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
 
 from cluster_iac.formats.ibnetdiscover import check_description
 from cluster_iac.plan import Plan
-from cluster_iac.plan.subnet import node_guids, sm_hosts, switch_port
+from cluster_iac.plan.subnet import fabric_rows, node_guids, sm_hosts, switch_port
 
 RECORDS_PER_CHUNK = 512
 """Records joined into one piece of the file (a few hundred kB): fewer writes than one a
@@ -25,48 +26,53 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...]) -> Iterat
     """The topology file's text, in pieces (see the module docstring)."""
     tier = plan.fabric_wiring[network].tier
     links = plan.links
-    rows = [i for i, name in enumerate(links.network) if name == network]
-    a_device, a_port, b_device, b_port = (links.a_device, links.a_port, links.b_device,
-                                          links.b_port)
+    hosts, cabled = fabric_rows(plan, network)  # host to switch, switch to switch
+    h_device, h_port, h_switch, h_switch_port = (
+        [column[i] for i in hosts]
+        for column in (links.a_device, links.a_port, links.b_device, links.b_port))
+    a_switch, a_port, b_switch, b_port = (
+        [column[i] for i in cabled]
+        for column in (links.a_device, links.a_port, links.b_device, links.b_port))
     switches = [name for level in ("leaf", "spine", "core")
                 for name, t in tier.items() if t == level]
     ports = {s.name: s.ports for s in plan.switches}
-    number = {name: switch_port(name) for name in {b_port[i] for i in rows}
-              | {a_port[i] for i in rows if tier.get(a_device[i]) != "node"}}
-    checked = _Checked()
+    number = {name: switch_port(name) for name in {*h_switch_port, *a_port, *b_port}}
+    for name in chain(dict.fromkeys(h_device), dict.fromkeys(h_port), switches):
+        check_description(name)
     # host adapters, numbered in cabling order with the master's first (as topology())
-    adapters = [i for i in rows if tier.get(a_device[i]) == "node"]
+    names = [f"{device} {port}" for device, port in zip(h_device, h_port, strict=True)]
     masters = sm_hosts(plan, network)[:1]
-    adapters.sort(key=lambda i: a_device[i] not in masters)
-    adapter_of = {i: n for n, i in enumerate(adapters)}
-    names = [f"{checked(a_device[i])} {checked(a_port[i])}" for i in adapters]
-    guids, port_guids = node_guids(plan, names, switches)
-    ca_number = [guids[name] for name in names]
+    order = ([k for k, device in enumerate(h_device) if device in masters]
+             + [k for k, device in enumerate(h_device) if device not in masters])
+    guids, port_guids = node_guids(plan, [names[k] for k in order], switches)
+    ref = {name: f'"S-{guids[name]:016x}"' for name in switches}
+    tail = {name: f'\t\t# "{name}"' for name in switches}
+    h_number = list(map(number.__getitem__, h_switch_port))
+    a_number = list(map(number.__getitem__, a_port))
+    b_number = list(map(number.__getitem__, b_port))
+    # each switch port's line, the far end after its number: a host's links at the switch
+    # end, then each switch-to-switch link at its A end and at its B end
+    ca_number = list(map(guids.__getitem__, names))
     ca_ref = [f'"H-{guid:016x}"' for guid in ca_number]
     ca_guid = [f"({port_guids[name]:x})" for name in names]
     ca_tail = [f'\t\t# "{name}"' for name in names]
-    ca_line = [""] * len(adapters)
-    ref = {name: f'"S-{guids[name]:016x}"' for name in switches}
-    tail = {name: f'\t\t# "{checked(name)}"' for name in switches}
+    lines = [f"[{n}]\t{at}[1]{guid}{tail}"
+             for n, at, guid, tail in zip(h_number, ca_ref, ca_guid, ca_tail, strict=True)]
+    lines += [f"[{an}]\t{ref[b]}[{bn}]{tail[b]}"
+              for an, b, bn in zip(a_number, b_switch, b_number, strict=True)]
+    lines += [f"[{bn}]\t{ref[a]}[{an}]{tail[a]}"
+              for bn, a, an in zip(b_number, a_switch, a_number, strict=True)]
+    ends = (chain(h_switch, a_switch, b_switch), chain(h_number, a_number, b_number))
     slots = {name: [""] * (ports[name] + 1) for name in switches}
-    for i in rows:
-        b = b_device[i]
-        bn = number[b_port[i]]
-        b_slots = slots[b]
-        n = adapter_of.get(i)
-        if n is not None:
-            line = f"[{bn}]\t{ca_ref[n]}[1]{ca_guid[n]}{ca_tail[n]}"
-            ca_line[n] = f"[1]{ca_guid[n]}\t{ref[b]}[{bn}]{tail[b]}"
-        else:
-            a = a_device[i]
-            an = number[a_port[i]]
-            line = f"[{bn}]\t{ref[a]}[{an}]{tail[a]}"
-            _put(slots[a], an, f"[{an}]\t{ref[b]}[{bn}]{tail[b]}", a)
-        _put(b_slots, bn, line, b)
+    if not _placed(slots, *ends, lines):
+        _refuse(zip(hosts, h_switch, h_number, strict=True),
+                zip(cabled, a_switch, a_number, strict=True),
+                zip(cabled, b_switch, b_number, strict=True), ports=ports)
 
-    def adapter(n: int) -> str:
-        return (f"\n\ncaguid=0x{ca_number[n]:x}\nCa\t1 {ca_ref[n]}{ca_tail[n]}\n"
-                f"{ca_line[n]}")
+    def adapter(k: int) -> str:
+        switch, n = h_switch[k], h_number[k]
+        return (f"\n\ncaguid=0x{ca_number[k]:x}\nCa\t1 {ca_ref[k]}{ca_tail[k]}\n"
+                f"[1]{ca_guid[k]}\t{ref[switch]}[{n}]{tail[switch]}")
 
     def switch(name: str) -> str:
         guid = guids[name]
@@ -74,30 +80,37 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...]) -> Iterat
         return (f"\n\nswitchguid=0x{guid:x}({guid:x})\nSwitch\t{ports[name]} {ref[name]}"
                 f"{tail[name]} enhanced port 0 lid 0 lmc 0\n{lines}")
 
-    first = 1 if masters and adapters else 0
+    first = 1 if masters and order else 0
     yield "\n".join(f"# {line}" if line else "#" for line in header)
-    yield "".join(map(adapter, range(first)))
+    yield "".join(map(adapter, order[:first]))
     for start in range(0, len(switches), RECORDS_PER_CHUNK):
         yield "".join(map(switch, switches[start:start + RECORDS_PER_CHUNK]))
-    for start in range(first, len(adapters), RECORDS_PER_CHUNK):
-        yield "".join(map(adapter, range(start, min(start + RECORDS_PER_CHUNK,
-                                                     len(adapters)))))
+    for start in range(first, len(order), RECORDS_PER_CHUNK):
+        yield "".join(map(adapter, order[start:start + RECORDS_PER_CHUNK]))
     yield "\n"
 
 
-def _put(slots: list[str], port: int, line: str, device: str) -> None:
-    if port >= len(slots):
-        raise ValueError(f"{device} has no port {port}")
-    if slots[port]:
-        raise ValueError(f"port {port} of {device} is cabled twice")
-    slots[port] = line
+def _placed(slots: dict[str, list[str]], devices: Iterable[str], numbers: Iterable[int],
+            lines: Sequence[str]) -> bool:
+    """Each line in its switch's slot for its port, so a record's lines come out in port
+    order without sorting; False when a port is beyond its switch's or is cabled twice (as
+    many slots filled as lines, counted once, or a slot past the end)."""
+    try:
+        for device, port, line in zip(devices, numbers, lines, strict=True):
+            slots[device][port] = line
+    except IndexError:
+        return False
+    return sum(len(held) - held.count("") for held in slots.values()) == len(lines)
 
 
-class _Checked(dict[str, str]):
-    """A name checked as a node description (ibnetdiscover.check_description) once."""
-
-    def __call__(self, name: str) -> str:
-        if name not in self:
-            check_description(name)
-            self[name] = name
-        return name
+def _refuse(*ends: Iterable[tuple[int, str, int]], ports: dict[str, int]) -> None:
+    """The ValueError of the first switch port, in table order, that is beyond its switch's
+    ports or cabled twice (each row's A end before its B end)."""
+    seen: set[tuple[str, int]] = set()
+    for _row, device, port in sorted(chain(*ends), key=lambda end: end[0]):
+        if port > ports[device]:
+            raise ValueError(f"{device} has no port {port}")
+        if (device, port) in seen:
+            raise ValueError(f"port {port} of {device} is cabled twice")
+        seen.add((device, port))
+    raise AssertionError("a switch port misplaced, yet none found")

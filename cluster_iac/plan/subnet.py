@@ -13,8 +13,12 @@ node GUID, an adapter's port GUID), else placeholders made from the names
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from itertools import compress, repeat
+from operator import not_
 from typing import NamedTuple
 
+from cluster_iac.base.runs import runs
 from cluster_iac.formats.ibnetdiscover import (
     CA_GUID_BASE,
     SWITCH_GUID_BASE,
@@ -52,6 +56,30 @@ def sm_hosts(plan: Plan, network: str) -> tuple[str, ...]:
     return tuple(manager.hosts) if manager is not None else ()
 
 
+def fabric_stretches(plan: Plan, network: str) -> list[tuple[int, int]]:
+    """The (start, stop) runs of plan.links on the fabric's network, in table order: the
+    builders lay a network's cables together, so a 100,000-GPU plan's 355,000 links hold the
+    compute fabric's 300,000 in one run, read as slices instead of row by row."""
+    links = plan.links
+    return [(start, stop) for start, stop in runs(links.network)
+            if links.network[start] == network]
+
+
+def fabric_rows(plan: Plan, network: str) -> tuple[list[int], list[int]]:
+    """The rows of plan.links on the fabric, in table order: (those whose A end is a host,
+    the others, from switch to switch); no row made a record."""
+    a_device = plan.links.a_device
+    host = {name for name, level in plan.fabric_wiring[network].tier.items()
+            if level == "node"}.__contains__
+    hosts: list[int] = []
+    switches: list[int] = []
+    for start, stop in fabric_stretches(plan, network):
+        at_host = list(map(host, a_device[start:stop]))
+        hosts += compress(range(start, stop), at_host)
+        switches += compress(range(start, stop), map(not_, at_host))
+    return hosts, switches
+
+
 def node_guids(plan: Plan, adapters: list[str],
                switches: list[str]) -> tuple[dict[str, int], dict[str, int]]:
     """(each adapter's ('host port') and switch's node GUID, each adapter's port GUID).
@@ -68,16 +96,16 @@ def node_guids(plan: Plan, adapters: list[str],
     GUID raise ValueError.
     """
     held = plan.facts.guids if plan.facts is not None else {}
-    nodes: dict[str, int] = {}
-    ports: dict[str, int] = {}
-    for name in adapters:
-        host, _, port = name.partition(" ")
-        real = held.get((host, port))
-        nodes[name] = real - 1 if real is not None else placeholder_guid(name, CA_GUID_BASE)
-        ports[name] = nodes[name] + 1
+    # the lock's port GUID of each adapter, or None (none at all before reconcile --accept)
+    real: Iterable[int | None] = repeat(None) if not held else [
+        held.get((host, port)) for host, _, port in (name.partition(" ") for name in adapters)]
+    nodes = {name: placeholder_guid(name, CA_GUID_BASE) if guid is None else guid - 1
+             for name, guid in zip(adapters, real, strict=False)}  # repeat: no end
+    ports = {name: guid + 1 for name, guid in nodes.items()}
     for name in switches:
-        real = held.get((name, NODE))
-        nodes[name] = real if real is not None else placeholder_guid(name, SWITCH_GUID_BASE)
+        delivered = held.get((name, NODE))
+        nodes[name] = (delivered if delivered is not None
+                       else placeholder_guid(name, SWITCH_GUID_BASE))
     check_guids(nodes)
     return nodes, ports
 
@@ -87,8 +115,8 @@ def delivered_count(plan: Plan, network: str) -> tuple[int, int]:
     how many there are)."""
     held = plan.facts.guids if plan.facts is not None else {}
     tier = plan.fabric_wiring[network].tier
-    names = [(link.a_device, link.a_port) for link in plan.links.rows()
-             if link.network == network and tier.get(link.a_device) == "node"]
+    links = plan.links
+    names = [(links.a_device[i], links.a_port[i]) for i in fabric_rows(plan, network)[0]]
     names += [(name, NODE) for name, level in tier.items() if level != "node"]
     return sum(1 for key in names if key in held), len(names)
 
