@@ -15,6 +15,14 @@ the right, B on the left, C and D outside them. Each rack's front header says it
 devices' maximum draw, plan.rack_loads_w) against its max_power_kw, and its cooling: air
 against policy.air_cooled_rack_kw, or liquid against the rack's liquid_capacity_kw and the
 loop it is on.
+
+Racks of one contents look alike (at 100,000 GPUs a sheet's 24 compute racks are one face
+front and one rear): each distinct face of a sheet is drawn once, as an SVG symbol (the
+devices' rectangles, and on the rear the 0U PDUs' strips), and each rack face is a use of it
+at the face's body, with what is its own: its header, its body (named, data-rack-body), and a
+label per device (its name, and on the front its model) naming the device and the slot of its
+rectangle in the symbol (data-device, data-slot). elevation(shared=False) draws every device's
+rectangle in its rack instead: the plain version, the tests' oracle (tests/test_drawings.py).
 """
 
 from __future__ import annotations

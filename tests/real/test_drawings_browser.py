@@ -191,7 +191,8 @@ document.querySelectorAll('g[data-rack]').forEach(function (g) {
               inside: box.x >= body.x && box.x + box.width <= body.x + body.width,
               beside: box.x + box.width <= body.x || box.x >= body.x + body.width,
               right: box.x >= body.x + body.width,
-              named: r.textContent === '' || r.textContent.indexOf(r.getAttribute('data-device')) === 0,
+              named: r.tagName === 'rect' ||
+                     r.textContent.indexOf(r.getAttribute('data-device')) === 0,
               labelOn: label === null || (label.x >= box.x && label.x <= box.x + box.width &&
                                           label.y >= box.y && label.y <= box.y + box.height),
               used: drawn === null || (drawn.width > 0 && drawn.height > 0)});
