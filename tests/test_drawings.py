@@ -12,10 +12,11 @@ from xml.etree.ElementTree import Element
 import pytest
 import yaml
 
-from cluster_iac.emit import drawings, fabric_drawings, report_html
+from cluster_iac.emit import drawings, elevations, fabric_drawings, report_html
 from cluster_iac.formats import html, svg
 from cluster_iac.formats.svg import DRAWN
 from tests.conftest import EXAMPLE_IDS, example_build
+from tests.svg_shapes import device_boxes, labels
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -186,14 +187,11 @@ def test_every_device_is_on_one_sheet_front_and_rear(name: str) -> None:
     faces: list[tuple[str, str]] = []
     for sheet in drawings.sheets(build.plan):
         assert 1 <= len(sheet.racks) <= drawings.SHEET_RACKS
-        root = _svg(build.files[f"{sheet.folder}/{sheet.elevation}"])
-        for group in root.iter(f"{SVG}g"):
-            face = group.get("data-face", "")
-            faces.append((group.get("data-rack", ""), face))
-            for rect in group.iter(f"{SVG}rect"):
-                if rect.get("data-device"):
-                    assert rect.get("data-face") == face
-                    seen[face].append(rect.get("data-device", ""))
+        text = build.files[f"{sheet.folder}/{sheet.elevation}"]
+        faces += [(g.get("data-rack", ""), g.get("data-face", ""))
+                  for g in _svg(text).iter(f"{SVG}g")]
+        for device, face in device_boxes(text):
+            seen[face].append(device)
         assert sheet.page in build.files
     racked = sorted(d.name for d in build.plan.devices if d.u and d.height_u)
     assert racked
@@ -214,9 +212,9 @@ def test_the_rear_face_holds_what_netbox_calls_full_depth(name: str) -> None:
             full_depth[doc["model"]] = doc["is_full_depth"]
     rear = set()
     for sheet in drawings.sheets(build.plan):
-        root = _svg(build.files[f"{sheet.folder}/{sheet.elevation}"])
-        rear |= {r.get("data-device") for r in root.iter(f"{SVG}rect")
-                 if r.get("data-face") == "rear" and r.get("data-role") not in ("pdu", None)}
+        boxes = device_boxes(build.files[f"{sheet.folder}/{sheet.elevation}"])
+        rear |= {device for (device, face), box in boxes.items()
+                 if face == "rear" and box.role != "pdu"}
     racked = [d for d in build.plan.devices if d.u and d.height_u]
     assert {d.name for d in racked if full_depth[d.model]} == rear
 
@@ -237,6 +235,31 @@ def test_fast_writer_writes_the_plain_writers_bytes(name: str,
     assert fast == {p: t for p, t in example_build(name).files.items() if p in fast}
 
 
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_shared_rack_faces_draw_what_the_plain_drawing_draws(name: str) -> None:
+    """The elevations as rendered (each distinct rack face a symbol, each rack a use of it
+    with its own labels) against the plain version (every rectangle in its rack): every
+    device's rectangle at the same place, size and colour on each face, the same texts at the
+    same places; and a symbol per distinct face, not per rack."""
+    build = example_build(name)
+    plan = build.plan
+    devices = elevations.rack_devices(plan)
+    loops = elevations.rack_loops(plan)
+    for sheet in drawings.sheets(plan):
+        shared = build.files[f"{sheet.folder}/{sheet.elevation}"]
+        plain = elevations.elevation(plan, sheet.racks, f"{sheet.title}: front and rear",
+                                     devices, loops, shared=False).svg_text()
+        assert device_boxes(shared) == device_boxes(plain)
+        assert labels(shared) == labels(plain)
+        root = _svg(shared)
+        assert len(root.findall(f"{SVG}g/{SVG}use")) == 2 * len(sheet.racks)
+        assert not _svg(plain).findall(f"{SVG}symbol")
+        kinds = {(r.height_u, tuple((d.u, d.height_u, d.model)
+                                    for d in devices.get(r.name, ()) if d.u is not None))
+                 for r in sheet.racks}
+        assert len(root.findall(f"{SVG}symbol")) <= 2 * len(kinds)
+
+
 def test_fast_writer_escapes_as_the_plain_writer(monkeypatch: pytest.MonkeyPatch) -> None:
     """Hostile text in every value the drawings pass: the same escaped bytes, parsed back to
     the same text; an empty group, an empty text and a character XML cannot carry."""
@@ -252,7 +275,13 @@ def test_fast_writer_escapes_as_the_plain_writer(monkeypatch: pytest.MonkeyPatch
             drawing.text(5, 6, hostile, size=8, anchor=hostile, fill=hostile, bold=True,
                          rotate=True, css=hostile)
             drawing.text(5, 6, "")
+            drawing.text(5, 6, hostile, data={"device": hostile})
             drawing.line(1, 2, 3, 4, stroke=hostile, width=2)
+            with drawing.symbol(hostile):
+                drawing.rect(1, 2, 3, 4, "#fff", {"slot": "0"})
+            with drawing.symbol("empty"):
+                pass
+            drawing.use(hostile, -1, 2)
         out.append(drawing.svg_text())
         bad = writer(1, 1, "x")
         with pytest.raises(ValueError, match="XML 1.0 cannot carry"):  # drawn or written
@@ -264,6 +293,9 @@ def test_fast_writer_escapes_as_the_plain_writer(monkeypatch: pytest.MonkeyPatch
     rect = root.find(f"{SVG}g/{SVG}rect")
     assert rect is not None and rect.get("data-device") == hostile
     assert rect.find(f"{SVG}title").text == hostile  # type: ignore[union-attr]
+    assert root.find(f"{SVG}g/{SVG}symbol").get("id") == hostile  # type: ignore[union-attr]
+    assert root.find(f"{SVG}g/{SVG}use").get("href") == "#" + hostile  # type: ignore[union-attr]
+    assert root.findall(f"{SVG}g/{SVG}text")[2].get("data-device") == hostile
     with pytest.raises(ValueError, match="not an XML name"), \
             svg.Canvas(1, 1, "x").group({"a b": "c"}):
         pass

@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from cluster_iac.plan.checkpoint import storage_figures
 from cluster_iac.plan.cost import bill_items, costs, per_useful_gpu_h
-from cluster_iac.plan.failures import class_rates, partition_jobs
+from cluster_iac.plan.failures import (
+    JobFailures,
+    class_rates,
+    partition_jobs,
+    plain_partition_jobs,
+)
+from cluster_iac.plan.fleets import ENDS
 from cluster_iac.plan.goodput import goodputs, useful_fraction
 from cluster_iac.plan.power import rack_loads_w
 from cluster_iac.render import PipelineError, build
+from tests.conftest import EXAMPLE_IDS, example_build
 
 ROOT = Path(__file__).resolve().parents[1]
 LLAMA = ROOT / "tests" / "data" / "goodput" / "llama3-16k.yaml"
@@ -264,3 +272,22 @@ def test_storage_too_slow_for_the_failure_rate_is_rejected_at_its_line(tmp_path:
         build(spec, emit=False)
     (found,) = [d for d in info.value.diagnostics if d.code == "GOODPUT-MIN"]
     assert "at the highest published failure rates" in found.message
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_partition_jobs_found_once_are_found_anew(name: str) -> None:
+    """partition_jobs keeps its answers per plan and end; plain_partition_jobs, its oracle,
+    finds them each time: the same jobs, term by term, at every end; a new plan, new ones."""
+    plan = example_build(name).plan
+    for end in ENDS:
+        kept, fresh = partition_jobs(plan, end), plain_partition_jobs(plan, end)
+        assert partition_jobs(plan, end) == kept  # the kept answer, asked again
+        assert [_fields(job) for job in kept] == [_fields(job) for job in fresh]
+    other = replace(plan, partitions=plan.partitions[:1])
+    assert len(partition_jobs(other)) == len(plain_partition_jobs(other))
+
+
+def _fields(job: JobFailures) -> tuple[object, ...]:
+    return (job.partition, job.nodes, job.gpus, job.spares, job.spares_given, job.end,
+            job.partition_gpus, tuple((t.rate.key, t.rate.ends, t.units, t.per_day, t.blast_nodes,
+                                       t.covered) for t in job.terms))

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from cluster_iac.base.hostlist import expand, fold
+from cluster_iac.base.hostlist import fold
 from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.formats.json import json_text
 from cluster_iac.formats.shell import shell_comment, shell_word
@@ -119,6 +119,16 @@ class _Shared:
         for line in plan.power_lines:
             self.lines.setdefault(line.rack, []).append(line)
         self.predictions: dict[tuple[object, ...], JobPrediction | None] = {}
+        self.folded: dict[tuple[str, ...], str] = {}
+
+    def fold(self, hosts: Iterable[str]) -> str:
+        """base.hostlist.fold of these names, each distinct list folded once: a unit's
+        nodelist is also its scalable_unit step's hosts and, with one node type, its node
+        step's."""
+        key = tuple(hosts)
+        if key not in self.folded:
+            self.folded[key] = fold(key)
+        return self.folded[key]
 
 
 def unit_groups(plan: Plan, partition: PartitionPlan) -> list[tuple[str, list[Node]]]:
@@ -145,7 +155,7 @@ def _unit_files(shared: _Shared, partition: PartitionPlan, unit: str, nodes: lis
                 previous: tuple[str, list[Node]] | None) -> dict[str, str]:
     plan = shared.plan
     base = f"acceptance/{partition.name}/{unit}"
-    context = _context(plan, partition, unit, nodes)
+    context = _context(plan, partition, unit, nodes, shared.fold)
     wiring = plan.fabric_wiring.get("compute")
     ports = _ports(plan, nodes)
     steps = _nccl_steps(shared, nodes, unit)
@@ -203,14 +213,14 @@ def _unit_files(shared: _Shared, partition: PartitionPlan, unit: str, nodes: lis
     return files
 
 
-def _context(plan: Plan, partition: PartitionPlan, unit: str,
-             nodes: Sequence[Node]) -> dict[str, object]:
+def _context(plan: Plan, partition: PartitionPlan, unit: str, nodes: Sequence[Node],
+             folding: Callable[[Iterable[str]], str] = fold) -> dict[str, object]:
     hosts = [n.hostname for n in nodes]
     return {
         "generated_by": shell_comment(GENERATED_BY),
         "partition": sbatch_value(partition.name), "unit": sbatch_value(unit),
         "job": sbatch_value(f"accept-{partition.name}-{unit}"),
-        "nodelist": sbatch_value(fold(hosts)), "count": len(hosts),
+        "nodelist": sbatch_value(folding(hosts)), "count": len(hosts),
         "results": shell_word(f"{partition.name}/{unit}"),
     }
 
@@ -245,12 +255,15 @@ def _nccl_steps(shared: _Shared, nodes: list[Node], unit: str) -> list[dict[str,
     by_type: dict[str, Node] = {}
     for node in nodes:
         by_type.setdefault(node.node_type, node)
+    gpus = {n.hostname: plan.node_types[n.node_type].gpu_count for n in nodes}
+    members: list[Sequence[str]] = []  # each step's hosts, as the step's hostlist folds them
     for node_type, first in by_type.items():
         bar = _bar(shared, (first,))
         if bar is not None:
-            steps.append({"scope": "node", "name": node_type,
-                          "hosts": fold(n.hostname for n in nodes if n.node_type == node_type),
+            typed = [n.hostname for n in nodes if n.node_type == node_type]
+            steps.append({"scope": "node", "name": node_type, "hosts": shared.fold(typed),
                           "nodes": 0, **bar})
+            members.append(typed)
     domains: dict[str, list[Node]] = {}
     for node in nodes:
         if node.hostname in owners:
@@ -263,21 +276,21 @@ def _nccl_steps(shared: _Shared, nodes: list[Node], unit: str) -> list[dict[str,
             leaves.setdefault(wiring.up.get(node.hostname, ()), []).append(node)
         groups += [("leaf", "+".join(key), members) for key, members in leaves.items() if key]
     groups.append(("scalable_unit", unit, nodes))
-    for scope, name, members in groups:
-        key = tuple(n.hostname for n in members)
-        if len(members) < 2 or key in seen:
+    for scope, name, group in groups:
+        key = tuple(n.hostname for n in group)
+        if len(group) < 2 or key in seen:
             continue
         seen.add(key)
-        bar = _bar(shared, members)
+        bar = _bar(shared, group)
         if bar is not None:
-            steps.append({"scope": scope, "name": name, "hosts": fold(key),
-                          "racks": fold({n.rack for n in members}), "nodes": len(members),
+            steps.append({"scope": scope, "name": name, "hosts": shared.fold(key),
+                          "racks": fold({n.rack for n in group}), "nodes": len(group),
                           **bar})
-    gpus = {n.hostname: plan.node_types[n.node_type].gpu_count for n in nodes}
-    for step in steps:
+            members.append(key)
+    for step, hosts in zip(steps, members, strict=True):
         step["words"] = {k: shell_word(step[k]) for k in ("scope", "name", "hosts")}
         # srun's tasks per node: one per GPU of the step's smallest node
-        step["gpus"] = min(gpus[h] for h in expand(str(step["hosts"])))
+        step["gpus"] = min(map(gpus.__getitem__, hosts))
     return steps
 
 

@@ -15,6 +15,14 @@ the right, B on the left, C and D outside them. Each rack's front header says it
 devices' maximum draw, plan.rack_loads_w) against its max_power_kw, and its cooling: air
 against policy.air_cooled_rack_kw, or liquid against the rack's liquid_capacity_kw and the
 loop it is on.
+
+Racks of one contents look alike (at 100,000 GPUs a sheet's 24 compute racks are one face
+front and one rear): each distinct face of a sheet is drawn once, as an SVG symbol (the
+devices' rectangles, and on the rear the 0U PDUs' strips), and each rack face is a use of it
+at the face's body, with what is its own: its header, its body (named, data-rack-body), and a
+label per device (its name, and on the front its model) naming the device and the slot of its
+rectangle in the symbol (data-device, data-slot). elevation(shared=False) draws every device's
+rectangle in its rack instead: the plain version, the tests' oracle (tests/test_drawings.py).
 """
 
 from __future__ import annotations
@@ -72,9 +80,12 @@ STYLE = (".u { font-size: 8px; text-anchor: end; fill: #78909c; } "
 
 
 def elevation(plan: Plan, racks: Sequence[Rack], title: str,
-              by_rack: dict[str, list[Device]], loops: dict[str, str]) -> svg.Drawing:
+              by_rack: dict[str, list[Device]], loops: dict[str, str], *,
+              shared: bool = True) -> svg.Drawing:
     """The SVG of these racks (one row's, in order) side by side, front faces above rear
-    faces; ``loops`` is rack_loops."""
+    faces; ``loops`` is rack_loops. ``shared``: each distinct face's shapes drawn once, as a
+    symbol (_symbols), and each rack face a use of it with its own labels; else every
+    device's rectangle drawn in its rack (the plain version, the tests' oracle)."""
     loads = rack_loads_w(plan)
     air_kw = plan.settings.policy.air_cooled_rack_kw
     tallest = max((r.height_u for r in racks), default=42)
@@ -89,6 +100,7 @@ def elevation(plan: Plan, racks: Sequence[Rack], title: str,
     lines = -(-len(roles) // per_line)
     root = svg.drawing(width, rear + 2 * U_PX + MARGIN + 16 * lines, title, STYLE)
     _legend(root, roles, rear + 2 * U_PX, per_line)
+    symbols = _symbols(root, racks, sides, by_rack) if shared else {}  # rack -> front, rear
     x = MARGIN
     numbered = 0  # the height of the last rack whose U numbers were drawn
     for rack in racks:
@@ -103,12 +115,21 @@ def elevation(plan: Plan, racks: Sequence[Rack], title: str,
             _header(root, rack, body_x, front - rack.height_u * U_PX - 6,
                     loads.get(rack.name, 0.0), air_kw, loops.get(rack.name))
             _body(root, rack, "front", body_x, front, labels)
-            for device in devices:
+            if shared:
+                root.use(symbols[rack.name][0], body_x, front)
+                for slot, device in enumerate(devices):
+                    _label(root, device, body_x, front, "front", slot)
+            for device in () if shared else devices:
                 _device(root, device, body_x, front, "front")
         with root.group(_face(rack, "rear")):
             top = rear - rack.height_u * U_PX
             root.text(body_x, top - 6, f"{rack.name}, rear", css="name")
             _body(root, rack, "rear", body_x, rear, labels)
+            if shared:
+                root.use(symbols[rack.name][1], body_x, rear)
+                _rear_labels(root, devices, left, right, body_x, rear)
+                x += _slot(len(left), len(right))
+                continue
             for index, pdu in enumerate(left):
                 _strip(root, pdu, body_x - (index + 1) * STRIP, top, rack.height_u)
             for index, pdu in enumerate(right):
@@ -117,6 +138,92 @@ def elevation(plan: Plan, racks: Sequence[Rack], title: str,
                 _device(root, device, body_x, rear, "rear")
         x += _slot(len(left), len(right))
     return root
+
+
+def _look(device: Device) -> tuple[object, ...]:
+    """What a device's shape on a face depends on (not its name)."""
+    return device.u, device.height_u, device.kind, device.role, device.model, device.position
+
+
+def _symbols(root: svg.Drawing, racks: Sequence[Rack],
+             sides: dict[str, tuple[list[Device], list[Device]]],
+             by_rack: dict[str, list[Device]]) -> dict[str, tuple[str, str]]:
+    """Each distinct rack face of the sheet drawn once as a symbol, its origin the face's
+    body's left edge at its floor: the devices' rectangles, and on the rear the 0U PDUs'
+    strips (left ones, right ones, then the devices: the order of their slots, data-slot,
+    which each rack's labels name). Its id by the order the faces first come. Each rack's
+    (front symbol, rear symbol)."""
+    made: dict[tuple[object, ...], str] = {}
+    out = {}
+    for rack in racks:
+        left, right = sides[rack.name]
+        devices = [d for d in by_rack.get(rack.name, ()) if d.u and d.height_u]
+        looks = tuple(map(_look, devices))
+        front = ("front", rack.height_u, looks)
+        if front not in made:
+            made[front] = f"front-{len(made) + 1}"
+            with root.symbol(made[front]):
+                for slot, device in enumerate(devices):
+                    _shape(root, device, "front", slot)
+        rear = ("rear", rack.height_u, tuple(map(_look, left)), tuple(map(_look, right)), looks)
+        if rear not in made:
+            made[rear] = f"rear-{len(made) + 1}"
+            height = rack.height_u * U_PX
+            with root.symbol(made[rear]):
+                for index, pdu in enumerate(left):
+                    _strip_shape(root, pdu, -(index + 1) * STRIP, -height, height, index)
+                for index, pdu in enumerate(right):
+                    _strip_shape(root, pdu, BODY + index * STRIP, -height, height,
+                                 len(left) + index)
+                for slot, device in enumerate(devices, len(left) + len(right)):
+                    _shape(root, device, "rear", slot)
+        out[rack.name] = made[front], made[rear]
+    return out
+
+
+def _shape(root: svg.Drawing, device: Device, face: str, slot: int) -> None:
+    """A racked device's rectangle in a symbol (at the symbol's origin's floor)."""
+    u, height = device.u or 0, device.height_u
+    last = u + height - 1
+    span = f"U{u:02d}" if height == 1 else f"U{u:02d}-U{last:02d}"
+    root.rect(1, -last * U_PX, BODY - 2, height * U_PX, svg.colour(device.kind, device.role),
+              {"slot": str(slot), "role": device.role},
+              tip=f"{device.role}, {device.model}, {span}, {face}")
+
+
+def _strip_shape(root: svg.Drawing, pdu: Device, x: int, top: int, height: int,
+                 slot: int) -> None:
+    root.rect(x, top, STRIP - 1, height, svg.colour(pdu.kind, pdu.role),
+              {"slot": str(slot), "role": pdu.role},
+              tip=f"{pdu.role}, {pdu.model}, 0U {pdu.position}, rear")
+
+
+def _label(root: svg.Drawing, device: Device, body_x: int, baseline: int, face: str,
+           slot: int) -> None:
+    """A racked device's name (and on the front its model) over its rectangle, naming the
+    device and the slot of its rectangle in the face's symbol (whose data-role is the
+    device's; the face is the rack face's group's)."""
+    u, height = device.u or 0, device.height_u
+    top = baseline - (u + height - 1) * U_PX
+    label = f"{device.name}  {device.model}" if face == "front" else device.name
+    root.text(body_x + 5, top + height * U_PX // 2 + 4, label, css="d" if height == 1 else "",
+              data={"device": device.name, "slot": str(slot)})
+
+
+def _rear_labels(root: svg.Drawing, devices: Sequence[Device], left: Sequence[Device],
+                 right: Sequence[Device], body_x: int, baseline: int) -> None:
+    """The rear face's labels: each 0U PDU's name up its strip, then each device's name."""
+    for index, pdu in enumerate(left):
+        _strip_label(root, pdu, body_x - (index + 1) * STRIP, baseline, index)
+    for index, pdu in enumerate(right):
+        _strip_label(root, pdu, body_x + BODY + index * STRIP, baseline, len(left) + index)
+    for slot, device in enumerate(devices, len(left) + len(right)):
+        _label(root, device, body_x, baseline, "rear", slot)
+
+
+def _strip_label(root: svg.Drawing, pdu: Device, x: int, baseline: int, slot: int) -> None:
+    root.text(x + STRIP - 3, baseline - 4, pdu.name, css="pdu", rotate=True,
+              data={"device": pdu.name, "slot": str(slot)})
 
 
 def _face(rack: Rack, face: str) -> dict[str, str]:

@@ -26,8 +26,9 @@ from xml.etree.ElementTree import Element, SubElement
 from cluster_iac.formats.xml import xml_name, xml_text, xml_value, xml_values
 
 SVG_NS = "http://www.w3.org/2000/svg"
-DRAWN = frozenset({"rect", "text", "line", "polyline", "path", "circle"})
-"""The tags that draw something: what a page's object count counts."""
+DRAWN = frozenset({"rect", "text", "line", "polyline", "path", "circle", "use"})
+"""The tags that draw something: what a page's object count counts (a symbol's shapes
+count once, each use of it once more)."""
 FONT = "DejaVu Sans, Liberation Sans, Arial, sans-serif"
 
 # Role colours: NetBox's where it has one (emit/netbox.py ROLE_COLORS, the colours a design
@@ -92,9 +93,10 @@ class TreeCanvas:
 
     def text(self, x: int, y: int, value: str, *, size: int = 10, anchor: str = "start",
              fill: str = "#212121", bold: bool = False, rotate: bool = False,
-             css: str = "") -> None:
+             css: str = "", data: dict[str, str] | None = None) -> None:
         """One line of text at (x, y), its baseline; ``rotate`` turns it to read upward;
-        ``css`` a class of the drawing's style sheet (instead of attributes on each text)."""
+        ``css`` a class of the drawing's style sheet (instead of attributes on each text);
+        ``data`` its data- attributes."""
         attrs = {"x": str(x), "y": str(y)}
         if css:
             attrs["class"] = css
@@ -108,6 +110,8 @@ class TreeCanvas:
             attrs["font-weight"] = "bold"
         if rotate:
             attrs["transform"] = f"rotate(-90 {x} {y})"
+        if data:
+            attrs.update({f"data-{key}": value for key, value in data.items()})
         SubElement(self._parent, "text", attrs).text = value
 
     def line(self, x1: int, y1: int, x2: int, y2: int, *, stroke: str = "#455a64",
@@ -127,6 +131,22 @@ class TreeCanvas:
             yield
         finally:
             self._parent = outer
+
+    @contextmanager
+    def symbol(self, ident: str) -> Iterator[None]:
+        """A ``symbol`` element, ``ident`` its id, holding what is drawn inside the block:
+        drawn only where a use() places it (its shapes may lie left of or above its origin:
+        it does not clip them)."""
+        outer = self._parent
+        self._parent = SubElement(outer, "symbol", {"id": ident, "overflow": "visible"})
+        try:
+            yield
+        finally:
+            self._parent = outer
+
+    def use(self, ident: str, x: int, y: int) -> None:
+        """The symbol ``ident`` drawn with its origin at (x, y)."""
+        SubElement(self._parent, "use", {"href": f"#{ident}", "x": str(x), "y": str(y)})
 
     def svg_text(self) -> str:
         """The SVG document: one element per line."""
@@ -172,8 +192,13 @@ class Canvas:
 
     def text(self, x: int, y: int, value: str, *, size: int = 10, anchor: str = "start",
              fill: str = "#212121", bold: bool = False, rotate: bool = False,
-             css: str = "") -> None:
-        value, css, anchor, fill = xml_values((value, css, anchor, fill))
+             css: str = "", data: dict[str, str] | None = None) -> None:
+        # one search of all its values, as rect()
+        if data:
+            value, css, anchor, fill, *escaped = xml_values(
+                (value, css, anchor, fill, *data.values()))
+        else:
+            value, css, anchor, fill = xml_values((value, css, anchor, fill))
         attrs = f' x="{x}" y="{y}"'
         if css:
             attrs += f' class="{css}"'
@@ -187,6 +212,8 @@ class Canvas:
             attrs += ' font-weight="bold"'
         if rotate:
             attrs += f' transform="rotate(-90 {x} {y})"'
+        if data:
+            attrs += "".join(map(' data-{}="{}"'.format, _keys(data), escaped))
         self._lines.append(f"{self._pad}<text{attrs}>{value}</text>" if value
                            else f"{self._pad}<text{attrs}/>")
 
@@ -209,6 +236,24 @@ class Canvas:
                 self._lines[opened] = self._lines[opened][:-1] + "/>"
             else:
                 self._lines.append(f"{outer}</g>")
+
+    @contextmanager
+    def symbol(self, ident: str) -> Iterator[None]:
+        outer = self._pad
+        opened = len(self._lines)
+        self._lines.append(f'{outer}<symbol id="{xml_value(ident)}" overflow="visible">')
+        self._pad = outer + "  "
+        try:
+            yield
+        finally:
+            self._pad = outer
+            if len(self._lines) == opened + 1:
+                self._lines[opened] = self._lines[opened][:-1] + "/>"
+            else:
+                self._lines.append(f"{outer}</symbol>")
+
+    def use(self, ident: str, x: int, y: int) -> None:
+        self._lines.append(f'{self._pad}<use href="#{xml_value(ident)}" x="{x}" y="{y}"/>')
 
     def svg_text(self) -> str:
         return "\n".join(self._lines) + "\n</svg>\n"

@@ -6,7 +6,9 @@ On every page: no console message of level SEVERE, no request for anything but a
 the page's own data: icon) URL, in Chromium's performance log (every request the page made)
 and in its resource timing entries; every embedded drawing loaded. In every elevation of
 every example, each device's rectangle is read back from the DOM (its geometry, not its data-
-attributes) and must sit at the U and height the plan's device table gives, on the rack's
+attributes: the rectangle of its slot in the symbol its rack face's use draws, moved by the
+use, for the rack faces are drawn once per distinct face) and must sit at the U and height
+the plan's device table gives, its name label drawn on it, on the rack's
 front face and on its rear face (every racked device is full depth); 0U PDUs beside the rear
 face, side A on the right as seen from behind; every device drawn exactly once on each face it
 shows on. A sortable table sorts. A screenshot of
@@ -158,22 +160,42 @@ def test_pages_load_offline_without_errors(browser, rendered, name: str) -> None
         _clean_load(browser, image)
 
 
-# Each device rectangle of the drawing, with its rack face's body, read back from the geometry.
+# Each device rectangle of the drawing, with its rack face's body, read back from the geometry:
+# a device is named by its label (a text with data-device), its rectangle is the one of the
+# label's slot in the symbol the face's use draws, at the use's x and y (or, drawn plainly,
+# the rect with data-device itself). Each label's centre, as drawn (its own rotation
+# included), must lie on its rectangle; each use must be drawn (a box of its own).
 _READ_RECTS = """
 var out = [];
 document.querySelectorAll('g[data-rack]').forEach(function (g) {
   var body = g.querySelector('rect[data-rack-body]').getBBox();
   var heightU = Number(g.getAttribute('data-height-u'));
   var unit = body.height / heightU;
-  g.querySelectorAll('rect[data-device]').forEach(function (r) {
-    var box = r.getBBox();
+  var use = g.querySelector('use');
+  var symbol = use ? document.getElementById(use.getAttribute('href').slice(1)) : null;
+  var drawn = use ? use.getBBox() : null;
+  g.querySelectorAll('[data-device]').forEach(function (r) {
+    var box = r.getBBox(), label = null;
+    if (r.tagName !== 'rect') {
+      var shape = symbol.querySelector('rect[data-slot="' + r.getAttribute('data-slot') + '"]');
+      box = {x: shape.x.baseVal.value + use.x.baseVal.value,
+             y: shape.y.baseVal.value + use.y.baseVal.value,
+             width: shape.width.baseVal.value, height: shape.height.baseVal.value};
+      var t = r.getBBox();
+      label = new DOMPoint(t.x + t.width / 2, t.y + t.height / 2).matrixTransform(r.getCTM());
+    }
     out.push({device: r.getAttribute('data-device'), rack: g.getAttribute('data-rack'),
               face: g.getAttribute('data-face'), bodyX: body.x,
               u: (body.y + body.height - (box.y + box.height)) / unit + 1,
               height: box.height / unit,
               inside: box.x >= body.x && box.x + box.width <= body.x + body.width,
               beside: box.x + box.width <= body.x || box.x >= body.x + body.width,
-              right: box.x >= body.x + body.width});
+              right: box.x >= body.x + body.width,
+              named: r.tagName === 'rect' ||
+                     r.textContent.indexOf(r.getAttribute('data-device')) === 0,
+              labelOn: label === null || (label.x >= box.x && label.x <= box.x + box.width &&
+                                          label.y >= box.y && label.y <= box.y + box.height),
+              used: drawn === null || (drawn.width > 0 && drawn.height > 0)});
   });
 });
 return out;
@@ -192,6 +214,7 @@ def test_every_device_is_drawn_at_its_plan_u(browser, rendered, name: str) -> No
         for rect in browser.execute_script(_READ_RECTS):
             seen = drawn[rect["face"]]
             assert rect["device"] not in seen, f"{rect['device']} drawn twice on the {rect['face']}"
+            assert rect["named"] and rect["labelOn"] and rect["used"], rect
             seen[rect["device"]] = rect
     racked = [d for d in plan.devices if d.u and d.height_u]
     zero_u = [d for d in plan.devices if d.u == 0]
