@@ -28,7 +28,7 @@ from dataclasses import replace
 from itertools import compress
 from operator import itemgetter
 
-from cluster_iac.compile.build_management import NETWORKS, PEER_LINK, peer_links
+from cluster_iac.compile.build_management import NETWORKS, PEER_LINK
 from cluster_iac.plan import Plan
 from cluster_iac.plan.switching import (
     DEFAULT_MTU,
@@ -86,11 +86,8 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
     mlags = _mlags(plan, network)
     configs = {}
     for switch in switches:
-        interfaces, bonds = _bonded(ports[switch.name], vlan)
         mlag = mlags.get(switch.name)
-        if mlag is not None:  # every bond down to a switch below is dual-homed on the pair
-            bonds = tuple(b._replace(clag_id=port_number(b.members[0])) if b.kind == "fabric"
-                          else b for b in bonds)
+        interfaces, bonds = _bonded(ports[switch.name], vlan, mlag is not None)
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, switch.tier, switch.rack, 0, "", interfaces,
             None, path, vlans=(vlan,), bonds=bonds, mlag=mlag)
@@ -98,18 +95,13 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
 
 
 def _mlags(plan: Plan, network: str) -> dict[str, Mlag]:
-    """Each pair switch's MLAG: 'oob-agg1-1' and 'oob-agg1-2' are pair 1 of level 1."""
+    """Each pair switch's MLAG, from the pairs compile/build_management.py made."""
     found = {}
-    for net, first, second, ports in peer_links(plan):
-        if net != network:
-            continue
-        head, _, number = first.rpartition("-")
-        level = head.rpartition("-")[2]
-        pair = (int(number) + 1) // 2
-        domain = f"{head}-pair{pair}"
-        mac = mlag_system_mac(network, int(level[3:]), pair)
-        found[first] = Mlag(domain, second, ports, mac, True)
-        found[second] = Mlag(domain, first, ports, mac, False)
+    for pair in plan.mlag_pairs:
+        if pair.network == network:
+            mac = mlag_system_mac(network, pair.level, pair.number)
+            found[pair.first] = Mlag(pair.domain, pair.second, pair.ports, mac, True)
+            found[pair.second] = Mlag(pair.domain, pair.first, pair.ports, mac, False)
     return found
 
 
@@ -118,12 +110,13 @@ _Port = tuple[int, str, str, str, str, str, int]
 cable label, speed)."""
 
 
-def _bonded(ports: list[_Port], vlan: Vlan
+def _bonded(ports: list[_Port], vlan: Vlan, dual_homed: bool
             ) -> tuple[tuple[SwitchInterface, ...], tuple[Bond, ...]]:
     """The ports in port order, each made once with its bond (a switch-to-switch port) or its
     VLAN (a host port), and the bonds: 'uplink' over the uplinks, 'peerlink' over an MLAG
     pair's peer link, 'bond<n>' over the cables from one switch below (n: its first member's
-    number)."""
+    number). On an MLAG pair (dual_homed) each bond down to a switch below is dual-homed: its
+    clag_id is that n."""
     ports.sort(key=itemgetter(0))
     groups: dict[str, list[_Port]] = {}  # 'uplink' or the switch below -> its ports
     for port in ports:
@@ -132,7 +125,8 @@ def _bonded(ports: list[_Port], vlan: Vlan
             groups.setdefault(key, []).append(port)
     bonds = tuple(Bond(key if key in ("uplink", "peerlink") else f"bond{members[0][0]}",
                        members[0][2],
-                       tuple(p[1] for p in members), tuple(p[3] for p in members), vlan.mtu)
+                       tuple(p[1] for p in members), tuple(p[3] for p in members), vlan.mtu,
+                       members[0][0] if dual_homed and members[0][2] == "fabric" else 0)
                   for key, members in sorted(groups.items(), key=lambda g: (
                       g[0] != "uplink", g[0] != "peerlink", g[1][0][0])))
     bond_of = {member: bond.name for bond in bonds for member in bond.members}
