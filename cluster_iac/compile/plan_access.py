@@ -60,7 +60,10 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
     """The configurations of one management network's switches."""
     switches = [s for s in plan.switches if s.network == network]
     names = {s.name for s in switches}
-    ports: dict[str, list[_Port]] = {name: [] for name in names}
+    # each switch's host ports, made whole here (a host port is in no bond), and its ports to
+    # other switches, made once their bonds are known (_bonded)
+    hosts: dict[str, list[tuple[int, SwitchInterface]]] = {name: [] for name in names}
+    links: dict[str, list[_Port]] = {name: [] for name in names}
     cables = plan.cables
     # the network's cables only (a tenth of the table), each id made here (Cables.cable_id)
     rows = list(compress(range(len(cables.network)), map(network.__eq__, cables.network)))
@@ -73,21 +76,23 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
         cable = head + a_port
         if tier == PEER_LINK:  # the two switches of an MLAG pair
             for one, port, other, far in ((a, a_port, b, b_port), (b, b_port, a, a_port)):
-                ports[one].append((port_number(port), port, "peerlink", other, far, cable, speed))
+                links[one].append((port_number(port), port, "peerlink", other, far, cable, speed))
             continue
         # a switch below b (by its name and its port: a host may share a switch's name, a
         # clash checks/ reports): b's downlink, a's uplink, both in a bond
         if a in names and a_port.startswith("swp"):
-            ports[b].append((port_number(b_port), b_port, "fabric", a, a_port, cable, speed))
-            ports[a].append((port_number(a_port), a_port, "uplink", b, b_port, cable, speed))
+            links[b].append((port_number(b_port), b_port, "fabric", a, a_port, cable, speed))
+            links[a].append((port_number(a_port), a_port, "uplink", b, b_port, cable, speed))
         else:
-            ports[b].append((port_number(b_port), b_port, "host", a, a_port, cable, speed))
+            hosts[b].append((port_number(b_port), SwitchInterface(
+                b_port, "host", a, a_port, cable, speed, vlan.mtu, "", "", vlan.vid)))
     path = ("networks", network)
     mlags = _mlags(plan, network)
     configs = {}
     for switch in switches:
         mlag = mlags.get(switch.name)
-        interfaces, bonds = _bonded(ports[switch.name], vlan, mlag is not None)
+        interfaces, bonds = _bonded(hosts[switch.name], links[switch.name], vlan,
+                                    mlag is not None)
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, switch.tier, switch.rack, 0, "", interfaces,
             None, path, vlans=(vlan,), bonds=bonds, mlag=mlag)
@@ -106,30 +111,32 @@ def _mlags(plan: Plan, network: str) -> dict[str, Mlag]:
 
 
 _Port = tuple[int, str, str, str, str, str, int]
-"""A cabled port before its bond is known: (port number, port, kind, far device, far port,
-cable label, speed)."""
+"""A cabled port to another switch before its bond is known: (port number, port, kind, far
+switch, far port, cable label, speed)."""
 
 
-def _bonded(ports: list[_Port], vlan: Vlan, dual_homed: bool
-            ) -> tuple[tuple[SwitchInterface, ...], tuple[Bond, ...]]:
-    """The ports in port order, each made once with its bond (a switch-to-switch port) or its
-    VLAN (a host port), and the bonds: 'uplink' over the uplinks, 'peerlink' over an MLAG
-    pair's peer link, 'bond<n>' over the cables from one switch below (n: its first member's
-    number). On an MLAG pair (dual_homed) each bond down to a switch below is dual-homed: its
-    clag_id is that n."""
-    ports.sort(key=itemgetter(0))
-    groups: dict[str, list[_Port]] = {}  # 'uplink' or the switch below -> its ports
-    for port in ports:
-        if port[2] != "host":
-            key = port[2] if port[2] in ("uplink", "peerlink") else port[3]
-            groups.setdefault(key, []).append(port)
-    bonds = tuple(Bond(key if key in ("uplink", "peerlink") else f"bond{members[0][0]}",
-                       members[0][2],
-                       tuple(p[1] for p in members), tuple(p[3] for p in members), vlan.mtu,
-                       members[0][0] if dual_homed and members[0][2] == "fabric" else 0)
-                  for key, members in sorted(groups.items(), key=lambda g: (
-                      g[0] != "uplink", g[0] != "peerlink", g[1][0][0])))
+def _bonded(hosts: list[tuple[int, SwitchInterface]], links: list[_Port], vlan: Vlan,
+            dual_homed: bool) -> tuple[tuple[SwitchInterface, ...], tuple[Bond, ...]]:
+    """The ports in port order (``hosts``: the host ports by number, made already; ``links``:
+    the ports to other switches, each made here with its bond), and the bonds: 'uplink' over
+    the uplinks, 'peerlink' over an MLAG pair's peer link, 'bond<n>' over the cables from one
+    switch below (n: its first member's number). On an MLAG pair (dual_homed) each bond down
+    to a switch below is dual-homed: its clag_id is that n."""
+    links.sort(key=itemgetter(0))
+    groups: dict[str, list[_Port]] = {}  # 'uplink', 'peerlink' or the switch below -> ports
+    for port in links:
+        key = port[2] if port[2] in ("uplink", "peerlink") else port[3]
+        groups.setdefault(key, []).append(port)
+    bonds = []
+    for key, members in sorted(groups.items(), key=lambda g: (
+            g[0] != "uplink", g[0] != "peerlink", g[1][0][0])):
+        number, kind = members[0][0], members[0][2]
+        bonds.append(Bond(key if kind != "fabric" else f"bond{number}", kind,
+                          tuple([p[1] for p in members]), tuple([p[3] for p in members]),
+                          vlan.mtu, number if dual_homed and kind == "fabric" else 0))
     bond_of = {member: bond.name for bond in bonds for member in bond.members}
-    return tuple(SwitchInterface(name, kind, peer, peer_port, cable, speed, vlan.mtu, "", "",
-                                 vlan.vid if kind == "host" else 0, bond_of.get(name, ""))
-                 for _number, name, kind, peer, peer_port, cable, speed in ports), bonds
+    ports = hosts + [(number, SwitchInterface(name, kind, peer, peer_port, cable, speed,
+                                              vlan.mtu, "", "", 0, bond_of[name]))
+                     for number, name, kind, peer, peer_port, cable, speed in links]
+    ports.sort(key=itemgetter(0))
+    return tuple(map(itemgetter(1), ports)), tuple(bonds)
