@@ -68,14 +68,20 @@ def bridge_text(config: SwitchConfig) -> str:
             f"# peerlink.{PEER_VLAN} (IPv6 link-local peer address), system MAC "
             f"{mlag.system_mac} on both; each bond to a",
             "# switch below is dual-homed, clag-id the same on both switches"]
+    bridge: list[str] = []  # the bridge's ports under their descriptions: host ports, bonds
     for port in config.interfaces:
-        lines += [f"auto {port.name}", f"iface {port.name}", f"    alias {port.description}",
+        alias = port.description
+        lines += [f"auto {port.name}", f"iface {port.name}", f"    alias {alias}",
                   f"    mtu {port.mtu}"]
         if port.vlan:
             lines.append(f"    bridge-access {port.vlan}")
         lines.append("")
+        if not port.bond:
+            bridge += [f"    # {alias}", f"    bridge-ports {port.name}"]
     for bond in config.bonds:
-        lines += [f"auto {bond.name}", f"iface {bond.name}", f"    alias {bond.description}",
+        alias = bond.description
+        bridge += [f"    # {alias}", f"    bridge-ports {bond.name}"]
+        lines += [f"auto {bond.name}", f"iface {bond.name}", f"    alias {alias}",
                   f"    bond-slaves {' '.join(bond.members)}", "    bond-mode 802.3ad",
                   "    bond-lacp-rate fast", "    bond-miimon 100",
                   "    bond-xmit-hash-policy layer3+4"]
@@ -86,12 +92,8 @@ def bridge_text(config: SwitchConfig) -> str:
         lines += [f"auto peerlink.{PEER_VLAN}", f"iface peerlink.{PEER_VLAN}",
                   f"    alias clagd {mlag.domain} {mlag.peer}", "    clagd-peer-ip linklocal",
                   f"    clagd-sys-mac {mlag.system_mac}", ""]
-    lines += ["auto bridge", "iface bridge", "    bridge-vlan-aware yes", f"    bridge-vids {vids}"]
-    for port in config.interfaces:
-        if not port.bond:
-            lines += [f"    # {port.description}", f"    bridge-ports {port.name}"]
-    for bond in config.bonds:
-        lines += [f"    # {bond.description}", f"    bridge-ports {bond.name}"]
+    lines += ["auto bridge", "iface bridge", "    bridge-vlan-aware yes", f"    bridge-vids {vids}",
+              *bridge]
     return "\n".join(lines) + "\n"
 
 
