@@ -25,9 +25,10 @@ the plan.
 from __future__ import annotations
 
 from dataclasses import replace
-from itertools import compress
+from itertools import chain
 from operator import itemgetter
 
+from cluster_iac.base.runs import runs
 from cluster_iac.compile.build_management import NETWORKS, PEER_LINK
 from cluster_iac.plan import Plan
 from cluster_iac.plan.switching import (
@@ -47,17 +48,23 @@ from cluster_iac.spec import ClusterSpec
 def plan_access(spec: ClusterSpec, plan: Plan) -> Plan:
     """plan.management_configs for every switch of the management and BMC networks."""
     configs: dict[str, SwitchConfig] = {}
+    cables = plan.cables
+    spans = runs(cables.network)  # each network's cables, found once for both networks
     for network in NETWORKS:
         ipnet = getattr(plan.settings.networks, network)
         if ipnet is None:
             continue
         vlan = Vlan(VLANS[network], network, ipnet.mtu or DEFAULT_MTU)
-        configs.update(network_configs(plan, network, vlan))
+        rows = list(chain.from_iterable(range(start, stop) for start, stop in spans
+                                        if cables.network[start] == network))
+        configs.update(network_configs(plan, network, vlan, rows))
     return replace(plan, management_configs=configs) if configs else plan
 
 
-def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchConfig]:
-    """The configurations of one management network's switches."""
+def network_configs(plan: Plan, network: str, vlan: Vlan, rows: list[int]
+                    ) -> dict[str, SwitchConfig]:
+    """The configurations of one management network's switches; ``rows``: the network's
+    rows of the cable table (a tenth of it), each cable's id made here (Cables.cable_id)."""
     switches = [s for s in plan.switches if s.network == network]
     names = {s.name for s in switches}
     # each switch's host ports, made whole here (a host port is in no bond), and its ports to
@@ -65,8 +72,6 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
     hosts: dict[str, list[tuple[int, SwitchInterface]]] = {name: [] for name in names}
     links: dict[str, list[_Port]] = {name: [] for name in names}
     cables = plan.cables
-    # the network's cables only (a tenth of the table), each id made here (Cables.cable_id)
-    rows = list(compress(range(len(cables.network)), map(network.__eq__, cables.network)))
     columns = (cables.tier, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
                cables.speed_gbps, cables.id_head)
     for tier, a, a_port, b, b_port, speed, head in zip(
