@@ -224,13 +224,22 @@ def test_each_pair_has_one_peer_link_and_each_access_bond_one_clag_id(name: str)
             ports_there = {u.peer_port for u in child.uplinks}
             assert {clag[0][child.name][1], clag[1][child.name][1]} == {tuple(ports_there)}
     assert len(macs) == len(links)
+    # the pairs compile/build_management hands over are the cabled peer links, each placed
+    # as its switches' names say (level 1: aggregation, pair n: switches 2n-1 and 2n)
+    mlag_pairs = built.plan.mlag_pairs
+    assert [(p.network, p.first, p.second, p.ports) for p in mlag_pairs] == links
+    for p in mlag_pairs:
+        head = p.domain.removesuffix(f"-pair{p.number}")
+        assert head.endswith(f"-agg{p.level}") and p.level == 1
+        assert (p.first, p.second) == (f"{head}-{2 * p.number - 1}", f"{head}-{2 * p.number}")
+        assert configs[p.first].mlag.system_mac == mlag_system_mac(p.network, 1, p.number)
     assert mlag_system_mac("bmc", 1, 1) == "02:4d:14:01:00:01"
     assert mlag_system_mac("management", 2, 300) == "02:4d:0a:02:01:2c"
 
 
 def test_two_racks_have_no_mlag(tmp_path: Path) -> None:
     built = build(two_racks(tmp_path))
-    assert not list(peer_links(built.plan))
+    assert not list(peer_links(built.plan)) and not built.plan.mlag_pairs
     assert all(c.mlag is None and all(b.clag_id == 0 for b in c.bonds)
                for c in built.plan.management_configs.values())
 

@@ -16,7 +16,7 @@ from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Switch
 from cluster_iac.plan.physical import LinkBuilder, link_ends
 from cluster_iac.plan.power import rack_pdus
-from cluster_iac.plan.switching import PEER_LINK_PORTS
+from cluster_iac.plan.switching import PEER_LINK_PORTS, MlagPair
 from cluster_iac.spec import ClusterSpec
 
 # A 48-port 1GbE switch serves a rack when the spec names none (NVIDIA SN2201, the DGX
@@ -40,6 +40,7 @@ def build_management(spec: ClusterSpec, plan: Plan) -> Plan:
     """Access, aggregation and core switches of each management network, and their cables."""
     made: list[Switch] = []
     cables = LinkBuilder()
+    pairs: list[MlagPair] = []
     problems: list[Diagnostic] = []
     for network in NETWORKS:
         ipnet = getattr(plan.settings.networks, network)
@@ -56,12 +57,13 @@ def build_management(spec: ClusterSpec, plan: Plan) -> Plan:
                                        f"for {UPLINKS} uplinks, a {PEER_LINK_PORTS}-port MLAG "
                                        "peer link and a switch below", path))
             continue
-        made += _build_network(plan, network, model, path, cables)
+        made += _build_network(plan, network, model, path, cables, pairs)
     if problems:
         raise CompileError(problems)
     # Management switches first: a rack's devices are powered and racked in this order, and
     # what a cluster grows by (fabric leaves) comes last, moving no outlet already cabled.
-    return replace(plan, switches=(*made, *plan.switches), links=plan.links + cables.freeze())
+    return replace(plan, switches=(*made, *plan.switches), links=plan.links + cables.freeze(),
+                   mlag_pairs=(*plan.mlag_pairs, *pairs))
 
 
 def growth_sorted(plan: Plan, switches: Iterable[Switch]) -> list[Switch]:
@@ -104,6 +106,7 @@ class _Net:
     model: str
     path: tuple[str, ...]
     cables: LinkBuilder
+    pairs: list[MlagPair]  # the network's aggregation and core pairs, as they are made
     network_racks: tuple[str, ...]  # racks without hosts, where upper tiers go
     speed_gbps: int  # the model's port speed, looked up once for its ~50,000 cables
     # Switch's fields after its rack, the same for every switch of the network: the
@@ -135,10 +138,10 @@ class _Net:
 
 
 def _build_network(plan: Plan, network: str, model: str, path: tuple[str, ...],
-                   cables: LinkBuilder) -> list[Switch]:
+                   cables: LinkBuilder, pairs: list[MlagPair]) -> list[Switch]:
     hosting = {node.rack for node in plan.nodes}
     network_racks = tuple(r.name for r in plan.racks if r.name not in hosting)
-    net = _Net(plan, network, model, path, cables, network_racks,
+    net = _Net(plan, network, model, path, cables, pairs, network_racks,
                plan.catalog.switches[model].port_speed_gbps,
                Switch.figures(plan.catalog.switches[model], path))
     down = net.entry.ports - UPLINKS
@@ -278,6 +281,9 @@ def _upper_level(net: _Net, lower: list[Switch], tier: str, level: int) -> list[
         pair = [net.switch(f"{net.prefix}-{tier[:3]}{level}-{2 * g + s + 1}", tier, rack)
                 for s, rack in enumerate(_pair_racks(net, g, first, group))]
         upper += pair
+        net.pairs.append(MlagPair(net.network, pair[0].name, pair[1].name, level, g + 1,
+                                  f"{net.prefix}-{tier[:3]}{level}-pair{g + 1}",
+                                  tuple(peer_ports)))
         _check_peer_link(net, pair[0].name, peer_ports)
         net.cables_up([pair[0].name] * PEER_LINK_PORTS, peer_ports,
                       [pair[1].name] * PEER_LINK_PORTS, peer_ports, PEER_LINK)

@@ -199,6 +199,9 @@ def _rack_loads(plan: Plan) -> dict[str, float]:
 
 def _outlet_problems(rack: Any, profile: Any, flow: RackFlow) -> list[Diagnostic]:
     """A PDU with more cords than outlets is a located spec error."""
+    over = [(k, used) for k, used in flow.outlets_needed.items() if used > profile.outlets]
+    if not over:  # the labels are made only for a rack with a problem to name
+        return []
     labels = pdu_labels(profile)
     return [Diagnostic(
         "SPEC-PDU-OUTLETS",
@@ -208,5 +211,5 @@ def _outlet_problems(rack: Any, profile: Any, flow: RackFlow) -> list[Diagnostic
         hint=f"outlets: {used} or more in profile '{rack.pdu_profile}' where its PDUs have "
              f"them, or fewer devices in rack {rack.name} (another rack in the group's racks)",
         details={"measured": used, "limit": profile.outlets})
-        for k, used in flow.outlets_needed.items() if used > profile.outlets]
+        for k, used in over]
 

@@ -25,10 +25,11 @@ the plan.
 from __future__ import annotations
 
 from dataclasses import replace
-from itertools import compress
+from itertools import chain
 from operator import itemgetter
 
-from cluster_iac.compile.build_management import NETWORKS, PEER_LINK, peer_links
+from cluster_iac.base.runs import runs
+from cluster_iac.compile.build_management import NETWORKS, PEER_LINK
 from cluster_iac.plan import Plan
 from cluster_iac.plan.switching import (
     DEFAULT_MTU,
@@ -47,23 +48,30 @@ from cluster_iac.spec import ClusterSpec
 def plan_access(spec: ClusterSpec, plan: Plan) -> Plan:
     """plan.management_configs for every switch of the management and BMC networks."""
     configs: dict[str, SwitchConfig] = {}
+    cables = plan.cables
+    spans = runs(cables.network)  # each network's cables, found once for both networks
     for network in NETWORKS:
         ipnet = getattr(plan.settings.networks, network)
         if ipnet is None:
             continue
         vlan = Vlan(VLANS[network], network, ipnet.mtu or DEFAULT_MTU)
-        configs.update(network_configs(plan, network, vlan))
+        rows = list(chain.from_iterable(range(start, stop) for start, stop in spans
+                                        if cables.network[start] == network))
+        configs.update(network_configs(plan, network, vlan, rows))
     return replace(plan, management_configs=configs) if configs else plan
 
 
-def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchConfig]:
-    """The configurations of one management network's switches."""
+def network_configs(plan: Plan, network: str, vlan: Vlan, rows: list[int]
+                    ) -> dict[str, SwitchConfig]:
+    """The configurations of one management network's switches; ``rows``: the network's
+    rows of the cable table (a tenth of it), each cable's id made here (Cables.cable_id)."""
     switches = [s for s in plan.switches if s.network == network]
     names = {s.name for s in switches}
-    ports: dict[str, list[_Port]] = {name: [] for name in names}
+    # each switch's host ports, made whole here (a host port is in no bond), and its ports to
+    # other switches, made once their bonds are known (_bonded)
+    hosts: dict[str, list[tuple[int, SwitchInterface]]] = {name: [] for name in names}
+    links: dict[str, list[_Port]] = {name: [] for name in names}
     cables = plan.cables
-    # the network's cables only (a tenth of the table), each id made here (Cables.cable_id)
-    rows = list(compress(range(len(cables.network)), map(network.__eq__, cables.network)))
     columns = (cables.tier, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
                cables.speed_gbps, cables.id_head)
     for tier, a, a_port, b, b_port, speed, head in zip(
@@ -73,24 +81,23 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
         cable = head + a_port
         if tier == PEER_LINK:  # the two switches of an MLAG pair
             for one, port, other, far in ((a, a_port, b, b_port), (b, b_port, a, a_port)):
-                ports[one].append((port_number(port), port, "peerlink", other, far, cable, speed))
+                links[one].append((port_number(port), port, "peerlink", other, far, cable, speed))
             continue
         # a switch below b (by its name and its port: a host may share a switch's name, a
         # clash checks/ reports): b's downlink, a's uplink, both in a bond
         if a in names and a_port.startswith("swp"):
-            ports[b].append((port_number(b_port), b_port, "fabric", a, a_port, cable, speed))
-            ports[a].append((port_number(a_port), a_port, "uplink", b, b_port, cable, speed))
+            links[b].append((port_number(b_port), b_port, "fabric", a, a_port, cable, speed))
+            links[a].append((port_number(a_port), a_port, "uplink", b, b_port, cable, speed))
         else:
-            ports[b].append((port_number(b_port), b_port, "host", a, a_port, cable, speed))
+            hosts[b].append((port_number(b_port), SwitchInterface(
+                b_port, "host", a, a_port, cable, speed, vlan.mtu, "", "", vlan.vid)))
     path = ("networks", network)
     mlags = _mlags(plan, network)
     configs = {}
     for switch in switches:
-        interfaces, bonds = _bonded(ports[switch.name], vlan)
         mlag = mlags.get(switch.name)
-        if mlag is not None:  # every bond down to a switch below is dual-homed on the pair
-            bonds = tuple(b._replace(clag_id=port_number(b.members[0])) if b.kind == "fabric"
-                          else b for b in bonds)
+        interfaces, bonds = _bonded(hosts[switch.name], links[switch.name], vlan,
+                                    mlag is not None)
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, switch.tier, switch.rack, 0, "", interfaces,
             None, path, vlans=(vlan,), bonds=bonds, mlag=mlag)
@@ -98,44 +105,43 @@ def network_configs(plan: Plan, network: str, vlan: Vlan) -> dict[str, SwitchCon
 
 
 def _mlags(plan: Plan, network: str) -> dict[str, Mlag]:
-    """Each pair switch's MLAG: 'oob-agg1-1' and 'oob-agg1-2' are pair 1 of level 1."""
+    """Each pair switch's MLAG, from the pairs compile/build_management.py made."""
     found = {}
-    for net, first, second, ports in peer_links(plan):
-        if net != network:
-            continue
-        head, _, number = first.rpartition("-")
-        level = head.rpartition("-")[2]
-        pair = (int(number) + 1) // 2
-        domain = f"{head}-pair{pair}"
-        mac = mlag_system_mac(network, int(level[3:]), pair)
-        found[first] = Mlag(domain, second, ports, mac, True)
-        found[second] = Mlag(domain, first, ports, mac, False)
+    for pair in plan.mlag_pairs:
+        if pair.network == network:
+            mac = mlag_system_mac(network, pair.level, pair.number)
+            found[pair.first] = Mlag(pair.domain, pair.second, pair.ports, mac, True)
+            found[pair.second] = Mlag(pair.domain, pair.first, pair.ports, mac, False)
     return found
 
 
 _Port = tuple[int, str, str, str, str, str, int]
-"""A cabled port before its bond is known: (port number, port, kind, far device, far port,
-cable label, speed)."""
+"""A cabled port to another switch before its bond is known: (port number, port, kind, far
+switch, far port, cable label, speed)."""
 
 
-def _bonded(ports: list[_Port], vlan: Vlan
-            ) -> tuple[tuple[SwitchInterface, ...], tuple[Bond, ...]]:
-    """The ports in port order, each made once with its bond (a switch-to-switch port) or its
-    VLAN (a host port), and the bonds: 'uplink' over the uplinks, 'peerlink' over an MLAG
-    pair's peer link, 'bond<n>' over the cables from one switch below (n: its first member's
-    number)."""
-    ports.sort(key=itemgetter(0))
-    groups: dict[str, list[_Port]] = {}  # 'uplink' or the switch below -> its ports
-    for port in ports:
-        if port[2] != "host":
-            key = port[2] if port[2] in ("uplink", "peerlink") else port[3]
-            groups.setdefault(key, []).append(port)
-    bonds = tuple(Bond(key if key in ("uplink", "peerlink") else f"bond{members[0][0]}",
-                       members[0][2],
-                       tuple(p[1] for p in members), tuple(p[3] for p in members), vlan.mtu)
-                  for key, members in sorted(groups.items(), key=lambda g: (
-                      g[0] != "uplink", g[0] != "peerlink", g[1][0][0])))
+def _bonded(hosts: list[tuple[int, SwitchInterface]], links: list[_Port], vlan: Vlan,
+            dual_homed: bool) -> tuple[tuple[SwitchInterface, ...], tuple[Bond, ...]]:
+    """The ports in port order (``hosts``: the host ports by number, made already; ``links``:
+    the ports to other switches, each made here with its bond), and the bonds: 'uplink' over
+    the uplinks, 'peerlink' over an MLAG pair's peer link, 'bond<n>' over the cables from one
+    switch below (n: its first member's number). On an MLAG pair (dual_homed) each bond down
+    to a switch below is dual-homed: its clag_id is that n."""
+    links.sort(key=itemgetter(0))
+    groups: dict[str, list[_Port]] = {}  # 'uplink', 'peerlink' or the switch below -> ports
+    for port in links:
+        key = port[2] if port[2] in ("uplink", "peerlink") else port[3]
+        groups.setdefault(key, []).append(port)
+    bonds = []
+    for key, members in sorted(groups.items(), key=lambda g: (
+            g[0] != "uplink", g[0] != "peerlink", g[1][0][0])):
+        number, kind = members[0][0], members[0][2]
+        bonds.append(Bond(key if kind != "fabric" else f"bond{number}", kind,
+                          tuple([p[1] for p in members]), tuple([p[3] for p in members]),
+                          vlan.mtu, number if dual_homed and kind == "fabric" else 0))
     bond_of = {member: bond.name for bond in bonds for member in bond.members}
-    return tuple(SwitchInterface(name, kind, peer, peer_port, cable, speed, vlan.mtu, "", "",
-                                 vlan.vid if kind == "host" else 0, bond_of.get(name, ""))
-                 for _number, name, kind, peer, peer_port, cable, speed in ports), bonds
+    ports = hosts + [(number, SwitchInterface(name, kind, peer, peer_port, cable, speed,
+                                              vlan.mtu, "", "", 0, bond_of[name]))
+                     for number, name, kind, peer, peer_port, cable, speed in links]
+    ports.sort(key=itemgetter(0))
+    return tuple(map(itemgetter(1), ports)), tuple(bonds)

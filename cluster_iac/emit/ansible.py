@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.formats.yaml import yaml_text
-from cluster_iac.plan import Plan
+from cluster_iac.plan import Node, Plan
 from cluster_iac.plan.physical import Device
 
 # Role group names (the playbooks' words); switches and PDUs are groups of their own.
@@ -76,11 +76,12 @@ def _groups(plan: Plan, devs: tuple[Device, ...]) -> dict[str, tuple[dict[str, s
     for part in plan.partitions:
         members["partition"][part.name].extend(part.nodes)
     leaves = members["leaf"]
-    for uppers, hosts in _hosts_by_leaves(plan).items():
+    compute = plan.compute_nodes  # picked out of the nodes once for both groupings
+    for uppers, hosts in _hosts_by_leaves(plan, compute).items():
         for name in uppers:
             leaves[name] += hosts
-    for host, unit in _scalable_units(plan).items():
-        members["su"][unit].append(host)
+    for unit, hosts in _scalable_units(plan, compute).items():
+        members["su"][unit] += hosts
     groups: dict[str, tuple[dict[str, str], list[str]]] = {
         name: ({}, hosts) for name, hosts in plain.items()}
     originals: dict[str, tuple[str, str]] = {name: ("", name) for name in plain}
@@ -113,7 +114,8 @@ def _device_group(d: Device) -> str:
     return "power_shelves" if d.role == "power-shelf" else "pdus"
 
 
-def _hosts_by_leaves(plan: Plan) -> dict[tuple[str, ...], list[str]]:
+def _hosts_by_leaves(plan: Plan, compute: tuple[Node, ...]
+                     ) -> dict[tuple[str, ...], list[str]]:
     """The compute nodes by the compute-fabric leaves their NICs are cabled to: a rail
     leaf's hosts share one set, so each leaf takes them together (12,500 hosts at 100,000
     GPUs, some 200 sets of leaves)."""
@@ -122,21 +124,26 @@ def _hosts_by_leaves(plan: Plan) -> dict[tuple[str, ...], list[str]]:
         return {}
     up = wiring.up  # a host's switches above it are its leaves
     found: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    for node in plan.compute_nodes:
+    for node in compute:
         uppers = up.get(node.hostname)
         if uppers is not None:
             found[uppers].append(node.hostname)
     return found
 
 
-def _scalable_units(plan: Plan) -> dict[str, str]:
-    """Node -> scalable unit, where the compute fabric's wiring gives one."""
+def _scalable_units(plan: Plan, compute: tuple[Node, ...]) -> dict[str, list[str]]:
+    """Scalable unit (its number as text, made once per unit) -> its compute nodes, where the
+    compute fabric's wiring gives one."""
     wiring = plan.fabric_wiring.get("compute")
     if wiring is None:
         return {}
     su = wiring.su
-    return {node.hostname: str(su[node.hostname]) for node in plan.compute_nodes
-            if node.hostname in su}
+    found: dict[int, list[str]] = defaultdict(list)
+    for node in compute:
+        unit = su.get(node.hostname)
+        if unit is not None:
+            found[unit].append(node.hostname)
+    return {str(unit): hosts for unit, hosts in found.items()}
 
 
 def _all_vars(plan: Plan) -> dict[str, object]:

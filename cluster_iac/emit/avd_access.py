@@ -93,14 +93,12 @@ def node(config: Any, node_id: int) -> dict[str, Any]:
 def structured_config(config: Any) -> dict[str, Any]:
     """Host ports: access ports of the VLAN; every port: its cable's label and the MTU; each
     bond (AVD's port-channel, numbered as the plan's): the switches it leads to and the MTU."""
-    ports = []
-    for port in config.interfaces:
-        entry: dict[str, Any] = {"name": eos_port(port.name), "description": port.description,
-                                 "l2_mtu": port.mtu}
-        if port.kind == "host":
-            entry.update({"shutdown": False, "switchport": {
-                "enabled": True, "mode": "access", "access_vlan": port.vlan}})
-        ports.append(entry)
+    ports = [{"name": eos_port(port.name), "description": port.description, "l2_mtu": port.mtu,
+              "shutdown": False, "switchport": {
+                  "enabled": True, "mode": "access", "access_vlan": port.vlan}}
+             if port.kind == "host" else
+             {"name": eos_port(port.name), "description": port.description, "l2_mtu": port.mtu}
+             for port in config.interfaces]
     channels = [{"name": f"Port-Channel{port_number(b.members[0])}",
                  "description": b.description, "l2_mtu": b.mtu} for b in config.bonds]
     found: dict[str, Any] = {"ethernet_interfaces": ports}

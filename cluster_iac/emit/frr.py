@@ -13,7 +13,7 @@ ifupdown2's syntax is line-oriented: every word comes from the plan's names (val
 identifiers: switch, host and port names, cable ids), numbers and addresses, so no spec
 string can add a line.
 
-A bridged switch's file is written by bridge_text, line by line in Python: a 100,000-GPU
+A bridged switch's file is written by bridge_text in Python, a port's stanza one text: a 100,000-GPU
 design has some 7,000 of these switches and 100,000 ports, and Jinja's per-attribute lookups
 were most of the family's time. templates/switches/bridge.j2 prints the same file from
 bridged()'s context and is its oracle: tests/test_management_switches.py renders every
@@ -68,14 +68,18 @@ def bridge_text(config: SwitchConfig) -> str:
             f"# peerlink.{PEER_VLAN} (IPv6 link-local peer address), system MAC "
             f"{mlag.system_mac} on both; each bond to a",
             "# switch below is dual-homed, clag-id the same on both switches"]
-    for port in config.interfaces:
-        lines += [f"auto {port.name}", f"iface {port.name}", f"    alias {port.description}",
-                  f"    mtu {port.mtu}"]
-        if port.vlan:
-            lines.append(f"    bridge-access {port.vlan}")
-        lines.append("")
+    bridge: list[str] = []  # the bridge's ports under their descriptions: host ports, bonds
+    for port in config.interfaces:  # a port's stanza as one text, its blank line ending it
+        alias = port.description
+        access = f"    bridge-access {port.vlan}\n" if port.vlan else ""
+        lines.append(f"auto {port.name}\niface {port.name}\n    alias {alias}\n"
+                     f"    mtu {port.mtu}\n{access}")
+        if not port.bond:
+            bridge.append(f"    # {alias}\n    bridge-ports {port.name}")
     for bond in config.bonds:
-        lines += [f"auto {bond.name}", f"iface {bond.name}", f"    alias {bond.description}",
+        alias = bond.description
+        bridge.append(f"    # {alias}\n    bridge-ports {bond.name}")
+        lines += [f"auto {bond.name}", f"iface {bond.name}", f"    alias {alias}",
                   f"    bond-slaves {' '.join(bond.members)}", "    bond-mode 802.3ad",
                   "    bond-lacp-rate fast", "    bond-miimon 100",
                   "    bond-xmit-hash-policy layer3+4"]
@@ -86,12 +90,8 @@ def bridge_text(config: SwitchConfig) -> str:
         lines += [f"auto peerlink.{PEER_VLAN}", f"iface peerlink.{PEER_VLAN}",
                   f"    alias clagd {mlag.domain} {mlag.peer}", "    clagd-peer-ip linklocal",
                   f"    clagd-sys-mac {mlag.system_mac}", ""]
-    lines += ["auto bridge", "iface bridge", "    bridge-vlan-aware yes", f"    bridge-vids {vids}"]
-    for port in config.interfaces:
-        if not port.bond:
-            lines += [f"    # {port.description}", f"    bridge-ports {port.name}"]
-    for bond in config.bonds:
-        lines += [f"    # {bond.description}", f"    bridge-ports {bond.name}"]
+    lines += ["auto bridge", "iface bridge", "    bridge-vlan-aware yes", f"    bridge-vids {vids}",
+              *bridge]
     return "\n".join(lines) + "\n"
 
 

@@ -149,7 +149,8 @@ def by_row(plan: Plan, name: str, table: list[list[str]]) -> tuple[list[list[str
         rows = [feeds.get(row[cell], "") for row in table]
     else:
         rows = [names.get(row[cell], "") for row in table]
-    ranked = sorted(range(len(table)), key=lambda i: order.get(rows[i], len(order)))
+    rank = [order.get(row, len(order)) for row in rows]
+    ranked = sorted(range(len(table)), key=rank.__getitem__)
     return [table[i] for i in ranked], [rows[i] for i in ranked]
 
 
@@ -205,10 +206,6 @@ def render(plan: Plan) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
-def _role(d: Device) -> str:
-    return _role_of(d.kind, d.role)
-
-
 def _role_of(kind: str, role: str) -> str:
     return role if kind != "switch" else f"{role}-switch"
 
@@ -216,7 +213,8 @@ def _role_of(kind: str, role: str) -> str:
 def _vocabulary(plan: Plan, devs: tuple[Device, ...]) -> dict[str, list[list[str]]]:
     kinds = {(d.kind, d.model): d for d in devs}.values()  # one device of each kind and model
     makers = sorted({netbox_types.manufacturer(plan, d) for d in kinds})
-    roles = sorted({_role(d) for d in devs})
+    roles = sorted({_role_of(kind, role)  # each distinct kind and role once, not each device
+                    for kind, role in set(map(attrgetter("kind", "role"), devs))})
     return {
         "manufacturers": [[m, slug(m)] for m in makers],
         "device_roles": [[r, slug(r), ROLE_COLORS.get(r, "9e9e9e")] for r in roles],

@@ -20,7 +20,7 @@ from cluster_iac.plan.power_tables import (
     PowerLine,
     PowerOutage,
 )
-from cluster_iac.plan.switching import SwitchConfig
+from cluster_iac.plan.switching import MlagPair, SwitchConfig
 from cluster_iac.plan.wiring import FabricWiring
 
 # The plan's records, here and in the other plan/ and compile/ modules, are dataclasses
@@ -177,6 +177,8 @@ class Plan:
     nodes: tuple[Node, ...] = ()
     partitions: tuple[PartitionPlan, ...] = ()
     switches: tuple[Switch, ...] = ()
+    # The management networks' aggregation and core pairs (compile/build_management.py)
+    mlag_pairs: tuple[MlagPair, ...] = ()
     # Named networkx graphs: 'nvlink'. The fabrics are tables (fabric_wiring), each with its
     # graph on demand for what needs graph algorithms.
     graphs: dict[str, Any] = field(default_factory=dict)

@@ -27,14 +27,20 @@ def unpowered(plan: Plan, names: dict[str, tuple[str, ...]],
             if entry.key[2] not in present:  # retired, or gone in this change
                 retired.setdefault(entry.value[0], []).append(entry)
     problems = []
+    # each template's cords without an outlet, found once for all of its identical racks
+    unplugged: dict[Any, list[Any]] = {}
     for rack, template in zip(plan.racks, templates, strict=True):
+        left = unplugged.get(template)
+        if left is None:
+            left = unplugged[template] = [cord for cord in template.flow.cords if not cord.outlet]
+        if not left:
+            continue
         profile = profiles[rack.pdu_profile]
         labels = pdu_labels(profile)
         devices = names.get(rack.name, ())
         short: dict[int, list[str]] = {}
-        for cord in template.flow.cords:
-            if not cord.outlet:
-                short.setdefault(cord.pdu, []).append(f"{devices[cord.device]} PSU{cord.psu + 1}")
+        for cord in left:
+            short.setdefault(cord.pdu, []).append(f"{devices[cord.device]} PSU{cord.psu + 1}")
         for k, cords in sorted(short.items()):
             if template.flow.outlets_needed.get(k, 0) > profile.outlets:
                 continue  # more cords than outlets at all: SPEC-PDU-OUTLETS says so

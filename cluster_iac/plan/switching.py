@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, NamedTuple
 
 from cluster_iac.base.errors import SpecPath
@@ -77,6 +78,7 @@ MLAG_MAC_PREFIX = (0x02, 0x4D)
 _ACCESS_PORT = re.compile(r"swp(\d+)")
 
 
+@cache  # some 50 names (swp1-swp48) on 200,000 cable ends at 100,000 GPUs
 def port_number(port: str) -> int:
     """A management switch port's number: 'swp47' -> 47 (compile/build_management.py)."""
     match = _ACCESS_PORT.fullmatch(port)
@@ -175,6 +177,19 @@ class Mlag(NamedTuple):
     ports: tuple[str, ...]  # the peer link's ports (the same on both switches)
     system_mac: str  # mlag_system_mac(network, level, pair): the same on both switches
     primary: bool  # the pair's first switch (Cumulus clagd-priority, AVD's mlag primary)
+
+
+class MlagPair(NamedTuple):
+    """An aggregation or core pair of a management network, as compile/build_management.py
+    places it: where it is, so no reader parses it back out of the switches' names."""
+
+    network: str  # 'management' | 'bmc'
+    first: str  # the pair's first switch ('oob-agg1-1'), the MLAG primary
+    second: str  # its second ('oob-agg1-2')
+    level: int  # 1: aggregation, 2 and up: core
+    number: int  # the pair's number within its level, from 1
+    domain: str  # the pair's name ('oob-agg1-pair1')
+    ports: tuple[str, ...]  # the peer link's ports (the same on both switches)
 
 
 # Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.

@@ -50,11 +50,24 @@ def zone_records(domain: str, cidrs: Iterable[str],
     out[domain] += [(record.name, "A", record.address) for record in records]
     # each reverse zone's records in address order (a zone's addresses share their first
     # octets, so its owners' order is theirs): the records taken by address, as the four
-    # bytes inet_aton makes (big-endian, so compared as numbers), fill each zone in order
+    # bytes inet_aton makes (big-endian, so compared as numbers), fill each zone in order;
+    # each /24 block's zone and owner tail are found once, not once per address
+    blocks: dict[str, tuple[str, str]] = {}  # '10.0.1' -> its zone, its owners' tail
     for record in sorted(records, key=lambda r: inet_aton(r.address)):
-        zone, owner = reverse_name(record.address, heads)
-        out[zone].append((owner, "PTR", f"{record.name}.{domain}."))
+        block, _, host = record.address.rpartition(".")
+        found = blocks.get(block)
+        if found is None:
+            found = blocks[block] = _block_zone(block, heads)
+        out[found[0]].append((host + found[1], "PTR", f"{record.name}.{domain}."))
     return dict(sorted(out.items()))
+
+
+def _block_zone(block: str, heads: dict[str, str]) -> tuple[str, str]:
+    """The reverse zone of a /24 block ('10.0.1') and what its addresses' owner names there
+    end with after their last octet: '' in '1.0.10.in-addr.arpa', '.1' in
+    '0.10.in-addr.arpa' (reverse_name of the block's address 0, less its '0')."""
+    zone, owner = reverse_name(f"{block}.0", heads)
+    return zone, owner.removeprefix("0")
 
 
 def reverse_zones(network: IPv4Network) -> list[tuple[str, int]]:
