@@ -146,7 +146,7 @@ class Matching(NamedTuple):
 def match(plan: Plan, network: str, discovered: Topology) -> Matching:
     """Each discovered link of ``network`` matched to the planned cable it is, if any. Each
     discovered node's part of an end (a switch's device, a host adapter's whole end) is
-    worked out once, and _planned's test is made inline: a 100,000-GPU fabric has 300,000
+    worked out once, and each link is tested inline: a 100,000-GPU fabric has 300,000
     links."""
     cables = network_cables(plan, network)
     a_ends = [End(c.a_device, c.a_port) for c in cables]
@@ -167,7 +167,7 @@ def match(plan: Plan, network: str, discovered: Topology) -> Matching:
         here = whole or end_of(End, (device, f"p{a.port}"))
         device, whole = parts[b.node_id]
         there = whole or end_of(End, (device, f"p{b.port}"))
-        at = cabled(here)  # _planned, inline: from this end, then from the other
+        at = cabled(here)  # the planned cable from this end, then from the other
         if at is not None:
             planned = b_ends[at] if a_ends[at] == here else a_ends[at]
             if not (there == planned or (there.port == "" and there.device == planned.device)):
@@ -266,20 +266,6 @@ def discovered_guids(plan: Plan, network: str, discovered: Topology,
                 nodes[f"{device} {port}"] = node.guid
                 ports[f"{device} {port}"] = discovered.port_guids.get(end, node.guid)
     return ports, nodes
-
-
-def _planned(cables: list[Cable], by_end: dict[End, int], ends: tuple[End, End]) -> int | None:
-    """The planned cable these discovered ends are, or None."""
-    for here, there in (ends, ends[::-1]):
-        i = by_end.get(here)
-        if i is None:
-            continue
-        cable = cables[i]
-        other = (End(cable.b_device, cable.b_port) if (cable.a_device, cable.a_port) == here
-                 else End(cable.a_device, cable.a_port))
-        if there == other or (there.port == "" and there.device == other.device):
-            return i
-    return None
 
 
 def describe(plan: Plan, mismatch: Mismatch) -> str:
