@@ -118,8 +118,10 @@ def test_as_names_the_kind(tmp_path: Path) -> None:
     path = write(tmp_path, "compute01.out", slurmd_text(plan, "compute01", CPUs=8))
     code, out, err = _run(SEED, extra=("--as", f"slurmd={path}"))
     assert code == 1 and "RECONCILE-SLURM-CPUS" in out
-    code, out, err = _run(SEED, extra=("--as", f"lspci={path}"))
+    code, out, err = _run(SEED, extra=("--as", f"ipmitool={path}"))  # no source reads it
     assert code == 2
+    code, out, err = _run(SEED, extra=("--as", f"lspci={path}"))  # not an lspci tree
+    assert code == 1 and f"{path}:1: error[RECONCILE-READ] not a line of `lspci -tv`" in err, err
     code, out, err = _run(SEED, extra=("--as", f"lldp={path}"))  # not lldpcli's JSON
     assert code == 1 and f"{path}:1: error[RECONCILE-READ] not JSON" in err, err
 

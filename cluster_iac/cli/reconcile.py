@@ -52,7 +52,8 @@ def _files(paths: tuple[Path, ...]) -> list[Path]:
 @click.argument("discovery", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--as", "named", multiple=True, metavar="KIND=FILE",
               help="A discovery file and its kind (ibnetdiscover, slurmd, nvidia-smi, "
-                   "redfish, lldp, pdu), where its content does not tell it.")
+                   "nvidia-smi-topo, lspci, redfish, lldp, pdu), where its content does not "
+                   "tell it.")
 @click.option("--accept", is_flag=True,
               help="Record the facts of delivered hardware the files report (MACs, serials, "
                    "GUIDs) in SPEC's lock, from which render writes Kea's reservations, "
@@ -61,6 +62,7 @@ def _files(paths: tuple[Path, ...]) -> list[Path]:
 def reconcile_command(spec: Path, discovery: tuple[Path, ...], named: tuple[str, ...],
                       accept: bool) -> None:
     """Compare DISCOVERY files (any mix of `ibnetdiscover`, `slurmd -C`, `nvidia-smi -q -x`,
+    `nvidia-smi topo -m`, `lspci -tv`,
     Redfish Systems/Power/EthernetInterface JSON, `lldpcli show neighbors -f json` (or EOS's
     `show lldp neighbors detail | json`) and PDU outlet readings, each told by its content;
     a per-host or per-device file named HOST.<anything>; a folder stands for the files in

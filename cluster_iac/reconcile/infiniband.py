@@ -14,6 +14,9 @@ where its compute port belongs is miswired, not the compute port.
 from __future__ import annotations
 
 import re
+from collections.abc import Set
+from functools import lru_cache
+from operator import add, itemgetter
 from typing import NamedTuple
 
 from cluster_iac.formats.ibnetdiscover import IbEnd, IbNode, Topology
@@ -55,26 +58,49 @@ CABLE_FIXES = {"missing": "plug in the cable by its label, both ends as planned"
 
 def fabric_of(plan: Plan, discovered: Topology) -> str | None:
     """The InfiniBand fabric whose switches the discovery holds the most of, or None."""
-    known = {name for network in infiniband_fabrics(plan)
-             for name in plan.fabric_wiring[network].tier}
-    names = {_device(node, known) for node in discovered.nodes.values()}
+    names = _seen(plan, discovered)
     counts = {network: sum(1 for name in plan.fabric_wiring[network].tier if name in names)
               for network in infiniband_fabrics(plan)}
     best = max(counts, key=counts.__getitem__, default=None)
     return best if best is not None and counts[best] else None
 
 
-def _device(node: IbNode, known: set[str]) -> str:
+@lru_cache(maxsize=4)
+def _known(plan: Plan) -> frozenset[str]:
+    """Every device of every InfiniBand fabric of the plan, by name."""
+    return frozenset(name for network in infiniband_fabrics(plan)
+                     for name in plan.fabric_wiring[network].tier)
+
+
+def _seen(plan: Plan, discovered: Topology) -> set[str]:
+    """The plan's devices (or descriptions) the discovered nodes are, worked out once per
+    discovery and plan (fabric_of and the unseen switches ask)."""
+    known = _known(plan)
+    key = ("devices", known)
+    names: set[str] | None = discovered.memo.get(key)
+    if names is None:
+        discovered.memo[key] = names = {_device(node, known)
+                                        for node in discovered.nodes.values()}
+    return names
+
+
+_SEPARATORS = frozenset(";:/ \t\n\r\x0b\x0c")  # a description's word ends at one (_WORDS)
+
+
+def _device(node: IbNode, known: Set[str]) -> str:
     """The plan's device a discovered node is: its description where that is a known
     device, else the first of its words (split at spaces, ';', ':', '/') that is one
     ('MF0;leaf01:MQM9700/U1' is leaf01), else the description."""
     desc = node.description
     if desc in known or not known:
         return desc
+    head = desc.partition(" ")[0]  # 'dgx-001 ib0': the first word, found without a pattern
+    if head in known and _SEPARATORS.isdisjoint(head):
+        return head
     return next((word for word in _WORDS.split(desc) if word in known), desc)
 
 
-def _end(discovered: Topology, end: IbEnd, known: set[str], ports: dict[str, set[str]]) -> End:
+def _end(discovered: Topology, end: IbEnd, known: Set[str], ports: dict[str, set[str]]) -> End:
     """A discovered end in the plan's terms. ``ports`` holds every named port of every
     planned host, on any fabric: a port so named keeps its name (and so matches only its
     own cable); a name the plan does not give (the driver's 'mlx5_0') is ''."""
@@ -118,25 +144,75 @@ class Matching(NamedTuple):
 
 
 def match(plan: Plan, network: str, discovered: Topology) -> Matching:
-    """Each discovered link of ``network`` matched to the planned cable it is, if any."""
-    cables = [c for c in plan.cables.rows() if c.network == network]
+    """Each discovered link of ``network`` matched to the planned cable it is, if any. Each
+    discovered node's part of an end (a switch's device, a host adapter's whole end) is
+    worked out once, and each link is tested inline: a 100,000-GPU fabric has 300,000
+    links."""
+    cables = network_cables(plan, network)
+    a_ends = [End(c.a_device, c.a_port) for c in cables]
+    b_ends = [End(c.b_device, c.b_port) for c in cables]
     by_end: dict[End, int] = {}
-    for i, cable in enumerate(cables):
-        by_end[End(cable.a_device, cable.a_port)] = i
-        by_end[End(cable.b_device, cable.b_port)] = i
-    known = {name for fabric in infiniband_fabrics(plan)
-             for name in plan.fabric_wiring[fabric].tier}
+    for i, (a_end, b_end) in enumerate(zip(a_ends, b_ends, strict=True)):
+        by_end[a_end] = i
+        by_end[b_end] = i
+    known = _known(plan)
     ports = _host_ports(plan)
+    parts = {node_id: _part(discovered, node, known, ports)
+             for node_id, node in discovered.nodes.items()}
     found: dict[int, tuple[IbEnd, IbEnd]] = {}
     strays: list[tuple[End, End]] = []
+    cabled, end_of = by_end.get, tuple.__new__  # End(...) without its Python __new__
     for a, b in discovered.pairs():
-        ends = (_end(discovered, a, known, ports), _end(discovered, b, known, ports))
-        at = _planned(cables, by_end, ends)
+        device, whole = parts[a.node_id]
+        here = whole or end_of(End, (device, f"p{a.port}"))
+        device, whole = parts[b.node_id]
+        there = whole or end_of(End, (device, f"p{b.port}"))
+        at = cabled(here)  # the planned cable from this end, then from the other
+        if at is not None:
+            planned = b_ends[at] if a_ends[at] == here else a_ends[at]
+            if not (there == planned or (there.port == "" and there.device == planned.device)):
+                at = None
+        if at is None and (at := cabled(there)) is not None:
+            planned = b_ends[at] if a_ends[at] == there else a_ends[at]
+            if not (here == planned or (here.port == "" and here.device == planned.device)):
+                at = None
         if at is None:
-            strays.append(ends)
+            strays.append((here, there))
         else:
-            found[at] = (a, b) if ends[0].device == cables[at].a_device else (b, a)
+            found[at] = (a, b) if here.device == a_ends[at].device else (b, a)
     return Matching(cables, found, strays, by_end)
+
+
+def _part(discovered: Topology, node: IbNode, known: Set[str], ports: dict[str, set[str]],
+          ) -> tuple[str, End | None]:
+    """A discovered node's part of its ends: (a switch's device, None: the port is the
+    end's), or ('', a host adapter's whole end, as _end makes it: one port)."""
+    if node.kind == "Switch":
+        return _shown(_device(node, known) or node.node_id), None
+    return "", _end(discovered, IbEnd(node.node_id, 1), known, ports)
+
+
+def network_cables(plan: Plan, network: str) -> list[Cable]:
+    """The planned cables of ``network``, in the plan's order, as Cables.row makes them: only
+    their rows are made, and their ends' row, rack and U only for them (the table holds every
+    network's cables and every power cord: 720,000 rows at 100,000 GPUs, of which the compute
+    fabric is 300,000; Cables.columns would locate every end of all of them)."""
+    table = plan.cables
+    picked = [i for i, name in enumerate(table.network) if name == network]
+    if len(picked) < 2:
+        return [table.row(i) for i in picked]
+    take = itemgetter(*picked)
+    a_device, b_device = take(table.a_device), take(table.b_device)
+    located = {name: (d.row, d.rack, d.u) for name, d in table.devices.items()}
+    nowhere = ("", "", None)
+    a_row, a_rack, a_u = zip(*(located.get(name, nowhere) for name in a_device), strict=True)
+    b_row, b_rack, b_u = zip(*(located.get(name, nowhere) for name in b_device), strict=True)
+    a_port = take(table.a_port)
+    return list(map(Cable._make, zip(
+        map(add, take(table.id_head), a_port), take(table.network), take(table.tier), a_row,
+        a_rack, a_u, a_device, a_port, b_row, b_rack, b_u, b_device, take(table.b_port),
+        take(table.speed_gbps), take(table.link), take(table.medium), take(table.transceivers),
+        take(table.estimated_m), take(table.length_m), strict=True)))
 
 
 def verify(plan: Plan, network: str, discovered: Topology,
@@ -165,11 +241,9 @@ def verify(plan: Plan, network: str, discovered: Topology,
 
 def _unseen_switches(plan: Plan, network: str, discovered: Topology) -> list[str]:
     """The fabric's planned switches that no discovered node is, in the plan's order."""
-    tier = plan.fabric_wiring[network].tier
-    known = {name for fabric in infiniband_fabrics(plan)
-             for name in plan.fabric_wiring[fabric].tier}
-    seen = {_device(node, known) for node in discovered.nodes.values()}
-    return [name for name, level in tier.items() if level != "node" and name not in seen]
+    seen = _seen(plan, discovered)
+    return [name for name, level in plan.fabric_wiring[network].tier.items()
+            if level != "node" and name not in seen]
 
 
 def discovered_guids(plan: Plan, network: str, discovered: Topology,
@@ -192,20 +266,6 @@ def discovered_guids(plan: Plan, network: str, discovered: Topology,
                 nodes[f"{device} {port}"] = node.guid
                 ports[f"{device} {port}"] = discovered.port_guids.get(end, node.guid)
     return ports, nodes
-
-
-def _planned(cables: list[Cable], by_end: dict[End, int], ends: tuple[End, End]) -> int | None:
-    """The planned cable these discovered ends are, or None."""
-    for here, there in (ends, ends[::-1]):
-        i = by_end.get(here)
-        if i is None:
-            continue
-        cable = cables[i]
-        other = (End(cable.b_device, cable.b_port) if (cable.a_device, cable.a_port) == here
-                 else End(cable.a_device, cable.a_port))
-        if there == other or (there.port == "" and there.device == other.device):
-            return i
-    return None
 
 
 def describe(plan: Plan, mismatch: Mismatch) -> str:

@@ -5,13 +5,23 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from cluster_iac.reconcile import ibnetdiscover, lldp, nvidia_smi, pcie, pdu, redfish, slurmd
+from cluster_iac.reconcile import (
+    ibnetdiscover,
+    lldp,
+    lspci,
+    nvidia_smi,
+    pcie,
+    pdu,
+    redfish,
+    slurmd,
+)
 
 SOURCES: dict[str, ModuleType] = {module.KIND: module for module in (
     ibnetdiscover,
     slurmd,
     nvidia_smi,
     pcie,
+    lspci,
     redfish,
     lldp,
     pdu,
