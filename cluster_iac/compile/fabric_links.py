@@ -28,6 +28,8 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from cluster_iac.base.runs import runs
 from cluster_iac.compile.fabric_cables import PORT_NAMES, Wiring
+from cluster_iac.plan.kept import Lock
+from cluster_iac.plan.physical import Links
 from cluster_iac.plan.wiring import LinkMove
 
 _PORT = re.compile(r"p([1-9][0-9]{0,3})")
@@ -46,14 +48,14 @@ def uplink_texts(a_device: Iterable[str], a_port: Iterable[str], b_device: Itera
     return {lower: ",".join(found) for lower, found in parts.items()}
 
 
-def keep_links(lock: object, wiring: Wiring, start: int, ports: Mapping[str, int],
+def keep_links(lock: Lock, wiring: Wiring, start: int, ports: Mapping[str, int],
                host_cages: Mapping[str, int]) -> list[LinkMove]:
     """The uplink cables of ``wiring`` (its cable rows from ``start`` on) on the ports the
     lock's links lines hold for them, where the design can keep them; the locked cables it
     cannot keep, each with why. ``ports``: each switch's port count; ``host_cages``: each
     leaf's cages taken by hosts (ports 1 to that)."""
     held = {entry.key[2]: entry.value[0] for entry in
-            lock.of_kind("links", wiring.network)} if lock.exists else {}  # type: ignore[attr-defined]
+            lock.of_kind("links", wiring.network)} if lock.exists else {}
     columns = wiring.cables.columns
     a_device, a_port, b_device, b_port = (column[start:] for column in columns[2:6])
     if not held or not a_device:
@@ -92,7 +94,7 @@ def keep_links(lock: object, wiring: Wiring, start: int, ports: Mapping[str, int
             kept[row] = (port, peer_port)
             taken.take(lower, port)
             taken.take(peer, peer_port)
-    first_up = {lower: min(map(_number, (a_port[row] for row in mine)))
+    first_up = {lower: min(_number(a_port[row]) or 1 for row in mine)
                 for lower, mine in rows.items()}
     for row, lower in enumerate(a_device):
         if row in kept:
@@ -178,7 +180,7 @@ class _Taken:
         raise ValueError(f"{switch} has no free port for a cable the design lays")
 
 
-def switch_links(links: object, fabrics: Iterable[str]) -> Iterator[tuple[str, dict[str, str]]]:
+def switch_links(links: Links, fabrics: Iterable[str]) -> Iterator[tuple[str, dict[str, str]]]:
     """Per fabric: each lower switch's links line text (its cables up), from the plan's
     link table (the lock's new lines)."""
     from_runs = _uplink_runs(links)
@@ -187,12 +189,11 @@ def switch_links(links: object, fabrics: Iterable[str]) -> Iterator[tuple[str, d
         if picked:
             yield fabric, uplink_texts(*(
                 [value for start, stop in picked for value in column[start:stop]]
-                for column in (links.a_device, links.a_port,  # type: ignore[attr-defined]
-                               links.b_device, links.b_port)))  # type: ignore[attr-defined]
+                for column in (links.a_device, links.a_port, links.b_device, links.b_port)))
 
 
-def _uplink_runs(links: object) -> list[tuple[str, int, int]]:
+def _uplink_runs(links: Links) -> list[tuple[str, int, int]]:
     """(network, start, stop) of the link table's runs of switch-to-switch cables."""
-    network, tier = links.network, links.tier  # type: ignore[attr-defined]
+    network, tier = links.network, links.tier
     return [(network[start], start, stop) for start, stop in runs(network, tier)
             if tier[start] in ("leaf-spine", "spine-core")]
