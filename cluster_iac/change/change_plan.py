@@ -15,6 +15,7 @@ import io
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from cluster_iac.base.sorting import natural_key
 from cluster_iac.change.actions import Action, actions
@@ -56,6 +57,9 @@ class ChangePlan:
     deltas: tuple[Delta, ...]
     work_order: tuple[dict[str, str], ...]  # rows of ORDER: pull first, then lay
     actions: dict[str, list[Action]] = field(default_factory=dict)
+    # the switch-to-switch cables the lock held that the new design moves, and why
+    # (plan.link_moves, compile/fabric_links.py): the fewest it must
+    moved_links: tuple[Any, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -68,9 +72,10 @@ class ChangePlan:
 
 def change_plan(old_files: dict[str, str] | None, new_files: dict[str, str],
                 old_lock: str | None, new_lock: str, releases: Sequence[str],
-                lustre_new: bool = False) -> ChangePlan:
+                lustre_new: bool = False, moved_links: Sequence[Any] = ()) -> ChangePlan:
     """The change from ``old_files`` and ``old_lock`` (None: nothing deployed yet) to the
-    new tree and lock, with its actions for each of ``releases``."""
+    new tree and lock, with its actions for each of ``releases``; ``moved_links``, the new
+    plan's link_moves (plan/wiring.py LinkMove), says which locked cables move and why."""
     old = old_files or {}
     kinds_old, kinds_new = _devices(old), _devices(new_files)
     by_kind = [_diff(kind, kinds_old.get(kind, {}), kinds_new.get(kind, {}))
@@ -108,7 +113,7 @@ def change_plan(old_files: dict[str, str] | None, new_files: dict[str, str],
              for release in releases}
     order = _work_order(_header(old.get(CABLES)), cables_old,
                         _header(new_files.get(CABLES)), cables_new, relabel)
-    return ChangePlan(old_files is None, deltas, order, found)
+    return ChangePlan(old_files is None, deltas, order, found, tuple(moved_links))
 
 
 def renames(old_lock: str | None, new_lock: str, removed: Sequence[str],
@@ -322,7 +327,7 @@ def summary(plan: ChangePlan, *, objects: bool = True, limit: int = 50) -> str:
     for d in plan.deltas:
         out.append(markdown_row((d.kind, str(len(d.added)), str(len(d.changed)),
                                  str(len(d.removed)), str(len(d.renamed)))))
-    out += ["", work_totals(plan)]
+    out += ["", work_totals(plan), *_moved_links(plan, limit)]
     if objects:
         for d in plan.deltas:
             for what, names in (("added", d.added), ("changed", d.changed),
@@ -348,6 +353,22 @@ def summary(plan: ChangePlan, *, objects: bool = True, limit: int = 50) -> str:
     return "\n".join(out) + "\n"
 
 
+def _moved_links(plan: ChangePlan, limit: int) -> list[str]:
+    """The lines on the fabric cables the lock held that the design moves: how many, and
+    each (at most ``limit``) with why."""
+    moved = plan.moved_links
+    if not moved:
+        return []
+    out = ["", f"The lock held {len(moved)} switch-to-switch cable(s) the new design cannot "
+               f"keep where they are; it moves these and no other (each is re-laid in the "
+               f"work order, from its switch's port):"]
+    out += [f"- {m.fabric} {m.switch} {m.port} to {m.peer} {m.peer_port}: {m.why}"
+            for m in moved[:limit]]
+    if len(moved) > limit:
+        out.append(f"- and {len(moved) - limit} more")
+    return out
+
+
 def as_json(plan: ChangePlan) -> dict[str, object]:
     """The plan for machines (the CLI's --format json): version 1."""
     return {
@@ -361,4 +382,5 @@ def as_json(plan: ChangePlan) -> dict[str, object]:
                                "citation": a.citation, "refused": a.refused,
                                "tested": a.tested} for a in found]
                     for release, found in plan.actions.items()},
+        "moved_links": [m._asdict() for m in plan.moved_links],
     }

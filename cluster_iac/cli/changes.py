@@ -60,12 +60,14 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
     assert lock is not None
     lock.after  # noqa: B018  # made while the plan is here
     releases = releases or (result.plan.slurm.release.version,)
+    moved_links = result.plan.link_moves
     del result  # the plan is not needed from here: its memory back before the trees are read
     gc.collect()
     old_files, old_lock = (_committed(base, out_dir, lock.path) if base
                            else (_on_disk(out_dir), lock.before))
     try:
-        plan = change_plan(old_files, files, old_lock, lock.after, releases, lustre_new)
+        plan = change_plan(old_files, files, old_lock, lock.after, releases, lustre_new,
+                           moved_links)
     except ValueError as exc:  # an unknown release
         raise click.BadParameter(str(exc), param_hint="--release") from None
     click.echo(json_text(as_json(plan)) if fmt == "json" else summary(plan), nl=False)
@@ -90,7 +92,8 @@ def change_summary(result: Build, checked: Checked) -> str:
     assert result.lock is not None
     old, new = checked.trees()
     plan = change_plan(old, new, result.lock.before,  # type: ignore[arg-type]
-                       result.lock.after, (result.plan.slurm.release.version,))
+                       result.lock.after, (result.plan.slurm.release.version,),
+                       moved_links=result.plan.link_moves)
     return summary(plan)
 
 

@@ -18,6 +18,7 @@ from cluster_iac.compile.fabric_cables import (
     wire_nodes,
     wire_uplinks,
 )
+from cluster_iac.compile.fabric_links import keep_links
 from cluster_iac.plan import FabricPlan, Plan
 from cluster_iac.plan.fattree import (
     FabricSizeError,
@@ -28,6 +29,7 @@ from cluster_iac.plan.fattree import (
     size_fat_tree,
 )
 from cluster_iac.plan.model import Switch
+from cluster_iac.plan.wiring import LinkMove
 from cluster_iac.spec import ClusterSpec
 
 # Switch-name prefix per fabric: what a technician reads on the label.
@@ -41,6 +43,7 @@ def build_fabric(spec: ClusterSpec, plan: Plan) -> Plan:
     wirings, fabrics = dict(plan.fabric_wiring), dict(plan.fabrics)
     switches = list(plan.switches)
     links = plan.links
+    moves: list[LinkMove] = []
     problems: list[Diagnostic] = []
     for network in ("compute", "storage"):
         config = getattr(plan.settings.fabric, network)
@@ -48,7 +51,7 @@ def build_fabric(spec: ClusterSpec, plan: Plan) -> Plan:
             continue
         path: SpecPath = ("fabric", network)
         try:
-            wiring, summary = _build_one(plan, network, config, path)
+            wiring, summary, moved = _build_one(plan, network, config, path)
         except CompileError as error:
             problems += error.diagnostics
             continue
@@ -56,13 +59,15 @@ def build_fabric(spec: ClusterSpec, plan: Plan) -> Plan:
         fabrics[network] = summary
         switches += wiring.switches
         links += wiring.cables.freeze()
+        moves += moved
     if problems:
         raise CompileError(problems)
     return replace(plan, fabric_wiring=wirings, fabrics=fabrics, switches=tuple(switches),
-                   links=links)
+                   links=links, link_moves=tuple(moves))
 
 
-def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[Wiring, FabricPlan]:
+def _build_one(plan: Plan, network: str, config: Any,
+               path: SpecPath) -> tuple[Wiring, FabricPlan, list[LinkMove]]:
     models = _switch_models(plan, config)
     leaf = models["leaf"]
     endpoints = _endpoints(plan, network, config, leaf, path)
@@ -93,11 +98,17 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[W
     names = _name_switches(tree, wiring.prefix, _locked_widths(plan.lock, wiring.prefix))
     leaf_racks = wire_nodes(wiring, tree, endpoints, names["leaf"], leaf.port_speed_gbps)
     # cages the hosts' legs take on each leaf (a split cage is one port)
-    host_cages = sum(-(-wiring.next_port[name] // legs) for name in names["leaf"])
+    cages = {name: -(-wiring.next_port[name] // legs) for name in names["leaf"]}
+    host_cages = sum(cages.values())
     if plan.lock.exists:
         _drop_reserved(wiring, endpoints)
         _check_locked(plan.lock, wiring)
+    start = len(wiring.cables.columns[0])
     wire_uplinks(wiring, tree, names, models)
+    # the uplinks on the ports the lock holds for them, where the design keeps them
+    moves = keep_links(plan.lock, wiring, start, {
+        name: models[tier].ports for tier, tier_names in names.items() for name in tier_names},
+        cages)
     racks = _switch_racks(plan, config, names, leaf_racks, path)
     # Upper tiers first, leaves last: a new scalable unit appends its leaves (power cords and
     # rack units follow this order).
@@ -110,7 +121,7 @@ def _build_one(plan: Plan, network: str, config: Any, path: SpecPath) -> tuple[W
         wiring.switches += [Switch(name, model_key, network, tier, _rack(plan, name, racks),
                                    *fixed) for name in tier_names]
     return wiring, _summary(wiring, tree, network, technology, leaf.port_speed_gbps, path,
-                            legs, host_cages)
+                            legs, host_cages), moves
 
 
 def _rack(plan: Plan, name: str, racks: dict[str, str]) -> str:

@@ -18,6 +18,7 @@ from cluster_iac.lock.grammar import (
     SERIAL,
     SOA_MAX,
     TARGET_KINDS,
+    UPLINKS,
     ZERO_GUID,
     ZERO_MAC,
     ZONE,
@@ -38,6 +39,8 @@ _WHOLE = {
     "lustre": re.compile(rf"{_R}lustre ({'|'.join(TARGET_KINDS)}) {_I} {_N}$", re.MULTILINE),
     "fabric": re.compile(rf"{_R}fabric ({'|'.join(FABRICS)}) {_N} {_I} {_I} {_N} {_N}$",
                          re.MULTILINE),
+    "links": re.compile(rf"{_R}links ({'|'.join(FABRICS)}) {_N} ({UPLINKS.pattern})$",
+                        re.MULTILINE),
     "access": re.compile(rf"{_R}access ({'|'.join(NETWORKS)}) {_N} {_N} {_I} {_N} {_N}$",
                          re.MULTILINE),
     "outlet": re.compile(rf"{_R}outlet {_N} (PSU[1-9][0-9]?) {_N} {_I}$", re.MULTILINE),
@@ -95,6 +98,7 @@ def fast_entries(text: str) -> dict[tuple[str, str], dict[str, Entry]] | None:
 # Where each kind's matched row (its first group is 'retired ' or '') holds its scope (0:
 # none, 'place') and the key's last word
 _WORDS = {"address": (1, 2), "place": (0, 1), "lustre": (1, 2), "fabric": (1, 2),
+          "links": (1, 2),
           "access": (1, 2), "outlet": (2, 1), "uplink": (1, 2), "peerlink": (1, 2),
           "bgp": (1, 2), "p2p": (1, 2),
           "mac": (1, 2), "serial": (0, 1), "guid": (2, 1), "zone": (0, 1),
@@ -158,6 +162,8 @@ def _make(kind: str, rows: list[tuple[str, ...]]) -> list[Entry]:
     if kind == "fabric":
         return [Entry((kind, f, d), (_in(p, 100_000), _in(n, 64, 1), sw, port), 0,
                       r == "retired ") for r, f, d, p, n, sw, port in rows]
+    if kind == "links":
+        return [Entry((kind, f, d), (u,), 0, r == "retired ") for r, f, d, u in rows]
     if kind == "access":
         return [Entry((kind, n, d), (rack, _in(p, 100_000), sw, port), 0, r == "retired ")
                 for r, n, d, rack, p, sw, port in rows]

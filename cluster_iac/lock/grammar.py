@@ -13,6 +13,11 @@ allocation as one added line:
                                           a host's position on the compute or storage
                                           fabric (its leaves and ports follow from it), the
                                           ports it takes there and its first cable's end
+    links <fabric> <switch> <port>:<peer>:<port>,...
+                                          a fabric switch's cables to the switches above
+                                          it (a leaf's to spines, a spine's to cores): its
+                                          port, the switch above and that switch's port,
+                                          in its cables' order (compile/fabric_links.py)
     access <network> <device> <rack> <position> <switch> <port>
                                           a device's place among its rack's management
                                           or BMC access ports, and that port
@@ -80,6 +85,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "place": ("device", "rack", "unit", "height"),
     "lustre": ("target", "index", "device"),
     "fabric": ("fabric", "device", "position", "ports", "switch", "port"),
+    "links": ("fabric", "device", "uplinks"),
     "access": ("network", "device", "rack", "position", "switch", "port"),
     "outlet": ("device", "psu", "pdu", "outlet"),
     "uplink": ("network", "device", "level", "position"),
@@ -116,6 +122,11 @@ ZONE_MAX = 253
 SOA_MAX = 2**32 - 1  # an SOA serial: 32 bits (RFC 1982), never 0 here (plan/zones.py)
 _SOA = re.compile(r"[1-9][0-9]{0,9}")
 DIGEST = re.compile(r"[0-9a-f]{64}")  # a SHA-256, lower-case hex
+# A switch's cables up, as a links line holds them: 'port:peer:port' joined by ',', each
+# part a name; at most 4096 cables (a switch of the catalog has 144 ports)
+_UPLINK = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}:[A-Za-z0-9][A-Za-z0-9._-]{0,127}:" \
+          r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"
+UPLINKS = re.compile(rf"{_UPLINK}(?:,{_UPLINK}){{0,4095}}")
 
 
 def field_value(name: str, word: str) -> Any:
@@ -149,6 +160,9 @@ def field_value(name: str, word: str) -> Any:
     if name == "digest":
         return word if DIGEST.fullmatch(word) else \
             "!not a SHA-256 (64 lower-case hex digits)"
+    if name == "uplinks":
+        return word if UPLINKS.fullmatch(word) else \
+            "!not a switch's cables up ('port:switch:port' joined by ',')"
     if name == "ipv4":
         try:
             return str(IPv4Address(word))

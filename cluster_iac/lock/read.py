@@ -136,7 +136,7 @@ def _parse_line(lock: Lock, number: int, line: str) -> Diagnostic | None:
     if kind in ("place", "serial", "zone", "row"):
         key: Key = (kind, "", values[0])
         value_part = tuple(values[1:])
-    elif kind in ("fabric", "access", "uplink", "peerlink", "bgp", "p2p"):
+    elif kind in ("fabric", "links", "access", "uplink", "peerlink", "bgp", "p2p"):
         key, value_part = (kind, values[0], values[1]), tuple(values[2:])
     elif kind in ("outlet", "guid"):
         key, value_part = (kind, values[1], values[0]), tuple(values[2:])

@@ -10,6 +10,7 @@ from typing import Any
 from cluster_iac.base.sorting import natural_key, natural_keys
 from cluster_iac.compile.build_management import access_positions, peer_links, uplink_positions
 from cluster_iac.compile.cable_lengths import row_positions
+from cluster_iac.compile.fabric_links import switch_links
 from cluster_iac.lock.grammar import HEADER, TARGET_KINDS
 from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.plan.kept import Lock, device_of, words
@@ -29,7 +30,8 @@ def lock_text(plan: Any, old: Lock, spec_name: str) -> str:
     retired: Groups = {}
     for key, entry in old.entries.items():
         kind, scope, name = key
-        if name not in groups.get((kind, scope), {}) and \
+        # a switch gone frees the ports of its cables up (links lines are never retired)
+        if kind != "links" and name not in groups.get((kind, scope), {}) and \
                 device_of(key, entry.value) not in old.reallocated:
             retired.setdefault((kind, scope), {})[name] = \
                 "retired " + " ".join(map(str, words(key, entry.value)))
@@ -83,6 +85,9 @@ def identities(plan: Any) -> Groups:
         group("fabric", network).update(
             (host, f"fabric {network} {host} {place} {ports[host]} {first[host][0]} "
                    f"{first[host][1]}") for host, place in position.items())
+    for network, texts in switch_links(plan.links, plan.fabric_wiring):
+        group("links", network).update((lower, f"links {network} {lower} {text}")
+                                       for lower, text in texts.items())
     for network, device, rack, slot, switch, port in access_positions(plan):
         group("access", network)[device] = \
             f"access {network} {device} {rack} {slot} {switch} {port}"

@@ -21,7 +21,7 @@ from cluster_iac.plan.power_tables import (
     PowerOutage,
 )
 from cluster_iac.plan.switching import MlagPair, SwitchConfig
-from cluster_iac.plan.wiring import FabricWiring
+from cluster_iac.plan.wiring import FabricWiring, LinkMove
 
 # The plan's records, here and in the other plan/ and compile/ modules, are dataclasses
 # without the __eq__, __hash__ and __repr__ that @dataclass would write (eq=False,
@@ -185,6 +185,9 @@ class Plan:
     # 'compute' / 'storage' -> who is cabled to whom in the fabric: each device's tier, SU,
     # rail and the switches above it (plan/wiring.py); the cables are rows of ``cables``
     fabric_wiring: dict[str, FabricWiring] = field(default_factory=dict)
+    # the switch-to-switch cables the lock held that the fabrics cannot keep, and why
+    # (compile/fabric_links.py): what `cluster-iac changes` says it moves
+    link_moves: tuple[LinkMove, ...] = ()
     # device name -> Placement (nodes, switches, PDUs, power shelves)
     placements: dict[str, Placement] = field(default_factory=dict)
     # network name ('management', 'bmc', 'ipoib', 'storage') -> device name -> IPv4 address

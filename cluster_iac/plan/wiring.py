@@ -17,10 +17,23 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import compress, repeat
 from operator import eq
-from typing import Any
+from typing import Any, NamedTuple
 
 # The cables from a device of a tier to the switches above it.
 UPLINK_TIER = {"node": "node-leaf", "leaf": "leaf-spine", "spine": "spine-core"}
+
+
+class LinkMove(NamedTuple):
+    """A switch-to-switch cable the lock held that the design cannot keep where it was
+    (compile/fabric_links.py): the lower switch's port, the switch above and its port, as
+    the lock's links line held them, and why it moves."""
+
+    fabric: str
+    switch: str
+    port: str
+    peer: str
+    peer_port: str
+    why: str
 
 
 # Records without generated __eq__/__repr__ (eq=False, repr=False): see plan/model.py.
