@@ -62,10 +62,10 @@ def _fabric_configs(plan: Plan, network: str, underlay: Any,
     numbered = underlay.bgp == "numbered"
     blocks = identities.blocks([s for s in switches
                                 if s.tier == "leaf" or numbered], legs)
-    addresses = _link_addresses(ports, blocks, legs)
+    firsts = {name: int(block) for name, block in blocks.items()}
     configs = {}
     for switch in switches:
-        interfaces = _interfaces(ports.get(switch.name, ()), underlay.host_mtu, addresses)
+        interfaces = _interfaces(ports.get(switch.name, ()), underlay.host_mtu, firsts, legs)
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, ROLES[switch.tier], switch.rack,
             asns[switch.name], loopbacks[switch.name], interfaces,
@@ -109,29 +109,25 @@ def _cage_leg(port: str) -> tuple[int, int]:
     return int(match[1]), int(match[2] or 1)
 
 
+@cache  # as _cage_leg
 def _leg_index(port: str, legs: int) -> int:
     """The place of a port leg among a switch's: 'p57' -> 56 x legs, 'p1s2' -> 1."""
     cage, leg = _cage_leg(port)
     return (cage - 1) * legs + leg - 1
 
 
-def _link_addresses(ports: dict[str, list[PortRow]], blocks: dict[str, IPv4Address],
-                    legs: int) -> dict[tuple[str, str], int]:
-    """(numbering switch, its port) -> the /31's even address, for the links it numbers."""
-    return {(switch, row[0]): int(blocks[switch]) + 2 * _leg_index(row[0], legs)
-            for switch, rows in ports.items() if switch in blocks
-            for row in rows if row[1] != "uplink"}
-
-
-def _interfaces(rows: list[PortRow], host_mtu: int,
-                addresses: dict[tuple[str, str], int]) -> tuple[SwitchInterface, ...]:
-    """A switch's ports from its rows: the MTU of the port's kind, the /31 of a numbered link
-    (this end's address with its length, the far end's without)."""
+def _interfaces(rows: list[PortRow], host_mtu: int, firsts: dict[str, int],
+                legs: int) -> tuple[SwitchInterface, ...]:
+    """A switch's ports from its rows: the MTU of the port's kind, the /31 of a link its
+    numbering switch (the upper end) numbers, from the first address of that switch's block
+    (``firsts``), the port leg's place among its ports (this end's address with its length,
+    the far end's without)."""
     found = []
     for port, kind, peer, peer_port, cable, speed, owner, owner_port in rows:
-        even = addresses.get((owner, owner_port))
+        first = firsts.get(owner)
         address = peer_address = ""
-        if even is not None:
+        if first is not None:
+            even = first + 2 * _leg_index(owner_port, legs)
             mine, theirs = (even, even + 1) if kind != "uplink" else (even + 1, even)
             address, peer_address = f"{_dotted(mine)}/31", _dotted(theirs)
         found.append(SwitchInterface(port, kind, peer, peer_port, cable, speed,
