@@ -19,7 +19,7 @@ recorded in the lock ('bgp' and 'p2p' lines), and never moved by a switch added 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import cache
 from ipaddress import IPv4Address, IPv4Network
@@ -116,7 +116,7 @@ def _leg_index(port: str, legs: int) -> int:
     return (cage - 1) * legs + leg - 1
 
 
-def _interfaces(rows: list[PortRow], host_mtu: int, firsts: dict[str, int],
+def _interfaces(rows: Sequence[PortRow], host_mtu: int, firsts: dict[str, int],
                 legs: int) -> tuple[SwitchInterface, ...]:
     """A switch's ports from its rows: the MTU of the port's kind, the /31 of a link its
     numbering switch (the upper end) numbers, from the first address of that switch's block
