@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from cluster_iac.emit import frr
 from cluster_iac.lock.read import lock_path
 from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.render import Build, PipelineError, build
+from tests.conftest import EXAMPLE_IDS, example_build
 
 ROOT = Path(__file__).parents[1]
 EXAMPLE = ROOT / "examples" / "spectrum-x-roce.yaml"
@@ -223,3 +225,32 @@ def test_three_tiers_give_each_pod_of_spines_its_own_asn(tmp_path: Path) -> None
     assert len(pods) > 1  # one ASN per pod, each pod's spines above the same leaves
     assert all(len(leaf_sets) == 1 for leaf_sets in pods.values())
     assert not {c.asn for c in spines} & {c.asn for c in cores}
+
+
+# the examples with an Ethernet fabric (read from the spec: no build at collection)
+ROUTED = [name for name in EXAMPLE_IDS if re.search(
+    r"technology: (roce|ethernet)", (ROOT / "examples" / f"{name}.yaml").read_text())]
+VARIANTS = {"numbered": _numbered, "storage": _ethernet_storage,
+            "three-tiers": lambda data: data["fabric"]["compute"].update(tiers=3)}
+
+
+@pytest.mark.parametrize("name", [*ROUTED, *VARIANTS])
+def test_routed_writers_write_the_templates_bytes(name: str, tmp_path: Path) -> None:
+    """emit/frr.py's routed_frr_text and routed_interfaces_text (lines written in Python,
+    what render() uses) against templates/switches/frr.conf.j2 and interfaces.j2, their
+    oracles: the same bytes for every fabric switch of every Ethernet example, and of the
+    RoCE example numbered, with an Ethernet storage fabric (numbered, host /31s on its
+    leaves) and on three tiers (super-spines)."""
+    built = (build(_spec(tmp_path, name, VARIANTS[name])) if name in VARIANTS
+             else example_build(name))
+    assert frr.ROUTED_FRR_WRITER is frr.routed_frr_text
+    assert frr.ROUTED_INTERFACES_WRITER is frr.routed_interfaces_text
+    configs = built.plan.switch_configs
+    assert {c.role for c in configs.values()} >= (
+        {"leaf", "spine", "super-spine"} if name == "three-tiers" else {"leaf", "spine"})
+    if name in ("numbered", "storage"):  # the numbered sessions' and ports' lines too
+        assert any(not c.routing.unnumbered and c.uplinks for c in configs.values())
+    for switch, config in configs.items():
+        assert built.files[f"switches/{switch}/frr.conf"] == frr.routed_frr_template(config)
+        assert built.files[f"switches/{switch}/interfaces"] == \
+            frr.routed_interfaces_template(config)

@@ -19,8 +19,9 @@ recorded in the lock ('bgp' and 'p2p' lines), and never moved by a switch added 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from functools import cache
 from ipaddress import IPv4Address, IPv4Network
 from typing import Any
 
@@ -61,11 +62,10 @@ def _fabric_configs(plan: Plan, network: str, underlay: Any,
     numbered = underlay.bgp == "numbered"
     blocks = identities.blocks([s for s in switches
                                 if s.tier == "leaf" or numbered], legs)
-    addresses = _link_addresses(ports, blocks, legs)
+    firsts = {name: int(block) for name, block in blocks.items()}
     configs = {}
     for switch in switches:
-        interfaces = tuple(_interface(row, underlay.host_mtu, addresses)
-                           for row in ports.get(switch.name, ()))
+        interfaces = _interfaces(ports.get(switch.name, ()), underlay.host_mtu, firsts, legs)
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, ROLES[switch.tier], switch.rack,
             asns[switch.name], loopbacks[switch.name], interfaces,
@@ -93,9 +93,14 @@ def _ports_by_switch(plan: Plan, network: str, tier: Any) -> dict[str, list[Port
         found.setdefault(b, []).append((b_port, down, a, a_port, cable, speed, b, b_port))
         if down == "fabric":
             found.setdefault(a, []).append((a_port, "uplink", b, b_port, cable, speed, b, b_port))
-    return {name: sorted(rows, key=lambda row: _cage_leg(row[0])) for name, rows in found.items()}
+    return {name: sorted(rows, key=_row_order) for name, rows in found.items()}
 
 
+def _row_order(row: PortRow) -> tuple[int, int]:
+    return _cage_leg(row[0])
+
+
+@cache  # a few hundred port names (p1-p64 and their legs) on 300,000 ports at 100,000 GPUs
 def _cage_leg(port: str) -> tuple[int, int]:
     """'p57' -> (57, 1); a breakout leg 'p1s2' -> (1, 2)."""
     match = _PORT.fullmatch(port)
@@ -104,30 +109,31 @@ def _cage_leg(port: str) -> tuple[int, int]:
     return int(match[1]), int(match[2] or 1)
 
 
+@cache  # as _cage_leg
 def _leg_index(port: str, legs: int) -> int:
     """The place of a port leg among a switch's: 'p57' -> 56 x legs, 'p1s2' -> 1."""
     cage, leg = _cage_leg(port)
     return (cage - 1) * legs + leg - 1
 
 
-def _link_addresses(ports: dict[str, list[PortRow]], blocks: dict[str, IPv4Address],
-                    legs: int) -> dict[tuple[str, str], int]:
-    """(numbering switch, its port) -> the /31's even address, for the links it numbers."""
-    return {(switch, row[0]): int(blocks[switch]) + 2 * _leg_index(row[0], legs)
-            for switch, rows in ports.items() if switch in blocks
-            for row in rows if row[1] != "uplink"}
-
-
-def _interface(row: PortRow, host_mtu: int,
-               addresses: dict[tuple[str, str], int]) -> SwitchInterface:
-    port, kind, peer, peer_port, cable, speed, owner, owner_port = row
-    even = addresses.get((owner, owner_port))
-    address = peer_address = ""
-    if even is not None:
-        mine, theirs = (even, even + 1) if kind != "uplink" else (even + 1, even)
-        address, peer_address = f"{_dotted(mine)}/31", _dotted(theirs)
-    return SwitchInterface(port, kind, peer, peer_port, cable, speed,
-                           host_mtu if kind == "host" else FABRIC_MTU, address, peer_address)
+def _interfaces(rows: Sequence[PortRow], host_mtu: int, firsts: dict[str, int],
+                legs: int) -> tuple[SwitchInterface, ...]:
+    """A switch's ports from its rows: the MTU of the port's kind, the /31 of a link its
+    numbering switch (the upper end) numbers, from the first address of that switch's block
+    (``firsts``), the port leg's place among its ports (this end's address with its length,
+    the far end's without)."""
+    found = []
+    for port, kind, peer, peer_port, cable, speed, owner, owner_port in rows:
+        first = firsts.get(owner)
+        address = peer_address = ""
+        if first is not None:
+            even = first + 2 * _leg_index(owner_port, legs)
+            mine, theirs = (even, even + 1) if kind != "uplink" else (even + 1, even)
+            address, peer_address = f"{_dotted(mine)}/31", _dotted(theirs)
+        found.append(SwitchInterface(port, kind, peer, peer_port, cable, speed,
+                                     host_mtu if kind == "host" else FABRIC_MTU, address,
+                                     peer_address))
+    return tuple(found)
 
 
 def _dotted(address: int) -> str:
@@ -138,15 +144,21 @@ def _dotted(address: int) -> str:
 
 def _bgp(name: str, asns: dict[str, int], loopback: str,
          interfaces: tuple[SwitchInterface, ...], numbered: bool) -> BgpConfig:
-    neighbors = tuple(
-        BgpNeighbor(i.peer, i.name, i.peer_address if numbered else "", asns[i.peer],
-                    "uplink" if i.kind == "uplink" else "downlink")
-        for i in interfaces if i.kind != "host")
-    per_peer: dict[str, int] = {}
-    for neighbor in neighbors:
-        if neighbor.direction == "downlink":
-            per_peer[neighbor.peer] = per_peer.get(neighbor.peer, 0) + 1
-    uplinks = sum(n.direction == "uplink" for n in neighbors)
+    found = []
+    per_peer: dict[str, int] = {}  # the cables down to each switch below
+    uplinks = 0
+    for i in interfaces:  # one pass over the ports (300,000 at 100,000 GPUs)
+        if i.kind == "host":
+            continue
+        if i.kind == "uplink":
+            uplinks += 1
+            direction = "uplink"
+        else:
+            per_peer[i.peer] = per_peer.get(i.peer, 0) + 1
+            direction = "downlink"
+        found.append(BgpNeighbor(i.peer, i.name, i.peer_address if numbered else "",
+                                 asns[i.peer], direction))
+    neighbors = tuple(found)
     # a leaf holds the even address of each host /31: its address is the subnet's
     networks = (f"{loopback}/32", *(i.address for i in interfaces
                                     if i.kind == "host" and i.address))
@@ -166,8 +178,8 @@ class Identities:
         """Each switch's ASN and loopback."""
         kept = {s.name: e for s in switches
                 if (e := self.lock.get("bgp", self.network, s.name)) is not None}
-        self._refuse_shared(kept, switches, wiring)
         groups = _asn_groups(switches, wiring)
+        self._refuse_shared(kept, groups)
         asn_of_group = {groups[n]: e.value[0] for n, e in kept.items() if groups[n] != n}
         taken_asns = {e.value[0] for e in self.lock.of_kind("bgp", self.network)}
         taken_ips = {IPv4Address(e.value[1]) for e in self.lock.of_kind("bgp", self.network)}
@@ -215,11 +227,10 @@ class Identities:
             hint=f"give underlay.{key} a /{prefix} or larger prefix",
             details={"measured": len(taken) + wanted, "limit": pool.num_addresses // size})])
 
-    def _refuse_shared(self, kept: dict[str, Any], switches: list[Any], wiring: Any) -> None:
+    def _refuse_shared(self, kept: dict[str, Any], groups: dict[str, str]) -> None:
         """Two switches with one loopback, or two switches that must differ (two leaves,
         different tiers or pods) with one ASN, in the lock: each is a located error."""
         problems = []
-        groups = _asn_groups(switches, wiring)
         by_asn: dict[int, tuple[str, Any]] = {}
         by_ip: dict[str, tuple[str, Any]] = {}
         for name, entry in kept.items():
