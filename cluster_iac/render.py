@@ -7,7 +7,9 @@ compile the plan, check it, emit every file, write the tree, then the lock.
     4. check    checks/__init__.py    CHECKS: plan -> findings; any error stops here
     5. emit     emit/__init__.py      EMITTERS: plan -> files (emit/parallel.py on two cores)
     6. write    write/tree.py         the tree swapped in whole, or compared (--check:
-                write/compare.py, only the files whose bytes differ read)
+                write/compare.py, only the files whose bytes differ read); 5-6 skipped
+                when the folder holds what these inputs were last rendered to
+                (write/inputs.py)
     7. lock     lock/text.py          the identities this plan holds, beside the spec
 """
 
@@ -32,8 +34,10 @@ from cluster_iac.plan import Plan
 from cluster_iac.plan.kept import Lock
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.parse import parse_spec
-from cluster_iac.write.compare import Checked, TreeCheck
-from cluster_iac.write.files import write_file
+from cluster_iac.write.compare import Checked, Made, TreeCheck
+from cluster_iac.write.files import text_digest, write_file
+from cluster_iac.write.inputs import confirmed, inputs_key, known_manifest, remember
+from cluster_iac.write.manifest import manifest_text
 from cluster_iac.write.scan import scan
 from cluster_iac.write.tree import staged_tree
 
@@ -138,10 +142,18 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     plan, source = _compiled(spec_file, lock_file, reallocate)  # 1-3
     plan = _checked(plan, source, strict, on_findings)  # 4
     # 5-6. emit and write: each family's files into the staged tree, swapped in at the end
+    key = _inputs_key(spec_file, plan, strict, reallocate)
     with staged_tree(out_dir) as tree:
-        digests, workers = _emitters().render_each(plan, _jobs(plan, jobs), tree.write_all,
-                                                   chunked=True)
+        current = tree.confirmed(known_manifest(key))  # the tree these inputs make: as it is
+        workers: tuple[WorkerUsage, ...] = ()
+        if current is not None:
+            digests = current
+        else:
+            digests, workers = _emitters().render_each(plan, _jobs(plan, jobs),
+                                                       tree.write_all, chunked=True)
         changed = tree.commit(digests)
+    if current is None:
+        remember(key, text_digest(manifest_text(digests)))
     # 7. the lock: the identities this plan holds, beside the spec
     locked = _locked(plan, spec_file)
     if locked.stale:
@@ -163,8 +175,15 @@ def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     # 5-6. emit and compare: each family's files hashed and dropped where the folder has them
     out = Path(os.path.realpath(out_dir))  # as render_into writes it (write/tree.py)
     found = scan(out)
-    made, workers = _emitters().render_each(plan, _jobs(plan, jobs),
-                                            TreeCheck(found).compare_all, chunked=True)
+    key = _inputs_key(spec_file, plan, strict, reallocate)
+    current = confirmed(found, known_manifest(key))  # write/inputs.py: no render needed
+    workers: tuple[WorkerUsage, ...] = ()
+    if current is not None:
+        made: dict[str, Made] = {path: (digest, None) for path, digest in current.items()}
+    else:
+        made, workers = _emitters().render_each(plan, _jobs(plan, jobs),
+                                                TreeCheck(found).compare_all, chunked=True)
+        remember(key, text_digest(manifest_text({p: d for p, (d, _) in made.items()})))
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
                   workers=workers, lock=_locked(plan, spec_file))
     return built, Checked.of(out, found, made)
@@ -245,6 +264,14 @@ def _unplaced_findings(plan: Plan) -> list[Diagnostic]:
     """The checks' findings on a plan compiled past a rack too short for its devices, but
     those on cables, whose lengths follow the units the devices could not have."""
     return [f for f in run_checks(plan) if not f.code.startswith("CABLE")]
+
+
+def _inputs_key(spec_file: str | Path, plan: Plan, strict: bool,
+                reallocate: tuple[str, ...]) -> str:
+    """What the render of ``plan`` is made from (write/inputs.py): the spec, the lock as read,
+    the options."""
+    lock = plan.lock.text if plan.lock.exists else None
+    return inputs_key(spec_file, lock, ("strict" if strict else "", *reallocate))
 
 
 def _locked(plan: Plan, spec_file: str | Path) -> Locked:
