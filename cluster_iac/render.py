@@ -36,7 +36,7 @@ from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.parse import parse_spec
 from cluster_iac.write.compare import Checked, Made, TreeCheck
 from cluster_iac.write.files import text_digest, write_file
-from cluster_iac.write.inputs import confirmed, inputs_key, known_manifest, remember
+from cluster_iac.write.inputs import Known, confirmed, inputs_key, known, remember
 from cluster_iac.write.manifest import manifest_text
 from cluster_iac.write.scan import scan
 from cluster_iac.write.tree import staged_tree
@@ -143,8 +143,9 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     plan = _checked(plan, source, strict, on_findings)  # 4
     # 5-6. emit and write: each family's files into the staged tree, swapped in at the end
     key = _inputs_key(spec_file, plan, strict, reallocate)
+    made = known(key)
     with staged_tree(out_dir) as tree:
-        current = tree.confirmed(known_manifest(key))  # the tree these inputs make: as it is
+        current = tree.confirmed(made)  # the tree these inputs make, as the folder holds it
         workers: tuple[WorkerUsage, ...] = ()
         if current is not None:
             digests = current
@@ -152,12 +153,12 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
             digests, workers = _emitters().render_each(plan, _jobs(plan, jobs),
                                                        tree.write_all, chunked=True)
         changed = tree.commit(digests)
-    if current is None:
-        remember(key, text_digest(manifest_text(digests)))
     # 7. the lock: the identities this plan holds, beside the spec
-    locked = _locked(plan, spec_file)
+    locked = _locked(plan, spec_file, made)
     if locked.stale:
         write_file(locked.path, locked.after)
+    if current is None:
+        remember(key, Known(text_digest(manifest_text(digests)), text_digest(locked.after)))
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
                   workers=workers, lock=locked)
     return built, Written(files=len(digests), changed=changed, workers=workers)
@@ -176,16 +177,19 @@ def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     out = Path(os.path.realpath(out_dir))  # as render_into writes it (write/tree.py)
     found = scan(out)
     key = _inputs_key(spec_file, plan, strict, reallocate)
-    current = confirmed(found, known_manifest(key))  # write/inputs.py: no render needed
+    known_made = known(key)
+    current = confirmed(found, known_made)  # write/inputs.py: no render needed
     workers: tuple[WorkerUsage, ...] = ()
+    locked = _locked(plan, spec_file, known_made)
     if current is not None:
         made: dict[str, Made] = {path: (digest, None) for path, digest in current.items()}
     else:
         made, workers = _emitters().render_each(plan, _jobs(plan, jobs),
                                                 TreeCheck(found).compare_all, chunked=True)
-        remember(key, text_digest(manifest_text({p: d for p, (d, _) in made.items()})))
+        remember(key, Known(text_digest(manifest_text({p: d for p, (d, _) in made.items()})),
+                            text_digest(locked.after)))
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
-                  workers=workers, lock=_locked(plan, spec_file))
+                  workers=workers, lock=locked)
     return built, Checked.of(out, found, made)
 
 
@@ -274,9 +278,13 @@ def _inputs_key(spec_file: str | Path, plan: Plan, strict: bool,
     return inputs_key(spec_file, lock, ("strict" if strict else "", *reallocate))
 
 
-def _locked(plan: Plan, spec_file: str | Path) -> Locked:
+def _locked(plan: Plan, spec_file: str | Path, made: Known | None = None) -> Locked:
+    """The lock as read and as ``plan`` leaves it: when ``made`` (what these inputs were last
+    rendered to, write/inputs.py) names the text read, that text, not made again."""
     old = plan.lock  # as read, from the file it names
     before = old.text if old.exists else None
+    if before is not None and made is not None and made.lock == text_digest(before):
+        return Locked(Path(old.file), before, lambda: before)
     return Locked(Path(old.file), before, lambda: lock_text(plan, old, Path(spec_file).name))
 
 

@@ -47,8 +47,10 @@ def no_emitters(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
-def test_a_current_tree_is_confirmed_without_rendering(rendered: Path,
-                                                        no_emitters: None) -> None:
+def test_a_current_tree_is_confirmed_without_rendering(
+        rendered: Path, no_emitters: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither the emitters nor the lock's text are made again."""
+    monkeypatch.setattr(cluster_iac.render, "lock_text", lambda *_: "not the lock")
     out = rendered.parent / "out"
     result, checked = check_against(rendered, out)
     assert not checked.stale and checked.diff() == "" and result.workers == ()
@@ -108,7 +110,7 @@ def test_the_key_names_what_the_tree_was_rendered_to(rendered: Path) -> None:
     out = rendered.parent / "out"
     lock = rendered.with_suffix(".lock").read_text()
     key = inputs.inputs_key(rendered, lock, ("",))
-    assert inputs.known_manifest(key) == text_digest((out / MANIFEST).read_text())
+    assert inputs.known(key) == (text_digest((out / MANIFEST).read_text()), text_digest(lock))
     files = inputs._package_files()
     assert "write/inputs.py" in files and "codes.yaml" in files
     assert not any("__pycache__" in f or f.endswith(".pyc") for f in files)

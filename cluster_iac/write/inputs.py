@@ -4,17 +4,19 @@ rendered from.
 Rendering is a function: the same spec bytes, the same lock, the same options and the same
 tool (its code and data, the libraries it runs on, the Python running it) make the same bytes
 (the golden tests hold every example to that). So once a render or a check has made the tree
-of some inputs, the SHA-256 of that tree's manifest is remembered under a key, the SHA-256 of
-those inputs (``inputs_key``), in the user's cache (scan.py's folder, ``renders/<key>``: 64
-bytes each, shared by every output folder, as it says nothing of any folder). A later
+of some inputs, the SHA-256s of that tree's manifest and of the lock text its plan made are
+remembered under a key, the SHA-256 of those inputs (``inputs_key``), in the user's cache
+(scan.py's folder, ``renders/<key>``: 130 bytes each, shared by every output folder, as it
+says nothing of any folder). A later
 ``render --check``, or a render over its own tree, with the same key, whose folder's manifest
 has that SHA-256 and whose files all hold the bytes that manifest lists (``confirmed``: their
 SHA-256s from scan.py, the stat record's where a file's stat is as recorded, else read again,
 so a hand edit, a deleted file or a file the manifest does not list is still found), knows
 what a render would make without making it: the emitters (some 8 s of CPU at 100,000 GPUs)
-are not run. Any other case (the spec, the lock, the tool or a library changed; no entry, as
-in a fresh checkout or after the cache is emptied) renders and compares as before, and
-remembers the key it rendered.
+are not run; and a lock whose text has the remembered SHA-256 is the one the plan would make,
+so it is not made again (0.5-1 s). Any other case (the spec, the lock, the tool or a library
+changed; no entry, as in a fresh checkout or after the cache is emptied) renders and compares
+as before, and remembers the key it rendered.
 
 What this trusts beyond the stat record: that the output depends on nothing but the key's
 inputs. The key holds the spec's bytes, the lock's text, the options that reach the plan
@@ -36,6 +38,7 @@ import tempfile
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+from typing import NamedTuple
 
 from cluster_iac.write.manifest import MANIFEST
 from cluster_iac.write.scan import Scanned, cache_folder
@@ -97,19 +100,27 @@ def _libraries() -> list[str]:
     return sorted(name for name in names if name)
 
 
-def known_manifest(key: str) -> str | None:
-    """The SHA-256 of the manifest the inputs of ``key`` were last rendered to, if known."""
+class Known(NamedTuple):
+    """What the inputs of one key were last rendered to: the SHA-256s of the tree's manifest
+    and of the lock text the plan made."""
+
+    manifest: str
+    lock: str
+
+
+def known(key: str) -> Known | None:
+    """What the inputs of ``key`` were last rendered to, if this cache knows it."""
     try:
-        text = (cache_folder() / "renders" / key).read_text(encoding="ascii").strip()
+        words = (cache_folder() / "renders" / key).read_text(encoding="ascii").split()
     except (OSError, ValueError):
         return None
-    return text if len(text) == 64 else None
+    return Known(*words) if len(words) == 2 and all(len(w) == 64 for w in words) else None
 
 
-def remember(key: str, manifest_digest: str) -> None:
-    """Keep, for the next run, that the inputs of ``key`` render to a tree whose manifest has
-    SHA-256 ``manifest_digest`` (a cache that cannot be written is only a slower run)."""
-    if known_manifest(key) == manifest_digest:
+def remember(key: str, made: Known) -> None:
+    """Keep, for the next run, what the inputs of ``key`` render to (a cache that cannot be
+    written is only a slower run)."""
+    if known(key) == made:
         return
     folder = cache_folder() / "renders"
     try:
@@ -119,25 +130,25 @@ def remember(key: str, manifest_digest: str) -> None:
         return
     try:
         with os.fdopen(fd, "w", encoding="ascii") as handle:
-            handle.write(manifest_digest + "\n")
+            handle.write(f"{made.manifest} {made.lock}\n")
         os.replace(tmp, folder / key)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
 
 
-def confirmed(found: Scanned, manifest_digest: str | None) -> dict[str, str] | None:
+def confirmed(found: Scanned, made: Known | None) -> dict[str, str] | None:
     """The files a render would make (path -> SHA-256, the manifest left out) when the folder
-    ``found`` holds exactly them: its manifest is the one of ``manifest_digest``, every file
+    ``found`` holds exactly them: its manifest is the one ``made`` names, every file
     it lists holds the listed bytes, none is missing and nothing else is there. None
     otherwise (render and compare)."""
     digests, listed = found.digests, found.listed
-    if (manifest_digest is None or digests.get(MANIFEST) != manifest_digest
+    if (made is None or digests.get(MANIFEST) != made.manifest
             or found.foreign or len(digests) != len(listed) + 1):
         return None
-    made: dict[str, str] = {}
+    files: dict[str, str] = {}
     for path, digest in listed.items():
         if digest is None or digests.get(path) != digest:
             return None
-        made[path] = digest
-    return made
+        files[path] = digest
+    return files

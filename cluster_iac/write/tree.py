@@ -34,7 +34,7 @@ from cluster_iac.write.files import (
     write_changed,
     write_new,
 )
-from cluster_iac.write.inputs import confirmed
+from cluster_iac.write.inputs import Known, confirmed
 from cluster_iac.write.manifest import MANIFEST, manifest_text
 from cluster_iac.write.scan import Scanned, record, scan
 
@@ -107,10 +107,10 @@ class StagedTree:
         self._stage, self._out = str(stage), str(out)  # paths joined as strings: 100,000s
         self.kept: dict[str, str] | None = None  # the files the output holds once committed
 
-    def confirmed(self, manifest_digest: str | None) -> dict[str, str] | None:
-        """The output's files (path -> SHA-256) when its manifest has SHA-256
-        ``manifest_digest`` and every file holds the bytes it lists (inputs.confirmed)."""
-        return confirmed(Scanned(digests=self._on_disk, listed=self._listed), manifest_digest)
+    def confirmed(self, made: Known | None) -> dict[str, str] | None:
+        """The output's files (path -> SHA-256) when it holds the tree ``made`` names, every
+        file with the bytes its manifest lists (inputs.confirmed)."""
+        return confirmed(Scanned(digests=self._on_disk, listed=self._listed), made)
 
     def write_all(self, files: dict[str, Text]) -> list[tuple[str, str]]:
         """Write ``files`` (emptied as it goes, so each text is freed once it is on disk);
