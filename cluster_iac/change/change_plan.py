@@ -101,12 +101,10 @@ def change_plan(old_files: dict[str, str] | None, new_files: dict[str, str],
     slurm_new = read_slurm_conf(new_files.get(SLURM_CONF, ""))
     deltas = (
         *(_renamed(d, moved) for d in by_kind), data, cords,
-        _diff("addresses", _lock_lines(old_lock, "address"), _lock_lines(new_lock, "address"),
-              moved),
+        _diff("addresses", *_lock_pair(old_lock, new_lock, "address"), moved),
         _renamed(_diff("Slurm nodes", slurm_old.nodes, slurm_new.nodes), moved),
         _diff("Slurm partitions", slurm_old.partitions, slurm_new.partitions),
-        _diff("Lustre targets", _lock_lines(old_lock, "lustre"), _lock_lines(new_lock, "lustre"),
-              moved),
+        _diff("Lustre targets", *_lock_pair(old_lock, new_lock, "lustre"), moved),
     )
     changed_nodes = set(devices.changed) & set(slurm_new.nodes)
     # Slurm knows a node by its name: a renamed one leaves and joins (its actions as such)
@@ -228,6 +226,14 @@ def _lines(text: str | None) -> dict[str, str]:
 
 def _header(text: str | None) -> str:
     return text.partition("\n")[0] if text else ""
+
+
+def _lock_pair(old: str | None, new: str, kind: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Both locks' active lines of ``kind``; none read when the texts are the same (two
+    passes over a 100,000-GPU lock per kind, some 0.6 s in all)."""
+    if old == new:
+        return {}, {}
+    return _lock_lines(old, kind), _lock_lines(new, kind)
 
 
 def _lock_lines(text: str | None, kind: str) -> dict[str, str]:

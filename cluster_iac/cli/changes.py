@@ -78,7 +78,8 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
     lock.after  # noqa: B018  # made while the plan is here
     releases = releases or (result.plan.slurm.release.version,)
     del result  # the plan is not needed from here: its memory back before the trees are read
-    gc.collect()
+    if base:  # the whole rendered tree was held: a collection returns what cycles kept
+        gc.collect()
     old_files, old_lock = (_committed(base, out_dir, lock.path) if base
                            else (old_tree, lock.before))
     try:
