@@ -7,7 +7,9 @@ compile the plan, check it, emit every file, write the tree, then the lock.
     4. check    checks/__init__.py    CHECKS: plan -> findings; any error stops here
     5. emit     emit/__init__.py      EMITTERS: plan -> files (emit/parallel.py on two cores)
     6. write    write/tree.py         the tree swapped in whole, or compared (--check:
-                write/compare.py, only the files whose bytes differ read)
+                write/compare.py, only the files whose bytes differ read); 5-6 skipped
+                when the folder holds what these inputs were last rendered to
+                (write/inputs.py)
     7. lock     lock/text.py          the identities this plan holds, beside the spec
 """
 
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING
 from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.base.source import SourceMap
 from cluster_iac.checks import run_checks
-from cluster_iac.compile import compile_plan
+from cluster_iac.compile import compile_plan, for_emit
 from cluster_iac.load.loader import load_spec_file
 from cluster_iac.lock.moves import apply_moves, unsaid_renames
 from cluster_iac.lock.read import lock_path, read_lock
@@ -32,8 +34,10 @@ from cluster_iac.plan import Plan
 from cluster_iac.plan.kept import Lock
 from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.parse import parse_spec
-from cluster_iac.write.compare import Checked, TreeCheck
-from cluster_iac.write.files import write_file
+from cluster_iac.write.compare import Checked, Made, TreeCheck
+from cluster_iac.write.files import text_digest, write_file
+from cluster_iac.write.inputs import Known, confirmed, inputs_key, known, remember
+from cluster_iac.write.manifest import manifest_text
 from cluster_iac.write.scan import scan
 from cluster_iac.write.tree import staged_tree
 
@@ -100,13 +104,16 @@ class PipelineError(Exception):
 
 def build(spec_file: str | Path, *, strict: bool = False, emit: bool = True,
           jobs: int | None = 1, on_findings: Findings | None = None,
-          lock_file: Path | None = None, reallocate: tuple[str, ...] = ()) -> Build:
+          lock_file: Path | None = None, reallocate: tuple[str, ...] = (),
+          complete: bool = True) -> Build:
     """Run the whole pipeline in memory; raise PipelineError on any error finding. ``jobs``
     2 or more renders on two processes (emit/parallel.py); None: default_jobs. Without
     ``emit`` nothing is rendered. ``lock_file`` (by default the spec's name with .lock,
     beside it) holds the identities the passes keep; Build.lock has the text this plan makes
-    of it, which only render_into writes."""
-    plan, source = _compiled(spec_file, lock_file, reallocate)  # 1-3
+    of it, which only render_into writes. ``complete`` False (validate, without ``emit``):
+    the plan only as far as the checks and the lock read it (compile.EMIT_ONLY left out)."""
+    spec, plan, source = _compiled(spec_file, lock_file, reallocate,
+                                   emit_only=emit or complete)  # 1-3
     plan = _checked(plan, source, strict, on_findings)  # 4
     files: dict[str, str] = {}
     workers: tuple[WorkerUsage, ...] = ()
@@ -135,17 +142,26 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     untouched, nothing made beside it), what the writer raises, and an emitter's error or
     EmitWorkerError with the output left as it was. The lock is written (atomically, beside
     the spec) once the tree is."""
-    plan, source = _compiled(spec_file, lock_file, reallocate)  # 1-3
+    spec, plan, source = _compiled(spec_file, lock_file, reallocate, emit_only=False)  # 1-3
     plan = _checked(plan, source, strict, on_findings)  # 4
     # 5-6. emit and write: each family's files into the staged tree, swapped in at the end
+    key = _inputs_key(spec_file, plan, strict, reallocate)
+    made = known(key)
     with staged_tree(out_dir) as tree:
-        digests, workers = _emitters().render_each(plan, _jobs(plan, jobs), tree.write_all,
-                                                   chunked=True)
+        current = tree.confirmed(made)  # the tree these inputs make, as the folder holds it
+        workers: tuple[WorkerUsage, ...] = ()
+        if current is not None:
+            digests = current
+        else:
+            digests, workers = _emitters().render_each(for_emit(spec, plan), _jobs(plan, jobs),
+                                                       tree.write_all, chunked=True)
         changed = tree.commit(digests)
     # 7. the lock: the identities this plan holds, beside the spec
-    locked = _locked(plan, spec_file)
+    locked = _locked(plan, spec_file, made)
     if locked.stale:
         write_file(locked.path, locked.after)
+    if current is None:
+        remember(key, Known(text_digest(manifest_text(digests)), text_digest(locked.after)))
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
                   workers=workers, lock=locked)
     return built, Written(files=len(digests), changed=changed, workers=workers)
@@ -158,15 +174,25 @@ def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     """render --check: the pipeline, each family's files compared with the folder's as soon
     as they are made, nothing written (write/compare.py TreeCheck: the folder's SHA-256s from
     its manifest and stat record, only the files that differ kept). Raises PipelineError."""
-    plan, source = _compiled(spec_file, lock_file, reallocate)  # 1-3
+    spec, plan, source = _compiled(spec_file, lock_file, reallocate, emit_only=False)  # 1-3
     plan = _checked(plan, source, strict, on_findings)  # 4
     # 5-6. emit and compare: each family's files hashed and dropped where the folder has them
     out = Path(os.path.realpath(out_dir))  # as render_into writes it (write/tree.py)
     found = scan(out)
-    made, workers = _emitters().render_each(plan, _jobs(plan, jobs),
-                                            TreeCheck(found).compare_all, chunked=True)
+    key = _inputs_key(spec_file, plan, strict, reallocate)
+    known_made = known(key)
+    current = confirmed(found, known_made)  # write/inputs.py: no render needed
+    workers: tuple[WorkerUsage, ...] = ()
+    locked = _locked(plan, spec_file, known_made)
+    if current is not None:
+        made: dict[str, Made] = {path: (digest, None) for path, digest in current.items()}
+    else:
+        made, workers = _emitters().render_each(for_emit(spec, plan), _jobs(plan, jobs),
+                                                TreeCheck(found).compare_all, chunked=True)
+        remember(key, Known(text_digest(manifest_text({p: d for p, (d, _) in made.items()})),
+                            text_digest(locked.after)))
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
-                  workers=workers, lock=_locked(plan, spec_file))
+                  workers=workers, lock=locked)
     return built, Checked.of(out, found, made)
 
 
@@ -195,9 +221,10 @@ def _jobs(plan: Plan, jobs: int | None) -> int:
     return default_jobs(plan) if jobs is None else jobs
 
 
-def _compiled(spec_file: str | Path, lock_file: Path | None,
-              reallocate: tuple[str, ...]) -> tuple[Plan, SourceMap]:
-    """Stages 1-3; PipelineError on any error."""
+def _compiled(spec_file: str | Path, lock_file: Path | None, reallocate: tuple[str, ...], *,
+              emit_only: bool) -> tuple[ClusterSpec, Plan, SourceMap]:
+    """Stages 1-3 (``emit_only`` False: compile.EMIT_ONLY's passes left out, for_emit runs
+    them); PipelineError on any error."""
     source = None
     try:
         # 1. load: YAML with positions
@@ -209,18 +236,18 @@ def _compiled(spec_file: str | Path, lock_file: Path | None,
         if moves:
             raise CompileError(moves)
         # 3. compile: passes expand the spec into the plan and its graphs
-        return _compiled_kept(spec, lock), source
+        return spec, _compiled_kept(spec, lock, emit_only), source
     except CompileError as exc:
         plan = exc.plan if isinstance(exc.plan, Plan) else None
         found = _unplaced_findings(plan) if plan is not None and exc.complete else []
         raise PipelineError([*exc.diagnostics, *found], source or exc.source, plan) from None
 
 
-def _compiled_kept(spec: ClusterSpec, lock: Lock) -> Plan:
+def _compiled_kept(spec: ClusterSpec, lock: Lock, emit_only: bool) -> Plan:
     """Stage 3, refused when a node group was renamed without a move (lock/moves.py), even
     where the lock's identities would otherwise conflict with the renamed hosts."""
     try:
-        plan = compile_plan(spec, lock)
+        plan = compile_plan(spec, lock, emit_only=emit_only)
     except CompileError:
         renames = unsaid_renames(spec, lock, lambda: _devices_made(spec))
         if renames:
@@ -247,9 +274,21 @@ def _unplaced_findings(plan: Plan) -> list[Diagnostic]:
     return [f for f in run_checks(plan) if not f.code.startswith("CABLE")]
 
 
-def _locked(plan: Plan, spec_file: str | Path) -> Locked:
+def _inputs_key(spec_file: str | Path, plan: Plan, strict: bool,
+                reallocate: tuple[str, ...]) -> str:
+    """What the render of ``plan`` is made from (write/inputs.py): the spec, the lock as read,
+    the options."""
+    lock = plan.lock.text if plan.lock.exists else None
+    return inputs_key(spec_file, lock, ("strict" if strict else "", *reallocate))
+
+
+def _locked(plan: Plan, spec_file: str | Path, made: Known | None = None) -> Locked:
+    """The lock as read and as ``plan`` leaves it: when ``made`` (what these inputs were last
+    rendered to, write/inputs.py) names the text read, that text, not made again."""
     old = plan.lock  # as read, from the file it names
     before = old.text if old.exists else None
+    if before is not None and made is not None and made.lock == text_digest(before):
+        return Locked(Path(old.file), before, lambda: before)
     return Locked(Path(old.file), before, lambda: lock_text(plan, old, Path(spec_file).name))
 
 

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from cluster_iac.change.change_plan import change_plan
 from cluster_iac.cli.main import main
 from cluster_iac.render import build, check_against
-from cluster_iac.write.compare import foreign_paths, stale_diff
+from cluster_iac.write.compare import RenderedTree, foreign_paths, stale_diff
 from cluster_iac.write.manifest import MANIFEST
 from cluster_iac.write.scan import RACY_NS, record_file, scan
 from tests.conftest import ROOT
@@ -177,3 +178,28 @@ def test_the_check_on_two_processes_says_the_same(rendered: tuple[Path, Path]) -
     _, two = check_against(spec, out, jobs=2)
     assert two.diff() == one.diff() == stale_diff(out, build(spec).files)
     assert two.differ == one.differ and "slurm/slurm.conf" in two.differ
+
+
+@pytest.mark.parametrize("scenario", [*SCENARIOS, "node removed"])
+def test_the_change_plan_from_the_differing_files_is_the_plain_one(
+        rendered: tuple[Path, Path], scenario: str) -> None:
+    """`changes` reads only the files render --check found different (Checked.changed): its
+    plan is the one from every file of both trees compared."""
+    spec, out = rendered
+    if scenario == "node removed":
+        spec.write_text(spec.read_text().replace("count: 2,", "count: 1,"))
+        _edit_keeping_size_and_mtime(out / EDITED)
+    else:
+        SCENARIOS[scenario](out)
+    result, checked = check_against(spec, out, jobs=1)
+    assert result.lock is not None
+    release = (result.plan.slurm.release.version,)
+    old, new = checked.trees()
+    fast = change_plan(old, new, result.lock.before,  # type: ignore[arg-type]
+                       result.lock.after, release, differ=checked.changed)
+    plain = change_plan(dict(RenderedTree(out)), build(spec).files, result.lock.before,
+                        result.lock.after, release)
+    assert fast == plain
+    assert fast.empty == (scenario in ("current", "extra"))
+    if scenario == "node removed":
+        assert "gpu02" in fast.deltas[0].removed

@@ -74,3 +74,9 @@ class CompileError(Exception):
 def spec_error(code: str, message: str, path: SpecPath, hint: str | None = None) -> Diagnostic:
     """Shorthand for an error about a spec path."""
     return Diagnostic(code=code, message=message, path=path, hint=hint)
+
+
+class EmitWorkerError(RuntimeError):
+    """The emitter worker (emit/parallel.py) died or failed in a way that cannot be re-raised
+    as it was. Here, not beside the worker, so that the CLI catches it without loading the
+    emitters, which a render that finds its folder current never runs."""

@@ -20,6 +20,7 @@ file system the spec does not call new) is an error for the caller to report.
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from cluster_iac.base.hostlist import HostlistError, fold, size
@@ -126,9 +127,10 @@ def actions(old_files: dict[str, str] | None, new_files: dict[str, str], release
             nodes_added: tuple[str, ...] | list[str] = (),
             nodes_removed: tuple[str, ...] | list[str] = (),
             nodes_changed: tuple[str, ...] | list[str] = (),
-            lustre_new: bool = False) -> list[Action]:
+            lustre_new: bool = False, differ: Collection[str] | None = None) -> list[Action]:
     """The actions that apply ``new_files`` over ``old_files`` on Slurm ``release``, in run
-    order (see the module docstring); ``old_files=None``: a first deployment's bring-up."""
+    order (see the module docstring); ``old_files=None``: a first deployment's bring-up.
+    ``differ``: every path whose bytes may differ (change_plan's), None: every path."""
     entry("key:*", release)  # an unknown release fails here, before anything is read
     if old_files is None:
         return first_deployment(new_files, release)
@@ -137,7 +139,7 @@ def actions(old_files: dict[str, str] | None, new_files: dict[str, str], release
     new_conf = read_slurm_conf(new_files.get(SLURM_CONF, ""))
     plan.all_nodes = set(new_conf.nodes)
     slurm_nodes = set(old_conf.nodes) | set(new_conf.nodes)
-    for path in sorted(set(old_files) | set(new_files)):
+    for path in sorted(set(old_files) | set(new_files) if differ is None else differ):
         old, new = old_files.get(path), new_files.get(path)
         if old == new:
             continue
@@ -154,7 +156,8 @@ def actions(old_files: dict[str, str] | None, new_files: dict[str, str], release
                       - (set(old_conf.nodes) - set(new_conf.nodes)))
     if hardware:
         plan.add("nodes:hardware", "equipment changed: " + _fold(hardware), set(hardware))
-    return plan.result(slurm_conf_changed=old_files.get(SLURM_CONF) != new_files.get(SLURM_CONF))
+    return plan.result(slurm_conf_changed=(differ is None or SLURM_CONF in differ) and
+                       old_files.get(SLURM_CONF) != new_files.get(SLURM_CONF))
 
 
 def _slurm_conf(plan: _Collector, old: SlurmConf, new: SlurmConf, nodes_added: set[str]

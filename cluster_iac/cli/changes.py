@@ -10,13 +10,22 @@ from __future__ import annotations
 import gc
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
 
-from cluster_iac.cli.common import REALLOCATE, SPEC, STRICT, build_or_exit, json_text, output_folder
-from cluster_iac.render import Build
-from cluster_iac.write.compare import Checked, RenderedTree
+from cluster_iac.cli.common import (
+    REALLOCATE,
+    SPEC,
+    STRICT,
+    build_or_exit,
+    json_text,
+    or_exit,
+    output_folder,
+)
+from cluster_iac.render import Build, check_against
+from cluster_iac.write.compare import Checked
 from cluster_iac.write.files import write_file
 from cluster_iac.write.manifest import MANIFEST
 
@@ -55,19 +64,28 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
         work_order_markdown,
     )
 
-    result = build_or_exit(spec, strict=strict, emit=True, reallocate=reallocate)
-    lock, files = result.lock, result.files
+    if base:
+        result = build_or_exit(spec, strict=strict, emit=True, reallocate=reallocate)
+        files: Mapping[str, str] = result.files
+        differ = None
+    else:  # as render --check compares: only the files that differ are held and read twice
+        result, checked = or_exit(spec, lambda findings: check_against(
+            spec, out_dir, strict=strict, on_findings=findings, reallocate=reallocate))
+        old_tree, files = checked.trees()
+        differ = checked.changed
+    lock = result.lock
     assert lock is not None
     lock.after  # noqa: B018  # made while the plan is here
     releases = releases or (result.plan.slurm.release.version,)
     moved_links = result.plan.link_moves
     del result  # the plan is not needed from here: its memory back before the trees are read
-    gc.collect()
+    if base:  # the whole rendered tree was held: a collection returns what cycles kept
+        gc.collect()
     old_files, old_lock = (_committed(base, out_dir, lock.path) if base
-                           else (_on_disk(out_dir), lock.before))
+                           else (old_tree, lock.before))
     try:
-        plan = change_plan(old_files, files, old_lock, lock.after, releases, lustre_new,
-                           moved_links)
+        plan = change_plan(old_files, files, old_lock, lock.after,  # type: ignore[arg-type]
+                           releases, lustre_new, moved_links, differ=differ)
     except ValueError as exc:  # an unknown release
         raise click.BadParameter(str(exc), param_hint="--release") from None
     click.echo(json_text(as_json(plan)) if fmt == "json" else summary(plan), nl=False)
@@ -93,17 +111,8 @@ def change_summary(result: Build, checked: Checked) -> str:
     old, new = checked.trees()
     plan = change_plan(old, new, result.lock.before,  # type: ignore[arg-type]
                        result.lock.after, (result.plan.slurm.release.version,),
-                       moved_links=result.plan.link_moves)
+                       moved_links=result.plan.link_moves, differ=checked.changed)
     return summary(plan)
-
-
-def _on_disk(out_dir: Path) -> dict[str, str] | None:
-    """The rendered tree in ``out_dir`` as its manifest lists it, each file read when asked
-    (a 100,000-GPU tree is 240 MiB); None when nothing was rendered there (a first
-    deployment)."""
-    if not (out_dir / MANIFEST).is_file():
-        return None
-    return RenderedTree(out_dir)  # type: ignore[return-value]
 
 
 def _committed(ref: str, out_dir: Path, lock: Path) -> tuple[dict[str, str] | None, str | None]:

@@ -75,9 +75,11 @@ def output_folder(ctx: click.Context, param: click.Parameter, value: str | None)
 
 def build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1,
                   reallocate: tuple[str, ...] = (),
-                  on_error: Callable[[PipelineError], object] | None = None) -> Build:
+                  on_error: Callable[[PipelineError], object] | None = None,
+                  complete: bool = True) -> Build:
     return or_exit(spec, lambda findings: build(spec, strict=strict, emit=emit, jobs=jobs,
-                                                on_findings=findings, reallocate=reallocate),
+                                                on_findings=findings, reallocate=reallocate,
+                                                complete=complete),
                    on_error=on_error)
 
 

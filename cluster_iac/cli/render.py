@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cluster_iac.base.errors import EmitWorkerError
 from cluster_iac.cli.changes import change_summary
 from cluster_iac.cli.common import (
     FINDINGS,
@@ -43,7 +44,8 @@ if TYPE_CHECKING:
 @FINDINGS
 def validate(spec: Path, strict: bool, reallocate: tuple[str, ...]) -> None:
     """Check SPEC, its lock and its design; exit 1 on any error. Writes nothing."""
-    result = build_or_exit(spec, strict=strict, emit=False, reallocate=reallocate)
+    result = build_or_exit(spec, strict=strict, emit=False, reallocate=reallocate,
+                           complete=False)  # what only the emitters read is not made
     say(f"{spec}: ok ({summary(result)})")
 
 
@@ -66,10 +68,6 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
            reallocate: tuple[str, ...]) -> None:
     """Render every output file of SPEC into the folder given by -o/--output, and write
     SPEC's lock beside SPEC (the identities allocated: README, 'The lock file')."""
-    # Here, not at the top: the emitters (and jinja2) load only when rendering, never for
-    # validate (tests/test_startup.py).
-    from cluster_iac.emit.parallel import EmitWorkerError
-
     try:
         if check:
             _check(spec, out_dir, *keep_to_exit(or_exit(spec, lambda findings: check_against(

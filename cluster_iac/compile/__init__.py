@@ -67,7 +67,7 @@ PASSES: tuple[Pass, ...] = (
     build_power,
     plan_cabling,
     plan_switches,
-    plan_access,
+    plan_access,  # EMIT_ONLY
     plan_qos,
     plan_nccl,
     plan_lustre,
@@ -81,12 +81,20 @@ PASSES: tuple[Pass, ...] = (
 )
 
 
-def compile_plan(spec: ClusterSpec, lock: Lock | None = None) -> Plan:
-    """Run every pass; a pass that finds errors raises CompileError. The allocating passes
-    keep what ``lock`` records (cluster_iac/lock/)."""
+EMIT_ONLY: tuple[Pass, ...] = (plan_access,)
+"""Passes whose product only emitters read (plan_access: the management and BMC switches'
+configurations, read by emit/frr.py and emit/avd.py alone; no check, no later pass and not the
+lock read them) and that find no error: ``compile_plan(..., emit_only=False)`` leaves them out
+(validate, and a render or check that finds its folder current), ``for_emit`` runs them."""
+
+
+def compile_plan(spec: ClusterSpec, lock: Lock | None = None, *,
+                 emit_only: bool = True) -> Plan:
+    """Run every pass (``emit_only`` False: but EMIT_ONLY's); a pass that finds errors raises
+    CompileError. The allocating passes keep what ``lock`` records (cluster_iac/lock/)."""
     plan = Plan(cluster=spec.cluster, catalog=merged_catalog(spec.catalog),
                 settings=Settings.from_spec(spec), lock=lock if lock is not None else Lock())
-    for compile_pass in PASSES:
+    for compile_pass in PASSES if emit_only else _checked_passes():
         try:
             plan = compile_pass(spec, plan)
         except CompileError as exc:
@@ -97,3 +105,14 @@ def compile_plan(spec: ClusterSpec, lock: Lock | None = None) -> Plan:
     if plan.deferred:
         raise CompileError(list(plan.deferred), plan=plan, complete=True)
     return plan
+
+
+def for_emit(spec: ClusterSpec, plan: Plan) -> Plan:
+    """A plan compiled without EMIT_ONLY's passes, with them: ready to render."""
+    for compile_pass in EMIT_ONLY:
+        plan = compile_pass(spec, plan)
+    return plan
+
+
+def _checked_passes() -> tuple[Pass, ...]:
+    return tuple(p for p in PASSES if p not in EMIT_ONLY)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from cluster_iac.base.errors import EmitWorkerError
 from cluster_iac.plan import Plan
 
 Emitter = Callable[[Plan], dict[str, Any]]
@@ -42,10 +43,6 @@ measured them: only to split the families between two processes about evenly."""
 TOGETHER = (("netbox", "netbox_types"),)
 """Families that read one product made on first use (NetBox's device types, emit/netbox_types.py
 device_types), rendered in one process so that it is made once."""
-
-class EmitWorkerError(RuntimeError):
-    """The worker died or failed in a way that cannot be re-raised as it was."""
-
 
 @dataclass(frozen=True)
 class WorkerUsage:

@@ -119,6 +119,12 @@ class Checked:
     def stale(self) -> bool:
         return bool(self.differ or self.gone or self.found.foreign)
 
+    @property
+    def changed(self) -> set[str]:
+        """Every path whose bytes differ between the folder and the render (the manifest's
+        among them when it differs): the only files the change plan need read."""
+        return {*self.differ, *self.gone}
+
     def diff(self) -> str:
         """The same text as stale_diff, from the files that differ only."""
         chunks: list[str] = []

@@ -115,10 +115,15 @@ def record(out: Path, digests: dict[str, str]) -> None:
 
 def record_file(out: Path) -> Path:
     """Where the stat record of the folder ``out`` lives."""
-    base = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache"), "cluster-iac")
     name = hashlib.sha256(os.fsencode(os.path.realpath(out))).hexdigest()[:32]
-    return Path(base) / "trees" / name
+    return cache_folder() / "trees" / name
+
+
+def cache_folder() -> Path:
+    """The user's cluster-iac cache: $CLUSTER_IAC_CACHE, else $XDG_CACHE_HOME/cluster-iac,
+    else ~/.cache/cluster-iac."""
+    return Path(os.environ.get(CACHE_ENV) or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache"), "cluster-iac"))
 
 
 def _walk(out: Path, prefix: str, found: Scanned, stats: dict[str, Stat]) -> bool:

@@ -34,8 +34,9 @@ from cluster_iac.write.files import (
     write_changed,
     write_new,
 )
+from cluster_iac.write.inputs import Known, confirmed
 from cluster_iac.write.manifest import MANIFEST, manifest_text
-from cluster_iac.write.scan import record, scan
+from cluster_iac.write.scan import Scanned, record, scan
 
 _STAGING = ".cluster-iac-new."
 _PREVIOUS = ".cluster-iac-old."
@@ -105,6 +106,11 @@ class StagedTree:
         self._made: set[str] = set()  # folders made, as 'a/b'
         self._stage, self._out = str(stage), str(out)  # paths joined as strings: 100,000s
         self.kept: dict[str, str] | None = None  # the files the output holds once committed
+
+    def confirmed(self, made: Known | None) -> dict[str, str] | None:
+        """The output's files (path -> SHA-256) when it holds the tree ``made`` names, every
+        file with the bytes its manifest lists (inputs.confirmed)."""
+        return confirmed(Scanned(digests=self._on_disk, listed=self._listed), made)
 
     def write_all(self, files: dict[str, Text]) -> list[tuple[str, str]]:
         """Write ``files`` (emptied as it goes, so each text is freed once it is on disk);

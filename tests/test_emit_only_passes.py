@@ -1,0 +1,36 @@
+"""compile.EMIT_ONLY: the passes whose product only the emitters read, left out by validate and
+by a render or check that finds its folder current. Held here: the checks find the same with
+and without them, the lock's text is the same, and for_emit's plan renders what every pass's
+plan renders."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluster_iac.checks import run_checks
+from cluster_iac.compile import EMIT_ONLY, compile_plan, for_emit
+from cluster_iac.emit import render_all
+from cluster_iac.load.loader import load_spec_file
+from cluster_iac.lock.text import lock_text
+from cluster_iac.spec.parse import parse_spec
+from tests.conftest import EXAMPLE_IDS, EXAMPLES
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=EXAMPLE_IDS)
+def test_what_the_checks_and_the_lock_read_is_made_without_them(path: object) -> None:
+    spec = parse_spec(load_spec_file(path)[0])  # type: ignore[arg-type]
+    full = compile_plan(spec)
+    lean = compile_plan(spec, emit_only=False)
+    assert run_checks(lean) == run_checks(full)
+    assert lock_text(lean, lean.lock, "x.yaml") == lock_text(full, full.lock, "x.yaml")
+    assert render_all(for_emit(spec, lean)) == render_all(full)
+
+
+def test_the_management_switches_are_emit_only() -> None:
+    """The example with management and BMC switches: the lean plan has none of their
+    configurations, for_emit all of them."""
+    spec = parse_spec(load_spec_file(EXAMPLES[EXAMPLE_IDS.index("seed-64gpu-h100")])[0])
+    lean = compile_plan(spec, emit_only=False)
+    assert EMIT_ONLY and lean.management_configs == {}
+    made = for_emit(spec, lean).management_configs
+    assert made and made.keys() == compile_plan(spec).management_configs.keys()

@@ -1,0 +1,116 @@
+"""A folder that holds what its inputs were last rendered to is confirmed without rendering
+(write/inputs.py): render --check and a render over it run no emitter; anything else (an
+edited, deleted or extra file, another spec, lock or tool) renders and compares as before."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import cluster_iac.render
+from cluster_iac.cli.main import main
+from cluster_iac.render import check_against, render_into
+from cluster_iac.write import inputs
+from cluster_iac.write.files import text_digest
+from cluster_iac.write.manifest import MANIFEST
+from cluster_iac.write.scan import scan
+from tests.conftest import ROOT
+from tests.test_check_paths import SCENARIOS
+
+
+class Rendered(Exception):
+    """Raised where an emitter would have been loaded."""
+
+
+@pytest.fixture()
+def rendered(tmp_path: Path) -> Path:
+    """The minimal example rendered into out/ (its lock written), then rendered once more with
+    the lock, so the inputs a later run has are the ones remembered."""
+    spec = tmp_path / "cluster.yaml"
+    shutil.copy(ROOT / "examples" / "minimal.yaml", spec)
+    for _ in range(2):
+        result = CliRunner().invoke(main, ["render", str(spec), "-o", str(tmp_path / "out")])
+        assert result.exit_code == 0, result.stderr
+    return spec
+
+
+@pytest.fixture()
+def no_emitters(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    def refuse() -> None:
+        raise Rendered
+
+    monkeypatch.setattr(cluster_iac.render, "_emitters", refuse)
+    yield
+
+
+def test_a_current_tree_is_confirmed_without_rendering(
+        rendered: Path, no_emitters: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither the emitters nor the lock's text are made again."""
+    monkeypatch.setattr(cluster_iac.render, "lock_text", lambda *_: "not the lock")
+    out = rendered.parent / "out"
+    result, checked = check_against(rendered, out)
+    assert not checked.stale and checked.diff() == "" and result.workers == ()
+    assert len(checked.rendered) == len(scan(out).listed)
+    built, written = render_into(rendered, out)
+    assert written.changed == [] and written.files == len(checked.rendered)
+    assert built.lock is not None and not built.lock.stale
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "current"])
+def test_a_tree_that_differs_is_rendered_and_compared(rendered: Path, no_emitters: None,
+                                                      scenario: str) -> None:
+    """An edited file (its size and mtime kept), a deleted one, one the manifest does not
+    list: the folder is not what the inputs make, so the emitters run (refused here)."""
+    out = rendered.parent / "out"
+    SCENARIOS[scenario](out)
+    with pytest.raises(Rendered):
+        check_against(rendered, out)
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s != "current"])
+def test_the_cli_check_still_fails_on_a_stale_tree(rendered: Path, scenario: str) -> None:
+    out = rendered.parent / "out"
+    SCENARIOS[scenario](out)
+    result = CliRunner().invoke(main, ["render", str(rendered), "-o", str(out), "--check"])
+    assert result.exit_code == 1
+    result = CliRunner().invoke(main, ["render", str(rendered), "-o", str(out), "--check"])
+    assert result.exit_code == 1  # the entry the failed check remembered changes nothing
+
+
+def test_another_tool_renders(rendered: Path, no_emitters: None,
+                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A changed package file or library version is another key: rendered again."""
+    monkeypatch.setattr(inputs, "tool_digest", lambda: "0" * 64)
+    with pytest.raises(Rendered):
+        check_against(rendered, rendered.parent / "out")
+
+
+def test_another_spec_renders(rendered: Path, no_emitters: None) -> None:
+    rendered.write_text(rendered.read_text() + "# a comment: the same design, other bytes\n")
+    with pytest.raises(Rendered):
+        check_against(rendered, rendered.parent / "out")
+
+
+def test_the_key_holds_each_input(rendered: Path) -> None:
+    lock = rendered.with_suffix(".lock").read_text()
+    keys = {inputs.inputs_key(rendered, lock, ("",)), inputs.inputs_key(rendered, None, ("",)),
+            inputs.inputs_key(rendered, lock + "\n", ("",)),
+            inputs.inputs_key(rendered, lock, ("strict",)),
+            inputs.inputs_key(rendered, lock, ("", "gpu01"))}
+    assert len(keys) == 5
+
+
+def test_the_key_names_what_the_tree_was_rendered_to(rendered: Path) -> None:
+    """The entry holds the SHA-256 of the manifest the render wrote, and the package's
+    files (all of them, bytecode left out) are in the tool's digest."""
+    out = rendered.parent / "out"
+    lock = rendered.with_suffix(".lock").read_text()
+    key = inputs.inputs_key(rendered, lock, ("",))
+    assert inputs.known(key) == (text_digest((out / MANIFEST).read_text()), text_digest(lock))
+    files = inputs._package_files()
+    assert "write/inputs.py" in files and "codes.yaml" in files
+    assert not any("__pycache__" in f or f.endswith(".pyc") for f in files)
