@@ -171,21 +171,56 @@ def _tables(files: dict[str, str]) -> dict[str, str]:
     return joined
 
 
-def _new_shapes(text: str, devices: set[str]) -> set[str]:
-    """The lines of the elevation's symbols that only rack faces with a new device (or of a
-    new rack: ``devices`` holds the new racks' names) use: a rack face's shapes, drawn once
-    as a symbol (emit/elevations.py), name no device; the face's labels do."""
-    users: dict[str, list[bool]] = {}
+def _symbol_users(text: str, devices: set[str]) -> dict[str, list[tuple[str, bool]]]:
+    """Each symbol of an elevation: the racks that use it, each with whether it names one of
+    ``devices`` (a rack's group names its rack and each of its devices)."""
+    users: dict[str, list[tuple[str, bool]]] = {}
     for group in re.finditer(r'<g data-rack="([^"]+)"[^>]*>(.*?)</g>', text, re.S):
         named = {group[1], *re.findall(r'data-device="([^"]+)"', group[2])}
         for used in re.findall(r'<use href="#([^"]+)"', group[2]):
-            users.setdefault(used, []).append(bool(named & devices))
+            users.setdefault(used, []).append((group[1], bool(named & devices)))
+    return users
+
+
+def _symbol_lines(text: str, ids: set[str]) -> set[str]:
     lines: set[str] = set()
     for symbol in re.finditer(r'<symbol id="([^"]+)".*?</symbol>', text, re.S):
-        if all(users.get(symbol[1], [False])):
+        if symbol[1] in ids:
             first, *rest = symbol[0].splitlines()
             lines |= {"  " + first, *rest}
     return lines
+
+
+def _uses(text: str, racks: set[str]) -> set[str]:
+    """The lines of ``racks``' uses of symbols in an elevation."""
+    return {line for group in re.finditer(r'<g data-rack="([^"]+)"[^>]*>.*?</g>', text, re.S)
+            if group[1] in racks
+            for line in group[0].splitlines() if line.lstrip().startswith("<use href=")}
+
+
+def _grown(text: str, devices: set[str]) -> set[str]:
+    """The racks of an elevation that name one of ``devices`` (or are one)."""
+    return {rack for used in _symbol_users(text, devices).values() for rack, new in used if new}
+
+
+def _new_shapes(text: str, devices: set[str]) -> set[str]:
+    """The lines of the elevation's symbols that only rack faces with a new device (or of a
+    new rack: ``devices`` holds the new racks' names) use, and those racks' uses: a rack
+    face's shapes, drawn once as a symbol (emit/elevations.py), name no device; the face's
+    labels do."""
+    users = _symbol_users(text, devices)
+    return _uses(text, _grown(text, devices)) | _symbol_lines(
+        text, {symbol for symbol, used in users.items() if all(new for _, new in used)})
+
+
+def _dropped_shapes(old: str, text: str, devices: set[str]) -> set[str]:
+    """The lines of the old elevation's symbols that only racks which now hold a new device
+    used, and those racks' uses of them: such a rack's face changed, so it uses another
+    symbol (ids are the faces' digests), and the old one, if no other rack uses it, is gone."""
+    grown = _grown(text, devices)
+    users = _symbol_users(old, set())
+    return _uses(old, grown) | _symbol_lines(old, {symbol for symbol, used in users.items()
+                                                   if all(rack in grown for rack, _ in used)})
 
 
 def _unexpected(small: Build, large: Build) -> list[str]:
@@ -205,14 +240,15 @@ def _unexpected(small: Build, large: Build) -> list[str]:
         totals = path.startswith(TOTALS)
         # a line the diff shows removed but that the new file still has (as often) only moved
         gone = Counter(old) - Counter(lines)
+        dropped = _dropped_shapes(small.files.get(path, ""), large.files[path], new["devices"])
         matcher = difflib.SequenceMatcher(None, old, lines, autojunk=False)
         for op, i1, i2, j1, j2 in matcher.get_opcodes():
             if op == "equal":
                 continue
             added, removed = lines[j1:j2], old[i1:i2]
             for line in removed:
-                if gone[line] and not (_is_total(line, added, existing, totals)
-                                       or _grew(line, added, new)):
+                if gone[line] and line not in dropped and not (
+                        _is_total(line, added, existing, totals) or _grew(line, added, new)):
                     problems.append(f"{path}: - {line}")
             unexplained = [line for line in added
                            if not _install_field(path, line, old)

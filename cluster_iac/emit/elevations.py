@@ -27,6 +27,7 @@ rectangle in its rack instead: the plain version, the tests' oracle (tests/test_
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -145,14 +146,21 @@ def _look(device: Device) -> tuple[object, ...]:
     return device.u, device.height_u, device.kind, device.role, device.model, device.position
 
 
+def _face_id(face: tuple[object, ...]) -> str:
+    """A face's symbol id: its side and the first 12 hex digits of the SHA-256 of what it
+    shows (its height and each device's _look), the same wherever and whenever it is drawn."""
+    return f"{face[0]}-{hashlib.sha256(repr(face[1:]).encode()).hexdigest()[:12]}"
+
+
 def _symbols(root: svg.Drawing, racks: Sequence[Rack],
              sides: dict[str, tuple[list[Device], list[Device]]],
              by_rack: dict[str, list[Device]]) -> dict[str, tuple[str, str]]:
     """Each distinct rack face of the sheet drawn once as a symbol, its origin the face's
     body's left edge at its floor: the devices' rectangles, and on the rear the 0U PDUs'
     strips (left ones, right ones, then the devices: the order of their slots, data-slot,
-    which each rack's labels name). Its id by the order the faces first come. Each rack's
-    (front symbol, rear symbol)."""
+    which each rack's labels name). Its id is its face's digest (_face_id), so a rack's use
+    and a symbol's lines change only where that face does. Each rack's (front symbol, rear
+    symbol)."""
     made: dict[tuple[object, ...], str] = {}
     out = {}
     for rack in racks:
@@ -161,13 +169,13 @@ def _symbols(root: svg.Drawing, racks: Sequence[Rack],
         looks = tuple(map(_look, devices))
         front = ("front", rack.height_u, looks)
         if front not in made:
-            made[front] = f"front-{len(made) + 1}"
+            made[front] = _face_id(front)
             with root.symbol(made[front]):
                 for slot, device in enumerate(devices):
                     _shape(root, device, "front", slot)
         rear = ("rear", rack.height_u, tuple(map(_look, left)), tuple(map(_look, right)), looks)
         if rear not in made:
-            made[rear] = f"rear-{len(made) + 1}"
+            made[rear] = _face_id(rear)
             height = rack.height_u * U_PX
             with root.symbol(made[rear]):
                 for index, pdu in enumerate(left):
