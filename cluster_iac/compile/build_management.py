@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from itertools import repeat
 from operator import attrgetter
 from typing import Any, TypeVar
@@ -116,6 +117,11 @@ class _Net:
     @property
     def entry(self) -> Any:
         return self.plan.catalog.switches[self.model]
+
+    @cached_property
+    def compute_racks(self) -> frozenset[str]:
+        """The racks holding compute nodes, found once (_pair_racks asks for each pair)."""
+        return frozenset(node.rack for node in self.plan.nodes if node.role == "compute")
 
     @property
     def prefix(self) -> str:
@@ -311,9 +317,8 @@ def _pair_racks(net: _Net, g: int, first: Switch, group: Sequence[Switch | None]
     rack = racks[g % len(racks)] if racks else first.rack
     if ipnet.aggregation_racks == "together":
         return rack, rack
-    compute = {node.rack for node in net.plan.nodes if node.role == "compute"}
     other = next((sw.rack for sw in group if sw is not None and sw.rack != rack
-                  and sw.rack not in compute), rack)
+                  and sw.rack not in net.compute_racks), rack)
     return rack, other
 def _check_peer_link(net: _Net, first: str, ports: list[str]) -> None:
     """A pair whose peer link would take other ports than the lock records (the switch

@@ -91,10 +91,13 @@ def _locked_racks(lock: Lock, nodes: list[Node], group: NodeGroup, racks: list[s
         rack_of[node.hostname] = rack
         room[rack] -= 1
     placed = []
+    free = 0  # racks before this one are full; room only falls, so it only moves on
     for node in nodes:
         rack = rack_of.get(node.hostname)
         if rack is None:
-            rack = next((r for r in racks if room[r] > 0), node.rack)
+            while free < len(racks) and room[racks[free]] <= 0:
+                free += 1
+            rack = racks[free] if free < len(racks) else node.rack
             room[rack] -= 1
         placed.append(node if rack == node.rack else replace(node, rack=rack))
     return placed, problems
