@@ -51,7 +51,7 @@ def test_every_host_on_the_storage_fabric_gets_its_storage_ports_qos() -> None:
     for node_type in qos.host_ports:
         script = built.files[host_script_path(node_type)]
         assert "# fabric storage: RoCE DSCP 26 (ToS 106)" in script
-        assert "for netdev in enp41s0f0; do" in script
+        assert "ports=enp41s0f0\nfor netdev in $ports; do" in script
         assert 'roce_port "$netdev" "${path##*/}" 0,0,0,1,0,0,0,0 106 48' in script
         assert 'mtu_is "$netdev" 9000 || failed=1' in script
         assert "fabric compute" not in script and "ip link set" not in script
@@ -84,7 +84,7 @@ def test_the_storage_fabric_keeps_its_own_dscp_and_mtu(tmp_path: Path) -> None:
     # LNet multi-rail: both ports of the servers on the fabric get the QoS
     assert qos.host_ports["lustre"] == ("enp41s0f0", "enp41s0f1")
     script = built.files[host_script_path("lustre")]
-    assert "for netdev in enp41s0f0 enp41s0f1; do" in script
+    assert "ports='enp41s0f0 enp41s0f1'\nfor netdev in $ports; do" in script
     assert '"${path##*/}" 0,0,0,1,0,0,0,0 98 48' in script and 'mtu_is "$netdev" 9100' in script
     switch = YAML(typ="safe").load(built.files["qos/storage.yaml"])
     assert switch["classes"][0]["dscp"] == 24 and switch["host"]["mtu"] == 9100
@@ -121,7 +121,7 @@ def test_a_host_on_two_roce_fabrics_gets_each_fabrics_own_classes() -> None:
                         host_ports={"gpu": ("enp41s0f0",)}, port_kind="interface")
     script = host_script("gpu", [compute, storage])
     head, _, tail = script.partition("# fabric storage:")
-    assert "for dev in mlx5_0 mlx5_1; do" in head and '"$dev" 0,0,0,1,0,0,0,0 106 48' in head
+    assert "ports='mlx5_0 mlx5_1'\nfor dev in $ports; do" in head and '"$dev" 0,0,0,1,0,0,0,0 106 48' in head
     assert 'ip link set dev "${path##*/}" mtu 9000' in head and "enp41s0f0" not in head
-    assert "for netdev in enp41s0f0; do" in tail and '"${path##*/}" 0,0,0,1,0,0,0,0 98 46' in tail
+    assert "ports=enp41s0f0\nfor netdev in $ports; do" in tail and '"${path##*/}" 0,0,0,1,0,0,0,0 98 46' in tail
     assert 'mtu_is "$netdev" 9100' in tail and "ip link set" not in tail and "mlx5_0" not in tail

@@ -96,7 +96,7 @@ def host_script(node_type: str, fabrics: list[FabricQos]) -> str:
         switch_mtu=first.switch_mtu,
         variables=[(name, shell_word(value)) for name, value in variables],
         fabrics=[{"network": q.network, "dscp": q.roce_dscp, "kind": q.port_kind,
-                  "ports": " ".join(shell_word(p) for p in q.host_ports[node_type]),
+                  "ports": shell_word(" ".join(q.host_ports[node_type])),
                   "pfc": shell_word(q.pfc), "tos": shell_word(q.traffic_class),
                   "cnp_dscp": shell_word(q.cnp_dscp), "mtu": shell_word(q.host_mtu)}
                  for q in fabrics])
