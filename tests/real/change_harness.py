@@ -28,6 +28,7 @@ from tests.real import slurm_harness as harness
 SLURM_FILES = ("slurm.conf", "gres.conf", "cgroup.conf", "topology.conf", "topology.yaml")
 OVERRIDES = "SlurmdParameters=config_overrides"
 GPUS = 8
+RECONFIGURE_WAIT_S = 120.0  # scontrol reconfigure: see LiveSlurm.reconfigure
 
 
 @dataclass
@@ -153,7 +154,9 @@ class LiveSlurm:
         names a port slurmctld does not listen on yet); then wait until slurmctld answers
         again (from 23.11 it re-executes itself)."""
         env = {"SLURM_CONF": str(conf)} if conf else {}
-        result = self._scontrol(env, "reconfigure")
+        # scontrol waits while slurmctld re-reads (from 23.11 re-executes itself and reloads its
+        # state): past 30 s on a 2-core machine running four test workers (seen twice on 24.11)
+        result = self._scontrol(env, "reconfigure", timeout=RECONFIGURE_WAIT_S)
         if result.returncode != 0:
             raise harness.HarnessError(f"scontrol reconfigure: {result.stderr.strip()}")
         time.sleep(2.0)  # slurmd re-reads (or re-executes) after slurmctld has answered
@@ -169,13 +172,14 @@ class LiveSlurm:
         """scontrol reading ``conf`` instead of the installed slurm.conf."""
         return self._scontrol({"SLURM_CONF": str(conf)}, *args)
 
-    def _scontrol(self, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    def _scontrol(self, env: dict[str, str], *args: str,
+                  timeout: float = harness.WAIT_S) -> subprocess.CompletedProcess[str]:
         conf = env.get("SLURM_CONF", str(self.ctl.conf.path))
         argv = [self.runtime.tool("scontrol"), *args]
         if self.runtime.root is not None:
             argv = harness._sandbox(self.work, self.runtime, ["env", f"SLURM_CONF={conf}",
                                                                *argv])
-        return subprocess.run(argv, capture_output=True, text=True, timeout=harness.WAIT_S,
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                               env={**self.ctl.env, "SLURM_CONF": conf})
 
     def ping(self) -> bool:
