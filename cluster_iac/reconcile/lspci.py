@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 from cluster_iac.plan import Plan
 from cluster_iac.plan.nccl import layout_describes_nics
 from cluster_iac.reconcile.finding import Discovery, Finding, ReadError
-from cluster_iac.reconcile.places import node_type, place
+from cluster_iac.reconcile.places import against_layouts
 
 KIND = "lspci"
 _FIRST = re.compile(r"^-(?:\+-)?\[[0-9a-f]{4,8}:[0-9a-f]{2}\]-")
@@ -132,20 +132,7 @@ def compare(plan: Plan, found: Sequence[Discovery]) -> Iterator[Finding]:
     """Each node's tree against its platform's PCIe layout: each planned GPU and NIC on the
     bus at its bus id, then each GPU's path to each NIC and the host bridges against the
     layout's switches and NUMA nodes."""
-    for item in found:
-        nt = node_type(plan, item.host)
-        where, path = place(plan, item.host), str(item.path)
-        if nt is None:
-            yield Finding("RECONCILE-UNKNOWN-HOST", where, "lspci -tv ran on a node the plan "
-                          "does not have", "name the file after a planned node "
-                          "('HOST.lspci')", path)
-        elif nt.pcie is None:
-            yield Finding("RECONCILE-PCIE-LAYOUT", where, f"platform {nt.platform} of node "
-                          f"type {nt.name} has no PCIe layout to compare the tree with",
-                          "give the platform a pcie layout (catalog.platforms, from this "
-                          "tree) or leave the file out", path)
-        else:
-            yield from _judge(nt, item.data, where, path)
+    return against_layouts(plan, found, "lspci -tv", "HOST.lspci", "from this tree", _judge)
 
 
 class _Planned(NamedTuple):

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 from cluster_iac.plan import Plan
 from cluster_iac.plan.nccl import layout_describes_nics
 from cluster_iac.reconcile.finding import Discovery, Finding, ReadError
-from cluster_iac.reconcile.places import node_type, place
+from cluster_iac.reconcile.places import against_layouts
 
 KIND = "nvidia-smi-topo"
 _TAIL = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
@@ -126,20 +126,8 @@ def host(data: Topo) -> str:
 def compare(plan: Plan, found: Sequence[Discovery]) -> Iterator[Finding]:
     """Each node's matrix against its platform's PCIe layout: the GPUs and NICs counted,
     then each GPU's link to each NIC of the layout, and its NUMA node."""
-    for item in found:
-        nt = node_type(plan, item.host)
-        where, path = place(plan, item.host), str(item.path)
-        if nt is None:
-            yield Finding("RECONCILE-UNKNOWN-HOST", where, "nvidia-smi topo -m ran on a node "
-                          "the plan does not have", "name the file after a planned node "
-                          "('HOST.topo')", path)
-        elif nt.pcie is None:
-            yield Finding("RECONCILE-PCIE-LAYOUT", where, f"platform {nt.platform} of node "
-                          f"type {nt.name} has no PCIe layout to compare the matrix with",
-                          "give the platform a pcie layout (catalog.platforms, from lspci and "
-                          "this matrix) or leave the file out", path)
-        else:
-            yield from _judge(nt, item.data, where, path)
+    return against_layouts(plan, found, "nvidia-smi topo -m", "HOST.topo",
+                           "from lspci and this matrix", _judge)
 
 
 def _layout(nt: Any) -> tuple[dict[str, tuple[int, int, str]], dict[str, tuple[int, int, str]]]:

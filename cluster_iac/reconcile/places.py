@@ -3,12 +3,14 @@ and its type, the host a discovery file is about."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Device
+from cluster_iac.reconcile.finding import Discovery, Finding
 
 
 @lru_cache(maxsize=4)
@@ -48,3 +50,28 @@ def host_of(plan: Plan, path: Path, named: str = "") -> str:
     if device(plan, stem) is not None or not named:
         return stem
     return named
+
+
+def against_layouts(plan: Plan, found: Sequence[Discovery], ran: str, named: str,
+                    layout_from: str,
+                    judge: Callable[[Any, Any, str, str], Iterator[Finding]]
+                    ) -> Iterator[Finding]:
+    """Each node's PCIe discovery (``ran``: the command; ``named``: the file name it is
+    known by, 'HOST.topo') judged against its platform's PCIe layout by ``judge(node type,
+    data, place, path)``; a node the plan lacks, or whose platform has no layout (which
+    ``layout_from`` says how to write), a finding instead."""
+    for item in found:
+        nt = node_type(plan, item.host)
+        where, path = place(plan, item.host), str(item.path)
+        if nt is None:
+            yield Finding("RECONCILE-UNKNOWN-HOST", where, f"{ran} ran on a node the plan "
+                          "does not have", f"name the file after a planned node ('{named}')",
+                          path)
+        elif nt.pcie is None:
+            yield Finding("RECONCILE-PCIE-LAYOUT", where, f"platform {nt.platform} of node "
+                          f"type {nt.name} has no PCIe layout to compare the "
+                          f"{ran.split()[0]} output with",
+                          f"give the platform a pcie layout (catalog.platforms, {layout_from}) "
+                          "or leave the file out", path)
+        else:
+            yield from judge(nt, item.data, where, path)
