@@ -114,3 +114,17 @@ def test_the_key_names_what_the_tree_was_rendered_to(rendered: Path) -> None:
     files = inputs._package_files()
     assert "write/inputs.py" in files and "codes.yaml" in files
     assert not any("__pycache__" in f or f.endswith(".pyc") for f in files)
+
+
+def test_a_checkouts_templates_are_in_the_tools_digest(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a source checkout the templates and schemas sit beside the package, not in it: a
+    template edited there changes what a render makes, so it changes the tool's digest."""
+    templates = tmp_path / "templates"
+    (templates / "slurm").mkdir(parents=True)
+    (templates / "slurm" / "x.j2").write_text("one\n")
+    monkeypatch.setattr(inputs, "templates_dir", lambda: templates)
+    assert str(templates) in inputs._roots()
+    before = inputs.tool_digest.__wrapped__()
+    (templates / "slurm" / "x.j2").write_text("two\n")
+    assert inputs.tool_digest.__wrapped__() != before

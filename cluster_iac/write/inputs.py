@@ -21,7 +21,8 @@ as before, and remembers the key it rendered.
 What this trusts beyond the stat record: that the output depends on nothing but the key's
 inputs. The key holds the spec's bytes, the lock's text, the options that reach the plan
 (``--reallocate``, ``--strict``), every file of the cluster_iac package (its code, templates
-and catalog data: 2.6 MB read and hashed, some 15 ms), the Python version, and the version
+and catalog data: 2.6 MB read and hashed, some 15 ms; in a source checkout the templates and
+schemas beside it too), the Python version, and the version
 of each library the package requires (its installed metadata). An emitter that read anything
 else (an environment variable, a file outside the package, the clock) would break it; none
 does, as the output is byte-identical run to run and machine to machine by design.
@@ -40,6 +41,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import NamedTuple
 
+from cluster_iac.base.resources import schemas_dir, templates_dir
 from cluster_iac.write.manifest import MANIFEST
 from cluster_iac.write.scan import Scanned, cache_folder
 
@@ -61,12 +63,15 @@ def inputs_key(spec_file: str | Path, lock_text: str | None, options: tuple[str,
 @cache
 def tool_digest() -> str:
     """The SHA-256 of the tool that renders: every file of the cluster_iac package (by path,
-    in order; compiled bytecode left out), the Python version and each required library's
-    installed version."""
+    in order; compiled bytecode left out) and of its templates and schemas where a source
+    checkout keeps them beside the package (base/resources.py), the Python version and each
+    required library's installed version."""
     digest = hashlib.sha256()
-    for name in _package_files():
-        with open(os.path.join(PACKAGE, name), "rb") as handle:
-            digest.update(name.encode("utf-8") + b"\0" + hashlib.sha256(handle.read()).digest())
+    for root in _roots():
+        for name in _package_files(root):
+            with open(os.path.join(root, name), "rb") as handle:
+                digest.update(f"{os.path.basename(root)}/{name}".encode() + b"\0"
+                              + hashlib.sha256(handle.read()).digest())
     digest.update(sys.version.encode("utf-8"))
     for name in _libraries():
         try:
@@ -77,13 +82,23 @@ def tool_digest() -> str:
     return digest.hexdigest()
 
 
-def _package_files() -> list[str]:
-    """Every file of the cluster_iac package ('emit/slurm.py'), compiled bytecode left out,
-    in order (plain os.walk: pathlib took most of the 0.1 s this once cost)."""
+def _roots() -> list[str]:
+    """The folders the tool's files are in: the package, and the templates and schemas where
+    they are outside it (a source checkout's top level; a wheel has them inside)."""
+    roots = [PACKAGE]
+    for folder in (str(templates_dir()), str(schemas_dir())):
+        if not folder.startswith(PACKAGE + os.sep):
+            roots.append(folder)
+    return roots
+
+
+def _package_files(root: str = PACKAGE) -> list[str]:
+    """Every file below ``root`` ('emit/slurm.py'), compiled bytecode left out, in order
+    (plain os.walk: pathlib took most of the 0.1 s this once cost)."""
     found: list[str] = []
-    for folder, dirs, files in os.walk(PACKAGE):
+    for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
-        rel = os.path.relpath(folder, PACKAGE).replace(os.sep, "/")
+        rel = os.path.relpath(folder, root).replace(os.sep, "/")
         found += [name if rel == "." else f"{rel}/{name}" for name in files]
     return sorted(found)
 
