@@ -121,7 +121,9 @@ def test_a_host_on_two_roce_fabrics_gets_each_fabrics_own_classes() -> None:
                         host_ports={"gpu": ("enp41s0f0",)}, port_kind="interface")
     script = host_script("gpu", [compute, storage])
     head, _, tail = script.partition("# fabric storage:")
-    assert "ports='mlx5_0 mlx5_1'\nfor dev in $ports; do" in head and '"$dev" 0,0,0,1,0,0,0,0 106 48' in head
+    assert "ports='mlx5_0 mlx5_1'\nfor dev in $ports; do" in head
+    assert '"$dev" 0,0,0,1,0,0,0,0 106 48' in head
     assert 'ip link set dev "${path##*/}" mtu 9000' in head and "enp41s0f0" not in head
-    assert "ports=enp41s0f0\nfor netdev in $ports; do" in tail and '"${path##*/}" 0,0,0,1,0,0,0,0 98 46' in tail
+    assert "ports=enp41s0f0\nfor netdev in $ports; do" in tail
+    assert '"${path##*/}" 0,0,0,1,0,0,0,0 98 46' in tail
     assert 'mtu_is "$netdev" 9100' in tail and "ip link set" not in tail and "mlx5_0" not in tail
