@@ -28,9 +28,8 @@ from itertools import takewhile
 from typing import Any, NamedTuple
 
 from cluster_iac.plan import Plan
-from cluster_iac.plan.nccl import layout_describes_nics
 from cluster_iac.reconcile.finding import Discovery, Finding, ReadError
-from cluster_iac.reconcile.places import against_layouts
+from cluster_iac.reconcile.places import against_layouts, planned_devices
 
 KIND = "lspci"
 _FIRST = re.compile(r"^-(?:\+-)?\[[0-9a-f]{4,8}:[0-9a-f]{2}\]-")
@@ -135,35 +134,8 @@ def compare(plan: Plan, found: Sequence[Discovery]) -> Iterator[Finding]:
     return against_layouts(plan, found, "lspci -tv", "HOST.lspci", "from this tree", _judge)
 
 
-class _Planned(NamedTuple):
-    """A device of the layout: its name (GPU3, mlx5_0), NUMA node, switch number, bus id."""
-
-    name: str
-    numa: int
-    switch: int
-    busid: str
-
-
-def _layout(nt: Any) -> tuple[list[_Planned], list[_Planned]]:
-    """The layout's GPUs and NICs (the NICs only where the layout describes the node type's
-    compute NICs), each with its NUMA node and switch numbered in layout order."""
-    gpus: list[_Planned] = []
-    nics: list[_Planned] = []
-    switch = 0
-    for numa in nt.pcie.numa_nodes:
-        for sw in numa.switches:
-            switch += 1
-            for dev in sw.devices:
-                if dev.kind == "gpu":
-                    gpus.append(_Planned(f"GPU{dev.index}", numa.numaid, switch, dev.busid))
-                else:
-                    nics.append(_Planned(dev.name or f"NIC{dev.index}", numa.numaid, switch,
-                                         dev.busid))
-    return gpus, nics if layout_describes_nics(nt) else []
-
-
 def _judge(nt: Any, tree: dict[str, Device], where: str, path: str) -> Iterator[Finding]:
-    gpus, nics = _layout(nt)
+    gpus, nics = planned_devices(nt)
     layout = f"platform {nt.platform}'s PCIe layout"
     planned = {p.busid for p in gpus + nics}
     present = [p for p in gpus if p.busid in tree and is_gpu(tree[p.busid])]

@@ -25,9 +25,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 from cluster_iac.plan import Plan
-from cluster_iac.plan.nccl import layout_describes_nics
 from cluster_iac.reconcile.finding import Discovery, Finding, ReadError
-from cluster_iac.reconcile.places import against_layouts
+from cluster_iac.reconcile.places import against_layouts, planned_devices
 
 KIND = "nvidia-smi-topo"
 _TAIL = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
@@ -130,25 +129,10 @@ def compare(plan: Plan, found: Sequence[Discovery]) -> Iterator[Finding]:
                            "from lspci and this matrix", _judge)
 
 
-def _layout(nt: Any) -> tuple[dict[str, tuple[int, int, str]], dict[str, tuple[int, int, str]]]:
-    """(GPU 'GPUn' -> (NUMA id, switch number, bus id), NIC name -> the same): the NICs
-    only where the layout describes the node type's compute NICs, each named."""
-    gpus: dict[str, tuple[int, int, str]] = {}
-    nics: dict[str, tuple[int, int, str]] = {}
-    switch = 0
-    for numa in nt.pcie.numa_nodes:
-        for sw in numa.switches:
-            switch += 1
-            for dev in sw.devices:
-                if dev.kind == "gpu":
-                    gpus[f"GPU{dev.index}"] = (numa.numaid, switch, dev.busid)
-                elif dev.name:
-                    nics[dev.name] = (numa.numaid, switch, dev.busid)
-    return gpus, nics if layout_describes_nics(nt) else {}
-
-
 def _judge(nt: Any, topo: Topo, where: str, path: str) -> Iterator[Finding]:
-    gpus, nics = _layout(nt)
+    planned_gpus, planned_nics = planned_devices(nt)
+    gpus = {p.name: p for p in planned_gpus}
+    nics = {p.name: p for p in planned_nics if p.named}  # the matrix names NICs
     layout = f"platform {nt.platform}'s PCIe layout"
     if len(topo.gpus) != len(gpus):
         yield Finding("RECONCILE-PCIE-COUNT", where, f"nvidia-smi topo -m shows "
@@ -165,21 +149,21 @@ def _judge(nt: Any, topo: Topo, where: str, path: str) -> Iterator[Finding]:
     for gpu in topo.gpus:
         if gpu not in gpus:
             continue
-        numaid, switch, busid = gpus[gpu]
+        at = gpus[gpu]
         wrong = []
-        for name, (nic_numa, nic_switch, nic_bus) in nics.items():
+        for name, nic in nics.items():
             cell = topo.cells.get((gpu, name))
             if cell is None or cell not in CLASS:
                 continue
-            planned = ("switch" if nic_switch == switch else
-                       "numa" if nic_numa == numaid else "sys")
+            planned = ("switch" if nic.switch == at.switch else
+                       "numa" if nic.numa == at.numa else "sys")
             if CLASS[cell] != planned:
-                wrong.append(f"{name} ({nic_bus}) is {cell}, planned {_SAID[planned]}")
+                wrong.append(f"{name} ({nic.busid}) is {cell}, planned {_SAID[planned]}")
         said = topo.numa.get(gpu, "")
-        if said and int(said) != numaid:
-            wrong.append(f"its NUMA Affinity is {said}, planned {numaid}")
+        if said and int(said) != at.numa:
+            wrong.append(f"its NUMA Affinity is {said}, planned {at.numa}")
         if wrong:
-            yield Finding("RECONCILE-PCIE-AFFINITY", where, f"{gpu} ({busid}): "
+            yield Finding("RECONCILE-PCIE-AFFINITY", where, f"{gpu} ({at.busid}): "
                           + "; ".join(wrong), "move the adapter or GPU to the slot the layout "
                           "names (its bus id), or correct the layout to what lspci shows and "
                           "render again: NCCL's topology file and NCCL_IB_HCA pair GPUs and "

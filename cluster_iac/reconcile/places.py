@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from cluster_iac.plan import Plan
+from cluster_iac.plan.nccl import layout_describes_nics
 from cluster_iac.plan.physical import Device
 from cluster_iac.reconcile.finding import Discovery, Finding
 
@@ -75,3 +76,32 @@ def against_layouts(plan: Plan, found: Sequence[Discovery], ran: str, named: str
                           "or leave the file out", path)
         else:
             yield from judge(nt, item.data, where, path)
+
+
+class Planned(NamedTuple):
+    """A device of a PCIe layout: its name (GPU3, mlx5_0; NICn where the layout names none),
+    NUMA node, switch number (in layout order), bus id, and whether the layout names it."""
+
+    name: str
+    numa: int
+    switch: int
+    busid: str
+    named: bool = True
+
+
+def planned_devices(nt: Any) -> tuple[list[Planned], list[Planned]]:
+    """A node type's PCIe layout: its GPUs and its NICs, the NICs only where the layout
+    describes the node type's compute NICs (plan/nccl.py layout_describes_nics)."""
+    gpus: list[Planned] = []
+    nics: list[Planned] = []
+    switch = 0
+    for numa in nt.pcie.numa_nodes:
+        for sw in numa.switches:
+            switch += 1
+            for dev in sw.devices:
+                if dev.kind == "gpu":
+                    gpus.append(Planned(f"GPU{dev.index}", numa.numaid, switch, dev.busid))
+                else:
+                    nics.append(Planned(dev.name or f"NIC{dev.index}", numa.numaid, switch,
+                                        dev.busid, bool(dev.name)))
+    return gpus, nics if layout_describes_nics(nt) else []
