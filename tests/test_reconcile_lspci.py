@@ -38,6 +38,11 @@ def _run(spec: Path, *args: str | Path) -> tuple[int, list[str], str]:
     return result.exit_code, lines, result.stderr
 
 
+def _errors(out: list[str]) -> list[str]:
+    """The output's error lines, each without its '; fix: ...' tail."""
+    return [line.split("; fix:")[0] for line in out if line.startswith("error[")]
+
+
 def _spec(tmp_path: Path, old: str, new: str) -> Path:
     """The spec with its layout changed (``old`` replaced by ``new``)."""
     assert old in SPEC_TEXT
@@ -122,7 +127,7 @@ def test_a_nic_behind_a_gpus_switch_is_found(tmp_path: Path) -> None:
     spec.write_text(spec.read_text().replace('"0000:41:00.0"', '"0000:24:00.0"'))
     code, out, err = _run(spec, write(tmp_path, "gpu01.lspci", tree))
     assert code == 1
-    assert [line.split("; fix:")[0] for line in out if line.startswith("error[")] == [
+    assert _errors(out) == [
         "error[RECONCILE-PCIE-AFFINITY] gpu01 (rack r01 U02): GPU1 (0000:24:00.0, line 40): "
         "mlx5_0 (0000:23:00.0) shares its PCIe switch 0000:21:00.0, planned on another "
         "switch"], out
@@ -145,7 +150,7 @@ def test_a_nic_on_the_host_bridge_of_a_gpu_of_the_other_numa_node(tmp_path: Path
     spec = _spec(tmp_path, '"0000:81:00.0"', '"0000:44:00.0"')
     code, out, err = _run(spec, write(tmp_path, "gpu01.lspci", tree))
     assert code == 1
-    assert [line.split("; fix:")[0] for line in out if line.startswith("error[")] == [
+    assert _errors(out) == [
         "error[RECONCILE-PCIE-AFFINITY] gpu01 (rack r01 U02): GPU1 (0000:41:00.0, line 49): "
         "mlx5_2 (0000:44:00.0) is on its host bridge 0000:40, planned on NUMA node 1 where "
         "the GPU is on 0"], out
