@@ -46,6 +46,7 @@ TOOLS = {
     "busybox": "busybox", "cloud-init": "cloud-init", "ifup": "ifupdown2",
     "ifreload": "ifupdown2", "ifquery": "ifupdown2", "unshare": "util-linux",
     "systemd-analyze": "systemd", "systemctl": "systemd",
+    "dash": "dash",  # Essential in Debian: every machine has it, so not in .ci/install-deps
 }
 FRR_DIR = Path("/usr/lib/frr")  # FRR's daemons live here, not on PATH
 PREFIX = "cin"  # every namespace this harness makes is named cin<pid>-<n>-<name>
