@@ -205,7 +205,7 @@ def _unit_files(shared: _Shared, partition: PartitionPlan, unit: str, nodes: lis
                 ports=shell_word(" ".join(ports)), duration=IB_DURATION_S,
                 time=slurm_time(IB_TIME_S), cross=other, line=rate, write_bar=write_bar,
                 lat_bar=LATENCY_SAME_LEAF_US + 2 * LATENCY_PER_HOP_US,
-                pairs=[(shell_word(a.hostname), shell_word(b.hostname)) for a, b in pairs])
+                pair_words=" ".join(shell_word(n.hostname) for n in both))
             ib["spine_pairs_with"] = other
             ib["spine_send_lat_us"] = LATENCY_SAME_LEAF_US + 2 * LATENCY_PER_HOP_US
         bars["ib"] = ib
@@ -361,7 +361,8 @@ def _partition_files(shared: _Shared, partition: PartitionPlan,
                      nodes: list[Node]) -> dict[str, str]:
     plan = shared.plan
     base = f"acceptance/{partition.name}"
-    context = _context(plan, partition, "partition", nodes)
+    hosts = [n.hostname for n in nodes]
+    context = _context(plan, partition, "partition", nodes, shared.fold)
     context["job"] = sbatch_value(f"accept-{partition.name}")
     context["results"] = shell_word(partition.name)
     files: dict[str, str] = {}
@@ -369,7 +370,7 @@ def _partition_files(shared: _Shared, partition: PartitionPlan,
     bar = _bar(shared, nodes) if len(nodes) > 1 else None
     if bar is not None:
         step = {"scope": "partition", "name": partition.name,
-                "hosts": fold(n.hostname for n in nodes),
+                "hosts": shared.fold(hosts),  # the nodelist's, folded once
                 "racks": fold({n.rack for n in nodes}), "nodes": len(nodes), **bar}
         bars["nccl"] = [step]
         step_words = {**step, "gpus": min(plan.node_types[n.node_type].gpu_count for n in nodes),
