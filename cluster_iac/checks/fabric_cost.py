@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from itertools import chain
 from typing import Any, NamedTuple
 from weakref import WeakKeyDictionary
 
 from cluster_iac.base.errors import Diagnostic, Severity
+from cluster_iac.base.runs import runs
 from cluster_iac.checks.registry import check
 from cluster_iac.plan import FabricPlan, Plan
 from cluster_iac.plan.fattree import (
@@ -18,7 +20,6 @@ from cluster_iac.plan.fattree import (
     parse_ratio,
     size_fat_tree,
 )
-from cluster_iac.plan.physical import link_ends
 
 
 class FabricHosts(NamedTuple):
@@ -47,7 +48,10 @@ a plan let go takes its counts with it."""
 
 
 def _fabric_hosts(plan: Plan, network: str) -> FabricHosts:
-    per_host = Counter(a for _, a, _, _ in link_ends(plan.links, [network], "node-leaf"))
+    links = plan.links  # the hosts' ends of the fabric's node-leaf runs, counted at C speed
+    per_host = Counter(chain.from_iterable(
+        links.a_device[start:stop] for start, stop in runs(links.network, links.tier)
+        if links.network[start] == network and links.tier[start] == "node-leaf"))
     node_type = {n.hostname: n.node_type for n in plan.nodes}
     types: dict[str, tuple[int, int]] = {}
     for host, ports in per_host.items():

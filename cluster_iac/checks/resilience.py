@@ -5,7 +5,7 @@ checks/cooling_loops.py's.)"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.base.hostlist import fold
@@ -95,18 +95,16 @@ def management_pairs(plan: Plan) -> Iterator[Diagnostic]:
     in-band (or BMC) reach above its access switch."""
     uppers = {s.name: s for s in plan.switches
               if s.network in ("management", "bmc") and s.tier in ("aggregation", "core")}
-    switches = {s.name for s in plan.switches}
-    below: dict[str, int] = {}  # the switches under each upper switch
-    for _, device, switch, _ in link_ends(plan.links, ("management", "bmc")):
-        if switch in uppers and device in switches:
-            below[switch] = below.get(switch, 0) + 1
+    shared = []  # the pairs in one rack
     for name, first in sorted(uppers.items()):
         stem, _, n = name.rpartition("-")
         if int(n) % 2 == 0:
             continue
         second = uppers.get(f"{stem}-{int(n) + 1}")
-        if second is None or second.rack != first.rack:
-            continue
+        if second is not None and second.rack == first.rack:
+            shared.append((first, second))
+    below = _switches_below(plan, uppers) if shared else {}  # read only to word a finding
+    for first, second in shared:
         network = first.network
         option = getattr(plan.settings.networks, network).aggregation_racks
         yield Diagnostic(
@@ -118,6 +116,17 @@ def management_pairs(plan: Plan) -> Iterator[Diagnostic]:
             hint=_pair_hint(plan, network, second.name, option) +
             "; or accept it: policy: {levels: {SPOF-MGMT-AGG-RACK: info}}",
             details={"measured": 1, "limit": 2, "unit": "racks"})
+
+
+def _switches_below(plan: Plan, uppers: Iterable[str]) -> dict[str, int]:
+    """How many switches of the management networks each of ``uppers`` has below it."""
+    wanted = set(uppers)
+    switches = {s.name for s in plan.switches}
+    below: dict[str, int] = {}
+    for _, device, switch, _ in link_ends(plan.links, ("management", "bmc")):
+        if switch in wanted and device in switches:
+            below[switch] = below.get(switch, 0) + 1
+    return below
 
 
 def _pair_hint(plan: Plan, network: str, second: str, option: str) -> str:
