@@ -211,8 +211,8 @@ def _psus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) ->
     its last cord's row of the cable table (its medium: the cord the plan chose for its rating
     and length; the cords' rows follow the links'); each distinct draw is compared once."""
     cords = plan.power_cords
-    models = list(map(model_of.__getitem__, map(attrgetter("device"), cords)))
-    numbers = list(map(attrgetter("psu"), cords))
+    models = list(map(model_of.__getitem__, [c.device for c in cords]))
+    numbers = [c.psu for c in cords]
     # (model, PSU number) -> its last cord
     last = dict(zip(zip(models, numbers, strict=True), count(), strict=False))
     cables, first = plan.cables, len(plan.links)
@@ -224,8 +224,8 @@ def _psus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) ->
         types[model].power_ports[psu] = {"type": POWER_PORT_TYPES.get(medium, OTHER)}
     draws: dict[tuple[str, int], list[float]] = defaultdict(lambda: [0.0, 0.0])
     for model, number, allocated, maximum in set(zip(models, numbers,
-                                                     map(attrgetter("allocated_w"), cords),
-                                                     map(attrgetter("maximum_w"), cords),
+                                                     [c.allocated_w for c in cords],
+                                                     [c.maximum_w for c in cords],
                                                      strict=True)):
         pair = draws[(model, number)]
         pair[0] = max(pair[0], allocated)
@@ -241,8 +241,8 @@ def _pdus(plan: Plan, model_of: dict[str, str], types: dict[str, DeviceType]) ->
     outlet's type is the profile's outlet_type, else 'other': from the spec alone, so that a
     rack added with other cords changes no device type (the cords plugged in so far would)."""
     cords = plan.power_cords
-    names = tuple(map(attrgetter("inlet"), cords))
-    pdu_models = map(model_of.__getitem__, map(attrgetter("pdu"), cords))
+    names = [c.inlet for c in cords]
+    pdu_models = map(model_of.__getitem__, [c.pdu for c in cords])
     # each PDU model's last named inlet (a cord names its PDU's inlet, or none)
     inlets = dict(compress(zip(pdu_models, names, strict=True), names))
     profiles = plan.settings.power.pdu_profiles
