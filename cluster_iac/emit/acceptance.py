@@ -277,8 +277,10 @@ def _nccl_steps(shared: _Shared, nodes: list[Node], unit: str) -> list[dict[str,
         groups += [("leaf", "+".join(key), members) for key, members in leaves.items() if key]
     groups.append(("scalable_unit", unit, nodes))
     for scope, name, group in groups:
+        if len(group) < 2:  # a node alone is the node step's (NVLink domains of one node)
+            continue
         key = tuple(n.hostname for n in group)
-        if len(group) < 2 or key in seen:
+        if key in seen:
             continue
         seen.add(key)
         bar = _bar(shared, group)
