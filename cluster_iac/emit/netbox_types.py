@@ -27,7 +27,6 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import compress, count
-from operator import attrgetter
 from typing import Any
 from weakref import WeakKeyDictionary
 
