@@ -46,6 +46,7 @@ def render(plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
     management = plan.addresses["management"]
     by_type: dict[str, list[dict[str, Any]]] = {}
+    networks = host_networks(plan, boot)  # made once for every host
     for host in boot.hosts:
         if host.hostname not in management:
             continue  # no management address: no network boot
@@ -53,7 +54,7 @@ def render(plan: Plan) -> dict[str, str]:
         by_type.setdefault(host.node_type, []).append({
             "address": address, "hostname": host.hostname,
             "meta-data": meta_data(boot, host, address),
-            "network-config": network_config(plan, boot, host)})
+            "network-config": network_config(plan, boot, host, networks)})
     for path in seed_files(plan):
         nt, kind = path.removeprefix(f"{SEEDS}/").rsplit(".", 1)
         files[path] = (node_type_user_data(plan, nt) if kind == "user-data" else "".join(
@@ -95,23 +96,38 @@ def meta_data(boot: BootPlan, host: BootHost, address: str) -> dict[str, str]:
             "local-hostname": f"{host.hostname}.{boot.domain}"}
 
 
-def network_config(plan: Plan, boot: BootPlan, host: BootHost) -> dict[str, Any]:
-    """Network config version 2 of the host's networks but the BMC's."""
+def network_config(plan: Plan, boot: BootPlan, host: BootHost,
+                   networks: list[tuple[Any, ...]] | None = None) -> dict[str, Any]:
+    """Network config version 2 of the host's networks but the BMC's. ``networks``: what
+    every host shares of each network (host_networks), where the caller made it once."""
     ethernets: dict[str, Any] = {}
+    if networks is None:
+        networks = host_networks(plan, boot)
+    for hosts, interface, prefix, shared in networks:
+        address = hosts.get(host.hostname)
+        if address is not None:
+            ethernets[interface] = {"addresses": [f"{address}/{prefix}"], **shared}
+    return {"network": {"version": 2, "ethernets": ethernets}}
+
+
+def host_networks(plan: Plan, boot: BootPlan) -> list[tuple[Any, ...]]:
+    """Each subnet a host's OS configures (the BMC has its own NIC, configured by DHCP): its
+    addresses by host, its interface, its prefix length and the rest of its config, the
+    same for every host."""
+    found = []
     for subnet in boot.subnets:
-        address = plan.addresses[subnet.network].get(host.hostname)
-        if address is None or subnet.network == "bmc":
-            continue  # the BMC has its own NIC, configured by DHCP
+        if subnet.network == "bmc":
+            continue
         prefix = subnet.cidr.partition("/")[2]  # as IPv4Network writes it: 'a.b.c.d/n'
-        config: dict[str, Any] = {"addresses": [f"{address}/{prefix}"], "mtu": subnet.mtu}
+        shared: dict[str, Any] = {"mtu": subnet.mtu}
         if subnet.network == "management":
             # 0.0.0.0/0, not netplan's 'default': cloud-init 22.4 (Debian 12) parses a route's
             # 'to' as an address and refuses 'default' (network_state._normalize_route)
-            config["routes"] = [{"to": "0.0.0.0/0", "via": subnet.gateway}]
-            config["nameservers"] = {"addresses": [boot.server_address],
+            shared["routes"] = [{"to": "0.0.0.0/0", "via": subnet.gateway}]
+            shared["nameservers"] = {"addresses": [boot.server_address],
                                      "search": [boot.domain]}
-        ethernets[subnet.interface] = config
-    return {"network": {"version": 2, "ethernets": ethernets}}
+        found.append((plan.addresses[subnet.network], subnet.interface, prefix, shared))
+    return found
 
 
 def menus(boot: BootPlan) -> dict[str, str]:
