@@ -36,8 +36,10 @@ def radix(plan: Plan) -> Iterator[Diagnostic]:
         ends.update(links.a_device[start:stop])
         ends.update(links.b_device[start:stop])
     over = [(sw, used[sw.network][sw.name] if sw.network in used else 0)
-            for sw in sorted(plan.switches, key=lambda s: (s.network, s.name))]
-    over = [(sw, n) for sw, n in over if sw.network in NETWORK_GRAPHS and n > sw.ports]
+            for sw in plan.switches if sw.network in NETWORK_GRAPHS]
+    # only the switches over their radix sorted (by network, then name)
+    over = sorted(((sw, n) for sw, n in over if n > sw.ports),
+                  key=lambda found: (found[0].network, found[0].name))
     cages = _split_cages(plan, {sw.name: sw.network for sw, _ in over}) if over else {}
     for sw, n in over:
         n = cages.get(sw.name, n)
