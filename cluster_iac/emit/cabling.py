@@ -124,8 +124,13 @@ def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str | Chunks:
 
 def _labels(texts: _EndTexts, c: Cables) -> Iterator[str]:
     yield ",".join(LABEL_COLUMNS) + "\n"
+    layouts: dict[int, list[str]] = {}  # the pieces of n cables' lines, reused slice to slice
     for start in range(0, len(c), CHUNK):
-        yield _label_lines(texts, c, start, min(start + CHUNK, len(c)))
+        stop = min(start + CHUNK, len(c))
+        if stop - start not in layouts:
+            layouts[stop - start] = [piece if isinstance(piece, str) else ""
+                                     for piece in _LABEL_PIECES] * (stop - start)
+        yield _label_lines(texts, c, start, stop, layouts[stop - start])
 
 
 class _EndTexts:
@@ -164,34 +169,22 @@ _LABEL_PIECES: tuple[int | str, ...] = (
     _HEAD, _A_PORT, ",B,", _HEAD, _A_PORT, _B_PLACE, _B_PORT, " >", _A_PLACE, _A_PORT, "\n")
 
 
-def _label_lines(texts: _EndTexts, c: Cables, start: int, stop: int) -> str:
-    """The label lines of cables start..stop: their pieces laid out in one list, piece by
-    piece (slice assignment) over a copy of the separators' layout, and joined once; each
-    device's text made once. Cables with an end whose text CSV would quote are written cell
-    by cell (_label_columns), a slice of lines at a time."""
+def _label_lines(texts: _EndTexts, c: Cables, start: int, stop: int, laid: list[str]) -> str:
+    """The label lines of cables start..stop: their pieces laid out in ``laid``, whose
+    separators are in place, piece by piece (slice assignment, every other piece of every
+    cable), and joined once; each device's text made once. Cables with an end whose text CSV
+    would quote are written cell by cell (_label_columns), a slice of lines at a time."""
     a_device, b_device = c.a_device[start:stop], c.b_device[start:stop]
     parts = (c.id_head[start:stop], texts.of(a_device), c.a_port[start:stop],
              texts.of(b_device), c.b_port[start:stop])
     if texts.crooked and not (texts.crooked.isdisjoint(a_device)
                               and texts.crooked.isdisjoint(b_device)):
         return csv_columns(LABEL_COLUMNS, _label_columns(c, start, stop)).partition("\n")[2]
-    laid = _layout(stop - start)
     size = len(_LABEL_PIECES)
     for k, piece in enumerate(_LABEL_PIECES):
         if isinstance(piece, int):
             laid[k::size] = parts[piece]
     return "".join(laid)
-
-
-def _layout(n: int) -> list[str]:
-    """A new list of the label pieces of ``n`` cables with their separators in place (the
-    rest filled in by _label_lines): a copy of one made once per ``n`` (_LAYOUTS)."""
-    if n not in _LAYOUTS:
-        _LAYOUTS[n] = [piece if isinstance(piece, str) else "" for piece in _LABEL_PIECES] * n
-    return _LAYOUTS[n].copy()
-
-
-_LAYOUTS: dict[int, list[str]] = {}
 
 
 def _label_columns(c: Cables, start: int, stop: int) -> list[Sequence[str]]:
