@@ -71,7 +71,7 @@ def test_cabling_has_exactly_the_plans_links(name: str, plan: Plan) -> None:
 
 
 def _labels_cell_by_cell(c: Cables) -> str:
-    return csv_columns(cabling.LABEL_COLUMNS, cabling._label_columns(c, cabling._Places(c)))
+    return csv_columns(cabling.LABEL_COLUMNS, cabling._label_columns(c, 0, len(c)))
 
 
 def _labels_from_pieces(c: Cables) -> str:
@@ -99,6 +99,23 @@ def test_labels_from_their_pieces_are_the_cells_written_one_by_one(name: str,
         changed = dataclasses.replace(c, b_device=(odd, *c.b_device[1:]), devices=devices)
         text = _labels_from_pieces(changed)
         assert text == _labels_cell_by_cell(changed) and odd in text
+
+
+def test_labels_quote_only_the_slices_with_an_end_csv_quotes(monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """A slice of label lines with an end whose text CSV quotes is written cell by cell, the
+    slices before and after it from their pieces: all of it is what csv_columns writes."""
+    c = dataclasses.replace(dict(PLANS)["wired"].cables)
+    monkeypatch.setattr(cabling, "CHUNK", 3)
+    middle = len(c) // 2
+    for odd, racked in (("odd,name", True), ("far,away", False)):
+        devices = dict(c.devices)
+        if racked:
+            devices[odd] = devices[c.a_device[middle]]._replace(name=odd)
+        b_device = (*c.b_device[:middle], odd, *c.b_device[middle + 1:])
+        changed = dataclasses.replace(c, b_device=b_device, devices=devices)
+        text = _labels_from_pieces(changed)
+        assert text == _labels_cell_by_cell(changed) and f'"{c.id_head[middle]}' in text
 
 
 @pytest.mark.parametrize(("name", "plan"), PLANS, ids=IDS)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import compress, count, repeat
-from operator import add, attrgetter, floordiv, mod, mul, truediv
+from operator import add, attrgetter, floordiv, itemgetter, mod, mul, truediv
 from typing import Any
 
 from cluster_iac.catalog.cables import CableCatalog
@@ -81,12 +81,15 @@ class Geometry:
         once (40,000 keys for 469,250 cables at 100,000 GPUs). An end whose rack is not on
         the floor (or no device) goes through length_m, once per route."""
         keys = _RouteKeys(self, devices)
-        column = list(map(add, map(keys.a.__getitem__, a_device),
-                          map(keys.b.__getitem__, b_device)))
+        try:
+            column = list(map(add, each(keys.a, a_device), each(keys.b, b_device)))
+        except KeyError:  # a name with no device: off the floor
+            column = list(map(add, map(keys.a.get, a_device, repeat(keys.limit)),
+                              map(keys.b.get, b_device, repeat(keys.limit))))
         distinct = set(column)
         measured = keys.measure(distinct)
         if len(measured) == len(distinct):
-            return tuple(map(measured.__getitem__, column))
+            return tuple(each(measured, column))
         return self._off_the_floor(column, measured, keys.limit, a_device, b_device, devices)
 
     def _off_the_floor(self, column: list[int], measured: dict[int, float], limit: int,
@@ -144,11 +147,10 @@ class _RouteKeys:
         rack_of = list(map(attrgetter("rack"), devices.values()))
         u_of = list(map(attrgetter("u"), devices.values()))
         u_of = list(map(_ZERO.get, u_of, u_of))
-        self.a = _Default(limit)  # a name with no device: off the floor
-        self.a.update(zip(names, map(add, map(a_rack.get, rack_of, repeat(limit)),
+        # (a name with no device has none: lengths gives it ``limit``, off the floor)
+        self.a = dict(zip(names, map(add, map(a_rack.get, rack_of, repeat(limit)),
                                      map(mul, u_of, repeat(places))), strict=True))
-        self.b = _Default(limit)
-        self.b.update(zip(names, map(add, map(b_rack.get, rack_of, repeat(limit)), u_of),
+        self.b = dict(zip(names, map(add, map(b_rack.get, rack_of, repeat(limit)), u_of),
                           strict=True))
         self.rise = [top - (u - 0.5) * g.u_height_mm if u else _OTHER
                      for top in self.tops for u in range(self.units)]
@@ -228,12 +230,10 @@ class _RouteKeys:
 _ZERO = {None: 0}  # an unplaced device's U, as a 0U one's: length_m treats both alike
 
 
-class _Default(dict[str, Any]):
-    """A dict that answers ``default`` for a key it lacks (a hit stays a C-speed lookup)."""
-
-    def __init__(self, default: Any) -> None:
-        super().__init__()
-        self.default = default
-
-    def __missing__(self, key: str) -> Any:
-        return self.default
+def each(table: Mapping[Any, Any] | Sequence[Any], keys: Sequence[Any]) -> Sequence[Any]:
+    """table[key] of every key (a list's item of every index), by one itemgetter: a plain
+    dict's values for half a million keys in half the time of mapping its __getitem__
+    (KeyError for a key it lacks)."""
+    if len(keys) > 1:
+        return itemgetter(*keys)(table)  # type: ignore[no-any-return]
+    return [table[key] for key in keys]

