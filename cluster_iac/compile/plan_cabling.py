@@ -149,8 +149,7 @@ def device_table(plan: Plan) -> tuple[Device, ...]:
         height = [p.height_u if p else h for p, h in zip(spots, height, strict=True)]
     rows = {r.name: r.row for r in plan.racks}
     positions = _Positions()
-    # each row a Device by tuple.__new__ at C speed (Device._make is a Python call a device)
-    return tuple(map(tuple.__new__, repeat(Device), zip(
+    return tuple(map(Device._make, zip(
         names, kinds, roles, models, racks, map(rows.get, racks, repeat("")), units, height,
         map(getitem, map(positions.__getitem__, sides), units), strict=True)))
 
