@@ -11,7 +11,10 @@
 - ``cloud-init/seeds/<node type>.jsonl``: what is each host's own, one host a line (JSON
   Lines): its management address (the seed's folder), hostname, ``meta-data`` (instance id
   and hostname) and ``network-config`` (network config version 2: the planned address,
-  gateway, MTU and DNS of each of its networks);
+  gateway, MTU and DNS of each of its networks; on a routed RoCE compute fabric also each
+  RoCE NIC on its leaf link: the /31's host end, the MTU, its own routing table with a
+  default route through the leaf and the rule that looks it up for its source address,
+  plan/host_rails.py);
 - ``cloud-init/cluster-iac-seeds.py``: the script the playbook runs on the boot server
   (emit/playbook_files.py) that expands the tables into each host's seed folder under the
   web root, ``/cloud-init/hosts/<address>/{meta-data,network-config,user-data}``, writing
@@ -32,6 +35,7 @@ from cluster_iac.formats.json import json_lines, json_text
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.boot import ARCHITECTURES, BootHost, BootPlan
+from cluster_iac.plan.host_rails import HostRail, host_rails
 
 NODE_FILE = "/etc/cluster-iac/node.json"
 MENU_TIMEOUT_S = 5
@@ -46,6 +50,7 @@ def render(plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
     management = plan.addresses["management"]
     by_type: dict[str, list[dict[str, Any]]] = {}
+    rails = host_rails(plan)
     for host in boot.hosts:
         if host.hostname not in management:
             continue  # no management address: no network boot
@@ -53,7 +58,7 @@ def render(plan: Plan) -> dict[str, str]:
         by_type.setdefault(host.node_type, []).append({
             "address": address, "hostname": host.hostname,
             "meta-data": meta_data(boot, host, address),
-            "network-config": network_config(plan, boot, host)})
+            "network-config": network_config(plan, boot, host, rails.get(host.hostname, ()))})
     for path in seed_files(plan):
         nt, kind = path.removeprefix(f"{SEEDS}/").rsplit(".", 1)
         files[path] = (node_type_user_data(plan, nt) if kind == "user-data" else "".join(
@@ -95,8 +100,10 @@ def meta_data(boot: BootPlan, host: BootHost, address: str) -> dict[str, str]:
             "local-hostname": f"{host.hostname}.{boot.domain}"}
 
 
-def network_config(plan: Plan, boot: BootPlan, host: BootHost) -> dict[str, Any]:
-    """Network config version 2 of the host's networks but the BMC's."""
+def network_config(plan: Plan, boot: BootPlan, host: BootHost,
+                   rails: tuple[HostRail, ...] = ()) -> dict[str, Any]:
+    """Network config version 2 of the host's networks but the BMC's, and of its RoCE NICs
+    (``rails``)."""
     ethernets: dict[str, Any] = {}
     for subnet in boot.subnets:
         address = plan.addresses[subnet.network].get(host.hostname)
@@ -111,7 +118,19 @@ def network_config(plan: Plan, boot: BootPlan, host: BootHost) -> dict[str, Any]
             config["nameservers"] = {"addresses": [boot.server_address],
                                      "search": [boot.domain]}
         ethernets[subnet.interface] = config
+    for rail in rails:
+        ethernets[rail.interface] = rail_config(rail)
     return {"network": {"version": 2, "ethernets": ethernets}}
+
+
+def rail_config(rail: HostRail) -> dict[str, Any]:
+    """One RoCE NIC in network config version 2 (netplan's keys, which cloud-init hands to
+    netplan unchanged): its /31, MTU, a route to the fabric through its leaf in its own table
+    and the rule sending what its address sends by that table (plan/host_rails.py)."""
+    return {"addresses": [rail.address], "mtu": rail.mtu,
+            "routes": [{"to": rail.fabric, "via": rail.gateway, "table": rail.table}],
+            "routing-policy": [{"from": rail.address.partition("/")[0], "table": rail.table,
+                                "priority": rail.priority}]}
 
 
 def menus(boot: BootPlan) -> dict[str, str]:
