@@ -9,7 +9,6 @@ import json
 from ipaddress import IPv4Address, IPv4Network
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from cluster_iac.checks import run_checks
