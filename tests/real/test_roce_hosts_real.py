@@ -185,6 +185,13 @@ def test_hosts_reach_each_other_rail_by_rail_from_their_network_config(
         # leaves by rdma1 (rail 1's leaf, a spine, then rail 0's leaf), and the answer returns
         got = _route_get(lab, first, address(second, "rdma0"), address(first, "rdma1"))
         assert got["dev"] == "rdma1", got
+        sent = _tx_packets(lab, first, "rdma1")
         ping = lab.run(first, "busybox", "ping", "-c", "2", "-W", "2",
                        "-I", address(first, "rdma1"), address(second, "rdma0"), timeout=20)
         assert " 0% packet loss" in ping.stdout, ping.stdout
+        assert _tx_packets(lab, first, "rdma1") >= sent + 2  # the echo requests went by rdma1
+
+
+def _tx_packets(lab: Lab, host: str, ifname: str) -> int:
+    links = json.loads(lab.ip(host, "-j", "-s", "link", "show", ifname))
+    return int(links[0]["stats64"]["tx"]["packets"])
