@@ -43,8 +43,8 @@ def test_the_host_script_and_the_playbook_agree_with_the_switches() -> None:
     script = built.files[host_script_path("h200")]
     assert ("ports='mlx5_0 mlx5_1 mlx5_2 mlx5_3 mlx5_4 mlx5_5 mlx5_6 mlx5_7'\n"
             "for dev in $ports; do") in script
-    # each compute port: PFC on priority 3, ToS 106, CNPs on DSCP 48; its MTU set here, as no
-    # OS configuration the tool writes names a compute fabric's RDMA ports
+    # each compute port: PFC on priority 3, ToS 106, CNPs on DSCP 48; its MTU set here too (the
+    # port found by RDMA device), the value the node's network-config gives its rail NIC
     assert 'roce_port "${path##*/}" "$dev" 0,0,0,1,0,0,0,0 106 48' in script
     assert 'ip link set dev "${path##*/}" mtu 9000' in script
     assert "mtu_is" not in script and script.rstrip().endswith('exit "$failed"')

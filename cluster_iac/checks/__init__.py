@@ -23,6 +23,7 @@ from cluster_iac.checks import (
     fabric,
     fabric_cost,
     fabric_growth,
+    fabric_hosts,
     facility,
     goodput,
     lustre,
@@ -43,8 +44,9 @@ __all__ = ["CHECKS", "FAMILIES", "Check", "check", "known_codes", "run_checks"]
 
 # Every family of checks; importing each registered its checks in CHECKS.
 FAMILIES: tuple[ModuleType, ...] = (
-    consistency, cooling, cooling_loops, fabric, fabric_cost, fabric_growth, facility, goodput,
-    lustre, nccl, power, power_cap, power_feeds, power_psus, resilience, scheduling, slurm, storage)
+    consistency, cooling, cooling_loops, fabric, fabric_cost, fabric_growth, fabric_hosts,
+    facility, goodput, lustre, nccl, power, power_cap, power_feeds, power_psus, resilience,
+    scheduling, slurm, storage)
 
 
 def run_checks(plan: Plan, *, strict: bool = False) -> list[Diagnostic]:

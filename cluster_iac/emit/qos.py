@@ -81,8 +81,9 @@ def roce_node_types(plan: Plan) -> list[str]:
 
 def host_script(node_type: str, fabrics: list[FabricQos]) -> str:
     """The script that sets one node type's RoCE ports, on each fabric in ``fabrics``, to that
-    fabric's QoS; it sets the MTU of the ports no OS configuration of ours names (a compute
-    fabric's RDMA devices) and checks the others' (a storage network's interfaces). The
+    fabric's QoS; it sets the MTU of the ports it walks by RDMA device (a compute fabric's:
+    the same value their cloud-init network-config sets, plan/host_rails.py) and checks the
+    others' (a storage network's interfaces). The
     priorities are the same constants on every fabric (plan/qos.py); the DSCPs, and so the
     ToS, each fabric's own."""
     first = fabrics[0]

@@ -23,7 +23,8 @@ The values and where each comes from (docs/roce-qos.md has the same table):
   (plan/switching.py FABRIC_MTU), which the FABRIC-MTU check enforces. Where the tool writes a
   port's OS network configuration (cloud-init network-config, DHCP option 26: plan/boot.py
   Subnet.mtu, the fabric's host_mtu on a network the fabric carries) that sets it and the host
-  script only checks it; a compute fabric's RDMA ports have none, and the script sets theirs.
+  script only checks it; the script walks a compute fabric's ports by RDMA device and sets
+  theirs, the same value the nodes' network-config gives their RoCE NICs (plan/host_rails.py).
 - Host ports: each node type's RoCE ports on the fabric (``host_ports``), as the host script
   finds them. On the compute fabric the RDMA devices NCCL uses (plan/nccl.py compute_hcas,
   ``port_kind`` 'device'); on the storage fabric the network interfaces the OS configures on

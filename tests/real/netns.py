@@ -43,7 +43,7 @@ TOOLS = {
     "ip": "iproute2", "zebra": "frr", "bgpd": "frr", "staticd": "frr", "vtysh": "frr",
     "lldpd": "lldpd", "lldpcli": "lldpd", "named": "bind9", "named-checkzone": "bind9-utils",
     "named-checkconf": "bind9-utils", "dig": "bind9-dnsutils", "kea-dhcp4": "kea-dhcp4-server",
-    "busybox": "busybox", "cloud-init": "cloud-init", "ifup": "ifupdown2",
+    "busybox": "busybox", "cloud-init": "cloud-init", "netplan": "netplan.io", "ifup": "ifupdown2",
     "ifreload": "ifupdown2", "ifquery": "ifupdown2", "unshare": "util-linux",
     "systemd-analyze": "systemd", "systemctl": "systemd",
     "dash": "dash",  # Essential in Debian: every machine has it, so not in .ci/install-deps
@@ -660,6 +660,24 @@ def cloud_init_network_config(text: str, timeout: float = RUN_S) -> tuple[bool, 
     done = subprocess.run([python, "-c", CLOUD_INIT_NETWORK], input=text, capture_output=True,
                           text=True, timeout=timeout, check=False)
     return done.returncode == 0, (done.stdout + done.stderr).strip()
+
+def netplan_generate(config: str, root: Path, timeout: float = RUN_S
+                     ) -> tuple[bool, dict[str, str]]:
+    """netplan (the renderer cloud-init hands a version 2 network-config to unchanged) reading
+    ``config`` as /etc/netplan/50-cloud-init.yaml under ``root`` (``netplan generate
+    --root-dir``: it writes under root only, applies nothing): (ok, the systemd-networkd
+    files it wrote by name), or (False, {'error': its output})."""
+    folder = root / "etc" / "netplan"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "50-cloud-init.yaml"
+    path.write_text(config)
+    path.chmod(0o600)  # netplan warns of a configuration others can read
+    done = subprocess.run([tool("netplan"), "generate", "--root-dir", str(root)],
+                          capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode != 0:
+        return False, {"error": (done.stdout + done.stderr).strip()}
+    out = root / "run" / "systemd" / "network"
+    return True, {p.name: p.read_text() for p in sorted(out.iterdir())} if out.is_dir() else {}
 
 # --- ifupdown2 ----------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ their arguments instead. ``ip`` is the real one, in a network namespace of the t
 sandbox's kernel has no dummy links). What is under test is the
 generated script: which ports it finds on each fabric (a storage port by its interface, a
 compute port by its RDMA device), the values it gives each (the fabric's own), that it sets the
-MTU of the ports no OS configuration of ours names (the compute fabric's) and leaves the others'
+MTU of the ports it finds by RDMA device (the compute fabric's) and leaves the others'
 as the OS network configuration set it, and that such a port at another MTU fails the run, named.
 """
 
@@ -104,8 +104,8 @@ def test_a_storage_port_gets_its_fabrics_qos_and_its_mtu_is_only_checked(tmp_pat
 
 
 def test_a_compute_port_gets_its_mtu_from_the_script(tmp_path: Path) -> None:
-    """A RoCE compute node: no OS configuration of the tool's names its RDMA ports, so the
-    script sets each one's MTU to the fabric's host MTU (real ip, links at 1500)."""
+    """A RoCE compute node: the script finds its ports by RDMA device and sets each one's
+    MTU to the fabric's host MTU (real ip, links at 1500)."""
     script = example_build("spectrum-x-roce").files["qos/h200.roce-host.sh"]
     ports = {f"enp{n}s0": (f"mlx5_{n}", 1500) for n in range(8)}
     sys_class = _sysfs(tmp_path / "sys", ports)

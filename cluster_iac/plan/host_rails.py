@@ -1,0 +1,99 @@
+"""The compute hosts' side of a routed RoCE fabric: each GPU node's RoCE NIC (one per rail) with
+its address on its leaf link, its own routing table and the rule that sends traffic from its
+address by it.
+
+A leaf numbers its host ports (compile/plan_switches.py): the /31 of each host link comes from
+the leaf's block of ``underlay.p2p_pool``, kept by the lock ('p2p' line), the leaf the even
+address, the host NIC the odd one (RFC 3021). So the host's addresses are the leaf's host
+ports read from the other end, and are as stable as the leaf's block and the cable's port.
+
+Every rail's NIC is in the same fabric, so a destination on another rail or another leaf is
+reachable by every NIC, and the kernel's main table, which looks at the destination only,
+would send everything out one of them. The standard multi-rail host setup gives each NIC its
+own routing table with a route through its leaf, and one policy rule per NIC's source
+address that looks that table up: traffic leaves by the NIC whose address it carries (RoCE v2
+takes its source from the GID, the NIC's own IPv4 address). AMD Instinct "System acceptance:
+configure network routing" (https://instinct.docs.amd.com/projects/system-acceptance/en/
+latest/network/configuration.html: each backend NIC a /31, ``0.0.0.0/0 <leaf> table=101`` and
+``priority 1010 from <address> table 101``, the next NIC table 102, priority 1020). Tables and
+rule priorities follow that numbering: rail r (from 0) table ``RAIL_TABLE_BASE + r`` (101,
+102, ...) and priority ``RAIL_RULE_BASE + 10 r`` (1010, 1020, ...), before the main table's
+rule (32766, ip-rule(8)) so a rail's source is decided before the main table is looked at,
+and after 0 (the local table's). One change from the guide: a rail table's route is to the
+fabric's host addresses (``underlay.p2p_pool``, where every host /31 comes from), not
+0.0.0.0/0: a renderer that drops the route's table (cloud-init's own, before netplan) then
+adds a route to the fabric to the main table, not a second default route beside the
+management network's.
+
+The NIC's interface is named by the plan's port name of its cable (``rdma0`` ...,
+compile/fabric_cables.py), the name the cable labels, LLDP (reconcile/lldp.py) and the
+acceptance jobs already use; its RDMA device is the one NCCL uses on that rail
+(plan/nccl.py compute_hcas: ``mlx5_0`` ...).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from cluster_iac.plan.model import Plan
+from cluster_iac.plan.nccl import compute_hcas
+
+RAIL_TABLE_BASE = 101  # rail 0's routing table (AMD Instinct system acceptance: 101, 102, ...)
+RAIL_RULE_BASE = 1010  # rail 0's rule priority, +10 a rail (the same guide: 1010, 1020, ...)
+RAIL_RULE_STEP = 10
+MAIN_RULE = 32766  # the main table's rule priority (ip-rule(8)); a rail's rule comes first
+_RAIL_PORT = re.compile(r"[a-z]+(\d+)")
+
+
+class HostRail(NamedTuple):
+    """One RoCE NIC of a compute host on its leaf link."""
+
+    rail: int  # from 0: the NIC's place among the host's fabric ports ('rdma3' -> 3)
+    interface: str  # the host's interface name: the cable's port name ('rdma3')
+    device: str  # its RDMA device ('mlx5_3'), as NCCL_IB_HCA names it; '' when unknown
+    address: str  # the host end of the /31 with its length ('10.254.0.1/31')
+    gateway: str  # the leaf's end ('10.254.0.0')
+    leaf: str  # the leaf switch
+    leaf_port: str  # its port ('p1s1')
+    mtu: int  # the underlay's host_mtu, the leaf port's
+    fabric: str  # the fabric's host addresses, routed by the rail's table (underlay.p2p_pool)
+    table: int  # this rail's routing table
+    priority: int  # its source rule's priority
+
+
+def rail_table(rail: int) -> int:
+    return RAIL_TABLE_BASE + rail
+
+
+def rail_priority(rail: int) -> int:
+    return RAIL_RULE_BASE + RAIL_RULE_STEP * rail
+
+
+def host_rails(plan: Plan, network: str = "compute") -> dict[str, tuple[HostRail, ...]]:
+    """Each host of the routed Ethernet fabric ``network`` -> its NICs on it, by rail; empty
+    when the fabric is not routed Ethernet (InfiniBand, or none)."""
+    found: dict[str, list[HostRail]] = {}
+    devices: dict[str, tuple[str, ...]] = {}
+    node_type = {n.hostname: n.node_type for n in plan.nodes}
+    section = getattr(plan.settings.fabric, network, None) if plan.settings else None
+    if section is None or not plan.switch_configs:
+        return {}
+    pool = str(section.underlay.p2p_pool)
+    for config in plan.switch_configs.values():
+        if config.fabric != network or config.role != "leaf":
+            continue
+        for port in config.interfaces:
+            if port.kind != "host" or not port.address:
+                continue
+            match = _RAIL_PORT.fullmatch(port.peer_port)
+            rail = int(match[1]) if match else len(found.get(port.peer, ()))
+            nt = node_type.get(port.peer)
+            if nt is not None and nt not in devices:
+                devices[nt] = compute_hcas(plan.node_types[nt])
+            hcas = devices.get(nt or "", ())
+            found.setdefault(port.peer, []).append(HostRail(
+                rail, port.peer_port, hcas[rail] if rail < len(hcas) else "",
+                f"{port.peer_address}/31", port.address.partition("/")[0], config.name,
+                port.name, port.mtu, pool, rail_table(rail), rail_priority(rail)))
+    return {host: tuple(sorted(rails)) for host, rails in sorted(found.items())}
