@@ -85,11 +85,20 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...],
                 zip(cabled, a_switch, a_number, strict=True),
                 zip(cabled, b_switch, b_number, strict=True), ports=ports)
 
-    def adapters(at: Sequence[int]) -> str:
+    adapter_columns = (ca_hex, ca_port, names, h_switch, h_end)
+
+    def adapters(start: int, stop: int) -> str:
+        # the records of order[start:stop]: in cabling order, slices of the columns
+        at = order[start:stop]
+        columns: list[Sequence[str]]
+        if mine:
+            columns = [list(map(column.__getitem__, at)) for column in adapter_columns]
+        else:
+            columns = [column[start:stop] for column in adapter_columns]
         return "".join([
-            f'\n\ncaguid=0x{ca_hex[k].lstrip("0") or "0"}\nCa\t1 "H-{ca_hex[k]}"\t\t# '
-            f'"{names[k]}"\n[1]({ca_port[k]})\t{ref[h_switch[k]]}{h_end[k]}{tail[h_switch[k]]}'
-            for k in at])
+            f'\n\ncaguid=0x{guid.lstrip("0") or "0"}\nCa\t1 "H-{guid}"\t\t# "{name}"\n'
+            f'[1]({port})\t{ref[switch]}{n}{tail[switch]}'
+            for guid, port, name, switch, n in zip(*columns, strict=True)])
 
     def switch(name: str) -> str:
         guid = guids[name]
@@ -99,11 +108,11 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...],
 
     first = 1 if masters and order else 0
     yield "\n".join(f"# {line}" if line else "#" for line in header)
-    yield adapters(order[:first])
+    yield adapters(0, first)
     for start in range(0, len(switches), RECORDS_PER_CHUNK):
         yield "".join(map(switch, switches[start:start + RECORDS_PER_CHUNK]))
     for start in range(first, len(order), RECORDS_PER_CHUNK):
-        yield adapters(order[start:start + RECORDS_PER_CHUNK])
+        yield adapters(start, start + RECORDS_PER_CHUNK)
     yield "\n"
 
 

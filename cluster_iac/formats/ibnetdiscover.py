@@ -46,10 +46,15 @@ def placeholder_guid(name: str, base: int) -> int:
 
 
 def placeholder_guids(names: Iterable[str], base: int) -> list[int]:
-    """placeholder_guid of each name, in order."""
-    digest = hashlib.blake2b
-    return [base | (int.from_bytes(digest(name.encode(), digest_size=6).digest(), "big") & ~1)
-            for name in names]
+    """placeholder_guid of each name, in order (each hash a copy of one made with its
+    digest size: the parameters are read once, not once a name)."""
+    start = hashlib.blake2b(digest_size=6)
+    guids = []
+    for name in names:
+        digest = start.copy()
+        digest.update(name.encode())
+        guids.append(base | (int.from_bytes(digest.digest(), "big") & ~1))
+    return guids
 
 
 def check_guids(guids: dict[str, int]) -> None:
