@@ -5,7 +5,12 @@ plain version and the oracle (tests/test_subnet_manager.py compares the two on e
 example): at 100,000 GPUs the file has 700,000 lines, and building a Topology of named
 tuples first, then formatting it port by port, took seconds of CPU. Here each device's
 quoted id and description are formatted once, each link's two lines once, and each switch's
-lines land in a slot per port, so the records come out in port order without sorting.
+lines land in a slot per port, so the records come out in port order without sorting. The
+fabric's rows of plan.links are found once (render_chunks hands them to the header's count
+too) and read as slices where they are one run (the builders lay a fabric's cables so), the
+names are checked in one search (check_descriptions), the adapters' GUIDs are a list in
+cabling order (plan.subnet.adapter_guids), each formatted in hex once, and a port's '[n]'
+texts once per port name.
 """
 
 from __future__ import annotations
@@ -56,25 +61,23 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...],
     ca_number = adapter_guids(plan, names)  # node GUIDs; each port GUID is its + 1
     guids = dict(zip(switches, switch_guids(plan, switches), strict=True))
     if len({*ca_number, *guids.values()}) < len(ca_number) + len(guids):
-        node_guids(plan, [names[k] for k in order], switches)  # raises, naming the two
+        node_guids(plan, [names[k] for k in order], switches)  # names two that share one
     # each piece formatted once: a switch's quoted id and description, a port number's
     # '[n]\t' (a switch port's line starts with it) and '[n]' (after the far end's id)
     ref = {name: f'"S-{guids[name]:016x}"' for name in switches}
     tail = {name: f'\t\t# "{name}"' for name in switches}
     at = {port: f"[{n}]\t" for port, n in number.items()}
     end = {port: f"[{n}]" for port, n in number.items()}
-    h_at, a_at, b_at = (list(map(at.__getitem__, column))
-                        for column in (h_switch_port, a_port, b_port))
-    h_end, a_end, b_end = (list(map(end.__getitem__, column))
-                           for column in (h_switch_port, a_port, b_port))
     # each switch port's line, the far end after its number: a host's links at the switch
     # end, then each switch-to-switch link at its A end and at its B end
     ca_hex = [f"{guid:016x}" for guid in ca_number]  # '"H-<it>"' names the adapter
     ca_port = [f"{guid + 1:x}" for guid in ca_number]
-    lines = [f'{n}"H-{guid}"[1]({port})\t\t# "{name}"'
-             for n, guid, port, name in zip(h_at, ca_hex, ca_port, names, strict=True)]
-    lines += [f"{n}{ref[b]}{bn}{tail[b]}" for n, b, bn in zip(a_at, b_switch, b_end, strict=True)]
-    lines += [f"{n}{ref[a]}{an}{tail[a]}" for n, a, an in zip(b_at, a_switch, a_end, strict=True)]
+    lines = [f'{at[n]}"H-{guid}"[1]({port})\t\t# "{name}"'
+             for n, guid, port, name in zip(h_switch_port, ca_hex, ca_port, names, strict=True)]
+    lines += [f"{at[an]}{ref[b]}{end[bn]}{tail[b]}"
+              for an, b, bn in zip(a_port, b_switch, b_port, strict=True)]
+    lines += [f"{at[bn]}{ref[a]}{end[an]}{tail[a]}"
+              for bn, a, an in zip(b_port, a_switch, a_port, strict=True)]
     numbers = map(number.__getitem__, chain(h_switch_port, a_port, b_port))
     ends = (chain(h_switch, a_switch, b_switch), numbers)
     slots = {name: [""] * (ports[name] + 1) for name in switches}
@@ -85,7 +88,7 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...],
                 zip(cabled, a_switch, a_number, strict=True),
                 zip(cabled, b_switch, b_number, strict=True), ports=ports)
 
-    adapter_columns = (ca_hex, ca_port, names, h_switch, h_end)
+    adapter_columns = (ca_hex, ca_port, names, h_switch, h_switch_port)
 
     def adapters(start: int, stop: int) -> str:
         # the records of order[start:stop]: in cabling order, slices of the columns
@@ -97,7 +100,7 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...],
             columns = [column[start:stop] for column in adapter_columns]
         return "".join([
             f'\n\ncaguid=0x{guid.lstrip("0") or "0"}\nCa\t1 "H-{guid}"\t\t# "{name}"\n'
-            f'[1]({port})\t{ref[switch]}{n}{tail[switch]}'
+            f'[1]({port})\t{ref[switch]}{end[n]}{tail[switch]}'
             for guid, port, name, switch, n in zip(*columns, strict=True)])
 
     def switch(name: str) -> str:
