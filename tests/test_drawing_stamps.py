@@ -45,10 +45,10 @@ def test_stamped_drawings_are_the_plain_writers_on_bench_specs(
         assert drawings.render(plan) == fast
         stores = {id(store): store for store in made}
         assert len(stores) == 1  # one store for the render
-        templates = next(iter(stores.values()))
-        assert None not in templates.values()
+        store = next(iter(stores.values()))
+        assert None not in store.values()
         assert 3 * len(plan.racks) <= len(made)  # each rack's front, rear and power column
-        counts.append((len(made), len(templates)))
+        counts.append((len(made), len(store)))
     (stamps, templates), (more_stamps, more_templates) = counts
     assert more_stamps > 1.8 * stamps
     assert more_templates - templates < (more_stamps - stamps) / 4
