@@ -12,11 +12,15 @@ import pytest
 
 from cluster_iac.emit.subnet_manager import render
 from cluster_iac.formats.ibnetdiscover import (
+    CA_GUID_BASE,
     IbEnd,
     IbNode,
     Topology,
     TopologyError,
+    check_descriptions,
     parse,
+    placeholder_guid,
+    placeholder_guids,
     topology_text,
 )
 from cluster_iac.plan.subnet import infiniband_fabrics, routing, topology
@@ -157,6 +161,19 @@ def test_a_name_that_would_break_a_record_is_refused() -> None:
         topology_text(top)
 
 
+def test_names_checked_together_are_refused_as_one_by_one() -> None:
+    """check_descriptions (the fast writer's: one search of the joined names) refuses the
+    first name that check_description refuses, naming it; placeholder_guids is
+    placeholder_guid of each name."""
+    check_descriptions(["leaf-1", "dgx-001", "ib0"])
+    for bad in ('a"b', "a\nb", "a#b", "a\x07b"):
+        with pytest.raises(ValueError, match=re.escape(repr(bad))):
+            check_descriptions(["leaf-1", bad, 'c"d'])
+    names = ["dgx-001 ib0", "dgx-001 ib1", "ib-leaf-1"]
+    assert placeholder_guids(names, CA_GUID_BASE) == [placeholder_guid(n, CA_GUID_BASE)
+                                                      for n in names]
+
+
 def test_a_port_cabled_twice_is_refused() -> None:
     top = Topology()
     top.nodes["S-1"] = IbNode("Switch", "S-1", 1, 4, "leaf")
@@ -212,6 +229,22 @@ def test_the_fast_topology_writer_is_the_plain_ones_text(name: str) -> None:
     for network in infiniband_fabrics(plan):
         oracle = topology_text(topology(plan, network), _header(plan, network))
         assert files[f"opensm/{network}/topology.ibnetdiscover"] == oracle
+
+
+@pytest.mark.parametrize("gpus", [2048, 4096])
+def test_the_fast_topology_writer_is_the_plain_ones_text_on_bench_specs(gpus: int) -> None:
+    """The same on the benchmark's specs (tests/benchmarks/bench_scale.py: leaves, spines
+    and cores, thousands of adapters), where the writer takes its links as slices."""
+    from cluster_iac.compile import compile_plan
+    from cluster_iac.emit.subnet_manager import _header
+    from cluster_iac.load.loader import load_spec_text
+    from cluster_iac.spec.parse import parse_spec
+    from tests.benchmarks.bench_scale import spec_yaml
+
+    plan = compile_plan(parse_spec(load_spec_text(spec_yaml(gpus))[0]))
+    text = render(plan)["opensm/compute/topology.ibnetdiscover"]
+    assert text.count("\nCa\t1 ") == gpus
+    assert text == topology_text(topology(plan, "compute"), _header(plan, "compute"))
 
 
 def test_accepted_guids_are_written_where_the_lock_holds_them() -> None:

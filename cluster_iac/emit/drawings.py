@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from cluster_iac.emit import elevations, fabric_drawings, oneline
 from cluster_iac.emit.base import GENERATED_BY
-from cluster_iac.formats import html
+from cluster_iac.formats import html, svg
 from cluster_iac.plan import Plan
 from cluster_iac.plan.model import Rack
 from cluster_iac.plan.physical import Device
@@ -81,11 +81,12 @@ def render(plan: Plan) -> dict[str, str]:
     feeds = oneline.feeds_by_rack(plan)
     loads = rack_loads_w(plan)
     loops = elevations.rack_loops(plan)
+    stamps: svg.Stamps = {}  # each distinct rack face's lines, made once for every sheet
     for sheet in sheets(plan):
         elevation = elevations.elevation(plan, sheet.racks, f"{sheet.title}: front and rear",
-                                         devices, loops)
+                                         devices, loops, stamps=stamps)
         files[f"{sheet.folder}/{sheet.elevation}"] = elevation.svg_text()
-        power = oneline.one_line(plan, sheet.racks, f"{sheet.title}: power", feeds)
+        power = oneline.one_line(plan, sheet.racks, f"{sheet.title}: power", feeds, stamps)
         files[f"{sheet.folder}/{sheet.power}"] = power.svg_text()
         files[sheet.page] = _sheet_page(plan, sheet, devices, loads)
     for path, drawing in fabric_drawings.drawings(plan).items():

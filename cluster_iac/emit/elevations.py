@@ -30,6 +30,9 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
+from typing import NamedTuple
 
 from cluster_iac.formats import svg
 from cluster_iac.plan import Plan
@@ -82,11 +85,12 @@ STYLE = (".u { font-size: 8px; text-anchor: end; fill: #78909c; } "
 
 def elevation(plan: Plan, racks: Sequence[Rack], title: str,
               by_rack: dict[str, list[Device]], loops: dict[str, str], *,
-              shared: bool = True) -> svg.Drawing:
+              shared: bool = True, stamps: svg.Stamps | None = None) -> svg.Drawing:
     """The SVG of these racks (one row's, in order) side by side, front faces above rear
     faces; ``loops`` is rack_loops. ``shared``: each distinct face's shapes drawn once, as a
-    symbol (_symbols), and each rack face a use of it with its own labels; else every
-    device's rectangle drawn in its rack (the plain version, the tests' oracle)."""
+    symbol (_symbols), and each rack face a use of it with its own labels, a stamp (_uses:
+    ``stamps`` the render's, shared by its sheets); else every device's rectangle drawn in
+    its rack (the plain version, the tests' oracle)."""
     loads = rack_loads_w(plan)
     air_kw = plan.settings.policy.air_cooled_rack_kw
     tallest = max((r.height_u for r in racks), default=42)
@@ -101,7 +105,8 @@ def elevation(plan: Plan, racks: Sequence[Rack], title: str,
     lines = -(-len(roles) // per_line)
     root = svg.drawing(width, rear + 2 * U_PX + MARGIN + 16 * lines, title, STYLE)
     _legend(root, roles, rear + 2 * U_PX, per_line)
-    symbols = _symbols(root, racks, sides, by_rack) if shared else {}  # rack -> front, rear
+    stamps = {} if stamps is None else stamps
+    symbols = _symbols(root, racks, sides, by_rack, stamps) if shared else {}  # front, rear
     x = MARGIN
     numbered = 0  # the height of the last rack whose U numbers were drawn
     for rack in racks:
@@ -112,33 +117,78 @@ def elevation(plan: Plan, racks: Sequence[Rack], title: str,
         # another height than the last numbered one's
         labels = x + LABELS - 3 if rack.height_u != numbered else None
         numbered = rack.height_u
+        x += _slot(len(left), len(right))
+        if shared:
+            face = _Face(rack, devices, left, right, body_x, labels)
+            _uses(root, stamps, face, symbols[rack.name],
+                  (front, rear), (loads.get(rack.name, 0.0), air_kw, loops.get(rack.name)))
+            continue
         with root.group(_face(rack, "front")):
             _header(root, rack, body_x, front - rack.height_u * U_PX - 6,
                     loads.get(rack.name, 0.0), air_kw, loops.get(rack.name))
             _body(root, rack, "front", body_x, front, labels)
-            if shared:
-                root.use(symbols[rack.name][0], body_x, front)
-                for slot, device in enumerate(devices):
-                    _label(root, device, body_x, front, "front", slot)
-            for device in () if shared else devices:
+            for device in devices:
                 _device(root, device, body_x, front, "front")
         with root.group(_face(rack, "rear")):
             top = rear - rack.height_u * U_PX
             root.text(body_x, top - 6, f"{rack.name}, rear", css="name")
             _body(root, rack, "rear", body_x, rear, labels)
-            if shared:
-                root.use(symbols[rack.name][1], body_x, rear)
-                _rear_labels(root, devices, left, right, body_x, rear)
-                x += _slot(len(left), len(right))
-                continue
             for index, pdu in enumerate(left):
                 _strip(root, pdu, body_x - (index + 1) * STRIP, top, rack.height_u)
             for index, pdu in enumerate(right):
                 _strip(root, pdu, body_x + BODY + index * STRIP, top, rack.height_u)
             for device in devices:
                 _device(root, device, body_x, rear, "rear")
-        x += _slot(len(left), len(right))
     return root
+
+
+class _Face(NamedTuple):
+    """A rack as its faces are drawn on a sheet: its racked devices, its 0U PDUs left and
+    right of the rear face, its body's left edge, and where its U numbers are (or None)."""
+
+    rack: Rack
+    devices: list[Device]
+    left: list[Device]
+    right: list[Device]
+    body_x: int
+    labels: int | None
+
+
+def _uses(root: svg.Drawing, stamps: svg.Stamps, face: _Face, ids: tuple[str, str],
+          baselines: tuple[int, int], header: tuple[float, float, str | None]) -> None:
+    """A rack's front and rear: its header and body, a use of the face's symbol (``ids``)
+    and the labels. Each face is a stamp: what it draws depends on the rack's figures and
+    places (the key) and on the names of the rack and its devices."""
+    rack, devices, left, right, body_x, labels = face
+    front, rear = baselines
+    names = [d.name for d in devices]
+
+    def front_face(named: Sequence[str]) -> None:
+        own = replace(rack, name=named[0])
+        with root.group(_face(own, "front")):
+            _header(root, own, body_x, front - rack.height_u * U_PX - 6, *header)
+            _body(root, own, "front", body_x, front, labels)
+            root.use(ids[0], body_x, front)
+            for slot, (device, name) in enumerate(zip(devices, named[1:], strict=True)):
+                _label(root, device._replace(name=name), body_x, front, "front", slot)
+
+    def rear_face(named: Sequence[str]) -> None:
+        own = replace(rack, name=named[0])
+        pdus = [d._replace(name=name) for d, name in zip((*left, *right), named[1:],
+                                                          strict=False)]
+        with root.group(_face(own, "rear")):
+            root.text(body_x, rear - rack.height_u * U_PX - 6, f"{own.name}, rear", css="name")
+            _body(root, own, "rear", body_x, rear, labels)
+            root.use(ids[1], body_x, rear)
+            _rear_labels(root, [d._replace(name=name) for d, name in
+                                zip(devices, named[1 + len(pdus):], strict=True)],
+                         pdus[:len(left)], pdus[len(left):], body_x, rear)
+
+    place = (rack.height_u, rack.row, body_x, labels)
+    root.stamp(stamps, ("front", ids[0], front, *place, rack.max_power_kw, rack.cooling,
+                        rack.liquid_capacity_kw, *header), [rack.name, *names], front_face)
+    root.stamp(stamps, ("rear", ids[1], rear, *place),
+               [rack.name, *(d.name for d in (*left, *right)), *names], rear_face)
 
 
 def _look(device: Device) -> tuple[object, ...]:
@@ -154,13 +204,13 @@ def _face_id(face: tuple[object, ...]) -> str:
 
 def _symbols(root: svg.Drawing, racks: Sequence[Rack],
              sides: dict[str, tuple[list[Device], list[Device]]],
-             by_rack: dict[str, list[Device]]) -> dict[str, tuple[str, str]]:
+             by_rack: dict[str, list[Device]], stamps: svg.Stamps) -> dict[str, tuple[str, str]]:
     """Each distinct rack face of the sheet drawn once as a symbol, its origin the face's
     body's left edge at its floor: the devices' rectangles, and on the rear the 0U PDUs'
     strips (left ones, right ones, then the devices: the order of their slots, data-slot,
     which each rack's labels name). Its id is its face's digest (_face_id), so a rack's use
-    and a symbol's lines change only where that face does. Each rack's (front symbol, rear
-    symbol)."""
+    and a symbol's lines change only where that face does; its lines are a stamp of the
+    face (the same on every sheet). Each rack's (front symbol, rear symbol)."""
     made: dict[tuple[object, ...], str] = {}
     out = {}
     for rack in racks:
@@ -168,25 +218,39 @@ def _symbols(root: svg.Drawing, racks: Sequence[Rack],
         devices = [d for d in by_rack.get(rack.name, ()) if d.u and d.height_u]
         looks = tuple(map(_look, devices))
         front = ("front", rack.height_u, looks)
-        if front not in made:
-            made[front] = _face_id(front)
-            with root.symbol(made[front]):
-                for slot, device in enumerate(devices):
-                    _shape(root, device, "front", slot)
+        front_id = made.get(front)
+        if front_id is None:
+            front_id = made[front] = _face_id(front)
+            root.stamp(stamps, front, (), partial(_front_symbol, root, front_id, devices))
         rear = ("rear", rack.height_u, tuple(map(_look, left)), tuple(map(_look, right)), looks)
-        if rear not in made:
-            made[rear] = _face_id(rear)
-            height = rack.height_u * U_PX
-            with root.symbol(made[rear]):
-                for index, pdu in enumerate(left):
-                    _strip_shape(root, pdu, -(index + 1) * STRIP, -height, height, index)
-                for index, pdu in enumerate(right):
-                    _strip_shape(root, pdu, BODY + index * STRIP, -height, height,
-                                 len(left) + index)
-                for slot, device in enumerate(devices, len(left) + len(right)):
-                    _shape(root, device, "rear", slot)
-        out[rack.name] = made[front], made[rear]
+        rear_id = made.get(rear)
+        if rear_id is None:
+            rear_id = made[rear] = _face_id(rear)
+            root.stamp(stamps, rear, (), partial(_rear_symbol, root, rear_id, rack.height_u,
+                                                 (left, right), devices))
+        out[rack.name] = front_id, rear_id
     return out
+
+
+def _front_symbol(root: svg.Drawing, ident: str, devices: Sequence[Device],
+                  _names: Sequence[str]) -> None:
+    with root.symbol(ident):
+        for slot, device in enumerate(devices):
+            _shape(root, device, "front", slot)
+
+
+def _rear_symbol(root: svg.Drawing, ident: str, height_u: int,
+                 sides: tuple[Sequence[Device], Sequence[Device]], devices: Sequence[Device],
+                 _names: Sequence[str]) -> None:
+    left, right = sides
+    height = height_u * U_PX
+    with root.symbol(ident):
+        for index, pdu in enumerate(left):
+            _strip_shape(root, pdu, -(index + 1) * STRIP, -height, height, index)
+        for index, pdu in enumerate(right):
+            _strip_shape(root, pdu, BODY + index * STRIP, -height, height, len(left) + index)
+        for slot, device in enumerate(devices, len(left) + len(right)):
+            _shape(root, device, "rear", slot)
 
 
 def _shape(root: svg.Drawing, device: Device, face: str, slot: int) -> None:

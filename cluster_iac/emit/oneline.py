@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from functools import partial
+from itertools import chain
 
 from cluster_iac.formats import svg
 from cluster_iac.plan import Plan
@@ -40,8 +42,12 @@ def feeds_by_rack(plan: Plan) -> dict[str, list[PowerFeed]]:
 
 
 def one_line(plan: Plan, racks: Sequence[Rack], title: str,
-             by_rack: dict[str, list[PowerFeed]]) -> svg.Drawing:
-    """The SVG of these racks' power chain (one row's racks, in order)."""
+             by_rack: dict[str, list[PowerFeed]],
+             stamps: svg.Stamps | None = None) -> svg.Drawing:
+    """The SVG of these racks' power chain (one row's racks, in order). Each rack is a
+    stamp (``stamps`` the render's, shared by its sheets): what it draws depends on its
+    place and figures (the key) and on the names of the rack, its feeds, their PDUs and
+    panels, and each feed's worst case."""
     loads = rack_loads_w(plan)
     feeds = [feed for rack in racks for feed in by_rack.get(rack.name, ())]
     panels = sorted({(feed.side, feed.panel) for feed in feeds})
@@ -60,28 +66,56 @@ def one_line(plan: Plan, racks: Sequence[Rack], title: str,
         root.line(MARGIN + PANELS - 10, y, width - MARGIN, y, stroke="#37474f", width=3)
     x = MARGIN + PANELS
     for rack, column in zip(racks, columns, strict=True):
-        with root.group({"rack": rack.name}):
-            own = by_rack.get(rack.name, ())
-            for index, feed in enumerate(own):
-                _feed(root, feed, x + index * SIDE, bus_y[feed.panel], pdu_y)
-            top = pdu_y + PDU_H + 8  # the rack under its PDUs
-            root.rect(x, top, column - 16, RACK_H, "#eceff1", {"rack-box": rack.name},
-                      tip=f"{rack.name}: row {rack.row}")
-            kw = loads.get(rack.name, 0.0) / 1000
-            root.text(x + 4, top + 13, rack.name, css="b")
-            root.text(x + 4, top + 26, f"{kw:.2f} kW")
+        own = by_rack.get(rack.name, ())
+        worst = [_worst(feed) for feed in own]
+        kw = loads.get(rack.name, 0.0) / 1000
+        key = (x, column, pdu_y, rack.row, kw, *(
+            (bus_y[feed.panel], feed.amperage_a, feed.limit_a, feed.wiring, feed.voltage_v,
+             amps, line) for feed, (amps, line, _case) in zip(own, worst, strict=True)))
+        names = [rack.name, *chain.from_iterable((feed.name, feed.pdu, feed.panel, case)
+                                                 for feed, (_, _, case) in zip(own, worst,
+                                                                               strict=True))]
+        root.stamp({} if stamps is None else stamps, key, names,
+                   partial(_rack, root, rack, own, worst, (x, column), bus_y, pdu_y, kw))
         x += column
     return root
 
 
-def _feed(group: svg.Drawing, feed: PowerFeed, x: int, bus: int, top: int) -> None:
+def _rack(root: svg.Drawing, rack: Rack, feeds: Sequence[PowerFeed],
+          worst: Sequence[tuple[float, str, str]], place: tuple[int, int],
+          bus_y: dict[str, int], pdu_y: int, kw: float, names: Sequence[str]) -> None:
+    """A rack's column: its feeds from their buses to its PDUs, and the rack under them;
+    ``names`` the rack's, then each feed's, its PDU's, its panel's and its worst case."""
+    x, column = place
+    name = names[0]
+    with root.group({"rack": name}):
+        for index, (feed, (amps, line, _)) in enumerate(zip(feeds, worst, strict=True)):
+            own, pdu, panel, case = names[1 + 4 * index:5 + 4 * index]
+            _feed(root, feed._replace(name=own, pdu=pdu, panel=panel), x + index * SIDE,
+                  bus_y[feed.panel], pdu_y, (amps, line, case))
+        top = pdu_y + PDU_H + 8  # the rack under its PDUs
+        root.rect(x, top, column - 16, RACK_H, "#eceff1", {"rack-box": name},
+                  tip=f"{name}: row {rack.row}")
+        root.text(x + 4, top + 13, name, css="b")
+        root.text(x + 4, top + 26, f"{kw:.2f} kW")
+
+
+def _worst(feed: PowerFeed) -> tuple[float, str, str]:
+    """The feed's worst line current, that line and its case ('' without lines)."""
     worst = max(feed.worst_a, default=0.0)
-    line = feed.lines[feed.worst_a.index(worst)] if feed.worst_a else ""
+    if not feed.worst_a:
+        return worst, "", ""
+    at = feed.worst_a.index(worst)
+    return worst, feed.lines[at], feed.worst_case[at]
+
+
+def _feed(group: svg.Drawing, feed: PowerFeed, x: int, bus: int, top: int,
+          worst_line: tuple[float, str, str]) -> None:
+    worst, line, case = worst_line
     over = worst > feed.limit_a
     tone = svg.OVER if over else "#455a64"
     middle = x + (SIDE - 6) // 2
     group.line(middle, bus, middle, top, stroke=tone, width=2)
-    case = feed.worst_case[feed.worst_a.index(worst)] if feed.worst_a else ""
     group.rect(x, top, SIDE - 6, PDU_H, svg.COLOURS["pdu"],
                {"feed": feed.name, "pdu": feed.pdu, "worst-a": f"{worst:.1f}",
                 "limit-a": f"{feed.limit_a:.1f}", "breaker-a": f"{feed.amperage_a:g}"},

@@ -24,6 +24,7 @@ from cluster_iac.plan import Plan
 from cluster_iac.plan.facts import NODE
 from cluster_iac.plan.subnet import (
     delivered_count,
+    fabric_rows,
     fabric_stretches,
     infiniband_fabrics,
     routing,
@@ -51,8 +52,9 @@ def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
     files: dict[str, str | Chunks] = {}
     for network in infiniband_fabrics(plan):
         folder = f"opensm/{network}"
+        rows = fabric_rows(plan, network)  # the header's count and the topology's records
         files[f"{folder}/topology.ibnetdiscover"] = Chunks(
-            partial(topology_chunks, plan, network, _header(plan, network)))
+            partial(topology_chunks, plan, network, _header(plan, network, rows), rows))
         hosts = sm_hosts(plan, network)
         roots = root_guids(plan, network)
         files[f"{folder}/opensm.conf"] = opensm_conf(plan, network, master=True,
@@ -100,8 +102,9 @@ def _comment(text: str) -> str:
     return "\n".join(f"# {line}" for line in textwrap.wrap(text, 86)) if text else "#"
 
 
-def _header(plan: Plan, network: str) -> tuple[str, ...]:
-    held, total = delivered_count(plan, network)
+def _header(plan: Plan, network: str,
+            rows: tuple[list[int], list[int]] | None = None) -> tuple[str, ...]:
+    held, total = delivered_count(plan, network, rows)
     guids: tuple[str, ...]
     if held == total:
         guids = ("GUIDs are the delivered ones, as the lock holds them (reconcile --accept).",)

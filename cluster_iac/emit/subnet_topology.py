@@ -5,7 +5,12 @@ plain version and the oracle (tests/test_subnet_manager.py compares the two on e
 example): at 100,000 GPUs the file has 700,000 lines, and building a Topology of named
 tuples first, then formatting it port by port, took seconds of CPU. Here each device's
 quoted id and description are formatted once, each link's two lines once, and each switch's
-lines land in a slot per port, so the records come out in port order without sorting.
+lines land in a slot per port, so the records come out in port order without sorting. The
+fabric's rows of plan.links are found once (render_chunks hands them to the header's count
+too) and read as slices where they are one run (the builders lay a fabric's cables so), the
+names are checked in one search (check_descriptions), the adapters' GUIDs are a list in
+cabling order (plan.subnet.adapter_guids), each formatted in hex once, and a port's '[n]'
+texts once per port name.
 """
 
 from __future__ import annotations
@@ -13,66 +18,90 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 
-from cluster_iac.formats.ibnetdiscover import check_description
+from cluster_iac.formats.ibnetdiscover import check_descriptions
 from cluster_iac.plan import Plan
-from cluster_iac.plan.subnet import fabric_rows, node_guids, sm_hosts, switch_port
+from cluster_iac.plan.subnet import (
+    adapter_guids,
+    fabric_rows,
+    node_guids,
+    sm_hosts,
+    switch_guids,
+    switch_port,
+)
 
 RECORDS_PER_CHUNK = 512
 """Records joined into one piece of the file (a few hundred kB): fewer writes than one a
 record, and never the whole 40 MB text at once."""
 
 
-def topology_chunks(plan: Plan, network: str, header: tuple[str, ...]) -> Iterator[str]:
-    """The topology file's text, in pieces (see the module docstring)."""
+def topology_chunks(plan: Plan, network: str, header: tuple[str, ...],
+                    rows: tuple[list[int], list[int]] | None = None) -> Iterator[str]:
+    """The topology file's text, in pieces (see the module docstring); ``rows`` the
+    fabric's fabric_rows, where the caller has them."""
     tier = plan.fabric_wiring[network].tier
     links = plan.links
-    hosts, cabled = fabric_rows(plan, network)  # host to switch, switch to switch
+    hosts, cabled = rows or fabric_rows(plan, network)  # host to switch, switch to switch
     h_device, h_port, h_switch, h_switch_port = (
-        [column[i] for i in hosts]
+        _picked(column, hosts)
         for column in (links.a_device, links.a_port, links.b_device, links.b_port))
     a_switch, a_port, b_switch, b_port = (
-        [column[i] for i in cabled]
+        _picked(column, cabled)
         for column in (links.a_device, links.a_port, links.b_device, links.b_port))
     switches = [name for level in ("leaf", "spine", "core")
                 for name, t in tier.items() if t == level]
     ports = {s.name: s.ports for s in plan.switches}
     number = {name: switch_port(name) for name in {*h_switch_port, *a_port, *b_port}}
-    for name in chain(dict.fromkeys(h_device), dict.fromkeys(h_port), switches):
-        check_description(name)
+    check_descriptions(chain(dict.fromkeys(h_device), dict.fromkeys(h_port), switches))
     # host adapters, numbered in cabling order with the master's first (as topology())
     names = [f"{device} {port}" for device, port in zip(h_device, h_port, strict=True)]
     masters = sm_hosts(plan, network)[:1]
-    order = ([k for k, device in enumerate(h_device) if device in masters]
-             + [k for k, device in enumerate(h_device) if device not in masters])
-    guids, port_guids = node_guids(plan, [names[k] for k in order], switches)
+    mine = [k for k, device in enumerate(h_device) if device in masters] if masters else []
+    order = (mine + [k for k, device in enumerate(h_device) if device not in masters]
+             if mine else list(range(len(names))))
+    ca_number = adapter_guids(plan, names)  # node GUIDs; each port GUID is its + 1
+    guids = dict(zip(switches, switch_guids(plan, switches), strict=True))
+    if len({*ca_number, *guids.values()}) < len(ca_number) + len(guids):
+        node_guids(plan, [names[k] for k in order], switches)  # names two that share one
+    # each piece formatted once: a switch's quoted id and description, a port number's
+    # '[n]\t' (a switch port's line starts with it) and '[n]' (after the far end's id)
     ref = {name: f'"S-{guids[name]:016x}"' for name in switches}
     tail = {name: f'\t\t# "{name}"' for name in switches}
-    h_number = list(map(number.__getitem__, h_switch_port))
-    a_number = list(map(number.__getitem__, a_port))
-    b_number = list(map(number.__getitem__, b_port))
+    at = {port: f"[{n}]\t" for port, n in number.items()}
+    end = {port: f"[{n}]" for port, n in number.items()}
     # each switch port's line, the far end after its number: a host's links at the switch
     # end, then each switch-to-switch link at its A end and at its B end
-    ca_number = list(map(guids.__getitem__, names))
-    ca_ref = [f'"H-{guid:016x}"' for guid in ca_number]
-    ca_guid = [f"({port_guids[name]:x})" for name in names]
-    ca_tail = [f'\t\t# "{name}"' for name in names]
-    lines = [f"[{n}]\t{at}[1]{guid}{tail}"
-             for n, at, guid, tail in zip(h_number, ca_ref, ca_guid, ca_tail, strict=True)]
-    lines += [f"[{an}]\t{ref[b]}[{bn}]{tail[b]}"
-              for an, b, bn in zip(a_number, b_switch, b_number, strict=True)]
-    lines += [f"[{bn}]\t{ref[a]}[{an}]{tail[a]}"
-              for bn, a, an in zip(b_number, a_switch, a_number, strict=True)]
-    ends = (chain(h_switch, a_switch, b_switch), chain(h_number, a_number, b_number))
+    ca_hex = [f"{guid:016x}" for guid in ca_number]  # '"H-<it>"' names the adapter
+    ca_port = [f"{guid + 1:x}" for guid in ca_number]
+    lines = [f'{at[n]}"H-{guid}"[1]({port})\t\t# "{name}"'
+             for n, guid, port, name in zip(h_switch_port, ca_hex, ca_port, names, strict=True)]
+    lines += [f"{at[an]}{ref[b]}{end[bn]}{tail[b]}"
+              for an, b, bn in zip(a_port, b_switch, b_port, strict=True)]
+    lines += [f"{at[bn]}{ref[a]}{end[an]}{tail[a]}"
+              for bn, a, an in zip(b_port, a_switch, a_port, strict=True)]
+    numbers = map(number.__getitem__, chain(h_switch_port, a_port, b_port))
+    ends = (chain(h_switch, a_switch, b_switch), numbers)
     slots = {name: [""] * (ports[name] + 1) for name in switches}
     if not _placed(slots, *ends, lines):
+        h_number, a_number, b_number = (list(map(number.__getitem__, column))
+                                        for column in (h_switch_port, a_port, b_port))
         _refuse(zip(hosts, h_switch, h_number, strict=True),
                 zip(cabled, a_switch, a_number, strict=True),
                 zip(cabled, b_switch, b_number, strict=True), ports=ports)
 
-    def adapter(k: int) -> str:
-        switch, n = h_switch[k], h_number[k]
-        return (f"\n\ncaguid=0x{ca_number[k]:x}\nCa\t1 {ca_ref[k]}{ca_tail[k]}\n"
-                f"[1]{ca_guid[k]}\t{ref[switch]}[{n}]{tail[switch]}")
+    adapter_columns = (ca_hex, ca_port, names, h_switch, h_switch_port)
+
+    def adapters(start: int, stop: int) -> str:
+        # the records of order[start:stop]: in cabling order, slices of the columns
+        at = order[start:stop]
+        columns: list[Sequence[str]]
+        if mine:
+            columns = [list(map(column.__getitem__, at)) for column in adapter_columns]
+        else:
+            columns = [column[start:stop] for column in adapter_columns]
+        return "".join([
+            f'\n\ncaguid=0x{guid.lstrip("0") or "0"}\nCa\t1 "H-{guid}"\t\t# "{name}"\n'
+            f'[1]({port})\t{ref[switch]}{end[n]}{tail[switch]}'
+            for guid, port, name, switch, n in zip(*columns, strict=True)])
 
     def switch(name: str) -> str:
         guid = guids[name]
@@ -82,12 +111,20 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...]) -> Iterat
 
     first = 1 if masters and order else 0
     yield "\n".join(f"# {line}" if line else "#" for line in header)
-    yield "".join(map(adapter, order[:first]))
+    yield adapters(0, first)
     for start in range(0, len(switches), RECORDS_PER_CHUNK):
         yield "".join(map(switch, switches[start:start + RECORDS_PER_CHUNK]))
     for start in range(first, len(order), RECORDS_PER_CHUNK):
-        yield "".join(map(adapter, order[start:start + RECORDS_PER_CHUNK]))
+        yield adapters(start, start + RECORDS_PER_CHUNK)
     yield "\n"
+
+
+def _picked(column: Sequence[str], rows: list[int]) -> Sequence[str]:
+    """The column's values in these rows (ascending): a slice where they are one run, as a
+    fabric's links are in the builders' table."""
+    if rows and rows[-1] - rows[0] + 1 == len(rows):
+        return column[rows[0]:rows[-1] + 1]
+    return [column[i] for i in rows]
 
 
 def _placed(slots: dict[str, list[str]], devices: Iterable[str], numbers: Iterable[int],

@@ -45,6 +45,18 @@ def placeholder_guid(name: str, base: int) -> int:
     return base | (int.from_bytes(digest, "big") & ~1)
 
 
+def placeholder_guids(names: Iterable[str], base: int) -> list[int]:
+    """placeholder_guid of each name, in order (each hash a copy of one made with its
+    digest size: the parameters are read once, not once a name)."""
+    start = hashlib.blake2b(digest_size=6)
+    guids = []
+    for name in names:
+        digest = start.copy()
+        digest.update(name.encode())
+        guids.append(base | (int.from_bytes(digest.digest(), "big") & ~1))
+    return guids
+
+
 def check_guids(guids: dict[str, int]) -> None:
     """ValueError when two names have one placeholder GUID."""
     if len(set(guids.values())) < len(guids):
@@ -117,6 +129,16 @@ def check_description(text: str) -> None:
     could add a record), so such a name is refused (ValueError) rather than written."""
     if any(c in text for c in '"\n\r#') or not text.isprintable():
         raise ValueError(f"{text!r} cannot be an InfiniBand node description")
+
+
+def check_descriptions(texts: Iterable[str]) -> None:
+    """check_description of each text, all checked at once (one search of their joined text,
+    which holds a refused character where one of them does); the first refused one raises."""
+    texts = list(texts)
+    joined = "".join(texts)
+    if any(c in joined for c in '"\n\r#') or not joined.isprintable():
+        for text in texts:
+            check_description(text)
 
 
 def _description(text: str) -> str:

@@ -19,7 +19,8 @@ alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from xml.etree.ElementTree import Element, SubElement
 
@@ -148,6 +149,13 @@ class TreeCanvas:
         """The symbol ``ident`` drawn with its origin at (x, y)."""
         SubElement(self._parent, "use", {"href": f"#{ident}", "x": str(x), "y": str(y)})
 
+    def stamp(self, store: Stamps, key: Hashable, names: Sequence[str],
+              draw: Callable[[Sequence[str]], None]) -> None:
+        """What draw(names) draws, where what it draws depends on ``key`` and ``names`` alone
+        and each name is written as it is (a text's or an attribute's value, or part of one):
+        drawn here each time (the plain version); Canvas.stamp draws a key once."""
+        draw(names)
+
     def svg_text(self) -> str:
         """The SVG document: one element per line."""
         return xml_text(self.root)
@@ -255,8 +263,59 @@ class Canvas:
     def use(self, ident: str, x: int, y: int) -> None:
         self._lines.append(f'{self._pad}<use href="#{xml_value(ident)}" x="{x}" y="{y}"/>')
 
+    def stamp(self, store: Stamps, key: Hashable, names: Sequence[str],
+              draw: Callable[[Sequence[str]], None]) -> None:
+        """TreeCanvas.stamp's drawing, its lines made once per key (and indentation) in
+        ``store``, which drawings share: drawn with a mark in place of each name, the lines
+        are a template the names (escaped) are filled into. A template is kept once it has
+        given the first names' drawing, byte for byte (else that key is drawn each time)."""
+        held = (key, self._pad, len(names))
+        template = store.get(held, _NEW)
+        if template is _NEW:
+            start = len(self._lines)
+            draw([_MARK.format(index) for index in range(len(names))])
+            made = _template("\n".join(self._lines[start:]))
+            del self._lines[start:]
+            draw(names)
+            drawn = "\n".join(self._lines[start:])
+            store[held] = made if made is not None and _filled(made, names) == drawn else None
+        elif template is None:
+            draw(names)
+        elif template[0] != ("",):  # something drawn
+            self._lines.append(_filled(template, names))
+
     def svg_text(self) -> str:
         return "\n".join(self._lines) + "\n</svg>\n"
+
+
+Template = tuple[tuple[str, ...], tuple[int, ...]]
+"""Canvas.stamp's lines: the texts between the names, and which name goes after each."""
+Stamps = dict[tuple[Hashable, str, int], Template | None]
+"""Canvas.stamp's templates by key, indentation and number of names (None where a key's
+drawing did not make one): one per render, shared by its drawings."""
+_MARK = "\ue000{}\ue001"  # private-use characters: XML text that needs no escape
+_MARKS = re.compile("\ue000([0-9]+)\ue001")
+_NEW: Template = ((), ())  # what stamp() finds for a key it has not drawn yet
+
+
+def _template(text: str) -> Template | None:
+    """The drawn lines cut at each mark; None when the text holds a mark's character
+    elsewhere (a name that is not written as it is, or a drawing's own text)."""
+    parts = _MARKS.split(text)
+    texts = tuple(parts[0::2])
+    if any("\ue000" in part or "\ue001" in part for part in texts):
+        return None
+    return texts, tuple(map(int, parts[1::2]))
+
+
+def _filled(template: Template, names: Sequence[str]) -> str:
+    """The template's texts with the names (escaped) between them."""
+    texts, order = template
+    values = xml_values(tuple(names))
+    pieces = [""] * (2 * len(texts) - 1)
+    pieces[0::2] = texts
+    pieces[1::2] = [values[at] for at in order]
+    return "".join(pieces)
 
 
 _KEYS: set[str] = set()  # data- keys already checked

@@ -13,8 +13,8 @@ node GUID, an adapter's port GUID), else placeholders made from the names
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from itertools import compress, repeat
+from collections.abc import Sequence
+from itertools import compress
 from operator import not_
 from typing import NamedTuple
 
@@ -27,6 +27,7 @@ from cluster_iac.formats.ibnetdiscover import (
     Topology,
     check_guids,
     placeholder_guid,
+    placeholder_guids,
 )
 from cluster_iac.plan.facts import NODE
 from cluster_iac.plan.model import Plan
@@ -95,29 +96,46 @@ def node_guids(plan: Plan, adapters: list[str],
     (ibnetdiscover.placeholder_guid; port GUID = node GUID + 1 likewise). Two nodes with one
     GUID raise ValueError.
     """
-    held = plan.facts.guids if plan.facts is not None else {}
-    # the lock's port GUID of each adapter, or None (none at all before reconcile --accept)
-    real: Iterable[int | None] = repeat(None) if not held else [
-        held.get((host, port)) for host, _, port in (name.partition(" ") for name in adapters)]
-    nodes = {name: placeholder_guid(name, CA_GUID_BASE) if guid is None else guid - 1
-             for name, guid in zip(adapters, real, strict=False)}  # repeat: no end
+    nodes = dict(zip(adapters, adapter_guids(plan, adapters), strict=True))
     ports = {name: guid + 1 for name, guid in nodes.items()}
-    for name in switches:
-        delivered = held.get((name, NODE))
-        nodes[name] = (delivered if delivered is not None
-                       else placeholder_guid(name, SWITCH_GUID_BASE))
+    nodes.update(zip(switches, switch_guids(plan, switches), strict=True))
     check_guids(nodes)
     return nodes, ports
 
 
-def delivered_count(plan: Plan, network: str) -> tuple[int, int]:
+def adapter_guids(plan: Plan, adapters: Sequence[str]) -> list[int]:
+    """The node GUID of each adapter ('host port'), in order, as node_guids gives it: the
+    lock's port GUID - 1, else its placeholder."""
+    held = plan.facts.guids if plan.facts is not None else {}
+    if not held:  # before reconcile --accept: every one a placeholder
+        return placeholder_guids(adapters, CA_GUID_BASE)
+    real = [held.get((host, port)) for host, _, port in (a.partition(" ") for a in adapters)]
+    return [placeholder_guid(name, CA_GUID_BASE) if guid is None else guid - 1
+            for name, guid in zip(adapters, real, strict=True)]
+
+
+def switch_guids(plan: Plan, switches: Sequence[str]) -> list[int]:
+    """The node GUID of each switch, in order, as node_guids gives it: the lock's, else
+    its placeholder."""
+    held = plan.facts.guids if plan.facts is not None else {}
+    found = [held.get((name, NODE)) for name in switches]
+    return [placeholder_guid(name, SWITCH_GUID_BASE) if guid is None else guid
+            for name, guid in zip(switches, found, strict=True)]
+
+
+def delivered_count(plan: Plan, network: str,
+                    rows: tuple[list[int], list[int]] | None = None) -> tuple[int, int]:
     """(how many of the fabric's switches and host adapters have a GUID the lock holds,
-    how many there are)."""
+    how many there are); ``rows`` its fabric_rows, where the caller has them."""
     held = plan.facts.guids if plan.facts is not None else {}
     tier = plan.fabric_wiring[network].tier
     links = plan.links
-    names = [(links.a_device[i], links.a_port[i]) for i in fabric_rows(plan, network)[0]]
-    names += [(name, NODE) for name, level in tier.items() if level != "node"]
+    hosts = (rows or fabric_rows(plan, network))[0]
+    switches = [name for name, level in tier.items() if level != "node"]
+    if not held:
+        return 0, len(hosts) + len(switches)
+    names = [(links.a_device[i], links.a_port[i]) for i in hosts]
+    names += [(name, NODE) for name in switches]
     return sum(1 for key in names if key in held), len(names)
 
 
