@@ -168,9 +168,7 @@ class _Yaml:
             texts = {value: " " + int.__repr__(value) for value in set(values)}  # type: ignore[arg-type]
             return list(map(texts.__getitem__, values))
         if kind is dict:
-            return by_shape(values,  # type: ignore[arg-type]
-                             lambda alike, keys: self._alike(alike, keys, indent),
-                             lambda mixed: self._entries(mixed, indent))
+            return self._mappings(values, indent)  # type: ignore[arg-type]
         if kind is bool:
             return [" true" if value else " false" for value in values]
         if kind is list or kind is tuple:
@@ -255,20 +253,51 @@ class _Yaml:
             start += size
         return texts
 
+    def _mappings(self, values: Sequence[dict[object, object]], indent: int,
+                  dashed: bool = False) -> list[str]:
+        """Dicts' tails, a shape at a time. ``dashed``: none is empty, each is a list item
+        (its first line begins with '- ' two columns further out, as _sequences writes it)."""
+        return by_shape(values,
+                        lambda alike, keys: self._alike(alike, keys, indent, dashed),
+                        lambda mixed: self._entries_dashed(mixed, indent) if dashed
+                        else self._entries(mixed, indent))
+
+    def _entries_dashed(self, values: Sequence[Mapping[object, object]],
+                        indent: int) -> list[str]:
+        """_entries' tails, each one's first line begun with the list item's dash."""
+        dash, cut = "\n" + " " * (indent - 2) + "- ", indent + 1
+        return [dash + text[cut:] for text in self._entries(values, indent)]
+
     def _alike(self, values: Sequence[dict[object, object]], keys: tuple[object, ...],
-               indent: int) -> list[str]:
+               indent: int, dashed: bool = False) -> list[str]:
         """Dicts of the same keys, in the same order: each key's head once, its values as
-        one column."""
+        one column; a column whose tails are all one (every port's MTU) is joined to its
+        head and its neighbours', once for all the dicts."""
         if not keys:
             return [" {}"] * len(values)
         if len(values) < len(keys) or set(map(type, keys)) != {str}:
             # few records of many keys: their entries as one column (and keys such as 1 and
             # True are equal in a tuple, so only str keys may stand for each other's)
+            if dashed:
+                return self._entries_dashed(values, indent)
             return self._entries(values, indent)
+        heads = self._heads(keys, indent)
+        if dashed:  # '\n' + indent + key becomes '\n' + (indent - 2) + '- ' + key
+            heads[0] = "\n" + " " * (indent - 2) + "- " + heads[0][indent + 1:]
         parts: list[object] = []
+        same = ""  # the text all the dicts have at this point, not yet in parts
         columns = zip(*map(dict.values, values), strict=True)
-        for head, column in zip(self._heads(keys, indent), columns, strict=True):
-            parts += (repeat(head), self.tails(column, indent + 2))
+        for head, column in zip(heads, columns, strict=True):
+            tails = self.tails(column, indent + 2)
+            if tails.count(tails[0]) == len(tails):
+                same += head + tails[0]
+            else:
+                parts += (repeat(same + head), tails)
+                same = ""
+        if not parts:
+            return [same] * len(values)
+        if same:
+            parts.append(repeat(same))
         return list(map("".join, zip(*parts, strict=False)))  # type: ignore[call-overload]  # repeat() is endless
 
     def _sequence(self, items: Sequence[object], indent: int) -> str:
@@ -277,10 +306,15 @@ class _Yaml:
     def _sequences(self, values: Sequence[Sequence[object]], indent: int) -> list[str]:
         """Lists' tails: their items as one column (every node's ports at once, not a column
         per node), cut back into lists."""
-        dash, cut = "\n" + " " * indent + "- ", indent + 3
-        # a scalar's tail ' x' gives '- x'; None '- null'; a block's first line goes after '- '
-        items = [dash + (tail[1:] if tail[:1] == " " else tail[cut:] if tail else "null")
-                 for tail in self.tails(list(chain.from_iterable(values)), indent + 2)]
+        flat = list(chain.from_iterable(values))
+        if set(map(type, flat)) == {dict} and all(flat):  # records: dashed where made
+            items = self._mappings(flat, indent + 2, dashed=True)  # type: ignore[arg-type]
+        else:
+            dash, cut = "\n" + " " * indent + "- ", indent + 3
+            # a scalar's tail ' x' gives '- x'; None '- null'; a block's first line goes
+            # after '- '
+            items = [dash + (tail[1:] if tail[:1] == " " else tail[cut:] if tail else "null")
+                     for tail in self.tails(flat, indent + 2)]
         texts: list[str] = []
         start = 0
         for size in map(len, values):
