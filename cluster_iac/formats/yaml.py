@@ -39,8 +39,11 @@ _NEEDS_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u
 _NEEDS_ESCAPE_IN_LINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
                                    "\u2028\u2029]")
 # Over '\n' + the strings joined by '\n' + '\n': the plain ones, whether all are, and whether
-# one is a YAML 1.1 word (on the text in lower case). A leading '\n' is fast to search for.
-_PLAIN_LINES = re.compile(r"\n([A-Za-z_/][A-Za-z0-9_./-]*)(?=\n)")
+# one is a YAML 1.1 word (on the text in lower case). A leading '\n' is fast to search for;
+# _PLAIN_LINES takes a line's longest plain start at once (a lookahead's group, which re
+# never backtracks into: Python 3.10's re has no possessive '*+'), so a line that is not
+# plain ('gpu-01:bmc0 ...') fails once, not once per character of that start.
+_PLAIN_LINES = re.compile(r"\n(?=([A-Za-z_/][A-Za-z0-9_./-]*))\1(?=\n)")
 _ALL_PLAIN = re.compile(r"(?:\n[A-Za-z_/][A-Za-z0-9_./-]*)*\n")
 _YAML11_LINE = re.compile("\n(?:" + "|".join(sorted(_YAML11_WORDS)) + ")(?=\n)")
 
@@ -307,10 +310,17 @@ class _Yaml:
         """Lists' tails: their items as one column (every node's ports at once, not a column
         per node), cut back into lists."""
         flat = list(chain.from_iterable(values))
-        if set(map(type, flat)) == {dict} and all(flat):  # records: dashed where made
+        types = set(map(type, flat))
+        dash, cut = "\n" + " " * indent + "- ", indent + 3
+        if types == {dict} and all(flat):  # records: dashed where made
             items = self._mappings(flat, indent + 2, dashed=True)  # type: ignore[arg-type]
+        elif types == {str} and len(distinct := set(flat)) * 4 <= len(flat):
+            # names that repeat (every leaf's uplink ports): each distinct one's item once
+            ordered = list(distinct)
+            made = dict(zip(ordered, [dash + tail[1:] for tail in self._strings(ordered)],
+                            strict=True))
+            items = list(map(made.__getitem__, flat))
         else:
-            dash, cut = "\n" + " " * indent + "- ", indent + 3
             # a scalar's tail ' x' gives '- x'; None '- null'; a block's first line goes
             # after '- '
             items = [dash + (tail[1:] if tail[:1] == " " else tail[cut:] if tail else "null")
