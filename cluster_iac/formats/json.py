@@ -93,8 +93,8 @@ class _Json:
         first, between, last = self._frame(level)
         opening, closing = brackets[0] + first, last + brackets[1]
         made, start = [], 0
-        for size in map(len, values):
-            made.append(opening + between.join(texts[start:start + size]) + closing
+        for size in map(len, values):  # one join of the three: the long middle copied once
+            made.append("".join((opening, between.join(texts[start:start + size]), closing))
                         if size else brackets)
             start += size
         return made
