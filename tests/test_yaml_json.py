@@ -197,3 +197,45 @@ def test_what_needs_an_escape_is_outside_the_printable_ranges() -> None:
     needs = "".join(chr(code) for code in range(0x110000) if not printable(code))
     assert "".join(_NEEDS_ESCAPE.findall(every)) == needs
     assert "".join(_NEEDS_ESCAPE_IN_LINE.findall(every)) == needs.replace("\n", "")
+
+
+def _switch_tables() -> dict[str, Any]:
+    """Wide tables in the shapes a fabric's AVD inputs have, large enough for each fast path:
+    ports of two shapes in runs and scattered, columns that are one value (the MTU, a nested
+    {'enabled': False}), columns equal but not alike (1 and True, 1 and 1.0), names repeated
+    in lists, records of one shape, a mapping of names to None."""
+    ports: list[dict[str, Any]] = []
+    for n in range(400):
+        if n % 3:
+            port: dict[str, Any] = {
+                "name": f"Ethernet{n % 40}", "description": f"gpu-{n}:rdma0 r{n}",
+                "shutdown": False, "mtu": 9000, "switchport": {"enabled": False}}
+            if n % 5:
+                port["ip_address"] = f"10.0.{n % 256}.0/31"
+            port["service_profile"] = "ROCE_LOSSLESS"
+        else:
+            port = {"name": f"Ethernet{n % 40}", "description": "uplink"}
+        ports.append(port)
+    nodes = [{"name": f"leaf{n}", "id": n, "uplinks": [f"Ethernet{57 + k}" for k in range(8)],
+              "switches": ["spine-1"] * 4 + ["spine-2"] * 4, "flags": [True, 1, 1.0, None],
+              "ports": ports[n * 10:n * 10 + 10 + n % 7]} for n in range(36)]
+    return {"nodes": nodes, "ports": ports,
+            "equal": [{"a": 1} if n % 2 else {"a": True} for n in range(100)],
+            "floats": [{"a": 1, "b": "x"} if n % 2 else {"a": 1.0, "b": "x"} for n in range(100)],
+            "nested": [{"x": {"k": 1}, "y": {"k": True}, "z": "same"} for _ in range(80)],
+            "runs": [{"a": n} for n in range(100)] + [{"b": n} for n in range(100)],
+            "hosts": dict.fromkeys(f"h{n}" for n in range(100)), "empty": [{}] * 20}
+
+
+def test_wide_tables_are_written_as_one_value_at_a_time() -> None:
+    """The column paths (one text for a whole column, list items dashed where made, names
+    written once, shapes gathered by C passes, a document joined once) write what the
+    recursive writer and json.dumps write."""
+    data = _switch_tables()
+    assert yaml_text(data, ["title"], start=True) == "# title\n---\n" + reference_yaml(data)
+    for part in data.values():
+        assert yaml_text(part) == reference_yaml(part)
+    for sort_keys in (False, True):
+        assert json_text(data, sort_keys=sort_keys) == json.dumps(
+            data, indent=2, sort_keys=sort_keys) + "\n"
+    assert json_lines(data["ports"]) == [json.dumps(port) for port in data["ports"]]

@@ -163,8 +163,8 @@ def qos_config(qos: FabricQos, speeds: set[int]) -> dict[str, Any]:
 
 def _parallel(configs: Sequence[Any]) -> int:
     """The most cables from one switch to one switch above it (AVD's max_parallel_uplinks)."""
-    # counted in one pass over each switch's ports (100,000s at 100,000 GPUs), not once per
+    # counted in one pass over each switch's uplinks (100,000s at 100,000 GPUs), not once per
     # switch above it
     counts: Counter[tuple[str, str]] = Counter(
-        (c.name, i.peer) for c in configs for i in c.interfaces if i.kind == "uplink")
+        (c.name, i.peer) for c in configs for i in c.uplinks)
     return max(counts.values(), default=1)

@@ -188,9 +188,11 @@ def routed_interfaces_text(config: SwitchConfig) -> str:
         "loopback and router-id",
         f"# {config.loopback}, MTU {FABRIC_MTU} between switches; BGP in frr.conf",
         "auto lo", "iface lo inet loopback", f"    address {config.loopback}/32", ""]
+    # a port's stanza one f-string, with its address or without (300,000 ports)
     lines += [f"auto {i.name}\niface {i.name}\n    alias {i.peer}:{i.peer_port} {i.cable_id}\n"
-              + (f"    address {i.address}\n" if i.address else "") + f"    mtu {i.mtu}\n"
-              for i in config.interfaces]
+              f"    address {i.address}\n    mtu {i.mtu}\n" if i.address else
+              f"auto {i.name}\niface {i.name}\n    alias {i.peer}:{i.peer_port} {i.cable_id}\n"
+              f"    mtu {i.mtu}\n" for i in config.interfaces]
     return "\n".join(lines) + "\n"
 
 

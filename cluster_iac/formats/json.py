@@ -93,8 +93,8 @@ class _Json:
         first, between, last = self._frame(level)
         opening, closing = brackets[0] + first, last + brackets[1]
         made, start = [], 0
-        for size in map(len, values):
-            made.append(opening + between.join(texts[start:start + size]) + closing
+        for size in map(len, values):  # one join of the three: the long middle copied once
+            made.append("".join((opening, between.join(texts[start:start + size]), closing))
                         if size else brackets)
             start += size
         return made
@@ -120,7 +120,8 @@ class _Json:
 
     def _alike(self, values: Records, keys: tuple[object, ...], level: int) -> list[str]:
         """Dicts of the same keys, in the same order: each key's text once, its values as one
-        column."""
+        column; a column whose texts are all one is joined to its key and its neighbours',
+        once for all the dicts."""
         if not keys:
             return ["{}"] * len(values)
         if len(values) < len(keys) or set(map(type, keys)) != {str}:
@@ -131,9 +132,16 @@ class _Json:
             range(len(names))
         first, between, last = self._frame(level)
         parts: list[object] = []
+        same = ""  # the text all the objects have at this point, not yet in parts
         for n, at in enumerate(order):
-            head = "{" + first if n == 0 else between
-            parts += (repeat(head + encode_basestring_ascii(names[at]) + ": "),
-                      self.texts(columns[at], level + 1))
-        parts.append(repeat(last + "}"))
+            head = ("{" + first if n == 0 else between) + encode_basestring_ascii(names[at]) + ": "
+            texts = self.texts(columns[at], level + 1)
+            if texts.count(texts[0]) == len(texts):  # one text for all (every target's port)
+                same += head + texts[0]
+            else:
+                parts += (repeat(same + head), texts)
+                same = ""
+        if not parts:
+            return [same + last + "}"] * len(values)
+        parts.append(repeat(same + last + "}"))
         return list(map("".join, zip(*parts, strict=False)))  # type: ignore[call-overload]  # repeat() is endless

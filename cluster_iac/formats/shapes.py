@@ -5,7 +5,9 @@ split by type (by_type), and a column of dicts by shape, their keys in order (by
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import groupby
+from itertools import compress, groupby, repeat
+from operator import eq
+from typing import Any
 
 NoneType = type(None)
 Records = Sequence[dict[object, object]]
@@ -14,13 +16,33 @@ Records = Sequence[dict[object, object]]
 def by_type(values: Sequence[object],
             write: Callable[[type, Sequence[object]], list[str]]) -> list[str]:
     """write(kind, values) for the values of each type, scattered back into place."""
-    where: dict[type, list[int]] = {}
-    for at, value in enumerate(values):
-        where.setdefault(type(value), []).append(at)
-    texts = [""] * len(values)
-    for kind, found in where.items():
-        for at, text in zip(found, write(kind, [values[at] for at in found]), strict=True):
-            texts[at] = text
+    types = list(map(type, values))
+    return _scattered(values, types, set(types), write)
+
+
+_FEW = 8  # kinds found by a C pass each (a pass over the values per kind); more: one Python pass
+
+
+def _scattered(values: Sequence[object], kinds: list[Any], distinct: set[Any],
+               write: Callable[[Any, Sequence[object]], list[Any]]) -> list[Any]:
+    """write(kind, values of that kind) for each distinct kind (``kinds``: each value's), the
+    texts scattered back into the values' places. Each kind's places are found, its values
+    gathered and its texts put back by C loops (compress, map), not a Python step a value:
+    the kinds are few (a handful of types or shapes) and the values many (300,000 ports)."""
+    texts: list[Any] = [""] * len(values)
+    places = range(len(values))
+    if len(distinct) <= _FEW:  # each kind's places: a C pass over the kinds per kind
+        wheres = {kind: list(compress(places, map(eq, repeat(kind), kinds)))
+                  for kind in distinct}
+    else:  # else one Python pass
+        wheres = {}
+        for at, kind in enumerate(kinds):
+            wheres.setdefault(kind, []).append(at)
+    for kind, where in wheres.items():
+        written = write(kind, list(map(values.__getitem__, where)))
+        if len(written) != len(where):
+            raise ValueError(f"{len(written)} texts for {len(where)} values")
+        any(map(texts.__setitem__, where, written))  # texts[at] = text (each returns None)
     return texts
 
 
@@ -44,17 +66,11 @@ def by_shape(values: Records, alike: Callable[[Records, tuple[object, ...]], lis
         return entries(values)
     runs = [(shape, len(list(run))) for shape, run in groupby(shapes)]
     texts: list[str] = []
-    if len(runs) * 8 <= len(values):
+    if len(runs) * 64 <= len(values):
         start = 0
         for shape, size in runs:
             texts += alike(values[start:start + size], shape)
             start += size
         return texts
-    groups: dict[tuple[object, ...], list[int]] = {}
-    for at, shape in enumerate(shapes):
-        groups.setdefault(shape, []).append(at)
-    texts = [""] * len(values)
-    for shape, where in groups.items():
-        for at, text in zip(where, alike([values[at] for at in where], shape), strict=True):
-            texts[at] = text
-    return texts
+    return _scattered(values, shapes, kinds,
+                      lambda shape, records: alike(records, shape))  # type: ignore[arg-type]

@@ -39,8 +39,11 @@ _NEEDS_ESCAPE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u2028\u
 _NEEDS_ESCAPE_IN_LINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff"
                                    "\u2028\u2029]")
 # Over '\n' + the strings joined by '\n' + '\n': the plain ones, whether all are, and whether
-# one is a YAML 1.1 word (on the text in lower case). A leading '\n' is fast to search for.
-_PLAIN_LINES = re.compile(r"\n([A-Za-z_/][A-Za-z0-9_./-]*)(?=\n)")
+# one is a YAML 1.1 word (on the text in lower case). A leading '\n' is fast to search for;
+# _PLAIN_LINES takes a line's longest plain start at once (a lookahead's group, which re
+# never backtracks into: Python 3.10's re has no possessive '*+'), so a line that is not
+# plain ('gpu-01:bmc0 ...') fails once, not once per character of that start.
+_PLAIN_LINES = re.compile(r"\n(?=([A-Za-z_/][A-Za-z0-9_./-]*))\1(?=\n)")
 _ALL_PLAIN = re.compile(r"(?:\n[A-Za-z_/][A-Za-z0-9_./-]*)*\n")
 _YAML11_LINE = re.compile("\n(?:" + "|".join(sorted(_YAML11_WORDS)) + ")(?=\n)")
 
@@ -118,6 +121,15 @@ def yaml_text(data: object, header: Sequence[str] = (), *, start: bool = False) 
     or ``key:`` with its block two spaces further in; a list item is ``- scalar`` (``- null``)
     or ``- `` followed by its block's first line, the rest under it."""
     lines = [yaml_comment(line) for line in header] + (["---"] if start else [])
+    if type(data) is dict and data:
+        # the document's entries joined once with its header: a large document (a fabric's
+        # 46 MiB of nodes) is copied once here, not once per step of cutting and joining
+        writer = _Yaml()
+        pieces = list(chain.from_iterable(zip(
+            writer._heads(list(data), 0, True), writer.tails(list(data.values()), 2),
+            strict=True)))
+        pieces[0] = pieces[0][1:]  # the first line's leading line break
+        return "".join(["\n".join([*lines, ""]) if lines else "", *pieces, "\n"])
     if isinstance(data, (Mapping, list)) and data:
         lines.append(_Yaml().tails([data], 0)[0][1:])  # the block after its leading line break
     else:
@@ -168,9 +180,7 @@ class _Yaml:
             texts = {value: " " + int.__repr__(value) for value in set(values)}  # type: ignore[arg-type]
             return list(map(texts.__getitem__, values))
         if kind is dict:
-            return by_shape(values,  # type: ignore[arg-type]
-                             lambda alike, keys: self._alike(alike, keys, indent),
-                             lambda mixed: self._entries(mixed, indent))
+            return self._mappings(values, indent)  # type: ignore[arg-type]
         if kind is bool:
             return [" true" if value else " false" for value in values]
         if kind is list or kind is tuple:
@@ -249,26 +259,60 @@ class _Yaml:
                 start += size
             return texts
         tails = self.tails(items, indent + 2)
-        entries = list(map(str.__add__, self._heads(keys, indent, len(values) == 1), tails))
+        # head, tail, head, tail...: each mapping's text one join of its pieces, no tail (a
+        # whole switch's block) copied into a head + tail first
+        pieces = list(chain.from_iterable(zip(self._heads(keys, indent, len(values) == 1),
+                                              tails, strict=True)))
         for size in sizes:
-            texts.append("".join(entries[start:start + size]) if size else " {}")
+            texts.append("".join(pieces[2 * start:2 * (start + size)]) if size else " {}")
             start += size
         return texts
 
+    def _mappings(self, values: Sequence[dict[object, object]], indent: int,
+                  dashed: bool = False) -> list[str]:
+        """Dicts' tails, a shape at a time. ``dashed``: none is empty, each is a list item
+        (its first line begins with '- ' two columns further out, as _sequences writes it)."""
+        return by_shape(values,
+                        lambda alike, keys: self._alike(alike, keys, indent, dashed),
+                        lambda mixed: self._entries_dashed(mixed, indent) if dashed
+                        else self._entries(mixed, indent))
+
+    def _entries_dashed(self, values: Sequence[Mapping[object, object]],
+                        indent: int) -> list[str]:
+        """_entries' tails, each one's first line begun with the list item's dash."""
+        dash, cut = "\n" + " " * (indent - 2) + "- ", indent + 1
+        return [dash + text[cut:] for text in self._entries(values, indent)]
+
     def _alike(self, values: Sequence[dict[object, object]], keys: tuple[object, ...],
-               indent: int) -> list[str]:
+               indent: int, dashed: bool = False) -> list[str]:
         """Dicts of the same keys, in the same order: each key's head once, its values as
-        one column."""
+        one column; a column whose tails are all one (every port's MTU) is joined to its
+        head and its neighbours', once for all the dicts."""
         if not keys:
             return [" {}"] * len(values)
         if len(values) < len(keys) or set(map(type, keys)) != {str}:
             # few records of many keys: their entries as one column (and keys such as 1 and
             # True are equal in a tuple, so only str keys may stand for each other's)
+            if dashed:
+                return self._entries_dashed(values, indent)
             return self._entries(values, indent)
+        heads = self._heads(keys, indent)
+        if dashed:  # '\n' + indent + key becomes '\n' + (indent - 2) + '- ' + key
+            heads[0] = "\n" + " " * (indent - 2) + "- " + heads[0][indent + 1:]
         parts: list[object] = []
+        same = ""  # the text all the dicts have at this point, not yet in parts
         columns = zip(*map(dict.values, values), strict=True)
-        for head, column in zip(self._heads(keys, indent), columns, strict=True):
-            parts += (repeat(head), self.tails(column, indent + 2))
+        for head, column in zip(heads, columns, strict=True):
+            tails = self.tails(column, indent + 2)
+            if tails.count(tails[0]) == len(tails):
+                same += head + tails[0]
+            else:
+                parts += (repeat(same + head), tails)
+                same = ""
+        if not parts:
+            return [same] * len(values)
+        if same:
+            parts.append(repeat(same))
         return list(map("".join, zip(*parts, strict=False)))  # type: ignore[call-overload]  # repeat() is endless
 
     def _sequence(self, items: Sequence[object], indent: int) -> str:
@@ -277,10 +321,22 @@ class _Yaml:
     def _sequences(self, values: Sequence[Sequence[object]], indent: int) -> list[str]:
         """Lists' tails: their items as one column (every node's ports at once, not a column
         per node), cut back into lists."""
+        flat = list(chain.from_iterable(values))
+        types = set(map(type, flat))
         dash, cut = "\n" + " " * indent + "- ", indent + 3
-        # a scalar's tail ' x' gives '- x'; None '- null'; a block's first line goes after '- '
-        items = [dash + (tail[1:] if tail[:1] == " " else tail[cut:] if tail else "null")
-                 for tail in self.tails(list(chain.from_iterable(values)), indent + 2)]
+        if types == {dict} and all(flat):  # records: dashed where made
+            items = self._mappings(flat, indent + 2, dashed=True)  # type: ignore[arg-type]
+        elif types == {str} and len(distinct := set(flat)) * 4 <= len(flat):
+            # names that repeat (every leaf's uplink ports): each distinct one's item once
+            ordered = list(distinct)
+            made = dict(zip(ordered, [dash + tail[1:] for tail in self._strings(ordered)],
+                            strict=True))
+            items = list(map(made.__getitem__, flat))
+        else:
+            # a scalar's tail ' x' gives '- x'; None '- null'; a block's first line goes
+            # after '- '
+            items = [dash + (tail[1:] if tail[:1] == " " else tail[cut:] if tail else "null")
+                     for tail in self.tails(flat, indent + 2)]
         texts: list[str] = []
         start = 0
         for size in map(len, values):
