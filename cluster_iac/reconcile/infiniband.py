@@ -24,6 +24,7 @@ from cluster_iac.formats.ibnetdiscover import IbEnd, IbNode, Topology
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cable, Cables
 from cluster_iac.plan.subnet import infiniband_fabrics
+from cluster_iac.reconcile.places import devices
 
 
 class End(NamedTuple):
@@ -241,14 +242,26 @@ def verify(plan: Plan, network: str, discovered: Topology,
         if not touched:
             extra.append(ends)
     unseen = _unseen_switches(plan, network, discovered)
-    ends_of = list(zip(cables.a_device, cables.b_device, strict=True)) if unseen else []
-    lost = {name: sum(1 for ends in ends_of if name in ends) for name in unseen}
+    lost = _cables_of(unseen, cables)
     out = [Mismatch("unseen", None, switch=name, cables=count) for name, count in lost.items()]
     out += [Mismatch("miswired" if i in miswired else "missing", cables.row(i),
                      tuple(miswired.get(i, ())))
             for i in _not_found(len(cables), found)
             if cables.a_device[i] not in lost and cables.b_device[i] not in lost]
     return out + [Mismatch("extra", None, (ends,)) for ends in extra]
+
+
+def _cables_of(names: list[str], cables: FabricCables) -> dict[str, int]:
+    """How many of ``cables`` each of ``names`` ends (a cable from a device to itself once),
+    in one reading of the cables whatever the number of names."""
+    counts = dict.fromkeys(names, 0)
+    if counts:
+        for a, b in zip(cables.a_device, cables.b_device, strict=True):
+            if a in counts:
+                counts[a] += 1
+            if b != a and b in counts:
+                counts[b] += 1
+    return counts
 
 
 def _not_found(count: int, found: Mapping[int, object]) -> Iterator[int]:
@@ -289,7 +302,7 @@ def discovered_guids(plan: Plan, network: str, discovered: Topology,
 def describe(plan: Plan, mismatch: Mismatch) -> str:
     """One line for a person: the kind, the cable's label and its planned ends located
     (row/rack/U device port), and what the discovery found on them."""
-    where = {d.name: d for d in plan.devices}
+    where = devices(plan)  # made once per plan: a fabric's discovery may differ in thousands
 
     def located(device: str, port: str) -> str:
         d = where.get(device)
