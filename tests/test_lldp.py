@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from cluster_iac.cli.main import main
-from cluster_iac.formats.lldpcli import LldpError, detect, parse
+from cluster_iac.formats.lldpcli import LldpError, detect, line_numbers, parse
 from cluster_iac.reconcile.ethernet import silent_end
 from cluster_iac.reconcile.sources import detect as kind_of
 from tests.conftest import ROOT, example_build
@@ -217,6 +217,22 @@ def test_a_broken_file_is_a_located_error(spec: Path, tmp_path: Path) -> None:
     assert code == 1
     assert f"{path}:31: error[RECONCILE-READ] not JSON: " in err
     assert "Traceback" not in out_text + err
+
+
+def test_many_tables_in_one_file_each_record_at_its_line() -> None:
+    """A file of many tables one after another (a whole fabric's, concatenated): each
+    record's line is counted from the last one's (line_numbers), and is the line of its
+    "via" key, as a count from the file's start gives it."""
+    tables = [(DATA / name).read_text() for name in ("gpu-01.lldp.json", "head1.lldp.json",
+                                                     "eth-leaf-su1-r1.lldp.json")] * 40
+    text = "\n".join(tables)
+    neighbors = parse(text).neighbors
+    lines = text.splitlines()
+    assert len(neighbors) == 40 * sum(len(parse(t).neighbors) for t in tables[:3])
+    assert [r.line for r in neighbors] == sorted({r.line for r in neighbors})
+    assert all('"via"' in lines[r.line - 1] for r in neighbors)
+    offsets = [m.start() for m in re.finditer('"via"', text)]
+    assert line_numbers(text, offsets) == [text.count("\n", 0, at) + 1 for at in offsets]
 
 
 @pytest.mark.parametrize(("text", "line", "reason"), [

@@ -108,3 +108,20 @@ def test_a_known_hosts_port_on_the_wrong_fabric_is_located() -> None:
     device = next(d for d in plan.devices if d.name == host.a_device)
     line = describe(plan, found[0])
     assert f"{device.row}/{device.rack}/{device.position} {host.a_device} {host.a_port}" in line
+
+
+def test_a_missing_cable_is_the_plans_whole_row() -> None:
+    """A cable not found is reported with the plan's whole row (its id, its ends' rack and
+    U), made for it alone from the fabric's columns (FabricCables), as Cables.rows makes
+    every row; the other cables of the fabric are found."""
+    plan = example_build(EXAMPLE).plan
+    top = topology(plan, "compute")
+    host = next(i for i, n in top.nodes.items() if n.kind == "Ca")
+    end = next(e for e in top.links if e.node_id == host)
+    del top.links[top.links[end]], top.links[end]
+    found = verify(plan, "compute", top)
+    assert [m.kind for m in found] == ["missing"], found
+    device, _, port = top.nodes[host].description.partition(" ")
+    planned = [c for c in plan.cables.rows() if c.network == "compute"
+               and (c.a_device, c.a_port) == (device, port)]
+    assert [m.planned for m in found] == planned and planned[0].a_rack, planned

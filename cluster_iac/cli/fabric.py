@@ -84,7 +84,7 @@ def _verify_ethernet(spec: Path, discovered: Path, network: str | None) -> None:
 
     paths = (sorted(p for p in discovered.iterdir() if p.is_file() and
                     not p.name.startswith(".")) if discovered.is_dir() else [discovered])
-    plan = build_or_exit(spec, strict=False, emit=False).plan
+    plan = build_or_exit(spec, strict=False, emit=False, complete=False).plan
     networks = ethernet_networks(plan)
     if network is not None and network not in networks:
         _fail(f"{spec}: error[FABRIC-DISCOVERY] no Ethernet {network} network in the plan "
@@ -128,7 +128,7 @@ def _load(spec: Path, discovered: Path, network: str | None) -> tuple[Plan, str,
         topology = parse(text)
     except TopologyError as exc:
         _fail(f"{discovered}:{exc.line}: error[FABRIC-DISCOVERY] {exc.reason}")
-    plan = build_or_exit(spec, strict=False, emit=False).plan
+    plan = build_or_exit(spec, strict=False, emit=False, complete=False).plan
     fabrics = infiniband_fabrics(plan)
     if network is not None and network not in fabrics:
         _fail(f"{spec}: error[FABRIC-DISCOVERY] no InfiniBand {network} fabric in the plan "

@@ -24,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from cluster_iac.formats.lldpcli import LldpError, Neighbor, Table
+from cluster_iac.formats.lldpcli import LldpError, Neighbor, Table, line_numbers
 
 # EOS's port id subtypes -> lldpcli's (the words reconcile/ethernet.py knows)
 PORT_TYPES = {"interfaceName": "ifname", "macAddress": "mac", "local": "local",
@@ -47,7 +47,7 @@ def parse(text: str) -> Table:
     if not isinstance(document, dict) or not isinstance(document.get("lldpNeighbors"), dict):
         raise LldpError(1, "not EOS's `show lldp neighbors detail | json`: no "
                            "\"lldpNeighbors\" object")
-    lines = [text.count("\n", 0, m.start()) + 1 for m in _INFO.finditer(text)]
+    lines = line_numbers(text, (m.start() for m in _INFO.finditer(text)))
     neighbors: list[Neighbor] = []
     for index, (interface, body) in enumerate(document["lldpNeighbors"].items()):
         line = lines[index] if index < len(lines) else 1

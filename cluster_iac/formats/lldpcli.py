@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 
@@ -63,7 +64,7 @@ def detect(text: str) -> bool:
 def parse(text: str) -> Table:
     """The table in ``text``; LldpError at the line of what is not lldpcli's JSON."""
     documents = _documents(text)
-    lines = [text.count("\n", 0, m.start()) + 1 for m in _VIA.finditer(text)]
+    lines = line_numbers(text, (m.start() for m in _VIA.finditer(text)))
     local = ""
     neighbors: list[Neighbor] = []
     for start, document in documents:
@@ -78,11 +79,25 @@ def parse(text: str) -> Table:
     return Table(local, tuple(neighbors))
 
 
+def line_numbers(text: str, offsets: Iterable[int]) -> list[int]:
+    """The line (1-based) of each of ``offsets``, which rise: the text's line breaks are
+    counted once, each from where the last offset's count stopped (a count from the start
+    for each would be quadratic in a concatenation of many tables)."""
+    out: list[int] = []
+    line, counted = 1, 0
+    for at in offsets:
+        line += text.count("\n", counted, at)
+        counted = at
+        out.append(line)
+    return out
+
+
 def _documents(text: str) -> list[tuple[int, Any]]:
     """Every JSON document in the text, with the line it starts on."""
     decoder = json.JSONDecoder()
     out: list[tuple[int, Any]] = []
-    at = 0
+    at = counted = 0
+    line = 1
     while True:
         while at < len(text) and text[at].isspace():
             at += 1
@@ -92,7 +107,9 @@ def _documents(text: str) -> list[tuple[int, Any]]:
             value, end = decoder.raw_decode(text, at)
         except json.JSONDecodeError as exc:
             raise LldpError(exc.lineno, f"not JSON: {exc.msg} (column {exc.colno})") from None
-        out.append((text.count("\n", 0, at) + 1, value))
+        line += text.count("\n", counted, at)
+        counted = at
+        out.append((line, value))
         at = end
     if not out:
         raise LldpError(0, "empty: no lldpcli output in the file")

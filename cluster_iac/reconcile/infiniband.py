@@ -14,15 +14,17 @@ where its compute port belongs is miswired, not the compute port.
 from __future__ import annotations
 
 import re
-from collections.abc import Set
+from collections.abc import Iterator, Mapping, Set
 from functools import lru_cache
-from operator import add, itemgetter
+from itertools import chain, repeat
+from operator import itemgetter
 from typing import NamedTuple
 
 from cluster_iac.formats.ibnetdiscover import IbEnd, IbNode, Topology
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Cable
+from cluster_iac.plan.physical import Cable, Cables
 from cluster_iac.plan.subnet import infiniband_fabrics
+from cluster_iac.reconcile.places import devices
 
 
 class End(NamedTuple):
@@ -132,12 +134,42 @@ def _shown(text: str) -> str:
     return text if text.isprintable() else ascii(text)
 
 
+class FabricCables:
+    """The planned cables of one network, in the plan's order: the four columns matching
+    reads, and each whole cable (its id, its ends located) made only for the few a finding
+    names (``row``). The plan's table holds every network's cables and every power cord
+    (720,000 rows at 100,000 GPUs, of which the compute fabric is 300,000): a Cable for each
+    took a fifth of a full discovery's matching."""
+
+    def __init__(self, table: Cables, network: str) -> None:
+        self.table = table
+        self.picked = [i for i, name in enumerate(table.network) if name == network]
+        self.a_device = _take(table.a_device, self.picked)
+        self.a_port = _take(table.a_port, self.picked)
+        self.b_device = _take(table.b_device, self.picked)
+        self.b_port = _take(table.b_port, self.picked)
+
+    def __len__(self) -> int:
+        return len(self.picked)
+
+    def row(self, i: int) -> Cable:
+        """The ``i``-th cable of the network, as Cables.row makes it."""
+        return self.table.row(self.picked[i])
+
+
+def _take(column: tuple[str, ...], picked: list[int]) -> tuple[str, ...]:
+    """The cells of ``column`` at ``picked``, in order."""
+    if len(picked) > 1:
+        return itemgetter(*picked)(column)  # type: ignore[no-any-return]
+    return tuple(column[i] for i in picked)  # itemgetter of one index gives the cell
+
+
 class Matching(NamedTuple):
     """A discovery matched to the planned cables: the fabric's cables, each found cable's
     discovered ends (cable index -> the two ends, as discovered), and the discovered links
     no planned cable is."""
 
-    cables: list[Cable]
+    cables: FabricCables
     found: dict[int, tuple[IbEnd, IbEnd]]
     strays: list[tuple[End, End]]
     by_end: dict[End, int]
@@ -148,20 +180,23 @@ def match(plan: Plan, network: str, discovered: Topology) -> Matching:
     discovered node's part of an end (a switch's device, a host adapter's whole end) is
     worked out once, and each link is tested inline: a 100,000-GPU fabric has 300,000
     links."""
-    cables = network_cables(plan, network)
-    a_ends = [End(c.a_device, c.a_port) for c in cables]
-    b_ends = [End(c.b_device, c.b_port) for c in cables]
-    by_end: dict[End, int] = {}
-    for i, (a_end, b_end) in enumerate(zip(a_ends, b_ends, strict=True)):
-        by_end[a_end] = i
-        by_end[b_end] = i
+    cables = FabricCables(plan.cables, network)
+    end_of = tuple.__new__  # End(...) without its Python __new__
+    a_ends: list[End] = list(map(end_of, repeat(End),
+                                 zip(cables.a_device, cables.a_port, strict=True)))
+    b_ends: list[End] = list(map(end_of, repeat(End),
+                                 zip(cables.b_device, cables.b_port, strict=True)))
+    # each cable's A end, then its B end, to its index: the later cable wins an end twice
+    index = range(len(a_ends))
+    by_end = dict(zip(chain.from_iterable(zip(a_ends, b_ends, strict=True)),
+                      chain.from_iterable(zip(index, index, strict=True)), strict=True))
     known = _known(plan)
     ports = _host_ports(plan)
     parts = {node_id: _part(discovered, node, known, ports)
              for node_id, node in discovered.nodes.items()}
     found: dict[int, tuple[IbEnd, IbEnd]] = {}
     strays: list[tuple[End, End]] = []
-    cabled, end_of = by_end.get, tuple.__new__  # End(...) without its Python __new__
+    cabled = by_end.get
     for a, b in discovered.pairs():
         device, whole = parts[a.node_id]
         here = whole or end_of(End, (device, f"p{a.port}"))
@@ -192,29 +227,6 @@ def _part(discovered: Topology, node: IbNode, known: Set[str], ports: dict[str, 
     return "", _end(discovered, IbEnd(node.node_id, 1), known, ports)
 
 
-def network_cables(plan: Plan, network: str) -> list[Cable]:
-    """The planned cables of ``network``, in the plan's order, as Cables.row makes them: only
-    their rows are made, and their ends' row, rack and U only for them (the table holds every
-    network's cables and every power cord: 720,000 rows at 100,000 GPUs, of which the compute
-    fabric is 300,000; Cables.columns would locate every end of all of them)."""
-    table = plan.cables
-    picked = [i for i, name in enumerate(table.network) if name == network]
-    if len(picked) < 2:
-        return [table.row(i) for i in picked]
-    take = itemgetter(*picked)
-    a_device, b_device = take(table.a_device), take(table.b_device)
-    located = {name: (d.row, d.rack, d.u) for name, d in table.devices.items()}
-    nowhere = ("", "", None)
-    a_row, a_rack, a_u = zip(*(located.get(name, nowhere) for name in a_device), strict=True)
-    b_row, b_rack, b_u = zip(*(located.get(name, nowhere) for name in b_device), strict=True)
-    a_port = take(table.a_port)
-    return list(map(Cable._make, zip(
-        map(add, take(table.id_head), a_port), take(table.network), take(table.tier), a_row,
-        a_rack, a_u, a_device, a_port, b_row, b_rack, b_u, b_device, take(table.b_port),
-        take(table.speed_gbps), take(table.link), take(table.medium), take(table.transceivers),
-        take(table.estimated_m), take(table.length_m), strict=True)))
-
-
 def verify(plan: Plan, network: str, discovered: Topology,
            matching: Matching | None = None) -> list[Mismatch]:
     """Every missing, miswired and extra link of ``network`` in ``discovered``, in the
@@ -230,13 +242,32 @@ def verify(plan: Plan, network: str, discovered: Topology,
         if not touched:
             extra.append(ends)
     unseen = _unseen_switches(plan, network, discovered)
-    lost = {name: sum(1 for c in cables if name in (c.a_device, c.b_device)) for name in unseen}
+    lost = _cables_of(unseen, cables)
     out = [Mismatch("unseen", None, switch=name, cables=count) for name, count in lost.items()]
-    out += [Mismatch("miswired" if i in miswired else "missing", cable,
+    out += [Mismatch("miswired" if i in miswired else "missing", cables.row(i),
                      tuple(miswired.get(i, ())))
-            for i, cable in enumerate(cables)
-            if i not in found and not {cable.a_device, cable.b_device} & lost.keys()]
+            for i in _not_found(len(cables), found)
+            if cables.a_device[i] not in lost and cables.b_device[i] not in lost]
     return out + [Mismatch("extra", None, (ends,)) for ends in extra]
+
+
+def _cables_of(names: list[str], cables: FabricCables) -> dict[str, int]:
+    """How many of ``cables`` each of ``names`` ends (a cable from a device to itself once),
+    in one reading of the cables whatever the number of names."""
+    counts = dict.fromkeys(names, 0)
+    if counts:
+        for a, b in zip(cables.a_device, cables.b_device, strict=True):
+            if a in counts:
+                counts[a] += 1
+            if b != a and b in counts:
+                counts[b] += 1
+    return counts
+
+
+def _not_found(count: int, found: Mapping[int, object]) -> Iterator[int]:
+    """The indexes below ``count`` that ``found`` lacks, in order (none, at once, where every
+    cable was found)."""
+    return iter(()) if len(found) == count else (i for i in range(count) if i not in found)
 
 
 def _unseen_switches(plan: Plan, network: str, discovered: Topology) -> list[str]:
@@ -255,10 +286,10 @@ def discovered_guids(plan: Plan, network: str, discovered: Topology,
     matching = matching or match(plan, network, discovered)
     ports: dict[str, int] = {}
     nodes: dict[str, int] = {}
+    cables = matching.cables
     for i, (a, b) in matching.found.items():
-        cable = matching.cables[i]
-        for end, device, port in ((a, cable.a_device, cable.a_port),
-                                  (b, cable.b_device, cable.b_port)):
+        for end, device, port in ((a, cables.a_device[i], cables.a_port[i]),
+                                  (b, cables.b_device[i], cables.b_port[i])):
             node = discovered.nodes[end.node_id]
             if node.kind == "Switch":
                 nodes[device] = node.guid
@@ -271,7 +302,7 @@ def discovered_guids(plan: Plan, network: str, discovered: Topology,
 def describe(plan: Plan, mismatch: Mismatch) -> str:
     """One line for a person: the kind, the cable's label and its planned ends located
     (row/rack/U device port), and what the discovery found on them."""
-    where = {d.name: d for d in plan.devices}
+    where = devices(plan)  # made once per plan: a fabric's discovery may differ in thousands
 
     def located(device: str, port: str) -> str:
         d = where.get(device)

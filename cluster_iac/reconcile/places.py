@@ -15,13 +15,14 @@ from cluster_iac.reconcile.finding import Discovery, Finding
 
 
 @lru_cache(maxsize=4)
-def _devices(plan: Plan) -> dict[str, Device]:
+def devices(plan: Plan) -> dict[str, Device]:
+    """The plan's devices by name, made once per plan (every finding's place asks)."""
     return {d.name: d for d in plan.devices}
 
 
 def device(plan: Plan, name: str) -> Device | None:
     """The planned device named ``name``, or None."""
-    return _devices(plan).get(name)
+    return devices(plan).get(name)
 
 
 def place(plan: Plan, name: str) -> str:
