@@ -80,10 +80,11 @@ def spec_yaml(gpus: int) -> str:
     first_rack = range(0, racks, ROW_RACKS)
     # rows of at most ROW_RACKS racks (100,000 GPUs: one): one row of 6,250 racks (200,000
     # GPUs) routes a node's cable to its leaf past 2 km, which no 400G medium reaches. Each
-    # compute row has a network row of its own beside it (a hall of several rows, its fabric
-    # switches near the nodes they serve): up to one 4U Q3400 per 2 nodes over three tiers,
-    # 10 per 48U network rack; one network row of them all (4,375 racks at 700,000 GPUs)
-    # would itself be 2.6 km long.
+    # compute row has a network row of its own beside it, for up to one 4U Q3400 per 2 of
+    # its nodes over three tiers, 10 per 48U rack: one network row of them all (4,375 racks
+    # at 700,000 GPUs) would itself be 2.6 km long. (The product deals each tier's switches
+    # round-robin over the fabric's racks, so a leaf is not always in its nodes' row: at
+    # 700,000 GPUs the longest node-leaf cable is 1,844 m, at 100,000 1,802 m.)
     net_rows = [max(1, math.ceil(min(4 * ROW_RACKS, nodes - 4 * first) / 2 / 10))
                 for first in first_rack]
     net_racks = sum(net_rows)
