@@ -77,15 +77,33 @@ def spec_yaml(gpus: int) -> str:
     fabric, nics = FABRICS[fabric_choice]
     nodes = math.ceil(gpus / 8)
     racks = math.ceil(nodes / 4)
-    # up to one 4U Q3400 per 2 nodes over three tiers; 10 per 48U network rack
-    net_racks = max(1, math.ceil(nodes / 2 / 10))
+    first_rack = range(0, racks, ROW_RACKS)
     # rows of at most ROW_RACKS racks (100,000 GPUs: one): one row of 6,250 racks (200,000
-    # GPUs) routes a node's cable to its leaf past 2 km, which no 400G medium reaches
-    compute_rows = "".join(
-        f"""  - name: compute{first // ROW_RACKS + 1 if racks > ROW_RACKS else ''}
+    # GPUs) routes a node's cable to its leaf past 2 km, which no 400G medium reaches. Each
+    # compute row has a network row of its own beside it, for up to one 4U Q3400 per 2 of
+    # its nodes over three tiers, 10 per 48U rack: one network row of them all (4,375 racks
+    # at 700,000 GPUs) would itself be 2.6 km long. (The product deals each tier's switches
+    # round-robin over the fabric's racks, so a leaf is not always in its nodes' row: at
+    # 700,000 GPUs the longest node-leaf cable is 1,844 m, at 100,000 1,802 m.)
+    net_rows = [max(1, math.ceil(min(4 * ROW_RACKS, nodes - 4 * first) / 2 / 10))
+                for first in first_rack]
+    net_racks = sum(net_rows)
+    rows = ""
+    for k, (first, count) in enumerate(zip(first_rack, net_rows, strict=True)):
+        suffix = k + 1 if racks > ROW_RACKS else ""
+        net_first = sum(net_rows[:k]) + 1
+        service = ",\n            {names: svc1, height_u: 42, pdu: svc}" if k == 0 else ""
+        rows += f"""  - name: compute{suffix}
     racks: [{{names: "r[{first + 1}-{min(racks, first + ROW_RACKS)}]", height_u: 48,
              cooling: liquid, liquid_capacity_kw: 80, max_power_kw: 80, pdu: three}}]
-""" for first in range(0, racks, ROW_RACKS))
+  - name: network{suffix}
+    racks: [{{names: "net[{net_first}-{net_first + count - 1}]", height_u: 48, cooling: liquid,
+             liquid_capacity_kw: 120, max_power_kw: 120, pdu: net}}{service}]
+"""
+    # each network wide enough for a GPU's address and a quarter more (100,000 GPUs and
+    # below: /14), one after another from 10.0.0.0
+    prefix = min(14, 32 - math.ceil(math.log2(gpus * 1.25)))
+    step = 2 ** (16 - prefix)  # the second octet's step between two networks
     return f"""
 cluster: {{name: bench, slurm_version: "23.11"}}
 node_types:
@@ -96,11 +114,7 @@ node_groups:
      racks: "r[1-{racks}]", per_rack: 4}}
   - {{name: head, role: controller, node_type: head, count: 2, hostname: "head#", racks: svc1}}
 rows:
-{compute_rows}  - name: network
-    racks: [{{names: "net[1-{net_racks}]", height_u: 48, cooling: liquid,
-             liquid_capacity_kw: 120, max_power_kw: 120, pdu: net}},
-            {{names: svc1, height_u: 42, pdu: svc}}]
-power:
+{rows}power:
   pdu_profiles:
     three: {{layout: three, voltage_v: 415, phases: 3, breaker_a: 63, circuits: 1,
             rated_100_percent: true, outlets: 36}}
@@ -111,9 +125,9 @@ fabric:
   compute: {fabric},
             racks: "net[1-{net_racks}]"}}
 networks:
-  management: {{cidr: 10.0.0.0/14}}
-  bmc: {{cidr: 10.4.0.0/14}}
-  ipoib: {{cidr: 10.8.0.0/14}}
+  management: {{cidr: 10.0.0.0/{prefix}}}
+  bmc: {{cidr: 10.{step}.0.0/{prefix}}}
+  ipoib: {{cidr: 10.{2 * step}.0.0/{prefix}}}
 slurm:
   partitions: [{{name: batch, node_groups: [gpu], default: true, exclusive: true}}]
 policy:
