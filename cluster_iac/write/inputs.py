@@ -49,12 +49,13 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # cluster
 DISTRIBUTION = "cluster-iac"
 
 
-def inputs_key(spec_file: str | Path, lock_text: str | None, options: tuple[str, ...]) -> str:
+def inputs_key(spec_file: str | Path, lock_digest: str | None, options: tuple[str, ...]) -> str:
     """The SHA-256 of what a render of ``spec_file`` is made from: the spec's bytes, the lock
-    as read (None: there was none), ``options``, and the tool (``tool_digest``)."""
+    as read (its text's SHA-256, files.text_digest, which the render needs anyway; None:
+    there was none), ``options``, and the tool (``tool_digest``)."""
     digest = hashlib.sha256()
     for part in (Path(spec_file).read_bytes(),
-                 b"\0" if lock_text is None else b"\1" + lock_text.encode("utf-8"),
+                 b"\0" if lock_digest is None else b"\1" + lock_digest.encode("ascii"),
                  "\0".join(options).encode("utf-8"), tool_digest().encode("ascii")):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
