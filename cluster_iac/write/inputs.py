@@ -25,7 +25,11 @@ and catalog data: 2.6 MB read and hashed, some 15 ms; in a source checkout the t
 schemas beside it too), the Python version, and the version
 of each library the package requires (its installed metadata). An emitter that read anything
 else (an environment variable, a file outside the package, the clock) would break it; none
-does, as the output is byte-identical run to run and machine to machine by design.
+does, as the output is byte-identical run to run and machine to machine by design. And a
+render that writes the lock (without ``--reallocate``) remembers the key of the next render
+over that lock too, with the same tree and lock: that trusts that a render over the lock it
+wrote makes the same files and keeps the lock as it is (the lock holds the plan's
+identities; tests/test_render_inputs.py holds every example to it).
 """
 
 from __future__ import annotations
