@@ -142,7 +142,8 @@ def _blocks(text: str) -> dict[str, list[tuple[int, int]]] | None:
         head = _HEAD.match(text, start)
         if head is None or head.group(2) not in _WHOLE:
             return None
-        end = _run(head.group()).match(text, start).end()  # past the run's last line feed
+        run = _run(head.group()).match(text, start)  # to past the run's last line feed
+        end = start if run is None else run.end()
         if end == start:  # a last line without its line feed
             end = size
         (retired if head.group(1) else active).setdefault(head.group(2), []).append(
