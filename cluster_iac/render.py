@@ -73,9 +73,11 @@ class Locked:
     render, render --check and changes ask: 0.5 s at 100,000 GPUs that validate, plan and
     report need not spend); once made, the plan it was made from is let go."""
 
-    def __init__(self, path: Path, before: str | None, make: Callable[[], str]) -> None:
+    def __init__(self, path: Path, before: str | None, make: Callable[[], str],
+                 digest: str | None = None) -> None:
         self.path = path
         self.before = before
+        self._before_digest = digest  # text_digest(before), when known
         self._make: Callable[[], str] | None = make
         self._after = ""
 
@@ -89,6 +91,14 @@ class Locked:
     @property
     def stale(self) -> bool:
         return self.before != self.after
+
+    @property
+    def digest(self) -> str:
+        """The SHA-256 of ``after`` (files.text_digest), not made again where it is the
+        text read (13.5 MiB at 100,000 GPUs)."""
+        if self.after is self.before and self._before_digest is not None:
+            return self._before_digest
+        return text_digest(self.after)
 
 
 class PipelineError(Exception):
@@ -145,7 +155,8 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     spec, plan, source = _compiled(spec_file, lock_file, reallocate, emit_only=False)  # 1-3
     plan = _checked(plan, source, strict, on_findings)  # 4
     # 5-6. emit and write: each family's files into the staged tree, swapped in at the end
-    key = _inputs_key(spec_file, plan, strict, reallocate)
+    read = _read_digest(plan)
+    key = _inputs_key(spec_file, read, strict, reallocate)
     made = known(key)
     with staged_tree(out_dir) as tree:
         current = tree.confirmed(made)  # the tree these inputs make, as the folder holds it
@@ -157,14 +168,30 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
                                                        tree.write_all, chunked=True)
         changed = tree.commit(digests)
     # 7. the lock: the identities this plan holds, beside the spec
-    locked = _locked(plan, spec_file, made)
+    locked = _locked(plan, spec_file, read, made)
     if locked.stale:
         write_file(locked.path, locked.after)
-    if current is None:
-        remember(key, Known(text_digest(manifest_text(digests)), text_digest(locked.after)))
+    if current is None or locked.stale:
+        _remember(spec_file, key if current is None else None, digests, locked, strict,
+                  reallocate)
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
                   workers=workers, lock=locked)
     return built, Written(files=len(digests), changed=changed, workers=workers)
+
+
+def _remember(spec_file: str | Path, key: str | None, digests: dict[str, str], locked: Locked,
+              strict: bool, reallocate: tuple[str, ...]) -> None:
+    """What the inputs of ``key`` were rendered to (write/inputs.py); and when the lock was
+    written (no device reallocated), what the next render over it makes: the same tree and
+    the same lock, as a render over the lock it wrote keeps it as it is (the lock holds the
+    plan's identities; tests/test_render_inputs.py holds every example to it). So the next
+    render, into a fresh folder, does not make the lock's text again only to find it current
+    (0.5 s at 100,000 GPUs)."""
+    made = Known(text_digest(manifest_text(digests)), locked.digest)
+    if key is not None:
+        remember(key, made)
+    if locked.stale and not reallocate:
+        remember(_inputs_key(spec_file, made.lock, strict, ()), made)
 
 
 def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
@@ -179,18 +206,19 @@ def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     # 5-6. emit and compare: each family's files hashed and dropped where the folder has them
     out = Path(os.path.realpath(out_dir))  # as render_into writes it (write/tree.py)
     found = scan(out)
-    key = _inputs_key(spec_file, plan, strict, reallocate)
+    read = _read_digest(plan)
+    key = _inputs_key(spec_file, read, strict, reallocate)
     known_made = known(key)
     current = confirmed(found, known_made)  # write/inputs.py: no render needed
     workers: tuple[WorkerUsage, ...] = ()
-    locked = _locked(plan, spec_file, known_made)
+    locked = _locked(plan, spec_file, read, known_made)
     if current is not None:
         made: dict[str, Made] = {path: (digest, None) for path, digest in current.items()}
     else:
         made, workers = _emitters().render_each(for_emit(spec, plan), _jobs(plan, jobs),
                                                 TreeCheck(found).compare_all, chunked=True)
         remember(key, Known(text_digest(manifest_text({p: d for p, (d, _) in made.items()})),
-                            text_digest(locked.after)))
+                            locked.digest))
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
                   workers=workers, lock=locked)
     return built, Checked.of(out, found, made)
@@ -274,22 +302,30 @@ def _unplaced_findings(plan: Plan) -> list[Diagnostic]:
     return [f for f in run_checks(plan) if not f.code.startswith("CABLE")]
 
 
-def _inputs_key(spec_file: str | Path, plan: Plan, strict: bool,
+def _read_digest(plan: Plan) -> str | None:
+    """The SHA-256 of the lock as read (None: there was none), made once for the inputs' key
+    and for what it was last rendered to."""
+    return text_digest(plan.lock.text) if plan.lock.exists else None
+
+
+def _inputs_key(spec_file: str | Path, read: str | None, strict: bool,
                 reallocate: tuple[str, ...]) -> str:
-    """What the render of ``plan`` is made from (write/inputs.py): the spec, the lock as read,
-    the options."""
-    lock = plan.lock.text if plan.lock.exists else None
-    return inputs_key(spec_file, lock, ("strict" if strict else "", *reallocate))
+    """What the render of the plan is made from (write/inputs.py): the spec, the lock as read
+    (``read``: its SHA-256), the options."""
+    return inputs_key(spec_file, read, ("strict" if strict else "", *reallocate))
 
 
-def _locked(plan: Plan, spec_file: str | Path, made: Known | None = None) -> Locked:
-    """The lock as read and as ``plan`` leaves it: when ``made`` (what these inputs were last
-    rendered to, write/inputs.py) names the text read, that text, not made again."""
+def _locked(plan: Plan, spec_file: str | Path, read: str | None = None,
+            made: Known | None = None) -> Locked:
+    """The lock as read (``read``: its SHA-256, when made) and as ``plan`` leaves it: when
+    ``made`` (what these inputs were last rendered to, write/inputs.py) names the text read,
+    that text, not made again."""
     old = plan.lock  # as read, from the file it names
     before = old.text if old.exists else None
-    if before is not None and made is not None and made.lock == text_digest(before):
-        return Locked(Path(old.file), before, lambda: before)
-    return Locked(Path(old.file), before, lambda: lock_text(plan, old, Path(spec_file).name))
+    if before is not None and made is not None and made.lock == (read or text_digest(before)):
+        return Locked(Path(old.file), before, lambda: before, read)
+    return Locked(Path(old.file), before, lambda: lock_text(plan, old, Path(spec_file).name),
+                  read)
 
 
 def _checked(plan: Plan, source: SourceMap, strict: bool,

@@ -289,6 +289,25 @@ def test_rendered_files_are_readable_by_others(spec: Path, tmp_path: Path) -> No
     assert (out / "slurm" / "slurm.conf").stat().st_mode & 0o777 == 0o640  # mode kept
 
 
+def test_rendered_folders_keep_their_mode(spec: Path, tmp_path: Path) -> None:
+    """A new folder gets 0777 less the umask; a folder of the output keeps its mode when the
+    tree is rendered again (each folder of the new tree is made with it)."""
+    old = os.umask(0o022)
+    try:
+        out = tmp_path / "out"
+        assert _cli("render", spec, "-o", out).exit_code == 0
+        folders = [p for p in out.rglob("*") if p.is_dir()]
+        assert folders and {p.stat().st_mode & 0o777 for p in folders} == {0o755}
+        (out / "slurm").chmod(0o750)
+        spec.write_text(spec.read_text().replace("count: 2,", "count: 1,"))
+        assert _cli("render", spec, "-o", out).exit_code == 0
+    finally:
+        os.umask(old)
+    assert (out / "slurm").stat().st_mode & 0o777 == 0o750
+    assert {p.stat().st_mode & 0o777 for p in out.rglob("*")
+            if p.is_dir() and p.name != "slurm"} == {0o755}
+
+
 def test_a_refused_write_leaves_the_previous_render_as_it_was(spec: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert _cli("render", spec, "-o", out).exit_code == 0

@@ -510,6 +510,32 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
                for scope, group in fast.items() for name, entry in group.items())
 
 
+@pytest.mark.parametrize("order", ["reversed", "split", "retired-first", "no-last-feed"])
+def test_the_fast_reader_reads_a_lock_in_any_order_of_its_kinds(order: str) -> None:
+    """lock/fast.py finds each kind's runs of lines in one walk: kinds in another order, a
+    kind's lines in two runs, retired lines before the active ones, a last line without its
+    line feed are read as the plain reader reads them; a kind whose active and retired lines
+    are mixed is left to the plain reader."""
+    lines = (ROOT / "examples" / "dgx-h100-superpod-4su.lock").read_text().splitlines()
+    head, body = lines[:2], [line for line in lines[2:] if not line.startswith("#")]
+    if order == "reversed":
+        body = sorted(body, key=lambda line: line.split()[0], reverse=True)
+    elif order == "split":  # the places between the addresses
+        places = [line for line in body if line.startswith("place ")]
+        body = [line for line in body if not line.startswith("place ")]
+        body[len(body) // 2:len(body) // 2] = places
+    elif order == "retired-first":
+        body = ["retired place gone-1 r9 3 2", "retired address bmc gone-1 10.9.9.9", *body]
+    text = "\n".join([*head, *body]) + ("" if order == "no-last-feed" else "\n")
+    fast = fast_module.fast_entries(text)
+    assert fast is not None
+    assert {entry.key: (entry.value, entry.retired) for group in fast.values()
+            for entry in group.values()} == _plain(text)
+    second = text.index("\n", text.index("\naddress ") + 1)  # after the first address
+    mixed = f"{text[:second]}\nretired address bmc gone-1 10.9.9.9{text[second:]}"
+    assert fast_module.fast_entries(mixed) is None
+
+
 @pytest.mark.parametrize("line", [
     "place a r1 0 1", "place a r1 1 101", "address bmc a 10.0.0.01", "address bmc a 1.2.3",
     "fabric compute a 1 65 s p1", "outlet a PSU0 p 1", "outlet a PSU1 p 1001", "place a r1 1 1 ",

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import cluster_iac.render
 from cluster_iac.cli.main import main
-from cluster_iac.render import check_against, render_into
+from cluster_iac.render import build, check_against, render_into
 from cluster_iac.write import inputs
 from cluster_iac.write.files import text_digest
 from cluster_iac.write.manifest import MANIFEST
@@ -96,9 +96,10 @@ def test_another_spec_renders(rendered: Path, no_emitters: None) -> None:
 
 
 def test_the_key_holds_each_input(rendered: Path) -> None:
-    lock = rendered.with_suffix(".lock").read_text()
+    lock = text_digest(rendered.with_suffix(".lock").read_text())
     keys = {inputs.inputs_key(rendered, lock, ("",)), inputs.inputs_key(rendered, None, ("",)),
-            inputs.inputs_key(rendered, lock + "\n", ("",)),
+            inputs.inputs_key(rendered, text_digest(rendered.with_suffix(".lock").read_text()
+                                                    + "\n"), ("",)),
             inputs.inputs_key(rendered, lock, ("strict",)),
             inputs.inputs_key(rendered, lock, ("", "gpu01"))}
     assert len(keys) == 5
@@ -109,7 +110,7 @@ def test_the_key_names_what_the_tree_was_rendered_to(rendered: Path) -> None:
     files (all of them, bytecode left out) are in the tool's digest."""
     out = rendered.parent / "out"
     lock = rendered.with_suffix(".lock").read_text()
-    key = inputs.inputs_key(rendered, lock, ("",))
+    key = inputs.inputs_key(rendered, text_digest(lock), ("",))
     assert inputs.known(key) == (text_digest((out / MANIFEST).read_text()), text_digest(lock))
     files = inputs._package_files()
     assert "write/inputs.py" in files and "codes.yaml" in files
@@ -128,3 +129,57 @@ def test_a_checkouts_templates_are_in_the_tools_digest(tmp_path: Path,
     before = inputs.tool_digest.__wrapped__()
     (templates / "slurm" / "x.j2").write_text("two\n")
     assert inputs.tool_digest.__wrapped__() != before
+
+
+def test_a_render_that_writes_the_lock_knows_the_next_render_over_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first render writes the lock and remembers what a render over it makes: a render
+    into a fresh folder then makes the same tree without making the lock's text again."""
+    spec = tmp_path / "cluster.yaml"
+    shutil.copy(ROOT / "examples" / "minimal.yaml", spec)
+    render_into(spec, tmp_path / "first")
+    lock = spec.with_suffix(".lock").read_text()
+
+    def refuse(*_: object) -> str:
+        raise AssertionError("the lock's text made again")
+
+    monkeypatch.setattr(cluster_iac.render, "lock_text", refuse)
+    built, written = render_into(spec, tmp_path / "second")
+    assert built.lock is not None and not built.lock.stale
+    assert spec.with_suffix(".lock").read_text() == lock
+    assert (tmp_path / "second" / MANIFEST).read_text() == \
+        (tmp_path / "first" / MANIFEST).read_text()
+    assert written.files == len(scan(tmp_path / "first").listed)
+
+
+def test_a_reallocating_render_leaves_the_next_render_to_make_the_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--reallocate gives devices new identities each time it is said: the render after it,
+    over the lock it wrote, is not taken as known."""
+    spec = tmp_path / "cluster.yaml"
+    shutil.copy(ROOT / "examples" / "minimal.yaml", spec)
+    render_into(spec, tmp_path / "first")
+    lock = spec.with_suffix(".lock").read_text()
+    made: list[str] = []
+    real = cluster_iac.render.lock_text
+    monkeypatch.setattr(cluster_iac.render, "lock_text",
+                        lambda *args: made.append("made") or real(*args))
+    render_into(spec, tmp_path / "second", reallocate=("gpu01",))
+    assert spec.with_suffix(".lock").read_text() != lock  # gpu01's identities are new
+    render_into(spec, tmp_path / "third")
+    assert made == ["made", "made"]
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in (ROOT / "examples").glob("*.yaml")))
+def test_a_render_over_the_lock_it_wrote_makes_the_same_files_and_lock(
+        example: str, tmp_path: Path) -> None:
+    """What the remembered key of the next render trusts (write/inputs.py): the lock is kept
+    as it is by a render over it, and the files are the ones made without it."""
+    spec = tmp_path / example
+    shutil.copy(ROOT / "examples" / example, spec)
+    first = build(spec)
+    assert first.lock is not None and first.lock.before is None
+    spec.with_suffix(".lock").write_text(first.lock.after)
+    again = build(spec)
+    assert again.lock is not None and not again.lock.stale
+    assert again.files == first.files

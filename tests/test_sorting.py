@@ -1,5 +1,6 @@
 """natural_key orders names as the textbook natural order does (each part of the name a
-number or a text, numbers first), and natural_sorted exactly as sorting by natural_key does."""
+number or a text, numbers first), natural_sorted exactly as sorting by natural_key does, and
+natural_ranks' places sort each group as (natural_key, name) does."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cluster_iac.base.sorting import natural_key, natural_keys, natural_sorted
+from cluster_iac.base.sorting import natural_key, natural_keys, natural_ranks, natural_sorted
 
 NAMES = st.one_of(st.from_regex(r"[a-c-]{0,2}[0-9]{1,3}[a-c-]{0,2}", fullmatch=True),
                   st.text("ab1-0", max_size=6), st.sampled_from(["r1", "r01", "r10", "r2", "1",
@@ -63,3 +64,16 @@ def test_natural_keys_split_hosts_racks_and_switches_alike() -> None:
     assert natural_keys(names) == [natural_key(name) for name in names]
     assert natural_keys(names[:5]) == [("g", 12, ""), ("head",), ("r", 12, ""),
                                        ("mgmt-r", 12, "-", 1, ""), ("",)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(NAMES, max_size=12), max_size=5))
+def test_natural_ranks_sort_each_group_as_its_natural_keys(groups: list[list[str]]) -> None:
+    """Places made once for the names of several groups (shared names, equal keys 'r1' and
+    'r01' apart) sort each group as sorting it by (natural_key, name) does."""
+    ranks = natural_ranks(name for group in groups for name in group)
+    assert sorted(ranks.values()) == list(range(len(ranks)))
+    for group in groups:
+        names = list(dict.fromkeys(group))
+        assert sorted(names, key=ranks.__getitem__) == \
+            sorted(names, key=lambda name: (natural_key(name), name))

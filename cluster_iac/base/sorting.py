@@ -45,6 +45,17 @@ def natural_keys(names: Sequence[str]) -> list[NaturalKey]:
 _TWO_RUNS = re.compile(r"^([^\d\n]*)(\d*)([^\d\n]*)(\d*)([^\d\n]*)$", re.MULTILINE)
 
 
+def natural_ranks(names: Iterable[str]) -> dict[str, int]:
+    """Each distinct name of ``names`` -> its place in natural order (names of equal natural
+    keys, 'r01' and 'r1', by their text): so that tables sharing their names (a lock's
+    260,000 lines name some 30,000 devices, each in several groups) are each sorted by one
+    int per name, the keys made once per name (``sorted(group, key=ranks.__getitem__)`` is
+    ``sorted(group, key=lambda n: (natural_key(n), n))``)."""
+    distinct = list(dict.fromkeys(names))
+    ordered = sorted(zip(natural_keys(distinct), distinct, strict=True))
+    return {name: place for place, (_, name) in enumerate(ordered)}
+
+
 def natural_sorted(items: Iterable[Item], name: Callable[[Item], str],
                    first: Callable[[Item], Any] | None = None) -> list[Item]:
     """``sorted(items, key=lambda i: (first(i), natural_key(name(i))))`` (without ``first``,

@@ -65,7 +65,8 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
     )
 
     if base:
-        result = build_or_exit(spec, strict=strict, emit=True, reallocate=reallocate)
+        result = build_or_exit(spec, strict=strict, emit=True, reallocate=reallocate,
+                               keep=False)  # let go below
         files: Mapping[str, str] = result.files
         differ = None
     else:  # as render --check compares: only the files that differ are held and read twice

@@ -76,16 +76,20 @@ def output_folder(ctx: click.Context, param: click.Parameter, value: str | None)
 def build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1,
                   reallocate: tuple[str, ...] = (),
                   on_error: Callable[[PipelineError], object] | None = None,
-                  complete: bool = True) -> Build:
-    return or_exit(spec, lambda findings: build(spec, strict=strict, emit=emit, jobs=jobs,
-                                                on_findings=findings, reallocate=reallocate,
-                                                complete=complete),
-                   on_error=on_error)
+                  complete: bool = True, keep: bool = True) -> Build:
+    """The pipeline (render.build), or exit 1 on its errors (or_exit); what it built kept
+    to the process's end (keep_to_exit) unless ``keep`` is False (a command that lets the
+    plan go to make room for what it does next)."""
+    built = or_exit(spec, lambda findings: build(spec, strict=strict, emit=emit, jobs=jobs,
+                                                 on_findings=findings, reallocate=reallocate,
+                                                 complete=complete),
+                    on_error=on_error)
+    return keep_to_exit(built) if keep else built
 
 
 Run = TypeVar("Run")
 _kept: list[object] | None = None
-"""Set by keep_builds() (cli/main.py's run): what render built is kept here to the process's
+"""Set by keep_builds() (cli/main.py's run): what a command built is kept here to the process's
 end, which os._exit makes at once, so that a 100,000-GPU plan's millions of objects are not
 freed one by one when the command returns (0.14 s of CPU); None where main is called
 in-process (tests). Not for a command that lets its plan go to make room for what it does

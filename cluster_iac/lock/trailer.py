@@ -44,36 +44,42 @@ def unsealed(text: str) -> str:
 
 def trailer_problem(text: str, file: str) -> Diagnostic | None:
     """None when the last line is the trailer of the text before it; else the error at that
-    line, with the trailer the lines now have for a deliberate edit."""
+    line, with the trailer the lines now have for a deliberate edit. The lines are counted
+    and hashed once (13.5 MiB at 100,000 GPUs), the error's text made only for an error."""
     end = len(text) - 1 if text.endswith("\n") else len(text)
     start = text.rfind("\n", 0, end) + 1
     last, before = text[start:end], text[:start]
-    line = text.count("\n", 0, start) + 1
     found = _TRAILER.fullmatch(last)
-    restore = (f"restore the lock from version control (or the last render's), or render "
-               f"again from the spec with the lock removed only if nothing is built yet; if "
-               f"every line is as you meant (a deliberate edit), make its last line: "
-               f"{trailer(before if found else text).strip()}")
     if found is None:
         where = ("is not its last line" if PREFIX in text[:start] and
                  f"\n{PREFIX}" in "\n" + text[:start] else "is missing")
-        return Diagnostic(
-            "LOCK-TRAILER", f"the lock's trailer ('{PREFIX}N lines sha256 HEX') {where}: the "
+        return _problem(
+            text, start, f"the lock's trailer ('{PREFIX}N lines sha256 HEX') {where}: the "
             f"lock was cut short or joined with other text (a truncated copy, a bad merge), "
-            f"and identities it held may be lost", line=line, column=1, file=file,
-            excerpt=last, hint=restore)
+            f"and identities it held may be lost", 1, file, trailer(text))
     count, digest = int(found.group(1)), found.group(2)
     held = entry_count(before)
     if held != count:
-        return Diagnostic(
-            "LOCK-TRAILER", f"the lock holds {held} identity line(s) but its trailer says "
+        return _problem(
+            text, start, f"the lock holds {held} identity line(s) but its trailer says "
             f"{count}: lines were lost or added since render wrote it (a bad merge, a "
-            f"truncated copy, a hand edit)", line=line, column=len(PREFIX) + 1, file=file,
-            excerpt=last, hint=restore)
+            f"truncated copy, a hand edit)", len(PREFIX) + 1, file, trailer(before))
     if hashlib.sha256(before.encode("utf-8")).hexdigest() != digest:
-        return Diagnostic(
-            "LOCK-TRAILER", "the lock's lines are not those render wrote (its SHA-256 differs "
+        return _problem(
+            text, start, "the lock's lines are not those render wrote (its SHA-256 differs "
             "from its trailer's): a line was changed, reordered or replaced (a bad merge, a "
-            "hand edit)", line=line, column=last.index("sha256") + 8, file=file,
-            excerpt=last, hint=restore)
+            "hand edit)", last.index("sha256") + 8, file, trailer(before))
     return None
+
+
+def _problem(text: str, start: int, message: str, column: int, file: str,
+             now: str) -> Diagnostic:
+    """The LOCK-TRAILER error at the last line (from ``start``), ``now`` the trailer the
+    lines have (for a deliberate edit)."""
+    end = len(text) - 1 if text.endswith("\n") else len(text)
+    restore = (f"restore the lock from version control (or the last render's), or render "
+               f"again from the spec with the lock removed only if nothing is built yet; if "
+               f"every line is as you meant (a deliberate edit), make its last line: "
+               f"{now.strip()}")
+    return Diagnostic("LOCK-TRAILER", message, line=text.count("\n", 0, start) + 1,
+                      column=column, file=file, excerpt=text[start:end], hint=restore)

@@ -122,10 +122,15 @@ def new_file_mode() -> int:
     return _default(0o666)
 
 
+def umask() -> int:
+    """The process's umask (read by setting it and setting it back: two system calls)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _default(mode: int) -> int:
-    umask = os.umask(0)
-    os.umask(umask)
-    return mode & ~umask
+    return mode & ~umask()
 
 
 def write_file(target: Path, text: str) -> bool:

@@ -25,7 +25,11 @@ and catalog data: 2.6 MB read and hashed, some 15 ms; in a source checkout the t
 schemas beside it too), the Python version, and the version
 of each library the package requires (its installed metadata). An emitter that read anything
 else (an environment variable, a file outside the package, the clock) would break it; none
-does, as the output is byte-identical run to run and machine to machine by design.
+does, as the output is byte-identical run to run and machine to machine by design. And a
+render that writes the lock (without ``--reallocate``) remembers the key of the next render
+over that lock too, with the same tree and lock: that trusts that a render over the lock it
+wrote makes the same files and keeps the lock as it is (the lock holds the plan's
+identities; tests/test_render_inputs.py holds every example to it).
 """
 
 from __future__ import annotations
@@ -49,12 +53,13 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # cluster
 DISTRIBUTION = "cluster-iac"
 
 
-def inputs_key(spec_file: str | Path, lock_text: str | None, options: tuple[str, ...]) -> str:
+def inputs_key(spec_file: str | Path, lock_digest: str | None, options: tuple[str, ...]) -> str:
     """The SHA-256 of what a render of ``spec_file`` is made from: the spec's bytes, the lock
-    as read (None: there was none), ``options``, and the tool (``tool_digest``)."""
+    as read (its text's SHA-256, files.text_digest, which the render needs anyway; None:
+    there was none), ``options``, and the tool (``tool_digest``)."""
     digest = hashlib.sha256()
     for part in (Path(spec_file).read_bytes(),
-                 b"\0" if lock_text is None else b"\1" + lock_text.encode("utf-8"),
+                 b"\0" if lock_digest is None else b"\1" + lock_digest.encode("ascii"),
                  "\0".join(options).encode("utf-8"), tool_digest().encode("ascii")):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()

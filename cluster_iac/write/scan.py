@@ -89,18 +89,12 @@ def scan(out: Path) -> Scanned:
 def record(out: Path, digests: dict[str, str]) -> None:
     """Record the stat of each file of ``digests`` (path -> the SHA-256 of the bytes the caller
     just wrote or kept there), under the render's turn so no other render changes them
-    meanwhile. Files changed within RACY_NS are waited out once (at most RACY_NS of sleep,
-    no CPU), then their stat taken again."""
+    meanwhile. The caller has just written or linked them (a link changes a file's ctime
+    too), so their ctimes are no later than now: RACY_NS is waited out once (sleep, no CPU),
+    then each file's stat taken once (an entry still too recent is left out)."""
     folder = os.fspath(out)
     paths = [p for p in digests if p != MANIFEST]
-    now = time.time_ns()
-    newest = 0
-    for path in paths:
-        with contextlib.suppress(OSError):
-            newest = max(newest, os.stat(os.path.join(folder, path),
-                                         follow_symlinks=False).st_ctime_ns)
-    if newest + RACY_NS > now:
-        time.sleep((newest + RACY_NS - now) / 1e9)
+    time.sleep(RACY_NS / 1e9)
     taken = time.time_ns()  # before each stat below: the stat is no older than this
     entries: dict[str, tuple[Stat, str]] = {}
     for path in paths:

@@ -29,8 +29,8 @@ from cluster_iac.write.files import (
     Text,
     file_mode,
     folder_mode,
-    new_file_mode,
     text_digest,
+    umask,
     write_changed,
     write_new,
 )
@@ -106,6 +106,12 @@ class StagedTree:
         self._made: set[str] = set()  # folders made, as 'a/b'
         self._stage, self._out = str(stage), str(out)  # paths joined as strings: 100,000s
         self.kept: dict[str, str] | None = None  # the files the output holds once committed
+        # The umask, read once for the render's thousands of new files and folders; the
+        # output's folders: those that hold its files (one that holds none is refused,
+        # _own_files), the only ones whose mode is read to be kept
+        mask = umask()
+        self._file_mode, self._folder_mode = 0o666 & ~mask, 0o777 & ~mask
+        self._held = {folder for path in on_disk for folder in _above(path)}
 
     def confirmed(self, made: Known | None) -> dict[str, str] | None:
         """The output's files (path -> SHA-256) when it holds the tree ``made`` names, every
@@ -133,7 +139,7 @@ class StagedTree:
         target = f"{self._stage}/{path}"
         try:
             if old is None:  # the output holds no such file (it holds only on_disk's)
-                return write_new(target, text, new_file_mode())
+                return write_new(target, text, self._file_mode)
             mode = file_mode(self.out / path)
             if isinstance(text, str):
                 return write_new(target, text, mode)
@@ -155,7 +161,8 @@ class StagedTree:
             with contextlib.suppress(FileExistsError):  # made by the other process
                 made = f"{self._stage}/{folder}"
                 os.mkdir(made)
-                os.chmod(made, folder_mode(f"{self._out}/{folder}"))  # keeps the mode
+                os.chmod(made, folder_mode(f"{self._out}/{folder}") if folder in self._held
+                         else self._folder_mode)  # keeps the mode of the output's folder
             self._made.add(folder)
 
     def commit(self, digests: dict[str, str]) -> list[str]:
@@ -181,6 +188,13 @@ class StagedTree:
         _swap(self.stage, self.out)
         self.kept = digests
         return changed + removed
+
+
+def _above(path: str) -> Iterator[str]:
+    """The folders above ``path`` ('a/b/c.txt': 'a/b', 'a')."""
+    while "/" in path:
+        path = path.rpartition("/")[0]
+        yield path
 
 
 def _make_folders(folder: Path) -> list[Path]:
