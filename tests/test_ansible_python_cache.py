@@ -42,3 +42,23 @@ def test_zip_code_is_kept_by_source_and_named_after_the_zip_it_came_from(
     second = "def fail():\n    raise ValueError('two')\n"
     assert _run(tmp_path / "c.zip", second, cache) == f"two {tmp_path / 'c.zip' / 'payload.py'}"
     assert len(set(cache.iterdir())) == 2
+
+
+FORK_PROBE = ("import gc, os\nreader, writer = os.pipe()\npid = os.fork()\n"
+              "if pid == 0:\n    os.write(writer, b'1' if gc.isenabled() else b'0')\n"
+              "    os._exit(0)\nos.waitpid(pid, 0)\n"
+              "print(os.read(reader, 1).decode(), int(gc.isenabled()), gc.get_freeze_count())\n")
+
+
+def test_a_forked_worker_collects_no_cycles_and_its_parent_keeps_collecting(
+        tmp_path: Path) -> None:
+    """ansible-playbook's workers are forks: each one runs with the collector off, and the
+    parent, after the fork, has its objects back (none left frozen) and collects as before."""
+    env = {**os.environ, "PYTHONPATH": str(SITE), "CLUSTER_IAC_MODULE_CODE": str(tmp_path)}
+    result = subprocess.run([sys.executable, "-c", FORK_PROBE], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert result.stdout.split() == ["0", "1", "0"]
+    plain = subprocess.run([sys.executable, "-c", FORK_PROBE], capture_output=True, text=True,
+                           env={**env, "PYTHONPATH": ""}, timeout=60)
+    assert plain.stdout.split() == ["1", "1", "0"]  # the probe tells the two apart

@@ -94,7 +94,7 @@ def test_spec_rate_overrides_builtin(tmp_path: Path) -> None:
 
 
 def test_nvl72_failure_takes_out_its_rack_and_default_spares_cover_it() -> None:
-    plan = build(ROOT / "examples" / "gb200-nvl72.yaml", emit=False).plan
+    plan = example_build("gb200-nvl72").plan  # the session's build (the plan is immutable)
     (job,) = partition_jobs(plan)
     trays = max(len(d.nodes) for d in plan.nvlink_domains)
     assert {t.blast_nodes for t in job.terms if t.rate.key in ("gpu", "host")} == {trays}
@@ -131,7 +131,7 @@ def test_spares_shrink_the_job_and_uncovered_failures_wait_for_repair(tmp_path: 
 def test_one_mttf_per_scope_and_gpu_mtbf_is_a_measured_rate(tmp_path: Path) -> None:
     """Storage's Young/Daly interval uses the largest job's MTTF, the figure Goodput prints for
     that job; workload.gpu_mtbf_hours is the spec's measured per-GPU rate, in both."""
-    plan = build(SUPERPOD, emit=False).plan
+    plan = example_build(SUPERPOD.stem).plan
     fig = storage_figures(plan)
     (g,) = goodputs(plan)
     assert fig.job_mtbf_h == g.job.mtbf_h and fig.job_gpus == g.job.gpus == 1008
@@ -166,7 +166,7 @@ def test_cost_terms(llama) -> None:
 
 
 def test_no_prices_no_cost() -> None:
-    assert costs(build(SUPERPOD, emit=False).plan) is None
+    assert costs(example_build(SUPERPOD.stem).plan) is None
 
 
 @pytest.mark.parametrize(("addition", "code", "path"), [
@@ -239,7 +239,7 @@ def test_interruptions_grow_with_the_job_over_a_per_job_term() -> None:
     fail more often per node (the published curves' shape)."""
     from cluster_iac.plan.job_sizes import sized_jobs
 
-    plan = build(SUPERPOD, emit=False).plan
+    plan = example_build(SUPERPOD.stem).plan
     jobs = {s.job: s.failures["expected"] for s in sized_jobs(plan)["batch"]}
     fixed = {t.rate.key: t.per_day for t in jobs["node"].terms}["software"]
     one = jobs["node"].per_day - fixed

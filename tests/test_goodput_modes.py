@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from cluster_iac.cli.main import main
 from cluster_iac.plan.fleets import ENDS, fleets, predicted_per_day, scale, scales
+from tests.conftest import example_build
 
 ROOT = Path(__file__).resolve().parents[1]
 SUPERPOD = ROOT / "examples" / "dgx-h100-superpod-4su.yaml"
@@ -55,9 +56,8 @@ def test_job_sizes_get_mttf_and_ettr_with_real_gpu_counts(tmp_path: Path) -> Non
 
 def test_small_jobs_fail_more_often_per_node(tmp_path: Path) -> None:
     from cluster_iac.plan.job_sizes import sized_jobs
-    from cluster_iac.render import build
 
-    plan = build(SUPERPOD, emit=False).plan
+    plan = example_build(SUPERPOD.stem).plan
     sizes = sized_jobs(plan)["batch"]
     per_node = [s.failures["expected"].per_day / s.nodes for s in sizes]
     assert per_node == sorted(per_node, reverse=True) and per_node[0] > 5 * per_node[-1]

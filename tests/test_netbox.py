@@ -402,9 +402,7 @@ def test_device_parts_hold_at_most_the_components_an_import_minute_creates() -> 
     """Each devices part holds at most rows_per_part('devices') devices and
     COMPONENTS_PER_SECOND x IMPORT_SECONDS components of their types (issue 29: a part of
     120 switches, PDUs and servers, 5,988 components, took 103 s of NetBox's 120)."""
-    from cluster_iac.render import build
-
-    plan = build(ROOT / "examples" / "dgx-h100-superpod-4su.yaml", emit=False).plan
+    plan = example_build("dgx-h100-superpod-4su").plan
     types = netbox_types.device_types(plan)
     components = {model: len(t.interfaces) + len(t.power_ports) + len(t.power_outlets)
                   for model, t in types.items()}
