@@ -47,6 +47,7 @@ from tests.real.playbook_harness import (
     ansible_playbook,
     changed_files,
     extra_vars,
+    netplan_stand_in,
     recap,
     run_playbook,
 )
@@ -406,7 +407,8 @@ def test_a_refused_or_missing_plan_stops_before_anything_is_installed(tmp_path: 
     sandbox = tmp_path / "vars.json"
     sandbox.write_text(json.dumps({"ansible_connection": "local",
                                    "ansible_python_interpreter": sys.executable,
-                                   "cluster_iac_root": f"{roots}/{{{{ inventory_hostname }}}}"}))
+                                   "cluster_iac_root": f"{roots}/{{{{ inventory_hostname }}}}",
+                                   "cluster_iac_netplan_apply": netplan_stand_in(roots)}))
     for release in ("22.05", "24.11"):  # refused; not in the plan
         result = run_playbook(tree, plan, release, sandbox, tmp_path)
         assert result.returncode != 0
@@ -447,7 +449,8 @@ def _example_tree(name: str, tmp_path: Path) -> tuple[Path, Path, str, Path, Pat
     sandbox = tmp_path / "vars.json"
     sandbox.write_text(json.dumps({"ansible_connection": "local",
                                    "ansible_python_interpreter": sys.executable,
-                                   "cluster_iac_root": f"{roots}/{{{{ inventory_hostname }}}}"}))
+                                   "cluster_iac_root": f"{roots}/{{{{ inventory_hostname }}}}",
+                                   "cluster_iac_netplan_apply": netplan_stand_in(roots)}))
     return tree, plan, release, sandbox, roots
 
 
@@ -602,9 +605,7 @@ def test_each_gpu_node_gets_its_rails_as_netplan_applied_only_when_changed(
     ansible_playbook()
     netns.require("netplan")
     tree, plan, release, sandbox, roots = _example_tree(ROCE_EXAMPLE, tmp_path)
-    variables = json.loads(sandbox.read_text())
-    variables["cluster_iac_netplan_apply"] = [
-        "netplan", "generate", "--root-dir", variables["cluster_iac_root"]]
+    variables = json.loads(sandbox.read_text())  # netplan: the harness's stand-in
     # systemd is not PID 1 here: the QoS unit's daemon-reload and enable answer nothing
     # (tests/real/test_roce_qos_boot_real.py runs the unit under systemd)
     variables["cluster_iac_service"] = ["true"]
