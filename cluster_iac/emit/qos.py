@@ -26,6 +26,8 @@ Every line is a constant of this module (no spec string reaches the unit).
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.formats.shell import shell_word
 from cluster_iac.formats.yaml import yaml_text
@@ -83,8 +85,8 @@ def roce_node_types(plan: Plan) -> list[str]:
     return sorted({name for qos in plan.qos.values() for name in qos.host_ports})
 
 
-def host_script(node_type: str, fabrics: list[FabricQos], railed: set[str] = frozenset()
-                ) -> str:
+def host_script(node_type: str, fabrics: list[FabricQos],
+                railed: AbstractSet[str] = frozenset()) -> str:
     """The script that sets one node type's RoCE ports, on each fabric in ``fabrics``, to that
     fabric's QoS, and checks each port's MTU where the OS network configuration owns it: a
     storage network's interfaces, and a compute fabric's RoCE NICs on the fabrics in
