@@ -600,8 +600,9 @@ def test_each_gpu_node_gets_its_rails_as_netplan_applied_only_when_changed(
     handler runs real netplan on it (``netplan generate --root-dir`` the host's root: the
     sandbox's stand-in for ``netplan apply``, which would touch this machine's interfaces), which
     writes each rail's systemd-networkd file with its table's route and its source rule. A
-    rerun changes nothing and runs no netplan; a file edited on the node is put back and
-    netplan runs again. Two GPU nodes and the controller (--limit: 2 cores)."""
+    rerun changes nothing and runs no netplan; a file edited on the node is reported by
+    --check, which writes and applies nothing, then put back by a run, and netplan runs again.
+    Two GPU nodes and the controller (--limit: 2 cores)."""
     ansible_playbook()
     netns.require("netplan")
     tree, plan, release, sandbox, roots = _example_tree(ROCE_EXAMPLE, tmp_path)
@@ -640,6 +641,11 @@ def test_each_gpu_node_gets_its_rails_as_netplan_applied_only_when_changed(
     assert not any((roots / node / "run").exists() for node in nodes)  # no netplan run
     edited = roots / nodes[0] / RAILS_FILE
     edited.write_text(edited.read_text().replace("mtu: ", "mtu: 1"))
+    drift = edited.read_text()
+    checked = run_playbook(tree, plan, release, sandbox, tmp_path, *limit, "--check")
+    assert checked.returncode == 0, checked.stdout[-6000:]
+    assert recap(checked.stdout)[nodes[0]]["changed"] == 1, checked.stdout  # the file
+    assert edited.read_text() == drift and not (roots / nodes[0] / "run").exists()
     fixed = run_playbook(tree, plan, release, sandbox, tmp_path, *limit)
     assert fixed.returncode == 0, fixed.stdout[-6000:]
     assert YAML(typ="safe").load(edited.read_text())["network"]["ethernets"] == {
