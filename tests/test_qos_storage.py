@@ -127,3 +127,6 @@ def test_a_host_on_two_roce_fabrics_gets_each_fabrics_own_classes() -> None:
     assert "ports=enp41s0f0\nfor netdev in $ports; do" in tail
     assert '"${path##*/}" 0,0,0,1,0,0,0,0 98 46' in tail
     assert 'mtu_is "$netdev" 9100' in tail and "ip link set" not in tail and "mlx5_0" not in tail
+    # a compute fabric whose NICs the node's netplan rails file configures: checked, not set
+    railed = host_script("gpu", [compute, storage], {"compute"}).partition("# fabric storage:")[0]
+    assert 'mtu_is "${path##*/}" 9000 || failed=1' in railed and "ip link set" not in railed

@@ -20,6 +20,7 @@ file system the spec does not call new) is an error for the caller to report.
 from __future__ import annotations
 
 import fnmatch
+import json
 from collections.abc import Collection
 from dataclasses import dataclass
 
@@ -36,6 +37,7 @@ from cluster_iac.change.conf_lines import (
 
 SLURM_CONF = "slurm/slurm.conf"
 GRES_CONF = "slurm/gres.conf"
+SEEDS = "cloud-init/seeds/*.jsonl"  # each host's network-config, its RoCE rails included
 
 WHY = {
     "lustre-rewrite": "rewrite the Lustre targets (fsname, index or MGS NID changed)",
@@ -46,6 +48,9 @@ WHY = {
     "reload-dns": "reload named on the boot server (rndc reload): a changed zone's serial rose "
                   "by one (the lock's zone line), so the secondaries it NOTIFYs transfer it",
     "reload-dhcp": "reload kea-dhcp4 on the boot server (its new reservations)",
+    "apply-netplan": "netplan apply on the GPU nodes whose RoCE rails changed: the playbook's "
+                     "rails play installs their netplan file and its handler applies it (drain "
+                     "them first if their rail addresses change: RDMA connections break)",
     "drain": "drain the nodes and wait for their jobs to end",
     "restart-lnet": "restart lnet on the hosts of the changed LNet files (unmount Lustre there "
                     "first: lnet does not stop while Lustre is mounted)",
@@ -85,6 +90,7 @@ COMMANDS = {
     "reload-prometheus": "systemctl reload-or-restart prometheus",
     "reload-dns": "rndc reload  # on the boot server",
     "reload-dhcp": "systemctl restart kea-dhcp4-server  # on the boot server",
+    "apply-netplan": "netplan apply  # on {hosts} (ansible/site.yml --tags rails)",
 }
 # A first deployment starts the services of the files it installs: glob -> kind, why
 SERVICE_STARTS = (
@@ -151,6 +157,10 @@ def actions(old_files: dict[str, str] | None, new_files: dict[str, str], release
             _lustre(plan, path, old or "", new or "", lustre_new)
         else:
             plan.add(f"file:{path}", path)
+        if fnmatch.fnmatchcase(path, SEEDS):
+            hosts = rail_hosts(old or "", new or "")
+            if hosts:
+                plan.add("rails:changed", path, hosts)
     # a node the caller removes that slurm.conf still lists is drained like a changed one
     hardware = sorted((set(nodes_changed) | set(nodes_removed)) & slurm_nodes
                       - (set(old_conf.nodes) - set(new_conf.nodes)))
@@ -198,6 +208,26 @@ def _lustre(plan: _Collector, path: str, old: str, new: str, lustre_new: bool) -
         what = ", ".join(f"{name} {a or '-'} -> {b or '-'}" for name, a, b in (
             ("fsname", fs0, fs1), ("index", ix0, ix1), ("mgsnode", mgs0, mgs1)) if a != b)
         plan.add("lustre:target", f"{path}: {device}: {what}", refused=not lustre_new)
+
+
+def rail_hosts(old: str, new: str) -> set[str]:
+    """The hosts of a seed table (one JSON line a host, emit/cloud_init.py) whose RoCE rails
+    differ: the network-config entries with a ``routing-policy``, which only a rail has
+    (plan/host_rails.py rail_config; the inventory's ``roce_rails`` holds the same), among
+    the hosts that have rails after the change: those whose netplan file the playbook
+    rewrites."""
+    def rails(text: str) -> dict[str, dict[str, object]]:
+        found = {}
+        for line in text.splitlines():
+            row = json.loads(line)
+            ethernets = row.get("network-config", {}).get("network", {}).get("ethernets", {})
+            found[row["hostname"]] = {name: entry for name, entry in ethernets.items()
+                                      if "routing-policy" in entry}
+        return found
+
+    before, after = rails(old), rails(new)
+    # a host with no rails now gets no file (a removed node gets no playbook at all)
+    return {host for host, now in after.items() if now and before.get(host, {}) != now}
 
 
 def _fold(hosts: set[str] | list[str]) -> str:

@@ -8,6 +8,7 @@ from collections import defaultdict
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Node, Plan
+from cluster_iac.plan.host_rails import host_rails, rail_config
 from cluster_iac.plan.physical import Device
 
 # Role group names (the playbooks' words); switches and PDUs are groups of their own.
@@ -156,7 +157,9 @@ def _all_vars(plan: Plan) -> dict[str, object]:
 
 
 def _hosts(plan: Plan) -> dict[str, dict[str, object]]:
-    """Each device's host vars, keys sorted: its rack and place, addresses, and what it is.
+    """Each device's host vars, keys sorted: its rack and place, addresses, and what it is;
+    a GPU node on a routed RoCE fabric also its RoCE NICs as netplan ``ethernets``
+    (``roce_rails``, plan/host_rails.py), which emit/playbook.py installs as its netplan file.
     Each dict is made whole in sorted key order and what a device lacks is taken out (a
     100,000-GPU cluster has 35,000 hosts)."""
     devs = plan.devices
@@ -164,6 +167,7 @@ def _hosts(plan: Plan) -> dict[str, dict[str, object]]:
     mgmt, bmc, ipoib, storage = (list(map(plan.addresses.get(network, {}).get, names))
                                  for network, _ in ADDRESS_VARS)
     gpus = {name: nt.gpu_count for name, nt in plan.node_types.items()}
+    rails = host_rails(plan)
     hosts: dict[str, dict[str, object]] = {}
     for d, mg, bm, ib, st in zip(devs, mgmt, bmc, ipoib, storage, strict=True):
         hv: dict[str, object]
@@ -190,5 +194,8 @@ def _hosts(plan: Plan) -> dict[str, dict[str, object]]:
             del hv["storage_ip"]
         if d.u is None:
             del hv["rack_u"]
+        if d.name in rails:  # its place among the sorted keys: after rack_u
+            hv = dict(sorted({**hv, "roce_rails": {
+                r.interface: rail_config(r) for r in rails[d.name]}}.items()))
         hosts[d.name] = hv
     return hosts

@@ -36,7 +36,7 @@ from cluster_iac.formats.json import json_text
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.boot import ARCHITECTURES, BootHost, BootPlan
-from cluster_iac.plan.host_rails import HostRail, host_rails
+from cluster_iac.plan.host_rails import HostRail, host_rails, rail_config
 
 NODE_FILE = "/etc/cluster-iac/node.json"
 MENU_TIMEOUT_S = 5
@@ -146,16 +146,6 @@ def host_networks(plan: Plan, boot: BootPlan) -> list[tuple[Any, ...]]:
                                      "search": [boot.domain]}
         found.append((plan.addresses[subnet.network], subnet.interface, prefix, shared))
     return found
-
-
-def rail_config(rail: HostRail) -> dict[str, Any]:
-    """One RoCE NIC in network config version 2 (netplan's keys, which cloud-init hands to
-    netplan unchanged): its /31, MTU, a route to the fabric through its leaf in its own table
-    and the rule sending what its address sends by that table (plan/host_rails.py)."""
-    return {"addresses": [rail.address], "mtu": rail.mtu,
-            "routes": [{"to": rail.fabric, "via": rail.gateway, "table": rail.table}],
-            "routing-policy": [{"from": rail.address.partition("/")[0], "table": rail.table,
-                                "priority": rail.priority}]}
 
 
 def menus(boot: BootPlan) -> dict[str, str]:

@@ -13,33 +13,48 @@ is a quoted scalar, never a task). Its plays, in order:
    ``nccl_topo_file``) or the file's own header names, with its owner and mode (the Lustre fstab
    lines merged into /etc/fstab); nothing else is touched, and a file this cluster does not
    render (no topology.conf, no accounting) is skipped;
-3. the change plan's actions in its order (a first deployment's bring-up order included), one
+3. the GPU nodes' RoCE rails (tag ``rails``): on each node with ``roce_rails`` in the inventory
+   (a routed RoCE compute fabric, plan/host_rails.py), its NICs' addresses, MTU, routing
+   tables and source rules as the netplan file ``/etc/netplan/60-cluster-iac-rails.yaml``
+   (mode 0600: netplan warns on a file others can read), written by Ansible's YAML serializer
+   (``to_nice_yaml``, keys in the inventory's order: netplan refuses ``ethernets`` before
+   ``version``) from the inventory's data; ``netplan apply`` runs by a handler, only on
+   the nodes whose file changed (not in check mode: the command module does not run there).
+   The node's cloud-init network-config holds the same entries, but nothing delivers it
+   (NoCloud over HTTP does not read network-config, docs/boot.md);
+4. the change plan's actions in its order (a first deployment's bring-up order included), one
    include of actions.yml per action, which runs only the tasks of that action's kind; a
    service's restart (opensm, lnet, nvidia-imex, the exporters, Prometheus) runs on the hosts
    its changed files are installed on (the action's causes are the files).
 
 How daemons are (re)started and how scontrol is reached are variables (``cluster_iac_service``,
 ``cluster_iac_scontrol``, ``cluster_iac_hostnames``, argv lists; ``cluster_iac_admin``, a prefix
-of the accounting commands, empty by default) so a test sandbox can stand in for systemd;
-``cluster_iac_root`` prefixes every installed path (empty on a real cluster). Which rendered
-file goes where is emit/playbook_files.py's table.
+of the accounting commands, empty by default; ``cluster_iac_netplan_apply``, the rails
+handler's argv, ``netplan apply`` by default) so a test sandbox can stand in for systemd and
+netplan; ``cluster_iac_root`` prefixes every installed path (empty on a real cluster). Which
+rendered file goes where is emit/playbook_files.py's table.
 """
 
 from __future__ import annotations
 
 import posixpath
 
-from cluster_iac.emit.ansible import SLURM_CONF_DIR
+from cluster_iac.emit.ansible import SLURM_CONF_DIR, group_name
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.emit.playbook_files import file_hosts, imex_pattern, installs, plain
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
+from cluster_iac.plan.host_rails import host_rails
 
 ROOT = "{{ cluster_iac_root | default('') }}"
 TREE = "{{ playbook_dir }}/.."
 SERVICE = ["systemctl"]
 SCONTROL = ["scontrol"]
 HOSTNAMES = ["scontrol", "show", "hostnames"]
+NETPLAN_APPLY = ["netplan", "apply"]
+# netplan(5): files in /etc/netplan are read in lexical order, a later one overriding an
+# earlier one's keys; cloud-init writes 50-cloud-init.yaml, so 60- comes after it
+RAILS_FILE = "/etc/netplan/60-cluster-iac-rails.yaml"
 # The service each kind restarts on the hosts of its files (playbook_files.file_hosts), and
 # how: systemd unit names of the Debian and NVIDIA packages. Prometheus is reloaded where it
 # runs and started where it does not (systemctl reload-or-restart).
@@ -176,6 +191,9 @@ def site(plan: Plan) -> list[dict[str, object]]:
         if extra:
             play["vars"] = extra
         plays.append({**play, "tasks": _install_tasks(files)})
+    rails = _rails_play(plan)
+    if rails:
+        plays.append(rails)
     plays.append({
         "name": "run the change plan's actions in order", "hosts": "controllers[0]",
         "gather_facts": False,
@@ -190,6 +208,37 @@ def site(plan: Plan) -> list[dict[str, object]]:
                              "label": "{{ planned.kind }} {{ planned.hosts }}"},
         }]})
     return plays
+
+
+def _rails_play(plan: Plan) -> dict[str, object]:
+    """The play that installs each GPU node's RoCE rails as its netplan file and applies it
+    where it changed (the module docstring, 3.); empty without a routed RoCE fabric. The
+    hosts are the node types' groups; a node without ``roce_rails`` is skipped."""
+    rails = host_rails(plan)
+    types = sorted({n.node_type for n in plan.nodes if n.hostname in rails})
+    if not types:
+        return {}
+    content = (f"# {GENERATED_BY}\n"
+               "{{ {'network': {'version': 2, 'ethernets': roce_rails}} "
+               "| to_nice_yaml(indent=2, sort_keys=False) }}")
+    return {
+        "name": "the GPU nodes' RoCE rails (netplan)",
+        "hosts": ":".join(group_name("type", t) for t in types),
+        "gather_facts": False, "tags": ["rails"],
+        "tasks": [{
+            "name": "the netplan directory",
+            "ansible.builtin.file": {"path": f"{ROOT}{posixpath.dirname(RAILS_FILE)}",
+                                     "state": "directory", "mode": "0755"},
+            "when": "roce_rails is defined"}, {
+            "name": "the rails' netplan file",
+            "ansible.builtin.copy": {"content": content, "dest": f"{ROOT}{RAILS_FILE}",
+                                     "owner": "root", "group": "root", "mode": "0600"},
+            "when": "roce_rails is defined", "notify": "netplan apply"}],
+        "handlers": [{
+            "name": "netplan apply",
+            "ansible.builtin.command": {
+                "argv": f"{{{{ {_default('cluster_iac_netplan_apply', NETPLAN_APPLY)} }}}}"},
+            "environment": {"CLUSTER_IAC_HOST": "{{ inventory_hostname }}"}}]}
 
 
 def _dbd_host(plan: Plan) -> str:
@@ -234,7 +283,8 @@ def actions(plan: Plan) -> list[dict[str, object]]:
     scontrol = _default("cluster_iac_scontrol", SCONTROL)
     nodes = "'nodename=' ~ planned.hosts"
     kinds = ["lustre-rewrite", "drain", "accounting", "restart-slurmctld", "reconfigure",
-             "restart-slurmd", "start-slurmd", "resume", "new-jobs", "none", *UNITS]
+             "restart-slurmd", "start-slurmd", "resume", "new-jobs", "none", "apply-netplan",
+             *UNITS]
     dbd: list[dict[str, object]] = []
     if plan.scheduling.accounting is not None:
         kinds += ["restart-database", "restart-slurmdbd"]
@@ -289,6 +339,10 @@ def actions(plan: Plan) -> list[dict[str, object]]:
         _cmd(f"{{{{ {scontrol} + ['update', {nodes}, 'state=RESUME'] }}}}",
              "resume", "resume"),
         *(_unit_task(kind, verb, unit, service) for kind, (verb, unit) in UNITS.items()),
+        {"name": "apply-netplan: done by the rails play's handler where the file changed",
+         "ansible.builtin.debug": {"msg": "netplan apply ran on {{ planned.hosts }} whose "
+                                          "rails file changed (the play before this one)"},
+         "when": "planned.kind == 'apply-netplan'"},
         {"name": "new-jobs or none: nothing to run",
          "ansible.builtin.debug": {"msg": "{{ planned.why }}"},
          "when": "planned.kind in ['new-jobs', 'none']"},

@@ -26,10 +26,13 @@ Every line is a constant of this module (no spec string reaches the unit).
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
+
 from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.formats.shell import shell_word
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
+from cluster_iac.plan.host_rails import host_rails
 from cluster_iac.plan.qos import FabricQos
 
 SCRIPT_DEST = "/usr/local/sbin/cluster-iac-roce-qos.sh"  # where the playbook installs it
@@ -53,9 +56,12 @@ UNIT = {  # section -> (key, value), in order
 def render(plan: Plan) -> dict[str, str]:
     files = {f"qos/{network}.yaml": yaml_text(switch_qos(qos), [GENERATED_BY])
              for network, qos in sorted(plan.qos.items())}
+    node_type = {n.hostname: n.node_type for n in plan.nodes}
+    railed = {network: {node_type[h] for h in host_rails(plan, network)} for network in plan.qos}
     for name in roce_node_types(plan):
         files[host_script_path(name)] = host_script(name, [
-            qos for _network, qos in sorted(plan.qos.items()) if name in qos.host_ports])
+            qos for _network, qos in sorted(plan.qos.items()) if name in qos.host_ports],
+            {network for network, types in railed.items() if name in types})
     if any(path.endswith(".roce-host.sh") for path in files):
         files[UNIT_PATH] = boot_unit()
     return files
@@ -79,16 +85,19 @@ def roce_node_types(plan: Plan) -> list[str]:
     return sorted({name for qos in plan.qos.values() for name in qos.host_ports})
 
 
-def host_script(node_type: str, fabrics: list[FabricQos]) -> str:
+def host_script(node_type: str, fabrics: list[FabricQos],
+                railed: AbstractSet[str] = frozenset()) -> str:
     """The script that sets one node type's RoCE ports, on each fabric in ``fabrics``, to that
-    fabric's QoS; it sets the MTU of the ports it walks by RDMA device (a compute fabric's:
-    the same value their cloud-init network-config sets, plan/host_rails.py) and checks the
-    others' (a storage network's interfaces). The
+    fabric's QoS, and checks each port's MTU where the OS network configuration owns it: a
+    storage network's interfaces, and a compute fabric's RoCE NICs on the fabrics in
+    ``railed`` (the node's netplan rails file sets them, plan/host_rails.py, emit/playbook.py);
+    it sets the MTU of the other ports it walks by RDMA device. The
     priorities are the same constants on every fabric (plan/qos.py); the DSCPs, and so the
     ToS, each fabric's own."""
     first = fabrics[0]
     variables = [("ROCE_PRIORITY", first.roce_priority), ("CNP_PRIORITY", first.cnp_priority)]
-    if any(q.port_kind != "device" for q in fabrics):
+    checked = {q.network for q in fabrics if q.port_kind != "device" or q.network in railed}
+    if checked:
         variables.append(("MTU_WAIT_S", MTU_WAIT_S))
     assert all((q.roce_priority, q.cnp_priority) == (first.roce_priority, first.cnp_priority)
                for q in fabrics)
@@ -99,7 +108,8 @@ def host_script(node_type: str, fabrics: list[FabricQos]) -> str:
         fabrics=[{"network": q.network, "dscp": q.roce_dscp, "kind": q.port_kind,
                   "ports": shell_word(" ".join(q.host_ports[node_type])),
                   "pfc": shell_word(q.pfc), "tos": shell_word(q.traffic_class),
-                  "cnp_dscp": shell_word(q.cnp_dscp), "mtu": shell_word(q.host_mtu)}
+                  "cnp_dscp": shell_word(q.cnp_dscp), "mtu": shell_word(q.host_mtu),
+                  "check_mtu": q.network in checked}
                  for q in fabrics])
 
 

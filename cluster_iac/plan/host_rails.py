@@ -34,7 +34,7 @@ acceptance jobs already use; its RDMA device is the one NCCL uses on that rail
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from cluster_iac.plan.model import Plan
 from cluster_iac.plan.nccl import compute_hcas
@@ -97,3 +97,15 @@ def host_rails(plan: Plan, network: str = "compute") -> dict[str, tuple[HostRail
                 f"{port.peer_address}/31", port.address.partition("/")[0], config.name,
                 port.name, port.mtu, pool, rail_table(rail), rail_priority(rail)))
     return {host: tuple(sorted(rails)) for host, rails in sorted(found.items())}
+
+
+def rail_config(rail: HostRail) -> dict[str, Any]:
+    """One RoCE NIC in network config version 2 (netplan's keys, which cloud-init hands to
+    netplan unchanged): its /31, MTU, a route to the fabric through its leaf in its own table
+    and the rule sending what its address sends by that table. The same entry is in the
+    node's cloud-init network-config (emit/cloud_init.py) and in its netplan file the
+    playbook installs (the inventory's ``roce_rails``, emit/ansible.py)."""
+    return {"addresses": [rail.address], "mtu": rail.mtu,
+            "routes": [{"to": rail.fabric, "via": rail.gateway, "table": rail.table}],
+            "routing-policy": [{"from": rail.address.partition("/")[0], "table": rail.table,
+                                "priority": rail.priority}]}

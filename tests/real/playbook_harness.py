@@ -17,6 +17,8 @@ What the sandbox changes, each with its reason:
   /usr/bin/prometheus on the config the playbook installed there (a free loopback port and a
   storage directory of the test's: the sandbox is not the host's Prometheus), or sends it
   SIGHUP, as Debian's unit's ExecReload does;
+- ``cluster_iac_netplan_apply``: the rails handler runs real netplan on the host's root
+  (``netplan generate --root-dir``, netplan_stand_in), never ``netplan apply`` here;
 - opensm, lnet, nvidia-imex, dcgm-exporter and snmp_exporter have no hardware or no GPU here
   (an InfiniBand port, the Lustre modules, NVLink, DCGM): their restarts are logged with the
   host, so the test checks each one the plan names, and run nothing.
@@ -208,6 +210,13 @@ class Services(RequestServer):
                 "prometheus": self.prometheus.pid if self.prometheus else None}
 
 
+def netplan_stand_in(roots: Path) -> list[str]:
+    """The rails handler's command in the sandbox: real netplan reading the host's root
+    (``netplan generate --root-dir``: it writes the systemd-networkd files under it and
+    applies nothing), never ``netplan apply`` on this machine's interfaces."""
+    return ["netplan", "generate", "--root-dir", f"{roots}/{{{{ inventory_hostname }}}}"]
+
+
 def extra_vars(work: Path, services: RequestServer) -> Path:
     """The sandbox's variables (see the module docstring), as an extra-vars file."""
     request = [sys.executable, str(HERE / "service_request.py"), str(services.requests)]
@@ -215,7 +224,8 @@ def extra_vars(work: Path, services: RequestServer) -> Path:
             "cluster_iac_root": f"{services.roots}/{{{{ inventory_hostname }}}}",
             "cluster_iac_service": request, "cluster_iac_scontrol": [*request, "scontrol"],
             "cluster_iac_hostnames": [*request, "scontrol", "show", "hostnames"],
-            "cluster_iac_admin": request}
+            "cluster_iac_admin": request,
+            "cluster_iac_netplan_apply": netplan_stand_in(services.roots)}
     path = work / "sandbox-vars.json"
     path.write_text(json.dumps(data))
     return path

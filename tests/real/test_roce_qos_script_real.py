@@ -103,19 +103,24 @@ def test_a_storage_port_gets_its_fabrics_qos_and_its_mtu_is_only_checked(tmp_pat
     assert (net / "mtu").read_text() == "9000\n"  # as the OS network configuration left it
 
 
-def test_a_compute_port_gets_its_mtu_from_the_script(tmp_path: Path) -> None:
-    """A RoCE compute node: the script finds its ports by RDMA device and sets each one's
-    MTU to the fabric's host MTU (real ip, links at 1500)."""
+def test_a_compute_ports_mtu_is_checked_not_set(tmp_path: Path) -> None:
+    """A RoCE compute node of a routed fabric: the script finds its ports by RDMA device and
+    sets each one's QoS; their MTU is the node's netplan rails file's (the playbook's), so the
+    script only checks it: one port the OS left at 1500 fails the run, named, and no port's
+    MTU is written (real ip: the links stay at 1500)."""
     script = example_build("spectrum-x-roce").files["qos/h200.roce-host.sh"]
-    ports = {f"enp{n}s0": (f"mlx5_{n}", 1500) for n in range(8)}
+    ports = {f"enp{n}s0": (f"mlx5_{n}", 1500 if n == 3 else 9000) for n in range(8)}
     sys_class = _sysfs(tmp_path / "sys", ports)
     done, log = _run(tmp_path, script, sys_class, tuple(ports))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip() == ("enp3s0: MTU 1500, not the fabric's 9000: set it in the "
+                                   "OS network configuration (the switch ports carry at most "
+                                   "9216)")
     assert sorted(line for line in log if line.startswith("mlnx_qos")) == sorted(
         f"mlnx_qos -i enp{n}s0 --trust dscp --pfc 0,0,0,1,0,0,0,0" for n in range(8))
     assert sum(line.startswith("cma_roce_tos") and line.endswith("-t 106") for line in log) == 8
     assert {name: mtu for name, mtu in _mtus(tmp_path).items() if name in ports} == {
-        name: 9000 for name in ports}
+        name: 1500 for name in ports}  # as made: the script set none
 
 
 def test_a_storage_port_at_another_mtu_fails_the_run_and_is_named(tmp_path: Path) -> None:
