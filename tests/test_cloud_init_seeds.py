@@ -13,6 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from cluster_iac.compile import compile_plan
+from cluster_iac.emit import cloud_init
+from cluster_iac.emit.cloud_init import host_networks, host_row, seed_line
+from cluster_iac.load.loader import load_spec_text
+from cluster_iac.plan import Plan
+from cluster_iac.plan.host_rails import host_rails
+from cluster_iac.spec.parse import parse_spec
+from tests.benchmarks import bench_scale
 from tests.conftest import EXAMPLE_IDS, example_build
 
 SEED = "seed-64gpu-h100"
@@ -47,6 +55,41 @@ def test_a_render_writes_one_table_per_node_type_naming_every_booted_host(name: 
     for row in rows:
         assert row["meta-data"]["local-hostname"] == f"{row['hostname']}.{boot.domain}"
         assert f"{row['address']}/" in json.dumps(row["network-config"])
+
+
+def _plain_tables(plan: Plan) -> dict[str, str]:
+    """Each node type's seed table as json.dumps writes each host's row (seed_line of
+    host_row): what the render's tables, laid out from one template per shape, must be."""
+    boot, management = plan.boot, plan.addresses["management"]
+    assert boot is not None
+    networks, rails = host_networks(plan, boot), host_rails(plan)
+    tables: dict[str, str] = {}
+    for host in boot.hosts:
+        if host.hostname in management:
+            path = f"cloud-init/seeds/{host.node_type}.jsonl"
+            tables[path] = tables.get(path, "") + seed_line(host_row(
+                plan, boot, host, management[host.hostname], networks,
+                rails.get(host.hostname, ())))
+    return tables
+
+
+@pytest.mark.parametrize("name", [n for n in EXAMPLE_IDS if n != "minimal"])
+def test_each_table_is_byte_for_byte_json_dumps_of_each_hosts_row(name: str) -> None:
+    built = example_build(name)
+    tables = {p: t for p, t in built.files.items() if p.endswith(".jsonl")}
+    assert tables == _plain_tables(built.plan)
+
+
+def test_so_are_the_tables_of_a_roce_cluster_of_4096_gpus(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmark's spec on a routed RoCE fabric: 512 GPU nodes of eight rails each, the
+    rows host_line lays out from one template."""
+    monkeypatch.setattr(bench_scale, "fabric_choice", "roce")
+    plan = compile_plan(parse_spec(load_spec_text(bench_scale.spec_yaml(4096))[0]))
+    assert sum(len(r) == 8 for r in host_rails(plan).values()) == 512
+    tables = {p: t for p, t in cloud_init.render(plan).items() if p.endswith(".jsonl")}
+    assert tables == _plain_tables(plan)
+    assert sum(t.count("\n") for t in tables.values()) > 512
 
 
 def test_the_script_expands_the_tables_into_each_hosts_seed(tmp_path: Path) -> None:

@@ -13,9 +13,8 @@ from click.testing import CliRunner
 
 from cluster_iac.checks import run_checks
 from cluster_iac.cli.main import main
-from cluster_iac.emit.cloud_init import rail_config
 from cluster_iac.lock.trailer import sealed, unsealed
-from cluster_iac.plan.host_rails import MAIN_RULE, host_rails
+from cluster_iac.plan.host_rails import MAIN_RULE, host_rails, rail_config
 from cluster_iac.render import build
 from tests.conftest import example_build
 

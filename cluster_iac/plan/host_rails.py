@@ -74,28 +74,38 @@ def host_rails(plan: Plan, network: str = "compute") -> dict[str, tuple[HostRail
     """Each host of the routed Ethernet fabric ``network`` -> its NICs on it, by rail; empty
     when the fabric is not routed Ethernet (InfiniBand, or none)."""
     found: dict[str, list[HostRail]] = {}
-    devices: dict[str, tuple[str, ...]] = {}
     node_type = {n.hostname: n.node_type for n in plan.nodes}
     section = getattr(plan.settings.fabric, network, None) if plan.settings else None
     if section is None or not plan.switch_configs:
         return {}
     pool = str(section.underlay.p2p_pool)
+    devices: dict[str, tuple[str, ...]] = {}  # node type -> its RDMA devices by rail
+    # (node type, its port) -> the rail, device, table and priority, where the port's name
+    # gives the rail: each is the same on every host of the type (100,000 ports, 16 keys)
+    named: dict[tuple[str, str], tuple[int, str, int, int]] = {}
     for config in plan.switch_configs.values():
         if config.fabric != network or config.role != "leaf":
             continue
         for port in config.interfaces:
             if port.kind != "host" or not port.address:
                 continue
-            match = _RAIL_PORT.fullmatch(port.peer_port)
-            rail = int(match[1]) if match else len(found.get(port.peer, ()))
-            nt = node_type.get(port.peer)
-            if nt is not None and nt not in devices:
-                devices[nt] = compute_hcas(plan.node_types[nt])
-            hcas = devices.get(nt or "", ())
+            nt = node_type.get(port.peer, "")
+            known = named.get((nt, port.peer_port))
+            if known is None:
+                match = _RAIL_PORT.fullmatch(port.peer_port)
+                rail = int(match[1]) if match else len(found.get(port.peer, ()))
+                if nt and nt not in devices:
+                    devices[nt] = compute_hcas(plan.node_types[nt])
+                hcas = devices.get(nt, ())
+                known = (rail, hcas[rail] if rail < len(hcas) else "", rail_table(rail),
+                         rail_priority(rail))
+                if match:
+                    named[nt, port.peer_port] = known
+            rail, device, table, priority = known
             found.setdefault(port.peer, []).append(HostRail(
-                rail, port.peer_port, hcas[rail] if rail < len(hcas) else "",
-                f"{port.peer_address}/31", port.address.partition("/")[0], config.name,
-                port.name, port.mtu, pool, rail_table(rail), rail_priority(rail)))
+                rail, port.peer_port, device, f"{port.peer_address}/31",
+                port.address.partition("/")[0], config.name, port.name, port.mtu, pool,
+                table, priority))
     return {host: tuple(sorted(rails)) for host, rails in sorted(found.items())}
 
 
@@ -105,7 +115,14 @@ def rail_config(rail: HostRail) -> dict[str, Any]:
     and the rule sending what its address sends by that table. The same entry is in the
     node's cloud-init network-config (emit/cloud_init.py) and in its netplan file the
     playbook installs (the inventory's ``roce_rails``, emit/ansible.py)."""
-    return {"addresses": [rail.address], "mtu": rail.mtu,
-            "routes": [{"to": rail.fabric, "via": rail.gateway, "table": rail.table}],
-            "routing-policy": [{"from": rail.address.partition("/")[0], "table": rail.table,
+    return rail_entry(rail, rail.address, rail.gateway, rail.address.partition("/")[0])
+
+
+def rail_entry(rail: HostRail, address: Any, gateway: Any, source: Any) -> dict[str, Any]:
+    """rail_config with the rail's strings given: its address with its length, the leaf's
+    address and its address alone (or the seed template's Slots for them,
+    emit/cloud_init.py ethernets_config)."""
+    return {"addresses": [address], "mtu": rail.mtu,
+            "routes": [{"to": rail.fabric, "via": gateway, "table": rail.table}],
+            "routing-policy": [{"from": source, "table": rail.table,
                                 "priority": rail.priority}]}
