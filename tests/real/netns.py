@@ -405,6 +405,17 @@ def kernel_next_hops(lab: Lab, short: str, prefix: str) -> list[tuple[str, str]]
     return sorted(hops)
 
 
+def resolve_neighbours(lab: Lab, short: str, source: str, dest: str,
+                       timeout: float = RUN_S) -> None:
+    """One small echo from ``source`` to ``dest``, not judged, waited for up to 5 s: each
+    hop of the path resolves its next hop's address (ARP) before a test's judged pings. On
+    two loaded cores, resolving four hops has outlasted the 2 s a judged ping waits and lost
+    its first echo (the README command's run of 29 Nov 2026, test_frr_real): a timing of
+    neighbour resolution, not of the routes or MTUs those pings test."""
+    lab.run(short, "busybox", "ping", "-c", "1", "-W", "5", "-I", source, dest,
+            timeout=timeout, check=False)
+
+
 def forwarding(lab: Lab, short: str) -> None:
     """IPv4 and IPv6 forwarding on, as a switch's OS has it (a new namespace has it off)."""
     lab.sysctl(short, "net.ipv4.ip_forward", "1")

@@ -121,6 +121,7 @@ def test_generated_frr_fabric_converges_with_ecmp_over_every_uplink(
         # a full frame (ICMP payload MTU - IPv4 20 - ICMP 8); the kernel sets don't-fragment
         # (PMTU discovery, net.ipv4.ip_no_pmtu_disc 0), so a hop with a smaller MTU drops it
         frame = first.mtu - 28
+        netns.resolve_neighbours(lab, first.peer, first.peer_address, second.peer_address)
         ping = lab.run(first.peer, "busybox", "ping", "-c", "2", "-W", "2", "-s", str(frame),
                        "-I", first.peer_address, second.peer_address, timeout=20)
         assert " 0% packet loss" in ping.stdout, ping.stdout

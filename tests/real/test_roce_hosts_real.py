@@ -178,6 +178,7 @@ def test_hosts_reach_each_other_rail_by_rail_from_their_network_config(
                 assert got["gateway"] == rails[here][rail]["routes"][0]["via"], got
                 # a full frame: the ICMP payload is the MTU less IPv4's 20 and ICMP's 8 bytes
                 frame = rails[here][rail]["mtu"] - 28
+                netns.resolve_neighbours(lab, here, address(here, rail), address(there, rail))
                 ping = lab.run(here, "busybox", "ping", "-c", "2", "-W", "2", "-s", str(frame),
                                "-I", address(here, rail), address(there, rail), timeout=20)
                 assert " 0% packet loss" in ping.stdout, (here, rail, ping.stdout)
@@ -185,6 +186,7 @@ def test_hosts_reach_each_other_rail_by_rail_from_their_network_config(
         # leaves by rdma1 (rail 1's leaf, a spine, then rail 0's leaf), and the answer returns
         got = _route_get(lab, first, address(second, "rdma0"), address(first, "rdma1"))
         assert got["dev"] == "rdma1", got
+        netns.resolve_neighbours(lab, first, address(first, "rdma1"), address(second, "rdma0"))
         sent = _tx_packets(lab, first, "rdma1")
         ping = lab.run(first, "busybox", "ping", "-c", "2", "-W", "2",
                        "-I", address(first, "rdma1"), address(second, "rdma0"), timeout=20)
