@@ -104,6 +104,13 @@ def test_the_rails_follow_the_leaf_blocks_the_lock_keeps(tmp_path: Path) -> None
     assert after["gpu-01"][0].gateway == "10.255.128.0"
 
 
+def _where(spec: Path, value: str) -> tuple[int, int]:
+    """The line and column (from 1) of the p2p_pool's value in the spec's text."""
+    lines = spec.read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "p2p_pool" in text)
+    return line, lines[line - 1].index(value) + 1
+
+
 def _validate(spec: Path) -> tuple[int, str]:
     result = CliRunner().invoke(main, ["validate", str(spec)])
     return result.exit_code, result.output
@@ -113,9 +120,7 @@ def test_a_pool_overlapping_the_management_network_is_located(tmp_path: Path) ->
     spec = _spec(tmp_path, "underlay: {bgp: unnumbered}",
                  "underlay: {bgp: unnumbered, p2p_pool: 10.60.0.0/16}")
     code, output = _validate(spec)
-    line = next(n for n, text in enumerate(spec.read_text().splitlines(), 1)
-                if "p2p_pool" in text)
-    column = spec.read_text().splitlines()[line - 1].index("10.60.0.0/16") + 1
+    line, column = _where(spec, "10.60.0.0/16")
     assert code == 1
     assert (f"{spec}:{line}:{column}: error[ROCE-HOST-OVERLAP] fabric.compute.underlay.p2p_pool "
             "10.60.0.0/16 overlaps networks.management.cidr 10.60.0.0/24 (256 address(es) in "
@@ -140,9 +145,9 @@ def test_a_pool_too_small_for_the_host_links_is_located(tmp_path: Path) -> None:
     spec = _spec(tmp_path, "underlay: {bgp: unnumbered}",
                  "underlay: {bgp: unnumbered, p2p_pool: 10.254.0.0/24}")
     code, output = _validate(spec)
-    line = next(n for n, text in enumerate(spec.read_text().splitlines(), 1)
-                if "p2p_pool" in text)
+    line, column = _where(spec, "10.254.0.0/24")
     assert code == 1
-    assert f"{spec}:{line}:43: error[FABRIC-POOL-EXHAUSTED] fabric.compute.underlay.p2p_pool " \
-           "10.254.0.0/24 holds 1 block(s) of 256 address(es)" in output, output
+    assert (f"{spec}:{line}:{column}: error[FABRIC-POOL-EXHAUSTED] "
+            "fabric.compute.underlay.p2p_pool 10.254.0.0/24 holds 1 block(s) of 256 "
+            "address(es)") in output, output
     assert "hint: give underlay.p2p_pool a /20 or larger prefix" in output

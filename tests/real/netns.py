@@ -31,7 +31,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -403,6 +403,21 @@ def kernel_next_hops(lab: Lab, short: str, prefix: str) -> list[tuple[str, str]]
             via = hop.get("gateway") or hop.get("via", {}).get("host", "")
             hops.append((hop.get("dev", ""), via))
     return sorted(hops)
+
+
+def start_fabric(lab: Lab, links: Iterable[tuple[str, str, str, str]],
+                 switches: Sequence[str], files: Mapping[str, str],
+                 timeout: float = 60.0) -> None:
+    """A fabric as rendered: a veth pair per cable (a, a_port, b, b_port), then each switch
+    forwarding, its generated ifupdown2 interfaces (switches/NAME/interfaces) brought up,
+    and its generated FRR (switches/NAME/frr.conf) started."""
+    for a, a_port, b, b_port in links:
+        lab.link((a, a_port), (b, b_port))
+    for name in switches:
+        forwarding(lab, name)
+        ifupdown2(lab, name, files[f"switches/{name}/interfaces"], timeout=timeout)
+    for name in switches:
+        start_frr(lab, name, files[f"switches/{name}/frr.conf"], timeout=timeout)
 
 
 def resolve_neighbours(lab: Lab, short: str, source: str, dest: str,

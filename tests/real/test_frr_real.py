@@ -85,13 +85,7 @@ def test_generated_frr_fabric_converges_with_ecmp_over_every_uplink(
     assert sum(plan.switch_configs[n].role == "leaf" for n in switches) >= 2
     configs = plan.switch_configs
     with Lab([*switches, *hosts]) as lab:
-        for a, a_port, b, b_port in links:
-            lab.link((a, a_port), (b, b_port))
-        for name in switches:
-            netns.forwarding(lab, name)
-            netns.ifupdown2(lab, name, files[f"switches/{name}/interfaces"], timeout=60)
-        for name in switches:
-            netns.start_frr(lab, name, files[f"switches/{name}/frr.conf"], timeout=60)
+        netns.start_fabric(lab, links, switches, files)
         for config in (configs[n] for n in switches if configs[n].role == "leaf"):
             for port in config.host_ports:
                 lab.mtu(port.peer, port.peer_port, port.mtu)

@@ -145,13 +145,7 @@ def test_hosts_reach_each_other_rail_by_rail_from_their_network_config(
         strict=True) if net == "compute" and b in inside and (a in inside or (
             a in hosts and a_port in RAILS))]
     with Lab([*switches, *hosts]) as lab:
-        for a, a_port, b, b_port in links:
-            lab.link((a, a_port), (b, b_port))
-        for name in switches:
-            netns.forwarding(lab, name)
-            netns.ifupdown2(lab, name, files[f"switches/{name}/interfaces"], timeout=60)
-        for name in switches:
-            netns.start_frr(lab, name, files[f"switches/{name}/frr.conf"], timeout=60)
+        netns.start_fabric(lab, links, switches, files)
         for host, config in hosts.items():
             _apply(lab, host, config, set(RAILS))
         for name in switches:
