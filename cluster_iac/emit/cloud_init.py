@@ -110,7 +110,7 @@ def host_line(boot: BootPlan, host: BootHost, address: str, networks: list[tuple
     template = templates.get(key)
     if template is None:
         template = templates[key] = json_template(_row_shape(networks, found, rails))
-    values = [address, name, f"{name}-{address}", f"{name}.{boot.domain}"]
+    values = [address, name, *meta_data(boot, host, address).values()]
     values += [f"{a}/{prefix}" for a, (_h, _i, prefix, _s) in zip(found, networks, strict=True)
                if a is not None]
     for rail in rails:
