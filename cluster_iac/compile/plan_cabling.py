@@ -19,9 +19,9 @@ from operator import add, attrgetter, getitem, itemgetter
 from typing import Any
 
 from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
-from cluster_iac.base.runs import runs
+from cluster_iac.base.runs import lookup, runs
 from cluster_iac.catalog.cables import CableCatalog, cable_catalog
-from cluster_iac.compile.cable_lengths import Geometry, each
+from cluster_iac.compile.cable_lengths import Geometry
 from cluster_iac.compile.cable_media import NoMedium, cage_media, candidates, carried
 from cluster_iac.compile.cable_media import media as choose_media
 from cluster_iac.plan import Plan
@@ -248,7 +248,7 @@ def _id_heads(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple
     where = dict(zip(devices, map(texts.__getitem__, place), strict=True))
     at: Sequence[int]
     try:
-        at, placed = each(where, a_device), True
+        at, placed = lookup(where, a_device), True
     except KeyError:  # a name with no device: its head is the prefix and '.', numbered last
         at, placed = list(map(where.get, a_device, repeat(len(texts)))), False
     heads: list[str] = []
@@ -258,7 +258,7 @@ def _id_heads(network: tuple[str, ...], a_device: tuple[str, ...], a_port: tuple
         prefix = ID_PREFIX.get(network[start], "XX") + "-"
         if prefix not in named:
             named[prefix] = [*map(add, repeat(prefix), texts), prefix + "."]
-        heads += each(named[prefix], at[start:stop])
+        heads += lookup(named[prefix], at[start:stop])
     if not (placed and _unique(stretches, network, at, a_port, texts)):
         ids = list(map(add, heads, a_port))
         seen: set[str] = set()
@@ -286,7 +286,7 @@ def _unique(stretches: list[tuple[int, int]], network: tuple[str, ...], at: Sequ
     for start, stop in stretches:  # the runs of one network
         keys = seen.setdefault(ID_PREFIX.get(network[start], "XX"), set())
         before = len(keys)
-        keys.update(map(add, at[start:stop], each(ports, a_port[start:stop])))
+        keys.update(map(add, at[start:stop], lookup(ports, a_port[start:stop])))
         if len(keys) - before != stop - start:
             return False
     return True

@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterator, Mapping, Set
 from functools import lru_cache
 from itertools import chain, repeat
-from operator import itemgetter
 from typing import NamedTuple
 
+from cluster_iac.base.runs import lookup
 from cluster_iac.formats.ibnetdiscover import IbEnd, IbNode, Topology
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cable, Cables
@@ -144,10 +144,10 @@ class FabricCables:
     def __init__(self, table: Cables, network: str) -> None:
         self.table = table
         self.picked = [i for i, name in enumerate(table.network) if name == network]
-        self.a_device = _take(table.a_device, self.picked)
-        self.a_port = _take(table.a_port, self.picked)
-        self.b_device = _take(table.b_device, self.picked)
-        self.b_port = _take(table.b_port, self.picked)
+        self.a_device = lookup(table.a_device, self.picked)
+        self.a_port = lookup(table.a_port, self.picked)
+        self.b_device = lookup(table.b_device, self.picked)
+        self.b_port = lookup(table.b_port, self.picked)
 
     def __len__(self) -> int:
         return len(self.picked)
@@ -155,13 +155,6 @@ class FabricCables:
     def row(self, i: int) -> Cable:
         """The ``i``-th cable of the network, as Cables.row makes it."""
         return self.table.row(self.picked[i])
-
-
-def _take(column: tuple[str, ...], picked: list[int]) -> tuple[str, ...]:
-    """The cells of ``column`` at ``picked``, in order."""
-    if len(picked) > 1:
-        return itemgetter(*picked)(column)  # type: ignore[no-any-return]
-    return tuple(column[i] for i in picked)  # itemgetter of one index gives the cell
 
 
 class Matching(NamedTuple):
