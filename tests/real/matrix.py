@@ -27,7 +27,7 @@ class Matrix:
             name, _, rest = cell.partition("@")
             target, _, release = rest.partition("/")
             marks = self.cells[cell]
-            shown = [{True: "yes", False: "**NO**"}.get(marks.get(c), "") for c in COLUMNS]
+            shown = [_mark(marks.get(c)) for c in COLUMNS]
             lines.append(f"| {name} | {target} | {release} | " + " | ".join(shown) + " |")
         return "\n".join(lines) + "\n"
 
@@ -39,6 +39,13 @@ class Matrix:
         path = Path(target)
         path.write_text(self.table())
         return path
+
+
+def _mark(passed: bool | None) -> str:
+    """A column's cell: yes, NO in bold, or empty where no test reached it."""
+    if passed is None:
+        return ""
+    return "yes" if passed else "**NO**"
 
 
 def _order(cell: str) -> tuple[str, str, str]:
