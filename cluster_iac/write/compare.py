@@ -137,7 +137,10 @@ class Checked:
         rendered one, for the change plan: a file the folder already holds is read from it,
         once for both sides."""
         reader = _Reader(self.out_dir)
-        old = RenderedTree(self.out_dir, reader) if MANIFEST in self.found.digests else None
+        found = self.found  # its listed files as the scan found them: a stat only for the rest
+        old = (RenderedTree(self.out_dir, reader, [
+            p for p in found.listed if p in found.digests or (self.out_dir / p).is_file()])
+            if MANIFEST in found.digests else None)
         return old, _Rendered(self.rendered, self.differ, reader)
 
 
@@ -162,9 +165,13 @@ class RenderedTree(Mapping[str, str]):
     """A rendered folder's files as its manifest lists them, each read from disk when asked
     and not kept."""
 
-    def __init__(self, out_dir: Path, reader: _Reader | None = None) -> None:
+    def __init__(self, out_dir: Path, reader: _Reader | None = None,
+                 paths: list[str] | None = None) -> None:
+        """``paths``: the manifest's paths that are files, where the caller knows them
+        (Checked.trees, from the folder's scan: the same paths, in the manifest's order)."""
         self.out_dir = out_dir
-        self.paths = [p for p in read_manifest(out_dir) if (out_dir / p).is_file()]
+        self.paths = [p for p in read_manifest(out_dir) if (out_dir / p).is_file()] \
+            if paths is None else paths
         self._reader = reader or _Reader(out_dir)
 
     def __getitem__(self, path: str) -> str:
