@@ -37,7 +37,6 @@ from cluster_iac.spec.parse import parse_spec
 from cluster_iac.write.compare import Checked, Made, TreeCheck
 from cluster_iac.write.files import text_digest, write_file
 from cluster_iac.write.inputs import Known, confirmed, known, remember, render_key
-from cluster_iac.write.manifest import manifest_text
 from cluster_iac.write.outcome import Outcome
 from cluster_iac.write.scan import scan
 from cluster_iac.write.tree import staged_tree
@@ -167,14 +166,13 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
         else:
             digests, workers = _emitters().render_each(for_emit(spec, plan), _jobs(plan, jobs),
                                                        tree.write_all, chunked=True)
-        changed = tree.commit(digests)
+        changed = tree.commit(digests)  # tree.manifest: the SHA-256 of its manifest
     # 7. the lock: the identities this plan holds, beside the spec
     locked = _locked(plan, spec_file, read, made)
     if locked.stale:
         write_file(locked.path, locked.after)
-    _remember(spec_file, key, Known(made.manifest if made is not None and current is not None
-                                    else text_digest(manifest_text(digests)), locked.digest,
-                                    _outcome(plan, source)), locked, strict, reallocate)
+    _remember(spec_file, key, Known(tree.manifest, locked.digest, _outcome(plan, source)),
+              locked, strict, reallocate)
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
                   workers=workers, lock=locked)
     return built, Written(files=len(digests), changed=changed, workers=workers)
@@ -217,12 +215,11 @@ def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     else:
         made, workers = _emitters().render_each(for_emit(spec, plan), _jobs(plan, jobs),
                                                 TreeCheck(found).compare_all, chunked=True)
-    remember(key, Known(known_made.manifest if known_made is not None and current is not None
-                        else text_digest(manifest_text({p: d for p, (d, _) in made.items()})),
-                        locked.digest, _outcome(plan, source)))
+    checked = Checked.of(out, found, made)
+    remember(key, Known(checked.manifest, locked.digest, _outcome(plan, source)))
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
                   workers=workers, lock=locked)
-    return built, Checked.of(out, found, made)
+    return built, checked
 
 
 def default_jobs(plan: Plan) -> int:

@@ -105,15 +105,17 @@ class Checked:
     differ: dict[str, str]  # path -> the text a render would write (the manifest's too)
     rendered: tuple[str, ...]  # every path a render writes, the manifest left out
     gone: tuple[str, ...]  # the tool's files on disk that a render would remove
+    manifest: str = ""  # the SHA-256 of the manifest a render would write
 
     @classmethod
     def of(cls, out_dir: Path, found: Scanned, made: dict[str, Made]) -> Checked:
         differ = {path: text for path, (_digest, text) in made.items() if text is not None}
         listing = manifest_text({path: digest for path, (digest, _text) in made.items()})
-        if text_digest(listing) != found.digests.get(MANIFEST):
+        manifest = text_digest(listing)
+        if manifest != found.digests.get(MANIFEST):
             differ[MANIFEST] = listing
         gone = tuple(sorted(set(found.digests) - set(made) - {MANIFEST}))
-        return cls(out_dir, found, differ, tuple(sorted(made)), gone)
+        return cls(out_dir, found, differ, tuple(sorted(made)), gone, manifest)
 
     @property
     def stale(self) -> bool:
