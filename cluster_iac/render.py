@@ -36,8 +36,8 @@ from cluster_iac.spec import ClusterSpec
 from cluster_iac.spec.parse import parse_spec
 from cluster_iac.write.compare import Checked, Made, TreeCheck
 from cluster_iac.write.files import text_digest, write_file
-from cluster_iac.write.inputs import Known, confirmed, inputs_key, known, remember
-from cluster_iac.write.manifest import manifest_text
+from cluster_iac.write.inputs import Known, confirmed, known, remember, render_key
+from cluster_iac.write.outcome import Outcome
 from cluster_iac.write.scan import scan
 from cluster_iac.write.tree import staged_tree
 
@@ -156,7 +156,7 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     plan = _checked(plan, source, strict, on_findings)  # 4
     # 5-6. emit and write: each family's files into the staged tree, swapped in at the end
     read = _read_digest(plan)
-    key = _inputs_key(spec_file, read, strict, reallocate)
+    key = render_key(spec_file, read, strict, reallocate)
     made = known(key)
     with staged_tree(out_dir) as tree:
         current = tree.confirmed(made)  # the tree these inputs make, as the folder holds it
@@ -166,32 +166,30 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
         else:
             digests, workers = _emitters().render_each(for_emit(spec, plan), _jobs(plan, jobs),
                                                        tree.write_all, chunked=True)
-        changed = tree.commit(digests)
+        changed = tree.commit(digests)  # tree.manifest: the SHA-256 of its manifest
     # 7. the lock: the identities this plan holds, beside the spec
     locked = _locked(plan, spec_file, read, made)
     if locked.stale:
         write_file(locked.path, locked.after)
-    if current is None or locked.stale:
-        _remember(spec_file, key if current is None else None, digests, locked, strict,
-                  reallocate)
+    _remember(spec_file, key, Known(tree.manifest, locked.digest, _outcome(plan, source)),
+              locked, strict, reallocate)
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
                   workers=workers, lock=locked)
     return built, Written(files=len(digests), changed=changed, workers=workers)
 
 
-def _remember(spec_file: str | Path, key: str | None, digests: dict[str, str], locked: Locked,
-              strict: bool, reallocate: tuple[str, ...]) -> None:
-    """What the inputs of ``key`` were rendered to (write/inputs.py); and when the lock was
-    written (no device reallocated), what the next render over it makes: the same tree and
-    the same lock, as a render over the lock it wrote keeps it as it is (the lock holds the
-    plan's identities; tests/test_render_inputs.py holds every example to it). So the next
-    render, into a fresh folder, does not make the lock's text again only to find it current
-    (0.5 s at 100,000 GPUs)."""
-    made = Known(text_digest(manifest_text(digests)), locked.digest)
-    if key is not None:
-        remember(key, made)
+def _remember(spec_file: str | Path, key: str, made: Known, locked: Locked, strict: bool,
+              reallocate: tuple[str, ...]) -> None:
+    """What the inputs of ``key`` were rendered to (write/inputs.py; nothing written where
+    the cache knows it already); and when the lock was written (no device reallocated), what
+    the next render over it makes: the same tree and the same lock, as a render over the lock
+    it wrote keeps it as it is (the lock holds the plan's identities;
+    tests/test_render_inputs.py holds every example to it). So the next render, into a fresh
+    folder, does not make the lock's text again only to find it current (0.5 s at 100,000
+    GPUs). Its outcome is not foretold: that render keeps it (write/outcome.py)."""
+    remember(key, made)
     if locked.stale and not reallocate:
-        remember(_inputs_key(spec_file, made.lock, strict, ()), made)
+        remember(render_key(spec_file, made.lock, strict, ()), made._replace(outcome=None))
 
 
 def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
@@ -207,7 +205,7 @@ def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     out = Path(os.path.realpath(out_dir))  # as render_into writes it (write/tree.py)
     found = scan(out)
     read = _read_digest(plan)
-    key = _inputs_key(spec_file, read, strict, reallocate)
+    key = render_key(spec_file, read, strict, reallocate)
     known_made = known(key)
     current = confirmed(found, known_made)  # write/inputs.py: no render needed
     workers: tuple[WorkerUsage, ...] = ()
@@ -217,11 +215,11 @@ def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     else:
         made, workers = _emitters().render_each(for_emit(spec, plan), _jobs(plan, jobs),
                                                 TreeCheck(found).compare_all, chunked=True)
-        remember(key, Known(text_digest(manifest_text({p: d for p, (d, _) in made.items()})),
-                            locked.digest))
+    checked = Checked.of(out, found, made)
+    remember(key, Known(checked.manifest, locked.digest, _outcome(plan, source)))
     built = Build(plan=plan, findings=list(plan.findings), files={}, source=source,
                   workers=workers, lock=locked)
-    return built, Checked.of(out, found, made)
+    return built, checked
 
 
 def default_jobs(plan: Plan) -> int:
@@ -308,11 +306,11 @@ def _read_digest(plan: Plan) -> str | None:
     return text_digest(plan.lock.text) if plan.lock.exists else None
 
 
-def _inputs_key(spec_file: str | Path, read: str | None, strict: bool,
-                reallocate: tuple[str, ...]) -> str:
-    """What the render of the plan is made from (write/inputs.py): the spec, the lock as read
-    (``read``: its SHA-256), the options."""
-    return inputs_key(spec_file, read, ("strict" if strict else "", *reallocate))
+def _outcome(plan: Plan, source: SourceMap) -> Outcome | None:
+    """What the commands print of ``plan`` (write/outcome.py), kept with its inputs' key."""
+    return Outcome.of(plan.findings, source, nodes=len(plan.nodes), gpus=plan.gpu_count,
+                      racks=len(plan.racks), release=plan.slurm.release.version,
+                      moves=bool(plan.link_moves))
 
 
 def _locked(plan: Plan, spec_file: str | Path, read: str | None = None,

@@ -111,7 +111,10 @@ def test_the_key_names_what_the_tree_was_rendered_to(rendered: Path) -> None:
     out = rendered.parent / "out"
     lock = rendered.with_suffix(".lock").read_text()
     key = inputs.inputs_key(rendered, text_digest(lock), ("",))
-    assert inputs.known(key) == (text_digest((out / MANIFEST).read_text()), text_digest(lock))
+    made = inputs.known(key)
+    assert made is not None and made[:2] == (text_digest((out / MANIFEST).read_text()),
+                                             text_digest(lock))
+    assert made.outcome is not None and made.outcome.nodes == 3  # write/outcome.py
     files = inputs._package_files()
     assert "write/inputs.py" in files and "codes.yaml" in files
     assert not any("__pycache__" in f or f.endswith(".pyc") for f in files)

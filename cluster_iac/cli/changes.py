@@ -23,11 +23,13 @@ from cluster_iac.cli.common import (
     json_text,
     or_exit,
     output_folder,
+    print_diagnostics,
 )
 from cluster_iac.render import Build, check_against
 from cluster_iac.write.compare import Checked
 from cluster_iac.write.files import write_file
 from cluster_iac.write.manifest import MANIFEST
+from cluster_iac.write.recall import confirm_check, recall
 
 
 @click.command()
@@ -64,6 +66,46 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
         work_order_markdown,
     )
 
+    old_files: Mapping[str, str] | None
+    old_lock: str | None
+    recalled = None if base else recall(spec, strict, reallocate)
+    checked = None if recalled is None else confirm_check(out_dir, recalled)
+    if recalled is not None and checked is not None and not recalled.outcome.moves:
+        # the tree and the lock current, the outcome known (write/recall.py): no plan made
+        print_diagnostics(recalled.findings, recalled.source, str(spec))
+        old_files, files = checked.trees()
+        differ: set[str] | None = checked.changed
+        old_lock, new_lock = recalled.lock_text, recalled.lock_text
+        releases = releases or (recalled.outcome.release,)
+        moved_links: tuple[object, ...] = ()
+    else:
+        old_files, files, differ, old_lock, new_lock, releases, moved_links = _planned(
+            spec, out_dir, base, releases, strict, reallocate)
+    try:
+        plan = change_plan(old_files, files, old_lock, new_lock,  # type: ignore[arg-type]
+                           releases, lustre_new, moved_links, differ=differ)
+    except ValueError as exc:  # an unknown release
+        raise click.BadParameter(str(exc), param_hint="--release") from None
+    click.echo(json_text(as_json(plan)) if fmt == "json" else summary(plan), nl=False)
+    if work_order is not None:
+        write_file(work_order, work_order_csv(plan) if work_order.suffix == ".csv"
+                   else work_order_markdown(plan))
+    for action in plan.refused:
+        click.echo(f"{spec}: error[CHANGE-LUSTRE-REWRITE] {action.why}: "
+                   f"{'; '.join(action.causes)}", err=True)
+        click.echo("      = hint: a formatted target keeps its fsname, index and MGS NID; "
+                   "say --lustre-new only for a file system that holds no data yet", err=True)
+    if plan.refused:
+        sys.exit(1)
+
+
+def _planned(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ...],
+             strict: bool, reallocate: tuple[str, ...]) -> tuple[
+                 Mapping[str, str] | None, Mapping[str, str], set[str] | None, str | None, str,
+                 tuple[str, ...], tuple[object, ...]]:
+    """The change's two trees and locks from the spec's plan (compiled, checked, its
+    findings printed), the files that may differ (None: any), the releases and the plan's
+    moved cables."""
     if base:
         result = build_or_exit(spec, strict=strict, emit=True, reallocate=reallocate,
                                keep=False)  # let go below
@@ -84,22 +126,7 @@ def changes(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, ..
         gc.collect()
     old_files, old_lock = (_committed(base, out_dir, lock.path) if base
                            else (old_tree, lock.before))
-    try:
-        plan = change_plan(old_files, files, old_lock, lock.after,  # type: ignore[arg-type]
-                           releases, lustre_new, moved_links, differ=differ)
-    except ValueError as exc:  # an unknown release
-        raise click.BadParameter(str(exc), param_hint="--release") from None
-    click.echo(json_text(as_json(plan)) if fmt == "json" else summary(plan), nl=False)
-    if work_order is not None:
-        write_file(work_order, work_order_csv(plan) if work_order.suffix == ".csv"
-                   else work_order_markdown(plan))
-    for action in plan.refused:
-        click.echo(f"{spec}: error[CHANGE-LUSTRE-REWRITE] {action.why}: "
-                   f"{'; '.join(action.causes)}", err=True)
-        click.echo("      = hint: a formatted target keeps its fsname, index and MGS NID; "
-                   "say --lustre-new only for a file system that holds no data yet", err=True)
-    if plan.refused:
-        sys.exit(1)
+    return old_files, files, differ, old_lock, lock.after, releases, moved_links
 
 
 def change_summary(result: Build, checked: Checked) -> str:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from cluster_iac.base.source import SourceMap
     from cluster_iac.cli.findings import FindingsLog
     from cluster_iac.render import Findings
+    from cluster_iac.write.recall import Recalled
 
 SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
 STRICT = click.option("--strict", is_flag=True, help="Treat warnings as errors.")
@@ -214,8 +215,17 @@ def say(text: str, nl: bool = True) -> None:
 
 def summary(result: Build) -> str:
     plan = result.plan
-    return (f"{len(plan.nodes)} nodes, {plan.gpu_count} GPUs, {len(plan.racks)} racks, "
-            f"{len(result.findings)} finding(s)")
+    return counts(len(plan.nodes), plan.gpu_count, len(plan.racks), len(result.findings))
+
+
+def recalled_summary(recalled: Recalled) -> str:
+    """``summary`` of the plan whose outcome the cache knows (write/recall.py)."""
+    known = recalled.outcome
+    return counts(known.nodes, known.gpus, known.racks, len(known.findings))
+
+
+def counts(nodes: int, gpus: int, racks: int, findings: int) -> str:
+    return f"{nodes} nodes, {gpus} GPUs, {racks} racks, {findings} finding(s)"
 
 
 def json_text(data: object) -> str:

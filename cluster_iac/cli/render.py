@@ -25,12 +25,15 @@ from cluster_iac.cli.common import (
     keep_to_exit,
     or_exit,
     output_folder,
+    print_diagnostics,
+    recalled_summary,
     say,
     summary,
     write_failed,
 )
 from cluster_iac.render import PARALLEL_NODES, Build, check_against, render_into
 from cluster_iac.write.compare import Checked
+from cluster_iac.write.recall import Recalled, confirm_check, confirm_into, recall
 from cluster_iac.write.tree import OutputRefused
 
 if TYPE_CHECKING:
@@ -68,11 +71,16 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
            reallocate: tuple[str, ...]) -> None:
     """Render every output file of SPEC into the folder given by -o/--output, and write
     SPEC's lock beside SPEC (the identities allocated: README, 'The lock file')."""
+    recalled = recall(spec, strict, reallocate)  # the outcome known: nothing to compile
     try:
         if check:
+            if recalled is not None and _check_known(spec, out_dir, recalled):
+                return
             _check(spec, out_dir, *keep_to_exit(or_exit(spec, lambda findings: check_against(
                 spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
                 reallocate=reallocate))))
+            return
+        if recalled is not None and _render_known(spec, out_dir, recalled):
             return
         result, written = keep_to_exit(or_exit(spec, lambda findings: render_into(
             spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
@@ -89,6 +97,32 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
         say(f"{result.lock.path}: {'written' if result.lock.before is None else 'updated'}"
             f" (commit it with the spec)")
     _process_stats(written.workers)
+
+
+def _render_known(spec: Path, out_dir: Path, recalled: Recalled) -> bool:
+    """A render over a folder that holds what the inputs' known outcome names: its findings
+    and summary printed as a render prints them, nothing written; False (nothing printed)
+    where the folder is not confirmed (write/recall.py)."""
+    done = confirm_into(out_dir, recalled, lambda: print_diagnostics(
+        recalled.findings, recalled.source, str(spec)))
+    if done is None:
+        return False
+    files, changed = done
+    say(f"{out_dir}: {files} files, {len(changed)} changed ({recalled_summary(recalled)})")
+    _process_stats(())
+    return True
+
+
+def _check_known(spec: Path, out_dir: Path, recalled: Recalled) -> bool:
+    """--check over a folder that holds what the inputs' known outcome names: up to date;
+    False (nothing printed) where it does not (write/recall.py)."""
+    checked = confirm_check(out_dir, recalled)
+    if checked is None:
+        return False
+    print_diagnostics(recalled.findings, recalled.source, str(spec))
+    say(f"{out_dir}: up to date ({len(checked.rendered)} files)")
+    _process_stats(())
+    return True
 
 
 def _check(spec: Path, out_dir: Path, result: Build, checked: Checked) -> None:

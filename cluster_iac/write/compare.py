@@ -105,15 +105,17 @@ class Checked:
     differ: dict[str, str]  # path -> the text a render would write (the manifest's too)
     rendered: tuple[str, ...]  # every path a render writes, the manifest left out
     gone: tuple[str, ...]  # the tool's files on disk that a render would remove
+    manifest: str = ""  # the SHA-256 of the manifest a render would write
 
     @classmethod
     def of(cls, out_dir: Path, found: Scanned, made: dict[str, Made]) -> Checked:
         differ = {path: text for path, (_digest, text) in made.items() if text is not None}
         listing = manifest_text({path: digest for path, (digest, _text) in made.items()})
-        if text_digest(listing) != found.digests.get(MANIFEST):
+        manifest = text_digest(listing)
+        if manifest != found.digests.get(MANIFEST):
             differ[MANIFEST] = listing
         gone = tuple(sorted(set(found.digests) - set(made) - {MANIFEST}))
-        return cls(out_dir, found, differ, tuple(sorted(made)), gone)
+        return cls(out_dir, found, differ, tuple(sorted(made)), gone, manifest)
 
     @property
     def stale(self) -> bool:
@@ -137,7 +139,10 @@ class Checked:
         rendered one, for the change plan: a file the folder already holds is read from it,
         once for both sides."""
         reader = _Reader(self.out_dir)
-        old = RenderedTree(self.out_dir, reader) if MANIFEST in self.found.digests else None
+        found = self.found  # its listed files as the scan found them: a stat only for the rest
+        old = (RenderedTree(self.out_dir, reader, [
+            p for p in found.listed if p in found.digests or (self.out_dir / p).is_file()])
+            if MANIFEST in found.digests else None)
         return old, _Rendered(self.rendered, self.differ, reader)
 
 
@@ -162,9 +167,13 @@ class RenderedTree(Mapping[str, str]):
     """A rendered folder's files as its manifest lists them, each read from disk when asked
     and not kept."""
 
-    def __init__(self, out_dir: Path, reader: _Reader | None = None) -> None:
+    def __init__(self, out_dir: Path, reader: _Reader | None = None,
+                 paths: list[str] | None = None) -> None:
+        """``paths``: the manifest's paths that are files, where the caller knows them
+        (Checked.trees, from the folder's scan: the same paths, in the manifest's order)."""
         self.out_dir = out_dir
-        self.paths = [p for p in read_manifest(out_dir) if (out_dir / p).is_file()]
+        self.paths = [p for p in read_manifest(out_dir) if (out_dir / p).is_file()] \
+            if paths is None else paths
         self._reader = reader or _Reader(out_dir)
 
     def __getitem__(self, path: str) -> str:

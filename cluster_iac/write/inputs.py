@@ -6,8 +6,8 @@ tool (its code and data, the libraries it runs on, the Python running it) make t
 (the golden tests hold every example to that). So once a render or a check has made the tree
 of some inputs, the SHA-256s of that tree's manifest and of the lock text its plan made are
 remembered under a key, the SHA-256 of those inputs (``inputs_key``), in the user's cache
-(scan.py's folder, ``renders/<key>``: 130 bytes each, shared by every output folder, as it
-says nothing of any folder). A later
+(scan.py's folder, ``renders/<key>``: 130 bytes each, and what the commands print of the
+plan, write/outcome.py; shared by every output folder, as it says nothing of any folder). A later
 ``render --check``, or a render over its own tree, with the same key, whose folder's manifest
 has that SHA-256 and whose files all hold the bytes that manifest lists (``confirmed``: their
 SHA-256s from scan.py, the stat record's where a file's stat is as recorded, else read again,
@@ -47,22 +47,32 @@ from typing import NamedTuple
 
 from cluster_iac.base.resources import schemas_dir, templates_dir
 from cluster_iac.write.manifest import MANIFEST
+from cluster_iac.write.outcome import Outcome
 from cluster_iac.write.scan import Scanned, cache_folder
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # cluster_iac/
 DISTRIBUTION = "cluster-iac"
 
 
-def inputs_key(spec_file: str | Path, lock_digest: str | None, options: tuple[str, ...]) -> str:
-    """The SHA-256 of what a render of ``spec_file`` is made from: the spec's bytes, the lock
-    as read (its text's SHA-256, files.text_digest, which the render needs anyway; None:
-    there was none), ``options``, and the tool (``tool_digest``)."""
+def inputs_key(spec_file: str | Path | bytes, lock_digest: str | None,
+               options: tuple[str, ...]) -> str:
+    """The SHA-256 of what a render of ``spec_file`` (or of these spec bytes) is made from:
+    the spec's bytes, the lock as read (its text's SHA-256, files.text_digest, which the
+    render needs anyway; None: there was none), ``options``, and the tool (``tool_digest``)."""
+    spec = spec_file if isinstance(spec_file, bytes) else Path(spec_file).read_bytes()
     digest = hashlib.sha256()
-    for part in (Path(spec_file).read_bytes(),
-                 b"\0" if lock_digest is None else b"\1" + lock_digest.encode("ascii"),
+    for part in (spec, b"\0" if lock_digest is None else b"\1" + lock_digest.encode("ascii"),
                  "\0".join(options).encode("utf-8"), tool_digest().encode("ascii")):
         digest.update(hashlib.sha256(part).digest())
     return digest.hexdigest()
+
+
+def render_key(spec_file: str | Path | bytes, read: str | None, strict: bool,
+               reallocate: tuple[str, ...]) -> str:
+    """The key of a render of the spec (its file, or its bytes) with the lock as read
+    (``read``: its SHA-256) and the options that reach the plan or what is printed of it:
+    --strict and --reallocate."""
+    return inputs_key(spec_file, read, ("strict" if strict else "", *reallocate))
 
 
 @cache
@@ -122,25 +132,36 @@ def _libraries() -> list[str]:
 
 class Known(NamedTuple):
     """What the inputs of one key were last rendered to: the SHA-256s of the tree's manifest
-    and of the lock text the plan made."""
+    and of the lock text the plan made, and what the commands print of that plan
+    (write/outcome.py; None where it is not known)."""
 
     manifest: str
     lock: str
+    outcome: Outcome | None = None
 
 
 def known(key: str) -> Known | None:
-    """What the inputs of ``key`` were last rendered to, if this cache knows it."""
+    """What the inputs of ``key`` were last rendered to, if this cache knows it: the entry's
+    first line, the two SHA-256s; its second, if any, the outcome (an outcome cut short or
+    garbled is none)."""
     try:
-        words = (cache_folder() / "renders" / key).read_text(encoding="ascii").split()
+        text = (cache_folder() / "renders" / key).read_text(encoding="ascii")
     except (OSError, ValueError):
         return None
-    return Known(*words) if len(words) == 2 and all(len(w) == 64 for w in words) else None
+    first, _, rest = text.partition("\n")
+    words = first.split()
+    if len(words) != 2 or not all(len(w) == 64 for w in words):
+        return None
+    line = rest.partition("\n")[0]
+    return Known(words[0], words[1], Outcome.parse(line) if line else None)
 
 
 def remember(key: str, made: Known) -> None:
     """Keep, for the next run, what the inputs of ``key`` render to (a cache that cannot be
-    written is only a slower run)."""
-    if known(key) == made:
+    written is only a slower run); an outcome the cache has is kept where ``made`` knows
+    none."""
+    had = known(key)
+    if had == made or (had is not None and made.outcome is None and had[:2] == made[:2]):
         return
     folder = cache_folder() / "renders"
     try:
@@ -151,6 +172,8 @@ def remember(key: str, made: Known) -> None:
     try:
         with os.fdopen(fd, "w", encoding="ascii") as handle:
             handle.write(f"{made.manifest} {made.lock}\n")
+            if made.outcome is not None:
+                handle.write(made.outcome.text() + "\n")
         os.replace(tmp, folder / key)
     except OSError:
         with contextlib.suppress(OSError):

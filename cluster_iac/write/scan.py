@@ -64,7 +64,7 @@ def scan(out: Path) -> Scanned:
         return found
     found.listed = read_manifest(out)
     stats: dict[str, Stat] = {}
-    _walk(out, "", found, stats)
+    _walk(os.fspath(out), "", found, stats)
     found.foreign.sort()
     recorded = _read_record(out)
     fresh: dict[str, tuple[Stat, str]] = {}
@@ -120,12 +120,13 @@ def cache_folder() -> Path:
         os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache"), "cluster-iac"))
 
 
-def _walk(out: Path, prefix: str, found: Scanned, stats: dict[str, Stat]) -> bool:
+def _walk(out: str, prefix: str, found: Scanned, stats: dict[str, Stat]) -> bool:
     """Each entry under ``out/prefix``: the manifest's files (and the manifest) with their
     stat, the rest as foreign (a folder that holds none of the tool's files too); symlinks
-    are never followed. Whether the folder holds any of the tool's files."""
+    are never followed. Whether the folder holds any of the tool's files. (Paths joined as
+    strings: a pathlib join per folder was a third of a 100,000-GPU tree's scan.)"""
     owned = False
-    with os.scandir(out / prefix if prefix else out) as entries:
+    with os.scandir(f"{out}/{prefix}" if prefix else out) as entries:
         for entry in entries:
             rel = f"{prefix}{entry.name}"
             if entry.is_symlink():

@@ -106,6 +106,7 @@ class StagedTree:
         self._made: set[str] = set()  # folders made, as 'a/b'
         self._stage, self._out = str(stage), str(out)  # paths joined as strings: 100,000s
         self.kept: dict[str, str] | None = None  # the files the output holds once committed
+        self.manifest = ""  # once committed: the SHA-256 of the manifest the output holds
         # The umask, read once for the render's thousands of new files and folders; the
         # output's folders: those that hold its files (one that holds none is refused,
         # _own_files), the only ones whose mode is read to be kept
@@ -167,7 +168,8 @@ class StagedTree:
 
     def commit(self, digests: dict[str, str]) -> list[str]:
         """Swap the staged tree in, with the manifest of ``digests`` (every file written into
-        it); the paths that changed or were removed ([] and nothing touched when none did).
+        it; its SHA-256 kept in ``manifest``); the paths that changed or were removed ([] and
+        nothing touched when none did).
         Refused (OutputRefused) when a file that would be removed was edited by hand."""
         on_disk = self._on_disk
         removed = sorted(set(on_disk) - set(digests) - {MANIFEST})
@@ -178,7 +180,8 @@ class StagedTree:
                                 "them away")
         changed = sorted(path for path, digest in digests.items() if on_disk.get(path) != digest)
         listing = manifest_text(digests)
-        if not changed and not removed and on_disk.get(MANIFEST) == text_digest(listing):
+        self.manifest = text_digest(listing)
+        if not changed and not removed and on_disk.get(MANIFEST) == self.manifest:
             return []  # nothing was written, nothing is linked: the output as it was
         for path in sorted(set(digests) - set(changed)):  # the unchanged files, as they are
             self._folders(path)
