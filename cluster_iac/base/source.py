@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -61,6 +61,31 @@ class SourceMap:
                 smap._keys[path] = key_pos
             smap._values[path] = value_pos
         return smap
+
+    @classmethod
+    def kept(cls, file: str, text: str, values: dict[SpecPath, tuple[int, int]],
+             keys: dict[SpecPath, tuple[int, int]]) -> SourceMap:
+        """A map of ``text`` holding only the positions that ``positions`` gave (those its
+        findings ask for: write/outcome.py keeps them with a render's inputs)."""
+        smap = cls(file, split_lines(text))
+        smap._values.update(values)
+        smap._keys.update(keys)
+        return smap
+
+    def positions(self, paths: Iterable[SpecPath]) -> tuple[dict[SpecPath, tuple[int, int]],
+                                                            dict[SpecPath, tuple[int, int]]]:
+        """The value and key positions of every prefix of each of ``paths`` that the map
+        has: all that ``locate`` and ``has`` are asked for those paths."""
+        values: dict[SpecPath, tuple[int, int]] = {}
+        keys: dict[SpecPath, tuple[int, int]] = {}
+        for path in paths:
+            for end in range(len(path) + 1):
+                prefix = tuple(path[:end])
+                if prefix in self._values:
+                    values[prefix] = self._values[prefix]
+                if prefix in self._keys:
+                    keys[prefix] = self._keys[prefix]
+        return values, keys
 
     def locate(self, path: SpecPath, *, key: bool = False) -> Location:
         """Where ``path`` is; falls back to the nearest parent that exists.

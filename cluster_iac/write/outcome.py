@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cluster_iac.base.errors import Diagnostic, Severity
-from cluster_iac.base.source import SourceMap, SpecPath, split_lines
+from cluster_iac.base.source import SourceMap, SpecPath
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,8 @@ class Outcome:
     plan's Slurm release and whether it moved a locked cable (plan.link_moves)."""
 
     findings: tuple[Diagnostic, ...]
-    values: dict[SpecPath, tuple[int, int]]  # SourceMap._values, for the findings' paths
-    keys: dict[SpecPath, tuple[int, int]]  # SourceMap._keys, likewise
+    values: dict[SpecPath, tuple[int, int]]  # SourceMap.positions of the findings' paths
+    keys: dict[SpecPath, tuple[int, int]]
     nodes: int
     gpus: int
     racks: int
@@ -47,18 +47,10 @@ class Outcome:
            racks: int, release: str, moves: bool) -> Outcome | None:
         """The outcome of a plan, or None where its findings cannot be kept (see the
         module's docstring)."""
-        values: dict[SpecPath, tuple[int, int]] = {}
-        keys: dict[SpecPath, tuple[int, int]] = {}
-        for diag in findings:
-            if diag.file is not None or not _round_trips(diag):
-                return None
-            for path in (diag.path, *diag.decided_by):
-                for end in range(len(path) + 1):
-                    prefix = tuple(path[:end])
-                    if prefix in source._values:
-                        values[prefix] = source._values[prefix]
-                    if prefix in source._keys:
-                        keys[prefix] = source._keys[prefix]
+        if any(diag.file is not None or not _round_trips(diag) for diag in findings):
+            return None
+        values, keys = source.positions(
+            path for diag in findings for path in (diag.path, *diag.decided_by))
         return cls(tuple(findings), values, keys, nodes, gpus, racks, release, moves)
 
     def text(self) -> str:
@@ -91,10 +83,7 @@ class Outcome:
     def source(self, file: str, spec: bytes) -> SourceMap:
         """The spec's source map as the findings ask it (file: the spec as the command
         line names it; ``spec``: its bytes, the key's)."""
-        source = SourceMap(file, split_lines(spec.decode("utf-8")))
-        source._values.update(self.values)
-        source._keys.update(self.keys)
-        return source
+        return SourceMap.kept(file, spec.decode("utf-8"), self.values, self.keys)
 
 
 def _record(diag: Diagnostic) -> dict[str, Any]:
