@@ -287,15 +287,17 @@ def discovered_guids(plan: Plan, network: str, discovered: Topology,
     ports: dict[str, int] = {}
     nodes: dict[str, int] = {}
     cables = matching.cables
+    found_nodes, port_guids = discovered.nodes, discovered.port_guids
     for i, (a, b) in matching.found.items():
         for end, device, port in ((a, cables.a_device[i], cables.a_port[i]),
                                   (b, cables.b_device[i], cables.b_port[i])):
-            node = discovered.nodes[end.node_id]
+            node = found_nodes[end.node_id]
             if node.kind == "Switch":
                 nodes[device] = node.guid
             else:
-                nodes[f"{device} {port}"] = node.guid
-                ports[f"{device} {port}"] = discovered.port_guids.get(end, node.guid)
+                adapter = f"{device} {port}"
+                nodes[adapter] = node.guid
+                ports[adapter] = port_guids.get(end, node.guid)
     return ports, nodes
 
 
