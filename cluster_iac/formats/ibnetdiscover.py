@@ -179,6 +179,7 @@ _HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]*)"\s*(?:#\s*"([^"]*)")?'
 _PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-F]+)\))?(?:\[ext \d+\])?\s+"([^"]*)"\[(\d+)\]')
 _GUID = re.compile(r"^(?:switchguid|caguid|rtguid)=0x([0-9a-fA-F]+)")
 _ID_KEYS = ("vendid=", "devid=", "sysimgguid=")
+_HEADS = frozenset("SCR")  # a node record's first character: Switch, Ca, Rt
 
 
 class TopologyError(ValueError):
@@ -204,7 +205,8 @@ def parse(text: str) -> Topology:
     guid = 0
     current: str | None = None
     peers: list[str] = []  # each port line's peer node, in the order read
-    peer_of, port_line, end_of = peers.append, _PORT.match, tuple.__new__  # IbEnd(...) fast
+    peer_of, port_line = peers.append, _PORT.match
+    end_of = node_of = tuple.__new__  # IbEnd(...), IbNode(...) without their Python __new__
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line[0] == "#":
@@ -226,13 +228,13 @@ def parse(text: str) -> Topology:
                     links[other] = end
         elif line.startswith(_ID_KEYS):
             continue
+        elif line[0] in _HEADS and (found := _HEADER.match(line)):  # not a GUID line's
+            kind, ports, node_id, desc = found.groups()
+            nodes[node_id] = node_of(IbNode, ("Ca" if kind == "Ca" else kind, node_id, guid,
+                                              int(ports), desc or ""))
+            current = node_id
         elif found := _GUID.match(line):
             guid = int(found.group(1), 16)
-        elif found := _HEADER.match(line):
-            kind, ports, node_id, desc = found.groups()
-            nodes[node_id] = IbNode("Ca" if kind == "Ca" else kind, node_id, guid, int(ports),
-                                    desc or "")
-            current = node_id
         else:
             raise TopologyError(number, f"not a line of ibnetdiscover's format: {raw[:80]!r}")
     if not nodes.keys() >= set(peers):  # a partial discovery: the peers with no record
