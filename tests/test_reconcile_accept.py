@@ -174,3 +174,17 @@ def test_guids_from_ibnetdiscover_make_opensm_files(tmp_path: Path) -> None:
     leaf = next(line for line in lines if line.startswith("guid ib-leaf-1 node"))
     assert after["opensm/compute/root-guids"] == leaf.split()[3] + "\n"
     assert "root_guid_file /etc/opensm/root-guids" in after["opensm/compute/opensm.conf"]
+
+
+def test_one_delivered_guid_among_placeholders_is_offered(tmp_path: Path) -> None:
+    """A discovery holding the plan's placeholders but for one switch's node GUID (a switch
+    swapped in ibsim's file) offers that one GUID: facts skips only a discovery that holds
+    no delivered GUID at all."""
+    spec = _copy(tmp_path)
+    text = _render(spec, tmp_path / "out")["opensm/compute/topology.ibnetdiscover"]
+    found = tmp_path / "compute.ibnetdiscover"
+    found.write_text(re.sub(r"switchguid=0x2([0-9a-f]{14})\(", r"switchguid=0xb8\1(", text,
+                            count=1))
+    code, out, err = _cli("reconcile", spec, found)
+    assert code == 0, out + err
+    assert "1 guid the lock does not hold yet: --accept records them" in err, err

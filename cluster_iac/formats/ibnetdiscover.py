@@ -179,6 +179,7 @@ _HEADER = re.compile(r'^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]*)"\s*(?:#\s*"([^"]*)")?'
 _PORT = re.compile(r'^\[(\d+)\](?:\(([0-9a-fA-F]+)\))?(?:\[ext \d+\])?\s+"([^"]*)"\[(\d+)\]')
 _GUID = re.compile(r"^(?:switchguid|caguid|rtguid)=0x([0-9a-fA-F]+)")
 _ID_KEYS = ("vendid=", "devid=", "sysimgguid=")
+_HEADS = frozenset("SCR")  # a node record's first character: Switch, Ca, Rt
 
 
 class TopologyError(ValueError):
@@ -192,16 +193,20 @@ class TopologyError(ValueError):
 
 def parse(text: str) -> Topology:
     """Read an ibnetdiscover output (or a file this module wrote). Every link is read from
-    both ends' records; an end that names a node with no record of its own (a partial
-    discovery) is kept with an empty description. A port line is told by its first
-    character before any pattern is tried, and the other lines by theirs: a 100,000-GPU
-    fabric's discovery is 1.2 million lines."""
+    both ends' records, and made where it is first read: read again from its other end, or
+    contradicted by another record (the first read wins), one of its ends is cabled already.
+    An end that names a node with no record of its own (a partial discovery) is kept with
+    an empty description. A port line is told by its first character before any pattern is
+    tried, and the other lines by theirs: a 100,000-GPU fabric's discovery is 1.2 million
+    lines, read in this one pass (the links made as their lines are read, not from a list
+    of every line's two ends gone through again)."""
     topology = Topology()
-    nodes, port_guids = topology.nodes, topology.port_guids
+    nodes, port_guids, links = topology.nodes, topology.port_guids, topology.links
     guid = 0
     current: str | None = None
-    ends: list[tuple[IbEnd, IbEnd]] = []
-    port_line, end_of = _PORT.match, tuple.__new__  # IbEnd(...) without its Python __new__
+    peers: list[str] = []  # each port line's peer node, in the order read
+    peer_of, port_line = peers.append, _PORT.match
+    end_of = node_of = tuple.__new__  # IbEnd(...), IbNode(...) without their Python __new__
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line[0] == "#":
@@ -213,28 +218,27 @@ def parse(text: str) -> Topology:
                 raise TopologyError(number, "a port line outside a node record")
             port, guid_text, peer, peer_port = found.groups()
             end = end_of(IbEnd, (current, int(port)))
-            ends.append((end, end_of(IbEnd, (peer, int(peer_port)))))
             if guid_text:
                 port_guids[end] = int(guid_text, 16)
+            peer_of(peer)
+            if end not in links:
+                other = end_of(IbEnd, (peer, int(peer_port)))
+                if other not in links:
+                    links[end] = other
+                    links[other] = end
         elif line.startswith(_ID_KEYS):
             continue
+        elif line[0] in _HEADS and (found := _HEADER.match(line)):  # not a GUID line's
+            kind, ports, node_id, desc = found.groups()
+            nodes[node_id] = node_of(IbNode, ("Ca" if kind == "Ca" else kind, node_id, guid,
+                                              int(ports), desc or ""))
+            current = node_id
         elif found := _GUID.match(line):
             guid = int(found.group(1), 16)
-        elif found := _HEADER.match(line):
-            kind, ports, node_id, desc = found.groups()
-            nodes[node_id] = IbNode("Ca" if kind == "Ca" else kind, node_id, guid, int(ports),
-                                    desc or "")
-            current = node_id
         else:
             raise TopologyError(number, f"not a line of ibnetdiscover's format: {raw[:80]!r}")
-    links = topology.links
-    for a, b in ends:  # a is the record's own node: only the peer may have no record
-        if b.node_id not in nodes:
-            nodes[b.node_id] = IbNode("", b.node_id, 0, 0, "")
-        # the same link read from its other end, or a contradiction between two records
-        # (the first read wins): either way one of its ends is cabled already
-        if a in links or b in links:
-            continue
-        links[a] = b
-        links[b] = a
+    if not nodes.keys() >= set(peers):  # a partial discovery: the peers with no record
+        for peer in peers:
+            if peer not in nodes:
+                nodes[peer] = IbNode("", peer, 0, 0, "")
     return topology

@@ -102,19 +102,6 @@ def _device(node: IbNode, known: Set[str]) -> str:
     return next((word for word in _WORDS.split(desc) if word in known), desc)
 
 
-def _end(discovered: Topology, end: IbEnd, known: Set[str], ports: dict[str, set[str]]) -> End:
-    """A discovered end in the plan's terms. ``ports`` holds every named port of every
-    planned host, on any fabric: a port so named keeps its name (and so matches only its
-    own cable); a name the plan does not give (the driver's 'mlx5_0') is ''."""
-    node = discovered.nodes[end.node_id]
-    if node.kind == "Switch":
-        return End(_shown(_device(node, known) or node.node_id), f"p{end.port}")
-    host, _, port = node.description.partition(" ")
-    if host in ports:
-        return End(host, port if port in ports[host] else "")
-    return End(_shown(node.description or node.node_id), "")
-
-
 def _host_ports(plan: Plan) -> dict[str, set[str]]:
     """Every planned host's InfiniBand ports by name, on every fabric."""
     ports: dict[str, set[str]] = {}
@@ -183,18 +170,18 @@ def match(plan: Plan, network: str, discovered: Topology) -> Matching:
     index = range(len(a_ends))
     by_end = dict(zip(chain.from_iterable(zip(a_ends, b_ends, strict=True)),
                       chain.from_iterable(zip(index, index, strict=True)), strict=True))
-    known = _known(plan)
-    ports = _host_ports(plan)
-    parts = {node_id: _part(discovered, node, known, ports)
-             for node_id, node in discovered.nodes.items()}
+    parts = _parts(plan, discovered)
     found: dict[int, tuple[IbEnd, IbEnd]] = {}
     strays: list[tuple[End, End]] = []
     cabled = by_end.get
-    for a, b in discovered.pairs():
+    named = _PORT_NAMES.get
+    for a, b in discovered.links.items():
+        if not a < b:  # each link once, as Topology.pairs gives it
+            continue
         device, whole = parts[a.node_id]
-        here = whole or end_of(End, (device, f"p{a.port}"))
+        here = whole or end_of(End, (device, named(a.port) or f"p{a.port}"))
         device, whole = parts[b.node_id]
-        there = whole or end_of(End, (device, f"p{b.port}"))
+        there = whole or end_of(End, (device, named(b.port) or f"p{b.port}"))
         at = cabled(here)  # the planned cable from this end, then from the other
         if at is not None:
             planned = b_ends[at] if a_ends[at] == here else a_ends[at]
@@ -211,13 +198,33 @@ def match(plan: Plan, network: str, discovered: Topology) -> Matching:
     return Matching(cables, found, strays, by_end)
 
 
-def _part(discovered: Topology, node: IbNode, known: Set[str], ports: dict[str, set[str]],
-          ) -> tuple[str, End | None]:
-    """A discovered node's part of its ends: (a switch's device, None: the port is the
-    end's), or ('', a host adapter's whole end, as _end makes it: one port)."""
-    if node.kind == "Switch":
-        return _shown(_device(node, known) or node.node_id), None
-    return "", _end(discovered, IbEnd(node.node_id, 1), known, ports)
+_PORT_NAMES = {port: f"p{port}" for port in range(1, 257)}
+"""A switch port's name in the plan's terms ('p7' is port 7), made once for the ports a
+switch has (NDR switches have 64, or 128 split; a director more): a fabric's 600,000
+discovered switch ends name only these."""
+
+
+def _parts(plan: Plan, discovered: Topology) -> dict[str, tuple[str, End | None]]:
+    """Each discovered node's part of its ends in the plan's terms, by node id, worked out
+    once for all its links: (a switch's device, None: the port is the end's, 'p7'), or
+    ('', a host adapter's whole end: one port). _host_ports holds every named port of every
+    planned host, on any fabric: an adapter's port so named keeps its name (and so matches
+    only its own cable); a name the plan does not give (the driver's 'mlx5_0') is ''."""
+    known = _known(plan)
+    ports = _host_ports(plan)
+    end_of = tuple.__new__  # End(...) without its Python __new__
+    parts: dict[str, tuple[str, End | None]] = {}
+    for node_id, node in discovered.nodes.items():
+        if node.kind == "Switch":
+            parts[node_id] = (_shown(_device(node, known) or node_id), None)
+            continue
+        host, _, port = node.description.partition(" ")
+        named = ports.get(host)
+        if named is not None:
+            parts[node_id] = ("", end_of(End, (host, port if port in named else "")))
+        else:
+            parts[node_id] = ("", End(_shown(node.description or node_id), ""))
+    return parts
 
 
 def verify(plan: Plan, network: str, discovered: Topology,
@@ -280,15 +287,17 @@ def discovered_guids(plan: Plan, network: str, discovered: Topology,
     ports: dict[str, int] = {}
     nodes: dict[str, int] = {}
     cables = matching.cables
+    found_nodes, port_guids = discovered.nodes, discovered.port_guids
     for i, (a, b) in matching.found.items():
         for end, device, port in ((a, cables.a_device[i], cables.a_port[i]),
                                   (b, cables.b_device[i], cables.b_port[i])):
-            node = discovered.nodes[end.node_id]
+            node = found_nodes[end.node_id]
             if node.kind == "Switch":
                 nodes[device] = node.guid
             else:
-                nodes[f"{device} {port}"] = node.guid
-                ports[f"{device} {port}"] = discovered.port_guids.get(end, node.guid)
+                adapter = f"{device} {port}"
+                nodes[adapter] = node.guid
+                ports[adapter] = port_guids.get(end, node.guid)
     return ports, nodes
 
 
