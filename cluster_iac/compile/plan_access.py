@@ -55,44 +55,39 @@ def plan_access(spec: ClusterSpec, plan: Plan) -> Plan:
         if ipnet is None:
             continue
         vlan = Vlan(VLANS[network], network, ipnet.mtu or DEFAULT_MTU)
-        mine = [(start, stop) for start, stop in spans if cables.network[start] == network]
-        configs.update(network_configs(plan, network, vlan, mine))
+        rows = list(chain.from_iterable(range(start, stop) for start, stop in spans
+                                        if cables.network[start] == network))
+        configs.update(network_configs(plan, network, vlan, rows))
     return replace(plan, management_configs=configs) if configs else plan
 
 
-def network_configs(plan: Plan, network: str, vlan: Vlan, spans: list[tuple[int, int]]
+def network_configs(plan: Plan, network: str, vlan: Vlan, rows: list[int]
                     ) -> dict[str, SwitchConfig]:
-    """The configurations of one management network's switches; ``spans``: the network's
-    runs of rows of the cable table (a tenth of it, read a slice of each column at a time),
-    each cable's id made here (Cables.cable_id)."""
+    """The configurations of one management network's switches; ``rows``: the network's
+    rows of the cable table (a tenth of it), each cable's id made here (Cables.cable_id)."""
     switches = [s for s in plan.switches if s.network == network]
     names = {s.name for s in switches}
     # each switch's host ports, made whole here (a host port is in no bond), and its ports to
-    # other switches by the bond they go in ('uplink', 'peerlink' or the switch below), made
-    # whole once the bonds are known (_bonded)
+    # other switches, made once their bonds are known (_bonded)
     hosts: dict[str, list[tuple[int, SwitchInterface]]] = {name: [] for name in names}
-    links: dict[str, dict[str, list[_Port]]] = {name: {} for name in names}
+    links: dict[str, list[_Port]] = {name: [] for name in names}
     cables = plan.cables
     columns = (cables.tier, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
                cables.speed_gbps, cables.id_head)
-    rows = chain.from_iterable(zip(*(column[start:stop] for column in columns), strict=True)
-                               for start, stop in spans)
-    for tier, a, a_port, b, b_port, speed, head in rows:
+    for tier, a, a_port, b, b_port, speed, head in zip(
+            *(map(column.__getitem__, rows) for column in columns), strict=True):
         if b not in names:
             continue
         cable = head + a_port
         if tier == PEER_LINK:  # the two switches of an MLAG pair
             for one, port, other, far in ((a, a_port, b, b_port), (b, b_port, a, a_port)):
-                links[one].setdefault("peerlink", []).append(
-                    (port_number(port), port, "peerlink", other, far, cable, speed))
+                links[one].append((port_number(port), port, "peerlink", other, far, cable, speed))
             continue
         # a switch below b (by its name and its port: a host may share a switch's name, a
         # clash checks/ reports): b's downlink, a's uplink, both in a bond
         if a in names and a_port.startswith("swp"):
-            links[b].setdefault(a, []).append(
-                (port_number(b_port), b_port, "fabric", a, a_port, cable, speed))
-            links[a].setdefault("uplink", []).append(
-                (port_number(a_port), a_port, "uplink", b, b_port, cable, speed))
+            links[b].append((port_number(b_port), b_port, "fabric", a, a_port, cable, speed))
+            links[a].append((port_number(a_port), a_port, "uplink", b, b_port, cable, speed))
         else:
             hosts[b].append((port_number(b_port), SwitchInterface(
                 b_port, "host", a, a_port, cable, speed, vlan.mtu, "", "", vlan.vid)))
@@ -125,29 +120,28 @@ _Port = tuple[int, str, str, str, str, str, int]
 switch, far port, cable label, speed)."""
 
 
-def _bonded(hosts: list[tuple[int, SwitchInterface]], links: dict[str, list[_Port]],
-            vlan: Vlan, dual_homed: bool
-            ) -> tuple[tuple[SwitchInterface, ...], tuple[Bond, ...]]:
+def _bonded(hosts: list[tuple[int, SwitchInterface]], links: list[_Port], vlan: Vlan,
+            dual_homed: bool) -> tuple[tuple[SwitchInterface, ...], tuple[Bond, ...]]:
     """The ports in port order (``hosts``: the host ports by number, made already; ``links``:
-    the ports to other switches by their bond's key, each made here with its bond), and the
-    bonds: 'uplink' over the uplinks, 'peerlink' over an MLAG pair's peer link, 'bond<n>'
-    over the cables from one switch below (n: its first member's number). On an MLAG pair
-    (dual_homed) each bond down to a switch below is dual-homed: its clag_id is that n."""
-    if not links:
-        return tuple([port for _number, port in hosts]), ()
-    for members in links.values():
-        members.sort(key=itemgetter(0))
+    the ports to other switches, each made here with its bond), and the bonds: 'uplink' over
+    the uplinks, 'peerlink' over an MLAG pair's peer link, 'bond<n>' over the cables from one
+    switch below (n: its first member's number). On an MLAG pair (dual_homed) each bond down
+    to a switch below is dual-homed: its clag_id is that n."""
+    links.sort(key=itemgetter(0))
+    groups: dict[str, list[_Port]] = {}  # 'uplink', 'peerlink' or the switch below -> ports
+    for port in links:
+        key = port[2] if port[2] in ("uplink", "peerlink") else port[3]
+        groups.setdefault(key, []).append(port)
     bonds = []
-    ports = hosts
-    for key, members in sorted(links.items(), key=lambda g: (
+    for key, members in sorted(groups.items(), key=lambda g: (
             g[0] != "uplink", g[0] != "peerlink", g[1][0][0])):
         number, kind = members[0][0], members[0][2]
-        name = key if kind != "fabric" else f"bond{number}"
-        bonds.append(Bond(name, kind, tuple([p[1] for p in members]),
-                          tuple([p[3] for p in members]), vlan.mtu,
-                          number if dual_homed and kind == "fabric" else 0))
-        ports += [(number, SwitchInterface(port, kind, peer, peer_port, cable, speed,
-                                           vlan.mtu, "", "", 0, name))
-                  for number, port, kind, peer, peer_port, cable, speed in members]
+        bonds.append(Bond(key if kind != "fabric" else f"bond{number}", kind,
+                          tuple([p[1] for p in members]), tuple([p[3] for p in members]),
+                          vlan.mtu, number if dual_homed and kind == "fabric" else 0))
+    bond_of = {member: bond.name for bond in bonds for member in bond.members}
+    ports = hosts + [(number, SwitchInterface(name, kind, peer, peer_port, cable, speed,
+                                              vlan.mtu, "", "", 0, bond_of[name]))
+                     for number, name, kind, peer, peer_port, cable, speed in links]
     ports.sort(key=itemgetter(0))
-    return tuple([port for _number, port in ports]), tuple(bonds)
+    return tuple(map(itemgetter(1), ports)), tuple(bonds)
