@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cluster_iac.emit.avd_inputs import eos_port, fabric_name
-from cluster_iac.plan.switching import port_number
+from cluster_iac.plan.switching import Bond, port_number
 
 NODE_TYPE = {"access": "l2leaf", "aggregation": "l2spine", "core": "l2spine"}
 # The MLAG peer VLAN's addresses: IPv4 link-local (RFC 3927), never routed, as Cumulus's
@@ -41,11 +41,12 @@ def network_inputs(network: str, configs: Sequence[Any]) -> dict[str, Any]:
         "tenants": [{"name": network.upper(), "l2vlans": [
             {"id": vid, "name": vlan.name} for vid, vlan in sorted(vlans.items())]}],
     }
+    channels: dict[Bond, dict[str, Any]] = {}  # each bond's port-channel, made once
     for role, node_type in NODE_TYPE.items():
         members = [c for c in configs if c.role == role]
         if members:
             data.setdefault(node_type, {"defaults": {"mlag": False}, "nodes": []})
-            data[node_type]["nodes"] += [node(c, index) for index, c in enumerate(
+            data[node_type]["nodes"] += [node(c, index, channels) for index, c in enumerate(
                 configs, start=1) if c.role == role]
     mlags = {c.name: c.mlag for c in configs if c.mlag is not None}
     if mlags:
@@ -74,10 +75,12 @@ def mlag_groups(spines: dict[str, Any], mlags: dict[str, Any]) -> dict[str, Any]
     return result
 
 
-def node(config: Any, node_id: int) -> dict[str, Any]:
-    """One switch as an AVD node: its uplinks as cabled, its ports' structured config."""
+def node(config: Any, node_id: int, channels: dict[Bond, dict[str, Any]] | None = None
+         ) -> dict[str, Any]:
+    """One switch as an AVD node: its uplinks as cabled, its ports' structured config
+    (``channels``: structured_config's, kept across the switches of one network)."""
     found: dict[str, Any] = {"name": config.name, "id": node_id}
-    uplinks = config.uplinks
+    uplinks = [i for i in config.interfaces if i.kind == "uplink"]
     if uplinks:
         found["uplink_interfaces"] = [eos_port(i.name) for i in uplinks]
         found["uplink_switches"] = [i.peer for i in uplinks]
@@ -86,22 +89,35 @@ def node(config: Any, node_id: int) -> dict[str, Any]:
         found["uplink_port_channel_id"] = port_number(uplinks[0].name)
         # the plan gives the child one port number on each switch of the pair above
         found["uplink_switch_port_channel_id"] = port_number(uplinks[0].peer_port)
-    found["structured_config"] = structured_config(config)
+    found["structured_config"] = structured_config(config, channels)
     return found
 
 
-def structured_config(config: Any) -> dict[str, Any]:
+def structured_config(config: Any, channels: dict[Bond, dict[str, Any]] | None = None
+                      ) -> dict[str, Any]:
     """Host ports: access ports of the VLAN; every port: its cable's label and the MTU; each
-    bond (AVD's port-channel, numbered as the plan's): the switches it leads to and the MTU."""
-    ports = [{"name": eos_port(port.name), "description": port.description, "l2_mtu": port.mtu,
-              "shutdown": False, "switchport": {
-                  "enabled": True, "mode": "access", "access_vlan": port.vlan}}
+    bond (AVD's port-channel, numbered as the plan's): the switches it leads to and the MTU.
+    ``channels``: each bond's port-channel by the bond, kept across calls: the access switches
+    below one pair have the same uplink bond, made once (the YAML writer only reads them)."""
+    access = {v.vid: {"enabled": True, "mode": "access", "access_vlan": v.vid}
+              for v in config.vlans}  # one per VLAN, the same for every host port of it
+    # each port's description (SwitchInterface.description) written out: 100,000 ports
+    ports = [{"name": eos_port(port.name),
+              "description": f"{port.peer}:{port.peer_port} {port.cable_id}",
+              "l2_mtu": port.mtu, "shutdown": False, "switchport": access[port.vlan]}
              if port.kind == "host" else
-             {"name": eos_port(port.name), "description": port.description, "l2_mtu": port.mtu}
+             {"name": eos_port(port.name),
+              "description": f"{port.peer}:{port.peer_port} {port.cable_id}", "l2_mtu": port.mtu}
              for port in config.interfaces]
-    channels = [{"name": f"Port-Channel{port_number(b.members[0])}",
-                 "description": b.description, "l2_mtu": b.mtu} for b in config.bonds]
+    known = {} if channels is None else channels
     found: dict[str, Any] = {"ethernet_interfaces": ports}
-    if channels:
-        found["port_channel_interfaces"] = channels
+    if config.bonds:
+        found["port_channel_interfaces"] = [known.get(b) or known.setdefault(b, _channel(b))
+                                            for b in config.bonds]
     return found
+
+
+def _channel(bond: Bond) -> dict[str, Any]:
+    """A bond as AVD's port-channel, numbered as its first member port."""
+    return {"name": f"Port-Channel{port_number(bond.members[0])}",
+            "description": bond.description, "l2_mtu": bond.mtu}

@@ -59,8 +59,10 @@ def fabric_inputs(network: str, configs: Sequence[Any], qos: FabricQos | None) -
     if not unnumbered:
         data["l3_edge"] = {"p2p_links": p2p_links(configs, qos)}
     parallel = _parallel(configs)
+    qos_configs: dict[frozenset[int], dict[str, Any]] = {}  # by port speeds, made once
     for role in NODE_TYPE:
-        nodes = [node(c, ids[c.name], qos, unnumbered) for c in configs if c.role == role]
+        nodes = [node(c, ids[c.name], qos, unnumbered, qos_configs) for c in configs
+                 if c.role == role]
         if nodes:
             data[NODE_TYPE[role]] = {"defaults": {"max_parallel_uplinks": parallel},
                                      "nodes": nodes}
@@ -87,8 +89,10 @@ def p2p_links(configs: Sequence[Any], qos: FabricQos | None) -> list[dict[str, A
     return links
 
 
-def node(config: Any, node_id: int, qos: FabricQos | None, unnumbered: bool) -> dict[str, Any]:
-    """One switch as an AVD node: its identity as the plan allocated it, its uplinks as cabled."""
+def node(config: Any, node_id: int, qos: FabricQos | None, unnumbered: bool,
+         qos_configs: dict[frozenset[int], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """One switch as an AVD node: its identity as the plan allocated it, its uplinks as cabled
+    (``qos_configs``: structured_config's, kept across the switches of one fabric)."""
     found: dict[str, Any] = {"name": config.name, "id": node_id, "bgp_as": str(config.asn),
                              "loopback_ipv4_address": config.loopback,
                              # AVD wants a pool even beside the address: the address alone
@@ -101,32 +105,46 @@ def node(config: Any, node_id: int, qos: FabricQos | None, unnumbered: bool) -> 
         found["uplink_switches"] = [i.peer for i in uplinks]
         found["uplink_switch_interfaces"] = [eos_port(i.peer_port) for i in uplinks]
         found["max_uplink_switches"] = len({i.peer for i in uplinks})
-    structured = structured_config(config, qos)
+    structured = structured_config(config, qos, qos_configs)
     if structured:
         found["structured_config"] = structured
     return found
 
 
-def structured_config(config: Any, qos: FabricQos | None) -> dict[str, Any]:
-    """What AVD's eos_designs does not model: the host ports and the QoS."""
+def structured_config(config: Any, qos: FabricQos | None,
+                      qos_configs: dict[frozenset[int], dict[str, Any]] | None = None
+                      ) -> dict[str, Any]:
+    """What AVD's eos_designs does not model: the host ports and the QoS. ``qos_configs``:
+    qos_config's by the switch's port speeds, kept across calls: the thousands of switches
+    of one fabric have a few sets of speeds, so the same QoS is made a few times, not once
+    per switch (the YAML writer only reads it)."""
     # ECMP across every uplink: the plan's width (AVD's default is 4)
     found: dict[str, Any] = {"router_bgp": {"maximum_paths": {
         "paths": config.routing.maximum_paths}}}
     ports = [host_port(i, qos) for i in config.host_ports]
     if config.routing.unnumbered:  # AVD names its uplinks itself: the cable's label instead
-        ports += [{"name": eos_port(i.name), "description": i.description}
+        # the cable's label (SwitchInterface.description) written out: 200,000 uplinks
+        ports += [{"name": eos_port(i.name),
+                   "description": f"{i.peer}:{i.peer_port} {i.cable_id}"}
                   for i in config.uplinks]
     if ports:
         found["ethernet_interfaces"] = ports
     if qos is not None:
-        found.update(qos_config(qos, {i.speed_gbps for i in config.interfaces}))
+        speeds = frozenset([i.speed_gbps for i in config.interfaces])
+        known = {} if qos_configs is None else qos_configs
+        made = known.get(speeds)
+        if made is None:
+            made = known[speeds] = qos_config(qos, set(speeds))
+        found.update(made)
     return found
 
 
 def host_port(interface: Any, qos: FabricQos | None) -> dict[str, Any]:
     """A leaf port down to a host NIC: routed, its /31, the host MTU, the QoS profile."""
     port: dict[str, Any] = {"name": eos_port(interface.name),
-                            "description": interface.description, "shutdown": False,
+                            # SwitchInterface.description written out (100,000 host ports)
+                            "description": f"{interface.peer}:{interface.peer_port} "
+                                           f"{interface.cable_id}", "shutdown": False,
                             "mtu": interface.mtu, "switchport": {"enabled": False}}
     if interface.address:
         port["ip_address"] = interface.address

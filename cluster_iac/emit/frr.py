@@ -27,7 +27,7 @@ from typing import Any
 
 from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.plan import Plan
-from cluster_iac.plan.switching import FABRIC_MTU, PEER_VLAN, SwitchConfig
+from cluster_iac.plan.switching import FABRIC_MTU, PEER_VLAN, Bond, SwitchConfig
 
 FOLDER = "switches"
 
@@ -37,27 +37,36 @@ def render(plan: Plan) -> dict[str, str]:
     for name, config in sorted(plan.switch_configs.items()):
         files[f"{FOLDER}/{name}/frr.conf"] = ROUTED_FRR_WRITER(config)
         files[f"{FOLDER}/{name}/interfaces"] = ROUTED_INTERFACES_WRITER(config)
+    bonds: dict[tuple[Bond, str], tuple[str, str]] = {}  # shared by every bridged switch
     for name, config in sorted(plan.management_configs.items()):
-        files[f"{FOLDER}/{name}/interfaces"] = BRIDGE_WRITER(config)
+        files[f"{FOLDER}/{name}/interfaces"] = BRIDGE_WRITER(config, bonds)
     return files
 
 
-def bridge_text(config: SwitchConfig) -> str:
+# The words of every bridged switch's file that name nothing of it, and of every bond's stanza
+_BRIDGE_NOTES = [
+    "# host ports untagged (access), LACP bonds to other switches tagged (trunk), the "
+    "bridge's MTU",
+    "# its ports'; a bridge-ports line per port (ifupdown2 joins them), so a new host "
+    "changes only",
+    "# lines that name it; no BGP, no frr.conf"]
+_LACP = ("    bond-mode 802.3ad\n    bond-lacp-rate fast\n    bond-miimon 100\n"
+         "    bond-xmit-hash-policy layer3+4\n")
+
+
+def bridge_text(config: SwitchConfig,
+                bonds: dict[tuple[Bond, str], tuple[str, str]] | None = None) -> str:
     """A bridged switch's ifupdown2 interfaces, the bytes bridge.j2 prints (bridge_template):
-    its host ports (access), its bonds (trunks), the bridge over both."""
+    its host ports (access), its bonds (trunks), the bridge over both. ``bonds``: each bond's
+    stanza and bridge line by (bond, VLAN ids), kept across the switches of one render: the
+    access switches below one pair have the same uplink bond, written once."""
     vids = " ".join(str(v.vid) for v in config.vlans)
     vlans = ", ".join(f"VLAN {v.vid} ({v.name}, MTU {v.mtu})" for v in config.vlans)
     lines = [
         f"# {GENERATED_BY}",
         f"# ifupdown2 interfaces of {config.name} ({config.role} switch of the "
         f"{config.fabric} network, {config.model}, rack {config.rack}):",
-        f"# one VLAN-aware bridge; {vlans};",
-        "# host ports untagged (access), LACP bonds to other switches tagged (trunk), the "
-        "bridge's MTU",
-        "# its ports'; a bridge-ports line per port (ifupdown2 joins them), so a new host "
-        "changes only",
-        "# lines that name it; no BGP, no frr.conf",
-    ]
+        f"# one VLAN-aware bridge; {vlans};", *_BRIDGE_NOTES]
     mlag = config.mlag
     if mlag:
         lines += [
@@ -68,22 +77,22 @@ def bridge_text(config: SwitchConfig) -> str:
             "# switch below is dual-homed, clag-id the same on both switches"]
     bridge: list[str] = []  # the bridge's ports under their descriptions: host ports, bonds
     for port in config.interfaces:  # a port's stanza as one text, its blank line ending it
-        alias = port.description
-        access = f"    bridge-access {port.vlan}\n" if port.vlan else ""
-        lines.append(f"auto {port.name}\niface {port.name}\n    alias {alias}\n"
-                     f"    mtu {port.mtu}\n{access}")
+        # the port's description (SwitchInterface.description), written out: 100,000 ports
+        name, alias = port.name, f"{port.peer}:{port.peer_port} {port.cable_id}"
+        if port.vlan:
+            lines.append(f"auto {name}\niface {name}\n    alias {alias}\n"
+                         f"    mtu {port.mtu}\n    bridge-access {port.vlan}\n")
+        else:
+            lines.append(f"auto {name}\niface {name}\n    alias {alias}\n    mtu {port.mtu}\n")
         if not port.bond:
-            bridge.append(f"    # {alias}\n    bridge-ports {port.name}")
+            bridge.append(f"    # {alias}\n    bridge-ports {name}")
+    known = {} if bonds is None else bonds
     for bond in config.bonds:
-        alias = bond.description
-        bridge.append(f"    # {alias}\n    bridge-ports {bond.name}")
-        lines += [f"auto {bond.name}", f"iface {bond.name}", f"    alias {alias}",
-                  f"    bond-slaves {' '.join(bond.members)}", "    bond-mode 802.3ad",
-                  "    bond-lacp-rate fast", "    bond-miimon 100",
-                  "    bond-xmit-hash-policy layer3+4"]
-        if bond.clag_id:
-            lines.append(f"    clag-id {bond.clag_id}")
-        lines += [f"    mtu {bond.mtu}", f"    bridge-vids {vids}", ""]
+        found = known.get((bond, vids))
+        if found is None:
+            found = known[bond, vids] = _bond_text(bond, vids)
+        lines.append(found[0])
+        bridge.append(found[1])
     if mlag:
         lines += [f"auto peerlink.{PEER_VLAN}", f"iface peerlink.{PEER_VLAN}",
                   f"    alias clagd {mlag.domain} {mlag.peer}", "    clagd-peer-ip linklocal",
@@ -93,12 +102,23 @@ def bridge_text(config: SwitchConfig) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _bond_text(bond: Bond, vids: str) -> tuple[str, str]:
+    """A bond's stanza (its blank line ending it) and its line of the bridge."""
+    alias = bond.description
+    clag = f"    clag-id {bond.clag_id}\n" if bond.clag_id else ""
+    return (f"auto {bond.name}\niface {bond.name}\n    alias {alias}\n"
+            f"    bond-slaves {' '.join(bond.members)}\n{_LACP}{clag}"
+            f"    mtu {bond.mtu}\n    bridge-vids {vids}\n",
+            f"    # {alias}\n    bridge-ports {bond.name}")
+
+
 def bridge_template(config: SwitchConfig) -> str:
     """The same file from templates/switches/bridge.j2: bridge_text's oracle."""
     return render_template("switches/bridge.j2", **bridged(config))
 
 
-BRIDGE_WRITER: Callable[[SwitchConfig], str] = bridge_text
+BRIDGE_WRITER: Callable[[SwitchConfig, dict[tuple[Bond, str], tuple[str, str]]], str] = \
+    bridge_text
 """What render() writes a bridged switch's file with; the tests compare bridge_template."""
 
 
