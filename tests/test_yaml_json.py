@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cluster_iac.formats.json import json_lines, json_text
+from cluster_iac.formats.json import json_lines, json_text, json_texts
 from cluster_iac.formats.shapes import joined_runs
 from cluster_iac.formats.yaml import (
     _NEEDS_ESCAPE,
@@ -172,6 +172,14 @@ def test_yaml_refuses_what_it_cannot_write() -> None:
 def test_json_lines_are_json_dumps_of_each(values: list[Any], sort_keys: bool) -> None:
     expected = _outcome(lambda v: [json.dumps(x, sort_keys=sort_keys) for x in v], values)
     assert _outcome(lambda v: json_lines(v, sort_keys=sort_keys), values) == expected
+
+
+@EXAMPLES
+@given(st.lists(_data(JSON_KEYS), max_size=8), st.booleans())
+def test_json_texts_are_json_dumps_indent_2_of_each(values: list[Any], sort_keys: bool) -> None:
+    expected = _outcome(lambda v: [json.dumps(x, indent=2, sort_keys=sort_keys) + "\n"
+                                   for x in v], values)
+    assert _outcome(lambda v: json_texts(v, sort_keys=sort_keys), values) == expected
 
 
 def test_lists_of_one_length_are_written_as_json_writes_them() -> None:
