@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cluster_iac.formats.json import json_lines, json_text, json_texts
-from cluster_iac.formats.shapes import joined_runs
 from cluster_iac.formats.yaml import (
     _NEEDS_ESCAPE,
     _NEEDS_ESCAPE_IN_LINE,
@@ -249,29 +248,3 @@ def test_wide_tables_are_written_as_one_value_at_a_time() -> None:
             data, indent=2, sort_keys=sort_keys) + "\n"
     assert json_lines(data["ports"]) == [json.dumps(port) for port in data["ports"]]
 
-
-def _plain_runs(texts: list[str], sizes: list[int], between: str, around: tuple[str, str],
-                empty: str) -> list[str]:
-    """joined_runs' definition, a run at a time."""
-    made, start = [], 0
-    for size in sizes:
-        run = texts[start:start + size]
-        made.append(around[0] + between.join(run) + around[1] if size else empty)
-        start += size
-    return made
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(0, 4), max_size=30), st.sampled_from(["", ", "]),
-       st.sampled_from([("", ""), ("[", "]")]))
-def test_joined_runs_is_its_plain_definition(sizes: list[int], between: str,
-                                             around: tuple[str, str]) -> None:
-    """The C-loop cut of one column back into runs (lists of one length, of several, empty
-    ones) gives what the loop over the runs gives."""
-    texts = [f"t{at}" for at in range(sum(sizes))]
-    assert joined_runs(texts, sizes, between, around, "{}") == \
-        _plain_runs(texts, sizes, between, around, "{}")
-    same = [sizes[0]] * len(sizes) if sizes else []  # runs of one length: the zip path
-    texts = [f"t{at}" for at in range(sum(same))]
-    assert joined_runs(texts, same, between, around, "{}") == \
-        _plain_runs(texts, same, between, around, "{}")

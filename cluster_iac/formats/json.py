@@ -13,7 +13,7 @@ from itertools import chain, repeat
 from json.encoder import encode_basestring_ascii  # json's C one
 from typing import cast
 
-from cluster_iac.formats.shapes import NoneType, Records, by_shape, by_type, joined_runs
+from cluster_iac.formats.shapes import NoneType, Records, by_shape, by_type
 
 
 def json_text(data: object, *, sort_keys: bool = False) -> str:
@@ -98,8 +98,13 @@ class _Json:
         """``texts``, one column for all ``values``, cut back into each value's bracketed text
         (``brackets`` '{}' or '[]'; an empty value is its brackets alone)."""
         first, between, last = self._frame(level)
-        return joined_runs(texts, list(map(len, values)), between,
-                           (brackets[0] + first, last + brackets[1]), brackets)
+        opening, closing = brackets[0] + first, last + brackets[1]
+        made, start = [], 0
+        for size in map(len, values):  # one join of the three: the long middle copied once
+            made.append("".join((opening, between.join(texts[start:start + size]), closing))
+                        if size else brackets)
+            start += size
+        return made
 
     def _dumps(self, value: object, level: int) -> str:
         """json's own text of a value, its lines indented to ``level``."""
@@ -110,7 +115,14 @@ class _Json:
 
     def _arrays(self, values: Sequence[Sequence[object]], level: int) -> list[str]:
         """Lists (or tuples): all their items as one column, cut back into lists."""
+        first, between, last = self._frame(level)
         items = self.texts(list(chain.from_iterable(values)), level + 1)
+        sizes = set(map(len, values))
+        if len(sizes) == 1 and 0 not in sizes:  # lists of one length (file_sd's targets)
+            size = sizes.pop()
+            rows = zip(*[iter(items)] * size, strict=True)  # the items a list at a time
+            joined = items if size == 1 else list(map(between.join, rows))
+            return list(map(("[" + first).__add__, map(str.__add__, joined, repeat(last + "]"))))
         return self._cut(values, items, level, "[]")
 
     def _alike(self, values: Records, keys: tuple[object, ...], level: int) -> list[str]:

@@ -1,13 +1,12 @@
 """Plain data a column at a time, the walk the YAML and JSON writers share: a column of values
-split by type (by_type), a column of dicts by shape, their keys in order (by_shape), and one
-column of texts cut back into its values' runs (joined_runs).
+split by type (by_type), and a column of dicts by shape, their keys in order (by_shape).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import accumulate, compress, repeat
-from operator import eq, ne
+from itertools import compress, groupby, repeat
+from operator import eq
 from typing import Any
 
 NoneType = type(None)
@@ -65,32 +64,13 @@ def by_shape(values: Records, alike: Callable[[Records, tuple[object, ...]], lis
         return alike(values, shapes[0])
     if many and len(kinds) * 8 > len(values):
         return entries(values)
-    # where a shape differs from the one before it (a C pass): the starts of its runs
-    starts = [0, *compress(range(1, len(shapes)), map(ne, shapes[1:], shapes))]
-    if len(starts) * 64 <= len(values):
-        texts: list[str] = []
-        for start, end in zip(starts, [*starts[1:], len(values)], strict=True):
-            texts += alike(values[start:end], shapes[start])
+    runs = [(shape, len(list(run))) for shape, run in groupby(shapes)]
+    texts: list[str] = []
+    if len(runs) * 64 <= len(values):
+        start = 0
+        for shape, size in runs:
+            texts += alike(values[start:start + size], shape)
+            start += size
         return texts
     return _scattered(values, shapes, kinds,
                       lambda shape, records: alike(records, shape))  # type: ignore[arg-type]
-
-
-def joined_runs(texts: Sequence[str], sizes: Sequence[int], between: str = "",
-                around: tuple[str, str] = ("", ""), empty: str = "") -> list[str]:
-    """Each run of ``texts`` in turn, a run of each size, as ``around[0] + between.join(run)
-    + around[1]``, and ``empty`` for a run of none: the texts of one column for many values
-    (every list's items) cut back into each value's text by C loops (slices, joins), not a
-    Python step per value."""
-    if len(sizes) > 1 and sizes.count(sizes[0]) == len(sizes) and sizes[0]:
-        rows = zip(*[iter(texts)] * sizes[0], strict=True)  # runs of one size: no slices
-        joined = list(texts) if sizes[0] == 1 else list(map(between.join, rows))
-    else:
-        ends = list(accumulate(sizes))
-        joined = list(map(between.join, map(texts.__getitem__, map(slice, [0, *ends], ends))))
-    if around != ("", ""):  # one join of the three: the long middle copied once
-        joined = list(map("".join, zip(repeat(around[0]), joined, repeat(around[1]))))
-    if 0 in sizes:
-        for at in compress(range(len(sizes)), map(eq, sizes, repeat(0))):
-            joined[at] = empty
-    return joined

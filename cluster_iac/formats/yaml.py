@@ -19,11 +19,10 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from itertools import chain, compress, repeat
-from operator import eq
+from itertools import chain, repeat
 from typing import Any
 
-from cluster_iac.formats.shapes import NoneType, by_shape, by_type, joined_runs
+from cluster_iac.formats.shapes import NoneType, by_shape, by_type
 
 # --- YAML scalars -------------------------------------------------------------------------------
 
@@ -201,8 +200,9 @@ class _Yaml:
     def _learn(self, new: list[str]) -> None:
         texts = yaml_strings(new, " ")
         self.strings.update(zip(new, texts, strict=True))
-        # written as it is: ' ' + the string (a C pass over them all)
-        self.plain.update(compress(new, map(eq, texts, map(" ".__add__, new))))
+        # quoting only adds characters: the same length is the string as it is
+        self.plain.update([v for v, text in zip(new, texts, strict=True)
+                           if len(text) == len(v) + 1])
 
     def _plain(self, keys: Sequence[object]) -> bool:
         """Whether every key is a string written as it is."""
@@ -247,16 +247,26 @@ class _Yaml:
         sizes = list(map(len, values))
         keys = list(chain.from_iterable(values))
         items = list(chain.from_iterable([value.values() for value in values]))
+        texts: list[str] = []
+        start = 0
         if items.count(None) == len(items) and self._plain(keys):
             # names that are all None (an inventory group's hosts): 'name:' lines joined whole
             pad = "\n" + " " * indent
-            return joined_runs(keys, sizes, ":" + pad, (pad, ":"), " {}")  # type: ignore[arg-type]
+            between = ":" + pad
+            for size in sizes:
+                texts.append(pad + between.join(keys[start:start + size]) + ":"  # type: ignore[arg-type]
+                             if size else " {}")
+                start += size
+            return texts
         tails = self.tails(items, indent + 2)
         # head, tail, head, tail...: each mapping's text one join of its pieces, no tail (a
         # whole switch's block) copied into a head + tail first
         pieces = list(chain.from_iterable(zip(self._heads(keys, indent, len(values) == 1),
                                               tails, strict=True)))
-        return joined_runs(pieces, [2 * size for size in sizes], empty=" {}")
+        for size in sizes:
+            texts.append("".join(pieces[2 * start:2 * (start + size)]) if size else " {}")
+            start += size
+        return texts
 
     def _mappings(self, values: Sequence[dict[object, object]], indent: int,
                   dashed: bool = False) -> list[str]:
@@ -327,8 +337,12 @@ class _Yaml:
             # after '- '
             items = [dash + (tail[1:] if tail[:1] == " " else tail[cut:] if tail else "null")
                      for tail in self.tails(flat, indent + 2)]
-        sizes = list(map(len, values))
-        return joined_runs(items, sizes, empty=" []")
+        texts: list[str] = []
+        start = 0
+        for size in map(len, values):
+            texts.append("".join(items[start:start + size]) if size else " []")
+            start += size
+        return texts
 
 
 # --- ruamel.yaml's layout -----------------------------------------------------------------------
