@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cluster_iac.formats.json import json_lines, json_text
+from cluster_iac.formats.json import json_lines, json_text, json_texts
 from cluster_iac.formats.yaml import (
     _NEEDS_ESCAPE,
     _NEEDS_ESCAPE_IN_LINE,
@@ -173,6 +173,14 @@ def test_json_lines_are_json_dumps_of_each(values: list[Any], sort_keys: bool) -
     assert _outcome(lambda v: json_lines(v, sort_keys=sort_keys), values) == expected
 
 
+@EXAMPLES
+@given(st.lists(_data(JSON_KEYS), max_size=8), st.booleans())
+def test_json_texts_are_json_dumps_indent_2_of_each(values: list[Any], sort_keys: bool) -> None:
+    expected = _outcome(lambda v: [json.dumps(x, indent=2, sort_keys=sort_keys) + "\n"
+                                   for x in v], values)
+    assert _outcome(lambda v: json_texts(v, sort_keys=sort_keys), values) == expected
+
+
 def test_lists_of_one_length_are_written_as_json_writes_them() -> None:
     """Lists of one length (file_sd's one-address targets) are joined a list at a time."""
     data = {"pairs": [[n, str(n)] for n in range(20)], "ones": [["a"], ["b"], [None]],
@@ -239,3 +247,4 @@ def test_wide_tables_are_written_as_one_value_at_a_time() -> None:
         assert json_text(data, sort_keys=sort_keys) == json.dumps(
             data, indent=2, sort_keys=sort_keys) + "\n"
     assert json_lines(data["ports"]) == [json.dumps(port) for port in data["ports"]]
+

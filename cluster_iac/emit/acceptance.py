@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from cluster_iac.base.hostlist import fold
 from cluster_iac.emit.base import GENERATED_BY, render_template
-from cluster_iac.formats.json import json_text
+from cluster_iac.formats.json import json_texts
 from cluster_iac.formats.shell import shell_comment, shell_word
 from cluster_iac.plan import Node, PartitionPlan, Plan
 from cluster_iac.plan.collectives import JobPrediction, predict, size_text
@@ -105,12 +105,14 @@ def render(plan: Plan) -> dict[str, str]:
                 previous = (unit, nodes)
         tested.update(n.hostname for _, ns in groups for n in ns)
         files.update(_partition_files(shared, partition, [n for _, ns in groups for n in ns]))
+    files.update(zip(shared.bars, json_texts(list(shared.bars.values())), strict=True))
     return files
 
 
 class _Shared:
     """What every unit of one render reads: NVLink domain owners, the PDU lines by rack, and
-    the predictions made so far by job shape (_shape_key)."""
+    the predictions made so far by job shape (_shape_key); and what it writes: each folder's
+    bars.json as data (path -> bars), made into text together."""
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
@@ -120,6 +122,7 @@ class _Shared:
             self.lines.setdefault(line.rack, []).append(line)
         self.predictions: dict[tuple[object, ...], JobPrediction | None] = {}
         self.folded: dict[tuple[str, ...], str] = {}
+        self.bars: dict[str, dict[str, object]] = {}
 
     def fold(self, hosts: Iterable[str]) -> str:
         """base.hostlist.fold of these names, each distinct list folded once: a unit's
@@ -141,10 +144,8 @@ def unit_groups(plan: Plan, partition: PartitionPlan) -> list[tuple[str, list[No
     groups: dict[str, list[Node]] = {}
     for host in partition.nodes:
         node = hosts.get(host)
-        if node is None:
-            continue
-        nt = plan.node_types[node.node_type]
-        if nt.gpu_count == 0 or nt.mig:
+        nt = plan.node_types[node.node_type] if node is not None else None
+        if node is None or nt is None or nt.gpu_count == 0 or nt.mig:
             continue
         number = su.get(host)
         groups.setdefault(f"su{number}" if number is not None else "all", []).append(node)
@@ -188,8 +189,7 @@ def _unit_files(shared: _Shared, partition: PartitionPlan, unit: str, nodes: lis
             "acceptance/ib.sbatch.j2", **context, ports=shell_word(" ".join(ports)),
             duration=IB_DURATION_S, time=slurm_time(IB_TIME_S), cross=None, line=rate,
             write_bar=write_bar, lat_bar=LATENCY_SAME_LEAF_US)
-        ib = {"ports": ports, "line_gbps": rate,
-              "write_bw_gbps": write_bar,
+        ib = {"ports": ports, "line_gbps": rate, "write_bw_gbps": write_bar,
               "send_lat_us": LATENCY_SAME_LEAF_US,
               "source": f"line rate {rate} Gb/s (min of NIC and switch port) x "
                         f"{PERFTEST_EFFICIENCY}; latency {LATENCY_SAME_LEAF_US} us on one leaf"}
@@ -209,7 +209,8 @@ def _unit_files(shared: _Shared, partition: PartitionPlan, unit: str, nodes: lis
             ib["spine_pairs_with"] = other
             ib["spine_send_lat_us"] = LATENCY_SAME_LEAF_US + 2 * LATENCY_PER_HOP_US
         bars["ib"] = ib
-    files[f"{base}/bars.json"] = json_text(bars)
+    files[f"{base}/bars.json"] = ""  # its text made with every folder's (render)
+    shared.bars[f"{base}/bars.json"] = bars
     return files
 
 
@@ -363,7 +364,6 @@ def _partition_files(shared: _Shared, partition: PartitionPlan,
                      nodes: list[Node]) -> dict[str, str]:
     plan = shared.plan
     base = f"acceptance/{partition.name}"
-    hosts = [n.hostname for n in nodes]
     context = _context(plan, partition, "partition", nodes, shared.fold)
     context["job"] = sbatch_value(f"accept-{partition.name}")
     context["results"] = shell_word(partition.name)
@@ -372,7 +372,7 @@ def _partition_files(shared: _Shared, partition: PartitionPlan,
     bar = _bar(shared, nodes) if len(nodes) > 1 else None
     if bar is not None:
         step = {"scope": "partition", "name": partition.name,
-                "hosts": shared.fold(hosts),  # the nodelist's, folded once
+                "hosts": shared.fold(n.hostname for n in nodes),  # the nodelist's
                 "racks": fold({n.rack for n in nodes}), "nodes": len(nodes), **bar}
         bars["nccl"] = [step]
         step_words = {**step, "gpus": min(plan.node_types[n.node_type].gpu_count for n in nodes),
@@ -394,6 +394,7 @@ def _partition_files(shared: _Shared, partition: PartitionPlan,
         files[f"{base}/storage.sbatch"] = render_template(
             "acceptance/storage.sbatch.j2", **context, mount=shell_word(plan.lustre.mount),
             bars=bars["storage"], time=slurm_time(2 * 3600))
-    files[f"{base}/bars.json"] = json_text(bars)
+    files[f"{base}/bars.json"] = ""  # its text made with every folder's (render)
+    shared.bars[f"{base}/bars.json"] = bars
     return files
 

@@ -1,6 +1,7 @@
-"""The JSON writer: json_text, a document exactly as ``json.dumps(data, indent=2)`` writes it,
-and json_lines, one record per line; both made a column at a time (formats/shapes.py), as the
-YAML writer is, for json's indented encoder is pure Python, value by value.
+"""The JSON writer: json_text, a document exactly as ``json.dumps(data, indent=2)`` writes it
+(json_texts, many of them), and json_lines, one record per line; all made a column at a time
+(formats/shapes.py), as the YAML writer is, for json's indented encoder is pure Python, value
+by value.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ def json_text(data: object, *, sort_keys: bool = False) -> str:
     Python, value by value). What is not plain data (a dict subclass, a key that is not a
     string) is handed to json itself."""
     return _Json(sort_keys, indent=True).texts([data], 0)[0] + "\n"
+
+
+def json_texts(values: Sequence[object], *, sort_keys: bool = False) -> list[str]:
+    """json_text of each value, made together a column at a time: many small documents of
+    one shape (a unit's bars.json each) cost about what one document of them all does."""
+    return [text + "\n" for text in _Json(sort_keys, indent=True).texts(values, 0)]
 
 
 def json_lines(values: Sequence[object], *, sort_keys: bool = False) -> list[str]:
