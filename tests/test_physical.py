@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from cluster_iac.compile.plan_cabling import _id_heads
 from cluster_iac.formats.columnar import _text
 from cluster_iac.formats.csv import (
+    CHUNK,
     Joined,
     Keyed,
     Runs,
@@ -64,6 +65,25 @@ def test_keyed_groups_write_what_the_cell_writer_writes(keys_and_cells: list[tup
     header = ["a", "b", "v", "c", "d"]
     columns = [Keyed(keys, table, 2), by_value(values), Keyed(other, table, 2)]
     assert csv_columns(header, columns) == _reference(header, rows)
+
+
+class _Named(dict[str, tuple[str, str]]):
+    """A Keyed group's cells with the cables' ends' fallback (emit/cabling.py _Ends): a key
+    it does not list has cells of its own."""
+
+    def __missing__(self, key: str) -> tuple[str, str]:
+        return ("", key)
+
+
+def test_keyed_groups_make_a_missing_key_cells_in_any_slice() -> None:
+    """Keys the group's cells do not list, first met in a later slice of lines (CHUNK rows)
+    and met again after, are written as the cells' fallback gives them, as the cell writer
+    writes them."""
+    known = _Named({"d1": ("r1", "d1"), "d2": ("r2", "d2")})
+    keys = ["d1"] * CHUNK + ["x=1", "d2", "x=1"] + ["d2", "y"] * CHUNK
+    rows = [[*known[k], k] for k in keys]
+    header = ["rack", "name", "key"]
+    assert csv_columns(header, [Keyed(keys, known, 2), keys]) == _reference(header, rows)
 
 
 def test_keyed_groups_refuse_a_wrong_width() -> None:

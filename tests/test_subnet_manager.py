@@ -302,3 +302,23 @@ def test_verify_cli_on_the_planned_file_and_on_a_broken_one(tmp_path: Path) -> N
     lines = planned.read_text().count("\n") + 1
     assert result.exit_code == 1
     assert f"broken.txt:{lines}: error[FABRIC-DISCOVERY] not a line of" in result.output
+
+
+def test_partitions_list_each_hosts_adapters_in_plan_order() -> None:
+    """A partition of hosts with eight adapters each (the benchmark's DGX H100s): its
+    members' placeholder port GUIDs in plan order, host by host and ib0..ib7, whatever the
+    hash seed (before, a set's order put a host's adapters in an order that followed it)."""
+    from cluster_iac.compile import compile_plan
+    from cluster_iac.emit.subnet_manager import partition_members
+    from cluster_iac.load.loader import load_spec_text
+    from cluster_iac.spec.parse import parse_spec
+    from tests.benchmarks.bench_scale import spec_yaml
+
+    keys = 'leaf_switch: q3400, subnet_manager: {partition_keys: {batch: 16}},'
+    text = spec_yaml(256).replace("leaf_switch: q3400,", keys)
+    plan = compile_plan(parse_spec(load_spec_text(text)[0]))
+    members = partition_members(plan, "compute")
+    assert len(members) == 256 and members[:2] == ["g00001 ib0", "g00001 ib1"]
+    want = [f"0x{placeholder_guid(name, CA_GUID_BASE) + 1:016x}" for name in members]
+    conf = render(plan)["opensm/compute/partitions.conf"]
+    assert re.findall(r"0x[0-9a-f]{16}", conf.split("batch=0x0010", 1)[1]) == want

@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from functools import partial
 
 from cluster_iac.emit.subnet_topology import topology_chunks
+from cluster_iac.formats import ibnetdiscover
 from cluster_iac.formats.chunks import Chunks, whole
-from cluster_iac.formats.ibnetdiscover import CA_GUID_BASE, placeholder_guid
+from cluster_iac.formats.ibnetdiscover import CA_GUID_BASE
 from cluster_iac.plan import Plan
 from cluster_iac.plan.facts import NODE
 from cluster_iac.plan.subnet import (
@@ -62,22 +63,28 @@ def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
         if hosts[1:]:
             files[f"{folder}/opensm-standby.conf"] = opensm_conf(plan, network, master=False,
                                                                  roots=bool(roots))
-        real = locked_port_guids(plan, network)
+        members = partition_members(plan, network)  # found once for both
+        real = locked_port_guids(plan, network, members)
         files[f"{folder}/partitions.conf"] = partitions_conf(
-            plan, network, real if real is not None else placeholder_guids(plan, network),
+            plan, network,
+            real if real is not None else placeholder_guids(plan, network, members),
             placeholders=real is None)
         if roots:
             files[f"{folder}/root-guids"] = "".join(f"0x{guid:016x}\n" for guid in roots)
     return files
 
 
-def locked_port_guids(plan: Plan, network: str) -> dict[str, int] | None:
-    """'host port' -> the real port GUID of every adapter a partition lists, when the lock
-    holds them all (reconcile --accept); None while one is missing (placeholders then)."""
-    members = partition_members(plan, network)
+def locked_port_guids(plan: Plan, network: str,
+                      members: list[str] | None = None) -> dict[str, int] | None:
+    """'host port' -> the real port GUID of every adapter a partition lists (``members``,
+    partition_members where the caller has them), when the lock holds them all (reconcile
+    --accept); None while one is missing (placeholders then), as before the lock holds any."""
+    members = partition_members(plan, network) if members is None else members
     guids = plan.facts.guids if plan.facts is not None else {}
+    if not members or not guids:
+        return None
     found = {m: guids.get((m.partition(" ")[0], m.partition(" ")[2])) for m in members}
-    if not members or any(guid is None for guid in found.values()):
+    if any(guid is None for guid in found.values()):
         return None
     return {m: guid for m, guid in found.items() if guid is not None}
 
@@ -228,13 +235,17 @@ def partitions_conf(plan: Plan, network: str, guids: Mapping[str, int], *,
     return "\n".join(lines) + "\n"
 
 
-def placeholder_guids(plan: Plan, network: str) -> dict[str, int]:
-    """The placeholder port GUID of each adapter a partition key lists (those of the
-    planned topology: ibnetdiscover.placeholder_guid of 'host port', + 1)."""
-    members = set(partition_members(plan, network))
-    if not members:
-        return {}
-    return {name: placeholder_guid(name, CA_GUID_BASE) + 1 for name in members}
+def placeholder_guids(plan: Plan, network: str,
+                      members: list[str] | None = None) -> dict[str, int]:
+    """The placeholder port GUID of each adapter a partition key lists (``members``,
+    partition_members where the caller has them), in plan order, so that partitions.conf
+    lists a host's adapters in that order (a set's order, as before, followed the hash seed):
+    those of the planned topology, ibnetdiscover.placeholder_guid of 'host port', + 1 (made
+    in one pass, ibnetdiscover.placeholder_guids)."""
+    names = list(dict.fromkeys(partition_members(plan, network) if members is None
+                               else members))
+    return {name: guid + 1 for name, guid in
+            zip(names, ibnetdiscover.placeholder_guids(names, CA_GUID_BASE), strict=True)}
 
 
 def partition_members(plan: Plan, network: str) -> list[str]:
