@@ -280,7 +280,7 @@ def module_server(env: dict[str, str], work: Path) -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="ciac-ms-"))  # a Unix socket path: 107 bytes at most
     sock = folder / "socket"
     interpreter = work / "module-python"
-    interpreter.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I "
+    interpreter.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S "
                            f"{shlex.quote(str(SITE / 'module_client.py'))} \"$@\"\n")
     interpreter.chmod(0o755)
     env.update({"CLUSTER_IAC_MODULE_SERVER": str(sock),

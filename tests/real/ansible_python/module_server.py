@@ -14,14 +14,15 @@ parameters), runs the exit handlers the module registered (AnsibleModule's tempo
 and sends its exit status back. A transport choice like pipelining: what the module does to the
 host does not change, only that the interpreter it runs in was started before.
 
-Protocol on the Unix socket (SOCK_SEQPACKET: one message is one request): the client sends one JSON message (argv, cwd, umask, env) with
+Protocol on the Unix socket (SOCK_SEQPACKET: one message is one request): the client sends one
+marshal-ed dict (argv, cwd, umask, env) with
 its file descriptors 0, 1, 2 (SCM_RIGHTS); the child answers the exit status as decimal text.
 """
 
 from __future__ import annotations
 
 import atexit
-import json
+import marshal
 import os
 import signal
 import socket
@@ -119,7 +120,7 @@ def serve(path: str) -> None:
             if os.fork() == 0:
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 listener.close()
-                _child(conn, json.loads(message), fds)
+                _child(conn, marshal.loads(message), fds)
             for fd in fds:
                 os.close(fd)
             conn.close()
