@@ -22,6 +22,14 @@ What the sandbox changes, each with its reason:
 - opensm, lnet, nvidia-imex, dcgm-exporter and snmp_exporter have no hardware or no GPU here
   (an InfiniBand port, the Lustre modules, NVLink, DCGM): their restarts are logged with the
   host, so the test checks each one the plan names, and run nothing.
+
+How the sandbox runs Ansible's modules, chosen for CPU only (nothing a module does to a host
+changes; run_playbook says each setting's reason): pipelining; a fork server
+(ansible_python/module_server.py, ``module_server`` below) whose client is the modules'
+``ansible_python_interpreter``, so a module run forks a Python that has already imported
+ansible.module_utils instead of starting one that imports it (a third of a playbook run's CPU
+with it, measured on the minimal example's first deployment); CLUSTER_IAC_NO_MODULE_SERVER=1
+runs each module in a Python of its own, to compare.
 """
 
 from __future__ import annotations

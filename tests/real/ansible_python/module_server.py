@@ -29,6 +29,7 @@ import socket
 import sys
 import traceback
 import types
+from typing import Any
 
 # what every module run imports first (the wrapper's loader, then AnsibleModule and the module
 # utilities the builtin modules of the playbook use)
@@ -47,13 +48,13 @@ def _exit_status(exc: SystemExit) -> int:
     return 1
 
 
-def _run(request: dict[str, object]) -> int:
+def _run(request: dict[str, Any]) -> int:
     """The child: the client's process state, then its script from stdin, as ``python -``."""
-    os.chdir(str(request["cwd"]))
-    os.umask(int(str(request["umask"])))
+    os.chdir(request["cwd"])
+    os.umask(request["umask"])
     os.environ.clear()
-    os.environ.update(request["env"])  # type: ignore[arg-type]
-    sys.argv = ["-", *request["argv"]]  # type: ignore[misc]
+    os.environ.update(request["env"])
+    sys.argv = ["-", *request["argv"]]
     main = types.ModuleType("__main__")
     main.__dict__["__builtins__"] = __builtins__
     sys.modules["__main__"] = main
@@ -72,7 +73,7 @@ def _run(request: dict[str, object]) -> int:
     return status
 
 
-def _child(conn: socket.socket, request: dict[str, object], fds: list[int]) -> None:
+def _child(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
     for fd, target in zip(fds, (0, 1, 2), strict=True):
         os.dup2(fd, target)
         os.close(fd)
