@@ -3,20 +3,25 @@ tests/real/playbook_harness.run_playbook for one ansible-playbook run; its clien
 module_client.py, the sandbox's ``ansible_python_interpreter``).
 
 Each module run is a new Python that unpacks the AnsiballZ zip and imports
-ansible.module_utils.basic and the ~120 modules under it before the module does anything:
-about 0.2 s of CPU per run on the 2-core CI machine, four fifths of a playbook run's CPU (a
-file installed is two runs: stat, then copy or file). This server imports them once, from the
-same ansible-core the controller built the zip from (the zip's module_utils are copies of these
+ansible.module_utils.basic and the ~120 modules under it before the module does anything: about
+0.2 s of CPU per run on the 2-core CI machine, four fifths of a playbook run's CPU (a file
+installed is two runs: stat, then copy or file). This server imports them once, from the same
+ansible-core the controller built the zip from (the zip's module_utils are copies of these
 files), and forks a child per run: the child takes the client's stdin, stdout, stderr, working
 directory, umask, environment and arguments, runs the AnsiballZ wrapper read from stdin as
-``python -`` would (the wrapper still unpacks its zip and runs the module by runpy with its
-parameters), runs the exit handlers the module registered (AnsibleModule's temporary directory)
-and sends its exit status back. A transport choice like pipelining: what the module does to the
-host does not change, only that the interpreter it runs in was started before.
+``python -`` would (the wrapper still opens its zip and runs the module by runpy with its
+parameters; the ``ansible`` package being imported already, the module and its module_utils are
+read from the installed ansible-core, of which the zip's files are copies), runs the exit
+handlers the module registered (AnsibleModule's temporary directory) and sends its exit status
+back, then ends as a forked child does (os._exit: no interpreter teardown, so a file object a
+module left open and unflushed would lose its buffer; the builtin modules close theirs, and its
+collector is off, as in ansible-playbook's workers: sitecustomize.py). A transport choice like
+pipelining: what the module does to the host does not change, only that the interpreter it runs
+in was started before.
 
 Protocol on the Unix socket (SOCK_SEQPACKET: one message is one request): the client sends one
-marshal-ed dict (argv, cwd, umask, env) with
-its file descriptors 0, 1, 2 (SCM_RIGHTS); the child answers the exit status as decimal text.
+marshal-ed dict (argv, cwd, umask, env) with its file descriptors 0, 1, 2 (SCM_RIGHTS); the
+child answers the exit status as decimal text.
 """
 
 from __future__ import annotations
@@ -74,6 +79,7 @@ def _run(request: dict[str, Any]) -> int:
 
 
 def _child(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
+    """The forked child: the client's descriptors as its own 0, 1, 2, the run, its status."""
     for fd, target in zip(fds, (0, 1, 2), strict=True):
         os.dup2(fd, target)
         os.close(fd)
