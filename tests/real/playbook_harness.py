@@ -296,15 +296,20 @@ def module_server(env: dict[str, str], work: Path) -> Iterator[Path]:
     with (work / "module-server.log").open("a") as log:
         server = subprocess.Popen([sys.executable, str(SITE / "module_server.py"), str(sock)],
                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=log, env=env)
+                                  stderr=log, env=env,
+                                  preexec_fn=harness._die_with_parent)  # a killed test's too
     try:
         assert server.stdout is not None
         ready = server.stdout.readline()
         assert ready == b"ready\n", (work / "module-server.log").read_text()
         yield interpreter
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        server.terminate()  # it waits for the module runs still going (none after a run)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=30)
         server.stdout.close()  # type: ignore[union-attr]
         shutil.rmtree(folder, ignore_errors=True)
 
