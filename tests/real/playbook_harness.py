@@ -22,20 +22,32 @@ What the sandbox changes, each with its reason:
 - opensm, lnet, nvidia-imex, dcgm-exporter and snmp_exporter have no hardware or no GPU here
   (an InfiniBand port, the Lustre modules, NVLink, DCGM): their restarts are logged with the
   host, so the test checks each one the plan names, and run nothing.
+
+How the sandbox runs Ansible's modules, chosen for CPU only (nothing a module does to a host
+changes; run_playbook says each setting's reason): pipelining; a fork server
+(ansible_python/module_server.py, ``module_server`` below) whose client is the modules'
+``ansible_python_interpreter``, so a module run forks a Python that has already imported
+ansible.module_utils instead of starting one that imports it (a third of a playbook run's CPU
+with it, measured on the minimal example's first deployment); CLUSTER_IAC_NO_MODULE_SERVER=1
+runs each module in a Python of its own, to compare.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +58,8 @@ from tests.real import slurm_harness as harness
 from tests.real.change_harness import SLURM_FILES, LiveSlurm
 
 HERE = Path(__file__).parent
+SITE = HERE / "ansible_python"  # the modules' Python: its sitecustomize, the module server
+NO_MODULE_SERVER = "CLUSTER_IAC_NO_MODULE_SERVER"
 # Services whose restart the sandbox logs and does not run (see the module docstring)
 NO_HARDWARE = ("opensm", "lnet", "nvidia-imex", "dcgm-exporter", "prometheus-snmp-exporter")
 
@@ -250,13 +264,54 @@ def run_playbook(tree: Path, plan: Path, release: str, sandbox_vars: Path, work:
            "ANSIBLE_REMOTE_TEMP": str(work / "ansible-remote"), "ANSIBLE_FORKS": "4",
            "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True", "ANSIBLE_DEPRECATION_WARNINGS": "True",
            # the modules' Python keeps the code it compiles (ansible_python/sitecustomize.py)
-           "PYTHONPATH": os.pathsep.join([str(HERE / "ansible_python"),
+           "PYTHONPATH": os.pathsep.join([str(SITE),
                                           *filter(None, [os.environ.get("PYTHONPATH")])]),
            "CLUSTER_IAC_MODULE_CODE": str(code)}
     argv = [ansible_playbook(), "-i", str(tree / "ansible" / "inventory.yml"),
             str(tree / "ansible" / "site.yml"), "-e", f"@{sandbox_vars}",
-            "-e", f"cluster_iac_changes={plan}", "-e", f"cluster_iac_release={release}", *extra]
-    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+            "-e", f"cluster_iac_changes={plan}", "-e", f"cluster_iac_release={release}"]
+    if os.environ.get(NO_MODULE_SERVER):
+        return subprocess.run([*argv, *extra], capture_output=True, text=True, env=env,
+                              timeout=600)
+    with module_server(env, work) as interpreter:
+        # the modules' interpreter: the server's client (a later -e wins over the sandbox's)
+        argv += ["-e", json.dumps({"ansible_python_interpreter": str(interpreter)})]
+        return subprocess.run([*argv, *extra], capture_output=True, text=True, env=env,
+                              timeout=600)
+
+
+@contextlib.contextmanager
+def module_server(env: dict[str, str], work: Path) -> Iterator[Path]:
+    """ansible_python/module_server.py serving one ansible-playbook run; yields the
+    interpreter path the sandbox gives Ansible (its client). Set NO_MODULE_SERVER to run each
+    module in a Python of its own, as without the server."""
+    folder = Path(tempfile.mkdtemp(prefix="ciac-ms-"))  # a Unix socket path: 107 bytes at most
+    sock = folder / "socket"
+    interpreter = work / "module-python"
+    interpreter.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S "
+                           f"{shlex.quote(str(SITE / 'module_client.py'))} \"$@\"\n")
+    interpreter.chmod(0o755)
+    env.update({"CLUSTER_IAC_MODULE_SERVER": str(sock),
+                "CLUSTER_IAC_MODULE_PYTHON": sys.executable})
+    with (work / "module-server.log").open("a") as log:
+        server = subprocess.Popen([sys.executable, str(SITE / "module_server.py"), str(sock)],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=log, env=env,
+                                  preexec_fn=harness._die_with_parent)  # a killed test's too
+    try:
+        assert server.stdout is not None
+        ready = server.stdout.readline()
+        assert ready == b"ready\n", (work / "module-server.log").read_text()
+        yield interpreter
+    finally:
+        server.terminate()  # it waits for the module runs still going (none after a run)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=30)
+        server.stdout.close()  # type: ignore[union-attr]
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def recap(output: str) -> dict[str, dict[str, int]]:
