@@ -41,7 +41,7 @@ from cluster_iac.formats.json_template import JsonTemplate, Slot, fill, json_tem
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.boot import ARCHITECTURES, BootHost, BootPlan
-from cluster_iac.plan.host_rails import HostRail, host_rails, rail_entry
+from cluster_iac.plan.host_rails import HostRail, rail_entry
 
 NODE_FILE = "/etc/cluster-iac/node.json"
 MENU_TIMEOUT_S = 5
@@ -57,7 +57,7 @@ def render(plan: Plan) -> dict[str, str]:
     management = plan.addresses["management"]
     lines: dict[str, list[str]] = {}
     networks = host_networks(plan, boot)  # made once for every host
-    rails = host_rails(plan)
+    rails = plan.rails.get("compute", {})  # compile/plan_host_rails.py
     templates: dict[tuple[Any, ...], JsonTemplate] = {}
     for host in boot.hosts:
         if host.hostname not in management:
