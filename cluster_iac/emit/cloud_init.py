@@ -114,7 +114,7 @@ def host_line(boot: BootPlan, host: BootHost, address: str, networks: list[tuple
     values += [f"{a}/{prefix}" for a, (_h, _i, prefix, _s) in zip(found, networks, strict=True)
                if a is not None]
     for rail in rails:
-        values += (rail.address, rail.gateway, rail.address.partition("/")[0])
+        values += (rail.address, rail.gateway, rail.source)
     return fill(template, values) + "\n"
 
 
@@ -174,8 +174,8 @@ def network_config(plan: Plan, boot: BootPlan, host: BootHost,
     on = [(interface, f"{address}/{prefix}", shared)
           for hosts, interface, prefix, shared in networks
           if (address := hosts.get(host.hostname)) is not None]
-    return ethernets_config(on, [(rail, rail.address, rail.gateway,
-                                  rail.address.partition("/")[0]) for rail in rails])
+    return ethernets_config(on, [(rail, rail.address, rail.gateway, rail.source)
+                                 for rail in rails])
 
 
 def ethernets_config(networks: list[tuple[str, Any, dict[str, Any]]],

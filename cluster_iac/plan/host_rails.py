@@ -60,6 +60,7 @@ class HostRail(NamedTuple):
     fabric: str  # the fabric's host addresses, routed by the rail's table (underlay.p2p_pool)
     table: int  # this rail's routing table
     priority: int  # its source rule's priority
+    source: str  # the host end alone ('10.254.0.1'): what its rule sends by the rail's table
 
 
 def rail_table(rail: int) -> int:
@@ -105,7 +106,7 @@ def host_rails(plan: Plan, network: str = "compute") -> dict[str, tuple[HostRail
             found.setdefault(port.peer, []).append(HostRail(
                 rail, port.peer_port, device, f"{port.peer_address}/31",
                 port.address.partition("/")[0], config.name, port.name, port.mtu, pool,
-                table, priority))
+                table, priority, port.peer_address))
     return {host: tuple(sorted(rails)) for host, rails in sorted(found.items())}
 
 
@@ -115,7 +116,7 @@ def rail_config(rail: HostRail) -> dict[str, Any]:
     and the rule sending what its address sends by that table. The same entry is in the
     node's cloud-init network-config (emit/cloud_init.py) and in its netplan file the
     playbook installs (the inventory's ``roce_rails``, emit/ansible.py)."""
-    return rail_entry(rail, rail.address, rail.gateway, rail.address.partition("/")[0])
+    return rail_entry(rail, rail.address, rail.gateway, rail.source)
 
 
 def rail_entry(rail: HostRail, address: Any, gateway: Any, source: Any) -> dict[str, Any]:
