@@ -93,7 +93,7 @@ def seed_line(row: dict[str, Any]) -> str:
     return json.dumps(row, sort_keys=True) + "\n"
 
 
-_RAIL_SHAPE = attrgetter("interface", "mtu", "fabric", "table", "priority")
+_RAIL_SHAPE = attrgetter("port")  # what every host of the node type has on that rail
 
 
 def host_line(boot: BootPlan, host: BootHost, address: str, networks: list[tuple[Any, ...]],
@@ -101,9 +101,10 @@ def host_line(boot: BootPlan, host: BootHost, address: str, networks: list[tuple
               ) -> str:
     """``seed_line(host_row(...))`` of the host, from a template of its row (formats/
     json_template.py) made once per shape (which networks the host is on, and its rails'
-    interfaces, MTU, fabric, table and priority) and kept in ``templates``: every GPU node's
-    row has the same shape, so its keys are sorted and its constants written once, and only
-    its own strings are escaped per host (100,000 RoCE GPUs: 12,500 rows of eight rails)."""
+    RailPorts: interface, MTU, fabric, table and priority) and kept in ``templates``: every
+    GPU node's row has the same shape, so its keys are sorted and its constants written once,
+    and only its own strings are escaped per host (100,000 RoCE GPUs: 12,500 rows of eight
+    rails)."""
     name = host.hostname
     found = [hosts.get(name) for hosts, _interface, _prefix, _shared in networks]
     key = (tuple(a is not None for a in found), tuple(map(_RAIL_SHAPE, rails)))
