@@ -39,7 +39,8 @@ def test_the_management_switches_are_emit_only() -> None:
 
 def test_the_host_rails_are_emit_only_and_made_once() -> None:
     """The RoCE example: the lean plan has no rails; for_emit's table is host_rails' of the
-    compute fabric, every GPU node with its eight NICs, which the four emitters read."""
+    compute fabric, every GPU node with its eight NICs, which the four emitters read, the
+    node type's eight RailPorts shared by its hosts."""
     spec = parse_spec(load_spec_file(EXAMPLES[EXAMPLE_IDS.index("spectrum-x-roce")])[0])
     lean = compile_plan(spec, emit_only=False)
     assert lean.rails == {}
@@ -49,3 +50,5 @@ def test_the_host_rails_are_emit_only_and_made_once() -> None:
     nodes = [n.hostname for n in lean.compute_nodes]
     assert sorted(made["compute"]) == sorted(nodes)
     assert {len(rails) for rails in made["compute"].values()} == {8}
+    # what a rail is on every host of the node type is one record (RailPort), not one a host
+    assert len({id(r.port) for rails in made["compute"].values() for r in rails}) == 8
