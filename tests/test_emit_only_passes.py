@@ -12,6 +12,7 @@ from cluster_iac.compile import EMIT_ONLY, compile_plan, for_emit
 from cluster_iac.emit import render_all
 from cluster_iac.load.loader import load_spec_file
 from cluster_iac.lock.text import lock_text
+from cluster_iac.plan.host_rails import host_rails
 from cluster_iac.spec.parse import parse_spec
 from tests.conftest import EXAMPLE_IDS, EXAMPLES
 
@@ -34,3 +35,20 @@ def test_the_management_switches_are_emit_only() -> None:
     assert EMIT_ONLY and lean.management_configs == {}
     made = for_emit(spec, lean).management_configs
     assert made and made.keys() == compile_plan(spec).management_configs.keys()
+
+
+def test_the_host_rails_are_emit_only_and_made_once() -> None:
+    """The RoCE example: the lean plan has no rails; for_emit's table is host_rails' of the
+    compute fabric, every GPU node with its eight NICs, which the four emitters read, the
+    node type's eight RailPorts shared by its hosts."""
+    spec = parse_spec(load_spec_file(EXAMPLES[EXAMPLE_IDS.index("spectrum-x-roce")])[0])
+    lean = compile_plan(spec, emit_only=False)
+    assert lean.rails == {}
+    made = for_emit(spec, lean).rails
+    assert made.keys() == {"compute"}
+    assert made["compute"] == host_rails(lean, "compute")
+    nodes = [n.hostname for n in lean.compute_nodes]
+    assert sorted(made["compute"]) == sorted(nodes)
+    assert {len(rails) for rails in made["compute"].values()} == {8}
+    # what a rail is on every host of the node type is one record (RailPort), not one a host
+    assert len({id(r.port) for rails in made["compute"].values() for r in rails}) == 8

@@ -23,6 +23,7 @@ from cluster_iac.compile.plan_boot import plan_boot
 from cluster_iac.compile.plan_cabling import plan_cabling
 from cluster_iac.compile.plan_facts import plan_facts
 from cluster_iac.compile.plan_health import plan_health
+from cluster_iac.compile.plan_host_rails import plan_host_rails
 from cluster_iac.compile.plan_imex import plan_imex
 from cluster_iac.compile.plan_mig import plan_mig
 from cluster_iac.compile.plan_nccl import plan_nccl
@@ -69,6 +70,7 @@ PASSES: tuple[Pass, ...] = (
     plan_switches,
     plan_access,  # EMIT_ONLY
     plan_qos,
+    plan_host_rails,  # EMIT_ONLY
     plan_nccl,
     plan_lustre,
     plan_slurm,
@@ -81,11 +83,13 @@ PASSES: tuple[Pass, ...] = (
 )
 
 
-EMIT_ONLY: tuple[Pass, ...] = (plan_access,)
+EMIT_ONLY: tuple[Pass, ...] = (plan_access, plan_host_rails)
 """Passes whose product only emitters read (plan_access: the management and BMC switches'
-configurations, read by emit/frr.py and emit/avd.py alone; no check, no later pass and not the
-lock read them) and that find no error: ``compile_plan(..., emit_only=False)`` leaves them out
-(validate, and a render or check that finds its folder current), ``for_emit`` runs them."""
+configurations, read by emit/frr.py and emit/avd.py alone; plan_host_rails: the GPU nodes' RoCE
+NICs, read by the cloud-init, inventory, playbook and QoS emitters; no check, no later pass and
+not the lock read them) and that find no error: ``compile_plan(..., emit_only=False)`` leaves
+them out (validate, and a render or check that finds its folder current), ``for_emit`` runs
+them."""
 
 
 def compile_plan(spec: ClusterSpec, lock: Lock | None = None, *,

@@ -8,7 +8,7 @@ from collections import defaultdict
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Node, Plan
-from cluster_iac.plan.host_rails import host_rails, rail_config
+from cluster_iac.plan.host_rails import rail_config
 from cluster_iac.plan.physical import Device
 
 # Role group names (the playbooks' words); switches and PDUs are groups of their own.
@@ -167,7 +167,7 @@ def _hosts(plan: Plan) -> dict[str, dict[str, object]]:
     mgmt, bmc, ipoib, storage = (list(map(plan.addresses.get(network, {}).get, names))
                                  for network, _ in ADDRESS_VARS)
     gpus = {name: nt.gpu_count for name, nt in plan.node_types.items()}
-    rails = host_rails(plan)
+    rails = plan.rails.get("compute", {})  # compile/plan_host_rails.py
     hosts: dict[str, dict[str, object]] = {}
     for d, mg, bm, ib, st in zip(devs, mgmt, bmc, ipoib, storage, strict=True):
         hv: dict[str, object]

@@ -41,7 +41,7 @@ from cluster_iac.formats.json_template import JsonTemplate, Slot, fill, json_tem
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.boot import ARCHITECTURES, BootHost, BootPlan
-from cluster_iac.plan.host_rails import HostRail, host_rails, rail_entry
+from cluster_iac.plan.host_rails import HostRail, rail_entry
 
 NODE_FILE = "/etc/cluster-iac/node.json"
 MENU_TIMEOUT_S = 5
@@ -57,7 +57,7 @@ def render(plan: Plan) -> dict[str, str]:
     management = plan.addresses["management"]
     lines: dict[str, list[str]] = {}
     networks = host_networks(plan, boot)  # made once for every host
-    rails = host_rails(plan)
+    rails = plan.rails.get("compute", {})  # compile/plan_host_rails.py
     templates: dict[tuple[Any, ...], JsonTemplate] = {}
     for host in boot.hosts:
         if host.hostname not in management:
@@ -93,7 +93,7 @@ def seed_line(row: dict[str, Any]) -> str:
     return json.dumps(row, sort_keys=True) + "\n"
 
 
-_RAIL_SHAPE = attrgetter("interface", "mtu", "fabric", "table", "priority")
+_RAIL_SHAPE = attrgetter("port")  # what every host of the node type has on that rail
 
 
 def host_line(boot: BootPlan, host: BootHost, address: str, networks: list[tuple[Any, ...]],
@@ -101,9 +101,10 @@ def host_line(boot: BootPlan, host: BootHost, address: str, networks: list[tuple
               ) -> str:
     """``seed_line(host_row(...))`` of the host, from a template of its row (formats/
     json_template.py) made once per shape (which networks the host is on, and its rails'
-    interfaces, MTU, fabric, table and priority) and kept in ``templates``: every GPU node's
-    row has the same shape, so its keys are sorted and its constants written once, and only
-    its own strings are escaped per host (100,000 RoCE GPUs: 12,500 rows of eight rails)."""
+    RailPorts: interface, MTU, fabric, table and priority) and kept in ``templates``: every
+    GPU node's row has the same shape, so its keys are sorted and its constants written once,
+    and only its own strings are escaped per host (100,000 RoCE GPUs: 12,500 rows of eight
+    rails)."""
     name = host.hostname
     found = [hosts.get(name) for hosts, _interface, _prefix, _shared in networks]
     key = (tuple(a is not None for a in found), tuple(map(_RAIL_SHAPE, rails)))
@@ -114,7 +115,7 @@ def host_line(boot: BootPlan, host: BootHost, address: str, networks: list[tuple
     values += [f"{a}/{prefix}" for a, (_h, _i, prefix, _s) in zip(found, networks, strict=True)
                if a is not None]
     for rail in rails:
-        values += (rail.address, rail.gateway, rail.address.partition("/")[0])
+        values += (rail.address, rail.gateway, rail.source)
     return fill(template, values) + "\n"
 
 
@@ -174,8 +175,8 @@ def network_config(plan: Plan, boot: BootPlan, host: BootHost,
     on = [(interface, f"{address}/{prefix}", shared)
           for hosts, interface, prefix, shared in networks
           if (address := hosts.get(host.hostname)) is not None]
-    return ethernets_config(on, [(rail, rail.address, rail.gateway,
-                                  rail.address.partition("/")[0]) for rail in rails])
+    return ethernets_config(on, [(rail, rail.address, rail.gateway, rail.source)
+                                 for rail in rails])
 
 
 def ethernets_config(networks: list[tuple[str, Any, dict[str, Any]]],

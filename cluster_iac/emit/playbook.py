@@ -44,7 +44,6 @@ from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.emit.playbook_files import file_hosts, imex_pattern, installs, plain
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
-from cluster_iac.plan.host_rails import host_rails
 
 ROOT = "{{ cluster_iac_root | default('') }}"
 TREE = "{{ playbook_dir }}/.."
@@ -214,7 +213,7 @@ def _rails_play(plan: Plan) -> dict[str, object]:
     """The play that installs each GPU node's RoCE rails as its netplan file and applies it
     where it changed (the module docstring, 3.); empty without a routed RoCE fabric. The
     hosts are the node types' groups; a node without ``roce_rails`` is skipped."""
-    rails = host_rails(plan)
+    rails = plan.rails.get("compute", {})  # compile/plan_host_rails.py
     types = sorted({n.node_type for n in plan.nodes if n.hostname in rails})
     if not types:
         return {}

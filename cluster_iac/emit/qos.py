@@ -32,7 +32,6 @@ from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.formats.shell import shell_word
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
-from cluster_iac.plan.host_rails import host_rails
 from cluster_iac.plan.qos import FabricQos
 
 SCRIPT_DEST = "/usr/local/sbin/cluster-iac-roce-qos.sh"  # where the playbook installs it
@@ -57,7 +56,7 @@ def render(plan: Plan) -> dict[str, str]:
     files = {f"qos/{network}.yaml": yaml_text(switch_qos(qos), [GENERATED_BY])
              for network, qos in sorted(plan.qos.items())}
     node_type = {n.hostname: n.node_type for n in plan.nodes}
-    railed = {network: {node_type[h] for h in host_rails(plan, network)} for network in plan.qos}
+    railed = {network: {node_type[h] for h in plan.rails.get(network, ())} for network in plan.qos}
     for name in roce_node_types(plan):
         files[host_script_path(name)] = host_script(name, [
             qos for _network, qos in sorted(plan.qos.items()) if name in qos.host_ports],

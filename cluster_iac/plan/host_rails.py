@@ -46,20 +46,66 @@ MAIN_RULE = 32766  # the main table's rule priority (ip-rule(8)); a rail's rule 
 _RAIL_PORT = re.compile(r"[a-z]+(\d+)")
 
 
-class HostRail(NamedTuple):
-    """One RoCE NIC of a compute host on its leaf link."""
+class RailPort(NamedTuple):
+    """What a RoCE NIC is on every host of its node type: one record for all of them."""
 
     rail: int  # from 0: the NIC's place among the host's fabric ports ('rdma3' -> 3)
     interface: str  # the host's interface name: the cable's port name ('rdma3')
     device: str  # its RDMA device ('mlx5_3'), as NCCL_IB_HCA names it; '' when unknown
-    address: str  # the host end of the /31 with its length ('10.254.0.1/31')
-    gateway: str  # the leaf's end ('10.254.0.0')
-    leaf: str  # the leaf switch
-    leaf_port: str  # its port ('p1s1')
     mtu: int  # the underlay's host_mtu, the leaf port's
     fabric: str  # the fabric's host addresses, routed by the rail's table (underlay.p2p_pool)
     table: int  # this rail's routing table
     priority: int  # its source rule's priority
+
+
+class HostRail(NamedTuple):
+    """One RoCE NIC of a compute host on its leaf link: its node type's RailPort and the
+    link's own strings, the leaf port's (100,000 NICs at 100,000 GPUs, kept in the plan: no
+    string is made for one, its address and gateway are made where they are read)."""
+
+    port: RailPort
+    source: str  # the host end alone ('10.254.0.1'): what its rule sends by the rail's table
+    leaf_address: str  # the leaf's end with its length ('10.254.0.0/31'), the leaf port's
+    leaf: str  # the leaf switch
+    leaf_port: str  # its port ('p1s1')
+
+    @property
+    def address(self) -> str:
+        """The host end of the /31 with its length ('10.254.0.1/31')."""
+        return f"{self.source}/31"
+
+    @property
+    def gateway(self) -> str:
+        """The leaf's end ('10.254.0.0')."""
+        return self.leaf_address.partition("/")[0]
+
+    @property
+    def rail(self) -> int:
+        return self.port.rail
+
+    @property
+    def interface(self) -> str:
+        return self.port.interface
+
+    @property
+    def device(self) -> str:
+        return self.port.device
+
+    @property
+    def mtu(self) -> int:
+        return self.port.mtu
+
+    @property
+    def fabric(self) -> str:
+        return self.port.fabric
+
+    @property
+    def table(self) -> int:
+        return self.port.table
+
+    @property
+    def priority(self) -> int:
+        return self.port.priority
 
 
 def rail_table(rail: int) -> int:
@@ -80,32 +126,29 @@ def host_rails(plan: Plan, network: str = "compute") -> dict[str, tuple[HostRail
         return {}
     pool = str(section.underlay.p2p_pool)
     devices: dict[str, tuple[str, ...]] = {}  # node type -> its RDMA devices by rail
-    # (node type, its port) -> the rail, device, table and priority, where the port's name
-    # gives the rail: each is the same on every host of the type (100,000 ports, 16 keys)
-    named: dict[tuple[str, str], tuple[int, str, int, int]] = {}
+    # (node type, its port, MTU) -> its RailPort, where the port's name gives the rail: each
+    # is the same on every host of the type (100,000 ports, 16 keys)
+    named: dict[tuple[str, str, int], RailPort] = {}
     for config in plan.switch_configs.values():
         if config.fabric != network or config.role != "leaf":
             continue
-        for port in config.interfaces:
-            if port.kind != "host" or not port.address:
+        for port in config.host_ports:
+            if not port.address:
                 continue
             nt = node_type.get(port.peer, "")
-            known = named.get((nt, port.peer_port))
+            known = named.get((nt, port.peer_port, port.mtu))
             if known is None:
                 match = _RAIL_PORT.fullmatch(port.peer_port)
                 rail = int(match[1]) if match else len(found.get(port.peer, ()))
                 if nt and nt not in devices:
                     devices[nt] = compute_hcas(plan.node_types[nt])
                 hcas = devices.get(nt, ())
-                known = (rail, hcas[rail] if rail < len(hcas) else "", rail_table(rail),
-                         rail_priority(rail))
+                known = RailPort(rail, port.peer_port, hcas[rail] if rail < len(hcas) else "",
+                                 port.mtu, pool, rail_table(rail), rail_priority(rail))
                 if match:
-                    named[nt, port.peer_port] = known
-            rail, device, table, priority = known
-            found.setdefault(port.peer, []).append(HostRail(
-                rail, port.peer_port, device, f"{port.peer_address}/31",
-                port.address.partition("/")[0], config.name, port.name, port.mtu, pool,
-                table, priority))
+                    named[nt, port.peer_port, port.mtu] = known
+            found.setdefault(port.peer, []).append(
+                HostRail(known, port.peer_address, port.address, config.name, port.name))
     return {host: tuple(sorted(rails)) for host, rails in sorted(found.items())}
 
 
@@ -115,14 +158,15 @@ def rail_config(rail: HostRail) -> dict[str, Any]:
     and the rule sending what its address sends by that table. The same entry is in the
     node's cloud-init network-config (emit/cloud_init.py) and in its netplan file the
     playbook installs (the inventory's ``roce_rails``, emit/ansible.py)."""
-    return rail_entry(rail, rail.address, rail.gateway, rail.address.partition("/")[0])
+    return rail_entry(rail, rail.address, rail.gateway, rail.source)
 
 
 def rail_entry(rail: HostRail, address: Any, gateway: Any, source: Any) -> dict[str, Any]:
     """rail_config with the rail's strings given: its address with its length, the leaf's
     address and its address alone (or the seed template's Slots for them,
     emit/cloud_init.py ethernets_config)."""
-    return {"addresses": [address], "mtu": rail.mtu,
-            "routes": [{"to": rail.fabric, "via": gateway, "table": rail.table}],
-            "routing-policy": [{"from": source, "table": rail.table,
-                                "priority": rail.priority}]}
+    port = rail.port
+    return {"addresses": [address], "mtu": port.mtu,
+            "routes": [{"to": port.fabric, "via": gateway, "table": port.table}],
+            "routing-policy": [{"from": source, "table": port.table,
+                                "priority": port.priority}]}

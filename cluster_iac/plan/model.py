@@ -200,6 +200,9 @@ class Plan:
     nccl: dict[str, Any] = field(default_factory=dict)
     # Ethernet fabric ('compute' / 'storage') -> its lossless RoCE QoS (plan/qos.py FabricQos)
     qos: dict[str, Any] = field(default_factory=dict)
+    # Ethernet fabric -> GPU node -> its RoCE NICs on it by rail (plan/host_rails.py HostRail,
+    # compile/plan_host_rails.py); empty before that pass and without a routed fabric
+    rails: dict[str, dict[str, tuple[Any, ...]]] = field(default_factory=dict)
     # The power chain as flat tables (build_power, plan/power_tables.py): PDUs and power
     # shelves, every cord (with its line, outlet and draws), the feeds, the circuits, each
     # circuit line with its current in every case, each PDU's worst case, the devices that a
