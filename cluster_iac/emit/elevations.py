@@ -97,6 +97,9 @@ def elevation(plan: Plan, racks: Sequence[Rack], title: str,
     front = MARGIN + HEADER + tallest * U_PX
     rear = front + FACES + HEADER + tallest * U_PX
     sides = {r.name: _sides(by_rack.get(r.name, ())) for r in racks}
+    # each rack's racked devices (a U and a height), found once for its symbols and its faces
+    racked = {r.name: [d for d in by_rack.get(r.name, ()) if d.u and d.height_u]
+              for r in racks}
     width = MARGIN * 2 + sum(_slot(len(a), len(b)) for a, b in sides.values()) - GAP
     roles = sorted({(d.kind, d.role) for r in racks for d in by_rack.get(r.name, ())},
                    key=lambda kind_role: kind_role[1])
@@ -106,13 +109,13 @@ def elevation(plan: Plan, racks: Sequence[Rack], title: str,
     root = svg.drawing(width, rear + 2 * U_PX + MARGIN + 16 * lines, title, STYLE)
     _legend(root, roles, rear + 2 * U_PX, per_line)
     stamps = {} if stamps is None else stamps
-    symbols = _symbols(root, racks, sides, by_rack, stamps) if shared else {}  # front, rear
+    symbols = _symbols(root, racks, sides, racked, stamps) if shared else {}  # front, rear
     x = MARGIN
     numbered = 0  # the height of the last rack whose U numbers were drawn
     for rack in racks:
         left, right = sides[rack.name]
         body_x = x + LABELS + len(left) * STRIP
-        devices = [d for d in by_rack.get(rack.name, ()) if d.u and d.height_u]
+        devices = racked[rack.name]
         # the U numbers, right-aligned left of the strips: the first rack's, and each of
         # another height than the last numbered one's
         labels = x + LABELS - 3 if rack.height_u != numbered else None
@@ -204,18 +207,19 @@ def _face_id(face: tuple[object, ...]) -> str:
 
 def _symbols(root: svg.Drawing, racks: Sequence[Rack],
              sides: dict[str, tuple[list[Device], list[Device]]],
-             by_rack: dict[str, list[Device]], stamps: svg.Stamps) -> dict[str, tuple[str, str]]:
+             racked: dict[str, list[Device]], stamps: svg.Stamps) -> dict[str, tuple[str, str]]:
     """Each distinct rack face of the sheet drawn once as a symbol, its origin the face's
     body's left edge at its floor: the devices' rectangles, and on the rear the 0U PDUs'
     strips (left ones, right ones, then the devices: the order of their slots, data-slot,
     which each rack's labels name). Its id is its face's digest (_face_id), so a rack's use
     and a symbol's lines change only where that face does; its lines are a stamp of the
-    face (the same on every sheet). Each rack's (front symbol, rear symbol)."""
+    face (the same on every sheet); ``racked``: each rack's devices that have a U and a
+    height. Each rack's (front symbol, rear symbol)."""
     made: dict[tuple[object, ...], str] = {}
     out = {}
     for rack in racks:
         left, right = sides[rack.name]
-        devices = [d for d in by_rack.get(rack.name, ()) if d.u and d.height_u]
+        devices = racked[rack.name]
         looks = tuple(map(_look, devices))
         front = ("front", rack.height_u, looks)
         front_id = made.get(front)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cluster_iac.emit import report_goodput, report_html, report_storage
@@ -12,6 +12,7 @@ from cluster_iac.formats.markdown import markdown_columns, md_cell, md_cells
 from cluster_iac.plan import Plan, collectives
 from cluster_iac.plan.checkpoint import storage_figures
 from cluster_iac.plan.collectives import constants
+from cluster_iac.plan.collectives.jobs import Jobs
 from cluster_iac.plan.dump import counts
 from cluster_iac.plan.goodput import goodputs
 from cluster_iac.plan.power import pdu_loads, rack_loads_w
@@ -34,15 +35,17 @@ def markdown(plan: Plan) -> str:
 def report_context(plan: Plan) -> dict[str, Any]:
     """Plain, pre-formatted, sorted sections of the report."""
     jobs = goodputs(plan)
+    # each partition's jobs found once, for the busbw table and the goodput sizes
+    asked = {p.name: collectives.asked_jobs(plan, p) for p in plan.partitions}
     return {
         "cluster": plan.cluster.name,
         "counts": _counts(plan),
         "bom": _bom(plan),
         "power": _power(plan),
         "cooling": _cooling(plan),
-        "busbw": _busbw(plan),
+        "busbw": _busbw(plan, asked),
         "storage": _storage(plan),
-        "goodput": report_goodput.goodput(plan, jobs),
+        "goodput": report_goodput.goodput(plan, jobs, asked),
         "cost": report_goodput.cost(plan, jobs),
         "findings": _findings(plan),
         "caps": _caps(plan),
@@ -201,13 +204,15 @@ def _cooling(plan: Plan) -> dict[str, Any]:
             "rejection": rejection_text, "loops": report_storage.loops(plan)}
 
 
-def _busbw(plan: Plan) -> dict[str, Any]:
-    """One table per partition: each job size, every algorithm's busbw, NCCL's pick."""
+def _busbw(plan: Plan, asked: Mapping[str, Jobs] | None = None) -> dict[str, Any]:
+    """One table per partition: each job size, every algorithm's busbw, NCCL's pick;
+    ``asked``: each partition's asked_jobs by name, where the caller has them."""
     policy = plan.settings.policy
     size = collectives.message_bytes(policy.allreduce_message_size)
     tables = []
     for partition in plan.partitions:
-        jobs = collectives.asked_jobs(plan, partition)
+        jobs = (asked[partition.name] if asked is not None
+                else collectives.asked_jobs(plan, partition))
         rows = [_busbw_row(p) for p in collectives.partition_predictions(plan, partition, jobs)]
         rows += [_unheld_row(job) for job in collectives.oversized(jobs)]
         if rows:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cluster_iac.plan import Plan
+from cluster_iac.plan.collectives.jobs import Jobs
 from cluster_iac.plan.cost import costs, per_useful_gpu_h
 from cluster_iac.plan.failures import class_rates, cluster_generation
 from cluster_iac.plan.fleets import ENDS, fleets, generation_fleets, scale
@@ -17,9 +18,11 @@ def _opt(value: float | None, fmt: str, scale: float = 1) -> str:
     return "-" if value is None else format(value * scale, fmt)
 
 
-def goodput(plan: Plan, jobs: list[Goodput]) -> dict[str, Any]:
+def goodput(plan: Plan, jobs: list[Goodput],
+            asked: Mapping[str, Jobs] | None = None) -> dict[str, Any]:
     """The failure rates with their range, the published fleets, and for each partition its job
-    sizes and its largest job's failures and ETTR."""
+    sizes and its largest job's failures and ETTR; ``asked``: each partition's asked_jobs by
+    name, where the caller has them (plan/job_sizes.py sized_jobs)."""
     rates = [{"key": r.key, "name": r.name, "unit": r.unit,
               "rate": _opt(r.per_million_h, ".3f"),
               "range": " / ".join(_opt(v, ".3f") for v in r.ends) if r.ends else "-",
@@ -29,7 +32,7 @@ def goodput(plan: Plan, jobs: list[Goodput]) -> dict[str, Any]:
     rel = plan.settings.reliability
     policy = plan.settings.policy
     minimum = policy.min_goodput
-    sizes = sized_jobs(plan)
+    sizes = sized_jobs(plan, asked)
     ends = {end: {g.job.partition: g for g in goodputs(plan, end)} for end in ENDS}
     work = plan.settings.workload
     return {"rates": rates, "fleets": _fleets(plan),

@@ -6,10 +6,11 @@ as such, for a located finding (checks/goodput.py), never dropped."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cluster_iac.plan.checkpoint import storage_figures
-from cluster_iac.plan.collectives.jobs import first_gpus, job_nodes, size_label
+from cluster_iac.plan.collectives.jobs import NAMED_JOBS, Jobs, first_gpus, job_nodes, size_label
 from cluster_iac.plan.failures import JobFailures, RateContext, job_failures
 from cluster_iac.plan.fleets import ENDS
 from cluster_iac.plan.goodput import Goodput, job_goodput
@@ -43,10 +44,15 @@ class SizedJob:
 
 
 
-def partition_sizes(plan: Plan, partition: PartitionPlan,
-                    contexts: dict[str, RateContext]) -> list[SizedJob]:
-    """The distinct jobs of one partition, smallest first; oversized asks last."""
-    named = job_nodes(plan, partition, [])
+def partition_sizes(plan: Plan, partition: PartitionPlan, contexts: dict[str, RateContext],
+                    candidates: Jobs | None = None) -> list[SizedJob]:
+    """The distinct jobs of one partition, smallest first; oversized asks last.
+    ``candidates``: the partition's asked_jobs (plan/collectives/jobs.py), where the caller
+    has them already (report.md's busbw table): their named jobs are taken, not found again."""
+    if candidates is None:
+        named = job_nodes(plan, partition, [])
+    else:
+        named = [(job, nodes) for job, nodes in candidates if job in NAMED_JOBS]
     if not named:
         return []
     everything = dict(named)["partition"]
@@ -76,7 +82,11 @@ def partition_sizes(plan: Plan, partition: PartitionPlan,
     return sorted(found.values(), key=lambda s: s.gpus) + too_big
 
 
-def sized_jobs(plan: Plan) -> dict[str, list[SizedJob]]:
-    """Each partition's job sizes, by partition name in spec order."""
+def sized_jobs(plan: Plan,
+               candidates: Mapping[str, Jobs] | None = None) -> dict[str, list[SizedJob]]:
+    """Each partition's job sizes, by partition name in spec order. ``candidates``: each
+    partition's asked_jobs by name, where the caller has them already."""
     contexts = {end: RateContext(plan, end) for end in ENDS}
-    return {p.name: partition_sizes(plan, p, contexts) for p in plan.partitions}
+    given = candidates or {}
+    return {p.name: partition_sizes(plan, p, contexts, given.get(p.name))
+            for p in plan.partitions}

@@ -15,8 +15,8 @@ from cluster_iac.plan.collectives.algorithms import (
     nccl_choice,
 )
 from cluster_iac.plan.collectives.shape import (
-    domain_groups,
     job_shape,
+    node_domain,
     nvlink_owners,
     scalable_unit,
 )
@@ -172,7 +172,7 @@ def job_nodes(plan: Plan, partition: PartitionPlan, extra_gpus: Sequence[int],
     if not nodes:
         return []
     first = nodes[0]
-    domain = next(tuple(g) for g in domain_groups(plan, nodes, owners).values() if first in g)
+    domain = node_domain(plan, nodes, first, owners)
     unit = _same_unit(plan, nodes, scalable_unit(plan, first))
     jobs = [("node", (first,)), ("nvlink_domain", domain), ("scalable_unit", unit)]
     available = _gpu_total(plan, nodes)

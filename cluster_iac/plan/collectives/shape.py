@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from itertools import repeat
+from itertools import compress, repeat
+from operator import attrgetter, eq
 
 from cluster_iac.catalog.nccl_vars import parse_version
 from cluster_iac.plan.collectives.algorithms import ALGORITHMS, JobShape
@@ -82,6 +83,19 @@ def domain_groups(plan: Plan, nodes: Sequence[Node],
                     else f"node {node.hostname}")
         groups[name].append(node)
     return dict(groups)
+
+
+def node_domain(plan: Plan, nodes: Sequence[Node], node: Node,
+                owners: Mapping[str, str] | None = None) -> tuple[Node, ...]:
+    """The nodes of ``nodes`` in the NVLink domain of ``node`` (one of them), in their order:
+    domain_groups' group of ``node``. Where the plan's domains hold every node, one pass over
+    the host names finds them, not a group for each domain (12,500 nodes at 100,000 GPUs);
+    else domain_groups itself (its names for the nodes outside the plan's domains)."""
+    owner = nvlink_owners(plan) if owners is None else owners
+    names = list(map(owner.get, map(attrgetter("hostname"), nodes)))
+    if None in names:
+        return next(tuple(g) for g in domain_groups(plan, nodes, owner).values() if node in g)
+    return tuple(compress(nodes, map(eq, names, repeat(owner[node.hostname]))))
 
 
 def fabric_technology(plan: Plan) -> str:
