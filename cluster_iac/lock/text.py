@@ -3,8 +3,9 @@ identities of devices that are gone as retired lines."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
-from operator import attrgetter
+from collections.abc import Callable, Collection, Iterator, Sequence
+from itertools import chain, compress, repeat
+from operator import attrgetter, eq
 from typing import Any
 
 from cluster_iac.base.sorting import natural_key, natural_ranks
@@ -22,7 +23,7 @@ def lock_text(plan: Any, old: Lock, spec_name: str) -> str:
     devices that are gone, retired (kept reserved) unless reallocated. Sorted by kind, then
     network (or target kind), then device in natural order (gpu9 before gpu10)."""
     groups = identities(plan)
-    lines = [line for group in groups.values() for line in group.values()]
+    lines = list(chain.from_iterable(map(dict.values, groups.values())))
     head = (f"{HEADER}: the identities allocated for {spec_name}; commit it beside the spec.\n"
             f"# Edit a line to pin or move an identity (README, 'The lock file').\n")
     if "\nretired " not in old.text and _same_lines(old.text, head, lines):
@@ -74,9 +75,8 @@ def identities(plan: Any) -> Groups:
         return groups.setdefault((kind, scope), {})
 
     for network, table in plan.addresses.items():
-        group("address", network).update(
-            (device, f"address {network} {device} {address}")
-            for device, address in table.items())
+        group("address", network).update(zip(table, map(
+            f"address {network} {{}} {{}}".format, table, table.values()), strict=False))
     places = group("place", "")
     for device, where in plan.placements.items():
         if where.height_u > 0:  # a 0U PDU's place follows from its rack
@@ -96,11 +96,7 @@ def identities(plan: Any) -> Groups:
     for network, switch, _peer, peer_ports in peer_links(plan):
         group("peerlink", network)[switch] = \
             f"peerlink {network} {switch} {' '.join(peer_ports)}"
-    psus = {psu: group("outlet", f"PSU{psu}")
-            for psu in sorted(set(map(attrgetter("psu"), plan.power_cords)))}
-    for device, psu, pdu, outlet in map(attrgetter("device", "psu", "pdu", "outlet"),
-                                        plan.power_cords):
-        psus[psu][device] = f"outlet {device} PSU{psu} {pdu} {outlet}"
+    group_outlets(plan.power_cords, group)
     for name, switch in plan.switch_configs.items():
         group("bgp", switch.fabric)[name] = \
             f"bgp {switch.fabric} {name} {switch.asn} {switch.loopback}"
@@ -131,13 +127,25 @@ def _sorted_text(groups: Groups) -> str:
     place made once for every group (base/sorting.py natural_ranks; a 100,000-GPU lock's
     260,000 lines name some 30,000 devices, each in several groups: its address in each
     network, its outlet of each PSU...)."""
-    ranks = natural_ranks(name for lines in groups.values() for name in lines)
+    ranks = natural_ranks(chain.from_iterable(groups.values()))
     out: list[str] = []
     for kind, scope in sorted(groups, key=lambda group: (group[0], natural_key(group[1]))):
         lines = groups[(kind, scope)]
-        out += [lines[name] for name in sorted(lines, key=ranks.__getitem__)]
-    return "".join([line + "\n" for line in out])
+        out += map(lines.__getitem__, sorted(lines, key=ranks.__getitem__))
+    return "\n".join(out) + "\n" if out else ""
 
+
+def group_outlets(cords: Sequence[Any], group: Callable[[str, str], dict[str, str]]) -> None:
+    """Each cord's outlet line, in its PSU's group: the lines made column by column (some
+    100,000 cords at 100,000 GPUs), then parted by PSU number, one pass per number."""
+    if not cords:
+        return
+    devices, psus, pdus, outlets = (list(map(attrgetter(name), cords))
+                                    for name in ("device", "psu", "pdu", "outlet"))
+    lines = list(map("outlet {} PSU{} {} {}".format, devices, psus, pdus, outlets))
+    for psu in sorted(set(psus)):
+        group("outlet", f"PSU{psu}").update(
+            compress(zip(devices, lines, strict=True), map(eq, psus, repeat(psu))))
 
 Positions = tuple[dict[str, int], dict[str, int], dict[str, tuple[str, str]]]
 
