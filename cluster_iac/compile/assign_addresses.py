@@ -28,9 +28,10 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 from ipaddress import IPv4Network
-from itertools import chain, compress, repeat
+from itertools import chain, compress
 from operator import attrgetter
 from socket import inet_aton
+from struct import unpack
 from typing import NamedTuple
 
 from cluster_iac.base.errors import CompileError, Diagnostic
@@ -147,8 +148,9 @@ def locked(lock: Lock, network: str, cidr: IPv4Network, members: dict[str, list[
     entries = list(lock.of_kind("address", network))
     devices = [entry.key[2] for entry in entries]
     addresses = [entry.value[0] for entry in entries]
-    # each address as its number, in one pass (the lock read them as dotted IPv4)
-    numbers = list(map(int.from_bytes, map(inet_aton, addresses), repeat("big")))
+    # each address as its number: their four bytes each (the lock read them as dotted IPv4)
+    # joined, and read as big-endian 32-bit numbers at once
+    numbers = list(unpack(f">{len(addresses)}I", b"".join(map(inet_aton, addresses))))
     if numbers and (min(numbers) < low or max(numbers) > high):
         inside = [low <= number <= high for number in numbers]
         for entry, device, address, fits in zip(entries, devices, addresses, inside,
