@@ -179,10 +179,9 @@ def _check_locked(lock: Any, wiring: Wiring) -> None:
     moved: the leaves' size changed, or a freed position went to a host of other NICs) is
     a conflict, never a silent move."""
     columns = wiring.cables.columns
-    # each device's first cable's (switch, port): the rows written last to first, so the
-    # first row of a device is the one its key keeps
-    first = dict(zip(columns[2][::-1], zip(columns[4][::-1], columns[5][::-1], strict=True),
-                     strict=True))
+    first: dict[str, tuple[str, str]] = {}
+    for device, switch, port in zip(columns[2], columns[4], columns[5], strict=True):
+        first.setdefault(device, (switch, port))
     problems = []
     for entry in lock.of_kind("fabric", wiring.network):
         name = entry.key[2]

@@ -3,9 +3,9 @@ identities of devices that are gone as retired lines."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Sequence
-from itertools import chain, compress, repeat
-from operator import attrgetter, eq
+from collections.abc import Collection, Iterator
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from cluster_iac.base.sorting import natural_key, natural_ranks
@@ -75,8 +75,9 @@ def identities(plan: Any) -> Groups:
         return groups.setdefault((kind, scope), {})
 
     for network, table in plan.addresses.items():
-        group("address", network).update(zip(table, map(
-            f"address {network} {{}} {{}}".format, table, table.values()), strict=False))
+        group("address", network).update(
+            (device, f"address {network} {device} {address}")
+            for device, address in table.items())
     places = group("place", "")
     for device, where in plan.placements.items():
         if where.height_u > 0:  # a 0U PDU's place follows from its rack
@@ -96,7 +97,11 @@ def identities(plan: Any) -> Groups:
     for network, switch, _peer, peer_ports in peer_links(plan):
         group("peerlink", network)[switch] = \
             f"peerlink {network} {switch} {' '.join(peer_ports)}"
-    group_outlets(plan.power_cords, group)
+    psus = {psu: group("outlet", f"PSU{psu}")
+            for psu in sorted(set(map(attrgetter("psu"), plan.power_cords)))}
+    for device, psu, pdu, outlet in map(attrgetter("device", "psu", "pdu", "outlet"),
+                                        plan.power_cords):
+        psus[psu][device] = f"outlet {device} PSU{psu} {pdu} {outlet}"
     for name, switch in plan.switch_configs.items():
         group("bgp", switch.fabric)[name] = \
             f"bgp {switch.fabric} {name} {switch.asn} {switch.loopback}"
@@ -134,18 +139,6 @@ def _sorted_text(groups: Groups) -> str:
         out += map(lines.__getitem__, sorted(lines, key=ranks.__getitem__))
     return "\n".join(out) + "\n" if out else ""
 
-
-def group_outlets(cords: Sequence[Any], group: Callable[[str, str], dict[str, str]]) -> None:
-    """Each cord's outlet line, in its PSU's group: the lines made column by column (some
-    100,000 cords at 100,000 GPUs), then parted by PSU number, one pass per number."""
-    if not cords:
-        return
-    devices, psus, pdus, outlets = (list(map(attrgetter(name), cords))
-                                    for name in ("device", "psu", "pdu", "outlet"))
-    lines = list(map("outlet {} PSU{} {} {}".format, devices, psus, pdus, outlets))
-    for psu in sorted(set(psus)):
-        group("outlet", f"PSU{psu}").update(
-            compress(zip(devices, lines, strict=True), map(eq, psus, repeat(psu))))
 
 Positions = tuple[dict[str, int], dict[str, int], dict[str, tuple[str, str]]]
 
