@@ -28,9 +28,10 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 from ipaddress import IPv4Network
-from itertools import chain
+from itertools import chain, compress
 from operator import attrgetter
 from socket import inet_aton
+from struct import unpack
 from typing import NamedTuple
 
 from cluster_iac.base.errors import CompileError, Diagnostic
@@ -143,20 +144,31 @@ def locked(lock: Lock, network: str, cidr: IPv4Network, members: dict[str, list[
     size = cidr.num_addresses
     base = int(cidr.network_address)
     usable = range(1, size - 1) if cidr.prefixlen < 31 else range(size)
-    for entry in lock.of_kind("address", network):
-        device, address = entry.key[2], entry.value[0]
-        number = int.from_bytes(inet_aton(address), "big")  # the lock read it as dotted IPv4
-        if number - base not in usable:
-            if device in present:
+    low, high = base + usable.start, base + usable.stop - 1
+    entries = list(lock.of_kind("address", network))
+    devices = [entry.key[2] for entry in entries]
+    addresses = [entry.value[0] for entry in entries]
+    # each address as its number: their four bytes each (the lock read them as dotted IPv4)
+    # joined, and read as big-endian 32-bit numbers at once
+    numbers = list(unpack(f">{len(addresses)}I", b"".join(map(inet_aton, addresses))))
+    if numbers and (min(numbers) < low or max(numbers) > high):
+        inside = [low <= number <= high for number in numbers]
+        for entry, device, address, fits in zip(entries, devices, addresses, inside,
+                                                strict=True):
+            if not fits and device in present:
                 problems.append(lock.error(
                     entry, "LOCK-CONFLICT", f"{device}'s {network} address {address} is not "
                     f"a usable address of networks.{network}.cidr {cidr}",
                     lock.way_out(device), column=len(f"address {network} {device} ") + 1,
                     cause=("networks", network, "cidr")))
-            continue
-        held.taken.add(number)
-        if device in present:
-            held.own[device] = address
+        devices, addresses, numbers = (list(compress(column, inside))
+                                       for column in (devices, addresses, numbers))
+    held.taken.update(numbers)
+    if present.issuperset(devices):
+        held.own.update(zip(devices, addresses, strict=True))
+    else:
+        held.own.update((device, address) for device, address
+                        in zip(devices, addresses, strict=True) if device in present)
     return held, problems
 
 

@@ -194,9 +194,11 @@ def _check_locked(lock: Any, network: str, devices: Sequence[str], switches: lis
     """A device whose access port would differ from the one the lock records (the switch
     model's port count changed) is a conflict, never a silent move."""
     problems = []
+    held = lock.groups.get(("access", network), {})  # lock.get's, less a call per device
+    freed = lock.reallocated
     for device, switch, port in zip(devices, switches, ports, strict=True):
-        entry = lock.get("access", network, device)
-        if entry is not None and (entry.value[2], entry.value[3]) != (switch, port):
+        entry = held.get(device)
+        if entry is not None and entry.value[2:] != (switch, port) and device not in freed:
             problems.append(lock.error(
                 entry, "LOCK-CONFLICT", f"{device}'s {network} access cable would move from "
                 f"{entry.value[2]} {entry.value[3]} to {switch} {port}", lock.way_out(device)))

@@ -95,32 +95,37 @@ def _pins(plan: Plan, names: dict[str, tuple[str, ...]],
     outlets = {r.name: profiles[r.pdu_profile].outlets for r in plan.racks}
     pdu_rack = {pdu: (rack, k) for rack, pdus in rack_pdus(plan).items()
                 for k, pdu in enumerate(pdus)}
-    place = {name: (rack, d) for rack, devices in names.items()
-             for d, name in enumerate(devices)}
+    # device -> its rack, its place in the rack's order and its number of PSUs
+    place = {name: (rack, d, consumer.psus) for rack, devices in names.items()
+             for d, (name, consumer) in enumerate(zip(devices, consumers[rack], strict=True))}
     psu_index = {f"PSU{n}": n - 1 for n in range(1, 100)}  # the lock's PSU names (PSU1-PSU99)
     cords: dict[str, list[tuple[int, int, int, int]]] = {}
     reserved: dict[str, list[tuple[int, int]]] = {}
     problems = []
-    for entry in lock.of_kind_all("outlet"):
-        (_, psu_name, device), (pdu, outlet) = entry.key, entry.value
-        psu = psu_index[psu_name]
-        at = pdu_rack.get(pdu)
-        where = place.get(device)
-        if where is None:  # a retired device's outlet: kept empty
-            if at is not None:
-                reserved.setdefault(at[0], []).append((at[1], outlet))
-            continue
-        home, d = where
-        if at is None or at[0] != home or outlet > outlets[home] or \
-                psu >= consumers[home][d].psus:
-            why = (f"PDU {pdu} is not one of rack {home}'s" if at is None or at[0] != home
-                   else f"its PDUs have {outlets[home]} outlets" if outlet > outlets[home]
-                   else f"it has {consumers[home][d].psus} PSUs")
-            problems.append(lock.error(entry, "LOCK-CONFLICT", f"{device} {psu_name} is "
-                                       f"locked to {pdu} outlet {outlet}, but {why}",
-                                       lock.way_out(device)))
-            continue
-        cords.setdefault(home, []).append((d, psu, at[1], outlet))
+    freed = lock.reallocated
+    # the entries of each PSU's scope, as lock.of_kind_all gives them, less its per-entry step
+    for scope in sorted(scope for kind, scope in lock.groups if kind == "outlet"):
+        psu = psu_index[scope]
+        for device, entry in lock.groups[("outlet", scope)].items():
+            if device in freed:
+                continue
+            pdu, outlet = entry.value
+            at = pdu_rack.get(pdu)
+            where = place.get(device)
+            if where is None:  # a retired device's outlet: kept empty
+                if at is not None:
+                    reserved.setdefault(at[0], []).append((at[1], outlet))
+                continue
+            home, d, psus = where
+            if at is None or at[0] != home or outlet > outlets[home] or psu >= psus:
+                why = (f"PDU {pdu} is not one of rack {home}'s" if at is None or at[0] != home
+                       else f"its PDUs have {outlets[home]} outlets" if outlet > outlets[home]
+                       else f"it has {psus} PSUs")
+                problems.append(lock.error(entry, "LOCK-CONFLICT", f"{device} {scope} is "
+                                           f"locked to {pdu} outlet {outlet}, but {why}",
+                                           lock.way_out(device)))
+                continue
+            cords.setdefault(home, []).append((d, psu, at[1], outlet))
     pins = {rack: Pins(tuple(sorted(cords.get(rack, ()))),
                        tuple(sorted(set(reserved.get(rack, ())))))
             for rack in set(cords) | set(reserved)}

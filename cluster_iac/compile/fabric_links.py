@@ -24,7 +24,6 @@ the spread is laid as it is, and written.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import groupby
 
 from cluster_iac.base.runs import runs
 from cluster_iac.compile.fabric_cables import PORT_NAMES, Wiring
@@ -43,12 +42,10 @@ def uplink_texts(a_device: Sequence[str], a_port: Iterable[str], b_device: Itera
     joined at once: about 0.07 s CPU for the 200,000 of 100,000 GPUs)."""
     cables = list(map(":".join, zip(a_port, b_device, b_port, strict=True)))
     texts: dict[str, str] = {}
-    start = 0
-    for lower, run in groupby(a_device):
-        stop = start + sum(1 for _ in run)
+    for start, stop in runs(a_device):  # each run's bounds found at C speed
+        lower = a_device[start]
         text = ",".join(cables[start:stop])
         texts[lower] = f"{texts[lower]},{text}" if lower in texts else text
-        start = stop
     return texts
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 from ipaddress import IPv4Network
+from itertools import repeat
+from operator import itemgetter
 
 from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.base.sorting import natural_sorted
@@ -51,12 +53,16 @@ def dns_records(plan: Plan) -> tuple[tuple[DnsRecord, ...], list[Diagnostic]]:
     """Every address's name; two devices with one name is DNS-NAME-CLASH at the second's
     network (a host 'x-bmc' beside host x's BMC name)."""
     hosts = {n.hostname for n in plan.nodes}
-    made = [DnsRecord(dns_name(network, device, hosts), address, network, device)
-            for network in NETWORKS
-            for device, address in plan.addresses.get(network, {}).items()]
-    names = [record.name for record in made]
+    made: list[DnsRecord] = []
+    names: list[str] = []
+    for network in NETWORKS:  # column by column: 60,000 records at 100,000 GPUs
+        table = plan.addresses.get(network, {})
+        named = list(map(dns_name, repeat(network), table, repeat(hosts)))
+        made += map(_record, repeat(DnsRecord), zip(
+            named, table.values(), repeat(network), table, strict=False))
+        names += named
     if len(set(names)) == len(names) and hostnames_valid(names):  # all of them at once
-        return tuple(natural_sorted(made, lambda r: r.name)), []
+        return tuple(natural_sorted(made, itemgetter(0))), []
     seen: dict[str, DnsRecord] = {}
     problems: list[Diagnostic] = []
     for record in made:
@@ -75,7 +81,10 @@ def dns_records(plan: Plan) -> tuple[tuple[DnsRecord, ...], list[Diagnostic]]:
                 ("networks", network),
                 hint="rename the host group whose names end like another network's suffix "
                      "(-bmc, -ib, -stor)"))
-    return tuple(natural_sorted(seen.values(), lambda r: r.name)), problems
+    return tuple(natural_sorted(seen.values(), itemgetter(0))), problems
+
+
+_record = tuple.__new__  # a DnsRecord of its four fields, without a Python call each
 
 
 def boot_server(plan: Plan, wanted: str | None, problems: list[Diagnostic]) -> str | None:

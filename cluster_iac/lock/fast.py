@@ -5,8 +5,9 @@ of read.py, which reads any other lock line by line)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
-from itertools import groupby
+from itertools import groupby, repeat
 from operator import itemgetter
 
 from cluster_iac.base.text import CONTROL
@@ -168,60 +169,51 @@ def _run(head: str) -> re.Pattern[str]:
     return re.compile(rf"(?:{re.escape(head)}[^\n]*\n)*")
 
 
-def _make(kind: str, rows: list[tuple[str, ...]]) -> list[Entry]:
-    """The entries of one kind's matched lines; a line out of range makes the whole kind
-    unreadable here (ValueError from _in_range, caught by the caller)."""
-    if kind == "address":
-        return [Entry((kind, n, d), (a,), 0, r == "retired ") for r, n, d, a in rows]
-    if kind == "mac":
-        if any(row[3] == ZERO_MAC for row in rows):
-            raise _OutOfRange(ZERO_MAC)
-        return [Entry((kind, n, d), (m,), 0, r == "retired ") for r, n, d, m in rows]
-    if kind == "serial":
-        return [Entry((kind, "", d), (s,), 0, r == "retired ") for r, d, s in rows]
-    if kind == "guid":
-        if any(row[3] == ZERO_GUID for row in rows):
-            raise _OutOfRange(ZERO_GUID)
-        return [Entry((kind, port, d), (g,), 0, r == "retired ") for r, d, port, g in rows]
-    if kind == "zone":
-        if any(len(row[1]) > ZONE_MAX for row in rows):
-            raise _OutOfRange(ZONE_MAX)
-        return [Entry((kind, "", z), (_in(n, SOA_MAX, 1), h), 0, r == "retired ")
-                for r, z, n, h in rows]
-    if kind == "row":
-        return [Entry((kind, "", w), (_in(p, 100_000),), 0, r == "retired ") for r, w, p in rows]
-    if kind == "place":
-        return [Entry((kind, "", d), (rack, _in(u, 100, 1), _in(h, 100, 1)), 0, r == "retired ")
-                for r, d, rack, u, h in rows]
-    if kind == "lustre":
-        return [Entry((kind, t, i), (d,), 0, r == "retired ") for r, t, i, d in rows]
-    if kind == "fabric":
-        return [Entry((kind, f, d), (_in(p, 100_000), _in(n, 64, 1), sw, port), 0,
-                      r == "retired ") for r, f, d, p, n, sw, port in rows]
-    if kind == "links":
-        return [Entry((kind, f, d), (u,), 0, r == "retired ") for r, f, d, u in rows]
-    if kind == "access":
-        return [Entry((kind, n, d), (rack, _in(p, 100_000), sw, port), 0, r == "retired ")
-                for r, n, d, rack, p, sw, port in rows]
-    if kind == "outlet":
-        return [Entry((kind, psu, d), (pdu, _in(o, 1000, 1)), 0, r == "retired ")
-                for r, d, psu, pdu, o in rows]
-    if kind == "bgp":
-        return [Entry((kind, f, d), (_in(asn, MAX_ASN, 1), ip), 0, r == "retired ")
-                for r, f, d, asn, ip in rows]
-    if kind == "p2p":
-        return [Entry((kind, f, d), (ip,), 0, r == "retired ") for r, f, d, ip in rows]
-    if kind == "peerlink":
-        return [Entry((kind, n, d), (a, b), 0, r == "retired ") for r, n, d, a, b in rows]
-    return [Entry((kind, n, d), (level, _in(p, 100_000)), 0, r == "retired ")  # uplink
-            for r, n, d, level, p in rows]
+def _make(kind: str, rows: list[tuple[str, ...]]) -> Iterator[Entry]:
+    """The entries of one kind's matched lines, made column by column (each row's words
+    transposed once, the keys and values zipped from the columns, each entry made by
+    tuple.__new__ in one pass: read.py's per line call, a Python frame per entry, was most
+    of a 100,000-GPU lock's read); a line out of range makes the whole kind unreadable here
+    (_OutOfRange, caught by the caller)."""
+    if not rows:
+        return iter(())
+    r, *words = zip(*rows, strict=True)
+    key, value = _SHAPES[kind]
+    if kind == "mac" and ZERO_MAC in words[2]:
+        raise _OutOfRange(ZERO_MAC)
+    if kind == "guid" and ZERO_GUID in words[2]:
+        raise _OutOfRange(ZERO_GUID)
+    if kind == "zone" and max(map(len, words[0])) > ZONE_MAX:
+        raise _OutOfRange(ZONE_MAX)
+    for at, (low, high) in _RANGES.get(kind, {}).items():
+        words[at] = numbers = tuple(map(int, words[at]))
+        if min(numbers) < low or max(numbers) > high:
+            raise _OutOfRange(kind)
+    scopes = repeat("") if key[0] is None else words[key[0]]
+    keys = zip(repeat(kind), scopes, words[key[1]])
+    values = zip(*(words[at] for at in value), strict=True)
+    # a matched row's first word is 'retired ' or '': its truth is the entry's retired
+    return map(_new, repeat(Entry), zip(keys, values, repeat(0), map(bool, r)))
 
 
-def _in(word: str, high: int, low: int = 0) -> int:
-    number = int(word)
-    if not low <= number <= high:
-        raise _OutOfRange(word)
-    return number
+_new = tuple.__new__
+# Per kind, where its row's words (less the first, 'retired ' or '') hold the key's scope
+# (None: '') and name, and the value's words, in order
+_SHAPES: dict[str, tuple[tuple[int | None, int], tuple[int, ...]]] = {
+    "address": ((0, 1), (2,)), "mac": ((0, 1), (2,)), "serial": ((None, 0), (1,)),
+    "guid": ((1, 0), (2,)), "zone": ((None, 0), (1, 2)), "row": ((None, 0), (1,)),
+    "place": ((None, 0), (1, 2, 3)), "lustre": ((0, 1), (2,)),
+    "fabric": ((0, 1), (2, 3, 4, 5)), "links": ((0, 1), (2,)),
+    "access": ((0, 1), (2, 3, 4, 5)), "outlet": ((1, 0), (2, 3)),
+    "bgp": ((0, 1), (2, 3)), "p2p": ((0, 1), (2,)), "peerlink": ((0, 1), (2, 3)),
+    "uplink": ((0, 1), (2, 3)),
+}
+# Per kind, its whole-number words (as in _SHAPES) and the range each must be in
+_RANGES: dict[str, dict[int, tuple[int, int]]] = {
+    "zone": {1: (1, SOA_MAX)}, "row": {1: (0, 100_000)}, "place": {2: (1, 100), 3: (1, 100)},
+    "fabric": {2: (0, 100_000), 3: (1, 64)}, "access": {3: (0, 100_000)},
+    "outlet": {3: (1, 1000)}, "bgp": {2: (1, MAX_ASN)}, "uplink": {3: (0, 100_000)},
+}
 
 
 class _OutOfRange(ValueError):

@@ -4,6 +4,7 @@ identities of devices that are gone as retired lines."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
+from itertools import chain
 from operator import attrgetter
 from typing import Any
 
@@ -22,7 +23,7 @@ def lock_text(plan: Any, old: Lock, spec_name: str) -> str:
     devices that are gone, retired (kept reserved) unless reallocated. Sorted by kind, then
     network (or target kind), then device in natural order (gpu9 before gpu10)."""
     groups = identities(plan)
-    lines = [line for group in groups.values() for line in group.values()]
+    lines = list(chain.from_iterable(map(dict.values, groups.values())))
     head = (f"{HEADER}: the identities allocated for {spec_name}; commit it beside the spec.\n"
             f"# Edit a line to pin or move an identity (README, 'The lock file').\n")
     if "\nretired " not in old.text and _same_lines(old.text, head, lines):
@@ -131,12 +132,12 @@ def _sorted_text(groups: Groups) -> str:
     place made once for every group (base/sorting.py natural_ranks; a 100,000-GPU lock's
     260,000 lines name some 30,000 devices, each in several groups: its address in each
     network, its outlet of each PSU...)."""
-    ranks = natural_ranks(name for lines in groups.values() for name in lines)
+    ranks = natural_ranks(chain.from_iterable(groups.values()))
     out: list[str] = []
     for kind, scope in sorted(groups, key=lambda group: (group[0], natural_key(group[1]))):
         lines = groups[(kind, scope)]
-        out += [lines[name] for name in sorted(lines, key=ranks.__getitem__)]
-    return "".join([line + "\n" for line in out])
+        out += map(lines.__getitem__, sorted(lines, key=ranks.__getitem__))
+    return "\n".join(out) + "\n" if out else ""
 
 
 Positions = tuple[dict[str, int], dict[str, int], dict[str, tuple[str, str]]]

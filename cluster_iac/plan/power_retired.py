@@ -20,12 +20,7 @@ def unpowered(plan: Plan, names: dict[str, tuple[str, ...]],
               templates: list[Any]) -> list[Diagnostic]:
     """One error per PDU with a cord left without an outlet (none when each cord has one)."""
     profiles = plan.settings.power.pdu_profiles
-    retired: dict[str, list[Entry]] = {}  # PDU name -> the retired cords the lock holds there
-    if plan.lock.exists:
-        present = {name for devices in names.values() for name in devices}
-        for entry in plan.lock.of_kind_all("outlet"):
-            if entry.key[2] not in present:  # retired, or gone in this change
-                retired.setdefault(entry.value[0], []).append(entry)
+    retired: dict[str, list[Entry]] | None = None  # made for the first problem only
     problems = []
     # each template's cords without an outlet, found once for all of its identical racks
     unplugged: dict[Any, list[Any]] = {}
@@ -44,10 +39,24 @@ def unpowered(plan: Plan, names: dict[str, tuple[str, ...]],
         for k, cords in sorted(short.items()):
             if template.flow.outlets_needed.get(k, 0) > profile.outlets:
                 continue  # more cords than outlets at all: SPEC-PDU-OUTLETS says so
+            if retired is None:
+                retired = _retired(plan, names)
             problems.append(_problem(plan, rack.name, pdu_name(rack.name, labels[k]), cords,
                                      retired.get(pdu_name(rack.name, labels[k]), []),
                                      rack.pdu_profile))
     return problems
+
+
+def _retired(plan: Plan, names: dict[str, tuple[str, ...]]) -> dict[str, list[Entry]]:
+    """PDU name -> the retired cords the lock holds there (the lock's 100,000 outlet lines at
+    100,000 GPUs are walked only when a cord has no outlet)."""
+    retired: dict[str, list[Entry]] = {}
+    if plan.lock.exists:
+        present = {name for devices in names.values() for name in devices}
+        for entry in plan.lock.of_kind_all("outlet"):
+            if entry.key[2] not in present:  # retired, or gone in this change
+                retired.setdefault(entry.value[0], []).append(entry)
+    return retired
 
 
 def _problem(plan: Plan, rack: str, pdu: str, cords: list[str], held: list[Entry],

@@ -53,12 +53,15 @@ def zone_records(domain: str, cidrs: Iterable[str],
     # bytes inet_aton makes (big-endian, so compared as numbers), fill each zone in order;
     # each /24 block's zone and owner tail are found once, not once per address
     blocks: dict[str, tuple[str, str]] = {}  # '10.0.1' -> its zone, its owners' tail
-    for record in sorted(records, key=lambda r: inet_aton(r.address)):
+    keys = list(map(inet_aton, [record.address for record in records]))
+    tail = f".{domain}."
+    for at in sorted(range(len(records)), key=keys.__getitem__):  # by address, stable
+        record = records[at]
         block, _, host = record.address.rpartition(".")
         found = blocks.get(block)
         if found is None:
             found = blocks[block] = _block_zone(block, heads)
-        out[found[0]].append((host + found[1], "PTR", f"{record.name}.{domain}."))
+        out[found[0]].append((host + found[1], "PTR", record.name + tail))
     return dict(sorted(out.items()))
 
 
