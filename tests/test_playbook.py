@@ -1,13 +1,18 @@
-"""ansible/site.yml's install list (emit/playbook.py) against what each example renders; the
-real runs are tests/real/test_playbook_real.py."""
+"""ansible/site.yml's install list (emit/playbook.py) against what each example renders, and
+its actions' files, one per kind (emit/playbook_actions.py); the real runs are
+tests/real/test_playbook_real.py."""
 
 from __future__ import annotations
 
 import fnmatch
+import json
+from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
-from cluster_iac.emit import playbook_files
+from cluster_iac.catalog.slurm_actions import KINDS
+from cluster_iac.emit import playbook_actions, playbook_files
 from tests.conftest import EXAMPLE_IDS, example_build
 
 # Files only some clusters render: the playbook skips them where they are absent.
@@ -74,3 +79,56 @@ def test_a_name_holding_a_template_is_refused() -> None:
         with pytest.raises(ValueError, match="template"):
             playbook_files.plain(text)
     assert playbook_files.plain("/etc/slurm/healthcheck.sh") == "/etc/slurm/healthcheck.sh"
+
+
+def _yaml(text: str) -> object:
+    return YAML(typ="safe").load(text)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_IDS)
+def test_each_action_kind_has_a_file_of_its_own_tasks(name: str) -> None:
+    """ansible/actions/<kind>.yml for every kind the change plan can name but those with
+    nothing to run, which the include skips by its own ``when``; no task of a kind's file
+    asks for the kind (one file per kind: nothing is skipped for being of another kind)."""
+    files = example_build(name).files
+    made = {p for p in files if p.startswith("ansible/actions")}
+    assert made == {playbook_actions.action_path(k) for k in KINDS
+                    if k not in playbook_actions.NOTHING_TO_RUN}
+    assert "ansible/actions.yml" not in files
+    for path in made:
+        tasks = _yaml(files[path])
+        assert isinstance(tasks, list) and tasks, path
+        for task in tasks:
+            assert "planned.kind" not in json.dumps(task.get("when", "")), (path, task)
+    site = _yaml(files["ansible/site.yml"])
+    include = site[-1]["tasks"][0]  # type: ignore[index]
+    assert include["ansible.builtin.include_tasks"] == "actions/{{ planned.kind }}.yml"
+    assert include["when"] == "planned.kind not in ['new-jobs', 'none']"
+    check = site[0]["tasks"][0]  # type: ignore[index]
+    assert check["vars"]["_kinds"] == list(KINDS)  # an unknown kind stops the first play
+
+
+def test_only_the_kinds_without_tasks_here_fail_the_run() -> None:
+    """reload-frr everywhere (the switches are not hosts of this playbook); slurmdbd's kinds
+    where the cluster has no accounting; every other kind runs its tasks."""
+    def failing(name: str) -> set[str]:
+        return {kind for kind, tasks in playbook_actions.actions(example_build(name).plan).items()
+                if any("ansible.builtin.fail" in t and "when" not in t for t in tasks)}
+
+    assert example_build("seed-64gpu-h100").plan.scheduling.accounting is not None
+    assert failing("seed-64gpu-h100") == {"reload-frr"}
+    assert example_build("minimal").plan.scheduling.accounting is None
+    assert failing("minimal") == {"reload-frr", "restart-database", "restart-slurmdbd"}
+
+
+def test_a_unit_restart_runs_on_the_hosts_of_its_files() -> None:
+    """Each service kind's one task: systemctl VERB UNIT delegated to each host of the
+    patterns of its causes (cluster_iac_file_hosts)."""
+    files = example_build("seed-64gpu-h100").files
+    for kind, (verb, unit) in playbook_actions.UNITS.items():
+        tasks: Any = _yaml(files[playbook_actions.action_path(kind)])
+        assert len(tasks) == 1
+        task = tasks[0]
+        assert task["ansible.builtin.command"]["argv"].endswith(f"+ ['{verb}', '{unit}'] }}}}")
+        assert task["delegate_to"] == "{{ item }}"
+        assert "cluster_iac_file_hosts" in task["vars"]["_pattern"]

@@ -1,4 +1,4 @@
-"""ansible/site.yml and ansible/actions.yml: install the rendered files, then run the change plan.
+"""ansible/site.yml and ansible/actions/*.yml: install the rendered files, then run the change plan.
 
     ansible-playbook -i ansible/inventory.yml ansible/site.yml \\
         -e cluster_iac_changes=changes.json -e cluster_iac_release=22.05
@@ -7,7 +7,9 @@ The playbook is data made here and written by the YAML serializer (no template: 
 is a quoted scalar, never a task). Its plays, in order:
 
 1. read the change plan (``cluster-iac changes --format json``) for the target release and stop
-   before anything is installed when it is missing, names no such release, or refuses an action;
+   before anything is installed when it is missing, names no such release, refuses an action,
+   or names an action kind that is not catalog/slurm_actions.py's (a plan of another release
+   of cluster-iac: its kind would name a file that is not there);
 2. one play per inventory group that needs files: each rendered file copied from the tree to the
    path the inventory's variables name (``slurm_conf_dir``, ``nccl_conf_path``,
    ``nccl_topo_file``) or the file's own header names, with its owner and mode (the Lustre fstab
@@ -23,9 +25,12 @@ is a quoted scalar, never a task). Its plays, in order:
    The node's cloud-init network-config holds the same entries, but nothing delivers it
    (NoCloud over HTTP does not read network-config, docs/boot.md);
 4. the change plan's actions in its order (a first deployment's bring-up order included), one
-   include of actions.yml per action, which runs only the tasks of that action's kind; a
-   service's restart (opensm, lnet, nvidia-imex, the exporters, Prometheus) runs on the hosts
-   its changed files are installed on (the action's causes are the files).
+   include per action of its kind's file, ``actions/{{ planned.kind }}.yml`` (Ansible templates
+   the file name per loop item; emit/playbook_actions.py makes the files), which holds that
+   kind's tasks and nothing else; the kinds with nothing to run (``new-jobs``, ``none``) are
+   skipped by the include's own ``when`` and have no file. A service's restart (opensm, lnet,
+   nvidia-imex, the exporters, Prometheus) runs on the hosts its changed files are installed
+   on (the action's causes are the files).
 
 How daemons are (re)started and how scontrol is reached are variables (``cluster_iac_service``,
 ``cluster_iac_scontrol``, ``cluster_iac_hostnames``, argv lists; ``cluster_iac_admin``, a prefix
@@ -39,39 +44,33 @@ from __future__ import annotations
 
 import posixpath
 
+from cluster_iac.catalog.slurm_actions import KINDS
 from cluster_iac.emit.ansible import SLURM_CONF_DIR, group_name
 from cluster_iac.emit.base import GENERATED_BY
+from cluster_iac.emit.playbook_actions import (
+    ACTIONS_DIR,
+    NOTHING_TO_RUN,
+    SERVICE,
+    action_path,
+    actions,
+    default,
+)
 from cluster_iac.emit.playbook_files import file_hosts, imex_pattern, installs, plain
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
 
 ROOT = "{{ cluster_iac_root | default('') }}"
 TREE = "{{ playbook_dir }}/.."
-SERVICE = ["systemctl"]
-SCONTROL = ["scontrol"]
-HOSTNAMES = ["scontrol", "show", "hostnames"]
 NETPLAN_APPLY = ["netplan", "apply"]
 # netplan(5): files in /etc/netplan are read in lexical order, a later one overriding an
 # earlier one's keys; cloud-init writes 50-cloud-init.yaml, so 60- comes after it
 RAILS_FILE = "/etc/netplan/60-cluster-iac-rails.yaml"
-# The service each kind restarts on the hosts of its files (playbook_files.file_hosts), and
-# how: systemd unit names of the Debian and NVIDIA packages. Prometheus is reloaded where it
-# runs and started where it does not (systemctl reload-or-restart).
-UNITS = {
-    "restart-opensm": ("restart", "opensm"),
-    "restart-lnet": ("restart", "lnet"),
-    "restart-imex": ("restart", "nvidia-imex"),
-    "restart-dcgm-exporter": ("restart", "dcgm-exporter"),
-    "restart-snmp-exporter": ("restart", "prometheus-snmp-exporter"),
-    "reload-prometheus": ("reload-or-restart", "prometheus"),
-    "reload-dns": ("reload-or-restart", "named"),  # Debian 12 bind9: named.service
-    "reload-dhcp": ("restart", "kea-dhcp4-server"),
-}
 
 
 def render(plan: Plan) -> dict[str, str]:
     return {"ansible/site.yml": yaml_text(site(plan), [GENERATED_BY]),
-            "ansible/actions.yml": yaml_text(actions(plan), [GENERATED_BY])}
+            **{action_path(kind): yaml_text(tasks, [GENERATED_BY])
+               for kind, tasks in actions(plan).items()}}
 
 
 def _play_vars(plan: Plan, group: str) -> dict[str, object]:
@@ -152,7 +151,7 @@ def _enable_tasks(units: list[dict[str, str]]) -> list[dict[str, object]]:
     when systemctl created a link."""
     if not units:
         return []
-    service = _default("cluster_iac_service", SERVICE)
+    service = default("cluster_iac_service", SERVICE)
     names = [posixpath.basename(u["dest"]) for u in units]
     host = {"CLUSTER_IAC_HOST": "{{ inventory_hostname }}"}  # for a sandbox's stand-in
     return [{"name": "systemd reads the units", "ansible.builtin.command": {
@@ -175,13 +174,18 @@ def site(plan: Plan) -> list[dict[str, object]]:
                 "that": ["cluster_iac_changes is defined", "cluster_iac_release is defined",
                          "cluster_iac_release in _plan.actions",
                          "_plan.actions[cluster_iac_release] | selectattr('refused') | list "
-                         "| length == 0"],
+                         "| length == 0",
+                         "_plan.actions[cluster_iac_release] | map(attribute='kind') "
+                         "| reject('in', _kinds) | list | length == 0"],
                 "fail_msg": "pass -e cluster_iac_changes=FILE (cluster-iac changes SPEC -o DIR "
                             "--format json > FILE, before rendering) and -e "
-                            "cluster_iac_release=RELEASE; a refused action is applied by hand",
+                            "cluster_iac_release=RELEASE; a refused action is applied by hand; "
+                            "an action of a kind this playbook does not know comes from "
+                            "another release of cluster-iac than the rendered tree's",
                 "quiet": True},
             "vars": {"_plan": "{{ lookup('ansible.builtin.file', cluster_iac_changes) "
-                              "| from_json }}"}}]}]
+                              "| from_json }}",
+                     "_kinds": list(KINDS)}}]}]
     for group, files in sorted(installs(plan).items()):
         play: dict[str, object] = {
             "name": f"install the rendered files of {group}", "hosts": group,
@@ -200,11 +204,12 @@ def site(plan: Plan) -> list[dict[str, object]]:
                  "cluster_iac_file_hosts": file_hosts(plan)},
         "tasks": [{
             "name": "one action of the plan",
-            "ansible.builtin.include_tasks": "actions.yml",
+            "ansible.builtin.include_tasks": f"{ACTIONS_DIR}/{{{{ planned.kind }}}}.yml",
             "loop": "{{ (lookup('ansible.builtin.file', cluster_iac_changes) | from_json)"
                     ".actions[cluster_iac_release] }}",
             "loop_control": {"loop_var": "planned",
                              "label": "{{ planned.kind }} {{ planned.hosts }}"},
+            "when": f"planned.kind not in {list(NOTHING_TO_RUN)!r}",
         }]})
     return plays
 
@@ -236,113 +241,10 @@ def _rails_play(plan: Plan) -> dict[str, object]:
         "handlers": [{
             "name": "netplan apply",
             "ansible.builtin.command": {
-                "argv": f"{{{{ {_default('cluster_iac_netplan_apply', NETPLAN_APPLY)} }}}}"},
+                "argv": f"{{{{ {default('cluster_iac_netplan_apply', NETPLAN_APPLY)} }}}}"},
             "environment": {"CLUSTER_IAC_HOST": "{{ inventory_hostname }}"}}]}
 
 
 def _dbd_host(plan: Plan) -> str:
     acct = plan.scheduling.accounting
     return acct.dbd_host if acct is not None else ""
-
-
-def _cmd(argv: str, name: str, kind: str, **extra: object) -> dict[str, object]:
-    return {"name": name, "ansible.builtin.command": {"argv": argv},
-            "when": f"planned.kind == '{kind}'", **extra}
-
-
-def _default(var: str, argv: list[str]) -> str:
-    """The variable, or the real cluster's command when it is not set (a sandbox sets it)."""
-    return f"{var} | default({argv!r})"
-
-
-def _wait_up() -> dict[str, object]:
-    return {"name": "slurmctld answers", "ansible.builtin.command": {
-        "argv": f"{{{{ {_default('cluster_iac_scontrol', SCONTROL)} + ['ping'] }}}}"},
-        "register": "_ping", "until": "' is UP' in _ping.stdout", "retries": 60, "delay": 1,
-        "changed_when": False,
-        "when": "planned.kind in ['restart-slurmctld', 'reconfigure'] and not ansible_check_mode"}
-
-
-def _unit_task(kind: str, verb: str, unit: str, service: str) -> dict[str, object]:
-    """``systemctl VERB UNIT`` on every host of the action's files: its causes are the files
-    (the change plan's), their hosts the inventory patterns of cluster_iac_file_hosts."""
-    return _cmd(f"{{{{ {service} + ['{verb}', '{unit}'] }}}}", f"{kind}: {verb} {unit} on the "
-                "hosts of its files", kind, delegate_to="{{ item }}",
-                loop="{{ query('ansible.builtin.inventory_hostnames', _pattern) "
-                     "if _pattern else [] }}",
-                vars={"_pattern": "{{ planned.causes | select('in', cluster_iac_file_hosts) "
-                                  "| map('extract', cluster_iac_file_hosts) | join(':') }}"},
-                environment={"CLUSTER_IAC_HOST": "{{ item }}"})
-
-
-def actions(plan: Plan) -> list[dict[str, object]]:
-    """One action of the change plan (``planned``): the tasks of its kind, nothing else; a
-    kind this cluster has no task for (slurmdbd's without accounting) fails the run."""
-    service = _default("cluster_iac_service", SERVICE)
-    scontrol = _default("cluster_iac_scontrol", SCONTROL)
-    nodes = "'nodename=' ~ planned.hosts"
-    kinds = ["lustre-rewrite", "drain", "accounting", "restart-slurmctld", "reconfigure",
-             "restart-slurmd", "start-slurmd", "resume", "new-jobs", "none", "apply-netplan",
-             *UNITS]
-    dbd: list[dict[str, object]] = []
-    if plan.scheduling.accounting is not None:
-        kinds += ["restart-database", "restart-slurmdbd"]
-        dbd = [
-            _cmd(f"{{{{ {service} + ['restart', 'mariadb'] }}}}", "restart MariaDB",
-                 "restart-database", delegate_to="{{ cluster_iac_dbd_host }}",
-                 environment={"CLUSTER_IAC_HOST": "{{ cluster_iac_dbd_host }}"}),
-            _cmd("{{ ['sh', cluster_iac_conf_dir ~ '/slurmdbd-storage-pass.sh'] }}",
-                 "write slurmdbd's StoragePass file", "restart-slurmdbd",
-                 delegate_to="{{ cluster_iac_dbd_host }}", no_log=True,
-                 environment={"SLURMDBD_STORAGE_PASS": "{{ slurmdbd_storage_pass }}"}) | {
-                "when": ["planned.kind == 'restart-slurmdbd'",
-                         "planned.commands | select('search', 'slurmdbd-storage-pass') | list "
-                         "| length > 0"]},
-            _cmd(f"{{{{ {service} + ['restart', 'slurmdbd'] }}}}", "restart slurmdbd",
-                 "restart-slurmdbd", delegate_to="{{ cluster_iac_dbd_host }}",
-                 environment={"CLUSTER_IAC_HOST": "{{ cluster_iac_dbd_host }}"})]
-    return [
-        {"name": "an action this playbook knows",
-         "ansible.builtin.fail": {"msg": "no task for {{ planned.kind }} on this cluster"},
-         "when": f"planned.kind not in {sorted(kinds)}"},
-        {"name": "lustre-rewrite: format or rewrite the Lustre targets by hand",
-         "ansible.builtin.fail": {"msg": "run lustre/servers/*.sh on their servers (MGS first), "
-                                         "then again with -e cluster_iac_lustre_done=true"},
-         "when": "planned.kind == 'lustre-rewrite' and not (cluster_iac_lustre_done | "
-                 "default(false) | bool)"},
-        _cmd(f"{{{{ {scontrol} + ['update', {nodes}, 'state=DRAIN', "
-             "'reason=cluster-iac-change'] }}", "drain", "drain"),
-        *dbd,
-        _cmd("{{ cluster_iac_admin | default([]) + (planned.commands[0].split() if "
-             "planned.commands[0].startswith('sacctmgr -i add qos ') else "
-             "['sh', cluster_iac_conf_dir ~ '/accounting.sh']) }}",
-             "accounting", "accounting"),
-        _cmd(f"{{{{ {service} + ['restart', 'slurmctld'] }}}}",
-             "restart slurmctld on the controllers", "restart-slurmctld",
-             delegate_to="{{ item }}", loop="{{ groups['controllers'] }}",
-             environment={"CLUSTER_IAC_HOST": "{{ item }}"}),
-        _cmd(f"{{{{ {scontrol} + ['reconfigure'] }}}}", "scontrol reconfigure", "reconfigure"),
-        _wait_up(),
-        {"name": "the nodes of restart-slurmd or start-slurmd", "ansible.builtin.command": {
-            "argv": f"{{{{ {_default('cluster_iac_hostnames', HOSTNAMES)} + [planned.hosts] }}}}"},
-         "register": "_nodes", "changed_when": False, "check_mode": False,
-         "when": "planned.kind in ['restart-slurmd', 'start-slurmd']"},
-        _cmd(f"{{{{ {service} + ['restart', 'slurmd'] }}}}",
-             "restart slurmd on its nodes", "restart-slurmd", delegate_to="{{ item }}",
-             loop="{{ _nodes.stdout_lines | default([]) }}",
-             environment={"CLUSTER_IAC_HOST": "{{ item }}"}),
-        _cmd(f"{{{{ {service} + ['enable', '--now', 'slurmd'] }}}}",
-             "start slurmd on the nodes the change adds", "start-slurmd",
-             delegate_to="{{ item }}", loop="{{ _nodes.stdout_lines | default([]) }}",
-             environment={"CLUSTER_IAC_HOST": "{{ item }}"}),
-        _cmd(f"{{{{ {scontrol} + ['update', {nodes}, 'state=RESUME'] }}}}",
-             "resume", "resume"),
-        *(_unit_task(kind, verb, unit, service) for kind, (verb, unit) in UNITS.items()),
-        {"name": "apply-netplan: done by the rails play's handler where the file changed",
-         "ansible.builtin.debug": {"msg": "netplan apply ran on {{ planned.hosts }} whose "
-                                          "rails file changed (the play before this one)"},
-         "when": "planned.kind == 'apply-netplan'"},
-        {"name": "new-jobs or none: nothing to run",
-         "ansible.builtin.debug": {"msg": "{{ planned.why }}"},
-         "when": "planned.kind in ['new-jobs', 'none']"},
-    ]
