@@ -219,17 +219,31 @@ def table(results: Sequence[Measured]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def speed_probe() -> float:
+    """CPU seconds of a fixed pure-Python loop (10**7 additions in a function): this VM's
+    speed per CPU second changes from hour to hour, even from minute to minute (neighbours on
+    the host: on 29 Nov 2026 one run's probe read 0.42 s before and 0.53 s after), so a
+    table's CPU figures are compared with another's only beside their probes."""
+    started = time.process_time()
+    total = 0
+    for i in range(10**7):
+        total += i
+    return time.process_time() - started
+
+
 def report(sizes: Sequence[int], places: Sequence[Path], out: Path | None,
            spec_yaml: Callable[[int], str]) -> None:
-    """Measure, print the table (and write it to ``out``) with the date, machine and load."""
-    before, started = os.getloadavg(), time.gmtime()
+    """Measure, print the table (and write it to ``out``) with the date, machine, load and
+    the speed probe before and after."""
+    before, started, probe = os.getloadavg(), time.gmtime(), speed_probe()
     results = run_commands(sizes, places, spec_yaml)
-    after = os.getloadavg()
+    after, probe_after = os.getloadavg(), speed_probe()
     cpus = os.cpu_count()
     text = (f"Measured {time.strftime('%d %b %Y %H:%M', started)}-"
             f"{time.strftime('%H:%M UTC', time.gmtime())} on "
             f"{os.uname().nodename} ({cpus} CPUs), load average before {before[0]:.2f}, "
-            f"after {after[0]:.2f}, at niceness {os.nice(0)}.\n\n" + table(results))
+            f"after {after[0]:.2f}, at niceness {os.nice(0)}; speed probe (speed_probe) "
+            f"{probe:.2f} s before, {probe_after:.2f} s after.\n\n" + table(results))
     print(text)
     if out is not None:
         out.write_text(text)
