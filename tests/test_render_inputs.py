@@ -7,12 +7,14 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 import cluster_iac.render
 from cluster_iac.cli.main import main
+from cluster_iac.plan.kept import Lock
 from cluster_iac.render import build, check_against, render_into
 from cluster_iac.write import inputs
 from cluster_iac.write.files import text_digest
@@ -165,8 +167,12 @@ def test_a_reallocating_render_leaves_the_next_render_to_make_the_lock(
     lock = spec.with_suffix(".lock").read_text()
     made: list[str] = []
     real = cluster_iac.render.lock_text
-    monkeypatch.setattr(cluster_iac.render, "lock_text",
-                        lambda *args: made.append("made") or real(*args))
+
+    def counted(plan: Any, old: Lock, spec_name: str) -> str:
+        made.append("made")
+        return real(plan, old, spec_name)
+
+    monkeypatch.setattr(cluster_iac.render, "lock_text", counted)
     render_into(spec, tmp_path / "second", reallocate=("gpu01",))
     assert spec.with_suffix(".lock").read_text() != lock  # gpu01's identities are new
     render_into(spec, tmp_path / "third")
