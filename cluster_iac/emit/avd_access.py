@@ -80,7 +80,7 @@ def node(config: Any, node_id: int, channels: dict[Bond, dict[str, Any]] | None 
     """One switch as an AVD node: its uplinks as cabled, its ports' structured config
     (``channels``: structured_config's, kept across the switches of one network)."""
     found: dict[str, Any] = {"name": config.name, "id": node_id}
-    uplinks = [i for i in config.interfaces if i.kind == "uplink"]
+    uplinks = config.uplinks
     if uplinks:
         found["uplink_interfaces"] = [eos_port(i.name) for i in uplinks]
         found["uplink_switches"] = [i.peer for i in uplinks]
