@@ -323,11 +323,11 @@ def test_adding_a_rack_changes_only_its_lines(tmp_path: Path) -> None:
     host = before.plan.nodes[0].hostname
     address = before.plan.addresses["management"][host]
     files = dict(after.files)
-    files["cabling/labels.csv"] = files["cabling/labels.csv"].replace(cable, cable + "0")
+    files["cabling/cables.csv"] = files["cabling/cables.csv"].replace(cable, cable + "0")
     files["ansible/inventory.yml"] = files["ansible/inventory.yml"].replace(
         f"'{address}'", f"'{address}0'")  # yaml_text quotes an address (YAML 1.1 reads numbers)
     planted = _unexpected(before, replace(after, files=files))
-    assert {line.split(":")[0] for line in planted} == {"cabling/labels.csv",
+    assert {line.split(":")[0] for line in planted} == {"cabling/cables.csv",
                                                         "ansible/inventory.yml"}
 
 

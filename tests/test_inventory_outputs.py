@@ -19,9 +19,8 @@ from ruamel.yaml import YAML
 from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.compile.cable_media import allowed, choose_medium
 from cluster_iac.emit import ansible, cabling, terraform
-from cluster_iac.formats.csv import csv_columns, table_cells
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Cables
+from cluster_iac.plan.labels import label_columns
 from tests.conftest import example_build
 from tests.inventory_fixtures import wired_plan
 
@@ -66,56 +65,8 @@ def test_cabling_has_exactly_the_plans_links(name: str, plan: Plan) -> None:
     assert len({c["cable_id"] for c in cables}) == len(cables)
     ports = Counter((c[f"{s}_device"], c[f"{s}_port"]) for c in cables for s in "ab")
     assert [p for p, n in ports.items() if n > 1] == []
-    labels = _rows(cabling.render(plan)["cabling/labels.csv"])
-    assert Counter(r["cable_id"] for r in labels) == {c["cable_id"]: 2 for c in cables}
-
-
-def _labels_cell_by_cell(c: Cables) -> str:
-    return csv_columns(cabling.LABEL_COLUMNS, cabling._label_columns(c, 0, len(c)))
-
-
-def _labels_from_pieces(c: Cables) -> str:
-    shared = {name: table_cells(c, name) for name in ("id_head", "a_port", "b_port")}
-    made = cabling._labels_csv(c, shared)
-    return made if isinstance(made, str) else made.text()
-
-
-@pytest.mark.parametrize(("name", "plan"), PLANS, ids=IDS)
-def test_labels_from_their_pieces_are_the_cells_written_one_by_one(name: str,
-                                                                   plan: Plan) -> None:
-    """labels.csv laid out from the ids' heads, the ports and each device's text (Chunks, as
-    the render writes it) is the file written cell by cell through csv_columns; so it is with
-    a cable end the table has no device for, and with a device name CSV must quote (which
-    sends the whole file cell by cell)."""
-    c = dataclasses.replace(plan.cables)
-    assert not isinstance(cabling._labels_csv(c, {name: table_cells(c, name) for name in
-                                                  ("id_head", "a_port", "b_port")}), str)
-    assert _labels_from_pieces(c) == _labels_cell_by_cell(c)
-    # not racked; racked but quoted by CSV; both
-    for odd, racked in (("nowhere", False), ("odd,name", True), ("far,away", False)):
-        devices = dict(c.devices)
-        if racked:
-            devices[odd] = devices[c.b_device[0]]._replace(name=odd)
-        changed = dataclasses.replace(c, b_device=(odd, *c.b_device[1:]), devices=devices)
-        text = _labels_from_pieces(changed)
-        assert text == _labels_cell_by_cell(changed) and odd in text
-
-
-def test_labels_quote_only_the_slices_with_an_end_csv_quotes(monkeypatch: pytest.MonkeyPatch
-                                                              ) -> None:
-    """A slice of label lines with an end whose text CSV quotes is written cell by cell, the
-    slices before and after it from their pieces: all of it is what csv_columns writes."""
-    c = dataclasses.replace(dict(PLANS)["wired"].cables)
-    monkeypatch.setattr(cabling, "CHUNK", 3)
-    middle = len(c) // 2
-    for odd, racked in (("odd,name", True), ("far,away", False)):
-        devices = dict(c.devices)
-        if racked:
-            devices[odd] = devices[c.a_device[middle]]._replace(name=odd)
-        b_device = (*c.b_device[:middle], odd, *c.b_device[middle + 1:])
-        changed = dataclasses.replace(c, b_device=b_device, devices=devices)
-        text = _labels_from_pieces(changed)
-        assert text == _labels_cell_by_cell(changed) and f'"{c.id_head[middle]}' in text
+    label_ids = label_columns(plan.cables)[0]  # what `cluster-iac labels` prints
+    assert Counter(label_ids) == {c["cable_id"]: 2 for c in cables}
 
 
 @pytest.mark.parametrize(("name", "plan"), PLANS, ids=IDS)

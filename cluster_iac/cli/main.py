@@ -16,6 +16,7 @@ from cluster_iac.cli.changes import changes
 from cluster_iac.cli.common import keep_builds
 from cluster_iac.cli.fabric import fabric
 from cluster_iac.cli.guide import catalog, explain, init, schema
+from cluster_iac.cli.labels import labels
 from cluster_iac.cli.macs import macs
 from cluster_iac.cli.plan import plan_command, report
 from cluster_iac.cli.reconcile import reconcile_command
@@ -31,6 +32,7 @@ def main() -> None:
 for command in (validate, render, changes, plan_command, report, init, explain, schema, catalog,
                 fabric, acceptance, reconcile_command, macs):
     main.add_command(command)
+main.add_command(labels)
 
 
 def run() -> NoReturn:

@@ -1,13 +1,14 @@
-"""Cabling plan for crews and purchasing: every cable with both ends, labels, a bill of materials.
+"""Cabling plan for crews and purchasing: every cable with both ends, a bill of materials.
 
 Formats the rows of plan.cables (compile/plan_cabling.py); computes nothing about a cable.
+The cables' labels are not a file of the tree: `cluster-iac labels` prints them from
+cables.csv (cli/labels.py; their text is plan/labels.py's).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from functools import partial
+from collections.abc import Sequence
 from itertools import repeat
 from operator import itemgetter
 
@@ -15,7 +16,6 @@ from cluster_iac.catalog.cables import cable_catalog
 from cluster_iac.emit.base import render_template
 from cluster_iac.formats.chunks import Chunks, whole
 from cluster_iac.formats.csv import (
-    CHUNK,
     Cells,
     Joined,
     Keyed,
@@ -23,10 +23,7 @@ from cluster_iac.formats.csv import (
     RunStops,
     by_value,
     csv_chunks,
-    csv_columns,
     csv_text,
-    lookup,
-    plain_column,
     table_cells,
     table_stops,
 )
@@ -43,17 +40,16 @@ def render(plan: Plan) -> dict[str, str]:
 
 
 def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
-    """The files, the two large ones as Chunks (written piece by piece)."""
+    """The files, the large one (cables.csv) as Chunks (written piece by piece)."""
     cables = plan.cables
     stops = table_stops(cables)
     bom = bom_rows(cables, stops, {name: f.breakout_legs for name, f in plan.fabrics.items()
                                    if f.breakout_legs > 1}, cage_ports(plan))
-    # the columns both files (and NetBox's cables) print, checked once; a cable's id is its
-    # head and its A port (plan.cables.id_head)
+    # the columns cables.csv and NetBox's cables print, checked once (table_cells keeps them
+    # with the table); a cable's id is its head and its A port (plan.cables.id_head)
     shared = {name: table_cells(cables, name) for name in ("id_head", "a_port", "b_port")}
     return {
         "cabling/cables.csv": csv_chunks(CABLE_COLUMNS, _cable_columns(cables, shared, stops)),
-        "cabling/labels.csv": _labels_csv(cables, shared),
         "cabling/bom.csv": csv_text(("item", "type", "speed_gbps", "length_m", "quantity"), bom),
         "cabling/bom.md": render_template("cabling/bom.md.j2",
                                           **_bom_context(plan, len(cables), bom)),
@@ -107,109 +103,6 @@ class _Ends(dict[str, tuple[str, str, "int | None", str]]):
 
     def __missing__(self, name: str) -> tuple[str, str, int | None, str]:
         return ("", "", None, name)
-
-
-LABEL_COLUMNS = ("cable_id", "end", "label")
-
-
-def _labels_csv(c: Cables, shared: dict[str, Cells]) -> str | Chunks:
-    """labels.csv: two lines a cable, written straight from the parts when the ids' heads and
-    the ports are plain CSV cells (then so are the ids and labels made of them, which start
-    with a head, wherever the device texts are plain too: _label_lines); else cell by cell
-    through csv_columns."""
-    if all(shared[name].plain for name in ("id_head", "a_port", "b_port")):
-        return Chunks(partial(_labels, _EndTexts(c), c))
-    return csv_columns(LABEL_COLUMNS, _label_columns(c, 0, len(c)))
-
-
-def _labels(texts: _EndTexts, c: Cables) -> Iterator[str]:
-    yield ",".join(LABEL_COLUMNS) + "\n"
-    layouts: dict[int, list[str]] = {}  # the pieces of n cables' lines, reused slice to slice
-    for start in range(0, len(c), CHUNK):
-        stop = min(start + CHUNK, len(c))
-        if stop - start not in layouts:
-            layouts[stop - start] = [piece if isinstance(piece, str) else ""
-                                     for piece in _LABEL_PIECES] * (stop - start)
-        yield _label_lines(texts, c, start, stop, layouts[stop - start])
-
-
-class _EndTexts:
-    """Device name -> ' rack.U09 device:' (no .U for 0U and unplaced devices; no rack for a
-    name the table has no device for): a cable end's text before its port, with the space
-    before it, made once per device. ``crooked``: the names whose text CSV would quote, the
-    devices' found at once, any other name's when first looked up."""
-
-    def __init__(self, c: Cables) -> None:
-        # a plain dict: its lookups take half the time of a dict subclass's with __missing__
-        self.texts = {name: f" {d.rack}.U{d.u:02d} {name}:" if d.u else f" {d.rack} {name}:"
-                      for name, d in c.devices.items()}
-        self.crooked: set[str] = set()
-        if not plain_column(list(self.texts.values())):
-            self.crooked.update(name for name, text in self.texts.items()
-                                if not plain_column([text]))
-
-    def of(self, names: Sequence[str]) -> Sequence[str]:
-        """The text of each name."""
-        try:
-            return lookup(self.texts, names)
-        except KeyError:  # a name the table has no device for
-            for name in set(names).difference(self.texts):
-                self.texts[name] = text = f"  {name}:"
-                if not plain_column([text]):
-                    self.crooked.add(name)
-            return lookup(self.texts, names)
-
-
-# The pieces of one cable's two label lines, 'id,A,id a-place a-port > b-place b-port' and
-# the B line the other way round, by what fills them (an id is its head and the A port; a
-# place comes with the space before it).
-_HEAD, _A_PLACE, _A_PORT, _B_PLACE, _B_PORT = range(5)
-_LABEL_PIECES: tuple[int | str, ...] = (
-    _HEAD, _A_PORT, ",A,", _HEAD, _A_PORT, _A_PLACE, _A_PORT, " >", _B_PLACE, _B_PORT, "\n",
-    _HEAD, _A_PORT, ",B,", _HEAD, _A_PORT, _B_PLACE, _B_PORT, " >", _A_PLACE, _A_PORT, "\n")
-
-
-def _label_lines(texts: _EndTexts, c: Cables, start: int, stop: int, laid: list[str]) -> str:
-    """The label lines of cables start..stop: their pieces laid out in ``laid``, whose
-    separators are in place, piece by piece (slice assignment, every other piece of every
-    cable), and joined once; each device's text made once. Cables with an end whose text CSV
-    would quote are written cell by cell (_label_columns), a slice of lines at a time."""
-    a_device, b_device = c.a_device[start:stop], c.b_device[start:stop]
-    parts = (c.id_head[start:stop], texts.of(a_device), c.a_port[start:stop],
-             texts.of(b_device), c.b_port[start:stop])
-    if texts.crooked and not (texts.crooked.isdisjoint(a_device)
-                              and texts.crooked.isdisjoint(b_device)):
-        return csv_columns(LABEL_COLUMNS, _label_columns(c, start, stop)).partition("\n")[2]
-    size = len(_LABEL_PIECES)
-    for k, piece in enumerate(_LABEL_PIECES):
-        if isinstance(piece, int):
-            laid[k::size] = parts[piece]
-    return "".join(laid)
-
-
-def _label_columns(c: Cables, start: int, stop: int) -> list[Sequence[str]]:
-    """TIA-606 style labels for both ends of cables start..stop, A then B of each cable: the
-    cable id, then near end > far end, 'rack.U09 device:port' (the plain writer, cell by
-    cell)."""
-    ids: list[str] = []
-    ends: list[str] = []
-    labels: list[str] = []
-    for i in range(start, stop):
-        cable_id = c.id_head[i] + c.a_port[i]
-        a_end = _place(c, c.a_device[i]) + c.a_port[i]
-        b_end = _place(c, c.b_device[i]) + c.b_port[i]
-        ids += [cable_id, cable_id]
-        ends += ["A", "B"]
-        labels += [f"{cable_id} {a_end} > {b_end}", f"{cable_id} {b_end} > {a_end}"]
-    return [ids, ends, labels]
-
-
-def _place(c: Cables, name: str) -> str:
-    """'rack.U09 device:' of a cable end, 'rack device:' for a 0U or unplaced device, ' device:'
-    for a name the table has no device for."""
-    d = c.devices.get(name)
-    rack, u = (d.rack, d.u) if d else ("", None)
-    return f"{rack}.U{u:02d} {name}:" if u else f"{rack} {name}:"
 
 
 SPLITTER = "splitter cable"  # the BOM's item for a split switch port's copper cable

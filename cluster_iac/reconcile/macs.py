@@ -95,7 +95,8 @@ def import_manifest(plan: Plan, text: str, file: str) -> tuple[list[Row], list[D
         if host not in known:
             error("MAC-UNKNOWN-SERIAL", f"serial {serial} is racked as {host or 'nothing'!r}, "
                   "which the plan cables to no access port", line, cell["host"][1],
-                  "name the planned device the chassis was racked as (cabling/labels.csv)")
+                  "name the planned device the chassis was racked as (its cables' labels name it: "
+                  "cluster-iac labels TREE --rack RACK)")
             continue
         if mac is None:
             error("MAC-SYNTAX", f"{mac_text!r} is not a unicast MAC address", line,
