@@ -279,8 +279,7 @@ def _diff(kind: str, old: Mapping[str, object], new: Mapping[str, object],
 def _work_order(old_header: str, old: dict[str, str], new_header: str, new: dict[str, str],
                 relabel: set[str] | None = None) -> tuple[dict[str, str], ...]:
     """Every cable to pull (gone, or changed: pulled and laid again), to lay, and to
-    relabel (in place, naming a renamed device: its new label, which `cluster-iac labels`
-    prints from the rendered tree)."""
+    relabel (in place, naming a renamed device: its new label, from `cluster-iac labels`)."""
     relabel = relabel or set()
     pull = _read(old_header, [old[k] for k in old if k not in relabel and (
         k not in new or new[k] != old[k])])
