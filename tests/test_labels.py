@@ -241,3 +241,27 @@ def test_a_cables_csv_short_of_a_column_is_located(tmp_path: Path) -> None:
     (tree / MANIFEST).write_text(f"{text_digest(text)}  cabling/cables.csv\n")
     out = _error(_cli("labels", tree), "LABELS-COLUMN", f"{cables}:1:1")
     assert "no column b_u" in out and "cable_id,network" in out
+
+
+def test_a_line_short_of_cells_is_located_and_nothing_is_kept(tmp_path: Path) -> None:
+    """A line with a cell too few in the middle of cables.csv (its manifest edited with it):
+    the error at that line; -o leaves no file, standard output says the labels printed
+    before it are cut short."""
+    tree = _tree(tmp_path, example_build("seed-64gpu-h100").plan)
+    cables = tree / "cabling" / "cables.csv"
+    lines = cables.read_text().splitlines(keepends=True)
+    middle = len(lines) // 2
+    lines[middle] = lines[middle].replace(",", "", 1)
+    text = "".join(lines)
+    cables.write_text(text)
+    (tree / MANIFEST).write_text(f"{text_digest(text)}  cabling/cables.csv\n")
+    out = tmp_path / "labels.csv"
+    result = _cli("labels", tree, "-o", out)
+    found = _error(result, "LABELS-COLUMN", f"{cables}:{middle + 1}:1")
+    assert "17 cells where the header names 18" in found and "no labels written" in found
+    assert not out.exists()
+    printed = _cli("labels", tree, "--rack", "r01")
+    assert "no labels written" in _error(printed, "LABELS-COLUMN", f"{cables}:{middle + 1}:1")
+    cut = _cli("labels", tree)
+    assert cut.exit_code == 1 and "the labels printed are cut short" in cut.stderr
+

@@ -12,7 +12,9 @@ chosen cables' labels held, until every named rack is known to be cabled in the 
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import os
 import sys
 import tempfile
@@ -62,6 +64,7 @@ def labels(tree: Path, rack: str | None, row: str | None, out_file: Path | None)
     Read from TREE's cabling/cables.csv, which must be the file render wrote (its manifest's
     digest); the spec is not compiled."""
     choice = _Choice({"--rack": rack or "", "--row": row or ""})
+    printed = _Printed()
     try:
         cables = checked_cables(tree)
         with open(cables, encoding="utf-8", newline="") as handle:
@@ -69,18 +72,21 @@ def labels(tree: Path, rack: str | None, row: str | None, out_file: Path | None)
             if choice.any:  # the chosen cables' labels held until every name is known
                 held = list(made.blocks())
                 choice.check()
-                _write(held, out_file)
+                _write(held, out_file, printed)
             else:
-                _write(made.blocks(), out_file)
+                _write(made.blocks(), out_file, printed)
     except LabelsError as exc:
-        _fail(exc.diagnostics)
+        _fail(exc.diagnostics, printed)
     except UnicodeDecodeError as exc:
         _fail([_at(tree / CABLES, "LABELS-STALE", f"not UTF-8 text ({exc.reason})",
-                   "render the spec into the tree again")])
+                   "render the spec into the tree again")], printed)
+    except BrokenPipeError:  # the reader stopped (labels | head): nothing more to say
+        _quiet_stdout()
+        sys.exit(1)
     except OSError as exc:
         _fail([Diagnostic("LABELS-TREE", f"cannot read or write: {exc.strerror or exc}",
                           file=str(exc.filename or tree), line=1, column=1,
-                          hint="check the path and its permissions")])
+                          hint="check the path and its permissions")], printed)
     if out_file is not None:
         click.echo(f"{out_file}: {2 * made.count} labels of {made.count} cables")
 
@@ -209,11 +215,12 @@ class _Choice:
         racks, rows, seen_racks, seen_rows = self.racks, self.rows, self.seen_racks, self.seen_rows
 
         def keep(cells: list[str]) -> bool:
-            ends = (cells[a_rack], cells[b_rack])
-            lines = (cells[a_row], cells[b_row])
-            seen_racks.update(ends)
-            seen_rows.update(lines)
-            return any(rack in racks for rack in ends) or any(r in rows for r in lines)
+            at_racks = (cells[a_rack], cells[b_rack])
+            at_rows = (cells[a_row], cells[b_row])
+            seen_racks.update(at_racks)
+            seen_rows.update(at_rows)
+            return (any(name in racks for name in at_racks)
+                    or any(name in rows for name in at_rows))
 
         return keep
 
@@ -265,12 +272,20 @@ def _parts(expression: str) -> Iterator[tuple[int, str]]:
     yield start + 1, expression[start:]
 
 
-def _write(blocks: Iterable[str], out_file: Path | None) -> None:
+class _Printed:
+    """Whether labels have gone to standard output (an error in the middle of cables.csv
+    then leaves them cut short)."""
+
+    started = False
+
+
+def _write(blocks: Iterable[str], out_file: Path | None, printed: _Printed) -> None:
     """The labels on standard output, or into ``out_file`` through a temp file and a rename
     (a failure leaves the file as it was)."""
     if out_file is None:
         for block in blocks:
             click.echo(block, nl=False)
+            printed.started = True
         return
     out_file.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out_file.parent, prefix=f".{out_file.name}.", suffix=".tmp")
@@ -288,8 +303,16 @@ def _at(path: Path, code: str, message: str, hint: str) -> Diagnostic:
     return Diagnostic(code, message, file=str(path), line=1, column=1, hint=hint)
 
 
-def _fail(diagnostics: list[Diagnostic]) -> NoReturn:
+def _fail(diagnostics: list[Diagnostic], printed: _Printed) -> NoReturn:
     for diag in diagnostics:
         click.echo(format_diagnostic(diag, None, diag.file or ""), err=True)
-    click.echo(f"{len(diagnostics)} error(s); no labels written", err=True)
+    done = "the labels printed are cut short" if printed.started else "no labels written"
+    click.echo(f"{len(diagnostics)} error(s); {done}", err=True)
     sys.exit(1)
+
+
+def _quiet_stdout() -> None:
+    """Standard output pointed at /dev/null, so that the interpreter's last flush does not
+    fail again on the closed pipe."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
