@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cluster_iac.write.scan import CACHE_ENV
 from tests.conftest import ROOT
 
 MINIMAL = ROOT / "examples" / "minimal.yaml"
@@ -88,3 +89,42 @@ def test_validate_without_a_graph_algorithm_loads_no_networkx(spec: Path) -> Non
 def test_validate_with_lustre_loads_networkx() -> None:
     """Lustre's bandwidth is a max flow over the fabric: the probe sees networkx then."""
     assert "networkx" in _modules_loaded_by("validate", str(SUPERPOD))
+
+
+def _pipeline_modules(modules: set[str]) -> set[str]:
+    """The pipeline: the spec models (and pydantic), the compile passes, the checks, the
+    orchestrator and the emitters."""
+    return {m for m in modules
+            if m.split(".")[0] in ("pydantic", "pydantic_core", "jinja2")
+            or m.startswith(("cluster_iac.spec", "cluster_iac.compile", "cluster_iac.checks",
+                             "cluster_iac.emit", "cluster_iac.catalog"))
+            or m == "cluster_iac.render"}
+
+
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ("validate", "--help")])
+def test_the_program_and_its_help_load_no_command_and_no_pipeline(args: tuple[str, ...]) -> None:
+    """cli/main.py imports a command's module only when it runs: the group's --help lists
+    every command from COMMANDS; validate --help loads its own module, not the pipeline
+    (render --help does: its -j help names the pipeline's PARALLEL_NODES)."""
+    modules = _modules_loaded_by(*args)
+    assert _pipeline_modules(modules) == set()
+    commands = {m for m in modules if m.startswith("cluster_iac.cli.")} - {
+        "cluster_iac.cli.main", "cluster_iac.cli.common", "cluster_iac.cli.console"}
+    assert commands == ({"cluster_iac.cli.render", "cluster_iac.cli.changes"}
+                        if args[0] == "validate" else set())
+
+
+def test_a_render_over_a_current_folder_loads_no_pipeline(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """render and render --check over what the spec's inputs with their lock were last
+    rendered to answer from write/recall.py: no spec model, compile pass, check or emitter is
+    loaded; the same probe sees them on a render that compiles (the assertion can fail)."""
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+    spec, out = tmp_path / MINIMAL.name, tmp_path / "out"
+    spec.write_bytes(MINIMAL.read_bytes())
+    spec.with_suffix(".lock").write_bytes(MINIMAL.with_suffix(".lock").read_bytes())
+    first = _modules_loaded_by("render", str(spec), "-o", str(out))
+    assert {"cluster_iac.render", "cluster_iac.spec", "pydantic"} <= _pipeline_modules(first)
+    assert _pipeline_modules(_modules_loaded_by("render", str(spec), "-o", str(out))) == set()
+    again = _modules_loaded_by("render", str(spec), "-o", str(out), "--check")
+    assert _pipeline_modules(again) == set()

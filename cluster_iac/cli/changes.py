@@ -2,7 +2,10 @@
 running cluster; and the head `render --check` prints above its diff, the same plan.
 
 cluster_iac.change.change_plan (tens of milliseconds to load) is imported inside the two
-functions that use it, so that validate, render and the other commands start without it.
+functions that use it, so that validate, render and the other commands start without it; and
+the pipeline (cluster_iac.render: the spec models, compile, checks) inside ``_planned``, the
+one that compiles, so that `changes` over a folder already current (write/recall.py) runs
+without it. Neither hides a circle: neither imports the CLI (tests/test_house.py).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -25,11 +29,13 @@ from cluster_iac.cli.common import (
     output_folder,
     print_diagnostics,
 )
-from cluster_iac.render import Build, check_against
-from cluster_iac.write.compare import Checked
 from cluster_iac.write.files import write_file
 from cluster_iac.write.manifest import MANIFEST
 from cluster_iac.write.recall import confirm_check, recall
+
+if TYPE_CHECKING:
+    from cluster_iac.render import Build
+    from cluster_iac.write.compare import Checked
 
 
 @click.command()
@@ -106,6 +112,8 @@ def _planned(spec: Path, out_dir: Path, base: str | None, releases: tuple[str, .
     """The change's two trees and locks from the spec's plan (compiled, checked, its
     findings printed), the files that may differ (None: any), the releases and the plan's
     moved cables."""
+    from cluster_iac.render import check_against  # the pipeline: see the module docstring
+
     if base:
         result = build_or_exit(spec, strict=strict, emit=True, reallocate=reallocate,
                                keep=False)  # let go below

@@ -3,8 +3,14 @@
 printed and exit 1 on an error, and the lines and files a command writes.
 
 The command modules (cli/render.py, changes.py, plan.py, guide.py, fabric.py,
-acceptance.py) import this one; cli/main.py imports them and adds their commands to the
-``main`` group. This module imports no command.
+acceptance.py) import this one; cli/main.py imports each when its command runs. This module
+imports no command.
+
+The pipeline (cluster_iac.render: the spec models, the compile passes, the checks; a third of
+a second of CPU to import) is imported inside the two functions that run it, not at the top:
+a render or `changes` over a folder already current answers from write/recall.py and never
+needs it (tests/test_startup.py). A dependency cut, not a hidden circle: cluster_iac.render
+imports nothing of the CLI (tests/test_house.py).
 """
 
 from __future__ import annotations
@@ -22,13 +28,12 @@ import click
 
 from cluster_iac.base.errors import Diagnostic
 from cluster_iac.cli.console import format_diagnostic
-from cluster_iac.render import Build, PipelineError, build
 from cluster_iac.write.files import write_file
 
 if TYPE_CHECKING:
     from cluster_iac.base.source import SourceMap
     from cluster_iac.cli.findings import FindingsLog
-    from cluster_iac.render import Findings
+    from cluster_iac.render import Build, Findings, PipelineError
     from cluster_iac.write.recall import Recalled
 
 SPEC = click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
@@ -81,6 +86,8 @@ def build_or_exit(spec: Path, *, strict: bool, emit: bool, jobs: int | None = 1,
     """The pipeline (render.build), or exit 1 on its errors (or_exit); what it built kept
     to the process's end (keep_to_exit) unless ``keep`` is False (a command that lets the
     plan go to make room for what it does next)."""
+    from cluster_iac.render import build  # the pipeline, where it runs: module docstring
+
     built = or_exit(spec, lambda findings: build(spec, strict=strict, emit=emit, jobs=jobs,
                                                  on_findings=findings, reallocate=reallocate,
                                                  complete=complete),
@@ -108,6 +115,8 @@ def or_exit(spec: Path, run: Callable[[Findings], Run], *, writes: bool = False,
     """``run`` the pipeline, its findings printed as soon as the checks have passed; on an
     error, ``on_error`` told first (plan prints what was built), every diagnostic printed
     and exit 1. ``writes``: the command writes files, so the last line says none were."""
+    from cluster_iac.render import PipelineError  # the pipeline, where it runs: docstring
+
     try:
         return run(lambda findings, source: print_diagnostics(findings, source, str(spec)))
     except PipelineError as exc:

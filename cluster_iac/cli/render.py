@@ -31,13 +31,27 @@ from cluster_iac.cli.common import (
     summary,
     write_failed,
 )
-from cluster_iac.render import PARALLEL_NODES, Build, check_against, render_into
-from cluster_iac.write.compare import Checked
 from cluster_iac.write.recall import Recalled, confirm_check, confirm_into, recall
 from cluster_iac.write.tree import OutputRefused
 
 if TYPE_CHECKING:
     from cluster_iac.emit.parallel import WorkerUsage
+    from cluster_iac.render import Build
+    from cluster_iac.write.compare import Checked
+
+
+class JobsOption(click.Option):
+    """-j/--jobs, whose help names the pipeline's PARALLEL_NODES: read when the help is shown,
+    so that the option is made without the pipeline (module docstring)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        from cluster_iac.render import PARALLEL_NODES  # the pipeline, for --help only
+
+        self.help = ("Processes that render the files: 1, or 2 (the default where two CPUs "
+                     f"are free and the plan has at least {PARALLEL_NODES} nodes; a smaller "
+                     "plan renders in one process, where a fork would cost more than it "
+                     "saves).")
+        return super().get_help_record(ctx)
 
 
 @click.command()
@@ -59,11 +73,7 @@ def validate(spec: Path, strict: bool, reallocate: tuple[str, ...]) -> None:
 @click.option("--check", is_flag=True,
               help="Write nothing; print the change plan (as `cluster-iac changes` does) and "
                    "a diff, and exit 1, if the output directory or the lock is stale.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Processes that render the files: 1, or 2 (the default where two CPUs "
-                   f"are free and the plan has at least {PARALLEL_NODES} nodes; a smaller "
-                   "plan renders in one process, where a fork would cost more than it "
-                   "saves).")
+@click.option("-j", "--jobs", cls=JobsOption, type=click.IntRange(min=1), default=None)
 @STRICT
 @REALLOCATE
 @FINDINGS
@@ -76,12 +86,16 @@ def render(spec: Path, out_dir: Path, check: bool, jobs: int | None, strict: boo
         if check:
             if recalled is not None and _check_known(spec, out_dir, recalled):
                 return
+            from cluster_iac.render import check_against  # unknown: the pipeline (docstring)
+
             _check(spec, out_dir, *keep_to_exit(or_exit(spec, lambda findings: check_against(
                 spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
                 reallocate=reallocate))))
             return
         if recalled is not None and _render_known(spec, out_dir, recalled):
             return
+        from cluster_iac.render import render_into  # unknown: the pipeline (docstring)
+
         result, written = keep_to_exit(or_exit(spec, lambda findings: render_into(
             spec, out_dir, strict=strict, jobs=jobs, on_findings=findings,
             reallocate=reallocate), writes=True))
