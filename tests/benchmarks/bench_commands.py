@@ -231,11 +231,26 @@ def speed_probe() -> float:
     return time.process_time() - started
 
 
+def startup_cpu(*args: str) -> float:
+    """CPU seconds (user + system, wait4) of ``python ARGS`` in a process of its own, the
+    least of three runs: what every command pays before its own work (``-c "import
+    cluster_iac.cli.main"``: the program's import; ``-m cluster_iac --help``: import, parse,
+    the listing), so that a regression of the start-up shows beside the probe."""
+    spent = []
+    for _ in range(3):
+        child = subprocess.Popen([sys.executable, *args], cwd=ROOT, stdout=subprocess.DEVNULL)
+        _pid, _status, usage = os.wait4(child.pid, 0)
+        spent.append(usage.ru_utime + usage.ru_stime)
+    return min(spent)
+
+
 def report(sizes: Sequence[int], places: Sequence[Path], out: Path | None,
            spec_yaml: Callable[[int], str]) -> None:
-    """Measure, print the table (and write it to ``out``) with the date, machine, load and
-    the speed probe before and after."""
+    """Measure, print the table (and write it to ``out``) with the date, machine, load, the
+    speed probe before and after, and the start-up's CPU (startup_cpu)."""
     before, started, probe = os.getloadavg(), time.gmtime(), speed_probe()
+    imported = startup_cpu("-c", "import cluster_iac.cli.main")
+    listed = startup_cpu("-m", "cluster_iac", "--help")
     results = run_commands(sizes, places, spec_yaml)
     after, probe_after = os.getloadavg(), speed_probe()
     cpus = os.cpu_count()
@@ -243,7 +258,9 @@ def report(sizes: Sequence[int], places: Sequence[Path], out: Path | None,
             f"{time.strftime('%H:%M UTC', time.gmtime())} on "
             f"{os.uname().nodename} ({cpus} CPUs), load average before {before[0]:.2f}, "
             f"after {after[0]:.2f}, at niceness {os.nice(0)}; speed probe (speed_probe) "
-            f"{probe:.2f} s before, {probe_after:.2f} s after.\n\n" + table(results))
+            f"{probe:.2f} s before, {probe_after:.2f} s after; start-up (startup_cpu, least of 3) "
+            f"`import cluster_iac.cli.main` {imported:.2f} s CPU, `cluster-iac --help` "
+            f"{listed:.2f} s.\n\n" + table(results))
     print(text)
     if out is not None:
         out.write_text(text)
