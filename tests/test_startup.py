@@ -128,3 +128,12 @@ def test_a_render_over_a_current_folder_loads_no_pipeline(
     assert _pipeline_modules(_modules_loaded_by("render", str(spec), "-o", str(out))) == set()
     again = _modules_loaded_by("render", str(spec), "-o", str(out), "--check")
     assert _pipeline_modules(again) == set()
+    # changes loads the Slurm catalog (catalog/__init__.py: spec/hardware.py's models), not
+    # the rest of the spec (spec/__init__.py loads ClusterSpec on first use) nor the pipeline
+    changes = _modules_loaded_by("changes", str(spec), "-o", str(out))
+    assert "cluster_iac.change.change_plan" in changes
+    assert {m for m in _pipeline_modules(changes) if m.startswith("cluster_iac.spec")} == {
+        "cluster_iac.spec", "cluster_iac.spec.base", "cluster_iac.spec.hardware",
+        "cluster_iac.spec.limits", "cluster_iac.spec.rack_layout", "cluster_iac.spec.strings"}
+    assert {m for m in _pipeline_modules(changes)
+            if not m.startswith(("cluster_iac.spec", "cluster_iac.catalog", "pydantic"))} == set()
