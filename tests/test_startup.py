@@ -137,3 +137,21 @@ def test_a_render_over_a_current_folder_loads_no_pipeline(
         "cluster_iac.spec.limits", "cluster_iac.spec.rack_layout", "cluster_iac.spec.strings"}
     assert {m for m in _pipeline_modules(changes)
             if not m.startswith(("cluster_iac.spec", "cluster_iac.catalog", "pydantic"))} == set()
+
+
+
+@pytest.mark.parametrize(("args", "absent"), [
+    (("explain",), ("cluster_iac.checks", "cluster_iac.spec", "pydantic")),
+    (("catalog", "gpus"), ("cluster_iac.checks", "cluster_iac.spec.cluster")),
+])
+def test_explain_and_catalog_load_only_what_they_read(args: tuple[str, ...],
+                                                      absent: tuple[str, ...]) -> None:
+    """explain without a code reads codes.yaml, catalog the built-in catalog (cli/guide.py):
+    neither loads the checks, nor explain the spec models."""
+    assert {m for m in _modules_loaded_by(*args) if m.startswith(absent)} == set()
+
+
+def test_explain_of_a_code_loads_the_checks() -> None:
+    """It prints the docstrings of the checks that report the code (the assertion above can
+    fail)."""
+    assert "cluster_iac.checks" in _modules_loaded_by("explain", "POWER-OUTLET")

@@ -2,7 +2,10 @@
 
 The words live in codes.yaml beside this module (what the finding means, its formula and
 the sources of its constants, how to fix it); the check that reports a code adds its own
-docstring, so what the code says about itself is never written twice.
+docstring, so what the code says about itself is never written twice. The checks (and
+with them the plan and the spec models) are imported only to find those docstrings, by
+``checks_reporting``: `cluster-iac explain` without a code reads codes.yaml alone. A dependency
+cut, not a hidden circle: the checks import nothing of the CLI (tests/test_house.py).
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 from cluster_iac.base.suggest import did_you_mean
-from cluster_iac.checks import CHECKS
 
 CODES_FILE = Path(__file__).parent.parent / "codes.yaml"
 FIELDS = (("means", "What it means"), ("formula", "Formula"), ("sources", "Sources"),
@@ -32,6 +34,8 @@ def entries() -> dict[str, dict[str, str]]:
 
 def checks_reporting(code: str) -> list[tuple[str, str]]:
     """(check name, its docstring) of the validator's checks whose source reports ``code``."""
+    from cluster_iac.checks import CHECKS  # here, not at the top: module docstring
+
     literal = f'"{code}"'
     return [(name, inspect.getdoc(fn) or "") for name, fn in sorted(CHECKS.items())
             if literal in inspect.getsource(fn)]

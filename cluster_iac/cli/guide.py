@@ -1,6 +1,12 @@
 """The commands that read no spec: `cluster-iac init` writes a starting one; `explain`,
 `schema` and `catalog` look up a finding code, the spec's JSON Schema and the built-in
-catalog."""
+catalog.
+
+Each command imports what it reads inside itself, not at the top: the four share this module,
+and `explain` would otherwise load the spec models and the built-in catalog it never reads
+(and `catalog` the checks); cli/main.py imports this module when any of the four runs. None of
+these imports hides a circle: nothing below the CLI imports it (tests/test_house.py).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +15,7 @@ from pathlib import Path
 
 import click
 
-from cluster_iac.catalog.listing import UnknownKind, listing
-from cluster_iac.cli import explain as codes
 from cluster_iac.cli.common import echo_or_write
-from cluster_iac.spec.schema import schema_text
 
 
 @click.command()
@@ -58,6 +61,8 @@ def init(out_file: Path | None, phases: str, **answers: object) -> None:
 def explain(code: str | None) -> None:
     """What a finding CODE means, its formula and sources, and how to fix it; without CODE,
     every code."""
+    from cluster_iac.cli import explain as codes  # what explain reads: module docstring
+
     if code is None:
         click.echo(codes.listing(), nl=False)
         return
@@ -71,6 +76,8 @@ def explain(code: str | None) -> None:
 @click.command()
 def schema() -> None:
     """Print the JSON Schema of the spec."""
+    from cluster_iac.spec.schema import schema_text  # what schema reads: module docstring
+
     click.echo(schema_text(), nl=False)
 
 
@@ -80,6 +87,8 @@ def schema() -> None:
 def catalog(kind: str | None, pattern: str | None) -> None:
     """List the built-in catalog: KIND (platforms, gpus, nics, switches...), entries whose key,
     name or figures contain FILTER, each with its key figures and source."""
+    from cluster_iac.catalog.listing import UnknownKind, listing  # module docstring
+
     try:
         text = listing(kind, pattern)
     except UnknownKind as exc:
