@@ -8,6 +8,7 @@ import importlib
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from cluster_iac.cli.main import COMMANDS, LazyGroup, main
 
@@ -44,3 +45,15 @@ def test_the_lazy_listing_is_clicks_listing_of_the_loaded_commands(width: int) -
     assert _help(lazy, width) == _help(loaded, width)
     assert not lazy.commands, "listing imported no command"
     assert lazy.list_commands(click.Context(lazy)) == sorted(COMMANDS)
+
+
+@pytest.mark.parametrize("args", [["rendr"], ["valdate", "x.yaml"], ["nothing"]])
+def test_a_mistyped_name_is_told_as_click_tells_it(args: list[str]) -> None:
+    """The error and its suggestions (click's, from the loaded commands) as if every command
+    were loaded."""
+    lazy = LazyGroup("cluster-iac", lazy=COMMANDS, help=main.help, params=main.params)
+    loaded = click.Group("cluster-iac", commands=[_loaded(name) for name in COMMANDS],
+                         help=main.help, params=main.params)
+    told = [CliRunner().invoke(group, args) for group in (lazy, loaded)]
+    assert told[0].exit_code == told[1].exit_code == 2
+    assert told[0].output == told[1].output

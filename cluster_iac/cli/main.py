@@ -100,6 +100,15 @@ class LazyGroup(click.Group):
             self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
         return self.commands.get(cmd_name)
 
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        """click's, with every command loaded first where the name is none of them: click's
+        error then suggests the nearest names, which it takes from the loaded commands."""
+        if args and args[0] not in self.commands and args[0] not in self.lazy:
+            for name in self.lazy:
+                self.get_command(ctx, name)
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """click's own listing, of a group of stand-ins: a command not loaded yet stands as
         one whose help is its sentence (all click's listing reads of a help)."""
