@@ -1,7 +1,10 @@
 """`cluster-iac acceptance check RENDERED RESULTS`: the acceptance jobs' outputs against their bars.
 
-Reads every ``bars.json`` under RENDERED/acceptance (emit/acceptance.py) and, in the same
-relative folder under RESULTS, the outputs the jobs wrote: nccl-tests' all_reduce_perf table,
+Reads every partition's ``bars.json`` under RENDERED/acceptance (emit/acceptance.py): its own
+bars, judged against the outputs in the same relative folder under RESULTS, and each unit's
+(``units``), judged against the unit's folder below it (``<partition>/<unit>/``, where the
+unit's jobs write); a unit's own bars.json of an older render is read as such a unit. The
+outputs are nccl-tests' all_reduce_perf table,
 perftest's ib_write_bw / ib_send_lat report, ``dcgmi diag -j`` JSON, gpu_burn's summary, fio's
 ``--output-format=json``, IOR's summary and the power step's readings CSV. Every node, link,
 domain, unit, partition or PDU line below its bar is named with its place: rack and U from
@@ -77,17 +80,41 @@ def check(rendered: Path, results: Path) -> Report:
         folder = results / bars_path.parent.relative_to(root)
         if not folder.is_dir():
             continue
-        places = bars.get("nodes", {})
-        _nccl(folder, bars, places, report)
-        if "unit" in bars:
-            _per_node(folder, places, report, "dcgm", "dcgm-r*--*.json", dcgm_failures)
-            _per_node(folder, places, report, "burn-in", "burn-in-*--*.txt", gpu_burn_faulty)
-            _burn_counts(folder, places, report)
-            _ib(folder, bars, places, cables, report)
-            report.judge(_power, folder, bars, report)
+        if "unit" in bars:  # a unit's own bars.json (renders before the units table)
+            _unit(folder, bars, cables, report)
+            continue
+        _nccl(folder, bars, {}, report)
         if "storage" in bars:
             report.judge(_storage, folder, bars, report)
+        for unit, unit_bars in _units(bars_path, bars).items():
+            if (folder / unit).is_dir():
+                _unit(folder / unit, {**unit_bars, "partition": bars["partition"],
+                                      "constants": bars["constants"], "unit": unit},
+                      cables, report)
     return report
+
+
+def _unit(folder: Path, bars: dict[str, Any], cables: _Cables, report: Report) -> None:
+    """One scalable unit's outputs against its bars."""
+    places = bars.get("nodes", {})
+    _nccl(folder, bars, places, report)
+    _per_node(folder, places, report, "dcgm", "dcgm-r*--*.json", dcgm_failures)
+    _per_node(folder, places, report, "burn-in", "burn-in-*--*.txt", gpu_burn_faulty)
+    _burn_counts(folder, places, report)
+    _ib(folder, bars, places, cables, report)
+    report.judge(_power, folder, bars, report)
+
+
+def _units(path: Path, bars: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The partition's units and their bars (bars.json ``units``); a unit name is a folder of
+    the results, so one that is not a plain name is refused."""
+    units = bars.get("units", {})
+    if not isinstance(units, dict) or not all(
+            isinstance(unit, str) and isinstance(value, dict) and unit not in ("", ".", "..")
+            and "/" not in unit and "\\" not in unit for unit, value in units.items()):
+        raise ResultError(f"{path}:1: 'units' is not a table of units and their bars "
+                          "(render the spec again)")
+    return units
 
 
 def _count(tested: dict[Path, int], path: Path) -> None:
@@ -195,7 +222,7 @@ def _ib_run(ib: dict[str, Any], tool: str, key: str, path: Path, places: dict[st
     _, server, client, port = path.stem.split("--", 3)
     value = perftest_row(path, tool)
     report.read["ib"] += 1
-    crossing = server not in places  # ib-spine.sbatch: the server is the unit before's
+    crossing = server not in places  # ib-spine's job: the server is the unit before's
     bar = ib["spine_send_lat_us"] if crossing and tool == "ib_send_lat" else ib[key]
     bad = value < bar if tool == "ib_write_bw" else value > bar
     if bad:

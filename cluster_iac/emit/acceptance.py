@@ -1,137 +1,106 @@
 """acceptance/: the Slurm jobs that prove a delivered cluster meets the plan, and their bars.
 
-One folder per partition and, under it, one per scalable unit of the compute fabric
-(``acceptance/<partition>/su<N>/``): DCGM diagnostics, GPU burn-in, ib_write_bw and
-ib_send_lat between host pairs (on one leaf, and leaf to leaf by rail), nccl-tests'
-all_reduce per node, per NVLink domain, per leaf and per SU, and a power step. Each folder's
-``bars.json`` holds its thresholds and where each comes from; `cluster-iac acceptance check`
-(cluster_iac/acceptance/check.py) reads them beside the jobs' outputs. A unit's files name only its
-own hosts (and, for the leaf-to-leaf pairs, the unit before it), so an added SU adds a folder
-and changes no existing one; the partition's own jobs (all_reduce over the whole partition,
-storage throughput) are one folder up and change with it. A node listed by several
-partitions has its unit jobs in the first of them only; each partition has its own
-partition-wide jobs.
+One folder per partition (``acceptance/<partition>/``) with one script per kind of job and a
+``submit.sh`` that submits a kind for a range of scalable units of the compute fabric: DCGM
+diagnostics, GPU burn-in, ib_write_bw and ib_send_lat between host pairs (on one leaf, and
+leaf to leaf by rail: ``ib-spine``), nccl-tests' all_reduce per node, per NVLink domain, per
+leaf and per SU, and a power step. A unit's job is ``sbatch --nodelist=... --nodes=...
+--job-name=... KIND.sbatch UNIT [ARGUMENT ...]``: Slurm gives every task of a job array the
+same nodes, so a unit is a job of its own, and its facts (nodes, rail ports, host pairs, the
+all_reduce steps) are submit.sh's job lines and the script's arguments, not a file per unit.
+The partition's ``bars.json`` holds every threshold and where it comes from, its own and each
+unit's (``units``); `cluster-iac acceptance check` (cluster_iac/acceptance/check.py) reads it
+beside the jobs' outputs, one results folder per unit. A unit names only its own hosts (and,
+for the leaf-to-leaf pairs, the unit before it), so an added SU adds its job lines and its
+bars and changes no other unit's; the partition's own jobs (all_reduce over the whole
+partition, storage throughput) change with it. A node listed by several partitions has its
+unit jobs in the first of them only; each partition has its own partition-wide jobs.
 
 Every spec string in a script is a quoted shell word (formats/shell.py shell_word), and what an
-``#SBATCH`` line carries is checked to be a plain Slurm word (sbatch_value): no string from a
-spec adds a line or a command. The thresholds' constants, each with its source, are in
-ACCEPTANCE_CONSTANTS below and in README.md "Acceptance and burn-in".
+``#SBATCH`` line or a job's sbatch options carry is checked to be a plain Slurm word
+(sbatch_value): no string from a spec adds a line or a command. The thresholds' constants,
+each with its source, are in emit/acceptance_bars.py and in README.md "Acceptance and burn-in".
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
 
+from cluster_iac.emit.acceptance_bars import (
+    ACCEPTANCE_CONSTANTS,
+    BURN_IN_S,
+    DCGM_PHASES,
+    IB_DURATION_S,
+    IB_TIME_S,
+    LATENCY_PER_HOP_US,
+    LATENCY_SAME_LEAF_US,
+    NCCL_MARGIN,
+    NCCL_TIME_S,
+    PERFTEST_EFFICIENCY,
+    POWER_METER_TOLERANCE,
+    POWER_STEP_S,
+    STORAGE_MARGIN,
+    Shared,
+    burn_chunks,
+    line_rate,
+    nccl_steps,
+    place,
+    ports,
+    power_bars,
+    step_bar,
+)
 from cluster_iac.base.hostlist import fold
 from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.formats.json import json_texts
 from cluster_iac.formats.shell import shell_comment, shell_word
 from cluster_iac.plan import Node, PartitionPlan, Plan
-from cluster_iac.plan.collectives import JobPrediction, predict, size_text
-from cluster_iac.plan.collectives.shape import domain_groups, nvlink_owners
-from cluster_iac.plan.durations import slurm_time, time_limit_seconds
-from cluster_iac.plan.power_tables import PowerLine
+from cluster_iac.plan.durations import slurm_time
 
-# --- the bars' constants, each with its source -------------------------------------------------
+__all__ = ["NCCL_MARGIN", "PERFTEST_EFFICIENCY", "POWER_METER_TOLERANCE", "STORAGE_MARGIN",
+           "render", "sbatch_value", "unit_groups"]
 
-NCCL_MARGIN = 0.15
-"""all_reduce bar = predicted busbw x (1 - 0.15): the model is held within 15 % of published
-nccl-tests results (tests/test_busbw_references.py), so a run below that is the cluster's fault."""
-PERFTEST_EFFICIENCY = 0.90
-"""ib_write_bw bar = line rate x 0.90: RDMA write of large messages reaches 95-98 % of the
-line rate on ConnectX-7 NDR (NVIDIA perftest guidance, 'ib_write_bw --report_gbits'); 0.90
-leaves room for the 64b/66b-era encodings and a busy host, and still catches a link trained
-at a lower width or speed (NDR x2 is 50 %)."""
-LATENCY_SAME_LEAF_US = 2.5
-"""ib_send_lat bar, one leaf between the pair: t_typical of 2-byte sends is about 1 us
-back to back on ConnectX-6/7 plus the switch's port-to-port latency (Quantum-2 QM9700 data
-sheet: 130 ns per hop); 2.5 us catches a link that retrains or a host on the wrong NUMA node."""
-LATENCY_PER_HOP_US = 0.5
-"""Added to the latency bar per switch hop beyond the leaf (leaf-spine-leaf: two more hops)."""
-STORAGE_MARGIN = 0.20
-"""fio aggregate bar = derived Lustre bound x (1 - 0.20): the bound is a max flow of the
-drives, the servers' and clients' NICs and the fabric (plan/lustre_bandwidth.py); streaming
-IO with 16 MiB requests reaches 80-90 % of it (Lustre Operations Manual, 'Benchmarking Lustre
-File System Performance')."""
-POWER_METER_TOLERANCE = 0.05
-"""A PDU line may read up to 5 % above its expected current (a clamp meter's class accuracy
-and PDU metering's +-1 %, IEC 62053-21 class 1, with rounding) before it is a failure."""
-DCGM_PHASES = ((1, 15 * 60), (3, 60 * 60), (4, 4 * 3600))
-"""(run level, time limit in seconds): DCGM diagnostics levels 1 (quick, about a minute),
-3 (long, about 30 minutes) and 4 (extended, 1-2 hours) as the DCGM user guide's 'Run Levels'
-table gives them, each limit doubled for a slow start."""
-BURN_IN_S = 48 * 3600
-"""GPU burn-in length: 48 hours, the build-out's step 34 (48-72 hours to catch infant
-mortality); a partition whose MaxTime is shorter runs it as a job array of chunks, in turn."""
-POWER_STEP_S = 20 * 60
-"""The power step's full load: 20 minutes, long enough for the GPUs' and PSUs' draw to settle
-(a clamp-meter or PDU-SNMP reading is taken in the last 5)."""
-NCCL_TIME_S = 2 * 3600
-IB_DURATION_S = 10  # seconds per perftest run (-D 10)
-IB_TIME_S = 2 * 3600
-
-ACCEPTANCE_CONSTANTS = {
-    "nccl_margin": NCCL_MARGIN, "perftest_efficiency": PERFTEST_EFFICIENCY,
-    "latency_same_leaf_us": LATENCY_SAME_LEAF_US, "latency_per_hop_us": LATENCY_PER_HOP_US,
-    "storage_margin": STORAGE_MARGIN, "power_meter_tolerance": POWER_METER_TOLERANCE}
+UNIT_KINDS = ("dcgm", "burn-in", "ib", "ib-spine", "nccl", "power-step")
+"""The kinds of a unit's jobs, in the order submit.sh lists a unit's job lines."""
 
 _SBATCH_VALUE = re.compile(r"[A-Za-z0-9._,:\[\]+-]+")
 
 
 def sbatch_value(value: object) -> str:
-    """A value for an ``#SBATCH`` line: sbatch reads the rest of the line itself, without a
-    shell, so only a plain word of name, range and time characters is written."""
+    """A value for an ``#SBATCH`` line or a job's sbatch option: sbatch reads the rest of the
+    line itself, without a shell, so only a plain word of name, range and time characters is
+    written."""
     text = str(value)
     if not _SBATCH_VALUE.fullmatch(text):
         raise ValueError(f"{text[:40]!r} is not a plain Slurm word for an #SBATCH line")
     return text
 
 
+Job = tuple[str, str, int, list[str]]
+"""One unit's job: (kind, hostlist, node count, the script's arguments after UNIT)."""
+
+
 def render(plan: Plan) -> dict[str, str]:
     files: dict[str, str] = {}
-    shared = _Shared(plan)
+    shared = Shared(plan)
     tested: set[str] = set()  # a node's unit jobs run in the first partition that lists it
     for partition in plan.partitions:
         groups = unit_groups(plan, partition)
         if not groups:
             continue
+        units: dict[str, dict[str, object]] = {}
+        jobs: list[tuple[str, list[Job]]] = []
         previous: tuple[str, list[Node]] | None = None
         for unit, members in groups:
             nodes = [n for n in members if n.hostname not in tested]
             if nodes:
-                files.update(_unit_files(shared, partition, unit, nodes, previous))
+                units[unit], unit_jobs = _unit(shared, unit, nodes, previous)
+                jobs.append((unit, unit_jobs))
                 previous = (unit, nodes)
         tested.update(n.hostname for _, ns in groups for n in ns)
-        files.update(_partition_files(shared, partition, [n for _, ns in groups for n in ns]))
+        files.update(_partition_files(shared, partition, [n for _, ns in groups for n in ns],
+                                      units, jobs))
     files.update(zip(shared.bars, json_texts(list(shared.bars.values())), strict=True))
     return files
-
-
-class _Shared:
-    """What every unit of one render reads: NVLink domain owners, the PDU lines by rack, and
-    the predictions made so far by job shape (_shape_key); and what it writes: each folder's
-    bars.json as data (path -> bars), made into text together."""
-
-    def __init__(self, plan: Plan) -> None:
-        self.plan = plan
-        self.owners = nvlink_owners(plan)
-        self.lines: dict[str, list[PowerLine]] = {}
-        for line in plan.power_lines:
-            self.lines.setdefault(line.rack, []).append(line)
-        self.predictions: dict[tuple[object, ...], JobPrediction | None] = {}
-        self.folded: dict[tuple[str, ...], str] = {}
-        self.bars: dict[str, dict[str, object]] = {}
-
-    def fold(self, hosts: Iterable[str]) -> str:
-        """base.hostlist.fold of these names, each distinct list folded once: a unit's
-        nodelist is also its scalable_unit step's hosts and, with one node type, its node
-        step's."""
-        key = tuple(hosts)
-        if key not in self.folded:
-            self.folded[key] = fold(key)
-        return self.folded[key]
 
 
 def unit_groups(plan: Plan, partition: PartitionPlan) -> list[tuple[str, list[Node]]]:
@@ -152,233 +121,119 @@ def unit_groups(plan: Plan, partition: PartitionPlan) -> list[tuple[str, list[No
     return sorted(groups.items(), key=lambda g: (len(g[0]), g[0]))
 
 
-def _unit_files(shared: _Shared, partition: PartitionPlan, unit: str, nodes: list[Node],
-                previous: tuple[str, list[Node]] | None) -> dict[str, str]:
+
+def _unit(shared: Shared, unit: str, nodes: list[Node],
+          previous: tuple[str, list[Node]] | None) -> tuple[dict[str, object], list[Job]]:
+    """A unit's bars (bars.json ``units``) and its jobs."""
     plan = shared.plan
-    base = f"acceptance/{partition.name}/{unit}"
-    context = _context(plan, partition, unit, nodes, shared.fold)
+    hosts = sbatch_value(shared.fold(n.hostname for n in nodes))
     wiring = plan.fabric_wiring.get("compute")
-    ports = _ports(plan, nodes)
-    steps = _nccl_steps(shared, nodes, unit)
-    burn = _burn_chunks(partition)
-    files = {
-        f"{base}/dcgm.sbatch": render_template(
-            "acceptance/dcgm.sbatch.j2", **context, phases=DCGM_PHASES,
-            time=slurm_time(sum(t for _, t in DCGM_PHASES))),
-        f"{base}/burn-in.sbatch": render_template(
-            "acceptance/burn-in.sbatch.j2", **context, chunks=burn[0], chunk_s=burn[1],
-            total=BURN_IN_S, time=slurm_time(burn[1] + 1800)),
-        f"{base}/nccl.sbatch": render_template(
-            "acceptance/nccl.sbatch.j2", **context, steps=steps,
-            size=shell_word(plan.settings.policy.allreduce_message_size),
-            time=slurm_time(NCCL_TIME_S)),
-        f"{base}/power-step.sbatch": render_template(
-            "acceptance/power-step.sbatch.j2", **context, seconds=POWER_STEP_S,
-            time=slurm_time(POWER_STEP_S + 1800)),
-    }
+    rails = ports(plan, nodes)
+    steps = nccl_steps(shared, nodes, unit)
+    step_words = [str(s[k]) for s in steps for k in ("scope", "name", "hosts", "nodes", "gpus")]
+    count = len(nodes)
+    jobs: list[Job] = [("dcgm", hosts, count, []), ("burn-in", hosts, count, [])]
     bars: dict[str, object] = {
-        "partition": partition.name, "unit": unit,
-        "nodes": {n.hostname: _place(plan, n) for n in nodes},
-        "nccl": [{k: v for k, v in s.items() if k not in ("words", "gpus")} for s in steps],
+        "nodelist": hosts, "count": count,
+        "nodes": {n.hostname: place(plan, n) for n in nodes},
+        "nccl": [{k: v for k, v in s.items() if k != "gpus"} for s in steps],
         "dcgm": {"levels": [level for level, _ in DCGM_PHASES]},
-        "power": _power_bars(shared, nodes), "constants": ACCEPTANCE_CONSTANTS}
-    if ports and wiring is not None:
-        rate = _line_rate(plan, nodes)
+        "power": power_bars(shared, nodes)}
+    if rails and wiring is not None:
+        rate = line_rate(plan, nodes)
         write_bar = round(rate * PERFTEST_EFFICIENCY, 2)
-        files[f"{base}/ib.sbatch"] = render_template(
-            "acceptance/ib.sbatch.j2", **context, ports=shell_word(" ".join(ports)),
-            duration=IB_DURATION_S, time=slurm_time(IB_TIME_S), cross=None, line=rate,
-            write_bar=write_bar, lat_bar=LATENCY_SAME_LEAF_US)
-        ib = {"ports": ports, "line_gbps": rate, "write_bw_gbps": write_bar,
-              "send_lat_us": LATENCY_SAME_LEAF_US,
-              "source": f"line rate {rate} Gb/s (min of NIC and switch port) x "
-                        f"{PERFTEST_EFFICIENCY}; latency {LATENCY_SAME_LEAF_US} us on one leaf"}
+        jobs.append(("ib", hosts, count, [" ".join(rails)]))
+        ib: dict[str, object] = {
+            "ports": rails, "line_gbps": rate, "write_bw_gbps": write_bar,
+            "send_lat_us": LATENCY_SAME_LEAF_US,
+            "source": f"line rate {rate} Gb/s (min of NIC and switch port) x "
+                      f"{PERFTEST_EFFICIENCY}; latency {LATENCY_SAME_LEAF_US} us on one leaf"}
         if previous is not None and plan.fabrics["compute"].tiers > 1:
             other, theirs = previous
             # host k of the unit before with host k of this one (the shorter unit's count)
-            pairs = list(zip(theirs, nodes, strict=False))
-            both = [n for pair in pairs for n in pair]
-            cross_context = {**context, "nodelist": sbatch_value(fold(n.hostname for n in both)),
-                             "count": len(both), "job": f"{context['job']}-spine"}
-            files[f"{base}/ib-spine.sbatch"] = render_template(
-                "acceptance/ib.sbatch.j2", **cross_context,
-                ports=shell_word(" ".join(ports)), duration=IB_DURATION_S,
-                time=slurm_time(IB_TIME_S), cross=other, line=rate, write_bar=write_bar,
-                lat_bar=LATENCY_SAME_LEAF_US + 2 * LATENCY_PER_HOP_US,
-                pair_words=" ".join(shell_word(n.hostname) for n in both))
+            both = [n.hostname for pair in zip(theirs, nodes, strict=False) for n in pair]
+            jobs.append(("ib-spine", sbatch_value(fold(both)), len(both), [" ".join(rails), *both]))
             ib["spine_pairs_with"] = other
             ib["spine_send_lat_us"] = LATENCY_SAME_LEAF_US + 2 * LATENCY_PER_HOP_US
         bars["ib"] = ib
-    files[f"{base}/bars.json"] = ""  # its text made with every folder's (render)
-    shared.bars[f"{base}/bars.json"] = bars
-    return files
+    if steps:
+        jobs.append(("nccl", hosts, count, step_words))
+    jobs.append(("power-step", hosts, count, []))
+    return bars, jobs
 
 
-def _context(plan: Plan, partition: PartitionPlan, unit: str, nodes: Sequence[Node],
-             folding: Callable[[Iterable[str]], str] = fold) -> dict[str, object]:
-    hosts = [n.hostname for n in nodes]
-    return {
-        "generated_by": shell_comment(GENERATED_BY),
-        "partition": sbatch_value(partition.name), "unit": sbatch_value(unit),
-        "job": sbatch_value(f"accept-{partition.name}-{unit}"),
-        "nodelist": sbatch_value(folding(hosts)), "count": len(hosts),
-        "results": shell_word(f"{partition.name}/{unit}"),
-    }
+def _context(partition: PartitionPlan) -> dict[str, object]:
+    """What every script of the partition says: its name, its jobs' name and results folder."""
+    return {"generated_by": shell_comment(GENERATED_BY),
+            "partition": sbatch_value(partition.name),
+            "job": sbatch_value(f"accept-{partition.name}"),
+            "results": shell_word(partition.name)}
 
 
-def _ports(plan: Plan, nodes: Sequence[Node]) -> list[str]:
-    """The compute fabric's port names of the unit's first node ('ib0' ...), as the fabric
-    pass names the hosts' cables (compile/build_fabric.py)."""
-    wiring = plan.fabric_wiring.get("compute")
-    if wiring is None or nodes[0].hostname not in wiring:
-        return []
-    up = wiring.up.get(nodes[0].hostname, ())
-    per = wiring.uplinks.get(nodes[0].hostname, (0, 0))[1]
-    prefix = "ib" if wiring.link == "infiniband" else "rdma"
-    return [f"{prefix}{i}" for i in range(len(up) * per)]
-
-
-def _line_rate(plan: Plan, nodes: Sequence[Node]) -> int:
-    """Gb/s of one host cable: the smaller of the NIC's and the switch port's speed."""
-    wiring = plan.fabric_wiring["compute"]
-    cable = min(wiring.uplinks[n.hostname][0] for n in nodes if n.hostname in wiring)
-    nics = [nic.speed_gbps for nt in {n.node_type for n in nodes}
-            for nic in plan.node_types[nt].nics_of("compute")]
-    return min([cable, *nics])
-
-
-def _nccl_steps(shared: _Shared, nodes: list[Node], unit: str) -> list[dict[str, object]]:
-    """The unit's all_reduce runs: every node alone, each NVLink domain of several nodes, each
-    leaf group that is neither a node nor the unit, and the unit; each with its bar."""
-    plan, owners = shared.plan, shared.owners
-    steps: list[dict[str, object]] = []
-    seen: set[tuple[str, ...]] = set()
-    by_type: dict[str, Node] = {}
-    for node in nodes:
-        by_type.setdefault(node.node_type, node)
-    gpus = {n.hostname: plan.node_types[n.node_type].gpu_count for n in nodes}
-    members: list[Sequence[str]] = []  # each step's hosts, as the step's hostlist folds them
-    for node_type, first in by_type.items():
-        bar = _bar(shared, (first,))
-        if bar is not None:
-            typed = [n.hostname for n in nodes if n.node_type == node_type]
-            steps.append({"scope": "node", "name": node_type, "hosts": shared.fold(typed),
-                          "nodes": 0, **bar})
-            members.append(typed)
-    domains: dict[str, list[Node]] = {}
-    for node in nodes:
-        if node.hostname in owners:
-            domains.setdefault(owners[node.hostname], []).append(node)
-    groups = [("nvlink_domain", name, members) for name, members in domains.items()]
-    wiring = plan.fabric_wiring.get("compute")
-    if wiring is not None and plan.fabrics["compute"].design != "rail-optimized":
-        leaves: dict[tuple[str, ...], list[Node]] = {}
-        for node in nodes:
-            leaves.setdefault(wiring.up.get(node.hostname, ()), []).append(node)
-        groups += [("leaf", "+".join(key), members) for key, members in leaves.items() if key]
-    groups.append(("scalable_unit", unit, nodes))
-    for scope, name, group in groups:
-        if len(group) < 2:  # a node alone is the node step's (NVLink domains of one node)
-            continue
-        key = tuple(n.hostname for n in group)
-        if key in seen:
-            continue
-        seen.add(key)
-        bar = _bar(shared, group)
-        if bar is not None:
-            steps.append({"scope": scope, "name": name, "hosts": shared.fold(key),
-                          "racks": fold({n.rack for n in group}), "nodes": len(group),
-                          **bar})
-            members.append(key)
-    for step, hosts in zip(steps, members, strict=True):
-        step["words"] = {k: shell_word(step[k]) for k in ("scope", "name", "hosts")}
-        # srun's tasks per node: one per GPU of the step's smallest node
-        step["gpus"] = min(map(gpus.__getitem__, hosts))
-    return steps
-
-
-def _bar(shared: _Shared, nodes: Sequence[Node]) -> dict[str, object] | None:
-    key = _shape_key(shared.plan, nodes, shared.owners)
-    if key is None:
-        return _bar_of(predict(shared.plan, nodes, owners=shared.owners))
-    if key not in shared.predictions:
-        shared.predictions[key] = predict(shared.plan, nodes, owners=shared.owners)
-    return _bar_of(shared.predictions[key])
-
-
-def _shape_key(plan: Plan, nodes: Sequence[Node],
-               owners: dict[str, str]) -> tuple[object, ...] | None:
-    """What a job's prediction depends on when all its nodes hang off the same leaves (each
-    node type's count and the sizes of its NVLink domains: job_shape's inputs, the path's
-    oversubscription being 1 then); None when the nodes reach different leaves (predicted
-    one by one). At 100,000 GPUs the 174 units share one prediction."""
-    wiring = plan.fabric_wiring.get("compute")
-    ups = {wiring.up.get(n.hostname, ()) for n in nodes} if wiring is not None else {()}
-    if len(ups) > 1:
-        return None
-    kinds = Counter(tuple(n.node_type for n in group)
-                    for group in domain_groups(plan, nodes, owners).values())
-    return tuple(sorted(kinds.items()))
-
-
-def _bar_of(prediction: JobPrediction | None) -> dict[str, object] | None:
-    if prediction is None or prediction.chosen is None:
-        return None
-    busbw = prediction.busbw_gbs
-    return {"predicted_busbw_gbs": round(busbw, 2),
-            "bar_busbw_gbs": round(busbw * (1 - NCCL_MARGIN), 2),
-            "size_bytes": prediction.size_bytes,
-            "source": f"predicted all_reduce busbw of {prediction.shape.gpus} GPUs at "
-                      f"{size_text(prediction.size_bytes)} ({prediction.chosen.algorithm}, "
-                      f"plan/collectives) x (1 - {NCCL_MARGIN})"}
-
-
-def _place(plan: Plan, node: Node) -> str:
-    """'<rack> U<nn>' (the rack alone for a node not placed at a U): one line of bars.json."""
-    placed = plan.placements.get(node.hostname)
-    return f"{node.rack} U{placed.u:02d}" if placed is not None and placed.u else node.rack
-
-
-def _power_bars(shared: _Shared, nodes: Sequence[Node]) -> list[dict[str, object]]:
-    """The expected current of every PDU line in the unit's racks with the whole rack at full
-    load (plan/power_flow.py: each device at its rated maximum, shared across its PSUs)."""
-    racks = sorted({n.rack for n in nodes})
-    return [{"rack": line.rack, "pdu": line.pdu, "circuit": line.circuit, "line": line.line,
-             "expected_a": round(line.normal_a, 2),
-             "bar_a": round(line.normal_a * (1 + POWER_METER_TOLERANCE), 2),
-             "limit_a": line.limit_a}
-            for rack in racks for line in shared.lines.get(rack, [])]
-
-
-def _burn_chunks(partition: PartitionPlan) -> tuple[int, int]:
-    """(chunks, seconds each): the burn-in in one job, or in turns that each fit MaxTime (an
-    hour of each limit left for start-up and the end)."""
-    limit = time_limit_seconds(partition.max_time)
-    if limit is None or limit >= BURN_IN_S + 3600:
-        return 1, BURN_IN_S
-    each = max(limit - 3600, 600)
-    return -(-BURN_IN_S // each), each
-
-
-def _partition_files(shared: _Shared, partition: PartitionPlan,
-                     nodes: list[Node]) -> dict[str, str]:
+def _unit_scripts(shared: Shared, partition: PartitionPlan, kinds: set[str]) -> dict[str, str]:
+    """The script of each kind of unit job the partition has (ib-spine's is ib.sbatch)."""
     plan = shared.plan
     base = f"acceptance/{partition.name}"
-    context = _context(plan, partition, "partition", nodes, shared.fold)
-    context["job"] = sbatch_value(f"accept-{partition.name}")
-    context["results"] = shell_word(partition.name)
+    context = _context(partition)
+    chunks, chunk_s = burn_chunks(partition)
+    made = {
+        "dcgm": lambda: render_template(
+            "acceptance/dcgm.sbatch.j2", **context, phases=DCGM_PHASES,
+            time=slurm_time(sum(t for _, t in DCGM_PHASES))),
+        "burn-in": lambda: render_template(
+            "acceptance/burn-in.sbatch.j2", **context, chunks=chunks, chunk_s=chunk_s,
+            total=BURN_IN_S, time=slurm_time(chunk_s + 1800)),
+        "ib": lambda: render_template(
+            "acceptance/ib.sbatch.j2", **context, duration=IB_DURATION_S,
+            time=slurm_time(IB_TIME_S), lat_bar=LATENCY_SAME_LEAF_US,
+            spine_lat_bar=LATENCY_SAME_LEAF_US + 2 * LATENCY_PER_HOP_US),
+        "nccl": lambda: render_template(
+            "acceptance/nccl.sbatch.j2", **context, steps=[],
+            size=shell_word(plan.settings.policy.allreduce_message_size),
+            time=slurm_time(NCCL_TIME_S)),
+        "power-step": lambda: render_template(
+            "acceptance/power-step.sbatch.j2", **context, seconds=POWER_STEP_S,
+            time=slurm_time(POWER_STEP_S + 1800)),
+    }
+    scripts = {kind.replace("ib-spine", "ib") for kind in kinds}
+    return {f"{base}/{kind}.sbatch": made[kind]() for kind in UNIT_KINDS if kind in scripts}
+
+
+def _submit(partition: PartitionPlan, jobs: list[tuple[str, list[Job]]],
+            partition_kinds: list[str]) -> str:
+    """submit.sh: a kind of job for a range of units, each unit's job line a shell command
+    of quoted words."""
+    lines = [(unit, [" ".join(map(shell_word, (kind, unit, hosts, count, *args)))
+                     for kind, hosts, count, args in unit_jobs])
+             for unit, unit_jobs in jobs]
+    kinds = {job[0] for _, unit_jobs in jobs for job in unit_jobs}
+    return render_template(
+        "acceptance/submit.sh.j2", **_context(partition), units=lines,
+        unit_kinds=[kind for kind in UNIT_KINDS if kind in kinds],
+        partition_kinds=partition_kinds)
+
+
+def _partition_files(shared: Shared, partition: PartitionPlan, nodes: list[Node],
+                     units: dict[str, dict[str, object]],
+                     jobs: list[tuple[str, list[Job]]]) -> dict[str, str]:
+    """The partition's own jobs (all_reduce over it, storage), its units' scripts, submit.sh
+    and bars.json (its text made with every partition's: render)."""
+    plan = shared.plan
+    base = f"acceptance/{partition.name}"
+    context = {**_context(partition), "nodelist": sbatch_value(
+        shared.fold(n.hostname for n in nodes)), "count": len(nodes)}
     files: dict[str, str] = {}
     bars: dict[str, object] = {"partition": partition.name, "constants": ACCEPTANCE_CONSTANTS}
-    bar = _bar(shared, nodes) if len(nodes) > 1 else None
+    bar = step_bar(shared, nodes) if len(nodes) > 1 else None
     if bar is not None:
         step = {"scope": "partition", "name": partition.name,
-                "hosts": shared.fold(n.hostname for n in nodes),  # the nodelist's
-                "racks": fold({n.rack for n in nodes}), "nodes": len(nodes), **bar}
+                "hosts": context["nodelist"], "racks": fold({n.rack for n in nodes}),
+                "nodes": len(nodes), **bar}
         bars["nccl"] = [step]
-        step_words = {**step, "gpus": min(plan.node_types[n.node_type].gpu_count for n in nodes),
-                      "words": {k: shell_word(step[k]) for k in ("scope", "name", "hosts")}}
+        gpus = min(plan.node_types[n.node_type].gpu_count for n in nodes)
+        words = [shell_word(step[k]) for k in ("scope", "name", "hosts", "nodes")]
         files[f"{base}/nccl-partition.sbatch"] = render_template(
-            "acceptance/nccl.sbatch.j2", **context, steps=[step_words],
+            "acceptance/nccl.sbatch.j2", **context, steps=[{**step, "words": [*words, gpus]}],
             size=shell_word(plan.settings.policy.allreduce_message_size),
             time=slurm_time(NCCL_TIME_S))
     hardware = plan.lustre.hardware if plan.lustre is not None else None
@@ -394,7 +249,13 @@ def _partition_files(shared: _Shared, partition: PartitionPlan,
         files[f"{base}/storage.sbatch"] = render_template(
             "acceptance/storage.sbatch.j2", **context, mount=shell_word(plan.lustre.mount),
             bars=bars["storage"], time=slurm_time(2 * 3600))
-    files[f"{base}/bars.json"] = ""  # its text made with every folder's (render)
+    bars["units"] = units
+    kinds = {job[0] for _, unit_jobs in jobs for job in unit_jobs}
+    files.update(_unit_scripts(shared, partition, kinds))
+    partition_kinds = [kind for kind in ("nccl-partition", "storage")
+                       if f"{base}/{kind}.sbatch" in files]
+    if jobs or partition_kinds:
+        files[f"{base}/submit.sh"] = _submit(partition, jobs, partition_kinds)
+    files[f"{base}/bars.json"] = ""  # its text made with every partition's (render)
     shared.bars[f"{base}/bars.json"] = bars
     return files
-
