@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -37,9 +38,15 @@ def _tree(name: str, tmp: Path) -> Path:
     return out
 
 
-def _scripts(name: str) -> dict[str, str]:
+def _scripts(name: str, suffix: str = ".sbatch") -> dict[str, str]:
     return {rel: text for rel, text in render_all(example_build(name).plan).items()
-            if rel.startswith("acceptance/") and rel.endswith(".sbatch")}
+            if rel.startswith("acceptance/") and rel.endswith(suffix)}
+
+
+def _units(files: dict[str, str], partition: str = "batch") -> dict[str, dict[str, Any]]:
+    units: dict[str, dict[str, Any]] = json.loads(
+        files[f"acceptance/{partition}/bars.json"])["units"]
+    return units
 
 
 @pytest.mark.parametrize("name", EXAMPLE_IDS)
@@ -59,13 +66,21 @@ def test_every_script_passes_shellcheck(name: str, tmp_path: Path) -> None:
     result = subprocess.run(["shellcheck", "--shell=bash", "--severity=style", *paths],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
+    submits = []
+    for rel, text in _scripts(name, "/submit.sh").items():  # POSIX sh, as every .sh file
+        path = tmp_path / rel.replace("/", "--")
+        path.write_text(text)
+        submits.append(str(path))
+    assert submits
+    result = subprocess.run(["shellcheck", "--shell=sh", "--severity=style", *submits],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
 
 
 def test_jobs_cover_every_unit_and_domain() -> None:
     plan = example_build("gb200-nvl72").plan
     files = render_all(plan)
-    nccl = [json.loads(text)["nccl"] for rel, text in files.items()
-            if rel.startswith("acceptance/") and rel.count("/") == 3 and rel.endswith("bars.json")]
+    nccl = [unit["nccl"] for unit in _units(files, "gpu").values()]
     domains = {step["name"] for steps in nccl for step in steps if step["scope"] == "nvlink_domain"}
     assert domains == {d.name for d in plan.nvlink_domains if len(d.nodes) > 1}
 
@@ -74,25 +89,43 @@ def test_bars_come_from_the_predictions() -> None:
     """The SU's bar is the plan's prediction for the SU's nodes less the documented margin."""
     from cluster_iac.plan.collectives import predict
     plan = example_build(EXAMPLE).plan
-    bars = json.loads(render_all(plan)["acceptance/batch/su2/bars.json"])
+    bars = _units(render_all(plan))["su2"]
     step = next(s for s in bars["nccl"] if s["scope"] == "scalable_unit")
     hosts = set(expand(step["hosts"]))
     predicted = predict(plan, [n for n in plan.nodes if n.hostname in hosts]).busbw_gbs
     assert step["bar_busbw_gbs"] == round(predicted * (1 - emit_acceptance.NCCL_MARGIN), 2)
-    assert len(hosts) == 32 and hosts == set(bars["nodes"])
+    assert len(hosts) == 32 and hosts == set(bars["nodes"]) == set(expand(bars["nodelist"]))
     assert bars["ib"]["write_bw_gbps"] == 400 * emit_acceptance.PERFTEST_EFFICIENCY
 
 
+def _job_lines(submit: str) -> dict[str, list[str]]:
+    """submit.sh's job lines by unit (each unit's follow its '# suN' comment)."""
+    units: dict[str, list[str]] = {}
+    for line in submit.splitlines():
+        if re.fullmatch(r"    # \S+", line):
+            unit = units.setdefault(line.split()[-1], [])
+        elif line.startswith("    job "):
+            unit.append(line)
+    return units
+
+
 def test_an_added_su_adds_jobs_and_changes_none() -> None:
+    """A third SU adds its job lines and its bars; no other unit's changes, nor any script."""
     def files(sus: int) -> dict[str, str]:
         return {rel: text for rel, text in render_all(compile_data(superpod_spec(sus))).items()
                 if rel.startswith("acceptance/")}
     before, after = files(2), files(3)
-    units = {rel for rel in before if re.match(r"acceptance/batch/su\d+/", rel)}
-    assert units and {rel: before[rel] for rel in units} == {rel: after[rel] for rel in units}
-    assert {rel for rel in after if rel.startswith("acceptance/batch/su3/")} >= {
-        f"acceptance/batch/su3/{f}" for f in ("nccl.sbatch", "ib.sbatch", "ib-spine.sbatch",
-                                              "dcgm.sbatch", "bars.json")}
+    assert len(after) == len(before)  # no file per unit
+    scripts = {rel for rel in before if rel.endswith(".sbatch") and "partition" not in rel
+               and "storage" not in rel}
+    assert scripts and {rel: before[rel] for rel in scripts} == {rel: after[rel] for rel in scripts}
+    old, new = _units(before), _units(after)
+    assert sorted(old) == ["su1", "su2"] and {u: new[u] for u in old} == old and "su3" in new
+    old_jobs = _job_lines(before["acceptance/batch/submit.sh"])
+    new_jobs = _job_lines(after["acceptance/batch/submit.sh"])
+    assert {u: new_jobs[u] for u in old_jobs} == old_jobs
+    assert [line.split()[1] for line in new_jobs["su3"]] == [
+        "dcgm", "burn-in", "ib", "ib-spine", "nccl", "power-step"]
 
 
 def test_sbatch_value_refuses_what_could_add_a_line() -> None:
@@ -125,7 +158,7 @@ def _results(tree: Path, tmp: Path) -> Path:
     results = tmp / "results"
     unit = results / "batch" / "su1"
     unit.mkdir(parents=True)
-    bars = json.loads((tree / "acceptance/batch/su1/bars.json").read_text())
+    bars = json.loads((tree / "acceptance/batch/bars.json").read_text())["units"]["su1"]
     for step in bars["nccl"]:
         good = _nccl(step["predicted_busbw_gbs"])
         names = expand(step["hosts"]) if step["scope"] == "node" else [step["name"]]
@@ -283,3 +316,87 @@ def test_hostile_output_is_an_error_not_a_traceback(tmp_path: Path, name: str, t
     assert code == 2, out
     # every readable file is still judged and summed up; the unreadable one is an error
     assert re.search(r"^error: .*\.(json|txt|csv):\d+", out, re.MULTILINE), out
+
+
+# --- submit.sh ---------------------------------------------------------------------------------
+
+
+def _submit(tree: Path, tmp: Path, partition: str, *args: str) -> tuple[int, list[list[str]], str]:
+    """Run the rendered submit.sh with a stand-in sbatch that records its arguments: (exit
+    status, each submission's arguments, stderr)."""
+    log = tmp / "sbatch.log"
+    log.unlink(missing_ok=True)
+    stand_in = tmp / "sbatch"
+    stand_in.write_text('#!/bin/sh\nfor a in "$@"; do printf "%s\\t" "$a"; done >> "$LOG"\n'
+                        'echo >> "$LOG"\necho "Submitted batch job 1"\n')
+    stand_in.chmod(0o755)
+    result = subprocess.run(["sh", str(tree / "acceptance" / partition / "submit.sh"), *args],
+                            capture_output=True, text=True,
+                            env={**os.environ, "SBATCH": str(stand_in), "LOG": str(log)})
+    calls = [line.rstrip("\t").split("\t") for line in log.read_text().splitlines()] \
+        if log.exists() else []
+    return result.returncode, calls, result.stderr
+
+
+def test_submit_gives_each_unit_its_nodes_and_facts(tmp_path: Path) -> None:
+    """Each unit's job: its nodes, node count and name on sbatch's command line, the unit and
+    its facts (the all_reduce steps of its bars, its rail ports, the host pairs) as the
+    script's arguments; a range selects units by number."""
+    tree = _tree(EXAMPLE, tmp_path)
+    units = json.loads((tree / "acceptance/batch/bars.json").read_text())["units"]
+    script = str(tree / "acceptance/batch")
+    code, calls, _ = _submit(tree, tmp_path, "batch", "nccl")
+    assert code == 0 and len(calls) == 4
+    for call, (unit, bars) in zip(calls, units.items(), strict=True):
+        steps = [[s["scope"], s["name"], s["hosts"], str(s["nodes"]), "8"] for s in bars["nccl"]]
+        assert call == [f"--job-name=accept-batch-{unit}-nccl", f"--nodelist={bars['nodelist']}",
+                        f"--nodes={bars['count']}", f"{script}/nccl.sbatch", unit,
+                        *(w for step in steps for w in step)]
+    code, calls, _ = _submit(tree, tmp_path, "batch", "ib-spine", "su3-su4")
+    assert code == 0 and [c[0] for c in calls] == ["--job-name=accept-batch-su3-spine-ib",
+                                                   "--job-name=accept-batch-su4-spine-ib"]
+    su3 = calls[0]
+    assert su3[3:6] == [f"{script}/ib.sbatch", "su3", " ".join(units["su3"]["ib"]["ports"])]
+    pairs = su3[6:]
+    assert pairs[0::2] == expand(units["su2"]["nodelist"])  # host k of the unit before ...
+    assert pairs[1::2] == expand(units["su3"]["nodelist"])  # ... with host k of this one
+    assert sorted(expand(su3[1].removeprefix("--nodelist="))) == sorted(pairs)
+    code, calls, _ = _submit(tree, tmp_path, "batch", "dcgm", "su2", "4")
+    assert code == 0 and [c[4] for c in calls] == ["su2", "su4"]
+
+
+def test_submit_refuses_what_names_no_job_and_submits_nothing(tmp_path: Path) -> None:
+    tree = _tree(EXAMPLE, tmp_path)
+    for args, said in [(("dcgm", "su1", "su9"), "no dcgm job of su9"),
+                       (("dcgm", "su1-"), "no dcgm job of su1-"),
+                       (("gpu-burn",), "no job kind gpu-burn"),
+                       (("storage", "su1"), "without UNIT"), ((), "usage: submit.sh KIND")]:
+        code, calls, err = _submit(tree, tmp_path, "batch", *args)
+        assert code == 2 and calls == [] and said in err, (args, err)
+    code, calls, _ = _submit(tree, tmp_path, "batch", "storage")
+    assert code == 0 and calls == [[str(tree / "acceptance/batch/storage.sbatch")]]
+
+
+def test_a_unit_job_without_its_unit_refuses_to_run(tmp_path: Path) -> None:
+    """Submitted by hand without submit.sh, a unit's script would land on any nodes: it stops."""
+    tree = _tree(EXAMPLE, tmp_path)
+    result = subprocess.run(["bash", str(tree / "acceptance/batch/nccl.sbatch"), "su1"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "submit it with submit.sh nccl" in result.stderr
+
+
+def test_a_unit_bars_file_of_an_older_render_is_still_judged(tmp_path: Path) -> None:
+    """Renders before the units table wrote each unit's bars.json in its folder."""
+    tree = _tree(EXAMPLE, tmp_path)
+    results = _results(tree, tmp_path)
+    (results / "batch" / "su1" / "nccl-node--dgx-006.txt").write_text(_nccl(250.0))
+    path = tree / "acceptance/batch/bars.json"
+    part = json.loads(path.read_text())
+    su1 = part["units"].pop("su1")
+    path.write_text(json.dumps(part))
+    (tree / "acceptance/batch/su1").mkdir()
+    (tree / "acceptance/batch/su1/bars.json").write_text(json.dumps(
+        {"partition": "batch", "unit": "su1", "constants": part["constants"], **su1}))
+    code, out = _check(tree, results)
+    assert code == 1 and "dgx-006 (rack su1-r2 U09): all_reduce busbw 250.00" in out, out
+    assert "nccl: 33 result(s), 1 below the bar" in out

@@ -115,9 +115,10 @@ def test_an_unreadable_file_hides_no_other_finding(tmp_path: Path) -> None:
     CliRunner().invoke(main, ["render", str(ROOT / "examples" / "seed-64gpu-h100.yaml"),
                               "-o", str(tree)])
     bars = next(p for p in sorted((tree / "acceptance").rglob("bars.json"))
-                if "unit" in json.loads(p.read_text()))
-    places = json.loads(bars.read_text()).get("nodes", {})
-    folder = tmp_path / "results" / bars.parent.relative_to(tree / "acceptance")
+                if json.loads(p.read_text())["units"])
+    unit, unit_bars = next(iter(json.loads(bars.read_text())["units"].items()))
+    places = unit_bars["nodes"]
+    folder = tmp_path / "results" / bars.parent.relative_to(tree / "acceptance") / unit
     folder.mkdir(parents=True)
     first, second = sorted(places)[:2]
     shutil.copy(DATA / "gpu_burn.txt", folder / f"burn-in-1--{first}.txt")

@@ -1,7 +1,11 @@
 """Real consumer: `sbatch --test-only` of real slurmctld 22.05, 24.11 and 26.05 reads every
 acceptance job (emit/acceptance.py) of every example (tests/conftest.py EXAMPLE_IDS), rendered
-for that release, against the example's own slurm.conf, and answers where it would start it:
-the partition and node list of each script resolve to the script's own #SBATCH lines.
+for that release, against the example's own slurm.conf, and answers where it would start it.
+Every job goes through the rendered submit.sh (SBATCH="sbatch --test-only"), every kind for
+every unit, as an operator submits them: each unit's job starts on exactly the unit's nodes
+that submit.sh names on sbatch's command line (its job line's hosts, the unit's nodelist in
+bars.json), in the partition of the script's #SBATCH line; a partition-wide job on its
+script's own #SBATCH --nodelist.
 
 --test-only places a job only on nodes that are up, so every compute node of the example
 registers with a real slurmd of its own first: tests/real/fleet_harness.py starts all of them
@@ -24,7 +28,9 @@ dgx-h100-superpod-4su has its leaf-to-leaf jobs (ib-spine.sbatch) in three of it
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,7 +71,7 @@ def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(text)
     scripts = {rel: str(tmp / "run" / rel) for rel in files
-               if rel.startswith("acceptance/") and rel.endswith(".sbatch")}
+               if rel.startswith("acceptance/") and rel.endswith("/submit.sh")}
     conf = harness.prepare(tmp / "slurm", tmp / "run", runtime)
     fleet.fleet_rewrites(conf)
     running = harness.SlurmCluster(conf, tmp / "run", runtime)
@@ -90,19 +96,58 @@ def _shapes(plan: Plan) -> dict[str, fleet.Shape]:
 
 def test_sbatch_test_only_accepts_every_acceptance_job(
         cluster: tuple[dict[str, str], harness.SlurmCluster]) -> None:
-    scripts, running = cluster
-    assert scripts
-    for rel, path in sorted(scripts.items()):
-        result = running._client("sbatch", "--test-only", path)
-        found = STARTS.search(result.stderr + result.stdout)
-        assert result.returncode == 0 and found, f"{rel}: {result.stderr.strip()}"
-        assert sorted(expand(found.group(1))) == sorted(expand(_directive(path, "nodelist"))), rel
-        assert found.group(2) == _directive(path, "partition"), rel
+    submits, running = cluster
+    assert submits
+    for rel, path in sorted(submits.items()):
+        folder = Path(path).parent
+        partition = _directive(str(folder / "dcgm.sbatch"), "partition") \
+            if (folder / "dcgm.sbatch").exists() else folder.name
+        units = json.loads((folder / "bars.json").read_text())["units"]
+        for kind, expected in _expected(folder).items():
+            result = running._client("env", f"SBATCH={running.runtime.tool('sbatch')} "
+                                     "--test-only", "sh", path, kind)
+            placed = _placed(result.stderr)
+            assert result.returncode == 0 and len(placed) == len(expected), \
+                f"{rel} {kind}: {result.stderr.strip()}"
+            for (unit, hosts), (label, nodes, where) in zip(expected, placed, strict=True):
+                assert label.startswith(f"submit.sh: {kind} {unit}"), (rel, label)
+                assert sorted(expand(nodes)) == sorted(expand(hosts)), (rel, label)
+                assert where == partition, (rel, label)
+                if unit in units and kind != "ib-spine":
+                    assert hosts == units[unit]["nodelist"], (rel, label)
     nodes = running.records("nodes")
     down = [r["NodeName"] for r in nodes if "NOT_RESPONDING" in r["State"]]
     assert not down, f"nodes stopped answering before the scripts were submitted: {down}"
     for daemon in ["slurmctld", *(f"slurmd-{r['NodeName']}" for r in nodes)]:
         assert fleet.fleet_log_errors(running, daemon) == [], daemon
+
+
+def _expected(folder: Path) -> dict[str, list[tuple[str, str]]]:
+    """Each kind's jobs, (unit, hosts) in submit.sh's order: a unit job's hosts from its job
+    line, a partition job's from its script's #SBATCH --nodelist ('partition' its unit)."""
+    kinds: dict[str, list[tuple[str, str]]] = {}
+    for line in (folder / "submit.sh").read_text().splitlines():
+        if line.startswith("    job "):
+            kind, unit, hosts = shlex.split(line)[1:4]
+            kinds.setdefault(kind, []).append((unit, hosts))
+    for kind in ("nccl-partition", "storage"):
+        if (folder / f"{kind}.sbatch").exists():
+            kinds[kind] = [("of partition", _directive(str(folder / f"{kind}.sbatch"),
+                                                       "nodelist"))]
+    return kinds
+
+
+def _placed(stderr: str) -> list[tuple[str, str, str]]:
+    """(submit.sh's line naming the job, the nodes and partition sbatch --test-only placed
+    it on) for each job, in order."""
+    placed, label = [], None
+    for line in stderr.splitlines():
+        if line.startswith("submit.sh: "):
+            label = line
+        elif (found := STARTS.search(line)) and label is not None:
+            placed.append((label, found.group(1), found.group(2)))
+            label = None
+    return placed
 
 
 def _directive(path: str, key: str) -> str:
