@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from cluster_iac.base.hostlist import expand
 from cluster_iac.cli.main import main
 from cluster_iac.emit import acceptance as emit_acceptance
-from cluster_iac.emit import render_all
+from cluster_iac.emit import acceptance_bars, render_all
 from tests.conftest import EXAMPLE_IDS, example_build
 from tests.facility_fixtures import compile_data
 from tests.test_fabric import superpod_spec
@@ -93,9 +93,9 @@ def test_bars_come_from_the_predictions() -> None:
     step = next(s for s in bars["nccl"] if s["scope"] == "scalable_unit")
     hosts = set(expand(step["hosts"]))
     predicted = predict(plan, [n for n in plan.nodes if n.hostname in hosts]).busbw_gbs
-    assert step["bar_busbw_gbs"] == round(predicted * (1 - emit_acceptance.NCCL_MARGIN), 2)
+    assert step["bar_busbw_gbs"] == round(predicted * (1 - acceptance_bars.NCCL_MARGIN), 2)
     assert len(hosts) == 32 and hosts == set(bars["nodes"]) == set(expand(bars["nodelist"]))
-    assert bars["ib"]["write_bw_gbps"] == 400 * emit_acceptance.PERFTEST_EFFICIENCY
+    assert bars["ib"]["write_bw_gbps"] == 400 * acceptance_bars.PERFTEST_EFFICIENCY
 
 
 def _job_lines(submit: str) -> dict[str, list[str]]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 
+from cluster_iac.base.hostlist import fold
 from cluster_iac.emit.acceptance_bars import (
     ACCEPTANCE_CONSTANTS,
     BURN_IN_S,
@@ -34,10 +35,8 @@ from cluster_iac.emit.acceptance_bars import (
     IB_TIME_S,
     LATENCY_PER_HOP_US,
     LATENCY_SAME_LEAF_US,
-    NCCL_MARGIN,
     NCCL_TIME_S,
     PERFTEST_EFFICIENCY,
-    POWER_METER_TOLERANCE,
     POWER_STEP_S,
     STORAGE_MARGIN,
     Shared,
@@ -49,15 +48,11 @@ from cluster_iac.emit.acceptance_bars import (
     power_bars,
     step_bar,
 )
-from cluster_iac.base.hostlist import fold
 from cluster_iac.emit.base import GENERATED_BY, render_template
 from cluster_iac.formats.json import json_texts
 from cluster_iac.formats.shell import shell_comment, shell_word
 from cluster_iac.plan import Node, PartitionPlan, Plan
 from cluster_iac.plan.durations import slurm_time
-
-__all__ = ["NCCL_MARGIN", "PERFTEST_EFFICIENCY", "POWER_METER_TOLERANCE", "STORAGE_MARGIN",
-           "render", "sbatch_value", "unit_groups"]
 
 UNIT_KINDS = ("dcgm", "burn-in", "ib", "ib-spine", "nccl", "power-step")
 """The kinds of a unit's jobs, in the order submit.sh lists a unit's job lines."""

@@ -89,9 +89,10 @@ NOT_INSTALLED = {
     "netbox/*": "imported into NetBox (netbox-community/netbox-initializers), not onto hosts",
     "terraform/*": "read by terraform on the operator's machine",
     "report.*": "the design report, for people",
-    "acceptance/*": "acceptance jobs the operator submits with sbatch from a checkout of the "
-                    "rendered tree, once, on delivery; `cluster-iac acceptance check` reads "
-                    "their bars beside their results",
+    "acceptance/*": "acceptance jobs the operator submits with acceptance/<partition>/"
+                    "submit.sh (sbatch) from a checkout of the rendered tree, once, on "
+                    "delivery; `cluster-iac acceptance check` reads their bars beside their "
+                    "results",
     "lustre/layouts.json": "the layouts of lustre/setstripe.sh as data, for tools; no host "
                            "program reads it",
     "switches/avd/*": "Arista AVD eos_designs inputs, read by AVD (ansible-avd or pyavd) on "
