@@ -25,7 +25,6 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import compress, repeat
 from typing import Any, NamedTuple
 
 SWITCH_GUID_BASE = 0x0200_0000_0000_0000
@@ -193,19 +192,9 @@ class TopologyError(ValueError):
 
 
 def parse(text: str) -> Topology:
-    """Read an ibnetdiscover output (or a file this module wrote): ``parse_records`` where the
-    text is laid out as ibnetdiscover prints it, else (and for every file with a line not in
-    the format, which it raises at its number) ``parse_lines``, its plain oracle: both make
-    the same topology, dicts in the same order (tests/test_ibnetdiscover_parse.py)."""
-    topology = parse_records(text)
-    return topology if topology is not None else parse_lines(text)
-
-
-def parse_lines(text: str) -> Topology:
-    """Read an ibnetdiscover output (or a file this module wrote), a line at a time. Every
-    link is read from both ends' records, and made where it is first read: read again from its
-    other end, or contradicted by another record (the first read wins), one of its ends is
-    cabled already.
+    """Read an ibnetdiscover output (or a file this module wrote). Every link is read from
+    both ends' records, and made where it is first read: read again from its other end, or
+    contradicted by another record (the first read wins), one of its ends is cabled already.
     An end that names a node with no record of its own (a partial discovery) is kept with
     an empty description. A port line is told by its first character before any pattern is
     tried, and the other lines by theirs: a 100,000-GPU fabric's discovery is 1.2 million
@@ -248,89 +237,6 @@ def parse_lines(text: str) -> Topology:
             guid = int(found.group(1), 16)
         else:
             raise TopologyError(number, f"not a line of ibnetdiscover's format: {raw[:80]!r}")
-    if not nodes.keys() >= set(peers):  # a partial discovery: the peers with no record
-        for peer in peers:
-            if peer not in nodes:
-                nodes[peer] = IbNode("", peer, 0, 0, "")
-    return topology
-
-
-_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
-"""What str.splitlines (parse_lines) ends a line at besides '\\n'."""
-
-
-def _breaks(text: str) -> bool:
-    """Whether ``text`` holds a line break other than '\\n' (an ASCII text is searched for
-    its six, each by a substring search, some 15 times faster than the pattern)."""
-    if text.isascii():
-        return any(c in text for c in "\r\x0b\x0c\x1c\x1d\x1e")
-    return _BREAKS.search(text) is not None
-
-
-_GAP = re.compile(r"(?:[^\S\n]*(?:#[^\n]*)?\n)*")  # blank and comment lines
-_HEAD = re.compile(
-    r"(?:(?:vendid|devid|sysimgguid)=[^\n]*\n)*"
-    r"(?:(?:switchguid|caguid|rtguid)=0x([0-9a-fA-F]+)[^\n]*\n)?"
-    r'(Switch|Ca|Rt)[^\S\n]+(\d+)[^\S\n]+"([^"\n]*)"[^\S\n]*(?:#[^\S\n]*"([^"\n]*)")?[^\n]*')
-"""A node record's head as ibnetdiscover prints it: its ID lines, its GUID line (where it has
-none, the GUID read last holds, as in parse_lines) and its header line (_HEADER's groups,
-within the line), up to the line's end."""
-_PORTS = re.compile(r'\n\[(\d+)\](?:\(([0-9a-fA-F]+)\))?(?:\[ext \d+\])?[^\S\n]+"([^"\n]*)"'
-                    r"\[(\d+)\][^\n]*")
-"""_PORT's groups, a port line at a time, each found from the line break before it."""
-_KINDS = {"Switch": "Switch", "Ca": "Ca", "Rt": "Rt"}  # one string each, not one a node
-
-
-def parse_records(text: str) -> Topology | None:
-    """parse_lines' topology, read a record at a time: the record's lines by one pattern and
-    its port lines by another, each over the whole record (a 100,000-GPU fabric's discovery
-    is 100,000 records of 1.1 million lines, 2 s of CPU read a line at a time). None where
-    the text is not laid out so (a line break other than '\\n', a line indented or out of
-    its place, a port line that is not one: ``parse`` then reads it line by line, which
-    raises at the line not in the format, or reads what this does not)."""
-    if _breaks(text):
-        return None
-    if not text.endswith("\n"):
-        text += "\n"
-    topology = Topology()
-    nodes, links = topology.nodes, topology.links
-    node_of = tuple.__new__  # IbNode(...) without its Python __new__
-    owners: list[str] = []  # the node of each port line, in the order read
-    rows: list[tuple[str, str, str, str]] = []  # each port line's _PORTS groups
-    guid, at, end = 0, _GAP.match(text).end(), len(text)  # type: ignore[union-attr]
-    head, gap, ports_in = _HEAD.match, _GAP.match, _PORTS.findall
-    while at < end:
-        found = head(text, at)
-        if found is None:
-            return None
-        guid_text, kind, ports, node_id, desc = found.groups()
-        if guid_text is not None:
-            guid = int(guid_text, 16)
-        nodes[node_id] = node_of(IbNode, (_KINDS[kind], node_id, guid, int(ports), desc or ""))
-        start = found.end()  # the line break ending the header; the record ends at a blank line
-        stop = text.find("\n\n", start)
-        stop = end - 1 if stop < 0 else stop
-        if stop > start:  # every line between is a port line, or the text is not so laid out
-            read = ports_in(text, start, stop)
-            if len(read) != text.count("\n", start, stop):
-                return None
-            rows += read
-            owners += [node_id] * len(read)
-        at = gap(text, stop + 1).end()  # type: ignore[union-attr]
-    if not rows:
-        return topology
-    numbers, guids, peers, peer_ports = zip(*rows, strict=True)
-    end_of = tuple.__new__  # IbEnd(...) without its Python __new__
-    ends = list(map(end_of, repeat(IbEnd), zip(owners, map(int, numbers), strict=True)))
-    for one, peer, peer_port in zip(ends, peers, peer_ports, strict=True):
-        if one not in links:  # made where first read, as parse_lines makes it
-            other = end_of(IbEnd, (peer, int(peer_port)))
-            if other not in links:
-                links[one] = other
-                links[other] = one
-    with_guid = list(compress(ends, guids))  # the port lines that give their port's GUID
-    topology.port_guids.update(zip(with_guid, map(int, filter(None, guids), repeat(16)),
-                                   strict=True))
     if not nodes.keys() >= set(peers):  # a partial discovery: the peers with no record
         for peer in peers:
             if peer not in nodes:
