@@ -55,7 +55,7 @@ def _swapped(text: str, one: str, other: str) -> str:
             .replace('"SWAP"', f'"{other}"'))
 
 
-def test_every_source_reads_no_pass_after_the_cut() -> None:
+def test_each_source_names_a_pass_and_the_cut_keeps_their_order() -> None:
     assert NEEDS.keys() == SOURCES.keys()
     assert all(p in PASSES for p in NEEDS.values())
     cut = passes_through(PASSES, last_needed())

@@ -103,10 +103,10 @@ def _plan(spec: Path, accept: bool) -> Plan:
     """SPEC's plan as far as the sources read it (reconcile/sources.py NEEDS), its findings
     printed. Where a render knows the outcome of SPEC and its lock (write/recall.py: they
     compile and pass the checks, with these findings), only the passes the sources read
-    run, and the findings are the known ones: a third of the plan's passes and the checks
-    not run again (some 0.5 s at 100,000 GPUs). Otherwise, and with --accept (which writes
-    the lock from the whole plan), the pipeline as validate runs it, but for what only the
-    emitters read (compile.EMIT_ONLY): no source compares it."""
+    run, and the findings are the known ones: 11 of the 25 passes after plan_cabling and
+    the checks not run again (0.6 s of 2.7 at 100,000 GPUs). Otherwise, and with --accept
+    (which writes the lock from the whole plan), the pipeline as validate runs it, but for
+    what only the emitters read (compile.EMIT_ONLY): no source compares it."""
     from cluster_iac.reconcile.sources import last_needed
 
     recalled = None if accept else recall(spec, False, ())
