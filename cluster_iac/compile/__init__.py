@@ -93,12 +93,14 @@ them."""
 
 
 def compile_plan(spec: ClusterSpec, lock: Lock | None = None, *,
-                 emit_only: bool = True) -> Plan:
-    """Run every pass (``emit_only`` False: but EMIT_ONLY's); a pass that finds errors raises
+                 emit_only: bool = True, through: Pass | None = None) -> Plan:
+    """Run every pass (``emit_only`` False: but EMIT_ONLY's; ``through``: only those up to
+    and including that one, see passes_through); a pass that finds errors raises
     CompileError. The allocating passes keep what ``lock`` records (cluster_iac/lock/)."""
     plan = Plan(cluster=spec.cluster, catalog=merged_catalog(spec.catalog),
                 settings=Settings.from_spec(spec), lock=lock if lock is not None else Lock())
-    for compile_pass in PASSES if emit_only else _checked_passes():
+    passes = PASSES if emit_only else _checked_passes()
+    for compile_pass in passes if through is None else passes_through(passes, through):
         try:
             plan = compile_pass(spec, plan)
         except CompileError as exc:
@@ -120,3 +122,10 @@ def for_emit(spec: ClusterSpec, plan: Plan) -> Plan:
 
 def _checked_passes() -> tuple[Pass, ...]:
     return tuple(p for p in PASSES if p not in EMIT_ONLY)
+
+
+def passes_through(passes: tuple[Pass, ...], last: Pass) -> tuple[Pass, ...]:
+    """``passes`` up to and including ``last``, in their order: a plan for a reader of what
+    the passes up to ``last`` make and of nothing later (reconcile/sources.py NEEDS), whose
+    inputs a full compile has passed already (a later pass's errors are not looked for)."""
+    return passes[:passes.index(last) + 1]
