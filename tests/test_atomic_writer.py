@@ -5,6 +5,7 @@ written outside the output folder through a symlinked subfolder or a hard link."
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,28 +49,70 @@ def specs(tmp_path: Path) -> tuple[Path, Path]:
     return old, new
 
 
-def _kill_during_write(spec: Path, out: Path, delay: float, jobs: int) -> int | None:
+# The renders the kill test kills, each a process of its own forked by one Python that has
+# imported the tool (as `python -m cluster_iac render` runs: cluster_iac.cli.main.run with its
+# argv), instead of a Python started and importing the tool for each: ~0.7 s of CPU each, 25
+# kills. What is killed is the same: a whole render process, in its write phase, by SIGKILL.
+_SERVER = """import json, os, sys
+from cluster_iac.cli.main import run
+print("ready", flush=True)
+for line in sys.stdin:
+    pid = os.fork()
+    if pid == 0:  # the render: no output, the interpreter's exit as python -m's
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        sys.argv = ["cluster-iac", *json.loads(line)]
+        run()
+    print(pid, flush=True)
+    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
+
+
+@pytest.fixture()
+def renders() -> Iterator[subprocess.Popen[str]]:
+    """The render server (_SERVER): a line of JSON argv in, the render's pid and then its
+    exit code (negative: the signal that ended it, as Popen's) out."""
+    server = subprocess.Popen([sys.executable, "-c", _SERVER], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert server.stdout is not None and server.stdout.readline() == "ready\n"
+    yield server
+    server.communicate(timeout=60)  # stdin closed: it ends
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _kill_during_write(renders: subprocess.Popen[str], spec: Path, out: Path, delay: float,
+                       jobs: int) -> int:
     """Start a render; once its staging folder appears (the write phase), wait ``delay`` and
     SIGKILL it (with ``jobs`` 2, the parent: its worker, writing into the same staging
-    folder, dies with it). Its return code (None when it was killed before it wrote
-    anything)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    render = subprocess.Popen([sys.executable, "-m", "cluster_iac", "render", str(spec), "-o",
-                               str(out), "--jobs", str(jobs)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, env=env)
+    folder, dies with it). Its exit code (0 when it finished before the kill)."""
+    assert renders.stdin is not None and renders.stdout is not None
+    renders.stdin.write(json.dumps(["render", str(spec), "-o", str(out), "--jobs", str(jobs)])
+                        + "\n")
+    renders.stdin.flush()
+    pid = int(renders.stdout.readline())
     staging = f".{out.name}.cluster-iac-"
     deadline = time.monotonic() + 120
-    while render.poll() is None and time.monotonic() < deadline:
+    while _alive(pid) and time.monotonic() < deadline:
         if any(name.startswith(staging) for name in os.listdir(out.parent)):
             time.sleep(delay)
             break
         time.sleep(0.0005)
-    render.send_signal(signal.SIGKILL)
-    return render.wait()
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    return int(renders.stdout.readline())
 
 
-def test_sigkill_in_the_write_phase_leaves_a_whole_tree(specs: tuple[Path, Path],
-                                                        tmp_path: Path) -> None:
+def test_sigkill_in_the_write_phase_leaves_a_whole_tree(
+        specs: tuple[Path, Path], renders: subprocess.Popen[str], tmp_path: Path) -> None:
     old_spec, new_spec = specs
     old_files = build(old_spec).files
     old, new = _expected(old_files), _expected(build(new_spec).files)
@@ -80,7 +124,7 @@ def test_sigkill_in_the_write_phase_leaves_a_whole_tree(specs: tuple[Path, Path]
     for _ in range(KILLS):
         write_tree(out, old_files)  # the previous tree again; cleans what a kill left
         assert _tree(out) == old
-        code = _kill_during_write(new_spec, out, rng.uniform(0, 0.03), rng.choice((1, 2)))
+        code = _kill_during_write(renders, new_spec, out, rng.uniform(0, 0.03), rng.choice((1, 2)))
         tree = _tree(out)
         assert tree in (old, new), sorted(set(tree) ^ set(new))
         outcomes["old" if tree == old else "new"] += 1

@@ -56,6 +56,13 @@ def _cli(*args: str | Path) -> Result:
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
+@cache
+def _validate_json(case: Path) -> Result:
+    """``validate CASE --format json``: run once per case in a process, read by the two tests
+    of that document (its schema, its regions); a Result is not changed by reading it."""
+    return _cli("validate", case, "--format", "json")
+
+
 def _heads(text: str) -> list[tuple[str, str, int, int]]:
     """(severity, code, line, column) of each finding the text output prints."""
     return [(m["severity"], m["code"], int(m["line"]), int(m["col"]))
@@ -100,7 +107,7 @@ def test_sarif_of_every_invalid_spec_is_valid_and_points_where_the_text_does(
 
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_json_of_every_invalid_spec_follows_its_schema(case: Path) -> None:
-    result = _cli("validate", case, "--format", "json")
+    result = _validate_json(case)
     assert result.exit_code == 1
     document = json.loads(result.stdout)
     _valid(document, FINDINGS_SCHEMA_FILE)
@@ -375,7 +382,7 @@ def _resolve(data: Any, path: list[str | int]) -> Any:
 @pytest.mark.parametrize("case", CASES, ids=_id)
 def test_every_region_end_spans_the_cited_key_or_value(case: Path) -> None:
     """Where a finding of an invalid spec has an end, it spans what the finding cites."""
-    result = _cli("validate", case, "--format", "json")
+    result = _validate_json(case)
     findings = [f for f in json.loads(result.stdout)["findings"] if "end_line" in f]
     if findings:
         text = case.read_bytes().decode("utf-8")

@@ -669,23 +669,43 @@ def cloud_init_schema(user_data: str, timeout: float = RUN_S) -> tuple[bool, str
 
 # cloud-init's own reading of a network-config (version 2), as its init stage does before it
 # renders the system's configuration: its YAML loader, the network state's parser with nothing
-# broken skipped, and the netplan renderer's text; run by the Python cloud-init is installed for
-CLOUD_INIT_NETWORK = """import sys
+# broken skipped, and the netplan renderer's text; run by the Python cloud-init is installed for.
+# One Python reads a list of them (a JSON list on stdin; out: [ok, text or traceback] per
+# config): each config is parsed on its own, as a Python of its own would, and the interpreter
+# starts and imports cloudinit once (about 0.25 s of CPU per start, 290 seeds in the examples)
+CLOUD_INIT_NETWORK = """import json, sys, traceback
 from cloudinit import util
 from cloudinit.net import netplan, network_state
-config = util.load_yaml(sys.stdin.read())
-state = network_state.parse_net_config_data(config["network"], skip_broken=False)
-print(netplan.Renderer()._render_content(state))
+answers = []
+for text in json.load(sys.stdin):
+    try:
+        config = util.load_yaml(text)
+        state = network_state.parse_net_config_data(config["network"], skip_broken=False)
+        answers.append([True, netplan.Renderer()._render_content(state)])
+    except Exception:
+        answers.append([False, traceback.format_exc()])
+json.dump(answers, sys.stdout)
 """
 
 
 def cloud_init_network_config(text: str, timeout: float = RUN_S) -> tuple[bool, str]:
     """cloud-init 22.4 parsing a network-config (its ``cloud-init schema`` has no network
     schema): (ok, the netplan text it would write, or its error)."""
+    return cloud_init_network_configs([text], timeout)[0]
+
+
+def cloud_init_network_configs(texts: Sequence[str], timeout: float | None = None
+                               ) -> list[tuple[bool, str]]:
+    """cloud_init_network_config for each text, in one run of cloud-init's Python (bounded by
+    RUN_S and a second more per text unless ``timeout`` is given)."""
+    timeout = RUN_S + len(texts) if timeout is None else timeout
     python = Path(tool("cloud-init")).read_text().splitlines()[0].removeprefix("#!").split()[0]
-    done = subprocess.run([python, "-c", CLOUD_INIT_NETWORK], input=text, capture_output=True,
-                          text=True, timeout=timeout, check=False)
-    return done.returncode == 0, (done.stdout + done.stderr).strip()
+    done = subprocess.run([python, "-c", CLOUD_INIT_NETWORK], input=json.dumps(list(texts)),
+                          capture_output=True, text=True, timeout=timeout, check=False)
+    if done.returncode != 0:  # the reader itself failed: every config with its output
+        return [(False, (done.stdout + done.stderr).strip())] * len(texts)
+    return [(ok, message.strip()) for ok, message in json.loads(done.stdout)]
+
 
 def netplan_generate(config: str, root: Path, timeout: float = RUN_S
                      ) -> tuple[bool, dict[str, str]]:

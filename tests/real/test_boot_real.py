@@ -87,8 +87,9 @@ def test_cloud_init_reads_every_seed_the_boot_server_serves(name: str, tmp_path:
     for text in user_data:  # one per node type: the same text in each host's seed
         ok, message = netns.cloud_init_schema(text)
         assert ok, message
-    for seed in root.iterdir():
-        ok, message = netns.cloud_init_network_config((seed / "network-config").read_text())
+    seeds = sorted(root.iterdir())
+    read = netns.cloud_init_network_configs([(s / "network-config").read_text() for s in seeds])
+    for seed, (ok, message) in zip(seeds, read, strict=True):  # each config read on its own
         assert ok and f"- {seed.name}/" in message, f"{seed.name}: {message}"
         meta = json.loads((seed / "meta-data").read_text())
         assert meta["local-hostname"].split(".")[0] == booted[seed.name]

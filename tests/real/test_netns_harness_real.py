@@ -284,6 +284,28 @@ def test_cloud_init_schema() -> None:
     assert not ok and 'needs to begin with "#cloud-config"' in message, message
 
 
+NETWORK_CONFIG = """network:
+  version: 2
+  ethernets:
+    eno1:
+      match: {macaddress: "7c:fe:90:12:34:56"}
+      set-name: eno1
+      addresses: [10.0.1.11/24]
+"""
+
+
+def test_cloud_init_network_configs_reads_each_on_its_own() -> None:
+    """The network-config reader's batch (one Python for many configs, tests/real/netns.py)
+    answers per config: a broken one (a route without its destination, which cloud-init's
+    parser refuses) fails alone, the ones around it are read, each with its own address."""
+    netns.require("cloud-init")
+    broken = NETWORK_CONFIG + "      routes: [{via: 10.0.1.1}]\n"
+    read = netns.cloud_init_network_configs(
+        [NETWORK_CONFIG, broken, NETWORK_CONFIG.replace("10.0.1.11", "10.0.1.12")])
+    assert [ok for ok, _ in read] == [True, False, True], read
+    assert "- 10.0.1.11/24" in read[0][1] and "- 10.0.1.12/24" in read[2][1], read
+    assert "10.0.1.11" not in read[2][1] and "Traceback" in read[1][1], read
+
 # --- ifupdown2 ----------------------------------------------------------------------------------
 
 INTERFACES = """auto lo
