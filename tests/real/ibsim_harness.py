@@ -74,7 +74,8 @@ class Simulator:
         with self.log.open("w") as out:
             self.process = subprocess.Popen([tool("ibsim"), "-s", "-n", *sizes, str(self.net)],
                                             stdin=subprocess.DEVNULL, stdout=out,
-                                            stderr=subprocess.STDOUT, env=self.env)
+                                            stderr=subprocess.STDOUT, env=self.env,
+                                            cwd=self.folder)
         deadline = time.monotonic() + 60
         while "Network simulator ready" not in self.log.read_text(errors="replace"):
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -86,8 +87,9 @@ class Simulator:
         """A tool run against the simulated fabric (libumad2sim preloaded)."""
         env = {**self.env, "LD_PRELOAD": umad2sim(), "OSM_CACHE_DIR": str(self.folder),
                "OSM_TMP_DIR": str(self.folder)}
+        # cwd: libumad2sim writes its simulated sysfs (sys-PID/) into the current folder
         return subprocess.run(list(args), capture_output=True, text=True, env=env,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+                              timeout=timeout, stdin=subprocess.DEVNULL, cwd=self.folder)
 
     def close(self) -> None:
         if self.process.poll() is None:
