@@ -185,6 +185,9 @@ class _Yaml:
             return [" true" if value else " false" for value in values]
         if kind is list or kind is tuple:
             return self._sequences(values, indent)  # type: ignore[arg-type]
+        laid = getattr(kind, "yaml_tails", None)
+        if laid is not None:  # values that lay themselves out (formats/yaml_template.py)
+            return laid(values, indent)  # type: ignore[no-any-return]
         return [self._tail(value, indent) for value in values]
 
     def _strings(self, values: Sequence[object]) -> list[str]:
@@ -220,6 +223,8 @@ class _Yaml:
             return self._entries([value], indent)[0] if value else " {}"
         if isinstance(value, (list, tuple)):
             return self._sequence(value, indent) if value else " []"
+        if hasattr(type(value), "yaml_tails"):
+            return self._column(type(value), [value], indent)[0]
         return " " + yaml_scalar(value)
 
     def _heads(self, keys: Sequence[object], indent: int, unique: bool = False) -> list[str]:
