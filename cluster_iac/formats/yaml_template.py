@@ -18,7 +18,7 @@ and a fill per host, not 1,200,000 lines walked column by column.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from cluster_iac.formats.yaml import yaml_strings, yaml_text
@@ -93,19 +93,31 @@ class Filled:
 
     @staticmethod
     def yaml_tails(values: Sequence[Filled], indent: int) -> list[str]:
-        """The tails of a column of them (formats/yaml.py calls it for their type): every
-        string's scalar in one yaml_strings call, each value's text one '%' of its
-        template's."""
-        strings = list(chain.from_iterable(v.strings for v in values))
-        scalars = yaml_strings(strings) if strings else []
-        texts = []
-        start = 0
-        for value in values:
-            text, order = value.template.laid(indent)
-            part = scalars[start:start + len(order)]
-            texts.append(text % tuple(map(part.__getitem__, order)))
-            start += len(order)
+        """The tails of a column of them (formats/yaml.py calls it for their type): the
+        fills of each template together, each slot's strings one yaml_strings column (alike
+        strings: names, or addresses), each value's text one '%' of its template's."""
+        templates = list(map(attrgetter("template"), values))
+        if templates.count(templates[0]) == len(templates):
+            return _tails(templates[0], values, indent)
+        places: dict[YamlTemplate, list[int]] = {}
+        for place, template in enumerate(templates):
+            places.setdefault(template, []).append(place)
+        texts = [""] * len(values)
+        for template, where in places.items():
+            for place, text in zip(where, _tails(template, [values[n] for n in where], indent),
+                                   strict=True):
+                texts[place] = text
         return texts
+
+
+def _tails(template: YamlTemplate, values: Sequence[Filled], indent: int) -> list[str]:
+    """The tails of fills of one template."""
+    text, order = template.laid(indent)
+    if not order:
+        return [text] * len(values)
+    columns = list(zip(*map(attrgetter("strings"), values), strict=True))
+    scalars = [yaml_strings(list(columns[number])) for number in order]
+    return list(map(text.__mod__, zip(*scalars, strict=True)))
 
 
 def _slots(value: object, numbers: list[int]) -> None:
