@@ -6,6 +6,7 @@ Real FRR runs these files in tests/real/test_frr_real.py."""
 from __future__ import annotations
 
 import difflib
+import importlib
 import re
 from ipaddress import IPv4Address
 from pathlib import Path
@@ -288,3 +289,30 @@ def test_avd_host_ports_of_a_roce_cluster_of_4096_gpus_are_the_plain_datas_bytes
     on its leaves): the AVD inputs both ways."""
     monkeypatch.setattr(bench_scale, "fabric_choice", "roce")
     _avd_inputs_both_ways(compile_plan(parse_spec(load_spec_text(bench_scale.spec_yaml(4096))[0])))
+
+
+def test_every_ports_addresses_are_what_ipaddress_gives(tmp_path: Path) -> None:
+    """The /31s are made by integer arithmetic (compile/plan_switches.py _dotted); ipaddress
+    is the oracle: each numbered port's pair is the numbering switch's block + 2 x the port
+    leg's place (its even address the upper end's), on the RoCE example (leaves number their
+    host ports) and numbered (every link); _dotted is str(IPv4Address) across the range."""
+    plan_switches = importlib.import_module("cluster_iac.compile.plan_switches")
+    for value in (0, 1, 255, 256, 65535, 65536, 2**24 - 1, 2**24, 0x0AFE0001, 2**32 - 1):
+        assert plan_switches._dotted(value) == str(IPv4Address(value))
+    numbered = build(_spec(tmp_path, "numbered", _numbered), emit=False).plan
+    for plan in (example_build("spectrum-x-roce").plan, numbered):
+        legs = plan.fabrics["compute"].breakout_legs
+        checked = 0
+        for config in plan.switch_configs.values():
+            for port in config.interfaces:
+                owner, owner_port = ((port.peer, port.peer_port) if port.kind == "uplink"
+                                     else (config.name, port.name))
+                block = plan.switch_configs[owner].p2p_block
+                if not block:
+                    assert port.address == port.peer_address == ""
+                    continue
+                even = IPv4Address(block) + 2 * plan_switches._leg_index(owner_port, legs)
+                mine, theirs = (even + 1, even) if port.kind == "uplink" else (even, even + 1)
+                assert (port.address, port.peer_address) == (f"{mine}/31", str(theirs))
+                checked += 1
+        assert checked >= 32
