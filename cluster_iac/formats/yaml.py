@@ -6,7 +6,9 @@ many like mappings (every host's ``rack``, every node's ``addresses``) are forma
 each distinct string once, and each record's text is joined from its columns. The text is
 exactly what the one-value-at-a-time definition gives (the block layout in yaml_text's
 docstring; tests/test_yaml_json.py holds it to that recursive writer), made with far fewer
-Python steps: a 100,000-GPU inventory has 800,000 scalars but a few dozen columns.
+Python steps: a 100,000-GPU inventory has 800,000 scalars but a few dozen columns. A value
+whose type has ``yaml_tails`` (formats/yaml_template.py's fills of a template laid out once)
+writes a column of its kind itself, the same bytes as the plain value it stands for.
 
 ruamel_yaml_text is the other layout, ruamel.yaml's own, which two outputs keep (topology.yaml
 and `cluster-iac plan`'s YAML).
