@@ -8,12 +8,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from ruamel.yaml import YAML
 
 from cluster_iac.change.actions import actions, rail_hosts
+from cluster_iac.compile import compile_plan
+from cluster_iac.emit import ansible
+from cluster_iac.emit.base import GENERATED_BY
+from cluster_iac.formats.yaml import yaml_text
+from cluster_iac.load.loader import load_spec_text
 from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.plan.host_rails import host_rails, rail_config
 from cluster_iac.render import build
+from cluster_iac.spec.parse import parse_spec
+from tests.benchmarks import bench_scale
 from tests.conftest import example_build
 
 EXAMPLE = "spectrum-x-roce"
@@ -33,6 +41,20 @@ def test_each_gpu_node_has_its_rails_in_the_inventory() -> None:
     for host, nics in rails.items():
         assert hosts[host]["roce_rails"] == {r.interface: rail_config(r) for r in nics}
         assert list(hosts[host]) == sorted(hosts[host])  # keys sorted, as every host's
+
+
+def test_the_inventory_lays_its_rails_out_as_the_plain_data_writes_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """render() writes each host's roce_rails from one template per node type
+    (ansible.RailsTemplates); the plain data (ansible.plain_rails, the oracle) through the
+    same writer gives the same bytes: on the example and on the benchmark's RoCE spec of
+    4,096 GPUs (512 hosts of eight rails)."""
+    monkeypatch.setattr(bench_scale, "fabric_choice", "roce")
+    bench = compile_plan(parse_spec(load_spec_text(bench_scale.spec_yaml(4096))[0]))
+    for plan in (example_build(EXAMPLE).plan, bench):
+        text = ansible.render(plan)["ansible/inventory.yml"]
+        assert text == yaml_text(ansible.inventory(plan), [GENERATED_BY])
+        assert text.count("roce_rails:") == len(plan.rails["compute"]) >= 32
 
 
 def test_the_rails_play_installs_the_netplan_file_and_applies_it_by_handler() -> None:

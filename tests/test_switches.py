@@ -6,6 +6,7 @@ Real FRR runs these files in tests/real/test_frr_real.py."""
 from __future__ import annotations
 
 import difflib
+import importlib
 import re
 from ipaddress import IPv4Address
 from pathlib import Path
@@ -14,10 +15,17 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from cluster_iac.compile import compile_plan
 from cluster_iac.emit import frr
+from cluster_iac.emit.avd_inputs import HostPorts, fabric_inputs, fabric_name
+from cluster_iac.formats.yaml import yaml_text
+from cluster_iac.load.loader import load_spec_text
 from cluster_iac.lock.read import lock_path
 from cluster_iac.lock.trailer import sealed, unsealed
+from cluster_iac.plan import Plan
 from cluster_iac.render import Build, PipelineError, build
+from cluster_iac.spec.parse import parse_spec
+from tests.benchmarks import bench_scale
 from tests.conftest import EXAMPLE_IDS, example_build
 
 ROOT = Path(__file__).parents[1]
@@ -254,3 +262,57 @@ def test_routed_writers_write_the_templates_bytes(name: str, tmp_path: Path) -> 
         assert built.files[f"switches/{switch}/frr.conf"] == frr.routed_frr_template(config)
         assert built.files[f"switches/{switch}/interfaces"] == \
             frr.routed_interfaces_template(config)
+    _avd_inputs_both_ways(built.plan, built.files)
+
+
+def _avd_inputs_both_ways(plan: Plan, files: dict[str, str] | None = None) -> None:
+    """Each Ethernet fabric's AVD inputs with its host ports as HostPorts' template fills
+    (what emit/avd.py writes) and as host_port's plain data (the oracle): the same YAML, and
+    (``files``: a render's) the group_vars file is that YAML under its header."""
+    fabrics = sorted({c.fabric for c in plan.switch_configs.values()})
+    assert fabrics
+    for network in fabrics:
+        configs = [c for _n, c in sorted(plan.switch_configs.items()) if c.fabric == network]
+        qos = plan.qos.get(network)
+        text = yaml_text(fabric_inputs(network, configs, qos, HostPorts()))
+        assert text == yaml_text(fabric_inputs(network, configs, qos))
+        assert text.count("ip_address:") >= sum(1 for c in configs for i in c.host_ports
+                                                if i.address) > 0
+        if files is not None:
+            name = fabric_name(network)
+            assert files[f"switches/avd/{network}/group_vars/{name}.yml"].endswith(text)
+
+
+def test_avd_host_ports_of_a_roce_cluster_of_4096_gpus_are_the_plain_datas_bytes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmark's RoCE spec of 4,096 GPUs (512 hosts of eight rails, 4,096 host ports
+    on its leaves): the AVD inputs both ways."""
+    monkeypatch.setattr(bench_scale, "fabric_choice", "roce")
+    _avd_inputs_both_ways(compile_plan(parse_spec(load_spec_text(bench_scale.spec_yaml(4096))[0])))
+
+
+def test_every_ports_addresses_are_what_ipaddress_gives(tmp_path: Path) -> None:
+    """The /31s are made by integer arithmetic (compile/plan_switches.py _dotted); ipaddress
+    is the oracle: each numbered port's pair is the numbering switch's block + 2 x the port
+    leg's place (its even address the upper end's), on the RoCE example (leaves number their
+    host ports) and numbered (every link); _dotted is str(IPv4Address) across the range."""
+    plan_switches = importlib.import_module("cluster_iac.compile.plan_switches")
+    for value in (0, 1, 255, 256, 65535, 65536, 2**24 - 1, 2**24, 0x0AFE0001, 2**32 - 1):
+        assert plan_switches._dotted(value) == str(IPv4Address(value))
+    numbered = build(_spec(tmp_path, "numbered", _numbered), emit=False).plan
+    for plan in (example_build("spectrum-x-roce").plan, numbered):
+        legs = plan.fabrics["compute"].breakout_legs
+        checked = 0
+        for config in plan.switch_configs.values():
+            for port in config.interfaces:
+                owner, owner_port = ((port.peer, port.peer_port) if port.kind == "uplink"
+                                     else (config.name, port.name))
+                block = plan.switch_configs[owner].p2p_block
+                if not block:
+                    assert port.address == port.peer_address == ""
+                    continue
+                even = IPv4Address(block) + 2 * plan_switches._leg_index(owner_port, legs)
+                mine, theirs = (even + 1, even) if port.kind == "uplink" else (even, even + 1)
+                assert (port.address, port.peer_address) == (f"{mine}/31", str(theirs))
+                checked += 1
+        assert checked >= 32

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.formats.yaml import yaml_text
+from cluster_iac.formats.yaml_template import Slot, YamlTemplate
 from cluster_iac.plan import Node, Plan
-from cluster_iac.plan.host_rails import rail_config
+from cluster_iac.plan.host_rails import HostRail, RailPort, rail_config, rail_entry
 from cluster_iac.plan.physical import Device
 
 # Role group names (the playbooks' words); switches and PDUs are groups of their own.
@@ -30,13 +32,46 @@ ADDRESS_VARS = (("management", "mgmt_ip"), ("bmc", "bmc_ip"), ("ipoib", "ipoib_i
 
 
 def render(plan: Plan) -> dict[str, str]:
-    """The inventory (the playbook that installs the tree is emit/playbook.py's family)."""
-    return {"ansible/inventory.yml": yaml_text(inventory(plan), [GENERATED_BY])}
+    """The inventory (the playbook that installs the tree is emit/playbook.py's family), its
+    ``roce_rails`` laid out once per node type (RailsTemplates)."""
+    return {"ansible/inventory.yml": yaml_text(inventory(plan, RailsTemplates()),
+                                               [GENERATED_BY])}
 
 
-def inventory(plan: Plan) -> dict[str, object]:
+RailsValue = Callable[[tuple[HostRail, ...]], object]
+
+
+def plain_rails(rails: tuple[HostRail, ...]) -> dict[str, object]:
+    """A host's ``roce_rails`` as plain data: each NIC's netplan entry (rail_config)."""
+    return {r.interface: rail_config(r) for r in rails}
+
+
+class RailsTemplates:
+    """A host's ``roce_rails`` as a YamlTemplate filled with its own strings (each NIC's
+    address, its leaf's and its source; the rest is its node type's RailPort): one template
+    per set of RailPorts, that is per node type, laid out once, and a fill per host, where
+    plain_rails made 12 scalars a NIC for the writer to walk (100,000 NICs at 100,000 GPUs).
+    yaml_text writes the same bytes either way: tests/test_rails_playbook.py compares them."""
+
+    def __init__(self) -> None:
+        self.templates: dict[tuple[RailPort, ...], YamlTemplate] = {}
+
+    def __call__(self, rails: tuple[HostRail, ...]) -> object:
+        ports = tuple(r.port for r in rails)
+        template = self.templates.get(ports)
+        if template is None:
+            template = self.templates[ports] = YamlTemplate({
+                r.interface: rail_entry(r, Slot(3 * n), Slot(3 * n + 1), Slot(3 * n + 2))
+                for n, r in enumerate(rails)})
+        return template.fill([text for r in rails
+                              for text in (f"{r.source}/31", r.gateway, r.source)])
+
+
+def inventory(plan: Plan, rails_value: RailsValue = plain_rails) -> dict[str, object]:
     """The inventory as data (all -> vars, hosts, children), hosts and groups sorted; a YAML
-    serializer writes it, so no name or value can add a host, group or variable."""
+    serializer writes it, so no name or value can add a host, group or variable.
+    ``rails_value``: a RoCE host's ``roce_rails`` value from its NICs (plain_rails, or
+    RailsTemplates' fills, which yaml_text writes the same)."""
     children: dict[str, object] = {}
     for name, (group_vars, hosts) in sorted(_groups(plan, plan.devices).items()):
         entry: dict[str, object] = {}
@@ -46,7 +81,7 @@ def inventory(plan: Plan) -> dict[str, object]:
         children[name] = entry
     return {"all": {
         "vars": dict(sorted(_all_vars(plan).items())),
-        "hosts": _hosts(plan),
+        "hosts": _hosts(plan, rails_value),
         "children": children,
     }}
 
@@ -156,7 +191,7 @@ def _all_vars(plan: Plan) -> dict[str, object]:
     }
 
 
-def _hosts(plan: Plan) -> dict[str, dict[str, object]]:
+def _hosts(plan: Plan, rails_value: RailsValue) -> dict[str, dict[str, object]]:
     """Each device's host vars, keys sorted: its rack and place, addresses, and what it is;
     a GPU node on a routed RoCE fabric also its RoCE NICs as netplan ``ethernets``
     (``roce_rails``, plan/host_rails.py), which emit/playbook.py installs as its netplan file.
@@ -195,7 +230,6 @@ def _hosts(plan: Plan) -> dict[str, dict[str, object]]:
         if d.u is None:
             del hv["rack_u"]
         if d.name in rails:  # its place among the sorted keys: after rack_u
-            hv = dict(sorted({**hv, "roce_rails": {
-                r.interface: rail_config(r) for r in rails[d.name]}}.items()))
+            hv = dict(sorted({**hv, "roce_rails": rails_value(rails[d.name])}.items()))
         hosts[d.name] = hv
     return hosts

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from cluster_iac.emit import avd_access
-from cluster_iac.emit.avd_inputs import NODE_TYPE, fabric_inputs, fabric_name
+from cluster_iac.emit.avd_inputs import NODE_TYPE, HostPorts, fabric_inputs, fabric_name
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.plan import Plan
@@ -52,7 +52,7 @@ def fabric_files(network: str, configs: list[Any], qos: Any) -> dict[str, str]:
         else "fabric (docs/roce-qos.md, 'Arista AVD').")]
     roles = [role for role in ROLE_GROUP if any(c.role == role for c in configs)]
     inputs = (avd_access.network_inputs(network, configs) if bridged
-              else fabric_inputs(network, configs, qos))
+              else fabric_inputs(network, configs, qos, HostPorts()))
     node_type = avd_access.NODE_TYPE if bridged else NODE_TYPE
     files = {f"{base}/group_vars/{name}.yml": yaml_text(inputs, header)}
     for role in roles:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
+from cluster_iac.formats.yaml_template import Slot, YamlTemplate
 from cluster_iac.plan.qos import FabricQos
 
 QOS_PROFILE = "ROCE_LOSSLESS"
@@ -43,8 +44,14 @@ def fabric_name(network: str) -> str:
     return f"{network.upper()}_FABRIC"
 
 
-def fabric_inputs(network: str, configs: Sequence[Any], qos: FabricQos | None) -> dict[str, Any]:
-    """The fabric-wide inputs: node types with their nodes, the underlay and the QoS."""
+# A leaf's host port as a value of the inputs: host_port (plain data) or HostPorts' fills
+PortValue = Callable[[Any, "FabricQos | None"], object]
+
+
+def fabric_inputs(network: str, configs: Sequence[Any], qos: FabricQos | None,
+                  port_value: PortValue | None = None) -> dict[str, Any]:
+    """The fabric-wide inputs: node types with their nodes, the underlay and the QoS.
+    ``port_value``: each host port's entry (host_port, the default, or HostPorts())."""
     unnumbered = all(c.routing.unnumbered for c in configs)
     ids = {c.name: index for index, c in enumerate(configs, start=1)}
     data: dict[str, Any] = {
@@ -61,8 +68,8 @@ def fabric_inputs(network: str, configs: Sequence[Any], qos: FabricQos | None) -
     parallel = _parallel(configs)
     qos_configs: dict[frozenset[int], dict[str, Any]] = {}  # by port speeds, made once
     for role in NODE_TYPE:
-        nodes = [node(c, ids[c.name], qos, unnumbered, qos_configs) for c in configs
-                 if c.role == role]
+        nodes = [node(c, ids[c.name], qos, unnumbered, qos_configs, port_value)
+                 for c in configs if c.role == role]
         if nodes:
             data[NODE_TYPE[role]] = {"defaults": {"max_parallel_uplinks": parallel},
                                      "nodes": nodes}
@@ -90,7 +97,8 @@ def p2p_links(configs: Sequence[Any], qos: FabricQos | None) -> list[dict[str, A
 
 
 def node(config: Any, node_id: int, qos: FabricQos | None, unnumbered: bool,
-         qos_configs: dict[frozenset[int], dict[str, Any]] | None = None) -> dict[str, Any]:
+         qos_configs: dict[frozenset[int], dict[str, Any]] | None = None,
+         port_value: PortValue | None = None) -> dict[str, Any]:
     """One switch as an AVD node: its identity as the plan allocated it, its uplinks as cabled
     (``qos_configs``: structured_config's, kept across the switches of one fabric)."""
     found: dict[str, Any] = {"name": config.name, "id": node_id, "bgp_as": str(config.asn),
@@ -105,15 +113,15 @@ def node(config: Any, node_id: int, qos: FabricQos | None, unnumbered: bool,
         found["uplink_switches"] = [i.peer for i in uplinks]
         found["uplink_switch_interfaces"] = [eos_port(i.peer_port) for i in uplinks]
         found["max_uplink_switches"] = len({i.peer for i in uplinks})
-    structured = structured_config(config, qos, qos_configs)
+    structured = structured_config(config, qos, qos_configs, port_value)
     if structured:
         found["structured_config"] = structured
     return found
 
 
 def structured_config(config: Any, qos: FabricQos | None,
-                      qos_configs: dict[frozenset[int], dict[str, Any]] | None = None
-                      ) -> dict[str, Any]:
+                      qos_configs: dict[frozenset[int], dict[str, Any]] | None = None,
+                      port_value: PortValue | None = None) -> dict[str, Any]:
     """What AVD's eos_designs does not model: the host ports and the QoS. ``qos_configs``:
     qos_config's by the switch's port speeds, kept across calls: the thousands of switches
     of one fabric have a few sets of speeds, so the same QoS is made a few times, not once
@@ -121,7 +129,8 @@ def structured_config(config: Any, qos: FabricQos | None,
     # ECMP across every uplink: the plan's width (AVD's default is 4)
     found: dict[str, Any] = {"router_bgp": {"maximum_paths": {
         "paths": config.routing.maximum_paths}}}
-    ports = [host_port(i, qos) for i in config.host_ports]
+    write = host_port if port_value is None else port_value
+    ports = [write(i, qos) for i in config.host_ports]
     if config.routing.unnumbered:  # AVD names its uplinks itself: the cable's label instead
         # the cable's label (SwitchInterface.description) written out: 200,000 uplinks
         ports += [{"name": eos_port(i.name),
@@ -141,16 +150,43 @@ def structured_config(config: Any, qos: FabricQos | None,
 
 def host_port(interface: Any, qos: FabricQos | None) -> dict[str, Any]:
     """A leaf port down to a host NIC: routed, its /31, the host MTU, the QoS profile."""
-    port: dict[str, Any] = {"name": eos_port(interface.name),
-                            # SwitchInterface.description written out (100,000 host ports)
-                            "description": f"{interface.peer}:{interface.peer_port} "
-                                           f"{interface.cable_id}", "shutdown": False,
-                            "mtu": interface.mtu, "switchport": {"enabled": False}}
-    if interface.address:
-        port["ip_address"] = interface.address
+    # SwitchInterface.description written out (100,000 host ports)
+    return host_port_entry(eos_port(interface.name), f"{interface.peer}:{interface.peer_port} "
+                           f"{interface.cable_id}", interface.mtu, interface.address, qos)
+
+
+def host_port_entry(name: Any, description: Any, mtu: int, address: Any,
+                    qos: FabricQos | None) -> dict[str, Any]:
+    """host_port with its strings given (or HostPorts' Slots for them); no address: ''."""
+    port: dict[str, Any] = {"name": name, "description": description, "shutdown": False,
+                            "mtu": mtu, "switchport": {"enabled": False}}
+    if address:
+        port["ip_address"] = address
     if qos is not None:
         port["service_profile"] = QOS_PROFILE
     return port
+
+
+class HostPorts:
+    """host_port's entries as YamlTemplate fills: one template per MTU, QoS and whether the
+    port has an address, laid out once, and a fill of three strings (name, description,
+    address) per port, where host_port made seven keys and a dict for the writer to walk
+    (100,000 host ports at 100,000 GPUs). yaml_text writes the same bytes either way:
+    tests/test_switches.py compares the fabric's inputs both ways."""
+
+    def __init__(self) -> None:
+        self.templates: dict[tuple[int, bool, bool], YamlTemplate] = {}
+
+    def __call__(self, interface: Any, qos: FabricQos | None) -> object:
+        address = interface.address
+        key = (interface.mtu, bool(address), qos is not None)
+        template = self.templates.get(key)
+        if template is None:
+            template = self.templates[key] = YamlTemplate(host_port_entry(
+                Slot(0), Slot(1), interface.mtu, Slot(2) if address else "", qos))
+        description = f"{interface.peer}:{interface.peer_port} {interface.cable_id}"
+        return template.fill((eos_port(interface.name), description, address) if address
+                             else (eos_port(interface.name), description))
 
 
 def qos_config(qos: FabricQos, speeds: set[int]) -> dict[str, Any]:

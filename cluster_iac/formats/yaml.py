@@ -6,7 +6,9 @@ many like mappings (every host's ``rack``, every node's ``addresses``) are forma
 each distinct string once, and each record's text is joined from its columns. The text is
 exactly what the one-value-at-a-time definition gives (the block layout in yaml_text's
 docstring; tests/test_yaml_json.py holds it to that recursive writer), made with far fewer
-Python steps: a 100,000-GPU inventory has 800,000 scalars but a few dozen columns.
+Python steps: a 100,000-GPU inventory has 800,000 scalars but a few dozen columns. A value
+whose type has ``yaml_tails`` (formats/yaml_template.py's fills of a template laid out once)
+writes a column of its kind itself, the same bytes as the plain value it stands for.
 
 ruamel_yaml_text is the other layout, ruamel.yaml's own, which two outputs keep (topology.yaml
 and `cluster-iac plan`'s YAML).
@@ -185,6 +187,9 @@ class _Yaml:
             return [" true" if value else " false" for value in values]
         if kind is list or kind is tuple:
             return self._sequences(values, indent)  # type: ignore[arg-type]
+        laid = getattr(kind, "yaml_tails", None)
+        if laid is not None:  # values that lay themselves out (formats/yaml_template.py)
+            return laid(values, indent)  # type: ignore[no-any-return]
         return [self._tail(value, indent) for value in values]
 
     def _strings(self, values: Sequence[object]) -> list[str]:
@@ -220,6 +225,8 @@ class _Yaml:
             return self._entries([value], indent)[0] if value else " {}"
         if isinstance(value, (list, tuple)):
             return self._sequence(value, indent) if value else " []"
+        if hasattr(type(value), "yaml_tails"):
+            return self._column(type(value), [value], indent)[0]
         return " " + yaml_scalar(value)
 
     def _heads(self, keys: Sequence[object], indent: int, unique: bool = False) -> list[str]:
