@@ -510,6 +510,23 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
                for scope, group in fast.items() for name, entry in group.items())
 
 
+def test_the_fast_reader_holds_each_word_once() -> None:
+    """lock/fast.py keeps one string per distinct word (the plan holds the entries through
+    every pass): a device's name in its place, its addresses and its access cable, a rack's
+    name in every place line, are each one object, the dictionaries' keys included."""
+    text = (ROOT / "examples" / "dgx-h100-superpod-4su.lock").read_text()
+    fast = fast_module.fast_entries(text)
+    assert fast is not None
+    place = fast[("place", "")]["dgx-001"]
+    named = [fast[("address", network)]["dgx-001"].key[2] for network in ("bmc", "management")]
+    named += [fast[("access", "bmc")]["dgx-001"].key[2], place.key[2]]
+    named += [name for group in fast.values() for name in group if name == "dgx-001"]
+    assert len(named) > 4 and all(name is named[0] for name in named)
+    racks = [entry.value[0] for entry in fast[("place", "")].values()
+             if entry.value[0] == place.value[0]]
+    assert len(racks) > 1 and all(rack is racks[0] for rack in racks)
+
+
 @pytest.mark.parametrize("order", ["reversed", "split", "retired-first", "no-last-feed"])
 def test_the_fast_reader_reads_a_lock_in_any_order_of_its_kinds(order: str) -> None:
     """lock/fast.py finds each kind's runs of lines in one walk: kinds in another order, a
