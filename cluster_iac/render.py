@@ -303,9 +303,11 @@ def _unplaced_findings(plan: Plan) -> list[Diagnostic]:
 
 
 def _read_digest(plan: Plan) -> str | None:
-    """The SHA-256 of the lock as read (None: there was none), made once for the inputs' key
-    and for what it was last rendered to."""
-    return text_digest(plan.lock.text) if plan.lock.exists else None
+    """The SHA-256 of the lock as read (None: there was none), for the inputs' key and for
+    what it was last rendered to: the reader's, made as it checked the trailer (lock/trailer.py
+    checked_trailer), else made here."""
+    held = plan.lock
+    return (held.digest or text_digest(held.text)) if held.exists else None
 
 
 def _outcome(plan: Plan, source: SourceMap) -> Outcome | None:
@@ -339,7 +341,7 @@ def _let_go(plan: Plan, locked: Locked) -> Plan:
     if not held.groups:
         return plan
     _ = locked.after  # made now, from the entries about to be let go
-    return replace(plan, lock=Lock(file=held.file, text=held.text,
+    return replace(plan, lock=Lock(file=held.file, text=held.text, digest=held.digest,
                                    reallocated=held.reallocated))
 
 

@@ -25,8 +25,9 @@ from cluster_iac.lock import read as lock_module
 from cluster_iac.lock import text as lock_text_module
 from cluster_iac.lock.grammar import HEADER
 from cluster_iac.lock.read import lock_path
-from cluster_iac.lock.trailer import sealed, unsealed
+from cluster_iac.lock.trailer import checked_trailer, sealed, unsealed
 from cluster_iac.render import Build, PipelineError, build
+from cluster_iac.write.files import text_digest
 from tests.conftest import EXAMPLE_IDS, ROOT, example_build
 from tests.superpod_fixtures import infiniband_storage
 from tests.test_growth import TOTALS
@@ -508,6 +509,20 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
             for entry in group.values()} == _plain(text)
     assert all(name == entry.key[2] and scope == entry.key[:2]  # each where get() looks
                for scope, group in fast.items() for name, entry in group.items())
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "examples").glob("*.lock")))
+def test_the_reader_hashes_the_lock_once_for_its_trailer_and_the_renders_key(name: str) -> None:
+    """lock/trailer.py checked_trailer carries the hash of the sealed lines on over the trailer:
+    the whole text's SHA-256, as files.text_digest makes it (render's key reads it)."""
+    path = ROOT / "examples" / name
+    assert lock_module.read_lock(path).digest == text_digest(path.read_text())
+    edited = path.read_text().replace("\n", "\n# a comment\n", 3)  # the trailer now wrong
+    problem, digest = checked_trailer(edited, "x")
+    assert problem is not None and problem.code == "LOCK-TRAILER"
+    assert digest == text_digest(edited)
+    unsealed_text = unsealed(path.read_text())
+    assert checked_trailer(unsealed_text, "x")[1] is None  # no trailer: nothing hashed
 
 
 def test_the_fast_reader_holds_each_word_once() -> None:
