@@ -154,10 +154,12 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     the spec) once the tree is."""
     spec, plan, source = _compiled(spec_file, lock_file, reallocate, emit_only=False)  # 1-3
     plan = _checked(plan, source, strict, on_findings)  # 4
-    # 5-6. emit and write: each family's files into the staged tree, swapped in at the end
     read = _read_digest(plan)
     key = render_key(spec_file, read, strict, reallocate)
     made = known(key)
+    locked = _locked(plan, spec_file, read, made)
+    plan = _let_go(plan, locked)
+    # 5-6. emit and write: each family's files into the staged tree, swapped in at the end
     with staged_tree(out_dir) as tree:
         current = tree.confirmed(made)  # the tree these inputs make, as the folder holds it
         workers: tuple[WorkerUsage, ...] = ()
@@ -168,7 +170,6 @@ def render_into(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
                                                        tree.write_all, chunked=True)
         changed = tree.commit(digests)  # tree.manifest: the SHA-256 of its manifest
     # 7. the lock: the identities this plan holds, beside the spec
-    locked = _locked(plan, spec_file, read, made)
     if locked.stale:
         write_file(locked.path, locked.after)
     _remember(spec_file, key, Known(tree.manifest, locked.digest, _outcome(plan, source)),
@@ -210,6 +211,7 @@ def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
     current = confirmed(found, known_made)  # write/inputs.py: no render needed
     workers: tuple[WorkerUsage, ...] = ()
     locked = _locked(plan, spec_file, read, known_made)
+    plan = _let_go(plan, locked)
     if current is not None:
         made: dict[str, Made] = {path: (digest, None) for path, digest in current.items()}
     else:
@@ -301,9 +303,11 @@ def _unplaced_findings(plan: Plan) -> list[Diagnostic]:
 
 
 def _read_digest(plan: Plan) -> str | None:
-    """The SHA-256 of the lock as read (None: there was none), made once for the inputs' key
-    and for what it was last rendered to."""
-    return text_digest(plan.lock.text) if plan.lock.exists else None
+    """The SHA-256 of the lock as read (None: there was none), for the inputs' key and for
+    what it was last rendered to: the reader's, made as it checked the trailer (lock/trailer.py
+    checked_trailer), else made here."""
+    held = plan.lock
+    return (held.digest or text_digest(held.text)) if held.exists else None
 
 
 def _outcome(plan: Plan, source: SourceMap) -> Outcome | None:
@@ -324,6 +328,21 @@ def _locked(plan: Plan, spec_file: str | Path, read: str | None = None,
         return Locked(Path(old.file), before, lambda: before, read)
     return Locked(Path(old.file), before, lambda: lock_text(plan, old, Path(spec_file).name),
                   read)
+
+
+def _let_go(plan: Plan, locked: Locked) -> Plan:
+    """``plan`` without the entries of the lock it was compiled with, once the lock's new
+    text is made from them (``locked.after``): the passes and the checks have read them, and
+    the emitters never do. At 100,000 GPUs the lock's 260,000 entries hold some 130 MiB,
+    which a forked emitter worker would otherwise map as well (the lock's text, 14 MiB, is
+    kept: the next stages compare and write it). A plan read without a lock is as it was:
+    its lock's text is made after the emitters, as there is nothing to let go before them."""
+    held = plan.lock
+    if not held.groups:
+        return plan
+    _ = locked.after  # made now, from the entries about to be let go
+    return replace(plan, lock=Lock(file=held.file, text=held.text, digest=held.digest,
+                                   reallocated=held.reallocated))
 
 
 def _checked(plan: Plan, source: SourceMap, strict: bool,

@@ -25,8 +25,9 @@ from cluster_iac.lock import read as lock_module
 from cluster_iac.lock import text as lock_text_module
 from cluster_iac.lock.grammar import HEADER
 from cluster_iac.lock.read import lock_path
-from cluster_iac.lock.trailer import sealed, unsealed
+from cluster_iac.lock.trailer import checked_trailer, sealed, unsealed
 from cluster_iac.render import Build, PipelineError, build
+from cluster_iac.write.files import text_digest
 from tests.conftest import EXAMPLE_IDS, ROOT, example_build
 from tests.superpod_fixtures import infiniband_storage
 from tests.test_growth import TOTALS
@@ -508,6 +509,37 @@ def test_the_fast_reader_reads_what_the_plain_one_reads(name: str) -> None:
             for entry in group.values()} == _plain(text)
     assert all(name == entry.key[2] and scope == entry.key[:2]  # each where get() looks
                for scope, group in fast.items() for name, entry in group.items())
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "examples").glob("*.lock")))
+def test_the_reader_hashes_the_lock_once_for_its_trailer_and_the_renders_key(name: str) -> None:
+    """lock/trailer.py checked_trailer carries the hash of the sealed lines on over the trailer:
+    the whole text's SHA-256, as files.text_digest makes it (render's key reads it)."""
+    path = ROOT / "examples" / name
+    assert lock_module.read_lock(path).digest == text_digest(path.read_text())
+    edited = path.read_text().replace("\n", "\n# a comment\n", 3)  # the trailer now wrong
+    problem, digest = checked_trailer(edited, "x")
+    assert problem is not None and problem.code == "LOCK-TRAILER"
+    assert digest == text_digest(edited)
+    unsealed_text = unsealed(path.read_text())
+    assert checked_trailer(unsealed_text, "x")[1] is None  # no trailer: nothing hashed
+
+
+def test_the_fast_reader_holds_each_word_once() -> None:
+    """lock/fast.py keeps one string per distinct word (the plan holds the entries through
+    every pass): a device's name in its place, its addresses and its access cable, a rack's
+    name in every place line, are each one object, the dictionaries' keys included."""
+    text = (ROOT / "examples" / "dgx-h100-superpod-4su.lock").read_text()
+    fast = fast_module.fast_entries(text)
+    assert fast is not None
+    place = fast[("place", "")]["dgx-001"]
+    named = [fast[("address", network)]["dgx-001"].key[2] for network in ("bmc", "management")]
+    named += [fast[("access", "bmc")]["dgx-001"].key[2], place.key[2]]
+    named += [name for group in fast.values() for name in group if name == "dgx-001"]
+    assert len(named) > 4 and all(name is named[0] for name in named)
+    racks = [entry.value[0] for entry in fast[("place", "")].values()
+             if entry.value[0] == place.value[0]]
+    assert len(racks) > 1 and all(rack is racks[0] for rack in racks)
 
 
 @pytest.mark.parametrize("order", ["reversed", "split", "retired-first", "no-last-feed"])

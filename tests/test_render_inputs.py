@@ -192,3 +192,35 @@ def test_a_render_over_the_lock_it_wrote_makes_the_same_files_and_lock(
     again = build(spec)
     assert again.lock is not None and not again.lock.stale
     assert again.files == first.files
+
+
+@pytest.mark.parametrize("reallocate", [(), ("gpu01",)])
+def test_the_emitters_get_the_plan_without_the_locks_entries(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reallocate: tuple[str, ...]) -> None:
+    """render.py lets the lock's entries go once its new text is made from them, before the
+    emitters (and their forked worker) run: the files and the lock are those a plan that
+    keeps them makes (build), with the lock kept as it is, or changed by --reallocate."""
+    spec = tmp_path / "cluster.yaml"
+    shutil.copy(ROOT / "examples" / "minimal.yaml", spec)
+    render_into(spec, tmp_path / "first")
+    monkeypatch.setenv("CLUSTER_IAC_CACHE", str(tmp_path / "cache"))  # nothing known
+    kept = build(spec, reallocate=reallocate)
+    assert kept.plan.lock.groups and kept.lock is not None
+    real = cluster_iac.render._emitters()
+    seen: list[Lock] = []
+
+    class Emitters:
+        @staticmethod
+        def render_each(plan: Any, *args: Any, **kwargs: Any) -> Any:
+            seen.append(plan.lock)
+            return real.render_each(plan, *args, **kwargs)
+
+    monkeypatch.setattr(cluster_iac.render, "_emitters", Emitters)
+    built, _written = render_into(spec, tmp_path / "second", reallocate=reallocate)
+    assert len(seen) == 1 and seen[0].groups == {} and seen[0].text == kept.lock.before
+    assert built.lock is not None and built.lock.after == kept.lock.after
+    assert built.lock.stale == bool(reallocate)
+    assert spec.with_suffix(".lock").read_text() == kept.lock.after
+    second = {path: (tmp_path / "second" / path).read_text()
+              for path in scan(tmp_path / "second").listed}
+    assert second == kept.files

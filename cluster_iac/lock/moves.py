@@ -106,7 +106,8 @@ def _renamed(lock: Lock, renamed: dict[str, str]) -> Lock:
                 key = (key[0], key[1], renamed[key[2]])
             kept[key[2]] = entry._replace(key=key, value=value)
         groups[scope] = kept
-    return Lock(file=lock.file, text=lock.text, groups=groups, reallocated=lock.reallocated)
+    return Lock(file=lock.file, text=lock.text, digest=lock.digest, groups=groups,
+                reallocated=lock.reallocated)
 
 
 def unsaid_renames(spec: ClusterSpec, lock: Lock,

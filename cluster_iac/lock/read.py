@@ -25,7 +25,7 @@ from cluster_iac.lock.grammar import (
     SUFFIX,
     field_value,
 )
-from cluster_iac.lock.trailer import trailer_problem
+from cluster_iac.lock.trailer import checked_trailer
 from cluster_iac.plan.kept import Entry, Key, Lock, device_of
 
 
@@ -65,7 +65,8 @@ def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
     lock = Lock(file=file, text=text)
     head = text[:text.find("\n")] if "\n" in text else text
     problems: list[Diagnostic] = []
-    broken = trailer_problem(text, file) if head.startswith(HEADER) else None
+    broken, lock.digest = checked_trailer(text, file) if head.startswith(HEADER) else (None,
+                                                                                      None)
     if broken is not None:
         problems.append(broken)  # after the lines' own problems, which the plain parser finds
     elif not head.startswith((HEADER, OLD_HEADER)):
@@ -96,7 +97,7 @@ def parse_lock(data: bytes, file: str, reallocate: Iterable[str] = ()) -> Lock:
 def _without(lock: Lock, freed: set[str]) -> Lock:
     """The lock less the lines of the devices ``--reallocate`` sets free (what the collision
     check sees: a hint to reallocate one of two colliding devices then clears the collision)."""
-    return Lock(file=lock.file, text=lock.text, groups={
+    return Lock(file=lock.file, text=lock.text, digest=lock.digest, groups={
         scope: {name: entry for name, entry in group.items()
                 if device_of(entry.key, entry.value) not in freed}
         for scope, group in lock.groups.items()})

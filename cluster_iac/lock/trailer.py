@@ -44,8 +44,16 @@ def unsealed(text: str) -> str:
 
 def trailer_problem(text: str, file: str) -> Diagnostic | None:
     """None when the last line is the trailer of the text before it; else the error at that
-    line, with the trailer the lines now have for a deliberate edit. The lines are counted
-    and hashed once (13.5 MiB at 100,000 GPUs), the error's text made only for an error."""
+    line, with the trailer the lines now have for a deliberate edit."""
+    return checked_trailer(text, file)[0]
+
+
+def checked_trailer(text: str, file: str) -> tuple[Diagnostic | None, str | None]:
+    """trailer_problem's answer, and the SHA-256 of the whole text as UTF-8 (as
+    files.text_digest makes it) where its bytes were hashed (a trailer last, its count
+    right), from the same pass: the hash of the lines the trailer seals, carried on over the
+    trailer line, so the render's key need not hash the lock again. The lines are counted and
+    hashed once (13.5 MiB at 100,000 GPUs), the error's text made only for an error."""
     end = len(text) - 1 if text.endswith("\n") else len(text)
     start = text.rfind("\n", 0, end) + 1
     last, before = text[start:end], text[:start]
@@ -56,20 +64,23 @@ def trailer_problem(text: str, file: str) -> Diagnostic | None:
         return _problem(
             text, start, f"the lock's trailer ('{PREFIX}N lines sha256 HEX') {where}: the "
             f"lock was cut short or joined with other text (a truncated copy, a bad merge), "
-            f"and identities it held may be lost", 1, file, trailer(text))
+            f"and identities it held may be lost", 1, file, trailer(text)), None
     count, digest = int(found.group(1)), found.group(2)
     held = entry_count(before)
     if held != count:
         return _problem(
             text, start, f"the lock holds {held} identity line(s) but its trailer says "
             f"{count}: lines were lost or added since render wrote it (a bad merge, a "
-            f"truncated copy, a hand edit)", len(PREFIX) + 1, file, trailer(before))
-    if hashlib.sha256(before.encode("utf-8")).hexdigest() != digest:
+            f"truncated copy, a hand edit)", len(PREFIX) + 1, file, trailer(before)), None
+    sealing = hashlib.sha256(before.encode("utf-8"))
+    whole = sealing.copy()
+    whole.update(text[start:].encode("utf-8"))
+    if sealing.hexdigest() != digest:
         return _problem(
             text, start, "the lock's lines are not those render wrote (its SHA-256 differs "
             "from its trailer's): a line was changed, reordered or replaced (a bad merge, a "
-            "hand edit)", last.index("sha256") + 8, file, trailer(before))
-    return None
+            "hand edit)", last.index("sha256") + 8, file, trailer(before)), whole.hexdigest()
+    return None, whole.hexdigest()
 
 
 def _problem(text: str, start: int, message: str, column: int, file: str,

@@ -30,6 +30,7 @@ class Lock:
 
     file: str = ""
     text: str = ""  # as read
+    digest: str | None = None  # SHA-256 of ``text`` (as write/files.text_digest), if read
     # (kind, scope) -> the last word of the key (a device; a Lustre target's index) -> its
     # entry: what each allocating pass asks for, its own kind
     groups: dict[tuple[str, str], dict[str, Entry]] = field(default_factory=dict)
