@@ -23,12 +23,14 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from cluster_iac.base.errors import CompileError, Diagnostic
+from cluster_iac.base.processes import PARALLEL_NODES, available_cpus
 from cluster_iac.base.source import SourceMap
 from cluster_iac.checks import run_checks
 from cluster_iac.compile import compile_plan, for_emit
 from cluster_iac.load.loader import load_spec_file
 from cluster_iac.lock.moves import apply_moves, unsaid_renames
-from cluster_iac.lock.read import lock_path, read_lock
+from cluster_iac.lock.path import lock_path
+from cluster_iac.lock.read import read_lock
 from cluster_iac.lock.text import lock_text
 from cluster_iac.plan import Plan
 from cluster_iac.plan.kept import Lock
@@ -48,7 +50,6 @@ Findings = Callable[[list[Diagnostic], SourceMap], None]
 """Told the checks' findings (warnings and infos) as soon as the checks have passed, before
 anything is rendered: the CLI prints them then, whatever happens next."""
 
-PARALLEL_NODES = 1000
 """Plans of fewer nodes render in one process unless ``jobs`` says otherwise: at 1,000 nodes
 the emitters take about 0.45 s of CPU, at 250 nodes 0.2 s (tests/benchmarks/bench_scale.py
 --stages), while the fork and the worker's first touches of the plan's pages cost some
@@ -228,13 +229,6 @@ def default_jobs(plan: Plan) -> int:
     """2 where two CPUs are free and the plan has at least PARALLEL_NODES nodes, else 1."""
     return min(2, available_cpus()) if len(plan.nodes) >= PARALLEL_NODES else 1
 
-
-def available_cpus() -> int:
-    """CPUs this process may run on (its affinity mask, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def _emitters() -> ModuleType:

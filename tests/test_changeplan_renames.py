@@ -14,7 +14,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cluster_iac.cli.main import main
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 from cluster_iac.lock.trailer import sealed, unsealed
 from tests.conftest import ROOT
 from tests.test_lock_edges import render, write

@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cluster_iac.cli.main import main
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.plan.zones import SERIAL_MAX, Zone, digest, hash_serial, next_serial
 from cluster_iac.render import build

@@ -15,7 +15,7 @@ from typing import Any
 from cluster_iac.base.errors import Severity
 from cluster_iac.checks import run_checks
 from cluster_iac.emit import cabling
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 from cluster_iac.plan import Plan
 from cluster_iac.render import build
 from tests.facility_fixtures import compile_data, example_data

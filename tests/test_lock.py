@@ -24,7 +24,7 @@ from cluster_iac.lock import fast as fast_module
 from cluster_iac.lock import read as lock_module
 from cluster_iac.lock import text as lock_text_module
 from cluster_iac.lock.grammar import HEADER
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 from cluster_iac.lock.trailer import checked_trailer, sealed, unsealed
 from cluster_iac.render import Build, PipelineError, build
 from cluster_iac.write.files import text_digest

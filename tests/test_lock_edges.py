@@ -13,7 +13,7 @@ from click.testing import CliRunner, Result
 from ruamel.yaml import YAML
 
 from cluster_iac.cli.main import main
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 from cluster_iac.lock.trailer import sealed
 
 Spec = dict[str, Any]

@@ -30,7 +30,8 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from cluster_iac.cli.main import main
-from cluster_iac.lock.read import lock_path, read_lock
+from cluster_iac.lock.path import lock_path
+from cluster_iac.lock.read import read_lock
 from cluster_iac.render import build
 from tests.conftest import ROOT
 from tests.test_lock_edges import hints

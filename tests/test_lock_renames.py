@@ -15,7 +15,7 @@ from ruamel.yaml import YAML
 
 from cluster_iac.cli.main import main
 from cluster_iac.compile.expand_nodes import hostname
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 HOSTNAME = re.compile(r'hostname: "([a-z0-9#-]+)"')

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from ruamel.yaml import YAML
 
 from cluster_iac.cli.main import main
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 from cluster_iac.lock.trailer import sealed, unsealed
 from tests.conftest import ROOT
 from tests.test_lock_edges import Spec, render, write

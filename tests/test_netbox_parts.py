@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from cluster_iac.cli.main import main
 from cluster_iac.emit import netbox
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 from cluster_iac.render import build
 
 EXAMPLES = Path(__file__).parent.parent / "examples"

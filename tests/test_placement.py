@@ -12,7 +12,7 @@ from cluster_iac.base.errors import CompileError
 from cluster_iac.checks.facility import rack_power, rack_weight, rack_weights_kg
 from cluster_iac.compile import compile_plan
 from cluster_iac.load.loader import load_spec_file
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.plan import Plan
 from cluster_iac.plan.power import rack_loads_w

@@ -101,17 +101,18 @@ def _pipeline_modules(modules: set[str]) -> set[str]:
             or m == "cluster_iac.render"}
 
 
-@pytest.mark.parametrize("args", [("--help",), ("--version",), ("validate", "--help")])
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ("validate", "--help"),
+                                  ("render", "--help")])
 def test_the_program_and_its_help_load_no_command_and_no_pipeline(args: tuple[str, ...]) -> None:
     """cli/main.py imports a command's module only when it runs: the group's --help lists
-    every command from COMMANDS; validate --help loads its own module, not the pipeline
-    (render --help does: its -j help names the pipeline's PARALLEL_NODES)."""
+    every command from COMMANDS; validate --help and render --help load their own module, not
+    the pipeline (-j's help names PARALLEL_NODES from base/processes.py)."""
     modules = _modules_loaded_by(*args)
     assert _pipeline_modules(modules) == set()
     commands = {m for m in modules if m.startswith("cluster_iac.cli.")} - {
         "cluster_iac.cli.main", "cluster_iac.cli.common", "cluster_iac.cli.console"}
     assert commands == ({"cluster_iac.cli.render", "cluster_iac.cli.changes"}
-                        if args[0] == "validate" else set())
+                        if args[0] in ("validate", "render") else set())
 
 
 def test_a_render_over_a_current_folder_loads_no_pipeline(

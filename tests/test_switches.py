@@ -20,7 +20,7 @@ from cluster_iac.emit import frr
 from cluster_iac.emit.avd_inputs import HostPorts, fabric_inputs, fabric_name
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.load.loader import load_spec_text
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.plan import Plan
 from cluster_iac.render import Build, PipelineError, build

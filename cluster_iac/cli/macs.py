@@ -16,7 +16,7 @@ import click
 
 from cluster_iac.base.errors import Diagnostic
 from cluster_iac.cli.common import build_or_exit, print_diagnostics, say
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 from cluster_iac.lock.text import lock_text
 from cluster_iac.write.files import write_file
 

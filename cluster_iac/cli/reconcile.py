@@ -15,7 +15,8 @@ from cluster_iac.cli.common import build_or_exit, keep_to_exit, print_diagnostic
 from cluster_iac.compile import Pass, compile_plan
 from cluster_iac.load.loader import load_spec_file
 from cluster_iac.lock.moves import apply_moves
-from cluster_iac.lock.read import lock_path, read_lock
+from cluster_iac.lock.path import lock_path
+from cluster_iac.lock.read import read_lock
 from cluster_iac.lock.text import lock_text
 from cluster_iac.spec.parse import parse_spec
 from cluster_iac.write.files import write_file

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cluster_iac.base.errors import EmitWorkerError
+from cluster_iac.base.processes import PARALLEL_NODES
 from cluster_iac.cli.changes import change_summary
 from cluster_iac.cli.common import (
     FINDINGS,
@@ -40,20 +41,6 @@ if TYPE_CHECKING:
     from cluster_iac.write.compare import Checked
 
 
-class JobsOption(click.Option):
-    """-j/--jobs, whose help names the pipeline's PARALLEL_NODES: read when the help is shown,
-    so that the option is made without the pipeline (module docstring)."""
-
-    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        from cluster_iac.render import PARALLEL_NODES  # the pipeline, for --help only
-
-        self.help = ("Processes that render the files: 1, or 2 (the default where two CPUs "
-                     f"are free and the plan has at least {PARALLEL_NODES} nodes; a smaller "
-                     "plan renders in one process, where a fork would cost more than it "
-                     "saves).")
-        return super().get_help_record(ctx)
-
-
 @click.command()
 @SPEC
 @STRICT
@@ -73,7 +60,10 @@ def validate(spec: Path, strict: bool, reallocate: tuple[str, ...]) -> None:
 @click.option("--check", is_flag=True,
               help="Write nothing; print the change plan (as `cluster-iac changes` does) and "
                    "a diff, and exit 1, if the output directory or the lock is stale.")
-@click.option("-j", "--jobs", cls=JobsOption, type=click.IntRange(min=1), default=None)
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes that render the files: 1, or 2 (the default where two CPUs "
+                   f"are free and the plan has at least {PARALLEL_NODES} nodes; a smaller "
+                   "plan renders in one process, where a fork would cost more than it saves).")
 @STRICT
 @REALLOCATE
 @FINDINGS

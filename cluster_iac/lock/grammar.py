@@ -75,7 +75,6 @@ from typing import Any
 VERSION = 2  # 2: the lock ends in its integrity trailer (trailer.py)
 HEADER = f"# cluster-iac lock {VERSION}"
 OLD_HEADER = "# cluster-iac lock 1"  # before the trailer: read once without it, rewritten
-SUFFIX = ".lock"
 MAX_BYTES = 512 * 1024 * 1024
 NETWORKS = ("management", "bmc", "ipoib", "storage")
 TARGET_KINDS = ("mdt", "ost")

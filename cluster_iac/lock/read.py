@@ -22,17 +22,10 @@ from cluster_iac.lock.grammar import (
     HEADER,
     MAX_BYTES,
     OLD_HEADER,
-    SUFFIX,
     field_value,
 )
 from cluster_iac.lock.trailer import checked_trailer
 from cluster_iac.plan.kept import Entry, Key, Lock, device_of
-
-
-def lock_path(spec_file: str | Path) -> Path:
-    """``cluster.yaml`` -> ``cluster.lock`` in the same folder."""
-    spec = Path(spec_file)
-    return spec.with_name(spec.stem + SUFFIX)
 
 
 def read_lock(path: Path, reallocate: Iterable[str] = ()) -> Lock:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from cluster_iac.base.errors import Diagnostic
 from cluster_iac.base.source import SourceMap
-from cluster_iac.lock.read import lock_path
+from cluster_iac.lock.path import lock_path
 from cluster_iac.write.compare import Checked
 from cluster_iac.write.inputs import Known, confirmed, known, render_key
 from cluster_iac.write.outcome import Outcome
