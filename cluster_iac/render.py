@@ -26,7 +26,7 @@ from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.base.processes import PARALLEL_NODES, available_cpus
 from cluster_iac.base.source import SourceMap
 from cluster_iac.checks import run_checks
-from cluster_iac.compile import compile_plan, for_emit
+from cluster_iac.compile import Pass, compile_plan, for_emit
 from cluster_iac.load.loader import load_spec_file
 from cluster_iac.lock.moves import apply_moves, unsaid_renames
 from cluster_iac.lock.path import lock_path
@@ -243,10 +243,17 @@ def _jobs(plan: Plan, jobs: int | None) -> int:
     return default_jobs(plan) if jobs is None else jobs
 
 
+def compile_through(spec_file: str | Path, through: Pass) -> Plan:
+    """Stages 1-3 with the spec's lock, the passes up to ``through`` only: for reconcile,
+    where a render already knows that these inputs compile and pass the checks
+    (cli/reconcile.py); PipelineError on any error."""
+    return _compiled(spec_file, None, (), emit_only=False, through=through)[1]
+
+
 def _compiled(spec_file: str | Path, lock_file: Path | None, reallocate: tuple[str, ...], *,
-              emit_only: bool) -> tuple[ClusterSpec, Plan, SourceMap]:
+              emit_only: bool, through: Pass | None = None) -> tuple[ClusterSpec, Plan, SourceMap]:
     """Stages 1-3 (``emit_only`` False: compile.EMIT_ONLY's passes left out, for_emit runs
-    them); PipelineError on any error."""
+    them; ``through``: no pass after it); PipelineError on any error."""
     source = None
     try:
         # 1. load: YAML with positions
@@ -258,18 +265,19 @@ def _compiled(spec_file: str | Path, lock_file: Path | None, reallocate: tuple[s
         if moves:
             raise CompileError(moves)
         # 3. compile: passes expand the spec into the plan and its graphs
-        return spec, _compiled_kept(spec, lock, emit_only), source
+        return spec, _compiled_kept(spec, lock, emit_only, through), source
     except CompileError as exc:
         plan = exc.plan if isinstance(exc.plan, Plan) else None
         found = _unplaced_findings(plan) if plan is not None and exc.complete else []
         raise PipelineError([*exc.diagnostics, *found], source or exc.source, plan) from None
 
 
-def _compiled_kept(spec: ClusterSpec, lock: Lock, emit_only: bool) -> Plan:
+def _compiled_kept(spec: ClusterSpec, lock: Lock, emit_only: bool,
+                   through: Pass | None = None) -> Plan:
     """Stage 3, refused when a node group was renamed without a move (lock/moves.py), even
     where the lock's identities would otherwise conflict with the renamed hosts."""
     try:
-        plan = compile_plan(spec, lock, emit_only=emit_only)
+        plan = compile_plan(spec, lock, emit_only=emit_only, through=through)
     except CompileError:
         renames = unsaid_renames(spec, lock, lambda: _devices_made(spec))
         if renames:

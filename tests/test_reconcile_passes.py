@@ -22,7 +22,7 @@ from cluster_iac.plan import Plan
 from cluster_iac.plan.subnet import topology
 from cluster_iac.reconcile.run import Outcome, reconcile
 from cluster_iac.reconcile.sources import NEEDS, SOURCES, last_needed
-from cluster_iac.render import build
+from cluster_iac.render import build, compile_through
 from tests.benchmarks import bench_scale
 from tests.conftest import ROOT
 from tests.lldp_fixtures import edit, sample_spec, saved_tables
@@ -43,7 +43,7 @@ def _both(spec: Path, files: list[Path]) -> Outcome:
     """reconcile on the plan as its full path builds it and on the narrowed plan: equal
     (findings, unread files, counts, facts, each in order); the outcome."""
     full = reconcile(build(spec, emit=False, complete=False).plan, [(None, f) for f in files])
-    narrowed = reconcile(cli_reconcile.compile_kept(spec, through=last_needed()),
+    narrowed = reconcile(compile_through(spec, last_needed()),
                          [(None, f) for f in files])
     assert narrowed == full
     return full

@@ -10,15 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cluster_iac.base.errors import CompileError
 from cluster_iac.cli.common import build_or_exit, keep_to_exit, print_diagnostics
-from cluster_iac.compile import Pass, compile_plan
-from cluster_iac.load.loader import load_spec_file
-from cluster_iac.lock.moves import apply_moves
 from cluster_iac.lock.path import lock_path
-from cluster_iac.lock.read import read_lock
 from cluster_iac.lock.text import lock_text
-from cluster_iac.spec.parse import parse_spec
+from cluster_iac.render import PipelineError, compile_through
 from cluster_iac.write.files import write_file
 from cluster_iac.write.recall import recall
 
@@ -113,24 +108,14 @@ def _plan(spec: Path, accept: bool) -> Plan:
     recalled = None if accept else recall(spec, False, ())
     if recalled is not None:
         try:
-            plan = compile_kept(spec, through=last_needed())
-        except CompileError:  # not the inputs the render knew after all: the whole path
+            plan = compile_through(spec, last_needed())
+        except PipelineError:  # not the inputs the render knew after all: the whole path
             recalled = None
     if recalled is None:
         return build_or_exit(spec, strict=False, emit=False, complete=False).plan
     print_diagnostics(recalled.findings, recalled.source, str(spec))
     return keep_to_exit(plan)
 
-
-def compile_kept(spec: Path, *, through: Pass) -> Plan:
-    """Stages 1-3 of the pipeline (render.py), with SPEC's lock, the passes up to
-    ``through`` only; CompileError on an error."""
-    data, _ = load_spec_file(spec)
-    parsed = parse_spec(data)
-    lock, moves = apply_moves(parsed, read_lock(lock_path(spec), ()))
-    if moves:
-        raise CompileError(moves)
-    return compile_plan(parsed, lock, emit_only=False, through=through)
 
 
 def _facts(spec: Path, plan: Plan, new: list[Fact], conflicts: list[Finding],
