@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 
 from cluster_iac.emit.base import GENERATED_BY
@@ -39,10 +39,15 @@ def render(plan: Plan) -> dict[str, str]:
 
 
 def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
-    """render's files, the inventory as Chunks: yaml_pieces' text of it, a slice of hosts at
-    a time (41 MiB at 100,000 GPUs on RoCE), the same bytes as yaml_text's."""
-    return {"ansible/inventory.yml": Chunks(partial(
-        yaml_pieces, inventory(plan, RailsTemplates()), [GENERATED_BY], PIECE))}
+    """render's files, the inventory as Chunks (41 MiB at 100,000 GPUs on RoCE): made as it
+    is written (inventory_pieces), so the render holds neither its data nor its text before."""
+    return {"ansible/inventory.yml": Chunks(partial(inventory_pieces, plan))}
+
+
+def inventory_pieces(plan: Plan) -> Iterator[str]:
+    """The inventory's text, made now and written a slice of hosts or groups at a time
+    (yaml_pieces: the same bytes as yaml_text's)."""
+    return yaml_pieces(inventory(plan, RailsTemplates()), [GENERATED_BY], PIECE)
 
 
 # Hosts (or groups) per piece of the inventory's text: some 35 pieces of 1 MiB at 100,000 GPUs
