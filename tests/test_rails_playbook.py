@@ -55,6 +55,12 @@ def test_the_inventory_lays_its_rails_out_as_the_plain_data_writes_them(
         text = ansible.render(plan)["ansible/inventory.yml"]
         assert text == yaml_text(ansible.inventory(plan), [GENERATED_BY])
         assert text.count("roce_rails:") == len(plan.rails["compute"]) >= 32
+        # the render writes it in pieces (render_chunks): a few hosts or groups a piece
+        monkeypatch.setattr(ansible, "PIECE", 7)
+        pieces = list(ansible.render_chunks(plan)["ansible/inventory.yml"])
+        assert "".join(pieces) == text and len(pieces) > len(plan.devices) // 7
+        monkeypatch.undo()
+        monkeypatch.setattr(bench_scale, "fabric_choice", "roce")
 
 
 def test_the_rails_play_installs_the_netplan_file_and_applies_it_by_handler() -> None:

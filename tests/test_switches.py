@@ -16,7 +16,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from cluster_iac.compile import compile_plan
-from cluster_iac.emit import frr
+from cluster_iac.emit import avd, frr
 from cluster_iac.emit.avd_inputs import HostPorts, fabric_inputs, fabric_name
 from cluster_iac.formats.yaml import yaml_text
 from cluster_iac.load.loader import load_spec_text
@@ -288,7 +288,18 @@ def test_avd_host_ports_of_a_roce_cluster_of_4096_gpus_are_the_plain_datas_bytes
     """The benchmark's RoCE spec of 4,096 GPUs (512 hosts of eight rails, 4,096 host ports
     on its leaves): the AVD inputs both ways."""
     monkeypatch.setattr(bench_scale, "fabric_choice", "roce")
-    _avd_inputs_both_ways(compile_plan(parse_spec(load_spec_text(bench_scale.spec_yaml(4096))[0])))
+    plan = compile_plan(parse_spec(load_spec_text(bench_scale.spec_yaml(4096))[0]))
+    files = avd.render(plan)
+    _avd_inputs_both_ways(plan, files)
+    # the render writes each network's inputs in pieces (render_chunks), a few nodes a piece
+    monkeypatch.setattr(avd, "PIECE", 3)
+    chunks = avd.render_chunks(plan)
+    assert sorted(chunks) == sorted(files)
+    for path, text in chunks.items():
+        pieces = [text] if isinstance(text, str) else list(text)
+        assert "".join(pieces) == files[path]
+        if path.endswith("COMPUTE_FABRIC.yml"):
+            assert len(pieces) > len(plan.switch_configs) // 3
 
 
 def test_every_ports_addresses_are_what_ipaddress_gives(tmp_path: Path) -> None:

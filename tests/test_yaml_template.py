@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cluster_iac.formats.yaml import yaml_text
-from cluster_iac.formats.yaml_template import Slot, YamlTemplate
+from cluster_iac.formats.yaml_template import Slot, YamlTemplate, yaml_pieces
 
 HOSTILE = ["'", '"', "\\", "\n", "a\r\nb", "%", "%s", "%(x)s", "%%", "\x00", "\u2028", "é",
            "\U0001f600", "", " ", "- x", "key: value", "#", "yes", "null", "10.254.0.1/31",
@@ -70,3 +70,28 @@ def _plain(value: object) -> object:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 100])
+def test_a_document_in_pieces_is_what_yaml_text_writes(size: int) -> None:
+    """yaml_pieces cuts large mappings and lists into slices of ``size`` entries (at any
+    depth, beside small values, hostile keys and strings, empty blocks and fills), and the
+    pieces joined are yaml_text's text of the document, header included."""
+    template = YamlTemplate(_shape(None))
+    fills = [template.fill((HOSTILE * 2)[n:n + 8]) for n in range(0, len(HOSTILE), 3)]
+    hosts = {name: {"v": value, "n": n} for n, (name, value) in enumerate(
+        zip(HOSTILE, reversed(HOSTILE), strict=True))}
+    document: dict[str, object] = {
+        "all": {"vars": {"a": 1, "b": "yes"}, "hosts": hosts,
+                "children": {h or "x": {"hosts": dict.fromkeys(HOSTILE[:n])}
+                             for n, h in enumerate(HOSTILE)}},
+        "%s": [], "e": {}, "n": None, "list": [*HOSTILE, [1, 2, 3], {"k": "v"}, *fills],
+        "deep": {"er": {"est": list(range(7)), "x": "'"}}, "small": {"a": [1]},
+        "tuple": tuple(HOSTILE)}
+    for header in ((), ("generated", "by: x")):
+        pieces = list(yaml_pieces(document, header, size))
+        assert "".join(pieces) == yaml_text(document, header)
+        # nothing larger than 100 entries: the header and the document whole
+        assert len(pieces) > len(HOSTILE) // size if size < 10 else len(pieces) == 2
+    assert "".join(yaml_pieces({}, ("h",), size)) == yaml_text({}, ("h",))
+    assert "".join(yaml_pieces({"a": []}, (), size)) == yaml_text({"a": []})

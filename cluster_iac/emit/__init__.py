@@ -81,6 +81,8 @@ EMITTERS: dict[str, Emitter] = {
 # The families whose largest files come as formats' Chunks when rendering into a folder, so
 # they are written piece by piece as they are made instead of held whole.
 CHUNKED: dict[str, Emitter] = {
+    "ansible": ansible.render_chunks,
+    "avd": avd.render_chunks,
     "cabling": cabling.render_chunks,
     "netbox_cables": netbox_cables.render_chunks,
     "subnet_manager": subnet_manager.render_chunks,

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import partial
 
 from cluster_iac.emit.base import GENERATED_BY
-from cluster_iac.formats.yaml import yaml_text
-from cluster_iac.formats.yaml_template import Slot, YamlTemplate
+from cluster_iac.formats.chunks import Chunks, whole
+from cluster_iac.formats.yaml_template import Slot, YamlTemplate, yaml_pieces
 from cluster_iac.plan import Node, Plan
 from cluster_iac.plan.host_rails import HostRail, RailPort, rail_config, rail_entry
 from cluster_iac.plan.physical import Device
@@ -34,8 +35,23 @@ ADDRESS_VARS = (("management", "mgmt_ip"), ("bmc", "bmc_ip"), ("ipoib", "ipoib_i
 def render(plan: Plan) -> dict[str, str]:
     """The inventory (the playbook that installs the tree is emit/playbook.py's family), its
     ``roce_rails`` laid out once per node type (RailsTemplates)."""
-    return {"ansible/inventory.yml": yaml_text(inventory(plan, RailsTemplates()),
-                                               [GENERATED_BY])}
+    return whole(render_chunks(plan))
+
+
+def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
+    """render's files, the inventory as Chunks (41 MiB at 100,000 GPUs on RoCE): made as it
+    is written (inventory_pieces), so the render holds neither its data nor its text before."""
+    return {"ansible/inventory.yml": Chunks(partial(inventory_pieces, plan))}
+
+
+def inventory_pieces(plan: Plan) -> Iterator[str]:
+    """The inventory's text, made now and written a slice of hosts or groups at a time
+    (yaml_pieces: the same bytes as yaml_text's)."""
+    return yaml_pieces(inventory(plan, RailsTemplates()), [GENERATED_BY], PIECE)
+
+
+# Hosts (or groups) per piece of the inventory's text: some 35 pieces of 1 MiB at 100,000 GPUs
+PIECE = 1024
 
 
 RailsValue = Callable[[tuple[HostRail, ...]], object]

@@ -17,12 +17,16 @@ model (plan/switching.py) and QoS (plan/qos.py), through emit/avd_inputs.py; the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from cluster_iac.emit import avd_access
 from cluster_iac.emit.avd_inputs import NODE_TYPE, HostPorts, fabric_inputs, fabric_name
 from cluster_iac.emit.base import GENERATED_BY
+from cluster_iac.formats.chunks import Chunks, whole
 from cluster_iac.formats.yaml import yaml_text
+from cluster_iac.formats.yaml_template import yaml_pieces
 from cluster_iac.plan import Plan
 
 ROLE_GROUP = {"leaf": "LEAVES", "spine": "SPINES", "super-spine": "SUPER_SPINES",
@@ -30,7 +34,14 @@ ROLE_GROUP = {"leaf": "LEAVES", "spine": "SPINES", "super-spine": "SUPER_SPINES"
 
 
 def render(plan: Plan) -> dict[str, str]:
-    files: dict[str, str] = {}
+    return whole(render_chunks(plan))
+
+
+def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
+    """render's files, each network's group_vars of its nodes as Chunks: made as they are
+    written, a slice of nodes at a time (yaml_pieces: yaml_text's bytes), so one network's
+    inputs are held at a time and never with their whole text (46 MiB at 100,000 GPUs)."""
+    files: dict[str, str | Chunks] = {}
     for network in sorted({c.fabric for c in plan.switch_configs.values()}):
         configs = [c for _name, c in sorted(plan.switch_configs.items())
                    if c.fabric == network]
@@ -42,8 +53,14 @@ def render(plan: Plan) -> dict[str, str]:
     return files
 
 
-def fabric_files(network: str, configs: list[Any], qos: Any) -> dict[str, str]:
-    """One fabric's (or management network's) inventory and group_vars."""
+# AVD nodes (or p2p links) per piece of a network's group_vars: a leaf's 64 host ports and
+# uplinks are some 25 KiB of text, a piece about 3 MiB
+PIECE = 128
+
+
+def fabric_files(network: str, configs: list[Any], qos: Any) -> dict[str, str | Chunks]:
+    """One fabric's (or management network's) inventory and group_vars, the network's
+    inputs as Chunks (made when read: input_pieces)."""
     name = fabric_name(network)
     base = f"switches/avd/{network}"
     bridged = all(c.bgp is None for c in configs)
@@ -51,10 +68,9 @@ def fabric_files(network: str, configs: list[Any], qos: Any) -> dict[str, str]:
         "network (docs/ethernet-fabric.md, 'Management and BMC switches')." if bridged
         else "fabric (docs/roce-qos.md, 'Arista AVD').")]
     roles = [role for role in ROLE_GROUP if any(c.role == role for c in configs)]
-    inputs = (avd_access.network_inputs(network, configs) if bridged
-              else fabric_inputs(network, configs, qos, HostPorts()))
     node_type = avd_access.NODE_TYPE if bridged else NODE_TYPE
-    files = {f"{base}/group_vars/{name}.yml": yaml_text(inputs, header)}
+    files: dict[str, str | Chunks] = {f"{base}/group_vars/{name}.yml": Chunks(partial(
+        input_pieces, network, configs, qos, header))}
     for role in roles:
         files[f"{base}/group_vars/{name}_{ROLE_GROUP[role]}.yml"] = yaml_text(
             {"type": node_type[role]}, header)
@@ -64,3 +80,13 @@ def fabric_files(network: str, configs: list[Any], qos: Any) -> dict[str, str]:
         for role in roles}}}}}, header)
     return files
 
+
+def input_pieces(network: str, configs: list[Any], qos: Any,
+                 header: list[str]) -> Iterator[str]:
+    """The text of a network's inputs (avd_access's for bridged switches, avd_inputs' with
+    HostPorts' fills for routed ones) under ``header``, made now and written PIECE nodes at
+    a time."""
+    bridged = all(c.bgp is None for c in configs)
+    inputs = (avd_access.network_inputs(network, configs) if bridged
+              else fabric_inputs(network, configs, qos, HostPorts()))
+    return yaml_pieces(inputs, header, PIECE)

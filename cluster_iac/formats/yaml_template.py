@@ -13,15 +13,21 @@ It is the writer's way for a column of many like records whose constants are mos
 text: the inventory's ``roce_rails`` (100,000 netplan entries at 100,000 GPUs, twelve lines
 each, three strings of them the host's own: emit/ansible.py) is one template per node type
 and a fill per host, not 1,200,000 lines walked column by column.
+
+``yaml_pieces`` is the writer's way for a large document: yaml_text's text of it in pieces, a
+slice of each large mapping or list at a time (the inventory's 35,000 hosts, a fabric's
+thousands of AVD nodes at 100,000 GPUs), so the columns of the whole document and its whole
+text are never held at once: the render writes the pieces as they come (formats/chunks.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
 from operator import attrgetter
 from typing import Any, NamedTuple
 
-from cluster_iac.formats.yaml import yaml_strings, yaml_text
+from cluster_iac.formats.yaml import yaml_comment, yaml_strings, yaml_text
 
 _KEY = "k"  # the one key of the document a template is laid out in
 
@@ -145,3 +151,62 @@ def _filled(value: Any, strings: Sequence[str]) -> Any:
     if isinstance(value, tuple):
         return tuple(_filled(item, strings) for item in value)
     return value
+
+
+# --- a document in pieces -------------------------------------------------------------------
+
+def yaml_pieces(data: Mapping[str, object], header: Sequence[str] = (), size: int = 1024
+                ) -> Iterator[str]:
+    """yaml_text(data, header)'s text in pieces (joined, the same bytes): a mapping or list of
+    more than ``size`` entries is written ``size`` entries at a time, a smaller mapping entry
+    by entry where one of its values is such, the rest whole. Each piece is yaml_text's own
+    text of its entries at their depth (in ``k:`` mappings, one a level, cut off after): a
+    block's text depends on its indent and its values only, never on its neighbours
+    (tests/test_yaml_template.py holds the two together)."""
+    yield "".join(yaml_comment(line) + "\n" for line in header)
+    if not data:
+        yield yaml_text(data)
+        return
+    yield from _entry_pieces(data, 0, size)
+
+
+def _entry_pieces(entries: Mapping[str, object], depth: int, size: int) -> Iterator[str]:
+    """The text of a nonempty mapping's entries at ``depth``: the small ones together."""
+    small: dict[str, object] = {}
+    for key, value in entries.items():
+        if not _large(value, size):
+            small[key] = value
+            continue
+        if small:
+            yield _at(small, depth)
+            small = {}
+        yield _at({key: None}, depth)  # 'key:' alone: the head of its block
+        if isinstance(value, Mapping) and len(value) <= size:
+            yield from _entry_pieces(value, depth + 1, size)
+            continue
+        mapping = isinstance(value, Mapping)
+        items: Iterator[Any] = iter(value.items() if isinstance(value, Mapping)
+                                    else value)  # type: ignore[call-overload]
+        while part := list(islice(items, size)):
+            yield _at({key: dict(part) if mapping else part}, depth, 1)
+    if small:
+        yield _at(small, depth)
+
+
+def _large(value: object, size: int) -> bool:
+    """Whether a value is written in pieces: a list or mapping of more than ``size`` entries,
+    or a mapping (of string keys) that holds one."""
+    if isinstance(value, (list, tuple, Mapping)) and len(value) > size:
+        return True
+    return (isinstance(value, Mapping) and bool(value)
+            and all(type(key) is str for key in value)
+            and any(_large(item, size) for item in value.values()))
+
+
+def _at(entries: dict[str, object], depth: int, below: int = 0) -> str:
+    """yaml_text's lines of ``entries`` at ``depth`` (under ``depth`` ``k:`` lines), the
+    first ``below`` of them (an entry's ``key:``) left off."""
+    document: object = entries
+    for _level in range(depth):
+        document = {_KEY: document}
+    return yaml_text(document).split("\n", depth + below)[depth + below]
