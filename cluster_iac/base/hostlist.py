@@ -177,16 +177,17 @@ def _ranges(numbers: list[int], width: int) -> str:
 
 
 def _split_top_level(expression: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for char in expression:
-        if char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
+    return [p.strip() for _column, p in top_level_parts(expression) if p.strip()]
+
+
+def top_level_parts(expression: str) -> list[tuple[int, str]]:
+    """The comma-separated parts of a hostlist (not the commas inside brackets), each with
+    the column (from 1) it starts at; an unclosed bracket's part runs to the end."""
+    parts, depth, start = [], 0, 0
+    for k, char in enumerate(expression):
+        depth += (char == "[") - (char == "]")
         if char == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += char
-    parts.append(current)
-    return [p.strip() for p in parts if p.strip()]
+            parts.append((start + 1, expression[start:k]))
+            start = k + 1
+    parts.append((start + 1, expression[start:]))
+    return parts

@@ -17,7 +17,6 @@ import csv
 import io
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import NoReturn, TextIO
@@ -25,12 +24,12 @@ from typing import NoReturn, TextIO
 import click
 
 from cluster_iac.base.errors import Diagnostic
-from cluster_iac.base.hostlist import HostlistError, expand
+from cluster_iac.base.hostlist import HostlistError, expand, top_level_parts
 from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.cli.console import format_diagnostic
 from cluster_iac.formats.csv import csv_cell
 from cluster_iac.plan.labels import LABEL_COLUMNS, label_texts, place
-from cluster_iac.write.files import file_digest, file_mode, write_new
+from cluster_iac.write.files import file_digest, replace_file
 from cluster_iac.write.manifest import MANIFEST, read_manifest
 
 CABLES = "cabling/cables.csv"
@@ -251,7 +250,7 @@ def _names(option: str, expression: str) -> dict[str, int]:
         return {}
     found: dict[str, int] = {}
     try:
-        for column, part in _parts(expression):
+        for column, part in top_level_parts(expression):
             for name in expand(part, _MOST_NAMES):
                 found.setdefault(name, column)
     except HostlistError as exc:
@@ -259,17 +258,6 @@ def _names(option: str, expression: str) -> dict[str, int]:
                                  param_hint=option) from None
     return found
 
-
-def _parts(expression: str) -> Iterator[tuple[int, str]]:
-    """The comma-separated parts of a hostlist (not the commas inside brackets), each with
-    its column; an unclosed bracket's part runs to the end (expand says what is wrong)."""
-    depth, start = 0, 0
-    for k, char in enumerate(expression):
-        depth += (char == "[") - (char == "]")
-        if char == "," and depth == 0:
-            yield start + 1, expression[start:k]
-            start = k + 1
-    yield start + 1, expression[start:]
 
 
 class _Printed:
@@ -287,16 +275,7 @@ def _write(blocks: Iterable[str], out_file: Path | None, printed: _Printed) -> N
             click.echo(block, nl=False)
             printed.started = True
         return
-    out_file.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out_file.parent, prefix=f".{out_file.name}.", suffix=".tmp")
-    os.close(fd)
-    os.unlink(tmp)
-    try:
-        write_new(tmp, blocks, file_mode(out_file))
-        os.replace(tmp, out_file)
-    finally:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
+    replace_file(out_file, blocks)
 
 
 def _at(path: Path, code: str, message: str, hint: str) -> Diagnostic:

@@ -137,6 +137,13 @@ def write_file(target: Path, text: str) -> bool:
     """Write one file through a temp file + rename; False when it already holds ``text``."""
     if read_or_none(target) == text:
         return False
+    replace_file(target, text)
+    return True
+
+
+def replace_file(target: Path, text: Text) -> None:
+    """``text`` (whole, or pieces made as they are written) into ``target`` through a temp
+    file beside it and a rename: a failure leaves the file as it was."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
@@ -147,7 +154,6 @@ def write_file(target: Path, text: str) -> bool:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-    return True
 
 
 def read_or_none(path: Path) -> str | None:
