@@ -9,7 +9,8 @@ from functools import partial
 
 from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.formats.chunks import Chunks, whole
-from cluster_iac.formats.yaml_template import Slot, YamlTemplate, yaml_pieces
+from cluster_iac.formats.json_template import Slot
+from cluster_iac.formats.yaml_template import YamlTemplate, yaml_pieces
 from cluster_iac.plan import Node, Plan
 from cluster_iac.plan.host_rails import HostRail, RailPort, rail_config, rail_entry
 from cluster_iac.plan.physical import Device

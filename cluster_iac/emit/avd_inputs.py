@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
-from cluster_iac.formats.yaml_template import Slot, YamlTemplate
+from cluster_iac.formats.json_template import Slot
+from cluster_iac.formats.yaml_template import YamlTemplate
 from cluster_iac.plan.qos import FabricQos
 
 QOS_PROFILE = "ROCE_LOSSLESS"

@@ -25,17 +25,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any
 
+from cluster_iac.formats.json_template import Slot  # one mark for both writers' templates
 from cluster_iac.formats.yaml import yaml_comment, yaml_strings, yaml_text
 
 _KEY = "k"  # the one key of the document a template is laid out in
-
-
-class Slot(NamedTuple):
-    """Where one of ``fill``'s strings goes: its place in the strings ``fill`` is given."""
-
-    number: int
 
 
 class YamlTemplate:
