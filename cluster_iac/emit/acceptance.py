@@ -116,7 +116,6 @@ def unit_groups(plan: Plan, partition: PartitionPlan) -> list[tuple[str, list[No
     return sorted(groups.items(), key=lambda g: (len(g[0]), g[0]))
 
 
-
 def _unit(shared: Shared, unit: str, nodes: list[Node],
           previous: tuple[str, list[Node]] | None) -> tuple[dict[str, object], list[Job]]:
     """A unit's bars (bars.json ``units``) and its jobs."""
@@ -194,14 +193,13 @@ def _unit_scripts(shared: Shared, partition: PartitionPlan, kinds: set[str]) -> 
     return {f"{base}/{kind}.sbatch": made[kind]() for kind in UNIT_KINDS if kind in scripts}
 
 
-def _submit(partition: PartitionPlan, jobs: list[tuple[str, list[Job]]],
+def _submit(partition: PartitionPlan, jobs: list[tuple[str, list[Job]]], kinds: set[str],
             partition_kinds: list[str]) -> str:
-    """submit.sh: a kind of job for a range of units, each unit's job line a shell command
-    of quoted words."""
+    """submit.sh: a kind of job for a range of units (``kinds``: those the units have), each
+    unit's job line a shell command of quoted words."""
     lines = [(unit, [" ".join(map(shell_word, (kind, unit, hosts, count, *args)))
                      for kind, hosts, count, args in unit_jobs])
              for unit, unit_jobs in jobs]
-    kinds = {job[0] for _, unit_jobs in jobs for job in unit_jobs}
     return render_template(
         "acceptance/submit.sh.j2", **_context(partition), units=lines,
         unit_kinds=[kind for kind in UNIT_KINDS if kind in kinds],
@@ -250,7 +248,7 @@ def _partition_files(shared: Shared, partition: PartitionPlan, nodes: list[Node]
     partition_kinds = [kind for kind in ("nccl-partition", "storage")
                        if f"{base}/{kind}.sbatch" in files]
     if jobs or partition_kinds:
-        files[f"{base}/submit.sh"] = _submit(partition, jobs, partition_kinds)
+        files[f"{base}/submit.sh"] = _submit(partition, jobs, kinds, partition_kinds)
     files[f"{base}/bars.json"] = ""  # its text made with every partition's (render)
     shared.bars[f"{base}/bars.json"] = bars
     return files
