@@ -50,11 +50,6 @@ Findings = Callable[[list[Diagnostic], SourceMap], None]
 """Told the checks' findings (warnings and infos) as soon as the checks have passed, before
 anything is rendered: the CLI prints them then, whatever happens next."""
 
-"""Plans of fewer nodes render in one process unless ``jobs`` says otherwise: at 1,000 nodes
-the emitters take about 0.45 s of CPU, at 250 nodes 0.2 s (tests/benchmarks/bench_scale.py
---stages), while the fork and the worker's first touches of the plan's pages cost some
-0.05 s; below that the second core saves too little to be worth it."""
-
 
 @dataclass(frozen=True)
 class Build:
@@ -228,7 +223,6 @@ def check_against(spec_file: str | Path, out_dir: Path, *, strict: bool = False,
 def default_jobs(plan: Plan) -> int:
     """2 where two CPUs are free and the plan has at least PARALLEL_NODES nodes, else 1."""
     return min(2, available_cpus()) if len(plan.nodes) >= PARALLEL_NODES else 1
-
 
 
 def _emitters() -> ModuleType:
