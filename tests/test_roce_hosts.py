@@ -71,7 +71,8 @@ def test_the_network_config_holds_every_rail() -> None:
         for rail in nics:
             assert ethernets[rail.interface] == rail_config(rail)
     gpu01 = rows[0]["network-config"]["network"]["ethernets"]["rdma1"]
-    assert gpu01 == {"addresses": ["10.254.1.1/31"], "mtu": 9000,
+    assert gpu01 == {"match": {"name": "enp64s0*"}, "set-name": "rdma1",  # test_rail_nics.py
+                     "addresses": ["10.254.1.1/31"], "mtu": 9000,
                      "routes": [{"to": "10.254.0.0/15", "via": "10.254.1.0", "table": 102}],
                      "routing-policy": [{"from": "10.254.1.1", "table": 102, "priority": 1020}]}
     # the controller is on no leaf: its network-config has no rail

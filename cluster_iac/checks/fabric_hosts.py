@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from cluster_iac.base.errors import Diagnostic, Severity
 from cluster_iac.checks.registry import check
 from cluster_iac.plan import Plan
+from cluster_iac.plan.host_rails import rail_matches
 
 HOST_NETWORKS = ("management", "bmc", "ipoib", "storage")
 
@@ -70,3 +71,30 @@ def roce_host_config(plan: Plan) -> Iterator[Diagnostic]:
             hint="declare networks.management (the seeds are served on it by the boot server, "
                  "networks.boot_server or the first controller)",
             details={"measured": len(missing), "limit": 0, "unit": "nodes"})
+
+
+@check("fabric.roce_host_nics")
+def roce_host_nics(plan: Plan) -> Iterator[Diagnostic]:
+    """A GPU node type on the routed RoCE fabric whose PCIe layout does not describe its
+    compute NICs: its rails are configured under their cables' port names (``rdma0`` ...,
+    plan/host_rails.py), which the OS does not give a NIC, so netplan finds no interface to
+    configure until something names them so."""
+    section = plan.settings.fabric.compute
+    if section is None or section.technology != "roce" or not plan.switch_configs:
+        return
+    hosts = {p.peer for c in plan.switch_configs.values()
+             if c.fabric == "compute" and c.role == "leaf" for p in c.host_ports if p.address}
+    types = {n.node_type for n in plan.nodes if n.hostname in hosts}
+    for name in sorted(types):
+        nt = plan.node_types[name]
+        if not rail_matches(nt):
+            yield Diagnostic(
+                "ROCE-NIC-UNNAMED",
+                f"node type '{name}' (platform '{nt.platform}') has no PCIe layout of its "
+                f"{nt.nic_count('compute')} compute NIC(s), so its RoCE rails are configured "
+                "as interfaces rdma0 ... that the OS does not name so; netplan leaves them "
+                "unconfigured", nt.spec_path, Severity.WARNING,
+                hint=f"give platform '{nt.platform}' a pcie layout in the spec's catalog "
+                     "(catalog.platforms) with each compute NIC's busid as lspci prints it "
+                     "(and its netdev if the OS does not name it by its path)",
+                details={"measured": nt.nic_count("compute"), "limit": 0, "unit": "NICs"})

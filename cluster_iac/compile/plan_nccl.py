@@ -90,6 +90,37 @@ def _layout_problems(spec: ClusterSpec, nt: NodeTypePlan) -> Iterator[Diagnostic
     if len(busids) != len(set(busids)):
         yield Diagnostic("NCCL-LAYOUT", f"the PCIe layout of platform '{nt.platform}' gives "
                          "one bus id to two devices", path)
+    yield from _netdev_problems(nt, path)
+
+
+def _netdev_problems(nt: NodeTypePlan, path: SpecPath) -> Iterator[Diagnostic]:
+    """Each compute NIC's ``netdev`` names one NIC (plan/host_rails.py renames the NIC it
+    matches to its rail's name: two rails matching one name leave one rail unconfigured),
+    and only a NIC has one. Located at the field where the spec's own catalog holds the
+    layout, else at the layout's platform."""
+    taken: dict[str, int] = {}
+    for n, numa in enumerate(nt.pcie.numa_nodes):
+        for w, switch in enumerate(numa.switches):
+            for d, dev in enumerate(switch.devices):
+                if dev.netdev is None:
+                    continue
+                where: SpecPath = (*path, "numa_nodes", n, "switches", w, "devices", d,
+                                   "netdev") if path[0] == "catalog" else path
+                if dev.kind != "nic":
+                    yield Diagnostic("ROCE-NIC-NAME", f"GPU {dev.index} of platform "
+                                     f"'{nt.platform}' has a netdev '{dev.netdev}': only a "
+                                     "NIC has a network interface", where,
+                                     hint="remove netdev from the GPU")
+                elif dev.netdev in taken:
+                    yield Diagnostic("ROCE-NIC-NAME", f"NICs {taken[dev.netdev]} and "
+                                     f"{dev.index} of platform '{nt.platform}' have the same "
+                                     f"netdev '{dev.netdev}': one interface cannot be both "
+                                     "rails", where,
+                                     hint="give each NIC the name `ip -br link` shows for "
+                                          "its bus id, or remove netdev to use its systemd "
+                                          "path name")
+                else:
+                    taken[dev.netdev] = dev.index
 
 
 def _node_type_env(spec: ClusterSpec, plan: Plan, nt: NodeTypePlan,

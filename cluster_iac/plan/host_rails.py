@@ -28,7 +28,13 @@ management network's.
 The NIC's interface is named by the plan's port name of its cable (``rdma0`` ...,
 compile/fabric_cables.py), the name the cable labels, LLDP (reconcile/lldp.py) and the
 acceptance jobs already use; its RDMA device is the one NCCL uses on that rail
-(plan/nccl.py compute_hcas: ``mlx5_0`` ...).
+(plan/nccl.py compute_hcas: ``mlx5_0`` ...). The OS names the NIC otherwise (``enp24s0np0``),
+so where the node type's PCIe layout describes its compute NICs (the catalog's platform, or
+the spec's own), the rail's entry matches the NIC the OS sees and renames it to the rail's
+name: netplan's ``match: {name: ...}`` and ``set-name`` (netplan(5): a match on name, MAC or
+driver; a rename needs a match), the name being the NIC's ``netdev`` or, without one, the
+systemd path name of its PCI bus id (netdev_glob). Without a layout the rail's name is
+assumed to be the OS's (checks/fabric_hosts.py warns, ROCE-NIC-UNNAMED).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import re
 from typing import Any, NamedTuple
 
 from cluster_iac.plan.model import Plan
-from cluster_iac.plan.nccl import compute_hcas
+from cluster_iac.plan.nccl import compute_hcas, layout_describes_nics, layout_nics
 
 RAIL_TABLE_BASE = 101  # rail 0's routing table (AMD Instinct system acceptance: 101, 102, ...)
 RAIL_RULE_BASE = 1010  # rail 0's rule priority, +10 a rail (the same guide: 1010, 1020, ...)
@@ -56,6 +62,8 @@ class RailPort(NamedTuple):
     fabric: str  # the fabric's host addresses, routed by the rail's table (underlay.p2p_pool)
     table: int  # this rail's routing table
     priority: int  # its source rule's priority
+    match: str = ""  # the OS's name (or netplan's glob) of the NIC renamed to ``interface``;
+    # '' when the node type's layout does not describe its NICs (the name is assumed)
 
 
 class HostRail(NamedTuple):
@@ -108,6 +116,31 @@ class HostRail(NamedTuple):
         return self.port.priority
 
 
+def netdev_glob(busid: str) -> str:
+    """The NIC's interface name as systemd names a PCI network device by its place
+    (systemd.net-naming-scheme(7), ID_NET_NAME_PATH: ``en`` for Ethernet, ``P<domain>`` when
+    the PCI domain is not 0, ``p<bus>s<slot>`` in decimal, ``f<function>`` for a function
+    other than 0 of a multi-function device, then ``n<phys_port_name>``, the ``np0`` mlx5
+    gives its port in Ethernet mode), as a glob of what follows the slot and function:
+    '0000:18:00.0' -> 'enp24s0*'. The DGX H100/H200 user guide's table names the same NICs
+    ``ibp24s0`` ... in InfiniBand mode, the same scheme with ``ib``: single-function
+    devices (no ``f0``) named by path. Two NICs whose bus and slot agree are two functions of
+    one device: a function other than 0 keeps its ``f<n>``."""
+    domain, bus, rest = busid.split(":")
+    slot, function = rest.split(".")
+    prefix = f"enP{int(domain, 16)}" if int(domain, 16) else "en"
+    tail = f"f{int(function, 16)}" if int(function, 16) else ""
+    return f"{prefix}p{int(bus, 16)}s{int(slot, 16)}{tail}*"
+
+
+def rail_matches(nt: Any) -> tuple[str, ...]:
+    """The node type's compute NICs as the OS names them (their ``netdev``, or netdev_glob of
+    their bus id), in rail order; () when its layout does not describe them."""
+    if not layout_describes_nics(nt):
+        return ()
+    return tuple(dev.netdev or netdev_glob(dev.busid) for dev in layout_nics(nt))
+
+
 def rail_table(rail: int) -> int:
     return RAIL_TABLE_BASE + rail
 
@@ -126,6 +159,7 @@ def host_rails(plan: Plan, network: str = "compute") -> dict[str, tuple[HostRail
         return {}
     pool = str(section.underlay.p2p_pool)
     devices: dict[str, tuple[str, ...]] = {}  # node type -> its RDMA devices by rail
+    matches: dict[str, tuple[str, ...]] = {}  # node type -> its NICs' OS names by rail
     # (node type, its port, MTU) -> its RailPort, where the port's name gives the rail: each
     # is the same on every host of the type (100,000 ports, 16 keys)
     named: dict[tuple[str, str, int], RailPort] = {}
@@ -142,9 +176,11 @@ def host_rails(plan: Plan, network: str = "compute") -> dict[str, tuple[HostRail
                 rail = int(match[1]) if match else len(found.get(port.peer, ()))
                 if nt and nt not in devices:
                     devices[nt] = compute_hcas(plan.node_types[nt])
-                hcas = devices.get(nt, ())
+                    matches[nt] = rail_matches(plan.node_types[nt])
+                hcas, names = devices.get(nt, ()), matches.get(nt, ())
                 known = RailPort(rail, port.peer_port, hcas[rail] if rail < len(hcas) else "",
-                                 port.mtu, pool, rail_table(rail), rail_priority(rail))
+                                 port.mtu, pool, rail_table(rail), rail_priority(rail),
+                                 names[rail] if rail < len(names) else "")
                 if match:
                     named[nt, port.peer_port, port.mtu] = known
             found.setdefault(port.peer, []).append(
@@ -154,7 +190,8 @@ def host_rails(plan: Plan, network: str = "compute") -> dict[str, tuple[HostRail
 
 def rail_config(rail: HostRail) -> dict[str, Any]:
     """One RoCE NIC in network config version 2 (netplan's keys, which cloud-init hands to
-    netplan unchanged): its /31, MTU, a route to the fabric through its leaf in its own table
+    netplan unchanged): the NIC the OS names it by renamed to its rail's name (where the
+    layout names it, RailPort.match), its /31, MTU, a route to the fabric through its leaf in its own table
     and the rule sending what its address sends by that table. The same entry is in the
     node's cloud-init network-config (emit/cloud_init.py) and in its netplan file the
     playbook installs (the inventory's ``roce_rails``, emit/ansible.py)."""
@@ -166,7 +203,8 @@ def rail_entry(rail: HostRail, address: Any, gateway: Any, source: Any) -> dict[
     address and its address alone (or the seed template's Slots for them,
     emit/cloud_init.py ethernets_config)."""
     port = rail.port
-    return {"addresses": [address], "mtu": port.mtu,
+    named = {"match": {"name": port.match}, "set-name": port.interface} if port.match else {}
+    return {**named, "addresses": [address], "mtu": port.mtu,
             "routes": [{"to": port.fabric, "via": gateway, "table": port.table}],
             "routing-policy": [{"from": source, "table": port.table,
                                 "priority": port.priority}]}

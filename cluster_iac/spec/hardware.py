@@ -248,6 +248,9 @@ class NicSlot(SpecModel):
 PciBusId = str
 """A PCI bus id as Linux prints it: lower-case hex ``DDDD:BB:DD.F``."""
 _BUSID = r"^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$"
+# an interface name or netplan's glob of one, at most 15 characters: no '/', space or ':' and
+# not '.' or '..' (the kernel's dev_valid_name refuses them; ':' marks an alias)
+_NETDEV = r"^[A-Za-z0-9_*?\[\]-][A-Za-z0-9_.*?\[\]-]{0,14}$"
 
 
 class PcieDevice(SpecModel):
@@ -263,6 +266,12 @@ class PcieDevice(SpecModel):
     them up."""
     name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]+$")
     """RDMA device name of a NIC (``mlx5_0``), for NCCL_IB_HCA."""
+    netdev: str | None = Field(default=None, pattern=_NETDEV)
+    """A compute NIC's network interface as the OS names it (``ip -br link``: ``enp24s0np0``),
+    or a shell glob netplan matches it by (``enp24s0*``), up to 15 characters (Linux's
+    IFNAMSIZ less its NUL). The playbook renames it to its rail's name (``rdma0``) by netplan's
+    ``match``/``set-name``. Default: the systemd path name of its ``busid``
+    (systemd.net-naming-scheme(7): ``en[P<domain>]p<bus>s<slot>``, then ``*``)."""
 
 
 class PcieSwitch(SpecModel):

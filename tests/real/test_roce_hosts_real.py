@@ -20,6 +20,7 @@ network-config (cloud-init/seeds/h200.jsonl, one host a line).
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from io import StringIO
 from ipaddress import IPv4Network
@@ -38,7 +39,12 @@ pytestmark = pytest.mark.real
 EXAMPLE = Path(__file__).parents[2] / "examples" / "spectrum-x-roce.yaml"
 SEEDS = "cloud-init/seeds/h200.jsonl"
 RAILS = ("rdma0", "rdma1")  # the rails the lab cables: two, so one can reach the other's
-RAIL_KEYS = {"addresses", "mtu", "routes", "routing-policy"}  # all a RoCE NIC's entry holds
+# all a RoCE NIC's entry holds
+RAIL_KEYS = {"match", "set-name", "addresses", "mtu", "routes", "routing-policy"}
+# what the OS names the lab's rails before the entries rename them: the DGX H100/H200 user
+# guide's InfiniBand names of the same NICs (ibp24s0, ibp64s0) in Ethernet mode, with the
+# port name mlx5 gives (systemd.net-naming-scheme(7): en, path, n<phys_port_name>)
+OS_NAMES = {"rdma0": "enp24s0np0", "rdma1": "enp64s0np0"}
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +66,8 @@ def _yaml(data: Any) -> str:
 
 def test_netplan_writes_every_rail_of_every_node(built: Any, tmp_path: Path) -> None:
     """Each node's network-config through netplan generate: one systemd-networkd file per RoCE
-    NIC with its address, MTU, its table's route through its leaf and its source rule."""
+    NIC with its address, MTU, its table's route through its leaf and its source rule, and
+    one link file renaming the NIC the OS names by its PCI path to the rail's name."""
     netns.require("netplan")
     configs = _network_configs(built.files)
     assert len(configs) == 32
@@ -77,7 +84,11 @@ def test_netplan_writes_every_rail_of_every_node(built: Any, tmp_path: Path) -> 
                     f"Table={route['table']}\n") in text, text
             assert (f"[RoutingPolicyRule]\nFrom={rule['from']}\nTable={rule['table']}\n"
                     f"Priority={rule['priority']}\n") in text, text
-            assert f"MTUBytes={rail['mtu']}\n" in written[f"10-netplan-{name}.link"]
+            link = written[f"10-netplan-{name}.link"]
+            assert f"MTUBytes={rail['mtu']}\n" in link
+            # the rename: udev gives the NIC the OS names so (its PCI path name) the rail's
+            assert (f"[Match]\nOriginalName={rail['match']['name']}\n\n[Link]\n"
+                    f"Name={name}\n") in link, link
     # netplan checks what it reads: the same file with one key misspelt is refused
     config = configs["gpu-01"]
     rail = config["network"]["ethernets"]["rdma0"]
@@ -87,11 +98,22 @@ def test_netplan_writes_every_rail_of_every_node(built: Any, tmp_path: Path) -> 
 
 
 def _apply(lab: Lab, host: str, config: dict[str, Any], cabled: set[str]) -> None:
-    """A host's network-config applied with ip, each cabled RoCE NIC's entry whole."""
+    """A host's network-config applied with ip, each cabled RoCE NIC's entry whole: the
+    lab's interface first given the name the OS gives the NIC, then found by the entry's
+    match (netplan's shell glob, the only interface it matches) and renamed to its
+    set-name, as netplan does."""
+    for name in sorted(cabled):
+        lab.ip(host, "link", "set", "dev", name, "down")
+        lab.ip(host, "link", "set", "dev", name, "name", OS_NAMES[name])
     for name, entry in config["network"]["ethernets"].items():
         if name not in cabled:
             continue
         assert set(entry) == RAIL_KEYS, entry  # nothing in it left unapplied
+        links = [link["ifname"] for link in json.loads(lab.ip(host, "-j", "link", "show"))]
+        found = fnmatch.filter(links, entry["match"]["name"])
+        assert found == [OS_NAMES[name]], (entry["match"], links)
+        lab.ip(host, "link", "set", "dev", found[0], "name", entry["set-name"])
+        lab.ip(host, "link", "set", "dev", entry["set-name"], "up")
         lab.mtu(host, name, entry["mtu"])
         for cidr in entry["addresses"]:
             lab.address(host, name, cidr)
