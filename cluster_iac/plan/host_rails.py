@@ -191,10 +191,10 @@ def host_rails(plan: Plan, network: str = "compute") -> dict[str, tuple[HostRail
 def rail_config(rail: HostRail) -> dict[str, Any]:
     """One RoCE NIC in network config version 2 (netplan's keys, which cloud-init hands to
     netplan unchanged): the NIC the OS names it by renamed to its rail's name (where the
-    layout names it, RailPort.match), its /31, MTU, a route to the fabric through its leaf in its own table
-    and the rule sending what its address sends by that table. The same entry is in the
-    node's cloud-init network-config (emit/cloud_init.py) and in its netplan file the
-    playbook installs (the inventory's ``roce_rails``, emit/ansible.py)."""
+    layout names it, RailPort.match), its /31, MTU, a route to the fabric through its leaf in
+    its own table and the rule sending what its address sends by that table. The same entry
+    is in the node's cloud-init network-config (emit/cloud_init.py) and in its netplan file
+    the playbook installs (the inventory's ``roce_rails``, emit/ansible.py)."""
     return rail_entry(rail, rail.address, rail.gateway, rail.source)
 
 
