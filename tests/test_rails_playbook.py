@@ -1,7 +1,8 @@
 """The GPU nodes' RoCE rails delivered by the playbook (emit/ansible.py ``roce_rails``,
-emit/playbook.py's rails play) and named by the change plan (change/actions.py
-``apply-netplan``). tests/real/test_playbook_real.py runs the play with ansible-playbook and
-real netplan."""
+emit/playbook.py's rails play, which installs them) and applied by the change plan on drained
+nodes (change/actions.py ``apply-netplan`` between ``drain`` and ``resume``, emit/
+playbook_actions.py, which also removes the file of a node that left the routed fabric).
+tests/real/test_playbook_real.py runs them with ansible-playbook and real netplan."""
 
 from __future__ import annotations
 
@@ -63,7 +64,9 @@ def test_the_inventory_lays_its_rails_out_as_the_plain_data_writes_them(
         monkeypatch.setattr(bench_scale, "fabric_choice", "roce")
 
 
-def test_the_rails_play_installs_the_netplan_file_and_applies_it_by_handler() -> None:
+def test_the_rails_play_installs_the_netplan_file_and_applies_nothing() -> None:
+    """netplan apply under running jobs breaks their RDMA connections: the install play only
+    writes the file (its handler says how it is applied), the change plan applies it."""
     site = _yaml(example_build(EXAMPLE).files["ansible/site.yml"])
     plays = [p for p in site if p.get("tags") == ["rails"]]  # type: ignore[union-attr]
     assert len(plays) == 1
@@ -73,7 +76,9 @@ def test_the_rails_play_installs_the_netplan_file_and_applies_it_by_handler() ->
     assert copy["ansible.builtin.copy"]["dest"].endswith(
         "/etc/netplan/60-cluster-iac-rails.yaml")
     assert copy["ansible.builtin.copy"]["mode"] == "0600"
-    assert copy["notify"] == "netplan apply" == play["handlers"][0]["name"]
+    assert copy["notify"] == play["handlers"][0]["name"] == "the rails are applied drained"
+    assert list(play["handlers"][0]) == ["name", "ansible.builtin.debug"]  # runs nothing
+    assert "command" not in str(play) and "netplan apply" not in str(play["tasks"])
     # the plays after it: the change plan's actions, which know apply-netplan
     assert site.index(play) == len(site) - 2  # type: ignore[union-attr]
 
@@ -85,9 +90,10 @@ def test_no_rails_play_without_a_routed_roce_fabric() -> None:
         assert "netplan" not in files["ansible/site.yml"].replace("apply-netplan", "")
 
 
-def test_a_rails_change_names_netplan_apply_on_its_nodes(tmp_path: Path) -> None:
+def test_a_rails_change_drains_applies_and_resumes_its_nodes(tmp_path: Path) -> None:
     """A compute leaf's p2p block moved in the lock moves the rail 0 addresses of its 16
-    nodes: the change plan's apply-netplan names exactly them, on every release."""
+    nodes: the change plan drains exactly them, applies netplan there, then resumes them,
+    on every release."""
     lock = (ROOT / "examples" / f"{EXAMPLE}.lock").read_text()
     line = "p2p compute eth-leaf-su1-r1 10.254.0.0\n"
     spec = tmp_path / "c.yaml"
@@ -103,10 +109,14 @@ def test_a_rails_change_names_netplan_apply_on_its_nodes(tmp_path: Path) -> None
         assert found["apply-netplan"].hosts == "gpu-[01-16]"
         assert found["apply-netplan"].causes == (seeds,)
         assert found["apply-netplan"].tested
+        assert found["drain"].hosts == found["resume"].hosts == "gpu-[01-16]"
+        kinds = [a.kind for a in actions(old, new, release)]
+        assert kinds.index("drain") < kinds.index("apply-netplan") < kinds.index("resume")
     assert "apply-netplan" not in {a.kind for a in actions(old, old, "24.11")}
 
 
-def test_rail_hosts_ignores_the_other_networks_and_hosts_left_without_rails() -> None:
+def test_rail_hosts_ignores_the_other_networks_and_names_hosts_that_lose_their_rails(
+        ) -> None:
     rail = {"addresses": ["10.254.0.1/31"], "mtu": 9000, "routes": [],
             "routing-policy": [{"from": "10.254.0.1", "table": 101, "priority": 1010}]}
 
@@ -116,7 +126,37 @@ def test_rail_hosts_ignores_the_other_networks_and_hosts_left_without_rails() ->
 
     old = line("a", "10.0.0.1/24", rdma0=rail) + line("b", "10.0.0.2/24", rdma0=rail)
     new = line("a", "10.0.0.9/24", rdma0=rail) + line("b", "10.0.0.2/24")
-    assert rail_hosts(old, new) == set()  # a's management address, b's rails gone
+    # a's management address is no rail's; b left the routed fabric: its file is removed
+    assert rail_hosts(old, new) == {"b"}
+    assert rail_hosts(old, line("a", "10.0.0.1/24", rdma0=rail)) == set()  # b removed
     new = line("a", "10.0.0.1/24", rdma0={**rail, "mtu": 4200}) + line("c", "10.0.0.3/24",
                                                                         rdma0=rail)
     assert rail_hosts(old, new) == {"a", "c"}
+
+
+def test_apply_netplan_removes_the_file_of_a_node_without_rails_then_applies() -> None:
+    """actions/apply-netplan.yml: the action's nodes expanded by scontrol, the rails file
+    removed on those whose inventory has no roce_rails (at the node's own root), then
+    netplan apply on each, delegated to it."""
+    files = example_build(EXAMPLE).files
+    tasks = _yaml(files["ansible/actions/apply-netplan.yml"])
+    nodes, remove, apply = tasks  # type: ignore[misc]
+    assert nodes["register"] == "_nodes" and "planned.hosts" in str(nodes)
+    assert remove["ansible.builtin.file"] == {
+        "path": "{{ hostvars[item].cluster_iac_root | default('') }}"
+                "/etc/netplan/60-cluster-iac-rails.yaml", "state": "absent"}
+    assert remove["when"] == "hostvars[item].roce_rails is not defined"
+    assert "netplan', 'apply'" in apply["ansible.builtin.command"]["argv"]
+    assert remove["delegate_to"] == apply["delegate_to"] == "{{ item }}"
+    assert remove["loop"] == apply["loop"] == "{{ _nodes.stdout_lines | default([]) }}"
+
+
+def test_a_first_deployment_applies_the_rails_before_slurmd_starts() -> None:
+    files = example_build(EXAMPLE).files
+    steps = actions(None, files, "24.11")
+    kinds = [a.kind for a in steps]
+    applied = steps[kinds.index("apply-netplan")]
+    assert applied.hosts == "gpu-[01-32]"
+    assert kinds.index("apply-netplan") < kinds.index("restart-slurmd")
+    assert "apply-netplan" not in [a.kind for a in actions(
+        None, example_build("seed-64gpu-h100").files, "24.11")]

@@ -34,8 +34,8 @@ KINDS = (
     "reload-frr",         # an Ethernet fabric switch's ports and routing (switches/<name>/)
     "reload-dns",         # named on the boot server: the new zones (new nodes resolve)
     "reload-dhcp",        # kea-dhcp4 on the boot server: the new reservations
-    "apply-netplan",      # a GPU node's RoCE rails: the playbook's handler, where they changed
     "drain",              # scontrol update state=DRAIN on the named nodes, before the rest
+    "apply-netplan",      # a GPU node's RoCE rails applied (netplan apply), once it is drained
     "restart-lnet",       # on the hosts of the changed lustre/lnet file (Lustre unmounted)
     "restart-imex",       # nvidia-imex on the hosts of the changed imex file
     "restart-database",   # MariaDB, for slurmdbd's storage settings
@@ -178,12 +178,15 @@ ENTRIES: tuple[Entry, ...] = (
           "the lead's object diff says the nodes' equipment changes: their jobs end before the "
           "work, and their slurmd registers the new hardware when restarted",
           TEST + "test_node_added"),
-    Entry("rails:changed", "22.05", (("apply-netplan", CHANGED_NODES),), "netplan-apply(8): "
-          "\"Apply the current netplan configuration to a running system\"; the playbook's "
-          "rails play installs /etc/netplan/60-cluster-iac-rails.yaml and its handler runs it "
-          "on the nodes whose file changed (not a Slurm daemon's: every release alike)",
+    Entry("rails:changed", "22.05", (("drain", CHANGED_NODES), ("apply-netplan", CHANGED_NODES)),
+          "netplan-apply(8): \"Apply the current netplan configuration to a running system\"; "
+          "it re-creates the rails' addresses, so RDMA connections over them (whose GIDs are "
+          "the addresses) break: the nodes are drained first and resumed after; the "
+          "playbook's rails play installs /etc/netplan/60-cluster-iac-rails.yaml (a node "
+          "that left the routed fabric has its file removed by the action) and applies "
+          "nothing (not a Slurm daemon's: every release alike)",
           "tests/real/test_playbook_real.py::"
-          "test_each_gpu_node_gets_its_rails_as_netplan_applied_only_when_changed"),
+          "test_rails_are_installed_then_applied_only_once_their_nodes_are_drained"),
     Entry("partitions", "22.05", RECONF, f'{MAN} PARTITION CONFIGURATION: "If a partition that '
           'is in use is deleted from the configuration and slurm is restarted or reconfigured '
           '(scontrol reconfigure), jobs using the partition are canceled"',
@@ -322,7 +325,7 @@ LABELS = {
     ("reload-prometheus", ""): "reload Prometheus",
     ("reload-dns", ""): "reload named (rndc reload) on the boot server",
     ("reload-dhcp", ""): "reload kea-dhcp4 on the boot server",
-    ("apply-netplan", CHANGED_NODES): "netplan apply on them (the playbook's handler)",
+    ("apply-netplan", CHANGED_NODES): "netplan apply on them",
 }
 ROWS = {
     "key:*": "any other slurm.conf key",

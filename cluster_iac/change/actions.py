@@ -48,9 +48,10 @@ WHY = {
     "reload-dns": "reload named on the boot server (rndc reload): a changed zone's serial rose "
                   "by one (the lock's zone line), so the secondaries it NOTIFYs transfer it",
     "reload-dhcp": "reload kea-dhcp4 on the boot server (its new reservations)",
-    "apply-netplan": "netplan apply on the GPU nodes whose RoCE rails changed: the playbook's "
-                     "rails play installs their netplan file and its handler applies it (drain "
-                     "them first if their rail addresses change: RDMA connections break)",
+    "apply-netplan": "netplan apply on the drained GPU nodes whose RoCE rails changed (RDMA "
+                     "connections over a rail break when netplan re-creates its address): the "
+                     "playbook's rails play installed their netplan file; a node that left the "
+                     "routed fabric has its file removed first",
     "drain": "drain the nodes and wait for their jobs to end",
     "restart-lnet": "restart lnet on the hosts of the changed LNet files (unmount Lustre there "
                     "first: lnet does not stop while Lustre is mounted)",
@@ -90,7 +91,8 @@ COMMANDS = {
     "reload-prometheus": "systemctl reload-or-restart prometheus",
     "reload-dns": "rndc reload  # on the boot server",
     "reload-dhcp": "systemctl restart kea-dhcp4-server  # on the boot server",
-    "apply-netplan": "netplan apply  # on {hosts} (ansible/site.yml --tags rails)",
+    "apply-netplan": "netplan apply  # on {hosts}, drained (ansible/site.yml installs the "
+                     "files)",
 }
 # A first deployment starts the services of the files it installs: glob -> kind, why
 SERVICE_STARTS = (
@@ -214,8 +216,9 @@ def rail_hosts(old: str, new: str) -> set[str]:
     """The hosts of a seed table (one JSON line a host, emit/cloud_init.py) whose RoCE rails
     differ: the network-config entries with a ``routing-policy``, which only a rail has
     (plan/host_rails.py rail_config; the inventory's ``roce_rails`` holds the same), among
-    the hosts that have rails after the change: those whose netplan file the playbook
-    rewrites."""
+    the hosts of the table after the change: those whose netplan file the playbook rewrites,
+    and those that had rails and have none now (a node that left the routed fabric: the
+    action removes its file). A host the table no longer lists is no node any more."""
     def rails(text: str) -> dict[str, dict[str, object]]:
         found = {}
         for line in text.splitlines():
@@ -226,8 +229,8 @@ def rail_hosts(old: str, new: str) -> set[str]:
         return found
 
     before, after = rails(old), rails(new)
-    # a host with no rails now gets no file (a removed node gets no playbook at all)
-    return {host for host, now in after.items() if now and before.get(host, {}) != now}
+    # a removed node gets no playbook at all
+    return {host for host, now in after.items() if before.get(host, {}) != now}
 
 
 def _fold(hosts: set[str] | list[str]) -> str:
@@ -332,6 +335,13 @@ def first_deployment(files: dict[str, str], release: str) -> list[Action]:
                 step(kind, why, paths, (COMMANDS[kind],), tested=False)
 
     starts(SERVICE_STARTS)
+    railed = set().union(*(rail_hosts("", text) for path, text in sorted(files.items())
+                           if fnmatch.fnmatchcase(path, SEEDS)))
+    if railed:
+        step("apply-netplan", "apply the GPU nodes' RoCE rails (the playbook installed their "
+             "netplan file) before slurmd starts on them", SEEDS,
+             (COMMANDS["apply-netplan"].format(hosts=_fold(railed)),), hosts=_fold(railed),
+             tested=False)
 
     if "slurm/mariadb-slurmdbd.cnf" in files:
         step("restart-database", "start MariaDB with slurm/mariadb-slurmdbd.cnf and create "

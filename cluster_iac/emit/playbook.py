@@ -20,24 +20,28 @@ is a quoted scalar, never a task). Its plays, in order:
    tables and source rules as the netplan file ``/etc/netplan/60-cluster-iac-rails.yaml``
    (mode 0600: netplan warns on a file others can read), written by Ansible's YAML serializer
    (``to_nice_yaml``, keys in the inventory's order: netplan refuses ``ethernets`` before
-   ``version``) from the inventory's data; ``netplan apply`` runs by a handler, only on
-   the nodes whose file changed (not in check mode: the command module does not run there).
+   ``version``) from the inventory's data. It applies nothing: ``netplan apply`` re-creates
+   the rails' addresses under the node's running jobs, so it is the change plan's
+   ``apply-netplan`` action (4.), after the nodes are drained; a file this play changes that
+   the plan does not name (a hand edit put back) is reported by a handler, to apply drained.
    The node's cloud-init network-config holds the same entries, but nothing delivers it
    (NoCloud over HTTP does not read network-config, docs/boot.md);
 4. the change plan's actions in its order (a first deployment's bring-up order included), one
    include per action of its kind's file, ``actions/{{ planned.kind }}.yml`` (Ansible templates
    the file name per loop item; emit/playbook_actions.py makes the files), which holds that
-   kind's tasks and nothing else; the kinds with nothing to run (``new-jobs``, ``none``) are
+   kind's tasks and nothing else (``apply-netplan`` between ``drain`` and ``resume``: on each
+   node it names, the rails file removed where the node has no ``roce_rails`` any more, then
+   ``netplan apply``); the kinds with nothing to run (``new-jobs``, ``none``) are
    skipped by the include's own ``when`` and have no file. A service's restart (opensm, lnet,
    nvidia-imex, the exporters, Prometheus) runs on the hosts its changed files are installed
    on (the action's causes are the files).
 
 How daemons are (re)started and how scontrol is reached are variables (``cluster_iac_service``,
 ``cluster_iac_scontrol``, ``cluster_iac_hostnames``, argv lists; ``cluster_iac_admin``, a prefix
-of the accounting commands, empty by default; ``cluster_iac_netplan_apply``, the rails
-handler's argv, ``netplan apply`` by default) so a test sandbox can stand in for systemd and
-netplan; ``cluster_iac_root`` prefixes every installed path (empty on a real cluster). Which
-rendered file goes where is emit/playbook_files.py's table.
+of the accounting commands, empty by default; ``cluster_iac_netplan_apply``, the
+apply-netplan action's argv, ``netplan apply`` by default) so a test sandbox can stand in for
+systemd and netplan; ``cluster_iac_root`` prefixes every installed path (empty on a real
+cluster). Which rendered file goes where is emit/playbook_files.py's table.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from cluster_iac.emit.base import GENERATED_BY
 from cluster_iac.emit.playbook_actions import (
     ACTIONS_DIR,
     NOTHING_TO_RUN,
+    RAILS_FILE,
     SERVICE,
     action_path,
     actions,
@@ -61,10 +66,6 @@ from cluster_iac.plan import Plan
 
 ROOT = "{{ cluster_iac_root | default('') }}"
 TREE = "{{ playbook_dir }}/.."
-NETPLAN_APPLY = ["netplan", "apply"]
-# netplan(5): files in /etc/netplan are read in lexical order, a later one overriding an
-# earlier one's keys; cloud-init writes 50-cloud-init.yaml, so 60- comes after it
-RAILS_FILE = "/etc/netplan/60-cluster-iac-rails.yaml"
 
 
 def render(plan: Plan) -> dict[str, str]:
@@ -215,9 +216,9 @@ def site(plan: Plan) -> list[dict[str, object]]:
 
 
 def _rails_play(plan: Plan) -> dict[str, object]:
-    """The play that installs each GPU node's RoCE rails as its netplan file and applies it
-    where it changed (the module docstring, 3.); empty without a routed RoCE fabric. The
-    hosts are the node types' groups; a node without ``roce_rails`` is skipped."""
+    """The play that installs each GPU node's RoCE rails as its netplan file, applying
+    nothing (the module docstring, 3.); empty without a routed RoCE fabric. The hosts are
+    the node types' groups; a node without ``roce_rails`` is skipped."""
     rails = plan.rails.get("compute", {})  # compile/plan_host_rails.py
     types = sorted({n.node_type for n in plan.nodes if n.hostname in rails})
     if not types:
@@ -237,12 +238,15 @@ def _rails_play(plan: Plan) -> dict[str, object]:
             "name": "the rails' netplan file",
             "ansible.builtin.copy": {"content": content, "dest": f"{ROOT}{RAILS_FILE}",
                                      "owner": "root", "group": "root", "mode": "0600"},
-            "when": "roce_rails is defined", "notify": "netplan apply"}],
+            "when": "roce_rails is defined", "notify": "the rails are applied drained"}],
         "handlers": [{
-            "name": "netplan apply",
-            "ansible.builtin.command": {
-                "argv": f"{{{{ {default('cluster_iac_netplan_apply', NETPLAN_APPLY)} }}}}"},
-            "environment": {"CLUSTER_IAC_HOST": "{{ inventory_hostname }}"}}]}
+            "name": "the rails are applied drained",
+            "ansible.builtin.debug": {
+                "msg": "the rails file changed: the change plan's apply-netplan action "
+                       "applies it once the node is drained; a change the plan does not "
+                       "name (a hand edit put back) is applied by hand: scontrol update "
+                       "nodename={{ inventory_hostname }} state=DRAIN, then netplan apply, "
+                       "then state=RESUME"}}]}
 
 
 def _dbd_host(plan: Plan) -> str:

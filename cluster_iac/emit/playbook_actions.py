@@ -23,6 +23,10 @@ SERVICE = ["systemctl"]
 SCONTROL = ["scontrol"]
 HOSTNAMES = ["scontrol", "show", "hostnames"]
 ACTIONS_DIR = "actions"  # beside site.yml, which includes its files by this relative path
+NETPLAN_APPLY = ["netplan", "apply"]
+# netplan(5): files in /etc/netplan are read in lexical order, a later one overriding an
+# earlier one's keys; cloud-init writes 50-cloud-init.yaml, so 60- comes after it
+RAILS_FILE = "/etc/netplan/60-cluster-iac-rails.yaml"
 NOTHING_TO_RUN = ("new-jobs", "none")
 """Kinds with nothing to run (jobs started after the change read it; a file no program
 reads): the include skips them, no file is made for them."""
@@ -65,9 +69,9 @@ def _wait_up() -> Task:
         "changed_when": False, "when": "not ansible_check_mode"}
 
 
-def _nodes() -> Task:
+def _nodes(kinds: str = "restart-slurmd or start-slurmd") -> Task:
     """The action's hostlist expanded by scontrol (run in check mode too: a query)."""
-    return {"name": "the nodes of restart-slurmd or start-slurmd", "ansible.builtin.command": {
+    return {"name": f"the nodes of {kinds}", "ansible.builtin.command": {
         "argv": f"{{{{ {default('cluster_iac_hostnames', HOSTNAMES)} + [planned.hosts] }}}}"},
         "register": "_nodes", "changed_when": False, "check_mode": False}
 
@@ -141,13 +145,26 @@ def _tasks(plan: Plan) -> dict[str, list[Task]]:
         "resume": [_cmd(f"{{{{ {scontrol} + ['update', {nodes}, 'state=RESUME'] }}}}",
                         "resume")],
         **{kind: [_unit_task(kind, verb, unit, service)] for kind, (verb, unit) in UNITS.items()},
-        "apply-netplan": [{
-            "name": "apply-netplan: done by the rails play's handler where the file changed",
-            "ansible.builtin.debug": {"msg": "netplan apply ran on {{ planned.hosts }} whose "
-                                             "rails file changed (the play before this one)"}}]}
+        "apply-netplan": _apply_netplan(on_nodes)}
     if plan.scheduling.accounting is not None:
         found |= _accounting(service)
     return found
+
+
+def _apply_netplan(on_nodes: dict[str, object]) -> list[Task]:
+    """apply-netplan, after ``drain`` (catalog/slurm_actions.py KINDS): on each node it names,
+    the rails file removed where the node has no ``roce_rails`` any more (it left the routed
+    fabric; the rails play installed the others' files), then ``netplan apply``. The file's
+    path is the node's own (``hostvars[item]``: a delegated task's variables are the
+    controller's)."""
+    root = "{{ hostvars[item].cluster_iac_root | default('') }}"
+    return [_nodes("apply-netplan"), {
+        "name": "apply-netplan: the rails file of a node that left the routed fabric",
+        "ansible.builtin.file": {"path": f"{root}{RAILS_FILE}", "state": "absent"},
+        "delegate_to": "{{ item }}", "loop": on_nodes["loop"],
+        "when": "hostvars[item].roce_rails is not defined"},
+        _cmd(f"{{{{ {default('cluster_iac_netplan_apply', NETPLAN_APPLY)} }}}}",
+             "apply-netplan: netplan apply on its drained nodes", **on_nodes)]
 
 
 def actions(plan: Plan) -> dict[str, list[Task]]:

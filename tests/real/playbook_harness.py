@@ -17,7 +17,7 @@ What the sandbox changes, each with its reason:
   /usr/bin/prometheus on the config the playbook installed there (a free loopback port and a
   storage directory of the test's: the sandbox is not the host's Prometheus), or sends it
   SIGHUP, as Debian's unit's ExecReload does;
-- ``cluster_iac_netplan_apply``: the rails handler runs real netplan on the host's root
+- ``cluster_iac_netplan_apply``: the apply-netplan action runs real netplan on the host's root
   (``netplan generate --root-dir``, netplan_stand_in), never ``netplan apply`` here;
 - opensm, lnet, nvidia-imex, dcgm-exporter and snmp_exporter have no hardware or no GPU here
   (an InfiniBand port, the Lustre modules, NVLink, DCGM): their restarts are logged with the
@@ -225,10 +225,11 @@ class Services(RequestServer):
 
 
 def netplan_stand_in(roots: Path) -> list[str]:
-    """The rails handler's command in the sandbox: real netplan reading the host's root
-    (``netplan generate --root-dir``: it writes the systemd-networkd files under it and
-    applies nothing), never ``netplan apply`` on this machine's interfaces."""
-    return ["netplan", "generate", "--root-dir", f"{roots}/{{{{ inventory_hostname }}}}"]
+    """The apply-netplan action's command in the sandbox: real netplan reading the host's
+    root (``netplan generate --root-dir``: it writes the systemd-networkd files under it and
+    applies nothing), never ``netplan apply`` on this machine's interfaces. The host is
+    ``CLUSTER_IAC_HOST``: the action is delegated from the controller to each node."""
+    return ["sh", "-c", 'exec netplan generate --root-dir "$0/$CLUSTER_IAC_HOST"', str(roots)]
 
 
 def extra_vars(work: Path, services: RequestServer) -> Path:

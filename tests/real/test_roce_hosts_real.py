@@ -97,6 +97,21 @@ def test_netplan_writes_every_rail_of_every_node(built: Any, tmp_path: Path) -> 
     assert not ok and "routing-policies" in written["error"], written
 
 
+def test_cloud_init_hands_each_rails_rename_to_netplan(built: Any) -> None:
+    """cloud-init 22.4's own network reader (its init stage's, before netplan renders) keeps
+    each rail's match and set-name: the NIC the OS names by its PCI path is renamed."""
+    netns.require("cloud-init")
+    configs = _network_configs(built.files)
+    ok, text = netns.cloud_init_network_config(_yaml(configs["gpu-01"]))
+    assert ok, text
+    ethernets = YAML(typ="safe").load(text)["network"]["ethernets"]
+    rails = configs["gpu-01"]["network"]["ethernets"]
+    for name in (f"rdma{i}" for i in range(8)):
+        assert ethernets[name]["match"] == rails[name]["match"], ethernets[name]
+        assert ethernets[name]["set-name"] == name
+    assert ethernets["rdma0"]["match"] == {"name": "enp24s0*"}
+
+
 def _apply(lab: Lab, host: str, config: dict[str, Any], cabled: set[str]) -> None:
     """A host's network-config applied with ip, each cabled RoCE NIC's entry whole: the
     lab's interface first given the name the OS gives the NIC, then found by the entry's
