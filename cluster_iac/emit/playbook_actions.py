@@ -16,6 +16,8 @@ and written by the YAML serializer (emit/playbook.py ``render``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from cluster_iac.catalog.slurm_actions import KINDS
 from cluster_iac.plan import Plan
 
@@ -151,7 +153,7 @@ def _tasks(plan: Plan) -> dict[str, list[Task]]:
     return found
 
 
-def _apply_netplan(on_nodes: dict[str, object]) -> list[Task]:
+def _apply_netplan(on_nodes: Mapping[str, object]) -> list[Task]:
     """apply-netplan, after ``drain`` (catalog/slurm_actions.py KINDS): on each node it names,
     the rails file removed where the node has no ``roce_rails`` any more (it left the routed
     fabric; the rails play installed the others' files), then ``netplan apply``. The file's
