@@ -6,6 +6,7 @@ and tests/real/test_playbook_real.py give the entries to real netplan and cloud-
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from io import StringIO
 from pathlib import Path
@@ -34,6 +35,9 @@ def test_the_path_name_of_a_bus_id() -> None:
     assert netdev_glob("0000:dc:00.0") == "enp220s0*"
     assert netdev_glob("0000:18:02.1") == "enp24s2f1*"  # a second function keeps its f1
     assert netdev_glob("0001:9a:00.0") == "enP1p154s0*"  # a domain other than 0
+    # two rails on one dual-port device: function 0 keeps its f0, so that its glob does not
+    # also match function 1's netdev (enp24s0f1np1)
+    assert netdev_glob("0000:18:00.0", shared=True) == "enp24s0f0*"
 
 
 def test_the_dgx_layout_gives_the_guides_names() -> None:
@@ -63,9 +67,9 @@ def test_each_rail_renames_its_nic_from_the_platforms_layout() -> None:
         "name": "enp220s0*"}
 
 
-def _platform(netdevs: dict[int, str]) -> dict[str, Any]:
+def _platform(netdevs: dict[int, str], busids: dict[int, str]) -> dict[str, Any]:
     """The example's platform as the spec's own (catalog.platforms.my-hgx), its NICs given
-    ``netdevs`` by rail."""
+    ``netdevs`` and ``busids`` by rail."""
     data = builtin_catalog().platforms["hgx-h200-8gpu"].model_dump(mode="json",
                                                                    exclude_none=True)
     for numa in data["pcie"]["numa_nodes"]:
@@ -73,13 +77,16 @@ def _platform(netdevs: dict[int, str]) -> dict[str, Any]:
             for dev in switch["devices"]:
                 if dev["kind"] == "nic" and dev["index"] in netdevs:
                     dev["netdev"] = netdevs[dev["index"]]
+                if dev["kind"] == "nic" and dev["index"] in busids:
+                    dev["busid"] = busids[dev["index"]]
     return data
 
 
-def _spec(tmp_path: Path, netdevs: dict[int, str], layout: bool = True) -> Path:
-    """The example on its platform as the spec's own: its NICs given ``netdevs``, or with no
-    PCIe layout."""
-    platform = _platform(netdevs)
+def _spec(tmp_path: Path, netdevs: dict[int, str], layout: bool = True,
+          busids: dict[int, str] | None = None) -> Path:
+    """The example on its platform as the spec's own: its NICs given ``netdevs`` (and
+    ``busids``), or with no PCIe layout."""
+    platform = _platform(netdevs, busids or {})
     if not layout:
         del platform["pcie"]
     out, yaml = StringIO(), YAML(typ="safe", pure=True)
@@ -94,6 +101,14 @@ def _spec(tmp_path: Path, netdevs: dict[int, str], layout: bool = True) -> Path:
 def _validate(spec: Path) -> tuple[int, str]:
     result = CliRunner().invoke(main, ["validate", str(spec)])
     return result.exit_code, result.output
+
+
+def test_two_rails_on_one_dual_port_device_match_one_function_each(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, {}, busids={1: "0000:18:00.1"})  # rail 1 beside rail 0
+    plan = build(spec, lock_file=ROOT / "examples" / f"{EXAMPLE}.lock").plan
+    matches = [r.port.match for r in host_rails(plan)["gpu-01"]]
+    assert matches[:3] == ["enp24s0f0*", "enp24s0f1*", "enp79s0*"]
+    assert not fnmatch.fnmatch("enp24s0f1np1", matches[0])
 
 
 def test_a_nics_netdev_in_the_spec_is_its_match(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ assumed to be the OS's (checks/fabric_hosts.py warns, ROCE-NIC-UNNAMED).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any, NamedTuple
 
 from cluster_iac.plan.model import Plan
@@ -116,20 +117,21 @@ class HostRail(NamedTuple):
         return self.port.priority
 
 
-def netdev_glob(busid: str) -> str:
+def netdev_glob(busid: str, shared: bool = False) -> str:
     """The NIC's interface name as systemd names a PCI network device by its place
     (systemd.net-naming-scheme(7), ID_NET_NAME_PATH: ``en`` for Ethernet, ``P<domain>`` when
-    the PCI domain is not 0, ``p<bus>s<slot>`` in decimal, ``f<function>`` for a function
-    other than 0 of a multi-function device, then ``n<phys_port_name>``, the ``np0`` mlx5
-    gives its port in Ethernet mode), as a glob of what follows the slot and function:
-    '0000:18:00.0' -> 'enp24s0*'. The DGX H100/H200 user guide's table names the same NICs
-    ``ibp24s0`` ... in InfiniBand mode, the same scheme with ``ib``: single-function
-    devices (no ``f0``) named by path. Two NICs whose bus and slot agree are two functions of
-    one device: a function other than 0 keeps its ``f<n>``."""
+    the PCI domain is not 0, ``p<bus>s<slot>`` in decimal, ``f<function>`` for a function of
+    a multi-function device, then ``n<phys_port_name>``, the ``np0`` mlx5 gives its port in
+    Ethernet mode), as a glob of what follows: '0000:18:00.0' -> 'enp24s0*'. The DGX
+    H100/H200 user guide's table names the same NICs ``ibp24s0`` ... in InfiniBand mode, the
+    same scheme with ``ib``: single-function devices (no ``f0``) named by path. A function
+    other than 0 keeps its ``f<n>``; ``shared``: another rail's NIC is a function of the same
+    device (a dual-port card), so function 0 keeps its ``f0`` too and 'enp24s0*' does not
+    also match the other's 'enp24s0f1np1'."""
     domain, bus, rest = busid.split(":")
     slot, function = rest.split(".")
     prefix = f"enP{int(domain, 16)}" if int(domain, 16) else "en"
-    tail = f"f{int(function, 16)}" if int(function, 16) else ""
+    tail = f"f{int(function, 16)}" if int(function, 16) or shared else ""
     return f"{prefix}p{int(bus, 16)}s{int(slot, 16)}{tail}*"
 
 
@@ -138,7 +140,10 @@ def rail_matches(nt: Any) -> tuple[str, ...]:
     their bus id), in rail order; () when its layout does not describe them."""
     if not layout_describes_nics(nt):
         return ()
-    return tuple(dev.netdev or netdev_glob(dev.busid) for dev in layout_nics(nt))
+    nics = layout_nics(nt)
+    devices = Counter(dev.busid.rpartition(".")[0] for dev in nics)  # domain:bus:slot
+    return tuple(dev.netdev or netdev_glob(dev.busid, devices[dev.busid.rpartition(".")[0]] > 1)
+                 for dev in nics)
 
 
 def rail_table(rail: int) -> int:
