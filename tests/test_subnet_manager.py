@@ -322,3 +322,34 @@ def test_partitions_list_each_hosts_adapters_in_plan_order() -> None:
     want = [f"0x{placeholder_guid(name, CA_GUID_BASE) + 1:016x}" for name in members]
     conf = render(plan)["opensm/compute/partitions.conf"]
     assert re.findall(r"0x[0-9a-f]{16}", conf.split("batch=0x0010", 1)[1]) == want
+
+
+@pytest.mark.parametrize("held", [{}, {("compute01", "ib0"): 0x0002_C903_00AB_0021}])
+def test_partitions_and_topology_share_one_hashing_of_the_adapters(held: dict) -> None:
+    """partitions.conf's placeholders are looked up in the fabric's adapters as the topology
+    hashed them (fabric_adapters): each member's port GUID there is its adapter's in the
+    topology, the same as hashed on its own, with the lock holding none or some GUIDs."""
+    from dataclasses import replace
+
+    from cluster_iac.emit.subnet_manager import _header, partition_members
+    from cluster_iac.emit.subnet_manager import placeholder_guids as member_guids
+    from cluster_iac.emit.subnet_topology import fabric_adapters, topology_chunks
+    from cluster_iac.plan.facts import Facts
+
+    plan = replace(example_build("seed-64gpu-h100").plan, facts=Facts({}, held))
+    members = partition_members(plan, "compute")
+    adapters = fabric_adapters(plan, "compute")
+    assert members and set(members) < set(adapters[0])
+    shared = member_guids(plan, "compute", members, adapters)
+    assert shared == member_guids(plan, "compute", members)
+    header = _header(plan, "compute")
+    text = "".join(topology_chunks(plan, "compute", header, None, adapters))
+    assert text == "".join(topology_chunks(plan, "compute", header))
+    top = parse(text)
+    ports = {node.description: top.port_guids[IbEnd(node.node_id, 1)]
+             for node in top.nodes.values() if node.kind == "Ca"}
+    accepted = {f"{host} {port}" for host, port in held}  # the topology writes those
+    assert {m: ports[m] for m in shared if m not in accepted} == {
+        m: guid for m, guid in shared.items() if m not in accepted}
+    conf = render(plan)["opensm/compute/partitions.conf"]
+    assert all(f"0x{guid:016x}" in conf for guid in shared.values())

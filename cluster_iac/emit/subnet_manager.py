@@ -17,7 +17,8 @@ import textwrap
 from collections.abc import Mapping
 from functools import partial
 
-from cluster_iac.emit.subnet_topology import topology_chunks
+from cluster_iac.base.runs import lookup
+from cluster_iac.emit.subnet_topology import Adapters, fabric_adapters, topology_chunks
 from cluster_iac.formats import ibnetdiscover
 from cluster_iac.formats.chunks import Chunks, whole
 from cluster_iac.formats.ibnetdiscover import CA_GUID_BASE
@@ -54,8 +55,14 @@ def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
     for network in infiniband_fabrics(plan):
         folder = f"opensm/{network}"
         rows = fabric_rows(plan, network)  # the header's count and the topology's records
+        members = partition_members(plan, network)  # found once for both
+        real = locked_port_guids(plan, network, members)
+        # partitions.conf's placeholders are the topology's: hashed once for both
+        adapters = (fabric_adapters(plan, network, rows) if real is None and members
+                    else None)
         files[f"{folder}/topology.ibnetdiscover"] = Chunks(
-            partial(topology_chunks, plan, network, _header(plan, network, rows), rows))
+            partial(topology_chunks, plan, network, _header(plan, network, rows), rows,
+                    adapters))
         hosts = sm_hosts(plan, network)
         roots = root_guids(plan, network)
         files[f"{folder}/opensm.conf"] = opensm_conf(plan, network, master=True,
@@ -63,11 +70,9 @@ def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
         if hosts[1:]:
             files[f"{folder}/opensm-standby.conf"] = opensm_conf(plan, network, master=False,
                                                                  roots=bool(roots))
-        members = partition_members(plan, network)  # found once for both
-        real = locked_port_guids(plan, network, members)
         files[f"{folder}/partitions.conf"] = partitions_conf(
             plan, network,
-            real if real is not None else placeholder_guids(plan, network, members),
+            real if real is not None else placeholder_guids(plan, network, members, adapters),
             placeholders=real is None)
         if roots:
             files[f"{folder}/root-guids"] = "".join(f"0x{guid:016x}\n" for guid in roots)
@@ -235,17 +240,21 @@ def partitions_conf(plan: Plan, network: str, guids: Mapping[str, int], *,
     return "\n".join(lines) + "\n"
 
 
-def placeholder_guids(plan: Plan, network: str,
-                      members: list[str] | None = None) -> dict[str, int]:
+def placeholder_guids(plan: Plan, network: str, members: list[str] | None = None,
+                      adapters: Adapters | None = None) -> dict[str, int]:
     """The placeholder port GUID of each adapter a partition key lists (``members``,
     partition_members where the caller has them), in plan order, so that partitions.conf
     lists a host's adapters in that order (a set's order, as before, followed the hash seed):
     those of the planned topology, ibnetdiscover.placeholder_guid of 'host port', + 1 (made
-    in one pass, ibnetdiscover.placeholder_guids)."""
+    in one pass, ibnetdiscover.placeholder_guids), or looked up in ``adapters`` (the
+    fabric's, fabric_adapters) where the caller has hashed them for the topology."""
     names = list(dict.fromkeys(partition_members(plan, network) if members is None
                                else members))
-    return {name: guid + 1 for name, guid in
-            zip(names, ibnetdiscover.placeholder_guids(names, CA_GUID_BASE), strict=True)}
+    if adapters is None:
+        guids = ibnetdiscover.placeholder_guids(names, CA_GUID_BASE)
+    else:
+        guids = list(lookup(dict(zip(*adapters, strict=True)), names))
+    return {name: guid + 1 for name, guid in zip(names, guids, strict=True)}
 
 
 def partition_members(plan: Plan, network: str) -> list[str]:

@@ -103,13 +103,20 @@ def node_guids(plan: Plan, adapters: list[str],
     return nodes, ports
 
 
-def adapter_guids(plan: Plan, adapters: Sequence[str]) -> list[int]:
+def adapter_guids(plan: Plan, adapters: Sequence[str],
+                  placeholders: Sequence[int] | None = None) -> list[int]:
     """The node GUID of each adapter ('host port'), in order, as node_guids gives it: the
-    lock's port GUID - 1, else its placeholder."""
+    lock's port GUID - 1, else its placeholder (from ``placeholders``, each adapter's, where
+    the caller has hashed them)."""
     held = plan.facts.guids if plan.facts is not None else {}
     if not held:  # before reconcile --accept: every one a placeholder
+        if placeholders is not None:
+            return list(placeholders)
         return placeholder_guids(adapters, CA_GUID_BASE)
     real = [held.get((host, port)) for host, _, port in (a.partition(" ") for a in adapters)]
+    if placeholders is not None:
+        return [made if guid is None else guid - 1
+                for made, guid in zip(placeholders, real, strict=True)]
     return [placeholder_guid(name, CA_GUID_BASE) if guid is None else guid - 1
             for name, guid in zip(adapters, real, strict=True)]
 
