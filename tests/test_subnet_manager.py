@@ -353,3 +353,43 @@ def test_partitions_and_topology_share_one_hashing_of_the_adapters(held: dict) -
         m: guid for m, guid in shared.items() if m not in accepted}
     conf = render(plan)["opensm/compute/partitions.conf"]
     assert all(f"0x{guid:016x}" in conf for guid in shared.values())
+
+
+def test_the_locks_guids_paired_from_columns_are_those_split_from_names() -> None:
+    """With the lock holding every adapter's port GUID (after reconcile --accept), the keys
+    paired from the link columns (member_ends; the topology's host and port columns) find
+    what splitting the 'host port' names finds: partitions.conf lists the delivered GUIDs,
+    and the topology writes them."""
+    from dataclasses import replace
+
+    from cluster_iac.emit.subnet_manager import (
+        locked_port_guids,
+        member_ends,
+        partition_members,
+    )
+    from cluster_iac.plan.facts import Facts
+    from cluster_iac.plan.subnet import adapter_guids, fabric_rows
+
+    plan = example_build("seed-64gpu-h100").plan
+    hosts = fabric_rows(plan, "compute")[0]
+    devices = [plan.links.a_device[i] for i in hosts]
+    ports = [plan.links.a_port[i] for i in hosts]
+    held = {end: 0x0002_C903_0000_0001 + 2 * k
+            for k, end in enumerate(zip(devices, ports, strict=True))}
+    plan = replace(plan, facts=Facts({}, held))
+    ends = member_ends(plan, "compute")
+    members = partition_members(plan, "compute", ends)
+    real = locked_port_guids(plan, "compute", members, ends)
+    assert real is not None and len(real) == len(members) > 0
+    assert real == locked_port_guids(plan, "compute")  # the names split
+    assert real == {f"{d} {p}": held[(d, p)] for d, p in zip(*ends, strict=True)}
+    names = [f"{d} {p}" for d, p in zip(devices, ports, strict=True)]
+    assert adapter_guids(plan, names, None, (devices, ports)) == adapter_guids(plan, names) == [
+        held[end] - 1 for end in zip(devices, ports, strict=True)]
+    files = render(plan)
+    conf = files["opensm/compute/partitions.conf"]
+    assert "PLACEHOLDERS" not in conf
+    assert all(f"0x{guid:016x}" in conf for guid in real.values())
+    top = parse(files["opensm/compute/topology.ibnetdiscover"])
+    assert {top.port_guids[IbEnd(n.node_id, 1)] for n in top.nodes.values()
+            if n.kind == "Ca"} == set(held.values())

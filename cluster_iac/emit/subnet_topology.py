@@ -82,7 +82,8 @@ def topology_chunks(plan: Plan, network: str, header: tuple[str, ...],
     order = (mine + [k for k, device in enumerate(h_device) if device not in masters]
              if mine else list(range(len(names))))
     # node GUIDs; each port GUID is its + 1
-    ca_number = adapter_guids(plan, names, None if hashed is None else hashed[1])
+    ca_number = adapter_guids(plan, names, None if hashed is None else hashed[1],
+                              (h_device, h_port))
     guids = dict(zip(switches, switch_guids(plan, switches), strict=True))
     if len({*ca_number, *guids.values()}) < len(ca_number) + len(guids):
         node_guids(plan, [names[k] for k in order], switches)  # names two that share one
