@@ -322,3 +322,74 @@ def test_partitions_list_each_hosts_adapters_in_plan_order() -> None:
     want = [f"0x{placeholder_guid(name, CA_GUID_BASE) + 1:016x}" for name in members]
     conf = render(plan)["opensm/compute/partitions.conf"]
     assert re.findall(r"0x[0-9a-f]{16}", conf.split("batch=0x0010", 1)[1]) == want
+
+
+@pytest.mark.parametrize("held", [{}, {("compute01", "ib0"): 0x0002_C903_00AB_0021}])
+def test_partitions_and_topology_share_one_hashing_of_the_adapters(held: dict) -> None:
+    """partitions.conf's placeholders are looked up in the fabric's adapters as the topology
+    hashed them (fabric_adapters): each member's port GUID there is its adapter's in the
+    topology, the same as hashed on its own, with the lock holding none or some GUIDs."""
+    from dataclasses import replace
+
+    from cluster_iac.emit.subnet_manager import _header, partition_members
+    from cluster_iac.emit.subnet_manager import placeholder_guids as member_guids
+    from cluster_iac.emit.subnet_topology import fabric_adapters, topology_chunks
+    from cluster_iac.plan.facts import Facts
+
+    plan = replace(example_build("seed-64gpu-h100").plan, facts=Facts({}, held))
+    members = partition_members(plan, "compute")
+    adapters = fabric_adapters(plan, "compute")
+    assert members and set(members) < set(adapters[0])
+    shared = member_guids(plan, "compute", members, adapters)
+    assert shared == member_guids(plan, "compute", members)
+    header = _header(plan, "compute")
+    text = "".join(topology_chunks(plan, "compute", header, None, adapters))
+    assert text == "".join(topology_chunks(plan, "compute", header))
+    top = parse(text)
+    ports = {node.description: top.port_guids[IbEnd(node.node_id, 1)]
+             for node in top.nodes.values() if node.kind == "Ca"}
+    accepted = {f"{host} {port}" for host, port in held}  # the topology writes those
+    assert {m: ports[m] for m in shared if m not in accepted} == {
+        m: guid for m, guid in shared.items() if m not in accepted}
+    conf = render(plan)["opensm/compute/partitions.conf"]
+    assert all(f"0x{guid:016x}" in conf for guid in shared.values())
+
+
+def test_the_locks_guids_paired_from_columns_are_those_split_from_names() -> None:
+    """With the lock holding every adapter's port GUID (after reconcile --accept), the keys
+    paired from the link columns (member_ends; the topology's host and port columns) find
+    what splitting the 'host port' names finds: partitions.conf lists the delivered GUIDs,
+    and the topology writes them."""
+    from dataclasses import replace
+
+    from cluster_iac.emit.subnet_manager import (
+        locked_port_guids,
+        member_ends,
+        partition_members,
+    )
+    from cluster_iac.plan.facts import Facts
+    from cluster_iac.plan.subnet import adapter_guids, fabric_rows
+
+    plan = example_build("seed-64gpu-h100").plan
+    hosts = fabric_rows(plan, "compute")[0]
+    devices = [plan.links.a_device[i] for i in hosts]
+    ports = [plan.links.a_port[i] for i in hosts]
+    held = {end: 0x0002_C903_0000_0001 + 2 * k
+            for k, end in enumerate(zip(devices, ports, strict=True))}
+    plan = replace(plan, facts=Facts({}, held))
+    ends = member_ends(plan, "compute")
+    members = partition_members(plan, "compute", ends)
+    real = locked_port_guids(plan, "compute", members, ends)
+    assert real is not None and len(real) == len(members) > 0
+    assert real == locked_port_guids(plan, "compute")  # the names split
+    assert real == {f"{d} {p}": held[(d, p)] for d, p in zip(*ends, strict=True)}
+    names = [f"{d} {p}" for d, p in zip(devices, ports, strict=True)]
+    assert adapter_guids(plan, names, None, (devices, ports)) == adapter_guids(plan, names) == [
+        held[end] - 1 for end in zip(devices, ports, strict=True)]
+    files = render(plan)
+    conf = files["opensm/compute/partitions.conf"]
+    assert "PLACEHOLDERS" not in conf
+    assert all(f"0x{guid:016x}" in conf for guid in real.values())
+    top = parse(files["opensm/compute/topology.ibnetdiscover"])
+    assert {top.port_guids[IbEnd(n.node_id, 1)] for n in top.nodes.values()
+            if n.kind == "Ca"} == set(held.values())

@@ -16,14 +16,17 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 from functools import partial
+from itertools import compress
 
-from cluster_iac.emit.subnet_topology import topology_chunks
+from cluster_iac.base.runs import lookup
+from cluster_iac.emit.subnet_topology import Adapters, fabric_adapters, topology_chunks
 from cluster_iac.formats import ibnetdiscover
 from cluster_iac.formats.chunks import Chunks, whole
 from cluster_iac.formats.ibnetdiscover import CA_GUID_BASE
 from cluster_iac.plan import Plan
 from cluster_iac.plan.facts import NODE
 from cluster_iac.plan.subnet import (
+    adapter_keys,
     delivered_count,
     fabric_rows,
     fabric_stretches,
@@ -54,8 +57,15 @@ def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
     for network in infiniband_fabrics(plan):
         folder = f"opensm/{network}"
         rows = fabric_rows(plan, network)  # the header's count and the topology's records
+        ends = member_ends(plan, network)  # found once for both
+        members = partition_members(plan, network, ends)
+        real = locked_port_guids(plan, network, members, ends)
+        # partitions.conf's placeholders are the topology's: hashed once for both
+        adapters = (fabric_adapters(plan, network, rows) if real is None and members
+                    else None)
         files[f"{folder}/topology.ibnetdiscover"] = Chunks(
-            partial(topology_chunks, plan, network, _header(plan, network, rows), rows))
+            partial(topology_chunks, plan, network, _header(plan, network, rows), rows,
+                    adapters))
         hosts = sm_hosts(plan, network)
         roots = root_guids(plan, network)
         files[f"{folder}/opensm.conf"] = opensm_conf(plan, network, master=True,
@@ -63,30 +73,33 @@ def render_chunks(plan: Plan) -> dict[str, str | Chunks]:
         if hosts[1:]:
             files[f"{folder}/opensm-standby.conf"] = opensm_conf(plan, network, master=False,
                                                                  roots=bool(roots))
-        members = partition_members(plan, network)  # found once for both
-        real = locked_port_guids(plan, network, members)
         files[f"{folder}/partitions.conf"] = partitions_conf(
             plan, network,
-            real if real is not None else placeholder_guids(plan, network, members),
+            real if real is not None else placeholder_guids(plan, network, members, adapters),
             placeholders=real is None)
         if roots:
             files[f"{folder}/root-guids"] = "".join(f"0x{guid:016x}\n" for guid in roots)
     return files
 
 
-def locked_port_guids(plan: Plan, network: str,
-                      members: list[str] | None = None) -> dict[str, int] | None:
+def locked_port_guids(plan: Plan, network: str, members: list[str] | None = None,
+                      ends: Ends | None = None) -> dict[str, int] | None:
     """'host port' -> the real port GUID of every adapter a partition lists (``members``,
-    partition_members where the caller has them), when the lock holds them all (reconcile
-    --accept); None while one is missing (placeholders then), as before the lock holds any."""
-    members = partition_members(plan, network) if members is None else members
+    partition_members where the caller has them, with their ``ends``), when the lock holds
+    them all (reconcile --accept); None while one is missing (placeholders then), as before
+    the lock holds any. The lock's keys, (host, port), are paired from the ends' columns
+    where given (at 100,000 adapters 0.03 s, where splitting each name took 0.09 s)."""
+    if members is None:
+        ends = member_ends(plan, network)
+        members = partition_members(plan, network, ends)
     guids = plan.facts.guids if plan.facts is not None else {}
     if not members or not guids:
         return None
-    found = {m: guids.get((m.partition(" ")[0], m.partition(" ")[2])) for m in members}
-    if any(guid is None for guid in found.values()):
+    found = list(map(guids.get, zip(*ends, strict=True) if ends is not None
+                     else adapter_keys(members)))
+    if None in found:
         return None
-    return {m: guid for m, guid in found.items() if guid is not None}
+    return dict(zip(members, found, strict=True))
 
 
 def root_guids(plan: Plan, network: str) -> list[int]:
@@ -235,29 +248,49 @@ def partitions_conf(plan: Plan, network: str, guids: Mapping[str, int], *,
     return "\n".join(lines) + "\n"
 
 
-def placeholder_guids(plan: Plan, network: str,
-                      members: list[str] | None = None) -> dict[str, int]:
+def placeholder_guids(plan: Plan, network: str, members: list[str] | None = None,
+                      adapters: Adapters | None = None) -> dict[str, int]:
     """The placeholder port GUID of each adapter a partition key lists (``members``,
     partition_members where the caller has them), in plan order, so that partitions.conf
     lists a host's adapters in that order (a set's order, as before, followed the hash seed):
     those of the planned topology, ibnetdiscover.placeholder_guid of 'host port', + 1 (made
-    in one pass, ibnetdiscover.placeholder_guids)."""
+    in one pass, ibnetdiscover.placeholder_guids), or looked up in ``adapters`` (the
+    fabric's, fabric_adapters) where the caller has hashed them for the topology."""
     names = list(dict.fromkeys(partition_members(plan, network) if members is None
                                else members))
-    return {name: guid + 1 for name, guid in
-            zip(names, ibnetdiscover.placeholder_guids(names, CA_GUID_BASE), strict=True)}
+    if adapters is None:
+        guids = ibnetdiscover.placeholder_guids(names, CA_GUID_BASE)
+    else:
+        guids = list(lookup(dict(zip(*adapters, strict=True)), names))
+    return {name: guid + 1 for name, guid in zip(names, guids, strict=True)}
 
 
-def partition_members(plan: Plan, network: str) -> list[str]:
-    """The host adapters ('host port') that a declared partition key lists, in plan order."""
+def partition_members(plan: Plan, network: str, ends: Ends | None = None) -> list[str]:
+    """The host adapters ('host port') that a declared partition key lists, in plan order;
+    ``ends`` their member_ends, where the caller has them."""
+    devices, ports = member_ends(plan, network) if ends is None else ends
+    return [f"{device} {port}" for device, port in zip(devices, ports, strict=True)]
+
+
+Ends = tuple[list[str], list[str]]
+"""The host and the port of each of some adapters, as two columns (member_ends)."""
+
+
+def member_ends(plan: Plan, network: str) -> Ends:
+    """The host and the port of each adapter a declared partition key lists, in plan order
+    (partition_members' adapters, as the link table's columns hold them)."""
     keys = _partition_keys(plan, network)
     if not keys:
-        return []
+        return [], []
     hosts = {host for part in plan.partitions if part.name in keys for host in part.nodes}
     a_device, a_port = plan.links.a_device, plan.links.a_port
-    return [f"{device} {port}" for start, stop in fabric_stretches(plan, network)
-            for device, port in zip(a_device[start:stop], a_port[start:stop], strict=True)
-            if device in hosts]
+    devices: list[str] = []
+    ports: list[str] = []
+    for start, stop in fabric_stretches(plan, network):
+        inside = list(map(hosts.__contains__, a_device[start:stop]))
+        devices += compress(a_device[start:stop], inside)
+        ports += compress(a_port[start:stop], inside)
+    return devices, ports
 
 
 def _rows(items: list[str], width: int) -> list[tuple[int, list[str]]]:

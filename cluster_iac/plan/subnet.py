@@ -103,15 +103,30 @@ def node_guids(plan: Plan, adapters: list[str],
     return nodes, ports
 
 
-def adapter_guids(plan: Plan, adapters: Sequence[str]) -> list[int]:
+def adapter_guids(plan: Plan, adapters: Sequence[str],
+                  placeholders: Sequence[int] | None = None,
+                  ends: tuple[Sequence[str], Sequence[str]] | None = None) -> list[int]:
     """The node GUID of each adapter ('host port'), in order, as node_guids gives it: the
-    lock's port GUID - 1, else its placeholder."""
+    lock's port GUID - 1, else its placeholder (from ``placeholders``, each adapter's, where
+    the caller has hashed them). ``ends``: the adapters' hosts and ports as columns, where
+    the caller has them, to pair the lock's keys from (adapter_keys splits the names)."""
     held = plan.facts.guids if plan.facts is not None else {}
     if not held:  # before reconcile --accept: every one a placeholder
+        if placeholders is not None:
+            return list(placeholders)
         return placeholder_guids(adapters, CA_GUID_BASE)
-    real = [held.get((host, port)) for host, _, port in (a.partition(" ") for a in adapters)]
+    real = list(map(held.get, zip(*ends, strict=True) if ends is not None
+                    else adapter_keys(adapters)))
+    if placeholders is not None:
+        return [made if guid is None else guid - 1
+                for made, guid in zip(placeholders, real, strict=True)]
     return [placeholder_guid(name, CA_GUID_BASE) if guid is None else guid - 1
             for name, guid in zip(adapters, real, strict=True)]
+
+
+def adapter_keys(adapters: Sequence[str]) -> list[tuple[str, str]]:
+    """Each adapter's ('host port') key in the lock's GUIDs (plan.facts.guids): (host, port)."""
+    return [(host, port) for host, _, port in (a.partition(" ") for a in adapters)]
 
 
 def switch_guids(plan: Plan, switches: Sequence[str]) -> list[int]:
