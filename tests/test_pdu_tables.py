@@ -97,10 +97,8 @@ def test_pdu_worst_case_rows_match_the_plan() -> None:
         "13.75", "20.62", "PDU su1-r1-pdu-b down")
     line = next(r for r in _rows(b.files["facility/pdu_breakers.csv"])
                 if (r["pdu"], r["breaker"], r["line"]) == ("su1-r1-pdu-a", "CB1", "L1"))
-    assert (line["psus"], line["normal_a"], line["single_failures"], line["worst_a"]) == (
-        "dgx-001:PSU1 dgx-002:PSU4 dgx-004:PSU1", "22.4",
-        "PDU su1-r1-pdu-b down 33.6; PDU su1-r1-pdu-c down 33.6; dgx-001 PSU2 failed 23.9",
-        "33.6")
+    assert (line["psus"], line["normal_a"], line["worst_a"], line["worst_case"]) == (
+        "dgx-001:PSU1 dgx-002:PSU4 dgx-004:PSU1", "22.4", "33.6", "PDU su1-r1-pdu-b down")
 
 
 def _page_table(md: str, heading: str) -> list[list[str]]:
@@ -131,6 +129,10 @@ def test_page_lists_every_line_over_its_limit_and_the_tightest_others() -> None:
     assert [(r[0], r[1], r[2], r[3], r[10]) for r in listed] == [
         _line_key(r) for r in sorted(rows, key=lambda r: -float(r["worst_pct"]))[:len(listed)]]
     assert [r[11] for r in listed] == ["over"] * 186 + ["ok"] * facility.TIGHTEST
+    # each listed line with its current in every single failure (the CSV has the worst)
+    assert ("| su1-r1 | su1-r1-pdu-a | CB1 | L1 | 1 4 7 | dgx-001:PSU1 dgx-002:PSU4 dgx-004:PSU1 "
+            "| 22.4 | PDU su1-r1-pdu-b down 33.6; PDU su1-r1-pdu-c down 33.6; dgx-001 PSU2 failed "
+            "23.9 | 33.6 | 32.0 | 105.0 | over |") in md
     assert "186 of 396 lines go over their limit" in md
     bands = dict(_page_table(md, "Line loading"))
     assert bands["over 100 %"] == "186" and sum(map(int, bands.values())) == len(rows) == 396

@@ -1,8 +1,9 @@
 """PDU breaker tables for electricians and DC ops: every circuit line's cords and currents in
-normal operation and in each single failure, each PDU's worst case, and the totals (CSV); and
-pdu_breakers.md, the page a reviewer reads: the method, the row and facility totals, how the
-lines load their breakers, and the racks and lines nearest their limits, every one over it
-among them. The page names the CSV files for every row rather than print them again (a
+normal operation and in its worst single failure (the verdict), each PDU's worst case, and
+the totals (CSV); and pdu_breakers.md, the page a reviewer reads: the method, the row and
+facility totals, how the lines load their breakers, and the racks and lines nearest their
+limits, every one over it among them, with each of these lines' current in every single
+failure. The page names the CSV files for every row rather than print them again (a
 100,000-GPU cluster has 39,000 lines: a second, 10 MB copy of pdu_breakers.csv)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence, Sized
 from heapq import nlargest
 from operator import attrgetter, itemgetter, truediv
+from typing import Any
 
 from cluster_iac.emit.base import render_template
 from cluster_iac.formats.csv import csv_columns, csv_text
@@ -21,7 +23,7 @@ from cluster_iac.plan.power_tables import PowerFeed
 LINE_COLUMNS = (
     "row", "rack", "pdu", "feed", "panel", "breaker", "wiring", "voltage_v", "cord_v",
     "breaker_a", "continuous_pct", "limit_a", "line", "outlets", "devices", "psus", "normal_a",
-    "worst_a", "worst_pct", "worst_case", "single_failures",
+    "worst_a", "worst_pct", "worst_case",
 )
 PDU_COLUMNS = (
     "row", "rack", "pdu", "side", "layout", "feed", "panel", "load_kw", "worst_kw",
@@ -51,8 +53,7 @@ def render(plan: Plan) -> dict[str, str]:
     chosen, over = _tightest(worst, limit, OVER_A)
     racks, racks_over, limited = _tightest_racks(plan)
     context = {"totals": "\n".join(markdown_rows(t for t in totals if t[0] != "rack")),
-               "lines": "\n".join(markdown_columns([list(map(col.__getitem__, chosen))
-                                                     for col in markdown])),
+               "lines": "\n".join(markdown_columns(_page_lines(markdown, chosen))),
                "line_count": len(worst), "lines_over": over, "bands": _bands(worst, limit),
                "racks": "\n".join(markdown_rows(racks)), "rack_count": len(plan.racks),
                "racks_over": racks_over, "racks_limited": limited, "tightest": TIGHTEST,
@@ -67,9 +68,10 @@ def render(plan: Plan) -> dict[str, str]:
 
 
 def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
-               ) -> tuple[list[Sequence[str]], list[Sequence[str]]]:
+               ) -> tuple[list[Sequence[str]], list[Sequence[Any]]]:
     """The CSV's columns, one row per circuit line (plan order), and the page's columns for
-    the same lines (rack first). Built column by column: identical racks repeat the same
+    the same lines (rack first; each line's cases as they are, for _page_lines to format
+    those of the lines it shows). Built column by column: identical racks repeat the same
     outlets and currents, so each distinct one is formatted once and looked up with map."""
     lines = plan.power_lines
     if not lines:
@@ -85,14 +87,22 @@ def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
                                                                           limit_a))
     against = list(zip(worst_a, limit_a, strict=True))
     percent = list(map(_Percent().__getitem__, against))
-    failures = _failures(cases, amps)
     columns: list[Sequence[str]] = [
         list(map(rows_of.__getitem__, rack)), rack, pdu, *_feed_columns(feeds, pdu), circuit,
         *ratings, limit, line, outlets_col, list(map(" ".join, devices)), psus, normal, worst,
-        percent, worst_case, failures]
-    page = [rack, pdu, circuit, line, outlets_col, psus, normal, failures, worst, limit,
+        percent, worst_case]
+    page = [rack, pdu, circuit, line, outlets_col, psus, normal, cases, worst, limit,
             percent, list(map(_Verdict().__getitem__, against))]
     return columns, page
+
+
+def _page_lines(page: list[Sequence[Any]], chosen: list[int]) -> list[list[str]]:
+    """The page's columns of the chosen lines, each line's single failures (the eighth
+    column, its cases) formatted for these lines only."""
+    columns = [list(map(column.__getitem__, chosen)) for column in page]
+    if columns:
+        columns[7] = _failures(columns[7], _Amps())
+    return columns
 
 
 def _tightest(loads: Sequence[float], limits: Sequence[float], margin: float,
