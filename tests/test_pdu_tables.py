@@ -95,11 +95,59 @@ def test_pdu_worst_case_rows_match_the_plan() -> None:
     assert (a["worst_a"], a["limit_a"], a["worst_pct"]) == ("33.6", "63.0", "53.3")
     assert (a["load_kw"], a["worst_kw"], a["worst_kw_case"]) == (
         "13.75", "20.62", "PDU su1-r1-pdu-b down")
-    md = b.files["facility/pdu_breakers.md"]
-    assert "## Rack su1-r1 (row su1)" in md
-    assert ("| su1-r1-pdu-a | CB1 | L1 | 1 4 7 | dgx-001:PSU1 dgx-002:PSU4 dgx-004:PSU1 | 22.4 | "
-            "PDU su1-r1-pdu-b down 33.6; PDU su1-r1-pdu-c down 33.6; dgx-001 PSU2 failed 23.9 "
-            "| 33.6 | 63.0 | 53.3 | ok |") in md
+    line = next(r for r in _rows(b.files["facility/pdu_breakers.csv"])
+                if (r["pdu"], r["breaker"], r["line"]) == ("su1-r1-pdu-a", "CB1", "L1"))
+    assert (line["psus"], line["normal_a"], line["worst_a"], line["worst_case"]) == (
+        "dgx-001:PSU1 dgx-002:PSU4 dgx-004:PSU1", "22.4", "33.6", "PDU su1-r1-pdu-b down")
+
+
+def _page_table(md: str, heading: str) -> list[list[str]]:
+    """The cells of the first table under ``## heading`` in pdu_breakers.md."""
+    section = md.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    return [[cell.strip() for cell in row.strip("|").split(" | ")] for row in rows[1:]]
+
+
+def _line_key(row: dict[str, str]) -> tuple[str, ...]:
+    return (row["rack"], row["pdu"], row["breaker"], row["line"], row["worst_pct"])
+
+
+def test_page_lists_every_line_over_its_limit_and_the_tightest_others() -> None:
+    """Issue 10's four DGX per rack on 32 A 100 %-rated breakers: 186 lines carry 33.6 A with
+    a PDU down, 105 % of 32 A (tests/test_checks_power.py). pdu_breakers.md lists all of them
+    and the TIGHTEST lines nearest their limit after them, counts the lines per band, and
+    leaves each rack's total and every other line to the CSV files."""
+    data = example_data("dgx-h100-superpod-4su")
+    data["power"]["pdu_profiles"]["dgx-3pdu"].update(breaker_a=32, rated_100_percent=True)
+    files = facility.render(compile_data(data))
+    rows = _rows(files["facility/pdu_breakers.csv"])
+    md = files["facility/pdu_breakers.md"]
+    over = [r for r in rows if float(r["worst_a"]) > float(r["limit_a"])]
+    assert len(over) == 186
+    listed = _page_table(md, "Tightest lines")
+    assert len(listed) == 186 + facility.TIGHTEST
+    assert [(r[0], r[1], r[2], r[3], r[10]) for r in listed] == [
+        _line_key(r) for r in sorted(rows, key=lambda r: -float(r["worst_pct"]))[:len(listed)]]
+    assert [r[11] for r in listed] == ["over"] * 186 + ["ok"] * facility.TIGHTEST
+    # each listed line with its current in every single failure (the CSV has the worst)
+    assert ("| su1-r1 | su1-r1-pdu-a | CB1 | L1 | 1 4 7 | dgx-001:PSU1 dgx-002:PSU4 dgx-004:PSU1 "
+            "| 22.4 | PDU su1-r1-pdu-b down 33.6; PDU su1-r1-pdu-c down 33.6; dgx-001 PSU2 failed "
+            "23.9 | 33.6 | 32.0 | 105.0 | over |") in md
+    assert "186 of 396 lines go over their limit" in md
+    bands = dict(_page_table(md, "Line loading"))
+    assert bands["over 100 %"] == "186" and sum(map(int, bands.values())) == len(rows) == 396
+    assert not any(r[0] == "rack" for r in _page_table(md, "Totals"))
+    assert len(_page_table(md, "Racks nearest their limit")) == facility.TIGHTEST
+
+
+def test_small_page_lists_every_line() -> None:
+    """Fewer lines than TIGHTEST: the page lists them all, the tightest first."""
+    files = example_build("minimal").files
+    rows = _rows(files["facility/pdu_breakers.csv"])
+    assert len(rows) < facility.TIGHTEST
+    listed = _page_table(files["facility/pdu_breakers.md"], "Tightest lines")
+    assert sorted((r[0], r[1], r[2], r[3], r[10]) for r in listed) == sorted(map(_line_key, rows))
+    assert float(listed[0][10]) == max(float(r["worst_pct"]) for r in rows)
 
 
 def test_delta_outlets_name_their_line_pair() -> None:

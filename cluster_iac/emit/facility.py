@@ -1,11 +1,18 @@
 """PDU breaker tables for electricians and DC ops: every circuit line's cords and currents in
-normal operation and in its worst single failure, each PDU's worst case, and the totals."""
+normal operation and in its worst single failure (the verdict), each PDU's worst case, and
+the totals (CSV); and pdu_breakers.md, the page a reviewer reads: the method, the row and
+facility totals, how the lines load their breakers, and the racks and lines nearest their
+limits, every one over it among them, with each of these lines' current in every single
+failure. The page names the CSV files for every row rather than print them again (a
+100,000-GPU cluster has 39,000 lines: a second, 10 MB copy of pdu_breakers.csv)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence, Sized
-from itertools import groupby
-from operator import attrgetter, itemgetter
+from heapq import nlargest
+from operator import attrgetter, itemgetter, truediv
+from typing import Any
 
 from cluster_iac.emit.base import render_template
 from cluster_iac.formats.csv import csv_columns, csv_text
@@ -24,6 +31,14 @@ PDU_COLUMNS = (
     "worst_pct", "worst_case",
 )
 TOTAL_COLUMNS = ("scope", "name", "load_kw", "limit_kw", "load_pct", "facility_kw")
+TIGHTEST = 20
+"""How many lines, and racks, pdu_breakers.md lists nearest their limit besides every one over
+it: enough to show the tightest breakers of each kind of rack; the rest are in the CSV files."""
+BANDS = (90, 80, 70, 50, 0)
+"""The lower bounds (% of the limit) of the bands the page counts lines in, over 100 % apart."""
+OVER_A = 1e-9
+"""A line is over its limit when its worst current exceeds the limit by more than this (A):
+the float error of summing its cords' currents is not an overload."""
 
 
 def render(plan: Plan) -> dict[str, str]:
@@ -31,31 +46,36 @@ def render(plan: Plan) -> dict[str, str]:
         return {}
     rows_of = {r.name: r.row for r in plan.racks}
     feeds = {f.pdu: f for f in plan.power_feeds}
-    lines, line_md = _line_rows(plan, feeds, rows_of)
-    pdus, pdu_md = _pdu_rows(plan, feeds, rows_of)
-    racks = [{"name": r.name, "row": r.row, "pdus": pdu_md.get(r.name, ""),
-              "lines": line_md.get(r.name, "")}
-             for r in sorted(plan.racks, key=lambda r: r.name)]
+    lines, markdown = _line_rows(plan, feeds, rows_of)
     totals = total_rows(plan)
-    context = {"racks": racks, "totals": "\n".join(markdown_rows(totals)),
+    worst = [line.worst_a for line in plan.power_lines]
+    limit = [line.limit_a for line in plan.power_lines]
+    chosen, over = _tightest(worst, limit, OVER_A)
+    racks, racks_over, limited = _tightest_racks(plan)
+    context = {"totals": "\n".join(markdown_rows(t for t in totals if t[0] != "rack")),
+               "lines": "\n".join(markdown_columns(_page_lines(markdown, chosen))),
+               "line_count": len(worst), "lines_over": over, "bands": _bands(worst, limit),
+               "racks": "\n".join(markdown_rows(racks)), "rack_count": len(plan.racks),
+               "racks_over": racks_over, "racks_limited": limited, "tightest": TIGHTEST,
                "pue": f"{plan.settings.power.pue:g}",
                "continuous": f"{plan.settings.policy.breaker_continuous_percent:g}"}
     return {
         "facility/pdu_breakers.csv": csv_columns(LINE_COLUMNS, lines),
-        "facility/pdus.csv": csv_columns(PDU_COLUMNS, pdus),
+        "facility/pdus.csv": csv_columns(PDU_COLUMNS, _pdu_rows(plan, feeds, rows_of)),
         "facility/power_totals.csv": csv_text(TOTAL_COLUMNS, totals),
         "facility/pdu_breakers.md": render_template("facility/pdu_breakers.md.j2", **context),
     }
 
 
 def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
-               ) -> tuple[list[Sequence[str]], dict[str, str]]:
-    """The CSV's columns, one row per circuit line (plan order), and the Markdown rows by
-    rack. Built column by column: identical racks repeat the same outlets and currents, so
-    each distinct one is formatted once and looked up with map."""
+               ) -> tuple[list[Sequence[str]], list[Sequence[Any]]]:
+    """The CSV's columns, one row per circuit line (plan order), and the page's columns for
+    the same lines (rack first; each line's cases as they are, for _page_lines to format
+    those of the lines it shows). Built column by column: identical racks repeat the same
+    outlets and currents, so each distinct one is formatted once and looked up with map."""
     lines = plan.power_lines
     if not lines:
-        return [() for _ in LINE_COLUMNS], {}
+        return [() for _ in LINE_COLUMNS], [()] * 12
     (rack, pdu, circuit, line, limit_a, outlets, slots, devices, normal_a, cases, worst_a,
      worst_case, psu_labels) = zip(*lines, strict=True)
     amps = _Amps()
@@ -71,10 +91,57 @@ def _line_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
         list(map(rows_of.__getitem__, rack)), rack, pdu, *_feed_columns(feeds, pdu), circuit,
         *ratings, limit, line, outlets_col, list(map(" ".join, devices)), psus, normal, worst,
         percent, worst_case]
-    markdown = markdown_columns([pdu, circuit, line, outlets_col, psus, normal,
-                                 _failures(cases, amps), worst, limit, percent,
-                                 list(map(_Verdict().__getitem__, against))])
-    return columns, _by_rack(rack, markdown)
+    page = [rack, pdu, circuit, line, outlets_col, psus, normal, cases, worst, limit,
+            percent, list(map(_Verdict().__getitem__, against))]
+    return columns, page
+
+
+def _page_lines(page: list[Sequence[Any]], chosen: list[int]) -> list[list[str]]:
+    """The page's columns of the chosen lines, each line's single failures (the eighth
+    column, its cases) formatted for these lines only."""
+    columns = [list(map(column.__getitem__, chosen)) for column in page]
+    if columns:
+        columns[7] = _failures(columns[7], _Amps())
+    return columns
+
+
+def _tightest(loads: Sequence[float], limits: Sequence[float], margin: float,
+              ) -> tuple[list[int], int]:
+    """The indexes of every load over its limit (by more than ``margin``) and of the TIGHTEST
+    others nearest theirs, the highest share of its limit first (plan order among equals),
+    and how many are over."""
+    over = sum(1 for load, limit in zip(loads, limits, strict=True) if load > limit + margin)
+    shares = list(map(truediv, loads, limits))
+    return nlargest(over + TIGHTEST, range(len(shares)), key=shares.__getitem__), over
+
+
+def _bands(loads: Sequence[float], limits: Sequence[float]) -> str:
+    """The page's line-loading table: how many lines are over their limit, and how many load
+    it in each band below (identical racks share their lines' currents: each distinct pair
+    is placed once)."""
+    counts = dict.fromkeys(["over", *BANDS], 0)
+    for (load, limit), n in Counter(zip(loads, limits, strict=True)).items():
+        if load > limit + OVER_A:
+            counts["over"] += n
+        else:
+            counts[next(b for b in BANDS if 100 * load / limit >= b)] += n
+    labels = ["over 100 %", *(f"{low}-{high} %" for low, high in zip(BANDS, (100, *BANDS[:-1]),
+                                                                        strict=True))]
+    labels[-1] = f"under {BANDS[-2]} %"
+    return "\n".join(markdown_rows([label, str(n)] for label, n in zip(labels, counts.values(),
+                                                                        strict=True)))
+
+
+def _tightest_racks(plan: Plan) -> tuple[list[list[str]], int, int]:
+    """The page's rack rows (every rack over its max_power_kw and the TIGHTEST others nearest
+    it, as _tightest orders lines), how many are over, and how many state a limit."""
+    limited = [r for r in plan.racks if r.max_power_kw]
+    loads = [plan.rack_loads_w[r.name] for r in limited]
+    limits = [1000 * r.max_power_kw for r in limited if r.max_power_kw]
+    chosen, over = _tightest(loads, limits, 0.0)
+    rows = [[limited[n].name, limited[n].row, _kw(loads[n]), _kw(limits[n]),
+             f"{100 * loads[n] / limits[n]:.1f}"] for n in chosen]
+    return rows, over, len(limited)
 
 
 def _feed_columns(feeds: dict[str, PowerFeed], pdu: Sequence[str]) -> list[list[str]]:
@@ -136,7 +203,7 @@ class _Verdict(dict[tuple[float, float], str]):
     """(worst amps, limit) -> 'over' or 'ok', each distinct pair decided once."""
 
     def __missing__(self, key: tuple[float, float]) -> str:
-        text = self[key] = "over" if key[0] > key[1] + 1e-9 else "ok"
+        text = self[key] = "over" if key[0] > key[1] + OVER_A else "ok"
         return text
 
 
@@ -154,11 +221,10 @@ def _ratings(plan: Plan) -> dict[str, list[str]]:
 
 
 def _pdu_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
-              ) -> tuple[list[Sequence[str]], dict[str, str]]:
-    """The CSV's columns, one row per PDU (plan order), and the Markdown rows by rack (a
-    rack's PDUs are one run of the table), column by column as the lines are."""
+              ) -> list[Sequence[str]]:
+    """The CSV's columns, one row per PDU (plan order), column by column as the lines are."""
     if not plan.power_pdus:
-        return [() for _ in PDU_COLUMNS], {}
+        return [() for _ in PDU_COLUMNS]
     (rack, pdu, side, layout, feed, load_w, worst_w, worst_w_case, limit_w, circuit, line,
      worst_a, limit_a, worst_case) = (list(map(attrgetter(field), plan.power_pdus)) for field in (
         "rack", "pdu", "side", "layout", "feed", "load_w", "worst_w", "worst_w_case", "limit_w",
@@ -168,25 +234,9 @@ def _pdu_rows(plan: Plan, feeds: dict[str, PowerFeed], rows_of: dict[str, str],
     worst_amps, limit_amps = (list(map(amps.__getitem__, col)) for col in (worst_a, limit_a))
     percent = list(map(_Percent().__getitem__, zip(worst_a, limit_a, strict=True)))
     panel = _feed_columns(feeds, pdu)[1]
-    columns: list[Sequence[str]] = [
-        list(map(rows_of.__getitem__, rack)), rack, pdu, side, layout, feed, panel, load,
-        worst, worst_w_case, limit, circuit, line, worst_amps, limit_amps, percent, worst_case]
-    markdown = markdown_columns([pdu, side, feed, panel, load, worst,
-                                 list(map("{} {}".format, circuit, line)), worst_amps,
-                                 limit_amps, percent, worst_case])
-    return columns, _by_rack(rack, markdown)
-
-
-def _by_rack(rack: Sequence[str], rows: list[str]) -> dict[str, str]:
-    """Rack -> its rows, joined into its table's text (each rack's rows are one run of the
-    table; str.join here, the template's join filter is per item)."""
-    by_rack: dict[str, list[str]] = {}
-    start = 0
-    for name, run in groupby(rack):
-        size = sum(1 for _ in run)
-        by_rack.setdefault(name, []).extend(rows[start:start + size])
-        start += size
-    return {name: "\n".join(mine) for name, mine in by_rack.items()}
+    return [list(map(rows_of.__getitem__, rack)), rack, pdu, side, layout, feed, panel, load,
+            worst, worst_w_case, limit, circuit, line, worst_amps, limit_amps, percent,
+            worst_case]
 
 
 def total_rows(plan: Plan) -> list[list[str]]:
