@@ -30,7 +30,6 @@ from cluster_iac.write.files import (
     file_mode,
     folder_mode,
     text_digest,
-    umask,
     write_changed,
     write_new,
 )
@@ -107,11 +106,10 @@ class StagedTree:
         self._stage, self._out = str(stage), str(out)  # paths joined as strings: 100,000s
         self.kept: dict[str, str] | None = None  # the files the output holds once committed
         self.manifest = ""  # once committed: the SHA-256 of the manifest the output holds
-        # The umask, read once for the render's thousands of new files and folders; the
-        # output's folders: those that hold its files (one that holds none is refused,
-        # _own_files), the only ones whose mode is read to be kept
-        mask = umask()
-        self._file_mode, self._folder_mode = 0o666 & ~mask, 0o777 & ~mask
+        # The output's folders: those that hold its files (one that holds none is refused,
+        # _own_files), the only ones whose mode is read to be kept; every other folder and
+        # every new file is made with the mode the umask leaves (no chmod: 7,269 folders
+        # and 10,309 files at 100,000 GPUs)
         self._held = {folder for path in on_disk for folder in _above(path)}
 
     def confirmed(self, made: Known | None) -> dict[str, str] | None:
@@ -140,7 +138,7 @@ class StagedTree:
         target = f"{self._stage}/{path}"
         try:
             if old is None:  # the output holds no such file (it holds only on_disk's)
-                return write_new(target, text, self._file_mode)
+                return write_new(target, text)  # 0666 less the umask
             mode = file_mode(self.out / path)
             if isinstance(text, str):
                 return write_new(target, text, mode)
@@ -161,9 +159,9 @@ class StagedTree:
                 continue
             with contextlib.suppress(FileExistsError):  # made by the other process
                 made = f"{self._stage}/{folder}"
-                os.mkdir(made)
-                os.chmod(made, folder_mode(f"{self._out}/{folder}") if folder in self._held
-                         else self._folder_mode)  # keeps the mode of the output's folder
+                os.mkdir(made)  # 0777 less the umask
+                if folder in self._held:  # keeps the mode of the output's folder
+                    os.chmod(made, folder_mode(f"{self._out}/{folder}"))
             self._made.add(folder)
 
     def commit(self, digests: dict[str, str]) -> list[str]:

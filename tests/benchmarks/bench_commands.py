@@ -4,10 +4,13 @@
     python tests/benchmarks/bench_scale.py --commands --gpus 100000 200000 400000 700000 \\
         --where /dev/shm /var/tmp --out table.md
 
-For each size and each folder of --where (tmpfs and the disk give different figures: see
-cli_render in bench_scale.py on ext4 without a journal), in a fresh folder holding the generated
-spec (bench_scale.spec_yaml), these commands in this order, each a process of its own as a user
-runs it (``python -m cluster_iac ...``, bytecode compiled first):
+For each size and each folder of --where (tmpfs and the disk give different figures: on this
+VM's disk, ext4 without a journal, each new file or folder costs 0.2-0.3 ms of system time in
+the kernel's inode allocator (ext4 recently_deleted, walking the inodes freed in the last
+minutes by every process on the disk; perf record, 29 Nov 2026), so a first render's 17,600 new
+inodes cost some 4-5 s there that tmpfs does not; see cli_render in bench_scale.py), in a fresh
+folder holding the generated spec (bench_scale.spec_yaml), these commands in this order, each a
+process of its own as a user runs it (``python -m cluster_iac ...``, bytecode compiled first):
 
 1. ``validate SPEC``;
 2. ``render SPEC -o first``: the first render, with no lock (it writes the lock);
@@ -15,7 +18,9 @@ runs it (``python -m cluster_iac ...``, bytecode compiled first):
 4. ``render SPEC -o out``: again into its own tree, nothing changed;
 5. ``render SPEC -o out --check``: nothing written, exit 0 as nothing differs;
 6. ``changes SPEC -o out``: the change plan from the rendered tree to the spec (none);
-7. ``reconcile SPEC DISCOVERY...``: the design against a full discovery of every InfiniBand
+7. ``labels out``: every cable's two labels as CSV, from the rendered tree's cables.csv (the
+   render makes no labels file: a crew prints them, by rack or row, when it needs them);
+8. ``reconcile SPEC DISCOVERY...``: the design against a full discovery of every InfiniBand
    fabric, exit 0 as nothing differs. The discovery is generated, not measured: each fabric's
    exported topology (``out/opensm/<fabric>/topology.ibnetdiscover``) rewritten into the form
    the real ibnetdiscover prints (``discovery``: vendid/devid/sysimgguid lines, each port's
@@ -64,6 +69,7 @@ COMMANDS = (
     ("render (again, unchanged)", ["render", "{spec}", "-o", "{dir}/out"]),
     ("render --check", ["render", "{spec}", "-o", "{dir}/out", "--check"]),
     ("changes", ["changes", "{spec}", "-o", "{dir}/out"]),
+    ("labels", ["labels", "{dir}/out"]),
     ("reconcile (full discovery)", ["reconcile", "{spec}", "{discoveries}"]),
 )
 
@@ -92,6 +98,17 @@ def write_discoveries(folder: Path) -> list[Path]:
         path.write_text(discovery(exported.read_text()))
         written.append(path)
     return written
+
+
+def discoveries_written(folder: Path) -> list[Path]:
+    """write_discoveries in a process of its own: the 40 MiB of text it reads and rewrites at
+    100,000 GPUs would grow this process for good, and every command started after it would
+    report this process's peak as its own (a child started by vfork or fork keeps its
+    parent's high-water mark through exec in its rusage: 216 MiB for `labels` where its own
+    peak is 33 MiB)."""
+    subprocess.run([sys.executable, "-m", "tests.benchmarks.bench_commands", str(folder)],
+                   cwd=ROOT, check=True)
+    return sorted((folder / "discovered").glob("*.ibnetdiscover"))
 
 
 class Measured(NamedTuple):
@@ -152,7 +169,7 @@ def run_one(name: str, argv: list[str], spec: Path, folder: Path, gpus: int,
             kind: str) -> Measured:
     stats = folder / "stats.json"
     stats.unlink(missing_ok=True)
-    found = write_discoveries(folder) if "{discoveries}" in argv else []
+    found = discoveries_written(folder) if "{discoveries}" in argv else []
     args = [a.format(spec=spec, dir=folder) for a in argv if a != "{discoveries}"]
     args += [str(path) for path in found]
     start = time.perf_counter()
@@ -265,3 +282,7 @@ def report(sizes: Sequence[int], places: Sequence[Path], out: Path | None,
     if out is not None:
         out.write_text(text)
         print(f"wrote {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":  # discoveries_written's process: python -m ... FOLDER
+    write_discoveries(Path(sys.argv[1]))

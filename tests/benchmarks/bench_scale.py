@@ -5,31 +5,33 @@
 
 For each size, two runs in processes of their own, so that each peak RSS is its own: the CLI
 end to end (`python -m cluster_iac render SPEC -o DIR --jobs N`, files written to an empty
-folder; wall time, CPU time (user + system, the emitter worker's included) and peak RSS), and
-the pipeline in-process, stage by stage (CPU seconds of this process per stage;
-"emit.FAMILY" renders a family as the CLI does and writes its files; --costs writes these
-figures into cluster_iac/emit/costs.json, which splits the families between two processes).
-With two
-processes (--jobs 2, the CLI's default on two CPUs) the CLI's peak is the sum of each
-process's own peak (the CLI reports them, CLUSTER_IAC_PROCESS_STATS): wait4 of the CLI alone
-gives the larger of the two, and pages the worker shares with its parent count twice (at the
-fork the worker's resident set is the parent's whole one). That sum is the headline figure,
-an upper bound. Beside it, "PSS MiB" is the largest sum of the processes' proportional set
-sizes (each shared page counted once, split between the processes that map it), read from
-/proc/PID/smaps_rollup every 10 ms while the CLI runs: nearer what the machine really spends,
-but sampled, so a peak shorter than 10 ms can be missed; and taken from a run of its own, as
-the sampling costs most of a core (the timed runs are not sampled). With --runs N each size
-is rendered N times and the least wall, CPU and path time (the largest summed peak) is shown.
-CPU time is the figure to compare on a shared machine: wall time grows with whatever else
-runs, CPU time barely. "CLI path" is the CPU time along the longest path, the parent's before
-the fork plus the larger of the parent's and the worker's after it: the wall time two idle
-cores would take, and the figure to compare for two processes on a busy machine. The growth
-exponents of the CLI's CPU and wall time from the first size to the last are printed last.
+folder under the first --where folder, by default the temporary one; wall time, CPU time (user
++ system, the emitter worker's included) and peak RSS), and the pipeline in-process, stage by
+stage (CPU seconds of this process per stage, from "import", the program's modules, to "lock",
+the lock's text a first render makes last; "emit.FAMILY" renders a family as the CLI does and
+writes its files under the same --where folder, its system CPU shown beside; --costs writes
+these figures into cluster_iac/emit/costs.json, which splits the families between two
+processes: measure them on tmpfs, --where /dev/shm). With two processes (--jobs 2, the CLI's
+default on two CPUs) the CLI's peak is the sum of each process's own peak (the CLI reports
+them, CLUSTER_IAC_PROCESS_STATS): wait4 of the CLI alone gives the larger of the two, and pages
+the worker shares with its parent count twice (at the fork the worker's resident set is the
+parent's whole one). That sum is the headline figure, an upper bound. Beside it, "PSS MiB" is
+the largest sum of the processes' proportional set sizes (each shared page counted once, split
+between the processes that map it), read from /proc/PID/smaps_rollup every 10 ms while the CLI
+runs: nearer what the machine really spends, but sampled, so a peak shorter than 10 ms can be
+missed; and taken from a run of its own, as the sampling costs most of a core (the timed runs
+are not sampled). With --runs N each size is rendered N times and the least wall, CPU and path
+time (the largest summed peak) is shown. CPU time is the figure to compare on a shared machine:
+wall time grows with whatever else runs, CPU time barely. "CLI path" is the CPU time along the
+longest path, the parent's before the fork plus the larger of the parent's and the worker's
+after it: the wall time two idle cores would take, and the figure to compare for two processes
+on a busy machine. The growth exponents of the CLI's CPU and wall time from the first size to
+the last are printed last.
 
 With --commands it measures instead every command a user runs (validate, the first render, a
-render with the lock into a fresh folder, a render into its own tree, render --check, changes)
-at each size of --gpus, in each folder of --where, against issue 42's budget: see
-tests/benchmarks/bench_commands.py.
+render with the lock into a fresh folder, a render into its own tree, render --check, changes,
+labels, reconcile) at each size of --gpus, in each folder of --where, against issue 42's
+budget: see tests/benchmarks/bench_commands.py.
 
 The spec is a DGX H100 cluster (8 NDR NICs per node) on a rail-optimized Quantum-X800 (Q3400,
 144-port) fabric, four nodes per rack, fabric switches in network racks, management and BMC
@@ -135,22 +137,26 @@ policy:
 """
 
 
-def measure(gpus: int) -> dict[str, Any]:
-    """Run every stage once in this process; seconds per stage and peak RSS. The cyclic
-    garbage collector is off, as in `cluster-iac` itself (cli.run)."""
+def measure(gpus: int, where: Path) -> dict[str, Any]:
+    """Run every stage once in this process; CPU seconds per stage (and the system's share of
+    them) and peak RSS; each family's files written under ``where``. The cyclic garbage
+    collector is off, as in `cluster-iac` itself (cli.run)."""
     import gc
 
     gc.disable()
+    imported = time.process_time()  # the program's modules, as a render imports them
     from cluster_iac.checks import run_checks
     from cluster_iac.compile import PASSES
     from cluster_iac.emit import CHUNKED, EMITTERS
     from cluster_iac.load.loader import load_spec_file
+    from cluster_iac.lock.text import lock_text
     from cluster_iac.plan import Plan
     from cluster_iac.plan.model import Settings
     from cluster_iac.spec.parse import parse_spec
     from cluster_iac.write.tree import staged_tree
 
-    timings: dict[str, float] = {}
+    timings: dict[str, float] = {"import": time.process_time() - imported}
+    system: dict[str, float] = {}  # the system CPU seconds of each emit stage
     clock = time.process_time  # CPU seconds: a busy machine barely moves them
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "bench.yaml"
@@ -178,12 +184,20 @@ def measure(gpus: int) -> dict[str, Any]:
     emitters = {family: CHUNKED.get(family, emitter) for family, emitter in EMITTERS.items()}
     family_mib: dict[str, float] = {}
     # Each family's files as the CLI makes them (its large files in pieces) and written, into a
-    # staging folder that is never swapped in.
-    with tempfile.TemporaryDirectory() as tmp, staged_tree(Path(tmp) / "out") as tree:
+    # staging folder that is never swapped in, in the folder the CLI runs wrote into (--where):
+    # on this VM's disk a new file or folder costs 0.2-0.3 ms of system time (cli_render), and
+    # frr's 7,213 switch folders cost 3 s there where tmpfs takes 0.1 s.
+    with tempfile.TemporaryDirectory(dir=where) as tmp, \
+            staged_tree(Path(tmp) / "out") as tree:
         for family in EMITTERS:
-            start = clock()
+            start, sys_start = clock(), _system_s()
             family_mib[f"emit.{family}"] = _rendered_mib(emitters[family], plan, tree)
             timings[f"emit.{family}"] = clock() - start
+            system[f"emit.{family}"] = _system_s() - sys_start
+    # the lock's text, which a first render makes once its files are written (render.py)
+    start = clock()
+    lock_text(plan, plan.lock, path.name)
+    timings["lock"] = clock() - start
     cables = len(plan.cables)
     files_mib = sum(family_mib.values())
     fabric = plan.fabrics["compute"]
@@ -197,8 +211,13 @@ def measure(gpus: int) -> dict[str, Any]:
         "total_s": round(sum(timings.values()), 2),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "stages_s": {k: round(v, 3) for k, v in timings.items()},
+        "stages_sys_s": {k: round(v, 3) for k, v in system.items()},
         "stages_mib": {k: round(v, 1) for k, v in family_mib.items()},
     }
+
+
+def _system_s() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
 
 
 def _rendered_mib(emitter: Any, plan: Any, tree: Any) -> float:
@@ -233,14 +252,15 @@ def main() -> None:
                              "budget (bench_commands.py) instead.")
     parser.add_argument("--where", type=Path, nargs="+",
                         default=[Path(tempfile.gettempdir())],
-                        help="With --commands: the folders to run in (e.g. /dev/shm and a "
-                             "disk folder); default the temporary folder.")
+                        help="The folders to write in (e.g. /dev/shm and a disk folder); "
+                             "default the temporary folder. With --commands each in turn; "
+                             "else the first only, for the CLI runs and the stages.")
     parser.add_argument("--out", type=Path, help="With --commands: write the table here too.")
     args = parser.parse_args()
     global fabric_choice
     fabric_choice = args.fabric
     if args.one:
-        print(json.dumps(measure(args.one)))
+        print(json.dumps(measure(args.one, args.where[0])))
         return
     # Bytecode for every module first, as an installed package has it (pip compiles it): a
     # shell with PYTHONDONTWRITEBYTECODE set, or a tree just edited, would otherwise compile
@@ -253,14 +273,14 @@ def main() -> None:
           f"{'out MiB':>7} {'CLI s':>6} {'CLI cpu':>7} {'CLI path':>8} {'CLI MiB':>7} "
           f"{'PSS MiB':>7} {'stages cpu':>10} {'peak MiB':>8}")
     timed: list[tuple[int, float, float]] = []
-    with tempfile.TemporaryDirectory() as kept:  # every run's files, removed at the end
+    with tempfile.TemporaryDirectory(dir=args.where[0]) as kept:  # every run's files
         clis = [(gpus, cli_runs(gpus, args, Path(kept))) for gpus in args.gpus]
     # the stages after every CLI run: each stage run removes the files it wrote (a staging
     # folder never swapped in), which would slow the next CLI run's (cli_render)
     for gpus, cli in clis:
-        timed.append(report(gpus, cli, args))
+        timed.append(report(gpus, cli, args, args.where[0]))
     if args.costs:
-        write_costs(max(args.gpus))
+        write_costs(max(args.gpus), args.where[0])
     if len(timed) > 1:
         (n0, w0, c0), (n1, w1, c1) = timed[0], timed[-1]
         grow = math.log(n1 / n0)
@@ -269,11 +289,11 @@ def main() -> None:
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
-def write_costs(gpus: int) -> None:
+def write_costs(gpus: int, where: Path) -> None:
     """emit/costs.json: each family's CPU seconds at ``gpus`` GPUs, measured now in a process
     of its own."""
     child = subprocess.run([sys.executable, __file__, "--one", str(gpus),
-                            "--fabric", fabric_choice],
+                            "--fabric", fabric_choice, "--where", str(where)],
                            capture_output=True, text=True, check=True)
     stages = json.loads(child.stdout)["stages_s"]
     cpu = {stage.removeprefix("emit."): seconds for stage, seconds in stages.items()
@@ -298,11 +318,12 @@ def cli_runs(gpus: int, args: argparse.Namespace, folder: Path) -> CliRun:
                   min(r.forked_s for r in runs), min(r.parent_after_s for r in runs))
 
 
-def report(gpus: int, cli: CliRun, args: argparse.Namespace) -> tuple[int, float, float]:
+def report(gpus: int, cli: CliRun, args: argparse.Namespace, where: Path,
+           ) -> tuple[int, float, float]:
     """Print the line of ``gpus`` GPUs (and their stages, measured now in a process of its
     own); (GPUs, wall, CPU)."""
     child = subprocess.run([sys.executable, __file__, "--one", str(gpus),
-                            "--fabric", fabric_choice],
+                            "--fabric", fabric_choice, "--where", str(where)],
                            capture_output=True, text=True, check=True)
     r = json.loads(child.stdout)
     print(f"{r['gpus']:>8} {r['nodes']:>7} {r['switches']:>8} {r['cables']:>8} "
@@ -312,14 +333,18 @@ def report(gpus: int, cli: CliRun, args: argparse.Namespace) -> tuple[int, float
     if r["errors"]:
         print(f"         ({r['errors']} validator errors in the benchmark spec)")
     if args.stages:
+        print(f"           CLI cpu {cli.cpu_s:.2f} s - stages {r['total_s']:.2f} s = "
+              f"{cli.cpu_s - r['total_s']:.2f} s in neither (the interpreter's start, the "
+              f"command line, the second process's copy-on-write: docs/development.md)")
         if cli.worker_cpu_s:
             print(f"           CLI cpu: parent {cli.cpu_s - cli.worker_cpu_s:.2f} s "
                   f"(before the fork {cli.forked_s:.2f} s, after it "
                   f"{cli.parent_after_s:.2f} s), worker {cli.worker_cpu_s:.2f} s")
         for stage, seconds in sorted(r["stages_s"].items(), key=lambda kv: -kv[1])[:30]:
             written = r["stages_mib"].get(stage)
+            system = r["stages_sys_s"].get(stage)
             print(f"           {stage:<40} {seconds:>8.3f}"
-                  + (f" {written:>7.1f} MiB" if written else ""))
+                  + (f" {written:>7.1f} MiB, system {system:.3f} s" if written else ""))
     return gpus, cli.seconds, cli.cpu_s
 
 
