@@ -185,11 +185,14 @@ def mtu(plan: Plan) -> Iterator[Diagnostic]:
     """The host MTU of an Ethernet fabric (fabric.<network>.underlay.host_mtu) against the
     largest frame its switch ports carry (plan/switching.py FABRIC_MTU): a host that sends
     larger frames than a leaf port takes loses them (RoCE path MTU discovery does not fall
-    back)."""
+    back). Every host port of the fabric has that MTU (compile/plan_switches.py), so a
+    fabric with a host cabled to it is judged by the setting, not port by port (its ports
+    are the writers' alone: compile.EMIT_ONLY)."""
     worst: dict[str, int] = {}
-    for config in plan.switch_configs.values():
-        for port in config.host_ports:
-            worst[config.fabric] = max(worst.get(config.fabric, 0), port.mtu)
+    for fabric in {c.fabric for c in plan.switch_configs.values()}:
+        wiring = plan.fabric_wiring.get(fabric)
+        if wiring is not None and next(wiring.hosts(), None) is not None:
+            worst[fabric] = getattr(plan.settings.fabric, fabric).underlay.host_mtu
     for fabric, host_mtu in sorted(worst.items()):
         if host_mtu > FABRIC_MTU:
             yield Diagnostic(

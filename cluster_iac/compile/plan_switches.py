@@ -23,10 +23,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import cache
 from ipaddress import IPv4Address, IPv4Network
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
 from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.runs import runs
 from cluster_iac.plan import Plan
 from cluster_iac.plan.switching import (
     FABRIC_MTU,
@@ -43,34 +45,61 @@ _PORT = re.compile(r"p(\d+)(?:s(\d+))?")
 
 
 def plan_switches(spec: ClusterSpec, plan: Plan) -> Plan:
-    """plan.switch_configs for every switch of every Ethernet fabric."""
+    """plan.switch_configs for every switch of every Ethernet fabric: its identity (ASN,
+    loopback, /31 block), what the checks and the lock read. Its ports and BGP sessions are
+    plan_switch_ports' (an EMIT_ONLY pass: only the writers read them); until then a routed
+    switch's ``interfaces`` is empty and its ``bgp`` holds no session (portless)."""
     configs: dict[str, SwitchConfig] = {}
     for network, fabric in sorted(plan.fabrics.items()):
         if fabric.technology in ETHERNET:
             config = getattr(spec.fabric, network)
-            configs.update(_fabric_configs(plan, network, config.underlay, ("fabric", network)))
+            configs.update(_fabric_identities(plan, network, config.underlay,
+                                              ("fabric", network)))
     return replace(plan, switch_configs=configs) if configs else plan
 
 
-def _fabric_configs(plan: Plan, network: str, underlay: Any,
-                    path: SpecPath) -> dict[str, SwitchConfig]:
+def plan_switch_ports(spec: ClusterSpec, plan: Plan) -> Plan:
+    """Each Ethernet fabric switch's ports from the cable table and its BGP process, onto
+    plan_switches' configurations (their identities and the QoS reference kept): 300,000
+    ports and 200,000 sessions at 100,000 GPUs on RoCE, read by the FRR, ifupdown2 and AVD
+    writers and the hosts' rails alone, so validate and a current folder's commands skip
+    them (compile.EMIT_ONLY)."""
+    configs = dict(plan.switch_configs)
+    for network in sorted({c.fabric for c in configs.values()}):
+        underlay = getattr(spec.fabric, network).underlay
+        switches = {name: c for name, c in configs.items() if c.fabric == network}
+        legs = plan.fabrics[network].breakout_legs
+        ports = _ports_by_switch(plan, network, plan.fabric_wiring[network].tier, legs)
+        firsts = {name: int(IPv4Address(c.p2p_block)) for name, c in switches.items()
+                  if c.p2p_block}
+        asns = {name: c.asn for name, c in switches.items()}
+        numbered = underlay.bgp == "numbered"
+        for name, config in switches.items():
+            interfaces, bgp = _switch_ports(name, ports.get(name, ()), underlay.host_mtu,
+                                            firsts, asns, config.loopback, numbered)
+            configs[name] = replace(config, interfaces=interfaces, bgp=bgp)
+    return replace(plan, switch_configs=configs) if configs else plan
+
+
+def _fabric_identities(plan: Plan, network: str, underlay: Any,
+                       path: SpecPath) -> dict[str, SwitchConfig]:
+    """The fabric's switches, each with its ASN, loopback and block, portless."""
     wiring = plan.fabric_wiring[network]
     switches = [s for s in plan.switches if s.network == network]
     legs = plan.fabrics[network].breakout_legs
-    ports = _ports_by_switch(plan, network, wiring.tier, legs)
     identities = Identities(plan.lock, network, underlay, path)
     asns, loopbacks = identities.routing(switches, wiring)
     numbered = underlay.bgp == "numbered"
     blocks = identities.blocks([s for s in switches
                                 if s.tier == "leaf" or numbered], legs)
-    firsts = {name: int(block) for name, block in blocks.items()}
     configs = {}
     for switch in switches:
-        interfaces, bgp = _switch_ports(switch.name, ports.get(switch.name, ()), underlay.host_mtu,
-                                        firsts, asns, loopbacks[switch.name], numbered)
+        loopback = loopbacks[switch.name]
+        portless = BgpConfig(asns[switch.name], loopback, not numbered, (), 1,
+                             (f"{loopback}/32",))
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, ROLES[switch.tier], switch.rack,
-            asns[switch.name], loopbacks[switch.name], interfaces, bgp, path,
+            asns[switch.name], loopback, (), portless, path,
             str(blocks[switch.name]) if switch.name in blocks else "")
     return configs
 
@@ -86,11 +115,14 @@ def _ports_by_switch(plan: Plan, network: str, tier: Any,
     lower device, B the switch above it, which numbers the link)."""
     cables = plan.cables
     found: dict[str, list[PortRow]] = {}
-    for net, a, a_port, b, b_port, speed, cable in zip(
-            cables.network, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
-            cables.speed_gbps, cables.cable_id, strict=True):
-        if net != network:
-            continue
+    # the fabric's own runs of the table (its cables were laid together), not every cable
+    # and power cord of the cluster
+    spans = [slice(start, stop) for start, stop in runs(cables.network)
+             if cables.network[start] == network]
+    columns = (cables.a_device, cables.a_port, cables.b_device, cables.b_port,
+               cables.speed_gbps, cables.cable_id)
+    for a, a_port, b, b_port, speed, cable in chain.from_iterable(
+            zip(*(column[span] for column in columns), strict=True) for span in spans):
         down = "host" if tier.get(a) == "node" else "fabric"
         place = _leg_index(b_port, legs)
         found.setdefault(b, []).append((_cage_leg(b_port), b_port, down, a, a_port, cable, speed,
