@@ -69,14 +69,15 @@ def plan_switch_ports(spec: ClusterSpec, plan: Plan) -> Plan:
         underlay = getattr(spec.fabric, network).underlay
         switches = {name: c for name, c in configs.items() if c.fabric == network}
         legs = plan.fabrics[network].breakout_legs
-        ports = _ports_by_switch(plan, network, plan.fabric_wiring[network].tier, legs)
         firsts = {name: int(IPv4Address(c.p2p_block)) for name, c in switches.items()
                   if c.p2p_block}
+        ports = _ports_by_switch(plan, network, plan.fabric_wiring[network].tier, legs,
+                                 firsts, underlay.host_mtu)
         asns = {name: c.asn for name, c in switches.items()}
         numbered = underlay.bgp == "numbered"
         for name, config in switches.items():
-            interfaces, bgp = _switch_ports(name, ports.get(name, ()), underlay.host_mtu,
-                                            firsts, asns, config.loopback, numbered)
+            interfaces, bgp = _switch_ports(name, ports.get(name, ()), asns, config.loopback,
+                                            numbered)
             configs[name] = replace(config, interfaces=interfaces, bgp=bgp)
     return replace(plan, switch_configs=configs) if configs else plan
 
@@ -104,15 +105,19 @@ def _fabric_identities(plan: Plan, network: str, underlay: Any,
     return configs
 
 
-# One cabled port as read from the cable table: (its place in port order, port, kind, peer,
-# peer port, cable id, speed, numbering switch, the link's port leg on it: _leg_index)
-PortRow = tuple[tuple[int, int], str, str, str, str, str, int, str, int]
+# One cabled port as read from the cable table: its place in port order (_cage_leg), then
+# the port
+PortRow = tuple[tuple[int, int], SwitchInterface]
 
 
-def _ports_by_switch(plan: Plan, network: str, tier: Any,
-                     legs: int) -> dict[str, list[PortRow]]:
+def _ports_by_switch(plan: Plan, network: str, tier: Any, legs: int, firsts: dict[str, int],
+                     host_mtu: int) -> dict[str, list[PortRow]]:
     """Each switch's cabled ports of the fabric, in port order (the cable's A end is the
-    lower device, B the switch above it, which numbers the link)."""
+    lower device, B the switch above it, which numbers the link). A port: the MTU of its
+    kind (``host_mtu`` on a host port); on a link its upper end numbers (``firsts``: the
+    first address of that switch's block), the /31 of the port leg's place among the upper
+    end's ports, the upper end the even address, the lower end the odd one (this end's
+    address with its length, the far end's without)."""
     cables = plan.cables
     found: dict[str, list[PortRow]] = {}
     # the fabric's own runs of the table (its cables were laid together), not every cable
@@ -123,13 +128,20 @@ def _ports_by_switch(plan: Plan, network: str, tier: Any,
                cables.speed_gbps, cables.cable_id)
     for a, a_port, b, b_port, speed, cable in chain.from_iterable(
             zip(*(column[span] for column in columns), strict=True) for span in spans):
-        down = "host" if tier.get(a) == "node" else "fabric"
-        place = _leg_index(b_port, legs)
-        found.setdefault(b, []).append((_cage_leg(b_port), b_port, down, a, a_port, cable, speed,
-                                        b, place))
-        if down == "fabric":
-            found.setdefault(a, []).append((_cage_leg(a_port), a_port, "uplink", b, b_port,
-                                            cable, speed, b, place))
+        first = firsts.get(b)
+        upper = lower = even = odd = ""
+        if first is not None:
+            place = first + 2 * _leg_index(b_port, legs)
+            even, odd = _dotted(place), _dotted(place + 1)
+            upper, lower = f"{even}/31", f"{odd}/31"
+        if tier.get(a) == "node":
+            found.setdefault(b, []).append((_cage_leg(b_port), SwitchInterface(
+                b_port, "host", a, a_port, cable, speed, host_mtu, upper, odd)))
+            continue
+        found.setdefault(b, []).append((_cage_leg(b_port), SwitchInterface(
+            b_port, "fabric", a, a_port, cable, speed, FABRIC_MTU, upper, odd)))
+        found.setdefault(a, []).append((_cage_leg(a_port), SwitchInterface(
+            a_port, "uplink", b, b_port, cable, speed, FABRIC_MTU, lower, even)))
     for rows in found.values():
         rows.sort(key=itemgetter(0))  # by (cage, leg), a C key: 300,000 ports at 100,000 GPUs
     return found
@@ -151,50 +163,47 @@ def _leg_index(port: str, legs: int) -> int:
     return (cage - 1) * legs + leg - 1
 
 
-def _switch_ports(name: str, rows: Sequence[PortRow], host_mtu: int, firsts: dict[str, int],
-                  asns: dict[str, int], loopback: str,
+def _switch_ports(name: str, rows: Sequence[PortRow], asns: dict[str, int], loopback: str,
                   numbered: bool) -> tuple[tuple[SwitchInterface, ...], BgpConfig]:
-    """A switch's ports from its rows and its BGP process, in one pass over them (300,000
-    ports at 100,000 GPUs). A port: the MTU of its kind, the /31 of a link its numbering
-    switch (the upper end) numbers, from the first address of that switch's block
-    (``firsts``), the port leg's place among its ports (this end's address with its length,
-    the far end's without). BGP: a session per cable to a switch, maximum-paths the uplinks
-    or the most cables down to one switch, the loopback and (a leaf) its host /31s announced;
-    a leaf holds the even address of each host /31, its address is the subnet's."""
-    interfaces = []
+    """A switch's ports (from _ports_by_switch's rows) and its BGP process, in one pass over
+    them (300,000 ports at 100,000 GPUs): a session per cable to a switch, maximum-paths the
+    uplinks or the most cables down to one switch, the loopback and (a leaf) its host /31s
+    announced; a leaf holds the even address of each host /31, its address is the
+    subnet's."""
+    interfaces = tuple(map(itemgetter(1), rows))
     neighbors = []
     networks = [f"{loopback}/32"]
     per_peer: dict[str, int] = {}  # the cables down to each switch below
     uplinks = 0
-    for _order, port, kind, peer, peer_port, cable, speed, owner, place in rows:
-        first = firsts.get(owner)
-        address = peer_address = ""
-        if first is not None:
-            even = first + 2 * place
-            mine, theirs = (even, even + 1) if kind != "uplink" else (even + 1, even)
-            address, peer_address = f"{_dotted(mine)}/31", _dotted(theirs)
+    for port in interfaces:
+        kind = port.kind
         if kind == "host":
-            interfaces.append(SwitchInterface(port, kind, peer, peer_port, cable, speed,
-                                              host_mtu, address, peer_address))
-            if address:
-                networks.append(address)
+            if port.address:
+                networks.append(port.address)
             continue
-        interfaces.append(SwitchInterface(port, kind, peer, peer_port, cable, speed,
-                                          FABRIC_MTU, address, peer_address))
+        peer = port.peer
         if kind == "uplink":
             uplinks += 1
         else:
             per_peer[peer] = per_peer.get(peer, 0) + 1
-        neighbors.append(BgpNeighbor(peer, port, peer_address if numbered else "", asns[peer],
-                                     "uplink" if kind == "uplink" else "downlink"))
-    return tuple(interfaces), BgpConfig(asns[name], loopback, not numbered, tuple(neighbors),
-                                        max(1, uplinks, *per_peer.values()), tuple(networks))
+        neighbors.append(BgpNeighbor(peer, port.name, port.peer_address if numbered else "",
+                                     asns[peer], "uplink" if kind == "uplink" else "downlink"))
+    return interfaces, BgpConfig(asns[name], loopback, not numbered, tuple(neighbors),
+                                 max(1, uplinks, *per_peer.values()), tuple(networks))
 
 
 def _dotted(address: int) -> str:
     """An IPv4 address as text: what str(IPv4Address(address)) prints, without its checks
-    (24,576 ports of a 8,192-GPU fabric: 0.9 s of 1.7 went to ipaddress)."""
-    return f"{address >> 24}.{address >> 16 & 255}.{address >> 8 & 255}.{address & 255}"
+    (24,576 ports of a 8,192-GPU fabric: 0.9 s of 1.7 went to ipaddress); its first three
+    octets are its /24's, made once per /24 (a switch's block of /31s is within one or a few:
+    200,000 host addresses at 100,000 GPUs on RoCE in some 1,600 of them)."""
+    return _first_octets(address >> 8) + str(address & 255)
+
+
+@cache
+def _first_octets(network: int) -> str:
+    """A /24's first three octets and the dot after them: 0x0afe01 -> '10.254.1.'."""
+    return f"{network >> 16}.{network >> 8 & 255}.{network & 255}."
 
 
 class Identities:
