@@ -14,15 +14,11 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from cluster_iac.compile import compile_plan
 from cluster_iac.compile.build_management import peer_links
-from cluster_iac.emit import avd_access, frr
-from cluster_iac.formats.yaml import yaml_text
-from cluster_iac.load.loader import load_spec_text
+from cluster_iac.emit import frr
 from cluster_iac.lock.trailer import sealed, unsealed
 from cluster_iac.plan.switching import DEFAULT_MTU, PEER_LINK_PORTS, VLANS, mlag_system_mac
 from cluster_iac.render import Build, PipelineError, build
-from cluster_iac.spec.parse import parse_spec
 from tests.benchmarks.bench_scale import spec_yaml
 from tests.conftest import EXAMPLE_IDS, example_build
 
@@ -284,34 +280,3 @@ def test_a_lock_from_before_the_peer_link_moves_no_switch_silently(tmp_path: Pat
     assert problem.code == "LOCK-CONFLICT" and problem.file == str(lock)
     assert "(position 44) and every switch after it would move" in problem.message
     assert problem.excerpt is not None and problem.excerpt.endswith(" agg1 44")
-
-
-@pytest.mark.parametrize("name", [*MANAGED, "two-racks"])
-def test_avd_ports_as_template_fills_are_the_plain_datas_bytes(name: str,
-                                                               tmp_path: Path) -> None:
-    """emit/avd_access.py's AccessPorts (YamlTemplate fills, what render() writes) against
-    port_value_plain's dicts (its oracle): the same YAML of every management and BMC network
-    of every example and of two racks (9000-byte MTU, a bond between access switches), and
-    the render's group_vars file is it under its header."""
-    built = example_build(name) if name != "two-racks" else build(two_racks(tmp_path))
-    configs = built.plan.management_configs
-    for network in sorted({c.fabric for c in configs.values()}):
-        mine = [c for _n, c in sorted(configs.items()) if c.fabric == network]
-        text = yaml_text(avd_access.network_inputs(network, mine, avd_access.AccessPorts()))
-        assert text == yaml_text(avd_access.network_inputs(network, mine))
-        assert text.count("access_vlan:") == sum(1 for c in mine for i in c.interfaces
-                                                 if i.kind == "host") > 0
-        group_vars = f"switches/avd/{network}/group_vars/{network.upper()}_FABRIC.yml"
-        assert built.files[group_vars].endswith(text)
-
-
-def test_avd_ports_of_4096_gpus_as_template_fills_are_the_plain_datas_bytes() -> None:
-    """The benchmark's spec of 4,096 GPUs (hundreds of access switches, thousands of ports
-    on each network): AccessPorts' YAML is port_value_plain's."""
-    plan = compile_plan(parse_spec(load_spec_text(spec_yaml(4096))[0]))
-    configs = plan.management_configs
-    for network in ("bmc", "management"):
-        mine = [c for _n, c in sorted(configs.items()) if c.fabric == network]
-        assert len(mine) > 10
-        assert yaml_text(avd_access.network_inputs(network, mine, avd_access.AccessPorts())) \
-            == yaml_text(avd_access.network_inputs(network, mine))

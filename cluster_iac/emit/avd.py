@@ -83,10 +83,10 @@ def fabric_files(network: str, configs: list[Any], qos: Any) -> dict[str, str | 
 
 def input_pieces(network: str, configs: list[Any], qos: Any,
                  header: list[str]) -> Iterator[str]:
-    """The text of a network's inputs (avd_access's with AccessPorts' fills for bridged
-    switches, avd_inputs' with HostPorts' fills for routed ones) under ``header``, made now
-    and written PIECE nodes at a time."""
+    """The text of a network's inputs (avd_access's for bridged switches, avd_inputs' with
+    HostPorts' fills for routed ones) under ``header``, made now and written PIECE nodes at
+    a time."""
     bridged = all(c.bgp is None for c in configs)
-    inputs = (avd_access.network_inputs(network, configs, avd_access.AccessPorts()) if bridged
+    inputs = (avd_access.network_inputs(network, configs) if bridged
               else fabric_inputs(network, configs, qos, HostPorts()))
     return yaml_pieces(inputs, header, PIECE)

@@ -19,26 +19,20 @@ Only plain data here; emit/avd.py writes it as YAML.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from cluster_iac.emit.avd_inputs import eos_port, fabric_name
-from cluster_iac.formats.json_template import Slot
-from cluster_iac.formats.yaml_template import YamlTemplate
 from cluster_iac.plan.switching import Bond, port_number
 
 NODE_TYPE = {"access": "l2leaf", "aggregation": "l2spine", "core": "l2spine"}
 # The MLAG peer VLAN's addresses: IPv4 link-local (RFC 3927), never routed, as Cumulus's
 # 'clagd-peer-ip linklocal' uses IPv6's; AVD numbers each pair from its nodes' ids.
 MLAG_PEER_POOL = "169.254.0.0/16"
-# A port's entry as a value of the inputs: port_value_plain (plain data) or AccessPorts' fills
-PortValue = Callable[[Any, dict[int, dict[str, Any]]], object]
 
 
-def network_inputs(network: str, configs: Sequence[Any],
-                   port_value: PortValue | None = None) -> dict[str, Any]:
-    """The network-wide inputs: its VLAN, the node types with their nodes. ``port_value``:
-    each port's entry (port_value_plain, the default, or AccessPorts())."""
+def network_inputs(network: str, configs: Sequence[Any]) -> dict[str, Any]:
+    """The network-wide inputs: its VLAN, the node types with their nodes."""
     vlans = {v.vid: v for c in configs for v in c.vlans}
     data: dict[str, Any] = {
         "fabric_name": fabric_name(network),
@@ -52,9 +46,8 @@ def network_inputs(network: str, configs: Sequence[Any],
         members = [c for c in configs if c.role == role]
         if members:
             data.setdefault(node_type, {"defaults": {"mlag": False}, "nodes": []})
-            data[node_type]["nodes"] += [node(c, index, channels, port_value)
-                                         for index, c in enumerate(configs, start=1)
-                                         if c.role == role]
+            data[node_type]["nodes"] += [node(c, index, channels) for index, c in enumerate(
+                configs, start=1) if c.role == role]
     mlags = {c.name: c.mlag for c in configs if c.mlag is not None}
     if mlags:
         data["l2spine"] = mlag_groups(data["l2spine"], mlags)
@@ -82,8 +75,8 @@ def mlag_groups(spines: dict[str, Any], mlags: dict[str, Any]) -> dict[str, Any]
     return result
 
 
-def node(config: Any, node_id: int, channels: dict[Bond, dict[str, Any]] | None = None,
-         port_value: PortValue | None = None) -> dict[str, Any]:
+def node(config: Any, node_id: int, channels: dict[Bond, dict[str, Any]] | None = None
+         ) -> dict[str, Any]:
     """One switch as an AVD node: its uplinks as cabled, its ports' structured config
     (``channels``: structured_config's, kept across the switches of one network)."""
     found: dict[str, Any] = {"name": config.name, "id": node_id}
@@ -96,64 +89,32 @@ def node(config: Any, node_id: int, channels: dict[Bond, dict[str, Any]] | None 
         found["uplink_port_channel_id"] = port_number(uplinks[0].name)
         # the plan gives the child one port number on each switch of the pair above
         found["uplink_switch_port_channel_id"] = port_number(uplinks[0].peer_port)
-    found["structured_config"] = structured_config(config, channels, port_value)
+    found["structured_config"] = structured_config(config, channels)
     return found
 
 
-def structured_config(config: Any, channels: dict[Bond, dict[str, Any]] | None = None,
-                      port_value: PortValue | None = None) -> dict[str, Any]:
+def structured_config(config: Any, channels: dict[Bond, dict[str, Any]] | None = None
+                      ) -> dict[str, Any]:
     """Host ports: access ports of the VLAN; every port: its cable's label and the MTU; each
     bond (AVD's port-channel, numbered as the plan's): the switches it leads to and the MTU.
     ``channels``: each bond's port-channel by the bond, kept across calls: the access switches
-    below one pair have the same uplink bond, made once (the YAML writer only reads them).
-    ``port_value``: each port's entry (port_value_plain, the default, or AccessPorts())."""
+    below one pair have the same uplink bond, made once (the YAML writer only reads them)."""
     access = {v.vid: {"enabled": True, "mode": "access", "access_vlan": v.vid}
               for v in config.vlans}  # one per VLAN, the same for every host port of it
-    write = port_value_plain if port_value is None else port_value
-    ports = [write(port, access) for port in config.interfaces]
+    # each port's description (SwitchInterface.description) written out: 100,000 ports
+    ports = [{"name": eos_port(port.name),
+              "description": f"{port.peer}:{port.peer_port} {port.cable_id}",
+              "l2_mtu": port.mtu, "shutdown": False, "switchport": access[port.vlan]}
+             if port.kind == "host" else
+             {"name": eos_port(port.name),
+              "description": f"{port.peer}:{port.peer_port} {port.cable_id}", "l2_mtu": port.mtu}
+             for port in config.interfaces]
     known = {} if channels is None else channels
     found: dict[str, Any] = {"ethernet_interfaces": ports}
     if config.bonds:
         found["port_channel_interfaces"] = [known.get(b) or known.setdefault(b, _channel(b))
                                             for b in config.bonds]
     return found
-
-
-def port_value_plain(port: Any, access: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    """A port's entry as plain data (``access``: each VLAN's switchport, by its id)."""
-    # the port's description (SwitchInterface.description) written out: 100,000 ports
-    return port_entry(eos_port(port.name), f"{port.peer}:{port.peer_port} {port.cable_id}",
-                      port, access)
-
-
-def port_entry(name: Any, description: Any, port: Any,
-               access: dict[int, dict[str, Any]]) -> dict[str, Any]:
-    """A port's entry with its strings given (or AccessPorts' Slots for them): a host port
-    an access port of its VLAN, shut down never; a port to a switch its label and MTU."""
-    if port.kind == "host":
-        return {"name": name, "description": description, "l2_mtu": port.mtu,
-                "shutdown": False, "switchport": access[port.vlan]}
-    return {"name": name, "description": description, "l2_mtu": port.mtu}
-
-
-class AccessPorts:
-    """port_entry's entries as YamlTemplate fills: one template per kind (host or not), MTU
-    and VLAN, laid out once, and a fill of two strings (name, description) per port, where
-    port_value_plain made a dict of three or five keys for the writer to walk (100,000
-    ports of the management and BMC networks at 100,000 GPUs). yaml_text writes the same
-    bytes either way: tests/test_management_switches.py compares the inputs both ways."""
-
-    def __init__(self) -> None:
-        self.templates: dict[tuple[bool, int, int], YamlTemplate] = {}
-
-    def __call__(self, port: Any, access: dict[int, dict[str, Any]]) -> object:
-        key = (port.kind == "host", port.mtu, port.vlan)
-        template = self.templates.get(key)
-        if template is None:
-            template = self.templates[key] = YamlTemplate(port_entry(Slot(0), Slot(1), port,
-                                                                     access))
-        return template.fill((eos_port(port.name),
-                              f"{port.peer}:{port.peer_port} {port.cable_id}"))
 
 
 def _channel(bond: Bond) -> dict[str, Any]:
