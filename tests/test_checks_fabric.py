@@ -162,13 +162,13 @@ def test_radix_counts_a_split_ports_cage_once() -> None:
     """The RoCE example's leaves split each cage in two legs ('p1s1', 'p1s2'): a leaf with 24
     fabric cables on 16 cages is within 16 ports and over 15 by one cage, not by 9 cables."""
     plan = example_build("spectrum-x-roce").plan
-    for ports, messages in ((16, []), (15, [
+    for ports, expected in ((16, []), (15, [
             "compute leaf switch eth-leaf-su1-r1 (sn5600) has 16 cables but 15 ports; over "
             "by 1"])):
         switches = tuple(s._replace(ports=ports) if s.name == "eth-leaf-su1-r1" else s
                          for s in plan.switches)
         found = findings_of(replace(plan, switches=switches), "FABRIC-RADIX")
-        assert [f.message for f in found] == messages
+        assert [f.message for f in found] == expected
 
 
 def test_examples_within_radix() -> None:
