@@ -147,6 +147,30 @@ def test_radix_exceeded() -> None:
         "compute leaf switch ib-leaf-1 (qm8700) has 18 cables but 4 ports; over by 14"]
 
 
+def test_radix_exceeded_on_a_management_switch() -> None:
+    """A management switch's ports ('swp47') are no breakout legs: its cables count, each
+    port its own (the cage count once took every 'swp' port for one cage, 's' for a leg, and
+    no management switch was ever found over its radix)."""
+    plan = example_build("seed-64gpu-h100").plan
+    switches = tuple(s._replace(ports=2) if s.name == "mgmt-r02-1" else s for s in plan.switches)
+    found = findings_of(replace(plan, switches=switches), "FABRIC-RADIX")
+    assert [f.message for f in found] == [
+        "management access switch mgmt-r02-1 (sn2201) has 3 cables but 2 ports; over by 1"]
+
+
+def test_radix_counts_a_split_ports_cage_once() -> None:
+    """The RoCE example's leaves split each cage in two legs ('p1s1', 'p1s2'): a leaf with 24
+    fabric cables on 16 cages is within 16 ports and over 15 by one cage, not by 9 cables."""
+    plan = example_build("spectrum-x-roce").plan
+    for ports, expected in ((16, []), (15, [
+            "compute leaf switch eth-leaf-su1-r1 (sn5600) has 16 cables but 15 ports; over "
+            "by 1"])):
+        switches = tuple(s._replace(ports=ports) if s.name == "eth-leaf-su1-r1" else s
+                         for s in plan.switches)
+        found = findings_of(replace(plan, switches=switches), "FABRIC-RADIX")
+        assert [f.message for f in found] == expected
+
+
 def test_examples_within_radix() -> None:
     for name in ("dgx-h100-superpod-4su", "gb200-nvl72", "mixed-a100-h100"):
         assert findings_of(example_build(name).plan, "FABRIC-RADIX") == []

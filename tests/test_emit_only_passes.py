@@ -46,9 +46,28 @@ def test_the_host_rails_are_emit_only_and_made_once() -> None:
     assert lean.rails == {}
     made = for_emit(spec, lean).rails
     assert made.keys() == {"compute"}
-    assert made["compute"] == host_rails(lean, "compute")
+    assert made["compute"] == host_rails(compile_plan(spec), "compute")
     nodes = [n.hostname for n in lean.compute_nodes]
     assert sorted(made["compute"]) == sorted(nodes)
     assert {len(rails) for rails in made["compute"].values()} == {8}
     # what a rail is on every host of the node type is one record (RailPort), not one a host
     assert len({id(r.port) for rails in made["compute"].values() for r in rails}) == 8
+
+
+def test_the_fabric_switches_ports_are_emit_only() -> None:
+    """The RoCE example: the lean plan's fabric switches have their identities (what the lock
+    and the checks read) and no port or session; for_emit's are the full plan's, port for
+    port, session for session, and keep plan_qos' QoS reference."""
+    spec = parse_spec(load_spec_file(EXAMPLES[EXAMPLE_IDS.index("spectrum-x-roce")])[0])
+    full = compile_plan(spec)
+    lean = compile_plan(spec, emit_only=False)
+    assert lean.switch_configs.keys() == full.switch_configs.keys()
+    assert all(not c.interfaces and not c.routing.neighbors for c in lean.switch_configs.values())
+    made = for_emit(spec, lean).switch_configs
+    for name, config in full.switch_configs.items():
+        lean_one, made_one = lean.switch_configs[name], made[name]
+        assert (lean_one.asn, lean_one.loopback, lean_one.p2p_block) == (
+            config.asn, config.loopback, config.p2p_block)
+        assert made_one.interfaces == config.interfaces and made_one.bgp == config.bgp
+        assert made_one.qos is lean.qos[config.fabric] is lean_one.qos
+    assert any(c.interfaces for c in made.values())

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from fractions import Fraction
+from functools import cache
 from typing import TYPE_CHECKING
 
 from cluster_iac.base.errors import Diagnostic, Severity
@@ -18,6 +20,7 @@ if TYPE_CHECKING:  # plan/collectives loads only for a busbw policy (tests/test_
     from cluster_iac.plan.collectives import JobPrediction
 
 NETWORK_GRAPHS = ("compute", "storage", "management", "bmc")
+_LEG = re.compile(r"(p\d+)s\d+")  # a breakout leg of a fabric switch port: cage, leg
 
 
 def ratio_text(value: float) -> str:
@@ -65,10 +68,18 @@ def _split_cages(plan: Plan, names: dict[str, str]) -> dict[str, int]:
     for devices, names_of in ends:
         for network, device, port in zip(links.network, devices, names_of, strict=True):
             if names.get(device) == network:
-                cage, leg, _ = port.partition("s")
-                split = split or bool(leg)
+                cage = _cage(port)
+                split = split or cage != port
                 ports.setdefault(device, set()).add(cage)
     return {name: len(used) for name, used in ports.items()} if split else {}
+
+
+@cache  # a few hundred names (p1-p64 and their legs, swp1-swp48) on 100,000s of cable ends
+def _cage(port: str) -> str:
+    """A fabric switch port's cage: 'p5s2' (a breakout leg, compile/build_fabric.py) -> 'p5';
+    any other name ('p5', a management switch's 'swp5') is its own."""
+    match = _LEG.fullmatch(port)
+    return match[1] if match else port
 
 
 @check("fabric.oversubscription")
@@ -185,11 +196,14 @@ def mtu(plan: Plan) -> Iterator[Diagnostic]:
     """The host MTU of an Ethernet fabric (fabric.<network>.underlay.host_mtu) against the
     largest frame its switch ports carry (plan/switching.py FABRIC_MTU): a host that sends
     larger frames than a leaf port takes loses them (RoCE path MTU discovery does not fall
-    back)."""
+    back). Every host port of the fabric has that MTU (compile/plan_switches.py), so a
+    fabric with a host cabled to it is judged by the setting, not port by port (its ports
+    are the writers' alone: compile.EMIT_ONLY)."""
     worst: dict[str, int] = {}
-    for config in plan.switch_configs.values():
-        for port in config.host_ports:
-            worst[config.fabric] = max(worst.get(config.fabric, 0), port.mtu)
+    for fabric in {c.fabric for c in plan.switch_configs.values()}:
+        wiring = plan.fabric_wiring.get(fabric)
+        if wiring is not None and next(wiring.hosts(), None) is not None:
+            worst[fabric] = getattr(plan.settings.fabric, fabric).underlay.host_mtu
     for fabric, host_mtu in sorted(worst.items()):
         if host_mtu > FABRIC_MTU:
             yield Diagnostic(

@@ -59,8 +59,10 @@ def roce_host_config(plan: Plan) -> Iterator[Diagnostic]:
     boot = plan.boot
     management = plan.addresses.get("management", {})
     served = boot is not None and boot.server_address is not None
-    hosts = sorted({p.peer for c in plan.switch_configs.values()
-                    if c.fabric == "compute" and c.role == "leaf" for p in c.host_ports})
+    # the hosts cabled to the fabric (to its leaves): the far ends of the leaves' host ports,
+    # from the wiring, as the ports are the writers' alone (compile.EMIT_ONLY)
+    wiring = plan.fabric_wiring.get("compute")
+    hosts = sorted(wiring.hosts()) if wiring is not None else []
     missing = [h for h in hosts if not served or h not in management]
     if missing:
         yield Diagnostic(

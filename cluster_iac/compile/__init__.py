@@ -31,7 +31,7 @@ from cluster_iac.compile.plan_partition_limits import plan_partition_limits
 from cluster_iac.compile.plan_qos import plan_qos
 from cluster_iac.compile.plan_scheduling import plan_scheduling
 from cluster_iac.compile.plan_slurm import plan_slurm
-from cluster_iac.compile.plan_switches import plan_switches
+from cluster_iac.compile.plan_switches import plan_switch_ports, plan_switches
 from cluster_iac.plan import Plan
 from cluster_iac.plan.kept import Lock
 from cluster_iac.plan.model import Settings
@@ -69,6 +69,7 @@ PASSES: tuple[Pass, ...] = (
     plan_cabling,
     plan_switches,
     plan_access,  # EMIT_ONLY
+    plan_switch_ports,  # EMIT_ONLY
     plan_qos,
     plan_host_rails,  # EMIT_ONLY
     plan_nccl,
@@ -83,13 +84,14 @@ PASSES: tuple[Pass, ...] = (
 )
 
 
-EMIT_ONLY: tuple[Pass, ...] = (plan_access, plan_host_rails)
+EMIT_ONLY: tuple[Pass, ...] = (plan_access, plan_switch_ports, plan_host_rails)
 """Passes whose product only emitters read (plan_access: the management and BMC switches'
-configurations, read by emit/frr.py and emit/avd.py alone; plan_host_rails: the GPU nodes' RoCE
-NICs, read by the cloud-init, inventory, playbook and QoS emitters; no check, no later pass and
-not the lock read them) and that find no error: ``compile_plan(..., emit_only=False)`` leaves
-them out (validate, and a render or check that finds its folder current), ``for_emit`` runs
-them."""
+configurations, read by emit/frr.py and emit/avd.py alone; plan_switch_ports: the Ethernet
+fabric switches' ports and BGP sessions, read by the same writers and by plan_host_rails;
+plan_host_rails: the GPU nodes' RoCE NICs, read by the cloud-init, inventory, playbook and QoS
+emitters; no check, no later pass and not the lock read them) and that find no error:
+``compile_plan(..., emit_only=False)`` leaves them out (validate, and a render or check that
+finds its folder current), ``for_emit`` runs them, in this order."""
 
 
 def compile_plan(spec: ClusterSpec, lock: Lock | None = None, *,

@@ -23,10 +23,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import cache
 from ipaddress import IPv4Address, IPv4Network
+from itertools import chain
 from operator import itemgetter
 from typing import Any
 
 from cluster_iac.base.errors import CompileError, Diagnostic, SpecPath
+from cluster_iac.base.runs import runs
 from cluster_iac.plan import Plan
 from cluster_iac.plan.switching import (
     FABRIC_MTU,
@@ -43,61 +45,103 @@ _PORT = re.compile(r"p(\d+)(?:s(\d+))?")
 
 
 def plan_switches(spec: ClusterSpec, plan: Plan) -> Plan:
-    """plan.switch_configs for every switch of every Ethernet fabric."""
+    """plan.switch_configs for every switch of every Ethernet fabric: its identity (ASN,
+    loopback, /31 block), what the checks and the lock read. Its ports and BGP sessions are
+    plan_switch_ports' (an EMIT_ONLY pass: only the writers read them); until then a routed
+    switch's ``interfaces`` is empty and its ``bgp`` holds no session (portless)."""
     configs: dict[str, SwitchConfig] = {}
     for network, fabric in sorted(plan.fabrics.items()):
         if fabric.technology in ETHERNET:
             config = getattr(spec.fabric, network)
-            configs.update(_fabric_configs(plan, network, config.underlay, ("fabric", network)))
+            configs.update(_fabric_identities(plan, network, config.underlay,
+                                              ("fabric", network)))
     return replace(plan, switch_configs=configs) if configs else plan
 
 
-def _fabric_configs(plan: Plan, network: str, underlay: Any,
-                    path: SpecPath) -> dict[str, SwitchConfig]:
+def plan_switch_ports(spec: ClusterSpec, plan: Plan) -> Plan:
+    """Each Ethernet fabric switch's ports from the cable table and its BGP process, onto
+    plan_switches' configurations (their identities and the QoS reference kept): 300,000
+    ports and 200,000 sessions at 100,000 GPUs on RoCE, read by the FRR, ifupdown2 and AVD
+    writers and the hosts' rails alone, so validate and a current folder's commands skip
+    them (compile.EMIT_ONLY)."""
+    configs = dict(plan.switch_configs)
+    for network in sorted({c.fabric for c in configs.values()}):
+        underlay = getattr(spec.fabric, network).underlay
+        switches = {name: c for name, c in configs.items() if c.fabric == network}
+        legs = plan.fabrics[network].breakout_legs
+        firsts = {name: int(IPv4Address(c.p2p_block)) for name, c in switches.items()
+                  if c.p2p_block}
+        ports = _ports_by_switch(plan, network, plan.fabric_wiring[network].tier, legs,
+                                 firsts, underlay.host_mtu)
+        asns = {name: c.asn for name, c in switches.items()}
+        numbered = underlay.bgp == "numbered"
+        for name, config in switches.items():
+            interfaces, bgp = _switch_ports(name, ports.get(name, ()), asns, config.loopback,
+                                            numbered)
+            configs[name] = replace(config, interfaces=interfaces, bgp=bgp)
+    return replace(plan, switch_configs=configs) if configs else plan
+
+
+def _fabric_identities(plan: Plan, network: str, underlay: Any,
+                       path: SpecPath) -> dict[str, SwitchConfig]:
+    """The fabric's switches, each with its ASN, loopback and block, portless."""
     wiring = plan.fabric_wiring[network]
     switches = [s for s in plan.switches if s.network == network]
     legs = plan.fabrics[network].breakout_legs
-    ports = _ports_by_switch(plan, network, wiring.tier, legs)
     identities = Identities(plan.lock, network, underlay, path)
     asns, loopbacks = identities.routing(switches, wiring)
     numbered = underlay.bgp == "numbered"
     blocks = identities.blocks([s for s in switches
                                 if s.tier == "leaf" or numbered], legs)
-    firsts = {name: int(block) for name, block in blocks.items()}
     configs = {}
     for switch in switches:
-        interfaces, bgp = _switch_ports(switch.name, ports.get(switch.name, ()), underlay.host_mtu,
-                                        firsts, asns, loopbacks[switch.name], numbered)
+        loopback = loopbacks[switch.name]
+        portless = BgpConfig(asns[switch.name], loopback, not numbered, (), 1,
+                             (f"{loopback}/32",))
         configs[switch.name] = SwitchConfig(
             switch.name, network, switch.model, ROLES[switch.tier], switch.rack,
-            asns[switch.name], loopbacks[switch.name], interfaces, bgp, path,
+            asns[switch.name], loopback, (), portless, path,
             str(blocks[switch.name]) if switch.name in blocks else "")
     return configs
 
 
-# One cabled port as read from the cable table: (its place in port order, port, kind, peer,
-# peer port, cable id, speed, numbering switch, the link's port leg on it: _leg_index)
-PortRow = tuple[tuple[int, int], str, str, str, str, str, int, str, int]
+# One cabled port as read from the cable table: its place in port order (_cage_leg), then
+# the port
+PortRow = tuple[tuple[int, int], SwitchInterface]
 
 
-def _ports_by_switch(plan: Plan, network: str, tier: Any,
-                     legs: int) -> dict[str, list[PortRow]]:
+def _ports_by_switch(plan: Plan, network: str, tier: Any, legs: int, firsts: dict[str, int],
+                     host_mtu: int) -> dict[str, list[PortRow]]:
     """Each switch's cabled ports of the fabric, in port order (the cable's A end is the
-    lower device, B the switch above it, which numbers the link)."""
+    lower device, B the switch above it, which numbers the link). A port: the MTU of its
+    kind (``host_mtu`` on a host port); on a link its upper end numbers (``firsts``: the
+    first address of that switch's block), the /31 of the port leg's place among the upper
+    end's ports, the upper end the even address, the lower end the odd one (this end's
+    address with its length, the far end's without)."""
     cables = plan.cables
     found: dict[str, list[PortRow]] = {}
-    for net, a, a_port, b, b_port, speed, cable in zip(
-            cables.network, cables.a_device, cables.a_port, cables.b_device, cables.b_port,
-            cables.speed_gbps, cables.cable_id, strict=True):
-        if net != network:
+    # the fabric's own runs of the table (its cables were laid together), not every cable
+    # and power cord of the cluster
+    spans = [slice(start, stop) for start, stop in runs(cables.network)
+             if cables.network[start] == network]
+    columns = (cables.a_device, cables.a_port, cables.b_device, cables.b_port,
+               cables.speed_gbps, cables.cable_id)
+    for a, a_port, b, b_port, speed, cable in chain.from_iterable(
+            zip(*(column[span] for column in columns), strict=True) for span in spans):
+        first = firsts.get(b)
+        upper = lower = even = odd = ""
+        if first is not None:
+            place = first + 2 * _leg_index(b_port, legs)
+            even, odd = _dotted(place), _dotted(place + 1)
+            upper, lower = f"{even}/31", f"{odd}/31"
+        if tier.get(a) == "node":
+            found.setdefault(b, []).append((_cage_leg(b_port), SwitchInterface(
+                b_port, "host", a, a_port, cable, speed, host_mtu, upper, odd)))
             continue
-        down = "host" if tier.get(a) == "node" else "fabric"
-        place = _leg_index(b_port, legs)
-        found.setdefault(b, []).append((_cage_leg(b_port), b_port, down, a, a_port, cable, speed,
-                                        b, place))
-        if down == "fabric":
-            found.setdefault(a, []).append((_cage_leg(a_port), a_port, "uplink", b, b_port,
-                                            cable, speed, b, place))
+        found.setdefault(b, []).append((_cage_leg(b_port), SwitchInterface(
+            b_port, "fabric", a, a_port, cable, speed, FABRIC_MTU, upper, odd)))
+        found.setdefault(a, []).append((_cage_leg(a_port), SwitchInterface(
+            a_port, "uplink", b, b_port, cable, speed, FABRIC_MTU, lower, even)))
     for rows in found.values():
         rows.sort(key=itemgetter(0))  # by (cage, leg), a C key: 300,000 ports at 100,000 GPUs
     return found
@@ -119,50 +163,47 @@ def _leg_index(port: str, legs: int) -> int:
     return (cage - 1) * legs + leg - 1
 
 
-def _switch_ports(name: str, rows: Sequence[PortRow], host_mtu: int, firsts: dict[str, int],
-                  asns: dict[str, int], loopback: str,
+def _switch_ports(name: str, rows: Sequence[PortRow], asns: dict[str, int], loopback: str,
                   numbered: bool) -> tuple[tuple[SwitchInterface, ...], BgpConfig]:
-    """A switch's ports from its rows and its BGP process, in one pass over them (300,000
-    ports at 100,000 GPUs). A port: the MTU of its kind, the /31 of a link its numbering
-    switch (the upper end) numbers, from the first address of that switch's block
-    (``firsts``), the port leg's place among its ports (this end's address with its length,
-    the far end's without). BGP: a session per cable to a switch, maximum-paths the uplinks
-    or the most cables down to one switch, the loopback and (a leaf) its host /31s announced;
-    a leaf holds the even address of each host /31, its address is the subnet's."""
-    interfaces = []
+    """A switch's ports (from _ports_by_switch's rows) and its BGP process, in one pass over
+    them (300,000 ports at 100,000 GPUs): a session per cable to a switch, maximum-paths the
+    uplinks or the most cables down to one switch, the loopback and (a leaf) its host /31s
+    announced; a leaf holds the even address of each host /31, its address is the
+    subnet's."""
+    interfaces = tuple(map(itemgetter(1), rows))
     neighbors = []
     networks = [f"{loopback}/32"]
     per_peer: dict[str, int] = {}  # the cables down to each switch below
     uplinks = 0
-    for _order, port, kind, peer, peer_port, cable, speed, owner, place in rows:
-        first = firsts.get(owner)
-        address = peer_address = ""
-        if first is not None:
-            even = first + 2 * place
-            mine, theirs = (even, even + 1) if kind != "uplink" else (even + 1, even)
-            address, peer_address = f"{_dotted(mine)}/31", _dotted(theirs)
+    for port in interfaces:
+        kind = port.kind
         if kind == "host":
-            interfaces.append(SwitchInterface(port, kind, peer, peer_port, cable, speed,
-                                              host_mtu, address, peer_address))
-            if address:
-                networks.append(address)
+            if port.address:
+                networks.append(port.address)
             continue
-        interfaces.append(SwitchInterface(port, kind, peer, peer_port, cable, speed,
-                                          FABRIC_MTU, address, peer_address))
+        peer = port.peer
         if kind == "uplink":
             uplinks += 1
         else:
             per_peer[peer] = per_peer.get(peer, 0) + 1
-        neighbors.append(BgpNeighbor(peer, port, peer_address if numbered else "", asns[peer],
-                                     "uplink" if kind == "uplink" else "downlink"))
-    return tuple(interfaces), BgpConfig(asns[name], loopback, not numbered, tuple(neighbors),
-                                        max(1, uplinks, *per_peer.values()), tuple(networks))
+        neighbors.append(BgpNeighbor(peer, port.name, port.peer_address if numbered else "",
+                                     asns[peer], "uplink" if kind == "uplink" else "downlink"))
+    return interfaces, BgpConfig(asns[name], loopback, not numbered, tuple(neighbors),
+                                 max(1, uplinks, *per_peer.values()), tuple(networks))
 
 
 def _dotted(address: int) -> str:
     """An IPv4 address as text: what str(IPv4Address(address)) prints, without its checks
-    (24,576 ports of a 8,192-GPU fabric: 0.9 s of 1.7 went to ipaddress)."""
-    return f"{address >> 24}.{address >> 16 & 255}.{address >> 8 & 255}.{address & 255}"
+    (24,576 ports of a 8,192-GPU fabric: 0.9 s of 1.7 went to ipaddress); its first three
+    octets are its /24's, made once per /24 (a switch's block of /31s is within one or a few:
+    200,000 host addresses at 100,000 GPUs on RoCE in some 1,600 of them)."""
+    return _first_octets(address >> 8) + str(address & 255)
+
+
+@cache
+def _first_octets(network: int) -> str:
+    """A /24's first three octets and the dot after them: 0x0afe01 -> '10.254.1.'."""
+    return f"{network >> 16}.{network >> 8 & 255}.{network & 255}."
 
 
 class Identities:
