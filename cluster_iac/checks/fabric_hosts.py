@@ -84,8 +84,10 @@ def roce_host_nics(plan: Plan) -> Iterator[Diagnostic]:
     section = plan.settings.fabric.compute
     if section is None or section.technology != "roce" or not plan.switch_configs:
         return
-    hosts = {p.peer for c in plan.switch_configs.values()
-             if c.fabric == "compute" and c.role == "leaf" for p in c.host_ports if p.address}
+    # the hosts cabled to the fabric's leaves, from the wiring (the ports are the writers'
+    # alone, compile.EMIT_ONLY), as fabric.roce_host_config reads them
+    wiring = plan.fabric_wiring.get("compute")
+    hosts = set(wiring.hosts()) if wiring is not None else set()
     types = {n.node_type for n in plan.nodes if n.hostname in hosts}
     for name in sorted(types):
         nt = plan.node_types[name]
