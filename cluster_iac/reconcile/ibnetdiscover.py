@@ -15,10 +15,12 @@ from cluster_iac.reconcile.infiniband import (
     CABLE_FIXES,
     Matching,
     Mismatch,
+    agrees,
     describe,
     discovered_guids,
     fabric_of,
     match,
+    rematched,
     verify,
 )
 
@@ -50,15 +52,24 @@ def host(data: Topology) -> str:
 
 
 _MATCHED: list[tuple[Plan, Discovery, str, Matching]] = []
-"""The files' matches (infiniband.match) made by compare, for facts, which run.py calls next
-on the same files: matching a 100,000-GPU fabric's 900,000 links twice took a quarter of
-reconcile's time. compare starts the list afresh; facts empties it when done."""
+"""The files' matches (infiniband.match) made by agree or compare, for facts, which run.py
+calls next on the same files: matching a 100,000-GPU fabric's 900,000 links twice took a
+quarter of reconcile's time. Kept by plan and file (a match of another plan is not taken);
+facts empties the list when done, agree before it starts."""
 
 
 def _match(plan: Plan, network: str, item: Discovery) -> Matching:
-    """infiniband.match for the file, computed once for compare and facts."""
+    """infiniband.match for the file, computed once for agree, compare and facts: also once
+    for a plan compiled further than the one agree matched it with (cli/reconcile.py), when
+    that plan's fabric has the same cables and devices (infiniband.rematched)."""
     for kept_plan, kept_item, kept_network, matching in _MATCHED:
-        if kept_plan is plan and kept_item is item and kept_network == network:
+        if kept_item.data is item.data and kept_network == network:
+            if kept_plan is not plan:
+                again = rematched(kept_plan, plan, network, matching)
+                if again is None:
+                    continue
+                matching = again
+                _MATCHED.append((plan, item, network, matching))
             return matching
     matching = match(plan, network, item.data)
     _MATCHED.append((plan, item, network, matching))
@@ -67,7 +78,6 @@ def _match(plan: Plan, network: str, item: Discovery) -> Matching:
 
 def compare(plan: Plan, found: Sequence[Discovery]) -> Iterator[Finding]:
     """Each file's fabric (the one whose switches it holds) against its planned cables."""
-    _MATCHED.clear()
     for item in found:
         network = fabric_of(plan, item.data)
         if network is None:
@@ -78,6 +88,20 @@ def compare(plan: Plan, found: Sequence[Discovery]) -> Iterator[Finding]:
             continue
         for mismatch in verify(plan, network, item.data, _match(plan, network, item)):
             yield _finding(plan, mismatch, str(item.path))
+
+
+def agree(plan: Plan, found: Sequence[Discovery]) -> bool:
+    """Whether compare finds nothing in any of the files, asked of a plan compiled through
+    build_fabric (sources.EARLY): the links and wiring matching reads are made by then, and
+    only a difference needs a later pass (a cable's id, a device's place). The matches are
+    kept for facts and compare on the same plan."""
+    _MATCHED.clear()
+    for item in found:
+        network = fabric_of(plan, item.data)
+        if network is None or not agrees(plan, network, item.data,
+                                         _match(plan, network, item)):
+            return False
+    return True
 
 
 def _finding(plan: Plan, mismatch: Mismatch, path: str) -> Finding:
