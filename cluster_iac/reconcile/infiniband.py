@@ -24,7 +24,6 @@ from cluster_iac.formats.ibnetdiscover import IbEnd, IbNode, Topology
 from cluster_iac.plan import Plan
 from cluster_iac.plan.physical import Cable
 from cluster_iac.plan.subnet import infiniband_fabrics
-from cluster_iac.reconcile.as_planned import as_planned
 from cluster_iac.reconcile.places import devices
 
 
@@ -165,8 +164,7 @@ def match(plan: Plan, network: str, discovered: Topology) -> Matching:
     """Each discovered link of ``network`` matched to the planned cable it is, if any. Each
     discovered node's part of an end (a switch's device, a host adapter's whole end) is
     worked out once, and each link is tested inline: a 100,000-GPU fabric has 300,000
-    links. A discovery whose every link is a planned cable is matched column by column
-    (as_planned.py, which this loop is the oracle of)."""
+    links."""
     cables = FabricCables(plan, network)
     end_of = tuple.__new__  # End(...) without its Python __new__
     a_ends: list[End] = list(map(end_of, repeat(End),
@@ -178,9 +176,6 @@ def match(plan: Plan, network: str, discovered: Topology) -> Matching:
     by_end = dict(zip(chain.from_iterable(zip(a_ends, b_ends, strict=True)),
                       chain.from_iterable(zip(index, index, strict=True)), strict=True))
     parts = _parts(plan, discovered)
-    planned = as_planned(discovered.links, parts, by_end, a_ends, End, _PORT_NAMES)
-    if planned is not None:  # every link a planned cable, found at C speed
-        return Matching(cables, planned, [], by_end)
     found: dict[int, tuple[IbEnd, IbEnd]] = {}
     strays: list[tuple[End, End]] = []
     cabled = by_end.get
