@@ -140,7 +140,7 @@ def _known(spec: Path, read: Read) -> tuple[Plan, Outcome, list[Fact], list[Find
             new, conflicts = _facts_judged(plan, outcome)
             if not outcome.findings and not conflicts:
                 return plan, outcome, new, conflicts
-        plan = compiled_on(spec, plan, early, last)
+        plan = compiled_on(spec, plan, early, last) or compile_through(spec, last)
     outcome = judged(plan, read)
     return (plan, outcome, *_facts_judged(plan, outcome))
 

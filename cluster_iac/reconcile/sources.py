@@ -23,6 +23,7 @@ from cluster_iac.reconcile import (
     redfish,
     slurmd,
 )
+from cluster_iac.spec.parse import parse_spec
 
 SOURCES: dict[str, ModuleType] = {module.KIND: module for module in (
     ibnetdiscover,
@@ -82,25 +83,20 @@ def last_early(kinds: Iterable[str]) -> Pass | None:
     return max((EARLY[kind] for kind in kinds), key=PASSES.index)
 
 
-def compiled_on(spec_file: Path, plan: Plan, after: Pass, through: Pass) -> Plan:
+def compiled_on(spec_file: Path, plan: Plan, after: Pass, through: Pass) -> Plan | None:
     """``plan``, compiled through ``after`` by render.compile_through, compiled on through
     ``through``: the passes between, as compile_through runs them (compile.EMIT_ONLY's left
     out), on the spec loaded again (a few milliseconds: the plan holds the lock read and
-    its moves applied). Where a pass refuses the spec after all, compile_through's own
-    answer (render.PipelineError, located)."""
-    from cluster_iac.render import compile_through  # render imports what reconcile reads
-    from cluster_iac.spec.parse import parse_spec
-
+    its moves applied). None where a pass refuses the spec after all: the caller compiles
+    it afresh (render.compile_through), which says where."""
     passes = tuple(p for p in PASSES if p not in EMIT_ONLY)
     try:
         spec = parse_spec(load_spec_file(spec_file)[0])
         for compile_pass in passes_through(passes, through)[len(passes_through(passes, after)):]:
             plan = compile_pass(spec, plan)
     except CompileError:
-        return compile_through(spec_file, through)
-    if plan.deferred:
-        return compile_through(spec_file, through)
-    return plan
+        return None
+    return None if plan.deferred else plan
 
 
 def detect(text: str) -> str | None:
