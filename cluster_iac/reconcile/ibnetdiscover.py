@@ -5,6 +5,7 @@ where the plan cables them, offered to the lock (``reconcile --accept``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 
 from cluster_iac.formats.ibnetdiscover import Topology, TopologyError, parse
 from cluster_iac.plan import Plan
@@ -130,9 +131,14 @@ def _holds_delivered(discovered: Topology) -> bool:
     """Whether any GUID of the discovery is a delivered one: each fact's GUID is a node's
     or an adapter port's, so a discovery of the plan's placeholders (ibsim loading the
     exported topology) offers none, and its 300,000 found cables at 100,000 GPUs are not
-    gone through again only to offer nothing."""
-    return (any(map(_delivered, discovered.port_guids.values()))
-            or any(_delivered(node.guid) for node in discovered.nodes.values()))
+    gone through again only to offer nothing. Counted at C speed: a GUID whose locally
+    administered bit is clear is zero or delivered (_delivered), so there is a delivered
+    one where such GUIDs outnumber the zeros."""
+    guids = [*discovered.port_guids.values(), *map(_GUID_OF, discovered.nodes.values())]
+    return list(map(LOCAL.__and__, guids)).count(0) > guids.count(0)
+
+
+_GUID_OF = attrgetter("guid")
 
 
 def facts(plan: Plan, found: Sequence[Discovery]) -> Iterator[Fact]:
