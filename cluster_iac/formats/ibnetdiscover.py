@@ -235,7 +235,9 @@ def _parse_records(text: str) -> Topology | None:
             return None
         guid, kind, ports, node_id, desc = found.groups()
         nodes[node_id] = node_of(IbNode, (kind, node_id, int(guid, 16), int(ports), desc))
-        start, pos = found.end(), run(text, found.end()).end()
+        start = found.end()
+        lines = run(text, start)  # always a match (of no line, where the record has none)
+        pos = start if lines is None else lines.end()
         rows = port_lines(text, start, pos)
         if len(rows) != text.count("\n", start, pos):  # a line the pattern does not take
             return None
