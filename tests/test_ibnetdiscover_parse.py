@@ -5,9 +5,25 @@ switch, and the located errors."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from cluster_iac.formats.ibnetdiscover import IbEnd, IbNode, TopologyError, parse
+from cluster_iac.formats.ibnetdiscover import (
+    IbEnd,
+    IbNode,
+    Topology,
+    TopologyError,
+    _parse_records,
+    parse,
+    parse_lines,
+    topology_text,
+)
+from cluster_iac.plan.subnet import infiniband_fabrics, topology
+from cluster_iac.render import build
+from tests.benchmarks import bench_commands, bench_scale
+from tests.conftest import EXAMPLES
 
 DISCOVERY = """\
 # Topology file: generated on Tue Jun  5 14:15:10 2018
@@ -53,3 +69,46 @@ def test_a_line_not_in_the_format_is_located(text: str, line: int, reason: str) 
     with pytest.raises(TopologyError) as caught:
         parse(text)
     assert (caught.value.line, caught.value.reason) == (line, reason)
+
+
+def _same(one: Topology, other: Topology) -> bool:
+    """One topology: nodes, links and port GUIDs, each in the order read."""
+    return (list(one.nodes.items()) == list(other.nodes.items())
+            and list(one.links.items()) == list(other.links.items())
+            and list(one.port_guids.items()) == list(other.port_guids.items()))
+
+
+def test_record_by_record_as_line_by_line(tmp_path: Path) -> None:
+    """parse reads a text as ibnetdiscover prints it record by record (_parse_records), and
+    makes what parse_lines makes of it: every example's InfiniBand fabric and a 2,000-GPU
+    bench spec's, as exported and as the real ibnetdiscover prints them (bench_commands),
+    and with a cable read differently from its two ends; any other text it leaves to
+    parse_lines (None)."""
+    spec = tmp_path / "bench.yaml"
+    spec.write_text(bench_scale.spec_yaml(2000))
+    texts = []
+    for path in [*EXAMPLES, spec]:
+        plan = build(path, emit=False).plan
+        for network in infiniband_fabrics(plan):
+            exported = topology_text(topology(plan, network), ["a header"])
+            texts += [exported, bench_commands.discovery(exported)]
+    head, last = texts[-1].rstrip("\n").rsplit("\n", 1)  # an adapter's record: another port
+    contradicted = head + "\n" + re.sub(r'"\[(\d+)\]', lambda m: f'"[{int(m[1]) % 30 + 1}]',
+                                        last, count=1) + "\n"
+    assert contradicted != texts[-1]
+    for text in [*texts, contradicted]:
+        quick = _parse_records(text)
+        assert quick is not None and _same(quick, parse_lines(text))
+    assert len(texts) >= 10
+    for text in (DISCOVERY, texts[0].replace("\n\n", "\n \n", 1), texts[0][:-1],
+                 texts[0].replace("\n[", "\n[1][ext 1]\t\"S-x\"[1]\n[", 1),
+                 texts[0] + "# a comment\n", texts[0].replace("]\t", "]x\t", 1)):
+        assert _parse_records(text) is None
+        try:
+            plain = parse_lines(text)
+        except TopologyError as refused:
+            with pytest.raises(TopologyError) as caught:
+                parse(text)
+            assert caught.value.args == refused.args
+        else:
+            assert _same(parse(text), plain)

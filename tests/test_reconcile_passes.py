@@ -14,6 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 import cluster_iac.cli.reconcile as cli_reconcile
+import cluster_iac.reconcile.sources as sources
+from cluster_iac.cli.common import build_or_exit
 from cluster_iac.cli.main import main
 from cluster_iac.compile import PASSES, passes_through
 from cluster_iac.emit.subnet_manager import render as render_sm
@@ -156,3 +158,36 @@ def test_the_command_with_the_outcome_known_prints_the_same(
                               ).exit_code == 0
     monkeypatch.setattr(cli_reconcile, "build_or_exit", None)  # the full path would fail
     assert _cli(spec, files) == cold
+
+
+def test_a_discovery_that_agrees_is_judged_on_the_plan_through_build_fabric(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the outcome known, a fabric's discovery as planned (and one with a cable
+    miswired) prints what the full path prints; the one that agrees is answered on the plan
+    compiled through sources.EARLY's pass, never compiled on (compiled_on would fail it)."""
+    monkeypatch.setenv("CLUSTER_IAC_CACHE", str(tmp_path / "cache"))
+    spec = tmp_path / SEED.name
+    shutil.copy(SEED, spec)
+    shutil.copy(SEED.with_suffix(".lock"), spec.with_suffix(".lock"))
+    plan: Plan = build(spec, emit=False).plan
+    planned = render_sm(plan)["opensm/compute/topology.ibnetdiscover"]
+    same = [write(tmp_path, "same.ibnetdiscover", planned)]
+    cold = _cli(spec, same)
+    assert cold[0] == 0 and "matches the plan (1 ibnetdiscover judged)" in cold[1]
+    assert CliRunner().invoke(main, ["render", str(spec), "-o", str(tmp_path / "out")]
+                              ).exit_code == 0
+    monkeypatch.setattr(cli_reconcile, "build_or_exit", None)  # the full path would fail
+    kept = sources.compiled_on
+    monkeypatch.setattr(sources, "compiled_on", None)  # compiling on would fail
+    assert _cli(spec, same) == cold
+    monkeypatch.setattr(sources, "compiled_on", kept)
+    miswired = [write(tmp_path, "miswired.ibnetdiscover",
+                      _swapped(planned, "compute01 ib0", "compute02 ib0"))]
+    monkeypatch.setattr(cli_reconcile, "build_or_exit", build_or_exit)
+    monkeypatch.delenv("CLUSTER_IAC_CACHE")
+    monkeypatch.setenv("CLUSTER_IAC_CACHE", str(tmp_path / "cold"))
+    full = _cli(spec, miswired)
+    monkeypatch.setenv("CLUSTER_IAC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(cli_reconcile, "build_or_exit", None)
+    assert full[0] == 1 and "RECONCILE-IB-MISWIRED" in full[1]
+    assert _cli(spec, miswired) == full

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from cluster_iac.plan import Plan
     from cluster_iac.reconcile.accept import Fact
     from cluster_iac.reconcile.finding import Finding
+    from cluster_iac.reconcile.run import Outcome, Read
 
 
 def _as(value: tuple[str, ...]) -> list[tuple[str, Path]]:
@@ -72,15 +73,12 @@ def reconcile_command(spec: Path, discovery: tuple[Path, ...], named: tuple[str,
     every file that cannot be read with its line; exit 1 on any, 0 when the delivered
     cluster is as planned. The facts the lock does not hold yet are counted; --accept writes
     them to the lock."""
-    from cluster_iac.reconcile.accept import judge
-    from cluster_iac.reconcile.run import reconcile
+    from cluster_iac.reconcile.run import read_files
 
     files = [(None, path) for path in _files(discovery)] + _as(named)
     if not files:
         raise click.UsageError("give at least one DISCOVERY file")
-    plan = _plan(spec, accept)
-    outcome = reconcile(plan, files)
-    new, conflicts = judge(plan, outcome.facts)
+    plan, outcome, new, conflicts = _judged(spec, accept, read_files(files))
     findings = outcome.findings + conflicts
     for error in outcome.errors:
         click.echo(error.text(), err=True)
@@ -95,27 +93,63 @@ def reconcile_command(spec: Path, discovery: tuple[Path, ...], named: tuple[str,
     click.echo(f"the delivered cluster matches the plan ({judged} judged)")
 
 
-def _plan(spec: Path, accept: bool) -> Plan:
-    """SPEC's plan as far as the sources read it (reconcile/sources.py NEEDS), its findings
-    printed. Where a render knows the outcome of SPEC and its lock (write/recall.py: they
-    compile and pass the checks, with these findings), only the passes the sources read
-    run, and the findings are the known ones: 11 of the 25 passes after plan_cabling and
-    the checks not run again (0.6 s of 2.7 at 100,000 GPUs). Otherwise, and with --accept
-    (which writes the lock from the whole plan), the pipeline as validate runs it, but for
-    what only the emitters read (compile.EMIT_ONLY): no source compares it."""
-    from cluster_iac.reconcile.sources import last_needed
+def _judged(spec: Path, accept: bool, read: Read) -> tuple[Plan, Outcome, list[Fact],
+                                                          list[Finding]]:
+    """The files read judged against SPEC's plan (its findings printed): (the plan, the
+    outcome, the facts the lock does not hold yet, the facts that contradict it). Where a
+    render knows the outcome of SPEC and its lock (write/recall.py: they compile and pass
+    the checks, with these findings), the plan is compiled only as far as the sources read
+    it and the checks are not run again: first as far as the files need to tell whether
+    they agree with it (sources.EARLY: an InfiniBand discovery, through build_fabric), then,
+    where they do not, on through the passes that describe a difference (NEEDS). Otherwise,
+    and with --accept (which writes the lock from the whole plan), the pipeline as validate
+    runs it, but for what only the emitters read (compile.EMIT_ONLY): no source compares
+    it."""
+    from cluster_iac.reconcile.run import judged
 
     recalled = None if accept else recall(spec, False, ())
     if recalled is not None:
         try:
-            plan = compile_through(spec, last_needed())
+            plan, outcome, new, conflicts = _known(spec, read)
         except PipelineError:  # not the inputs the render knew after all: the whole path
             recalled = None
     if recalled is None:
-        return build_or_exit(spec, strict=False, emit=False, complete=False).plan
+        plan = build_or_exit(spec, strict=False, emit=False, complete=False).plan
+        outcome = judged(plan, read)
+        return (plan, outcome, *_facts_judged(plan, outcome))
     print_diagnostics(recalled.findings, recalled.source, str(spec))
-    return keep_to_exit(plan)
+    return keep_to_exit(plan), outcome, new, conflicts
 
+
+def _known(spec: Path, read: Read) -> tuple[Plan, Outcome, list[Fact], list[Finding]]:
+    """_judged where a render knows SPEC's outcome: the plan through sources.EARLY's passes
+    where every kind read has one and the files agree with it (no finding, no fact
+    contradicting the lock), else through NEEDS' (compiled on from the earlier plan);
+    PipelineError where the spec does not compile after all."""
+    from cluster_iac.reconcile.run import agree, judged
+    from cluster_iac.reconcile.sources import compiled_on, last_early, last_needed
+
+    early = last_early(read.files)
+    last = last_needed(read.files) if read.files else last_needed()
+    if early is None:
+        plan = compile_through(spec, last)
+    else:
+        plan = compile_through(spec, early)
+        if agree(plan, read):
+            outcome = judged(plan, read)
+            new, conflicts = _facts_judged(plan, outcome)
+            if not outcome.findings and not conflicts:
+                return plan, outcome, new, conflicts
+        plan = compiled_on(spec, plan, early, last) or compile_through(spec, last)
+    outcome = judged(plan, read)
+    return (plan, outcome, *_facts_judged(plan, outcome))
+
+
+def _facts_judged(plan: Plan, outcome: Outcome) -> tuple[list[Fact], list[Finding]]:
+    """accept.judge of the outcome's facts: (new ones, conflicts)."""
+    from cluster_iac.reconcile.accept import judge
+
+    return judge(plan, outcome.facts)
 
 
 def _facts(spec: Path, plan: Plan, new: list[Fact], conflicts: list[Finding],

@@ -5,6 +5,7 @@ where the plan cables them, offered to the lock (``reconcile --accept``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 
 from cluster_iac.formats.ibnetdiscover import Topology, TopologyError, parse
 from cluster_iac.plan import Plan
@@ -15,10 +16,12 @@ from cluster_iac.reconcile.infiniband import (
     CABLE_FIXES,
     Matching,
     Mismatch,
+    agrees,
     describe,
     discovered_guids,
     fabric_of,
     match,
+    rematched,
     verify,
 )
 
@@ -50,15 +53,24 @@ def host(data: Topology) -> str:
 
 
 _MATCHED: list[tuple[Plan, Discovery, str, Matching]] = []
-"""The files' matches (infiniband.match) made by compare, for facts, which run.py calls next
-on the same files: matching a 100,000-GPU fabric's 900,000 links twice took a quarter of
-reconcile's time. compare starts the list afresh; facts empties it when done."""
+"""The files' matches (infiniband.match) made by agree or compare, for facts, which run.py
+calls next on the same files: matching a 100,000-GPU fabric's 900,000 links twice took a
+quarter of reconcile's time. Kept by plan and file (a match of another plan is not taken);
+facts empties the list when done, agree before it starts."""
 
 
 def _match(plan: Plan, network: str, item: Discovery) -> Matching:
-    """infiniband.match for the file, computed once for compare and facts."""
+    """infiniband.match for the file, computed once for agree, compare and facts: also once
+    for a plan compiled further than the one agree matched it with (cli/reconcile.py), when
+    that plan's fabric has the same cables and devices (infiniband.rematched)."""
     for kept_plan, kept_item, kept_network, matching in _MATCHED:
-        if kept_plan is plan and kept_item is item and kept_network == network:
+        if kept_item.data is item.data and kept_network == network:
+            if kept_plan is not plan:
+                again = rematched(kept_plan, plan, network, matching)
+                if again is None:
+                    continue
+                matching = again
+                _MATCHED.append((plan, item, network, matching))
             return matching
     matching = match(plan, network, item.data)
     _MATCHED.append((plan, item, network, matching))
@@ -67,7 +79,6 @@ def _match(plan: Plan, network: str, item: Discovery) -> Matching:
 
 def compare(plan: Plan, found: Sequence[Discovery]) -> Iterator[Finding]:
     """Each file's fabric (the one whose switches it holds) against its planned cables."""
-    _MATCHED.clear()
     for item in found:
         network = fabric_of(plan, item.data)
         if network is None:
@@ -78,6 +89,20 @@ def compare(plan: Plan, found: Sequence[Discovery]) -> Iterator[Finding]:
             continue
         for mismatch in verify(plan, network, item.data, _match(plan, network, item)):
             yield _finding(plan, mismatch, str(item.path))
+
+
+def agree(plan: Plan, found: Sequence[Discovery]) -> bool:
+    """Whether compare finds nothing in any of the files, asked of a plan compiled through
+    build_fabric (sources.EARLY): the links and wiring matching reads are made by then, and
+    only a difference needs a later pass (a cable's id, a device's place). The matches are
+    kept for facts and compare on the same plan."""
+    _MATCHED.clear()
+    for item in found:
+        network = fabric_of(plan, item.data)
+        if network is None or not agrees(plan, network, item.data,
+                                         _match(plan, network, item)):
+            return False
+    return True
 
 
 def _finding(plan: Plan, mismatch: Mismatch, path: str) -> Finding:
@@ -106,9 +131,14 @@ def _holds_delivered(discovered: Topology) -> bool:
     """Whether any GUID of the discovery is a delivered one: each fact's GUID is a node's
     or an adapter port's, so a discovery of the plan's placeholders (ibsim loading the
     exported topology) offers none, and its 300,000 found cables at 100,000 GPUs are not
-    gone through again only to offer nothing."""
-    return (any(map(_delivered, discovered.port_guids.values()))
-            or any(_delivered(node.guid) for node in discovered.nodes.values()))
+    gone through again only to offer nothing. Counted at C speed: a GUID whose locally
+    administered bit is clear is zero or delivered (_delivered), so there is a delivered
+    one where such GUIDs outnumber the zeros."""
+    guids = [*discovered.port_guids.values(), *map(_GUID_OF, discovered.nodes.values())]
+    return list(map(LOCAL.__and__, guids)).count(0) > guids.count(0)
+
+
+_GUID_OF = attrgetter("guid")
 
 
 def facts(plan: Plan, found: Sequence[Discovery]) -> Iterator[Fact]:

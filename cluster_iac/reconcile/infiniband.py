@@ -22,7 +22,7 @@ from typing import NamedTuple
 from cluster_iac.base.runs import lookup
 from cluster_iac.formats.ibnetdiscover import IbEnd, IbNode, Topology
 from cluster_iac.plan import Plan
-from cluster_iac.plan.physical import Cable, Cables
+from cluster_iac.plan.physical import Cable
 from cluster_iac.plan.subnet import infiniband_fabrics
 from cluster_iac.reconcile.places import devices
 
@@ -103,12 +103,13 @@ def _device(node: IbNode, known: Set[str]) -> str:
 
 
 def _host_ports(plan: Plan) -> dict[str, set[str]]:
-    """Every planned host's InfiniBand ports by name, on every fabric."""
+    """Every planned host's InfiniBand ports by name, on every fabric (the fabrics' links,
+    build_fabric's: the cable table holds them as its first rows)."""
     ports: dict[str, set[str]] = {}
-    cables = plan.cables
+    links = plan.links
     for network in infiniband_fabrics(plan):
         tier = plan.fabric_wiring[network].tier
-        for name, device, port in zip(cables.network, cables.a_device, cables.a_port,
+        for name, device, port in zip(links.network, links.a_device, links.a_port,
                                       strict=True):
             if name == network and tier.get(device) == "node":
                 ports.setdefault(device, set()).add(port)
@@ -123,24 +124,28 @@ def _shown(text: str) -> str:
 
 class FabricCables:
     """The planned cables of one network, in the plan's order: the four columns matching
-    reads, and each whole cable (its id, its ends located) made only for the few a finding
-    names (``row``). The plan's table holds every network's cables and every power cord
-    (720,000 rows at 100,000 GPUs, of which the compute fabric is 300,000): a Cable for each
-    took a fifth of a full discovery's matching."""
+    reads, from the network builders' links (build_fabric's, so that a plan compiled that
+    far is matched: reconcile/sources.py EARLY), and each whole cable (its id, its ends
+    located) made only for the few a finding names (``row``), from the cable table
+    (plan_cabling's), whose first rows are the links. The cable table also holds every
+    power cord (720,000 rows at 100,000 GPUs, of which the compute fabric is 300,000): a
+    Cable for each took a fifth of a full discovery's matching."""
 
-    def __init__(self, table: Cables, network: str) -> None:
-        self.table = table
-        self.picked = [i for i, name in enumerate(table.network) if name == network]
-        self.a_device = lookup(table.a_device, self.picked)
-        self.a_port = lookup(table.a_port, self.picked)
-        self.b_device = lookup(table.b_device, self.picked)
-        self.b_port = lookup(table.b_port, self.picked)
+    def __init__(self, plan: Plan, network: str) -> None:
+        links = plan.links
+        self.table = plan.cables
+        self.picked = [i for i, name in enumerate(links.network) if name == network]
+        self.a_device = lookup(links.a_device, self.picked)
+        self.a_port = lookup(links.a_port, self.picked)
+        self.b_device = lookup(links.b_device, self.picked)
+        self.b_port = lookup(links.b_port, self.picked)
 
     def __len__(self) -> int:
         return len(self.picked)
 
     def row(self, i: int) -> Cable:
-        """The ``i``-th cable of the network, as Cables.row makes it."""
+        """The ``i``-th cable of the network, as Cables.row makes it (the plan's cable table:
+        plan_cabling's)."""
         return self.table.row(self.picked[i])
 
 
@@ -160,7 +165,7 @@ def match(plan: Plan, network: str, discovered: Topology) -> Matching:
     discovered node's part of an end (a switch's device, a host adapter's whole end) is
     worked out once, and each link is tested inline: a 100,000-GPU fabric has 300,000
     links."""
-    cables = FabricCables(plan.cables, network)
+    cables = FabricCables(plan, network)
     end_of = tuple.__new__  # End(...) without its Python __new__
     a_ends: list[End] = list(map(end_of, repeat(End),
                                  zip(cables.a_device, cables.a_port, strict=True)))
@@ -196,6 +201,37 @@ def match(plan: Plan, network: str, discovered: Topology) -> Matching:
         else:
             found[at] = (a, b) if here.device == a_ends[at].device else (b, a)
     return Matching(cables, found, strays, by_end)
+
+
+def rematched(before: Plan, plan: Plan, network: str, matching: Matching) -> Matching | None:
+    """``matching`` (of ``before``) as match would make it of ``plan``, which a later pass
+    compiled further: the same where ``plan``'s fabric has the same cables (ends, in the
+    same rows) and its InfiniBand fabrics the same devices and tiers, all match reads of a
+    plan; None otherwise. Each column compares by identity first (the later plan keeps the
+    earlier one's strings): a few milliseconds where matching again took half a second at
+    100,000 GPUs."""
+    cables = FabricCables(plan, network)
+    kept = matching.cables
+    fabrics = infiniband_fabrics(plan)
+    if (cables.picked == kept.picked and cables.a_device == kept.a_device
+            and cables.a_port == kept.a_port and cables.b_device == kept.b_device
+            and cables.b_port == kept.b_port and fabrics == infiniband_fabrics(before)
+            and all(plan.fabric_wiring[name].tier == before.fabric_wiring[name].tier
+                    for name in fabrics)
+            and _same_host_ports(before, plan)):
+        return matching._replace(cables=cables)
+    return None
+
+
+def _same_host_ports(before: Plan, plan: Plan) -> bool:
+    """Whether the fabrics' host ports (_host_ports) are those of ``before``: the rows of
+    every InfiniBand fabric's links the same."""
+    names = set(infiniband_fabrics(plan))
+    old, new = before.links, plan.links
+    rows = [i for i, name in enumerate(new.network) if name in names]
+    return (rows == [i for i, name in enumerate(old.network) if name in names]
+            and all(lookup(getattr(new, column), rows) == lookup(getattr(old, column), rows)
+                    for column in ("a_device", "a_port")))
 
 
 _PORT_NAMES = {port: f"p{port}" for port in range(1, 257)}
@@ -249,6 +285,14 @@ def verify(plan: Plan, network: str, discovered: Topology,
             for i in _not_found(len(cables), found)
             if cables.a_device[i] not in lost and cables.b_device[i] not in lost]
     return out + [Mismatch("extra", None, (ends,)) for ends in extra]
+
+
+def agrees(plan: Plan, network: str, discovered: Topology, matching: Matching) -> bool:
+    """Whether verify finds nothing: every planned cable found, no discovered link left
+    over, no switch unseen. It reads the links and the fabric's wiring only (no cable's id,
+    no device's place): a plan compiled through build_fabric answers it."""
+    return (len(matching.found) == len(matching.cables) and not matching.strays
+            and not _unseen_switches(plan, network, discovered))
 
 
 def _cables_of(names: list[str], cables: FabricCables) -> dict[str, int]:

@@ -36,22 +36,56 @@ class Outcome(NamedTuple):
     facts: list[Fact]
 
 
+class Read(NamedTuple):
+    """The files read, before any plan: each kind's files (path, what its reader made of
+    it), in the order given, and every file not read."""
+
+    files: dict[str, list[tuple[Path, object]]]
+    errors: list[FileError]
+
+
 def reconcile(plan: Plan, files: Sequence[tuple[str | None, Path]]) -> Outcome:
     """Read each (kind or None: detect it, path) and compare each kind's files with the plan."""
-    read: dict[str, list[Discovery]] = {}
+    return judged(plan, read_files(files))
+
+
+def read_files(files: Sequence[tuple[str | None, Path]]) -> Read:
+    """Each (kind or None: detect it, path) read by its kind's reader; a file that cannot be
+    read is an error. No plan is read: which passes the comparison needs depends on the
+    kinds read (sources.py)."""
+    read: dict[str, list[tuple[Path, object]]] = {}
     errors: list[FileError] = []
     for kind, path in files:
         try:
-            found_kind, discovery = _read(plan, kind, path)
+            found_kind, data = _read(kind, path)
         except ReadError as exc:
             errors.append(FileError(path, exc.line, exc.reason))
             continue
-        read.setdefault(found_kind, []).append(discovery)
-    findings = [finding for kind, found in read.items()
-                for finding in SOURCES[kind].compare(plan, found)]
-    facts = [fact for kind, found in read.items()
-             for fact in getattr(SOURCES[kind], "facts", _no_facts)(plan, found)]
-    return Outcome(findings, errors, {kind: len(found) for kind, found in read.items()}, facts)
+        read.setdefault(found_kind, []).append((path, data))
+    return Read(read, errors)
+
+
+def agree(plan: Plan, read: Read) -> bool:
+    """Whether every kind read agrees with ``plan`` (its source's ``agree``, asked of a plan
+    compiled as far as sources.EARLY says)."""
+    return all(SOURCES[kind].agree(plan, items) for kind, items in _found(plan, read).items())
+
+
+def judged(plan: Plan, read: Read) -> Outcome:
+    """The files read compared with the plan, kind by kind, and their facts."""
+    found = _found(plan, read)
+    findings = [finding for kind, items in found.items()
+                for finding in SOURCES[kind].compare(plan, items)]
+    facts = [fact for kind, items in found.items()
+             for fact in getattr(SOURCES[kind], "facts", _no_facts)(plan, items)]
+    return Outcome(findings, read.errors, {kind: len(items) for kind, items in found.items()},
+                   facts)
+
+
+def _found(plan: Plan, read: Read) -> dict[str, list[Discovery]]:
+    """Each kind's files as its source reads them: with the host each is about."""
+    return {kind: [Discovery(path, host_of(plan, path, SOURCES[kind].host(data)), data)
+                   for path, data in files] for kind, files in read.files.items()}
 
 
 def _no_facts(plan: Plan, found: Sequence[Discovery]) -> list[Fact]:
@@ -59,7 +93,7 @@ def _no_facts(plan: Plan, found: Sequence[Discovery]) -> list[Fact]:
     return []
 
 
-def _read(plan: Plan, kind: str | None, path: Path) -> tuple[str, Discovery]:
+def _read(kind: str | None, path: Path) -> tuple[str, object]:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -68,6 +102,4 @@ def _read(plan: Plan, kind: str | None, path: Path) -> tuple[str, Discovery]:
     if kind is None:
         raise ReadError(0, "not a format reconcile reads (" + ", ".join(SOURCES) +
                         "): name it with --as KIND=FILE")
-    module = SOURCES[kind]
-    data = module.read(text)
-    return kind, Discovery(path, host_of(plan, path, module.host(data)), data)
+    return kind, SOURCES[kind].read(text)
