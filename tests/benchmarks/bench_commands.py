@@ -16,7 +16,11 @@ process of its own as a user runs it (``python -m cluster_iac ...``, bytecode co
 2. ``render SPEC -o first``: the first render, with no lock (it writes the lock);
 3. ``render SPEC -o out``: with the lock, into a fresh folder;
 4. ``render SPEC -o out``: again into its own tree, nothing changed;
-5. ``render SPEC -o out --check``: nothing written, exit 0 as nothing differs;
+5. ``render SPEC -o out --check``: nothing written, exit 0 as nothing differs (the user's cache
+   knows these inputs, as it does on a workstation or a CI runner that keeps its cache);
+   then the same with an empty cache (``$CLUSTER_IAC_CACHE`` a new folder), as a fresh CI
+   runner that keeps nothing runs it: the full path, compile, checks and every file made and
+   compared (docs/ci.md);
 6. ``changes SPEC -o out``: the change plan from the rendered tree to the spec (none);
 7. ``labels out``: every cable's two labels as CSV, from the rendered tree's cables.csv (the
    render makes no labels file: a crew prints them, by rack or row, when it needs them);
@@ -68,10 +72,14 @@ COMMANDS = (
     ("render (lock, fresh folder)", ["render", "{spec}", "-o", "{dir}/out"]),
     ("render (again, unchanged)", ["render", "{spec}", "-o", "{dir}/out"]),
     ("render --check", ["render", "{spec}", "-o", "{dir}/out", "--check"]),
+    ("render --check (no cache)", ["render", "{spec}", "-o", "{dir}/out", "--check", "{nocache}"]),
     ("changes", ["changes", "{spec}", "-o", "{dir}/out"]),
     ("labels", ["labels", "{dir}/out"]),
     ("reconcile (full discovery)", ["reconcile", "{spec}", "{discoveries}"]),
 )
+# argv entries that are not arguments: the discovery files go there; the command runs with an
+# empty cache of its own
+MARKS = ("{discoveries}", "{nocache}")
 
 _SWITCH_PORT = re.compile(r'^(\[\d+\]\t"[SH]-[0-9a-f]+"\[\d+\](?:\([0-9a-f]+\))?)(\t\t# "[^"]*")$',
                           re.MULTILINE)
@@ -170,12 +178,15 @@ def run_one(name: str, argv: list[str], spec: Path, folder: Path, gpus: int,
     stats = folder / "stats.json"
     stats.unlink(missing_ok=True)
     found = discoveries_written(folder) if "{discoveries}" in argv else []
-    args = [a.format(spec=spec, dir=folder) for a in argv if a != "{discoveries}"]
+    args = [a.format(spec=spec, dir=folder) for a in argv if a not in MARKS]
+    env = {**os.environ, "CLUSTER_IAC_PROCESS_STATS": str(stats)}
+    if "{nocache}" in argv:  # a cache of its own, empty: what a fresh CI runner has
+        env["CLUSTER_IAC_CACHE"] = tempfile.mkdtemp(prefix="cache-", dir=folder)
     args += [str(path) for path in found]
     start = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "cluster_iac", *args], cwd=ROOT,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             env={**os.environ, "CLUSTER_IAC_PROCESS_STATS": str(stats)})
+                             env=env)
     _pid, status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     error = child.stderr.read().decode() if child.stderr else ""
