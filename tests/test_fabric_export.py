@@ -182,3 +182,13 @@ def test_a_name_the_files_cannot_carry_is_located(tmp_path: Path, switch: str, h
     caret = next(i for i, s in enumerate(shown) if s.strip().endswith("^"))
     assert shown[caret - 1].split(" | ", 1)[1] == text.split("\n")[line - 1]
     assert shown[caret].index("^") - shown[caret].index("|") - 2 == column - 1
+
+
+def test_a_topology_that_is_no_ibnetdiscover_is_located(tmp_path: Path) -> None:
+    """A file the manifest vouches for (a tree of another tool's) that is not ibnetdiscover's
+    format: the line that is not."""
+    text = _HOSTILE.format(switch="leaf-1", host="h1 ib0").replace("Ca\t1", "Ca\tone")
+    tree = write_tree(tmp_path / "tree", with_manifest({TOPOLOGY: text}))
+    said = _error(_cli("fabric", "export", tree, "--format", "ibdm", "-o", tmp_path / "out"),
+                  "IBDM-STALE", f"{tree / TOPOLOGY}:6:1")
+    assert "not ibnetdiscover's format" in said and "    6 | Ca\tone" in said

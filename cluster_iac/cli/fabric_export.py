@@ -95,9 +95,10 @@ def _read(text: str, file: Path) -> tuple[str, dict[str, str]]:
     try:
         topology = parse(text)
     except TopologyError as exc:
-        line = text.splitlines()[exc.line - 1] if 0 < exc.line <= text.count("\n") + 1 else ""
+        lines = text.splitlines()
+        shown = lines[exc.line - 1] if 0 < exc.line <= len(lines) else ""
         raise ExportError([Diagnostic("IBDM-STALE", f"not ibnetdiscover's format: {exc.reason}",
-                                      file=str(file), line=exc.line, column=1, excerpt=line,
+                                      file=str(file), line=exc.line, column=1, excerpt=shown,
                                       hint="render the spec into the tree again")]) from None
     try:
         return export(topology)
