@@ -1,5 +1,6 @@
 """`cluster-iac fabric ...`: the fabrics on site (InfiniBand by ibnetdiscover, Ethernet by
-LLDP tables), compared with the plan.
+LLDP tables), compared with the plan; and the planned InfiniBand fabrics of a rendered tree
+exported for field verification tools (export, cli/fabric_export.py).
 
 What reads a discovery and compares it (reconcile/, formats/ibnetdiscover.py, plan/subnet.py)
 and the subnet manager's emitter are imported inside the commands that use them, so that the
