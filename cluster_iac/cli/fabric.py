@@ -1,5 +1,6 @@
 """`cluster-iac fabric ...`: the fabrics on site (InfiniBand by ibnetdiscover, Ethernet by
-LLDP tables), compared with the plan.
+LLDP tables), compared with the plan; and the planned InfiniBand fabrics of a rendered tree
+exported for field verification tools (export, cli/fabric_export.py).
 
 What reads a discovery and compares it (reconcile/, formats/ibnetdiscover.py, plan/subnet.py)
 and the subnet manager's emitter are imported inside the commands that use them, so that the
@@ -186,3 +187,36 @@ def guids_command(spec: Path, discovered: Path, out_dir: Path, network: str | No
         _fail(f"{exc.filename or out_dir}: error[IO-WRITE] {exc.strerror or exc}")
     click.echo(f"{out_dir}: {', '.join(files)} for the {network} fabric "
                f"({len(ports)} adapters, {len(nodes) - len(ports)} switches by GUID)")
+
+
+@fabric.command("export")
+@click.argument("tree", type=click.Path(path_type=Path))
+@click.option("--format", "form", type=click.Choice(["ibdm"]), required=True,
+              help="ibdm: the IBDM topology file and .ibnl system types (ibutils, UFM's "
+                   "Cable Validation Tool).")
+@click.option("-o", "--output", "out_dir", required=True,
+              type=click.Path(file_okay=False, path_type=Path), help="Folder to write into.")
+def export_command(tree: Path, form: str, out_dir: Path) -> None:
+    """Write the expected InfiniBand fabrics of TREE (a folder `cluster-iac render` wrote) in
+    the form a verification tool reads: for ibdm, OUT/<fabric>.topo (IBDM topology file) and
+    OUT/ibnl/<TYPE>.ibnl, the system types it names (point IBDM_IBNL_PATH at OUT/ibnl).
+    Made from TREE's opensm/<fabric>/topology.ibnetdiscover, each held to the digest the
+    tree's manifest records; the spec is not compiled. Exit 1, writing nothing, on an error."""
+    from cluster_iac.cli.console import format_diagnostic
+    from cluster_iac.cli.fabric_export import ExportError, ibdm_files
+
+    del form  # one format so far
+    try:
+        files = ibdm_files(tree)
+    except ExportError as exc:
+        for diag in exc.diagnostics:
+            click.echo(format_diagnostic(diag, None, diag.file or ""), err=True)
+        _fail(f"{len(exc.diagnostics)} error(s); nothing written")
+    try:
+        for name, text in files.items():
+            write_file(out_dir / name, text)
+    except OSError as exc:
+        _fail(f"{exc.filename or out_dir}: error[IO-WRITE] {exc.strerror or exc}")
+    topologies = [name for name in files if name.endswith(".topo")]
+    click.echo(f"{out_dir}: {', '.join(topologies)} and {len(files) - len(topologies)} system "
+               f"type(s) in {out_dir / 'ibnl'} (IBDM_IBNL_PATH={out_dir / 'ibnl'})")
