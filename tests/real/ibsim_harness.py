@@ -28,7 +28,8 @@ import pytest
 from cluster_iac.formats.ibnetdiscover import parse
 
 TOOLS = {"ibsim": "ibsim-utils", "opensm": "opensm", "ibnetdiscover": "infiniband-diags",
-         "ibtracert": "infiniband-diags", "smpquery": "infiniband-diags"}
+         "ibtracert": "infiniband-diags", "smpquery": "infiniband-diags",
+         "ibdmsh": "ibutils", "ibdmtr": "ibutils"}
 _SOCKETS = count()
 
 

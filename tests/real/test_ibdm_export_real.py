@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -27,20 +26,12 @@ from cluster_iac.cli.main import main
 from cluster_iac.formats.ibdm import natural
 from cluster_iac.formats.ibnetdiscover import Topology, parse
 from tests.conftest import example_build
+from tests.real.ibsim_harness import tool
 from tests.test_fabric_export import TOPOLOGY, expected_links, plug, tree_of
 
 pytestmark = pytest.mark.real
 
 SCRIPT = Path(__file__).with_name("ibdm_links.tcl")
-
-
-def _tool(name: str) -> str:
-    found = shutil.which(name)
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{name} is missing: apt-get install ibutils (.ci/install-deps)")
-        pytest.skip(f"{name} is not installed (apt-get install ibutils)")
-    return found
 
 
 def _export(name: str, folder: Path) -> tuple[Topology, Path]:
@@ -82,7 +73,7 @@ def _node_ports(top: Topology) -> dict[tuple[str, int], str]:
 @pytest.mark.parametrize("name", ["hgx-h200", "mixed-a100-h100", "dgx-h100-superpod-4su"])
 def test_ibdm_builds_the_planned_fabric_from_the_export(name: str, tmp_path: Path) -> None:
     top, out = _export(name, tmp_path)
-    done = _run(tmp_path, _tool("ibdmsh"), str(SCRIPT), str(out / "compute.topo"))
+    done = _run(tmp_path, tool("ibdmsh"), str(SCRIPT), str(out / "compute.topo"))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "-E-" not in done.stdout + done.stderr, done.stdout[-3000:]
     lines = done.stdout.splitlines()
@@ -112,7 +103,7 @@ def test_ibdmtr_traces_a_route_to_the_planned_host_port(tmp_path: Path) -> None:
                            if a.node_id == leaf.node_id and b.node_id != start)
     host, port = plug(top, *there)
     source = _node_ports(top)[(start, 1)].split(":")[0]
-    done = _run(tmp_path, _tool("ibdmtr"), "-t", str(out / "compute.topo"), "-s", source,
+    done = _run(tmp_path, tool("ibdmtr"), "-t", str(out / "compute.topo"), "-s", source,
                 "-p", "1", "-d", f"0,1,{out_port.port}")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     hops = re.findall(r"TO   Host:(\S+) Plug:(\S+)", done.stdout)
