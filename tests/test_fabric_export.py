@@ -192,3 +192,19 @@ def test_a_topology_that_is_no_ibnetdiscover_is_located(tmp_path: Path) -> None:
     said = _error(_cli("fabric", "export", tree, "--format", "ibdm", "-o", tmp_path / "out"),
                   "IBDM-STALE", f"{tree / TOPOLOGY}:6:1")
     assert "not ibnetdiscover's format" in said and "    6 | Ca\tone" in said
+
+
+def test_an_export_over_an_older_one_leaves_none_of_its_files(tmp_path: Path) -> None:
+    """A fabric or a system type the tree no longer has is removed from -o DIR (IBDM reads
+    every .ibnl on its path); a file not of the export's forms is the user's, kept."""
+    tree = tree_of(tmp_path / "tree", example_build("hgx-h200").plan)
+    out = tmp_path / "out"
+    for name in ("storage.topo", "ibnl/IB_SWITCH_7.ibnl", "notes.txt"):
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        (out / name).write_text("old\n")
+    result = _cli("fabric", "export", tree, "--format", "ibdm", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert not (out / "storage.topo").exists()
+    assert not (out / "ibnl" / "IB_SWITCH_7.ibnl").exists()
+    assert (out / "notes.txt").read_text() == "old\n"
+    assert (out / "compute.topo").exists()

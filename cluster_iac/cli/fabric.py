@@ -215,8 +215,18 @@ def export_command(tree: Path, form: str, out_dir: Path) -> None:
     try:
         for name, text in files.items():
             write_file(out_dir / name, text)
+        for path in _stale_export(out_dir, files):
+            path.unlink()
     except OSError as exc:
         _fail(f"{exc.filename or out_dir}: error[IO-WRITE] {exc.strerror or exc}")
     topologies = [name for name in files if name.endswith(".topo")]
     click.echo(f"{out_dir}: {', '.join(topologies)} and {len(files) - len(topologies)} system "
                f"type(s) in {out_dir / 'ibnl'} (IBDM_IBNL_PATH={out_dir / 'ibnl'})")
+
+
+def _stale_export(out_dir: Path, files: dict[str, str]) -> list[Path]:
+    """The export's files in ``out_dir`` this export did not make: a fabric the tree no
+    longer has, a system type no system has now (IBDM reads every .ibnl on its path). Only
+    the export's own forms (``*.topo``, ``ibnl/*.ibnl``); anything else is the user's."""
+    found = [*out_dir.glob("*.topo"), *out_dir.glob("ibnl/*.ibnl")]
+    return sorted(p for p in found if p.relative_to(out_dir).as_posix() not in files)
