@@ -26,7 +26,7 @@ from cluster_iac.base.errors import CompileError, Diagnostic
 from cluster_iac.base.processes import PARALLEL_NODES, available_cpus
 from cluster_iac.base.source import SourceMap
 from cluster_iac.checks import run_checks
-from cluster_iac.compile import Pass, compile_plan, for_emit
+from cluster_iac.compile import Pass, compile_on, compile_plan, for_emit
 from cluster_iac.load.loader import load_spec_file
 from cluster_iac.lock.moves import apply_moves, unsaid_renames
 from cluster_iac.lock.path import lock_path
@@ -242,6 +242,18 @@ def compile_through(spec_file: str | Path, through: Pass) -> Plan:
     where a render already knows that these inputs compile and pass the checks
     (cli/reconcile.py); PipelineError on any error."""
     return _compiled(spec_file, None, (), emit_only=False, through=through)[1]
+
+
+def compile_on_through(spec_file: str | Path, plan: Plan, after: Pass, through: Pass) -> Plan:
+    """compile_through's plan through ``after``, compiled on through ``through`` (the spec
+    loaded again, a few milliseconds: the plan holds the lock as read, its moves applied);
+    PipelineError on any error."""
+    source = None
+    try:
+        data, source = load_spec_file(spec_file)
+        return compile_on(parse_spec(data), plan, after, through)
+    except CompileError as exc:
+        raise PipelineError(exc.diagnostics, source or exc.source, None) from None
 
 
 def _compiled(spec_file: str | Path, lock_file: Path | None, reallocate: tuple[str, ...], *,

@@ -14,7 +14,6 @@ import pytest
 from click.testing import CliRunner
 
 import cluster_iac.cli.reconcile as cli_reconcile
-import cluster_iac.reconcile.sources as sources
 from cluster_iac.cli.common import build_or_exit
 from cluster_iac.cli.main import main
 from cluster_iac.compile import PASSES, passes_through
@@ -164,7 +163,7 @@ def test_a_discovery_that_agrees_is_judged_on_the_plan_through_build_fabric(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With the outcome known, a fabric's discovery as planned (and one with a cable
     miswired) prints what the full path prints; the one that agrees is answered on the plan
-    compiled through sources.EARLY's pass, never compiled on (compiled_on would fail it)."""
+    compiled through sources.EARLY's pass, never compiled on (compile_on_through would fail it)."""
     monkeypatch.setenv("CLUSTER_IAC_CACHE", str(tmp_path / "cache"))
     spec = tmp_path / SEED.name
     shutil.copy(SEED, spec)
@@ -177,10 +176,10 @@ def test_a_discovery_that_agrees_is_judged_on_the_plan_through_build_fabric(
     assert CliRunner().invoke(main, ["render", str(spec), "-o", str(tmp_path / "out")]
                               ).exit_code == 0
     monkeypatch.setattr(cli_reconcile, "build_or_exit", None)  # the full path would fail
-    kept = sources.compiled_on
-    monkeypatch.setattr(sources, "compiled_on", None)  # compiling on would fail
+    kept = cli_reconcile.compile_on_through
+    monkeypatch.setattr(cli_reconcile, "compile_on_through", None)  # compiling on would fail
     assert _cli(spec, same) == cold
-    monkeypatch.setattr(sources, "compiled_on", kept)
+    monkeypatch.setattr(cli_reconcile, "compile_on_through", kept)
     miswired = [write(tmp_path, "miswired.ibnetdiscover",
                       _swapped(planned, "compute01 ib0", "compute02 ib0"))]
     monkeypatch.setattr(cli_reconcile, "build_or_exit", build_or_exit)

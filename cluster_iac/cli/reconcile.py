@@ -13,7 +13,7 @@ import click
 from cluster_iac.cli.common import build_or_exit, keep_to_exit, print_diagnostics
 from cluster_iac.lock.path import lock_path
 from cluster_iac.lock.text import lock_text
-from cluster_iac.render import PipelineError, compile_through
+from cluster_iac.render import PipelineError, compile_on_through, compile_through
 from cluster_iac.write.files import write_file
 from cluster_iac.write.recall import recall
 
@@ -127,7 +127,7 @@ def _known(spec: Path, read: Read) -> tuple[Plan, Outcome, list[Fact], list[Find
     contradicting the lock), else through NEEDS' (compiled on from the earlier plan);
     PipelineError where the spec does not compile after all."""
     from cluster_iac.reconcile.run import agree, judged
-    from cluster_iac.reconcile.sources import compiled_on, last_early, last_needed
+    from cluster_iac.reconcile.sources import last_early, last_needed
 
     early = last_early(read.files)
     last = last_needed(read.files) if read.files else last_needed()
@@ -140,7 +140,7 @@ def _known(spec: Path, read: Read) -> tuple[Plan, Outcome, list[Fact], list[Find
             new, conflicts = _facts_judged(plan, outcome)
             if not outcome.findings and not conflicts:
                 return plan, outcome, new, conflicts
-        plan = compiled_on(spec, plan, early, last) or compile_through(spec, last)
+        plan = compile_on_through(spec, plan, early, last)
     outcome = judged(plan, read)
     return (plan, outcome, *_facts_judged(plan, outcome))
 

@@ -102,7 +102,22 @@ def compile_plan(spec: ClusterSpec, lock: Lock | None = None, *,
     plan = Plan(cluster=spec.cluster, catalog=merged_catalog(spec.catalog),
                 settings=Settings.from_spec(spec), lock=lock if lock is not None else Lock())
     passes = PASSES if emit_only else _checked_passes()
-    for compile_pass in passes if through is None else passes_through(passes, through):
+    return _run(spec, plan, passes if through is None else passes_through(passes, through))
+
+
+def compile_on(spec: ClusterSpec, plan: Plan, after: Pass, through: Pass) -> Plan:
+    """``plan``, compiled by compile_plan(emit_only=False) through ``after``, compiled on
+    through ``through``: the passes between, as compile_plan runs them (reconcile: a plan
+    made only as far as a discovery needs to tell whether it agrees, carried on to describe
+    where it does not)."""
+    passes = _checked_passes()
+    return _run(spec, plan, passes[passes.index(after) + 1:passes.index(through) + 1])
+
+
+def _run(spec: ClusterSpec, plan: Plan, passes: tuple[Pass, ...]) -> Plan:
+    """``passes`` in their order onto ``plan``; a pass that finds errors raises CompileError,
+    after the errors the passes before it deferred."""
+    for compile_pass in passes:
         try:
             plan = compile_pass(spec, plan)
         except CompileError as exc:

@@ -4,15 +4,11 @@ comparison, see finding.Source). A new source is a module and one entry here."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from types import ModuleType
 
-from cluster_iac.base.errors import CompileError
-from cluster_iac.compile import EMIT_ONLY, PASSES, Pass, passes_through
+from cluster_iac.compile import PASSES, Pass
 from cluster_iac.compile.build_fabric import build_fabric
 from cluster_iac.compile.plan_cabling import plan_cabling
-from cluster_iac.load.loader import load_spec_file
-from cluster_iac.plan import Plan
 from cluster_iac.reconcile import (
     ibnetdiscover,
     lldp,
@@ -23,7 +19,6 @@ from cluster_iac.reconcile import (
     redfish,
     slurmd,
 )
-from cluster_iac.spec.parse import parse_spec
 
 SOURCES: dict[str, ModuleType] = {module.KIND: module for module in (
     ibnetdiscover,
@@ -81,22 +76,6 @@ def last_early(kinds: Iterable[str]) -> Pass | None:
     if not kinds or any(kind not in EARLY for kind in kinds):
         return None
     return max((EARLY[kind] for kind in kinds), key=PASSES.index)
-
-
-def compiled_on(spec_file: Path, plan: Plan, after: Pass, through: Pass) -> Plan | None:
-    """``plan``, compiled through ``after`` by render.compile_through, compiled on through
-    ``through``: the passes between, as compile_through runs them (compile.EMIT_ONLY's left
-    out), on the spec loaded again (a few milliseconds: the plan holds the lock read and
-    its moves applied). None where a pass refuses the spec after all: the caller compiles
-    it afresh (render.compile_through), which says where."""
-    passes = tuple(p for p in PASSES if p not in EMIT_ONLY)
-    try:
-        spec = parse_spec(load_spec_file(spec_file)[0])
-        for compile_pass in passes_through(passes, through)[len(passes_through(passes, after)):]:
-            plan = compile_pass(spec, plan)
-    except CompileError:
-        return None
-    return None if plan.deferred else plan
 
 
 def detect(text: str) -> str | None:
