@@ -139,23 +139,20 @@ def test_sharp_needs_infiniband() -> None:
     assert finding.message.startswith("fabric.compute.sharp needs InfiniBand")
 
 
-def test_radix_exceeded() -> None:
+@pytest.mark.parametrize(("switch", "ports", "message"), [
+    ("ib-leaf-1", 4,
+     "compute leaf switch ib-leaf-1 (qm8700) has 18 cables but 4 ports; over by 14"),
+    # a management switch's ports ('swp47') are no breakout legs: its cables count, each port
+    # its own (the cage count once took every 'swp' port for one cage, 's' for a leg, and no
+    # management switch was ever found over its radix)
+    ("mgmt-r02-1", 2,
+     "management access switch mgmt-r02-1 (sn2201) has 3 cables but 2 ports; over by 1"),
+])
+def test_radix_exceeded(switch: str, ports: int, message: str) -> None:
     plan = example_build("seed-64gpu-h100").plan
-    switches = tuple(s._replace(ports=4) if s.name == "ib-leaf-1" else s for s in plan.switches)
+    switches = tuple(s._replace(ports=ports) if s.name == switch else s for s in plan.switches)
     found = findings_of(replace(plan, switches=switches), "FABRIC-RADIX")
-    assert [f.message for f in found] == [
-        "compute leaf switch ib-leaf-1 (qm8700) has 18 cables but 4 ports; over by 14"]
-
-
-def test_radix_exceeded_on_a_management_switch() -> None:
-    """A management switch's ports ('swp47') are no breakout legs: its cables count, each
-    port its own (the cage count once took every 'swp' port for one cage, 's' for a leg, and
-    no management switch was ever found over its radix)."""
-    plan = example_build("seed-64gpu-h100").plan
-    switches = tuple(s._replace(ports=2) if s.name == "mgmt-r02-1" else s for s in plan.switches)
-    found = findings_of(replace(plan, switches=switches), "FABRIC-RADIX")
-    assert [f.message for f in found] == [
-        "management access switch mgmt-r02-1 (sn2201) has 3 cables but 2 ports; over by 1"]
+    assert [f.message for f in found] == [message]
 
 
 def test_radix_counts_a_split_ports_cage_once() -> None:
