@@ -203,12 +203,13 @@ def export_command(tree: Path, form: str, out_dir: Path) -> None:
     Made from TREE's opensm/<fabric>/topology.ibnetdiscover, each held to the digest the
     tree's manifest records; the spec is not compiled. Exit 1, writing nothing, on an error."""
     from cluster_iac.cli.console import format_diagnostic
-    from cluster_iac.cli.fabric_export import ExportError, ibdm_files
+    from cluster_iac.cli.fabric_export import ibdm_files
+    from cluster_iac.cli.rendered import TreeError
 
     del form  # one format so far
     try:
         files = ibdm_files(tree)
-    except ExportError as exc:
+    except TreeError as exc:
         for diag in exc.diagnostics:
             click.echo(format_diagnostic(diag, None, diag.file or ""), err=True)
         _fail(f"{len(exc.diagnostics)} error(s); nothing written")

@@ -27,10 +27,11 @@ from cluster_iac.base.errors import Diagnostic
 from cluster_iac.base.hostlist import HostlistError, expand, top_level_parts
 from cluster_iac.base.suggest import did_you_mean
 from cluster_iac.cli.console import format_diagnostic
+from cluster_iac.cli.rendered import TreeError, at, held_files
 from cluster_iac.formats.csv import csv_cell
 from cluster_iac.plan.labels import LABEL_COLUMNS, label_texts, place
-from cluster_iac.write.files import file_digest, replace_file
-from cluster_iac.write.manifest import MANIFEST, read_manifest
+from cluster_iac.write.files import replace_file
+from cluster_iac.write.manifest import MANIFEST
 
 CABLES = "cabling/cables.csv"
 _NEEDED = ("cable_id", "a_row", "a_rack", "a_u", "a_device", "a_port",
@@ -38,14 +39,6 @@ _NEEDED = ("cable_id", "a_row", "a_rack", "a_u", "a_device", "a_port",
 _BLOCK = 4096  # cables whose labels are written as one piece
 _FORMULA = ("=", "+", "-", "@", "\t")  # the first characters csv_cell neutralises
 _MOST_NAMES = 1_000_000  # a --rack or --row hostlist naming more is refused unexpanded
-
-
-class LabelsError(Exception):
-    """What stops the command: located diagnostics, said before anything is written."""
-
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
-        super().__init__(f"{len(diagnostics)} error(s)")
-        self.diagnostics = diagnostics
 
 
 @click.command("labels")
@@ -74,10 +67,10 @@ def labels(tree: Path, rack: str | None, row: str | None, out_file: Path | None)
                 _write(held, out_file, printed)
             else:
                 _write(made.blocks(), out_file, printed)
-    except LabelsError as exc:
+    except TreeError as exc:
         _fail(exc.diagnostics, printed)
     except UnicodeDecodeError as exc:
-        _fail([_at(tree / CABLES, "LABELS-STALE", f"not UTF-8 text ({exc.reason})",
+        _fail([at(tree / CABLES, "LABELS-STALE", f"not UTF-8 text ({exc.reason})",
                    "render the spec into the tree again")], printed)
     except BrokenPipeError:  # the reader stopped (labels | head): nothing more to say
         _quiet_stdout()
@@ -92,29 +85,13 @@ def labels(tree: Path, rack: str | None, row: str | None, out_file: Path | None)
 
 def checked_cables(tree: Path) -> Path:
     """TREE's cables.csv, once it is known to be the file render wrote: the tree's manifest
-    lists it with the SHA-256 it has. LabelsError otherwise."""
-    redo = f"render the spec into it again: cluster-iac render SPEC -o {tree}"
-    if not tree.is_dir():
-        raise LabelsError([_at(tree, "LABELS-TREE", "no such folder", "name the folder "
-                               "cluster-iac render wrote (its -o), e.g. cluster-iac labels out")])
-    if not (tree / MANIFEST).is_file():
-        raise LabelsError([_at(tree / MANIFEST, "LABELS-TREE", f"{tree} has no manifest: not "
-                               "a tree cluster-iac rendered, or one copied in part", redo)])
-    recorded = read_manifest(tree).get(CABLES)
-    cables = tree / CABLES
-    if recorded is None:
-        raise LabelsError([_at(tree / MANIFEST, "LABELS-TREE", f"the manifest records no "
-                               f"digest of {CABLES}: a tree of an older cluster-iac", redo)])
-    if not cables.is_file():
-        raise LabelsError([_at(cables, "LABELS-TREE", "missing, though the manifest lists it: "
-                               "the tree is copied in part", f"copy the whole tree, or {redo}")])
-    found = file_digest(cables)
-    if found != recorded:
-        raise LabelsError([_at(cables, "LABELS-STALE", f"SHA-256 {found[:12]}... is not the "
-                               f"{recorded[:12]}... the manifest records: the file was edited "
-                               "or copied in part since render wrote it",
-                               f"restore it (git checkout -- {cables}), or {redo}")])
-    return cables
+    lists it with the SHA-256 it has (rendered.held_files). TreeError otherwise."""
+    found = held_files(tree, CABLES.__eq__, "LABELS", "cluster-iac labels out")
+    if CABLES not in found:
+        raise TreeError([at(tree / MANIFEST, "LABELS-TREE", f"the manifest records no digest "
+                            f"of {CABLES}: a tree of an older cluster-iac", "render the spec "
+                            f"into it again: cluster-iac render SPEC -o {tree}")])
+    return found[CABLES]
 
 
 class LabelLines:
@@ -129,7 +106,7 @@ class LabelLines:
         names = next(csv.reader([header]), [])
         missing = [name for name in _NEEDED if name not in names]
         if missing:
-            raise LabelsError([self._line("LABELS-COLUMN", 1, header, "no column "
+            raise TreeError([self._line("LABELS-COLUMN", 1, header, "no column "
                                           + ", ".join(missing), "render the spec again")])
         self.width = len(names)
         at = {name: names.index(name) for name in _NEEDED}
@@ -172,7 +149,7 @@ class LabelLines:
         plain = '"' not in line and "'" not in line
         cells = line.rstrip("\n").split(",") if plain else next(csv.reader([line]), [])
         if len(cells) != self.width:
-            raise LabelsError([self._line("LABELS-COLUMN", number, line, f"{len(cells)} cells "
+            raise TreeError([self._line("LABELS-COLUMN", number, line, f"{len(cells)} cells "
                                           f"where the header names {self.width}",
                                           "render the spec again")])
         if "'" in line:
@@ -186,7 +163,7 @@ class LabelLines:
         a device's rack and U alike on each of its cables' lines."""
         rack, u, device = (cells[k] for k in at)
         if u and not u.isdigit():
-            raise LabelsError([self._line("LABELS-COLUMN", number, line, f"U {u!r} is not a "
+            raise TreeError([self._line("LABELS-COLUMN", number, line, f"U {u!r} is not a "
                                           "rack unit", "render the spec again")])
         found = self.places[device] = place(rack, int(u) if u else None, device)
         return found
@@ -224,11 +201,11 @@ class _Choice:
         return keep
 
     def check(self) -> None:
-        """LabelsError for each named rack or row no cable of the tree reaches."""
+        """TreeError for each named rack or row no cable of the tree reaches."""
         problems = [*self._unknown("--rack", "LABELS-RACK", self.racks, self.seen_racks),
                     *self._unknown("--row", "LABELS-ROW", self.rows, self.seen_rows)]
         if problems:
-            raise LabelsError(problems)
+            raise TreeError(problems)
 
     def _unknown(self, option: str, code: str, named: dict[str, int],
                  seen: set[str]) -> Iterator[Diagnostic]:
@@ -276,10 +253,6 @@ def _write(blocks: Iterable[str], out_file: Path | None, printed: _Printed) -> N
             printed.started = True
         return
     replace_file(out_file, blocks)
-
-
-def _at(path: Path, code: str, message: str, hint: str) -> Diagnostic:
-    return Diagnostic(code, message, file=str(path), line=1, column=1, hint=hint)
 
 
 def _fail(diagnostics: list[Diagnostic], printed: _Printed) -> NoReturn:
